@@ -1,0 +1,44 @@
+import { GateInputError } from '../gate/errors';
+import { ConfigError } from '../config/config';
+import { TemporalUnreachableError } from '../config/temporal';
+
+/** Exit codes every `wakegate` command shares (scripts rely on them). */
+export const ExitCode = {
+  ok: 0,
+  error: 1,
+  badInput: 2,
+  refused: 3,
+  unreachable: 4,
+} as const;
+
+/** Print exactly one JSON object on stdout. */
+export function printJson(value: unknown): void {
+  process.stdout.write(`${JSON.stringify(value, null, 2)}\n`);
+}
+
+/** Thrown for a bad command-line value; the message names the flag. */
+export class UsageError extends Error {
+  override name = 'UsageError';
+}
+
+/** Report a failure as one JSON object on stdout plus a line on stderr, and pick the exit code. */
+export function reportError(err: unknown): number {
+  const e = err instanceof Error ? err : new Error(String(err));
+  let code: string = 'error';
+  let exit: number = ExitCode.error;
+  let issues: unknown;
+  if (e instanceof GateInputError) {
+    code = e.code;
+    exit = ExitCode.badInput;
+    issues = e.issues;
+  } else if (e instanceof UsageError || e instanceof ConfigError) {
+    code = 'usage';
+    exit = ExitCode.badInput;
+  } else if (e instanceof TemporalUnreachableError) {
+    code = 'temporal_unreachable';
+    exit = ExitCode.unreachable;
+  }
+  printJson({ error: { code, message: e.message, ...(issues ? { issues } : {}) } });
+  process.stderr.write(`wakegate: ${e.message}\n`);
+  return exit;
+}

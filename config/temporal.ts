@@ -1,0 +1,25 @@
+import { Client, Connection } from '@temporalio/client';
+import type { Config } from './config';
+
+/** Temporal did not answer: the message says where we looked and how to start a local server. */
+export class TemporalUnreachableError extends Error {
+  override name = 'TemporalUnreachableError';
+}
+
+/** Connect a client, failing within `connectTimeoutMs` with a clear error instead of hanging. */
+export async function connectClient(config: Config): Promise<Client> {
+  const address = config.temporal.connectionOptions.address ?? 'localhost:7233';
+  let connection: Connection;
+  try {
+    connection = await Connection.connect({
+      ...config.temporal.connectionOptions,
+      connectTimeout: config.connectTimeoutMs,
+    });
+  } catch (err) {
+    throw new TemporalUnreachableError(
+      `Temporal is unreachable at ${address} (namespace ${config.temporal.namespace}): ${(err as Error).message}. ` +
+        `Start the local dev server with './temporal-dev.sh up', or set TEMPORAL_ADDRESS / TEMPORAL_PROFILE.`,
+    );
+  }
+  return new Client({ connection, namespace: config.temporal.namespace });
+}

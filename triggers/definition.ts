@@ -1,0 +1,70 @@
+import { z } from 'zod';
+import { msToNumber } from '@temporalio/common/lib/time';
+
+/** Names used in keys and search attributes: lower-case, digits, `-`, `_`, `.`. */
+export const Name = z
+  .string()
+  .min(1)
+  .max(64)
+  .regex(/^[a-z][a-z0-9._-]*$/, 'use lower-case letters, digits, ".", "_" or "-", starting with a letter');
+
+const Duration = z
+  .string()
+  .min(1)
+  .transform((s, ctx) => {
+    let ms: number;
+    try {
+      ms = msToNumber(s as never);
+    } catch {
+      ctx.addIssue({ code: 'custom', message: `"${s}" is not a duration (try "1h", "15m", "1d")` });
+      return z.NEVER;
+    }
+    if (!Number.isInteger(ms) || ms < 1000) {
+      ctx.addIssue({ code: 'custom', message: `bucket "${s}" must be at least 1s` });
+      return z.NEVER;
+    }
+    return ms;
+  });
+
+/**
+ * A trigger definition: which source it accepts, how its logical event key is built and why, which
+ * payload fields make up the fingerprint, and which agent it wakes. Every trigger (CLI, schedule,
+ * webhook) goes through the same gate with one of these.
+ */
+export const TriggerDefinitionSchema = z.strictObject({
+  source: Name,
+  description: z.string().min(1),
+  /** The agent this source wakes. */
+  agent: Name,
+  /** Event types accepted; `'*'` accepts any. */
+  eventTypes: z.union([z.literal('*'), z.array(z.string().min(1)).nonempty()]),
+  /**
+   * Width of the time bucket of the event's own occurrence time (UTC, epoch-aligned), as a duration
+   * string. Repeated notifications about one change inside a bucket are one logical event.
+   */
+  bucket: Duration,
+  /** Why this key: what one logical event is for this source. Written down so the next trigger does not guess. */
+  keyRationale: z.string().min(10),
+  /**
+   * Payload fields that identify the event's inputs: the same key arriving with different values of
+   * these fields is refused (`mismatch`). `'payload'` means the whole payload.
+   */
+  fingerprint: z.union([z.literal('payload'), z.array(z.string().min(1)).nonempty()]),
+  /** Schema the payload must satisfy. */
+  payload: z.custom<z.ZodType<Record<string, unknown>>>((v) => v instanceof z.ZodType, 'payload must be a zod schema'),
+});
+
+export type TriggerDefinitionInput = z.input<typeof TriggerDefinitionSchema>;
+export type TriggerDefinition = z.output<typeof TriggerDefinitionSchema>;
+
+/** Validate a trigger definition; a bad one fails at load time with every problem named. */
+export function defineTrigger(def: TriggerDefinitionInput): TriggerDefinition {
+  const parsed = TriggerDefinitionSchema.safeParse(def);
+  if (!parsed.success) {
+    const where = typeof def?.source === 'string' ? ` "${def.source}"` : '';
+    throw new Error(
+      `invalid trigger definition${where}: ` + parsed.error.issues.map((i) => `${i.path.join('.') || '(root)'}: ${i.message}`).join('; '),
+    );
+  }
+  return parsed.data;
+}

@@ -1,0 +1,30 @@
+import { z } from 'zod';
+import { Name } from './definition';
+
+// Anything printable except "/" would do for keys (the key escapes "/"); control characters and
+// surrounding whitespace are refused because they make keys unreadable in the Web UI and logs.
+const KeyText = (what: string, max: number) =>
+  z
+    .string()
+    .min(1, `${what} is required`)
+    .max(max, `${what} is at most ${max} characters`)
+    .refine((s) => !/[\u0000-\u001f\u007f]/.test(s), `${what} may not contain control characters`)
+    .refine((s) => s.trim() === s, `${what} may not start or end with whitespace`);
+
+/**
+ * One delivery of an event, as any trigger hands it to the gate: what happened (source, entity, type,
+ * when it happened) and its payload, plus the delivery id for tracing. The delivery id never enters
+ * the event key.
+ */
+export const WakeEventSchema = z.strictObject({
+  source: Name,
+  entity: KeyText('entity', 200),
+  type: KeyText('type', 100),
+  /** When the event happened in the world (ISO-8601 with offset); not when it was delivered. */
+  occurredAt: z.iso.datetime({ offset: true, message: 'occurredAt must be ISO-8601 with a time zone, e.g. 2026-12-02T14:05:00Z' }),
+  payload: z.record(z.string(), z.unknown()).default({}),
+  deliveryId: KeyText('deliveryId', 200).optional(),
+});
+
+export type WakeEventInput = z.input<typeof WakeEventSchema>;
+export type WakeEvent = z.output<typeof WakeEventSchema>;

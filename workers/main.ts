@@ -1,0 +1,27 @@
+import { NativeConnection } from '@temporalio/worker';
+import { loadConfig } from '../config/config';
+import { createLogger, installRuntimeLogger } from './logger';
+import { createWakeWorker } from './worker';
+
+/**
+ * A standalone wake worker: connects with Temporal's own settings (TEMPORAL_ADDRESS, profiles, TLS,
+ * API key) and polls WAKEGATE_TASK_QUEUE until SIGINT/SIGTERM, then drains and exits.
+ */
+async function main(): Promise<void> {
+  const config = loadConfig();
+  const logger = createLogger(config.logLevel, 'wakegate-worker');
+  installRuntimeLogger(logger);
+  const connection = await NativeConnection.connect(config.temporal.connectionOptions);
+  try {
+    const worker = await createWakeWorker({ connection, namespace: config.temporal.namespace, taskQueue: config.taskQueue });
+    logger.info({ taskQueue: config.taskQueue, namespace: config.temporal.namespace, pid: process.pid }, 'worker polling');
+    await worker.run();
+  } finally {
+    await connection.close();
+  }
+}
+
+main().catch((err) => {
+  console.error(err);
+  process.exit(1);
+});

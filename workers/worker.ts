@@ -1,0 +1,28 @@
+import { NativeConnection, Worker, type WorkerOptions } from '@temporalio/worker';
+import { createActivities } from '../activities';
+
+export interface WakeWorkerOptions {
+  connection: NativeConnection;
+  namespace: string;
+  taskQueue: string;
+  /** Activities to register; the real ones by default (tests swap in fakes of the outside world). */
+  activities?: object;
+  /** A pre-built workflow bundle (tests bundle once per file); otherwise bundled from workflows/. */
+  workflowBundle?: WorkerOptions['workflowBundle'];
+  identity?: string;
+  /** How long in-flight activities may finish on shutdown before they are cancelled. */
+  shutdownGraceTime?: WorkerOptions['shutdownGraceTime'];
+}
+
+/** A worker that runs wake workflows and their activities on one task queue. Scale out by running more. */
+export async function createWakeWorker(opts: WakeWorkerOptions): Promise<Worker> {
+  return Worker.create({
+    connection: opts.connection,
+    namespace: opts.namespace,
+    taskQueue: opts.taskQueue,
+    activities: opts.activities ?? createActivities(),
+    ...(opts.workflowBundle ? { workflowBundle: opts.workflowBundle } : { workflowsPath: require.resolve('../workflows') }),
+    ...(opts.identity ? { identity: opts.identity } : {}),
+    shutdownGraceTime: opts.shutdownGraceTime ?? '10 seconds',
+  });
+}

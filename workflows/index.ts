@@ -1,0 +1,2 @@
+// The one workflow bundle entry.
+export { wakeWorkflow } from './wake';

@@ -1,0 +1,38 @@
+import { defineSearchAttributeKey, SearchAttributeType } from '@temporalio/common';
+
+/**
+ * Search attributes every wake run carries, filterable in the Web UI (e.g. `WakeTerminalReason = "no_op"`).
+ * temporal-dev.sh registers the same list; test/temporal-dev.test.ts keeps the two in step.
+ * SQLite (the dev server) allows 10 Keyword and 3 of each other type per namespace.
+ */
+export const WakeEventKey = defineSearchAttributeKey('WakeEventKey', SearchAttributeType.KEYWORD);
+export const WakeSource = defineSearchAttributeKey('WakeSource', SearchAttributeType.KEYWORD);
+export const WakeEntity = defineSearchAttributeKey('WakeEntity', SearchAttributeType.KEYWORD);
+export const WakeEventType = defineSearchAttributeKey('WakeEventType', SearchAttributeType.KEYWORD);
+export const WakeAgent = defineSearchAttributeKey('WakeAgent', SearchAttributeType.KEYWORD);
+export const WakeTerminalReason = defineSearchAttributeKey('WakeTerminalReason', SearchAttributeType.KEYWORD);
+/** The first delivery ids seen (capped at {@link MAX_DELIVERY_IDS_INDEXED}); the full list is in the result. */
+export const WakeDeliveryIds = defineSearchAttributeKey('WakeDeliveryIds', SearchAttributeType.KEYWORD_LIST);
+export const WakeDeliveryCount = defineSearchAttributeKey('WakeDeliveryCount', SearchAttributeType.INT);
+export const WakeAttempts = defineSearchAttributeKey('WakeAttempts', SearchAttributeType.INT);
+export const WakeTokens = defineSearchAttributeKey('WakeTokens', SearchAttributeType.INT);
+export const WakeCostUsd = defineSearchAttributeKey('WakeCostUsd', SearchAttributeType.DOUBLE);
+export const WakeOccurredAt = defineSearchAttributeKey('WakeOccurredAt', SearchAttributeType.DATETIME);
+
+export const ALL_SEARCH_ATTRIBUTES = [
+  WakeEventKey,
+  WakeSource,
+  WakeEntity,
+  WakeEventType,
+  WakeAgent,
+  WakeTerminalReason,
+  WakeDeliveryIds,
+  WakeDeliveryCount,
+  WakeAttempts,
+  WakeTokens,
+  WakeCostUsd,
+  WakeOccurredAt,
+] as const;
+
+/** Search attribute values are size-limited; delivery ids past this count are kept in the run's state only. */
+export const MAX_DELIVERY_IDS_INDEXED = 20;
