@@ -8,7 +8,7 @@ const KeyText = (what: string, max: number) =>
     .string()
     .min(1, `${what} is required`)
     .max(max, `${what} is at most ${max} characters`)
-    .refine((s) => !/[\u0000-\u001f\u007f]/.test(s), `${what} may not contain control characters`)
+    .refine((s) => ![...s].some((c) => c.charCodeAt(0) < 0x20 || c.charCodeAt(0) === 0x7f), `${what} may not contain control characters`)
     .refine((s) => s.trim() === s, `${what} may not start or end with whitespace`);
 
 /**

@@ -1,4 +1,5 @@
-import { NativeConnection, Worker, type WorkerOptions } from '@temporalio/worker';
+import type { NativeConnection} from '@temporalio/worker';
+import { Worker, type WorkerOptions } from '@temporalio/worker';
 import { createActivities } from '../activities';
 
 export interface WakeWorkerOptions {

@@ -35,6 +35,7 @@ export async function wakeWorkflow(input: WakeInput): Promise<WakeResult> {
   setHandler(statusQuery, () => ({ eventKey: input.eventKey, agent: input.agent, phase, deliveryIds, deliveryCount }));
 
   // A burst of duplicate deliveries arrives as many signals in one activation; index them once.
+  // Non-cancellable: a cancelled run still records the deliveries that reach it.
   const flushIndex = async (): Promise<void> => {
     for (;;) {
       await condition(() => indexDirty);
@@ -45,7 +46,7 @@ export async function wakeWorkflow(input: WakeInput): Promise<WakeResult> {
       ]);
     }
   };
-  void flushIndex();
+  void CancellationScope.nonCancellable(flushIndex);
 
   const finish = (terminalReason: TerminalReason, summary: string, output?: unknown): WakeResult => {
     phase = 'done';

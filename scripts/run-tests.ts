@@ -1,0 +1,35 @@
+import { spawnSync } from 'node:child_process';
+import { readdirSync, statSync } from 'node:fs';
+import path from 'node:path';
+import { temporalCliPath, temporalTestServerPath } from '../devserver/binaries';
+
+/**
+ * `npm test`: the whole suite on node's test runner, one file at a time (each file starts its own
+ * real Temporal servers and stops them). A missing Temporal binary fails here, loudly, before any test.
+ * Pass file paths or a substring to run a subset: `npm test -- gate`.
+ */
+const root = path.resolve(__dirname, '..');
+
+function testFiles(dir: string): string[] {
+  return readdirSync(dir).flatMap((name) => {
+    const p = path.join(dir, name);
+    if (statSync(p).isDirectory()) return name === 'helpers' || name === 'fixtures' ? [] : testFiles(p);
+    return name.endsWith('.test.ts') ? [p] : [];
+  });
+}
+
+const env = { ...process.env, TEMPORAL_CLI_PATH: temporalCliPath(), TEMPORAL_TEST_SERVER_PATH: temporalTestServerPath() };
+const filters = process.argv.slice(2);
+const files = testFiles(path.join(root, 'test'))
+  .sort()
+  .filter((f) => filters.length === 0 || filters.some((flt) => f.includes(flt)));
+if (files.length === 0) {
+  console.error(`no test files match ${filters.join(' ')}`);
+  process.exit(1);
+}
+const result = spawnSync(
+  process.execPath,
+  ['--import', 'tsx', '--test', '--test-concurrency=1', '--test-timeout=900000', '--test-reporter=spec', ...files.map((f) => path.relative(root, f))],
+  { cwd: root, env, stdio: 'inherit' },
+);
+process.exit(result.status ?? 1);

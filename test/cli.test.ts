@@ -1,0 +1,74 @@
+import { after, before, describe, test } from 'node:test';
+import assert from 'node:assert/strict';
+import { freePort } from '../devserver/dev-server';
+import { startDevEnv, unique, withWorker, type DevEnv } from './helpers/env';
+import { runCli } from './helpers/cli';
+
+let env: DevEnv;
+before(async () => {
+  env = await startDevEnv();
+});
+after(async () => {
+  await env?.teardown();
+});
+
+describe('wakegate emit, run as a subprocess', () => {
+  test('prints one JSON object per call with the decision; exit codes tell refusals apart', async () => {
+    const taskQueue = unique('cli');
+    const cliEnv = { TEMPORAL_ADDRESS: env.server.address, WAKEGATE_TASK_QUEUE: taskQueue };
+    const entity = unique('cli');
+    const base = ['emit', '--source', 'ping', '--entity', entity, '--type', 'check', '--occurred-at', '2026-12-02T14:05:00+01:00'];
+    await withWorker(env.nativeConnection, taskQueue, async () => {
+      const first = await runCli([...base, '--payload', '{"note":"hello"}', '--delivery-id', 'cli-1', '--wait'], cliEnv);
+      assert.equal(first.code, 0, first.stderr);
+      assert.equal(first.json.decision, 'started');
+      assert.equal(first.json.eventKey, `ping/check/${entity}/2026-12-02T13:00:00Z`);
+      assert.equal(first.json.workflowId, first.json.eventKey);
+      assert.equal(typeof first.json.runId, 'string');
+      assert.equal(first.json.terminalReason, 'success');
+      assert.deepEqual((first.json.result as { deliveryIds: string[] }).deliveryIds, ['cli-1']);
+
+      const again = await runCli([...base, '--payload', '{"note":"hello"}', '--delivery-id', 'cli-2'], cliEnv);
+      assert.equal(again.code, 0);
+      assert.equal(again.json.decision, 'completed');
+      assert.equal(again.json.runId, first.json.runId);
+      assert.equal((again.json.result as { terminalReason: string }).terminalReason, 'success');
+
+      const mismatch = await runCli([...base, '--payload', '{"note":"changed"}'], cliEnv);
+      assert.equal(mismatch.code, 3);
+      assert.equal(mismatch.json.decision, 'mismatch');
+      assert.match(mismatch.stderr, /different inputs/);
+    });
+  });
+
+  test('bad input exits 2 with the field named, before any connection is made', async () => {
+    const nowhere = { TEMPORAL_ADDRESS: '127.0.0.1:1' };
+    const cases: [string[], string, RegExp][] = [
+      [['emit', '--source', 'nope', '--entity', 'e', '--type', 't'], 'unknown_source', /accepts ping/],
+      [['emit', '--source', 'ping', '--entity', 'e', '--type', 't', '--payload', '{nope'], 'usage', /--payload is not valid JSON/],
+      [['emit', '--source', 'ping', '--entity', 'e', '--type', 't', '--payload', '[1]'], 'usage', /JSON object/],
+      [['emit', '--source', 'ping', '--entity', 'e', '--type', 't', '--payload', '{"holdMs":"long"}'], 'invalid_payload', /payload\.holdMs/],
+      [['emit', '--source', 'ping', '--entity', 'e', '--type', 't', '--occurred-at', 'yesterday'], 'invalid_event', /occurredAt/],
+      [['emit', '--source', 'ping', '--type', 't'], 'usage', /--entity/],
+    ];
+    for (const [args, code, message] of cases) {
+      const run = await runCli(args, nowhere);
+      assert.equal(run.code, 2, `${args.join(' ')}: ${run.stdout}`);
+      assert.equal((run.json.error as { code: string }).code, code);
+      assert.match((run.json.error as { message: string }).message, message);
+    }
+  });
+
+  test('an unreachable Temporal exits 4 with where it looked and how to start one', async () => {
+    const port = await freePort();
+    const run = await runCli(['emit', '--source', 'ping', '--entity', 'e', '--type', 't'], {
+      TEMPORAL_ADDRESS: `127.0.0.1:${port}`,
+      WAKEGATE_CONNECT_TIMEOUT_MS: '1500',
+    });
+    assert.equal(run.code, 4);
+    const err = run.json.error as { code: string; message: string };
+    assert.equal(err.code, 'temporal_unreachable');
+    assert.match(err.message, new RegExp(`127\\.0\\.0\\.1:${port}`));
+    assert.match(err.message, /temporal-dev\.sh up/);
+  });
+});

@@ -1,0 +1,41 @@
+import { spawn } from 'node:child_process';
+import path from 'node:path';
+
+const ROOT = path.resolve(__dirname, '../..');
+
+export interface CliRun {
+  code: number;
+  stdout: string;
+  stderr: string;
+  /** stdout parsed as the one JSON object the CLI prints. */
+  json: Record<string, unknown>;
+}
+
+/** Run `wakegate ARGS` as a subprocess (the package's bin entry), with extra environment. */
+export function runCli(args: string[], env: Record<string, string> = {}, timeoutMs = 60_000): Promise<CliRun> {
+  return new Promise((resolve, reject) => {
+    const child = spawn(process.execPath, [path.join(ROOT, 'bin', 'wakegate.js'), ...args], {
+      cwd: ROOT,
+      env: { ...process.env, WAKEGATE_LOG_LEVEL: 'warn', ...env },
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
+    let stdout = '';
+    let stderr = '';
+    child.stdout.on('data', (b: Buffer) => (stdout += b.toString()));
+    child.stderr.on('data', (b: Buffer) => (stderr += b.toString()));
+    const timer = setTimeout(() => {
+      child.kill('SIGKILL');
+      reject(new Error(`wakegate ${args.join(' ')} timed out; stderr: ${stderr}`));
+    }, timeoutMs);
+    child.on('exit', (code) => {
+      clearTimeout(timer);
+      let json: Record<string, unknown> = {};
+      try {
+        json = JSON.parse(stdout) as Record<string, unknown>;
+      } catch {
+        return reject(new Error(`stdout is not one JSON object (exit ${code}):\n${stdout}\nstderr:\n${stderr}`));
+      }
+      resolve({ code: code ?? -1, stdout, stderr, json });
+    });
+  });
+}

@@ -1,0 +1,70 @@
+import { spawnSync } from 'node:child_process';
+import path from 'node:path';
+import { NativeConnection } from '@temporalio/worker';
+import { loadConfig } from '../config/config';
+import { connectClient } from '../config/temporal';
+import { Gate } from '../gate/gate';
+import { defaultRegistry } from '../triggers/registry';
+import { createLogger, installRuntimeLogger } from './logger';
+import { createWakeWorker } from './worker';
+
+const ROOT = path.resolve(__dirname, '..');
+const devScript = (cmd: string) => spawnSync('bash', [path.join(ROOT, 'temporal-dev.sh'), cmd], { stdio: ['ignore', 'inherit', 'inherit'] });
+
+/**
+ * `npm start`: the main job on one machine. Brings up the embedded Temporal dev server (or reuses one
+ * that is already up), runs a wake worker in the foreground, checks the whole path with a canary
+ * ping, and prints where to look. Ctrl-C drains the worker and stops the dev server if it started it.
+ */
+async function main(): Promise<void> {
+  const config = loadConfig();
+  const logger = createLogger(config.logLevel, 'wakegate');
+  const wasUp = devScript('status').status === 0;
+  if (devScript('up').status !== 0) throw new Error('could not bring up the Temporal dev server (see above)');
+  installRuntimeLogger(logger);
+
+  const connection = await NativeConnection.connect(config.temporal.connectionOptions);
+  const worker = await createWakeWorker({ connection, namespace: config.temporal.namespace, taskQueue: config.taskQueue });
+  const running = worker.run();
+
+  const client = await connectClient(config);
+  const gate = new Gate({ client, taskQueue: config.taskQueue, registry: defaultRegistry() });
+  const check = await gate.admit({
+    source: 'ping',
+    entity: 'npm-start',
+    type: 'path-check',
+    occurredAt: new Date().toISOString(),
+    payload: {},
+    deliveryId: `npm-start-${process.pid}`,
+  });
+  const outcome = check.result ?? (await client.workflow.getHandle(check.workflowId, check.runId).result());
+
+  const ui = 'http://localhost:8233';
+  process.stderr.write(
+    [
+      '',
+      `wakegate is running: worker on task queue "${config.taskQueue}", namespace "${config.temporal.namespace}".`,
+      `  path check: ping ${check.decision} -> ${(outcome as { terminalReason: string }).terminalReason} (${check.eventKey})`,
+      `  Web UI:     ${ui}/namespaces/${config.temporal.namespace}/workflows`,
+      `  runs by reason: ${ui}/namespaces/${config.temporal.namespace}/workflows?query=${encodeURIComponent('WakeTerminalReason="success"')}`,
+      '  try:',
+      `    npx wakegate emit --source ping --entity demo --type check --payload '{"holdMs":5000}' --wait`,
+      `    npx wakegate emit --source ping --entity demo --type check --payload '{"holdMs":5000}'   # again: completed, stored result`,
+      '  Ctrl-C stops the worker' + (wasUp ? ' (the dev server was already up and stays up).' : ' and the dev server.'),
+      '',
+    ].join('\n'),
+  );
+
+  try {
+    await running; // the SDK shuts the worker down on SIGINT/SIGTERM
+  } finally {
+    await client.connection.close();
+    await connection.close();
+    if (!wasUp) devScript('down');
+  }
+}
+
+main().catch((err) => {
+  console.error(err);
+  process.exit(1);
+});
