@@ -1,0 +1,70 @@
+import { after, before, test } from 'node:test';
+import assert from 'node:assert/strict';
+import { TypedSearchAttributes } from '@temporalio/common';
+import { temporal } from '@temporalio/proto';
+import type { TestWorkflowEnvironment } from '@temporalio/testing';
+import { keyEvent } from '../gate/gate';
+import { defaultRegistry } from '../triggers/registry';
+import { deliverySignal, statusQuery } from '../workflows/messages';
+import { ALL_SEARCH_ATTRIBUTES } from '../workflows/search-attributes';
+import type { WakeResult } from '../workflows/types';
+import { eventually, startTimeSkippingEnv, unique, withWorker } from './helpers/env';
+
+// The Java SDK's time-skipping server, from the installed wheel: the wake workflow's own logic
+// (delivery bookkeeping, status, cancellation) on a second real server implementation.
+let env: TestWorkflowEnvironment;
+before(async () => {
+  env = await startTimeSkippingEnv();
+  const types: Record<string, temporal.api.enums.v1.IndexedValueType> = {};
+  for (const k of ALL_SEARCH_ATTRIBUTES) {
+    const name = TypedSearchAttributes.toMetadataType(k.type).toUpperCase().replace('KEYWORDLIST', 'KEYWORD_LIST');
+    types[k.name] = temporal.api.enums.v1.IndexedValueType[`INDEXED_VALUE_TYPE_${name}` as 'INDEXED_VALUE_TYPE_KEYWORD'];
+  }
+  await env.connection.operatorService.addSearchAttributes({ namespace: 'default', searchAttributes: types });
+});
+after(async () => {
+  await env?.teardown();
+});
+
+const input = (entity: string, payload: Record<string, unknown>) =>
+  keyEvent(defaultRegistry(), { source: 'ping', entity, type: 'check', occurredAt: '2026-12-02T14:05:00Z', payload, deliveryId: 'first' }).input;
+
+test('a wake records redeliveries, answers status, and ends with its terminal reason', async () => {
+  const taskQueue = unique('ts-wake');
+  const wake = input(unique('e'), { holdMs: 2000 });
+  await withWorker(env.nativeConnection, taskQueue, async () => {
+    const handle = await env.client.workflow.start('wakeWorkflow', { workflowId: wake.eventKey, taskQueue, args: [wake] });
+    await eventually(() => handle.query(statusQuery), (s) => s.phase === 'holding', 15_000, 'the hold');
+    await handle.signal(deliverySignal, { deliveryId: 'second' });
+    await handle.signal(deliverySignal, { deliveryId: 'second' }); // the same delivery twice is listed once
+    await handle.signal(deliverySignal, { deliveryId: 'third' });
+    const status = await handle.query(statusQuery);
+    assert.deepEqual(status.deliveryIds, ['first', 'second', 'third']);
+    assert.equal(status.deliveryCount, 4);
+    const result = (await handle.result()) as WakeResult;
+    assert.equal(result.terminalReason, 'success');
+    assert.deepEqual(result.deliveryIds, ['first', 'second', 'third']);
+    assert.equal((result.output as { heldMs: number }).heldMs, 2000);
+  });
+});
+
+test('cancelling a wake during its hold cancels the activity and ends `cancelled`', async () => {
+  const taskQueue = unique('ts-cancel');
+  const wake = input(unique('e'), { holdMs: 600_000 });
+  await withWorker(env.nativeConnection, taskQueue, async () => {
+    const handle = await env.client.workflow.start('wakeWorkflow', { workflowId: wake.eventKey, taskQueue, args: [wake] });
+    await eventually(() => handle.query(statusQuery), (s) => s.phase === 'holding', 15_000, 'the hold');
+    await handle.cancel();
+    const result = (await handle.result()) as WakeResult;
+    assert.equal(result.terminalReason, 'cancelled');
+  });
+});
+
+test('an unknown agent fails the run with a non-retryable error that names it', async () => {
+  const taskQueue = unique('ts-unknown');
+  const wake = { ...input(unique('e'), {}), agent: 'nobody' };
+  await withWorker(env.nativeConnection, taskQueue, async () => {
+    const handle = await env.client.workflow.start('wakeWorkflow', { workflowId: wake.eventKey, taskQueue, args: [wake] });
+    await assert.rejects(handle.result(), (e: Error & { cause?: Error }) => /no agent named "nobody"/.test(e.cause?.message ?? ''));
+  });
+});
