@@ -21,6 +21,7 @@ import {
 import type { WakeInput, WakeResult } from '../workflows/types';
 import type { wakeWorkflow } from '../workflows/wake';
 import type { GateAnswer } from './decision';
+import { DeliveryBatcher } from './delivery-batcher';
 import { GateInputError } from './errors';
 import { fingerprint } from './fingerprint';
 import { bucketStartMs, eventKey, isoSeconds } from './keys';
@@ -103,7 +104,9 @@ const MAX_ROUNDS = 5;
  * Cheap and deterministic: no model is consulted.
  */
 export class Gate {
-  constructor(private readonly opts: GateOptions) {}
+  constructor(private readonly opts: GateOptions) {
+    this.deliveries = new DeliveryBatcher(opts.client);
+  }
 
   /** Validate and key an event without touching Temporal. Throws {@link GateInputError}. */
   key(raw: WakeEventInput | unknown): KeyedEvent {
@@ -115,7 +118,51 @@ export class Gate {
     return this.admitKeyed(this.key(raw));
   }
 
-  async admitKeyed({ input }: KeyedEvent): Promise<GateAnswer> {
+  /**
+   * Admit a keyed delivery. Concurrent deliveries of one event (same key and fingerprint) in this
+   * process share one resolution against Temporal: the first asks, the others wait for its answer
+   * and only record their own delivery id on the open run (batched by {@link DeliveryBatcher}). A
+   * storm of N duplicates costs one start and a few signals instead of N starts, describes and
+   * signals; every delivery gets the answer it would have got alone.
+   */
+  async admitKeyed(keyed: KeyedEvent): Promise<GateAnswer> {
+    const { input } = keyed;
+    const flightKey = `${input.eventKey}\n${input.fingerprint}`;
+    const leader = this.inFlight.get(flightKey);
+    if (!leader) {
+      const flight = this.resolve(input);
+      this.inFlight.set(flightKey, flight);
+      try {
+        return await flight;
+      } finally {
+        this.inFlight.delete(flightKey);
+      }
+    }
+    const answer = await leader.catch(() => undefined);
+    const mine = { ...answer, deliveryId: input.deliveryId } as GateAnswer;
+    switch (answer?.decision) {
+      case 'mismatch':
+      case 'completed':
+        return mine;
+      case 'started':
+      case 'in_progress':
+        if (!input.deliveryId) return { ...mine, decision: 'in_progress' };
+        try {
+          await this.deliveries.record(input.eventKey, answer.runId, input.deliveryId);
+          return { ...mine, decision: 'in_progress' };
+        } catch (err) {
+          if (!(err instanceof WorkflowNotFoundError)) throw err;
+          return this.resolve(input); // the run closed meanwhile: ask Temporal afresh
+        }
+      default:
+        return this.resolve(input); // the leader failed: this delivery asks on its own
+    }
+  }
+
+  private readonly inFlight = new Map<string, Promise<GateAnswer>>();
+  private readonly deliveries: DeliveryBatcher;
+
+  private async resolve(input: WakeInput): Promise<GateAnswer> {
     const { client, taskQueue } = this.opts;
     const base = { eventKey: input.eventKey, workflowId: input.eventKey, fingerprint: input.fingerprint, deliveryId: input.deliveryId };
     for (let round = 0; round < MAX_ROUNDS; round++) {
@@ -158,7 +205,7 @@ export class Gate {
         case 'RUNNING':
           if (input.deliveryId) {
             try {
-              await handle.signal('delivery', { deliveryId: input.deliveryId });
+              await this.deliveries.record(input.eventKey, desc.runId, input.deliveryId);
             } catch (err) {
               if (err instanceof WorkflowNotFoundError) continue; // closed meanwhile: answer from its outcome
               throw err;

@@ -35,9 +35,8 @@ test('a wake records redeliveries, answers status, and ends with its terminal re
   await withWorker(env.nativeConnection, taskQueue, async () => {
     const handle = await env.client.workflow.start('wakeWorkflow', { workflowId: wake.eventKey, taskQueue, args: [wake] });
     await eventually(() => handle.query(statusQuery), (s) => s.phase === 'holding', 15_000, 'the hold');
-    await handle.signal(deliverySignal, { deliveryId: 'second' });
-    await handle.signal(deliverySignal, { deliveryId: 'second' }); // the same delivery twice is listed once
-    await handle.signal(deliverySignal, { deliveryId: 'third' });
+    await handle.signal(deliverySignal, { deliveryIds: ['second'] });
+    await handle.signal(deliverySignal, { deliveryIds: ['second', 'third'] }); // a delivery seen twice is listed once
     const status = await handle.query(statusQuery);
     assert.deepEqual(status.deliveryIds, ['first', 'second', 'third']);
     assert.equal(status.deliveryCount, 4);

@@ -1,7 +1,7 @@
 import { defineQuery, defineSignal } from '@temporalio/workflow';
 import type { DeliveryNotice, WakeStatus } from './types';
 
-/** A duplicate delivery of an open run's event: its id is recorded on the run (fire and forget). */
+/** Duplicate deliveries of an open run's event: their ids are recorded on the run (fire and forget). */
 export const deliverySignal = defineSignal<[DeliveryNotice]>('delivery');
 
 /** The open run's phase and the deliveries seen so far. */

@@ -25,9 +25,9 @@ export interface WakeInput {
   deliveryId?: string;
 }
 
-/** A redelivery of the same logical event, recorded on the open run for tracing. */
+/** Redeliveries of the same logical event (one or a batch), recorded on the open run for tracing. */
 export interface DeliveryNotice {
-  deliveryId: string;
+  deliveryIds: string[];
 }
 
 /** What a finished wake returns; the gate hands it to later deliveries of the same event. */

@@ -27,9 +27,15 @@ export async function wakeWorkflow(input: WakeInput): Promise<WakeResult> {
   let phase = 'starting';
   let indexDirty = false;
 
-  setHandler(deliverySignal, ({ deliveryId }) => {
-    deliveryCount += 1;
-    if (!deliveryIds.includes(deliveryId)) deliveryIds.push(deliveryId);
+  const seen = new Set(deliveryIds);
+  setHandler(deliverySignal, (notice) => {
+    for (const id of notice.deliveryIds) {
+      deliveryCount += 1;
+      if (!seen.has(id)) {
+        seen.add(id);
+        deliveryIds.push(id);
+      }
+    }
     indexDirty = true;
   });
   setHandler(statusQuery, () => ({ eventKey: input.eventKey, agent: input.agent, phase, deliveryIds, deliveryCount }));

@@ -1,0 +1,53 @@
+import type { Client } from '@temporalio/client';
+import { deliverySignal } from '../workflows/messages';
+
+interface Waiter {
+  deliveryId: string;
+  resolve: () => void;
+  reject: (err: unknown) => void;
+}
+
+/**
+ * Records delivery ids on open runs, batching: while one `delivery` signal to a run is in flight,
+ * the ids that arrive meanwhile queue up and go in the next signal. Each caller's promise settles
+ * when the signal that carried its id was accepted by Temporal, so "recorded" is true when the gate
+ * answers. A storm of N duplicates becomes a handful of signals instead of N history events.
+ */
+export class DeliveryBatcher {
+  private readonly queues = new Map<string, Waiter[]>();
+
+  constructor(private readonly client: Client) {}
+
+  /** Record `deliveryId` on the open run `(workflowId, runId)`; rejects as the signal would (e.g. WorkflowNotFoundError). */
+  record(workflowId: string, runId: string | undefined, deliveryId: string): Promise<void> {
+    const q = `${workflowId}\n${runId ?? ''}`;
+    return new Promise<void>((resolve, reject) => {
+      const waiting = this.queues.get(q);
+      const waiter = { deliveryId, resolve, reject };
+      if (waiting) {
+        waiting.push(waiter);
+        return;
+      }
+      this.queues.set(q, [waiter]);
+      void this.drain(q, workflowId, runId);
+    });
+  }
+
+  private async drain(q: string, workflowId: string, runId: string | undefined): Promise<void> {
+    const handle = this.client.workflow.getHandle(workflowId, runId);
+    for (;;) {
+      const batch = this.queues.get(q) ?? [];
+      if (batch.length === 0) {
+        this.queues.delete(q);
+        return;
+      }
+      this.queues.set(q, []);
+      try {
+        await handle.signal(deliverySignal, { deliveryIds: batch.map((w) => w.deliveryId) });
+        for (const w of batch) w.resolve();
+      } catch (err) {
+        for (const w of batch) w.reject(err);
+      }
+    }
+  }
+}
