@@ -48,6 +48,8 @@ export async function startDevEnv(opts: { dbFilename?: string } = {}): Promise<D
     client: undefined as unknown as Client,
     nativeConnection: undefined as unknown as NativeConnection,
     async reconnect() {
+      await env.client?.connection.close().catch(() => undefined);
+      await env.nativeConnection?.close().catch(() => undefined);
       env.client = new Client({ connection: await Connection.connect({ address: server.address }), namespace: server.namespace });
       env.nativeConnection = await NativeConnection.connect({ address: server.address });
     },

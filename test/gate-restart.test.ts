@@ -1,0 +1,51 @@
+import { after, before, test } from 'node:test';
+import assert from 'node:assert/strict';
+import { mkdtempSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { Gate } from '../gate/gate';
+import { defaultRegistry } from '../triggers/registry';
+import type { WakeResult } from '../workflows/types';
+import { startDevEnv, unique, withWorker, type DevEnv } from './helpers/env';
+
+let env: DevEnv;
+before(async () => {
+  env = await startDevEnv({ dbFilename: path.join(mkdtempSync(path.join(tmpdir(), 'wakegate-restart-')), 'dev.db') });
+});
+after(async () => {
+  await env?.teardown();
+});
+
+test('dedup survives a restart of the dev server: the stored result is still the answer', async () => {
+  const taskQueue = unique('restart');
+  const entity = unique('restart');
+  const event = (deliveryId: string) => ({ source: 'ping', entity, type: 'check', occurredAt: '2026-12-02T14:05:00Z', payload: { note: 'x' }, deliveryId });
+
+  const first = await withWorker(env.nativeConnection, taskQueue, async () => {
+    const a = await new Gate({ client: env.client, taskQueue, registry: defaultRegistry() }).admit(event('before'));
+    await env.client.workflow.getHandle(a.workflowId).result();
+    return a;
+  });
+  assert.equal(first.decision, 'started');
+
+  await env.server.stop();
+  // While Temporal is down the gate does not answer 2xx-like decisions: it fails, and the caller
+  // (a webhook sender, a queue) keeps the event to redeliver.
+  const downGate = new Gate({ client: env.client, taskQueue, registry: defaultRegistry() });
+  const down = await Promise.race([
+    downGate.admit(event('while-down')).then(
+      () => 'answered',
+      () => 'failed',
+    ),
+    new Promise((r) => setTimeout(() => r('still waiting'), 5000)),
+  ]);
+  assert.notEqual(down, 'answered');
+
+  await env.server.up();
+  await env.reconnect();
+  const again = await new Gate({ client: env.client, taskQueue, registry: defaultRegistry() }).admit(event('after'));
+  assert.equal(again.decision, 'completed');
+  assert.equal(again.runId, first.runId);
+  assert.equal((again.result as WakeResult).terminalReason, 'success');
+  assert.deepEqual((again.result as WakeResult).deliveryIds, ['before']);
+});
