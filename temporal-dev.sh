@@ -111,6 +111,7 @@ cmd_up() {
     --ip 127.0.0.1 --port "$PORT" --ui-port "$UI_PORT" \
     --db-filename "$DB" --namespace "$NAMESPACE" \
     --log-level warn \
+    --sqlite-pragma journal_mode=wal --sqlite-pragma synchronous=normal \
     --dynamic-config-value frontend.enableUpdateWorkflowExecution=true \
     --dynamic-config-value frontend.enableUpdateWorkflowExecutionAsyncAccepted=true \
     "${sa_args[@]}" >"$LOG" 2>&1 < /dev/null &

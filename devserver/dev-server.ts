@@ -78,6 +78,10 @@ export class DevServer {
       '--db-filename', this.dbFilename,
       '--namespace', this.namespace,
       '--log-level', 'error',
+      // WAL with synchronous=NORMAL: a committed write survives the server process being killed
+      // (only an OS crash can lose the last transactions) and starts run about twice as fast.
+      '--sqlite-pragma', 'journal_mode=wal',
+      '--sqlite-pragma', 'synchronous=normal',
       '--dynamic-config-value', 'frontend.enableUpdateWorkflowExecution=true',
       '--dynamic-config-value', 'frontend.enableUpdateWorkflowExecutionAsyncAccepted=true',
       ...(this.opts.uiPort ? ['--ui-port', String(this.opts.uiPort)] : ['--headless']),
