@@ -4,20 +4,9 @@ import {
   type Client,
   type WorkflowExecutionDescription,
 } from '@temporalio/client';
-import type { SearchAttributePair } from '@temporalio/common';
 import type { TriggerDefinition } from '../triggers/definition';
 import { WakeEventSchema, type WakeEventInput } from '../triggers/event';
 import type { TriggerRegistry } from '../triggers/registry';
-import {
-  WakeAgent,
-  WakeDeliveryCount,
-  WakeDeliveryIds,
-  WakeEntity,
-  WakeEventKey,
-  WakeEventType,
-  WakeOccurredAt,
-  WakeSource,
-} from '../workflows/search-attributes';
 import type { WakeInput, WakeResult } from '../workflows/types';
 import type { wakeWorkflow } from '../workflows/wake';
 import type { GateAnswer } from './decision';
@@ -173,8 +162,9 @@ export class Gate {
           args: [input],
           workflowIdConflictPolicy: 'FAIL',
           workflowIdReusePolicy: 'ALLOW_DUPLICATE_FAILED_ONLY',
+          // The start carries no search attributes: each indexed attribute makes the server's start
+          // write heavier, so the run indexes itself in its first workflow task (workflows/wake.ts).
           memo: { fingerprint: input.fingerprint },
-          typedSearchAttributes: startSearchAttributes(input),
         });
         return { ...base, decision: 'started', runId: handle.firstExecutionRunId };
       } catch (err) {
@@ -223,17 +213,4 @@ export class Gate {
     }
     throw new Error(`gate: event key ${input.eventKey} changed state ${MAX_ROUNDS} times while answering; try again`);
   }
-}
-
-function startSearchAttributes(input: WakeInput): SearchAttributePair[] {
-  return [
-    { key: WakeEventKey, value: input.eventKey },
-    { key: WakeSource, value: input.source },
-    { key: WakeEntity, value: input.entity },
-    { key: WakeEventType, value: input.type },
-    { key: WakeAgent, value: input.agent },
-    { key: WakeOccurredAt, value: new Date(input.occurredAt) },
-    { key: WakeDeliveryIds, value: input.deliveryId ? [input.deliveryId] : [] },
-    { key: WakeDeliveryCount, value: 1 },
-  ];
 }

@@ -8,7 +8,18 @@ import {
   upsertSearchAttributes,
 } from '@temporalio/workflow';
 import { deliverySignal, statusQuery } from './messages';
-import { MAX_DELIVERY_IDS_INDEXED, WakeDeliveryCount, WakeDeliveryIds, WakeTerminalReason } from './search-attributes';
+import {
+  MAX_DELIVERY_IDS_INDEXED,
+  WakeAgent,
+  WakeDeliveryCount,
+  WakeDeliveryIds,
+  WakeEntity,
+  WakeEventKey,
+  WakeEventType,
+  WakeOccurredAt,
+  WakeSource,
+  WakeTerminalReason,
+} from './search-attributes';
 import type { TerminalReason, WakeInput, WakeResult } from './types';
 import { runCanary } from './agents/canary';
 
@@ -39,6 +50,19 @@ export async function wakeWorkflow(input: WakeInput): Promise<WakeResult> {
     indexDirty = true;
   });
   setHandler(statusQuery, () => ({ eventKey: input.eventKey, agent: input.agent, phase, deliveryIds, deliveryCount }));
+
+  // The gate's start carries no search attributes (each one makes the start write heavier); the run
+  // indexes itself here, in its first workflow task, as soon as a worker picks it up.
+  upsertSearchAttributes([
+    { key: WakeEventKey, value: input.eventKey },
+    { key: WakeSource, value: input.source },
+    { key: WakeEntity, value: input.entity },
+    { key: WakeEventType, value: input.type },
+    { key: WakeAgent, value: input.agent },
+    { key: WakeOccurredAt, value: new Date(input.occurredAt) },
+    { key: WakeDeliveryIds, value: deliveryIds.slice(0, MAX_DELIVERY_IDS_INDEXED) },
+    { key: WakeDeliveryCount, value: deliveryCount },
+  ]);
 
   // A burst of duplicate deliveries arrives as many signals in one activation; index them once.
   // Non-cancellable: a cancelled run still records the deliveries that reach it.
