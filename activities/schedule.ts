@@ -1,4 +1,4 @@
-import { activityInfo, cancellationSignal, getClient, heartbeat, log } from '@temporalio/activity';
+import { activityInfo, cancellationSignal, Context, getClient, heartbeat } from '@temporalio/activity';
 import { WorkflowFailedError, type Client } from '@temporalio/client';
 import { ApplicationFailure } from '@temporalio/common';
 import { msNumberToTs, tsToMs } from '@temporalio/common/lib/time';
@@ -28,6 +28,18 @@ export async function scheduleMatchingTimes(client: Client, scheduleId: string, 
     endTime: msNumberToTs(Math.ceil(endMs / 1000) * 1000),
   });
   return (res.startTime ?? []).map((t) => tsToMs(t));
+}
+
+/**
+ * After a cancel request, how long the tick waits for its wake to end `cancelled` before giving up
+ * waiting (the wake is cancelled either way): a worker that shuts down meanwhile can no longer run
+ * the wake's cancellation, and must not wait forever.
+ */
+const CANCEL_WAIT_MS = 15_000;
+function cancelBound(signal: AbortSignal): Promise<never> {
+  return new Promise((_, reject) =>
+    signal.addEventListener('abort', () => setTimeout(() => reject(signal.reason), CANCEL_WAIT_MS).unref(), { once: true }),
+  );
 }
 
 /**
@@ -62,14 +74,24 @@ export function createScheduleActivities() {
       if (answer.result) return { ...base, terminalReason: answer.result.terminalReason };
       const handle = client.workflow.getHandle(answer.workflowId, answer.runId);
       const beat = setInterval(() => heartbeat(answer.decision), 1000);
+      const ctx = Context.current();
       const signal = cancellationSignal();
-      const onCancel = () => {
-        log.info('scheduled window cancelled: cancelling its wake', { eventKey: answer.eventKey });
-        handle.cancel().catch(() => undefined);
+      // Worker shutdown: stop waiting and leave the wake running (a retry on another worker waits
+      // again). The tick cancelled (overlap `cancel`, a person): cancel the wake and wait for it to
+      // end `cancelled`. The tick gone (terminated): cancel the wake, nobody is left to wait.
+      let abandon: (err: unknown) => void = () => undefined;
+      const abandoned = new Promise<never>((_, reject) => (abandon = reject));
+      const onAbort = () => {
+        const details = ctx.cancellationDetails;
+        if (details?.cancelRequested || details?.notFound) {
+          ctx.log.info('scheduled window cancelled: cancelling its wake', { eventKey: answer.eventKey });
+          handle.cancel().catch(() => undefined);
+        }
+        if (!details?.cancelRequested) abandon(signal.reason);
       };
-      signal.addEventListener('abort', onCancel, { once: true });
+      signal.addEventListener('abort', onAbort, { once: true });
       try {
-        const result = (await handle.result()) as WakeResult;
+        const result = (await Promise.race([handle.result(), abandoned, cancelBound(signal)])) as WakeResult;
         return { ...base, terminalReason: result.terminalReason };
       } catch (err) {
         if (err instanceof WorkflowFailedError) {
@@ -78,7 +100,7 @@ export function createScheduleActivities() {
         throw err;
       } finally {
         clearInterval(beat);
-        signal.removeEventListener('abort', onCancel);
+        signal.removeEventListener('abort', onAbort);
       }
     },
 
