@@ -53,7 +53,7 @@ export function createScheduleActivities() {
      * schedule id, occurredAt = nominal time), then wait for that wake to end so Temporal's overlap
      * policy sees the real run duration. Heartbeats every second; when cancelled (overlap `cancel`,
      * a person cancelling the tick) it cancels the window's wake and waits until it has ended
-     * (`cancelled`). A retry re-enters the gate, which answers `in_progress` and waits again.
+     * (`cancelled`), at most 15 s. A retry re-enters the gate, which answers `in_progress` and waits again.
      * Fails (non-retryable) when the wake failed, so the tick fails and `pauseOnFailure` can act.
      */
     async runScheduledWindow(input: RunWindowInput): Promise<WindowRunResult> {

@@ -22,6 +22,9 @@ const { latestDueWindow, reportTick } = proxyActivities<ScheduleActivities>({
 /** Set by Temporal on every workflow a Schedule starts: the nominal (pre-jitter) time, in seconds. */
 const TemporalScheduledStartTime = defineSearchAttributeKey('TemporalScheduledStartTime', SearchAttributeType.DATETIME);
 
+/** No wakegate schedule fires more often than this (spec.every and delay are at least 1 s). */
+const MIN_INTERVAL_MS = 1000;
+
 const isoSeconds = (ms: number) => new Date(ms).toISOString().replace(/\.\d{3}Z$/, 'Z');
 
 /**
@@ -56,15 +59,21 @@ export async function scheduleTickWorkflow(input: ScheduleTickInput): Promise<Sc
   let report: TickReport = { nominal, outcome: 'run' };
   if (input.catchUp === 'skip' && startedMs - Date.parse(nominal) > input.lateAfterMs) {
     report = { nominal, outcome: 'late_skipped' };
-  } else if (input.catchUp === 'latest') {
+  } else if (input.catchUp === 'latest' && startedMs - Date.parse(nominal) >= MIN_INTERVAL_MS) {
+    // Only a tick at least 1 s (the shortest interval) late can have a newer window due: an on-time tick skips the look-up.
     const latest = await latestDueWindow({ scheduleId: input.scheduleId, afterIso: nominal });
     if (latest) {
       window = latest;
       report = { nominal, outcome: 'coalesced', into: latest };
     }
   }
-  await reportTick({ scheduleId: input.scheduleId, report });
-  if (report.outcome === 'late_skipped') return { ...base, outcome: report.outcome };
+  // The ledger report runs beside the window (not before it, to keep it off the lag), and is not
+  // cancelled with the tick: a cancelled window is still a window that was decided.
+  const reported = CancellationScope.nonCancellable(() => reportTick({ scheduleId: input.scheduleId, report }));
+  if (report.outcome === 'late_skipped') {
+    await reported;
+    return { ...base, outcome: report.outcome };
+  }
 
   try {
     const run = await runScheduledWindow({
@@ -73,16 +82,21 @@ export async function scheduleTickWorkflow(input: ScheduleTickInput): Promise<Sc
       payload: input.payload,
       deliveryId: workflowInfo().workflowId,
     });
+    await reported;
     return { ...base, outcome: report.outcome, run, ...(report.into ? { into: report.into } : {}) };
   } catch (err) {
     if (isCancellation(err)) {
       // The activity has already cancelled the wake and seen it end; say so in the tick's result.
-      return CancellationScope.nonCancellable(async () => ({
-        ...base,
-        outcome: report.outcome,
-        run: { nominal: window, decision: 'cancelled', eventKey: '', workflowId: '', terminalReason: 'cancelled' },
-      }));
+      return CancellationScope.nonCancellable(async () => {
+        await reported;
+        return {
+          ...base,
+          outcome: report.outcome,
+          run: { nominal: window, decision: 'cancelled', eventKey: '', workflowId: '', terminalReason: 'cancelled' },
+        };
+      });
     }
+    await reported.catch(() => undefined); // the window's failure is the one to report
     throw err;
   }
 }
