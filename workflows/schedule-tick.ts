@@ -51,8 +51,10 @@ function nominalOf(): { nominal: string; source: ScheduleTickResult['nominalSour
  */
 export async function scheduleTickWorkflow(input: ScheduleTickInput): Promise<ScheduleTickResult> {
   const { nominal, source } = nominalOf();
-  // Workflow time at the start of this run: the moment the scheduler actually got this window going.
-  const startedMs = workflowInfo().runStartTime.getTime();
+  // Workflow time of this first activation: when the tick actually gets to decide. Not the run's
+  // start time: a tick started just before the server went down decides only after it is back.
+  // eslint-disable-next-line no-restricted-syntax -- workflow time, deterministic on replay
+  const startedMs = Date.now();
   const base = { scheduleId: input.scheduleId, nominal, nominalSource: source };
 
   let window = nominal;
