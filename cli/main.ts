@@ -1,5 +1,6 @@
 import { Command, CommanderError } from 'commander';
 import { registerEmit } from './emit';
+import { registerSchedules } from './schedules';
 import { ExitCode, reportError, UsageError } from './output';
 
 const program = new Command('wakegate')
@@ -8,6 +9,7 @@ const program = new Command('wakegate')
   .exitOverride();
 
 registerEmit(program);
+registerSchedules(program);
 
 program.parseAsync(process.argv).catch((err: unknown) => {
   if (err instanceof CommanderError) {

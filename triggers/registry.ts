@@ -1,5 +1,6 @@
 import type { TriggerDefinition } from './definition';
 import { pingTrigger } from './ping';
+import { scheduleTrigger } from './schedule';
 
 /** The trigger definitions this deployment accepts, by source. */
 export class TriggerRegistry {
@@ -22,7 +23,7 @@ export class TriggerRegistry {
 }
 
 /** Every built-in trigger definition. */
-export const builtinTriggers: readonly TriggerDefinition[] = [pingTrigger];
+export const builtinTriggers: readonly TriggerDefinition[] = [pingTrigger, scheduleTrigger];
 
 export function defaultRegistry(): TriggerRegistry {
   return new TriggerRegistry(builtinTriggers);

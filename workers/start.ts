@@ -5,6 +5,8 @@ import { loadConfig } from '../config/config';
 import { connectClient } from '../config/temporal';
 import { Gate } from '../gate/gate';
 import { defaultRegistry } from '../triggers/registry';
+import { scheduleDefinitions } from '../schedules/definitions';
+import { syncSchedules } from '../schedules/sync';
 import { createLogger, installRuntimeLogger } from './logger';
 import { createWakeWorker } from './worker';
 
@@ -28,6 +30,8 @@ async function main(): Promise<void> {
   const running = worker.run();
 
   const client = await connectClient(config);
+  // The schedules in code (schedules/definitions.ts), upserted like `wakegate schedules sync`: never unpauses.
+  const synced = await syncSchedules({ client, taskQueue: config.taskQueue, definitions: scheduleDefinitions });
   const gate = new Gate({ client, taskQueue: config.taskQueue, registry: defaultRegistry() });
   const check = await gate.admit({
     source: 'ping',
@@ -46,6 +50,9 @@ async function main(): Promise<void> {
       `wakegate is running: worker on task queue "${config.taskQueue}", namespace "${config.temporal.namespace}".`,
       `  path check: ping ${check.decision} -> ${(outcome as { terminalReason: string }).terminalReason} (${check.eventKey})`,
       `  Web UI:     ${ui}/namespaces/${config.temporal.namespace}/workflows`,
+      `  schedules:  created ${synced.created.length}, updated ${synced.updated.length}, unchanged ${synced.unchanged.length}` +
+        (synced.paused.length ? `, paused by hand: ${synced.paused.map((p) => p.id).join(', ')}` : '') +
+        ` (${ui}/namespaces/${config.temporal.namespace}/schedules; npx wakegate schedules list)`,
       `  runs by reason: ${ui}/namespaces/${config.temporal.namespace}/workflows?query=${encodeURIComponent('WakeTerminalReason="success"')}`,
       '  try:',
       `    npx wakegate emit --source ping --entity demo --type check --payload '{"holdMs":5000}' --wait`,

@@ -1,2 +1,5 @@
 // The one workflow bundle entry.
 export { wakeWorkflow } from './wake';
+export { scheduleTickWorkflow } from './schedule-tick';
+export { scheduleLedgerWorkflow } from './schedule-ledger';
+export { fixedDelayWorkflow } from './fixed-delay';

@@ -1,0 +1,137 @@
+import { activityInfo, cancellationSignal, Context, getClient, heartbeat } from '@temporalio/activity';
+import { WorkflowFailedError, type Client } from '@temporalio/client';
+import { ApplicationFailure } from '@temporalio/common';
+import { msNumberToTs, tsToMs } from '@temporalio/common/lib/time';
+import { Gate } from '../gate/gate';
+import { isoSeconds } from '../gate/keys';
+import { defaultRegistry } from '../triggers/registry';
+import { ledgerWorkflowId } from '../workflows/schedule-messages';
+import type { TickReport, WindowRunResult } from '../workflows/schedule-types';
+import type { WakeResult } from '../workflows/types';
+
+export interface RunWindowInput {
+  scheduleId: string;
+  /** The window's nominal time, ISO-8601 UTC. */
+  nominal: string;
+  payload: Record<string, unknown>;
+  /** The tick's workflow ID: tracing only, never part of the key. */
+  deliveryId: string;
+}
+
+/** Matching times of a schedule's spec in [startMs, endMs], from Temporal itself (ListScheduleMatchingTimes). */
+export async function scheduleMatchingTimes(client: Client, scheduleId: string, startMs: number, endMs: number): Promise<number[]> {
+  if (endMs < startMs) return [];
+  const res = await client.workflowService.listScheduleMatchingTimes({
+    namespace: client.options.namespace,
+    scheduleId,
+    startTime: msNumberToTs(Math.floor(startMs / 1000) * 1000),
+    endTime: msNumberToTs(Math.ceil(endMs / 1000) * 1000),
+  });
+  return (res.startTime ?? []).map((t) => tsToMs(t));
+}
+
+/**
+ * After a cancel request, how long the tick waits for its wake to end `cancelled` before giving up
+ * waiting (the wake is cancelled either way): a worker that shuts down meanwhile can no longer run
+ * the wake's cancellation, and must not wait forever.
+ */
+const CANCEL_WAIT_MS = 15_000;
+function cancelBound(signal: AbortSignal): Promise<never> {
+  return new Promise((_, reject) =>
+    signal.addEventListener('abort', () => setTimeout(() => reject(signal.reason), CANCEL_WAIT_MS).unref(), { once: true }),
+  );
+}
+
+/**
+ * Activities of scheduled wakes. They take the client from the worker (getClient) and wake on the
+ * worker's own task queue, so a schedule's tick and its wake run wherever its workers are.
+ */
+export function createScheduleActivities() {
+  return {
+    /**
+     * Pass one window through the same gate as every other trigger (source `schedule`, entity =
+     * schedule id, occurredAt = nominal time), then wait for that wake to end so Temporal's overlap
+     * policy sees the real run duration. Heartbeats every second; when cancelled (overlap `cancel`,
+     * a person cancelling the tick) it cancels the window's wake and waits until it has ended
+     * (`cancelled`), at most 15 s. A retry re-enters the gate, which answers `in_progress` and waits again.
+     * Fails (non-retryable) when the wake failed, so the tick fails and `pauseOnFailure` can act.
+     */
+    async runScheduledWindow(input: RunWindowInput): Promise<WindowRunResult> {
+      const client = getClient();
+      const gate = new Gate({ client, taskQueue: activityInfo().taskQueue, registry: defaultRegistry() });
+      const answer = await gate.admit({
+        source: 'schedule',
+        entity: input.scheduleId,
+        type: 'tick',
+        occurredAt: input.nominal,
+        payload: input.payload,
+        deliveryId: input.deliveryId,
+      });
+      const base = { nominal: input.nominal, decision: answer.decision, eventKey: answer.eventKey, workflowId: answer.workflowId };
+      if (answer.decision === 'mismatch') {
+        throw ApplicationFailure.nonRetryable(answer.message ?? 'mismatch', 'ScheduleWindowMismatch', base);
+      }
+      if (answer.result) return { ...base, terminalReason: answer.result.terminalReason };
+      const handle = client.workflow.getHandle(answer.workflowId, answer.runId);
+      const beat = setInterval(() => heartbeat(answer.decision), 1000);
+      const ctx = Context.current();
+      const signal = cancellationSignal();
+      // Worker shutdown: stop waiting and leave the wake running (a retry on another worker waits
+      // again). The tick cancelled (overlap `cancel`, a person): cancel the wake and wait for it to
+      // end `cancelled`. The tick gone (terminated): cancel the wake, nobody is left to wait.
+      let abandon: (err: unknown) => void = () => undefined;
+      const abandoned = new Promise<never>((_, reject) => (abandon = reject));
+      const onAbort = () => {
+        const details = ctx.cancellationDetails;
+        if (details?.cancelRequested || details?.notFound) {
+          ctx.log.info('scheduled window cancelled: cancelling its wake', { eventKey: answer.eventKey });
+          handle.cancel().catch(() => undefined);
+        }
+        if (!details?.cancelRequested) abandon(signal.reason);
+      };
+      signal.addEventListener('abort', onAbort, { once: true });
+      try {
+        const result = (await Promise.race([handle.result(), abandoned, cancelBound(signal)])) as WakeResult;
+        return { ...base, terminalReason: result.terminalReason };
+      } catch (err) {
+        if (err instanceof WorkflowFailedError) {
+          throw ApplicationFailure.nonRetryable(`the wake for ${answer.eventKey} failed: ${err.cause?.message ?? err.message}`, 'ScheduledWakeFailed', base);
+        }
+        throw err;
+      } finally {
+        clearInterval(beat);
+        signal.removeEventListener('abort', onAbort);
+      }
+    },
+
+    /**
+     * The newest nominal time of the schedule's spec that is later than `afterIso` and already due
+     * (<= now), or undefined. catchUp `latest` folds a late tick into it.
+     */
+    async latestDueWindow({ scheduleId, afterIso }: { scheduleId: string; afterIso: string }): Promise<string | undefined> {
+      const times = await scheduleMatchingTimes(getClient(), scheduleId, Date.parse(afterIso) + 1000, Date.now());
+      const due = times.filter((t) => t > Date.parse(afterIso) && t <= Date.now());
+      return due.length ? isoSeconds(due[due.length - 1]!) : undefined;
+    },
+
+    /** Nominal times of the schedule's spec strictly between two nominal times (the ledger's gap check). */
+    async windowsBetween({ scheduleId, afterIso, beforeIso }: { scheduleId: string; afterIso: string; beforeIso: string }): Promise<string[]> {
+      const after = Date.parse(afterIso);
+      const before = Date.parse(beforeIso);
+      if (before - after <= 1000) return [];
+      const times = await scheduleMatchingTimes(getClient(), scheduleId, after + 1000, before - 1000);
+      return times.filter((t) => t > after && t < before).map(isoSeconds);
+    },
+
+    /** Hand a tick's decision to the schedule's ledger, starting the ledger if it is not running. */
+    async reportTick({ scheduleId, report }: { scheduleId: string; report: TickReport }): Promise<void> {
+      await getClient().workflow.signalWithStart('scheduleLedgerWorkflow', {
+        workflowId: ledgerWorkflowId(scheduleId),
+        taskQueue: activityInfo().taskQueue,
+        args: [{ scheduleId, gaps: [], droppedGaps: 0, reports: 0 }],
+        signal: 'tickReport',
+        signalArgs: [report],
+      });
+    },
+  };
+}

@@ -1,0 +1,121 @@
+import { Client, Connection, ScheduleOverlapPolicy, type WorkflowExecutionInfo } from '@temporalio/client';
+import { temporal } from '@temporalio/proto';
+import { bundleWorkflowCode, DefaultLogger, NativeConnection, Runtime, Worker } from '@temporalio/worker';
+import { DevServer } from '../devserver/dev-server';
+import { defineSchedule } from '../schedules/definition';
+import { toScheduleOptions } from '../schedules/to-temporal';
+import { createWakeWorker } from '../workers/worker';
+
+/**
+ * `npm run bench:schedules`: on a dev server of its own, real fires (no backfill) of several
+ * schedules in parallel (5 per kind at 2 s for 70 s by default): lag from a window's nominal time to the first activity of its run, for
+ * wakegate (Schedule -> tick -> gate -> wake -> canary activity) and for a bare Temporal Schedule
+ * starting a bare workflow with one activity, in the same run on the same server. Prints one JSON object.
+ */
+const SCHEDULES = Number(process.env.BENCH_SCHEDULES ?? 5);
+/** Interval of every schedule (overlap skip: a window that comes due while the previous run is open is skipped, not measured). */
+const EVERY = process.env.BENCH_EVERY ?? '2s';
+const SECONDS = Number(process.env.BENCH_SECONDS ?? 70);
+
+const EventType = temporal.api.enums.v1.EventType;
+const pct = (xs: number[], p: number) => {
+  const s = [...xs].sort((a, b) => a - b);
+  return s[Math.min(s.length - 1, Math.max(0, Math.ceil((p / 100) * s.length) - 1))] ?? NaN;
+};
+
+async function list(client: Client, query: string): Promise<WorkflowExecutionInfo[]> {
+  const rows: WorkflowExecutionInfo[] = [];
+  for await (const wf of client.workflow.list({ query })) rows.push(wf);
+  return rows;
+}
+
+async function firstActivityStartMs(client: Client, wf: WorkflowExecutionInfo): Promise<number | undefined> {
+  const history = await client.workflow.getHandle(wf.workflowId, wf.runId).fetchHistory();
+  const ev = history.events?.find((e) => e.eventType === EventType.EVENT_TYPE_ACTIVITY_TASK_STARTED);
+  return ev?.eventTime ? Number(ev.eventTime.seconds) * 1000 + Math.floor((ev.eventTime.nanos ?? 0) / 1e6) : undefined;
+}
+
+const nominalFromId = (id: string) => Date.parse(id.slice(id.lastIndexOf('/') + 1).replace(/^.*-(\d{4}-)/, '$1'));
+
+async function main(): Promise<void> {
+  Runtime.install({ logger: new DefaultLogger('ERROR') });
+  const server = await DevServer.start({});
+  const client = new Client({ connection: await Connection.connect({ address: server.address }) });
+  const native = await NativeConnection.connect({ address: server.address });
+  try {
+    const wakeWorker = await createWakeWorker({ connection: native, namespace: 'default', taskQueue: 'bench-wakegate', shutdownGraceTime: '1 second' });
+    const bareWorker = await Worker.create({
+      connection: native,
+      taskQueue: 'bench-bare',
+      workflowBundle: await bundleWorkflowCode({ workflowsPath: require.resolve('./bare-workflow'), logger: new DefaultLogger('ERROR') }),
+      activities: { async bareActivity() {} },
+    });
+    const ids = Array.from({ length: SCHEDULES }, (_, i) => i);
+    await Promise.all([
+      wakeWorker.runUntil(async () =>
+        bareWorker.runUntil(async () => {
+          const defs = ids.map((i) =>
+            defineSchedule({
+              id: `bench-wg-${i}`,
+              description: 'bench',
+              agent: 'canary',
+              cadence: 'fixed_rate',
+              spec: { every: EVERY },
+              overlap: 'skip',
+              catchUp: 'latest',
+              rationale: 'benchmark: the default policy of a heartbeat-like schedule',
+            }),
+          );
+          for (const d of defs) await client.schedule.create(toScheduleOptions(d, 'bench-wakegate'));
+          for (const i of ids) {
+            await client.schedule.create({
+              scheduleId: `bench-bare-${i}`,
+              spec: { intervals: [{ every: EVERY }] },
+              action: { type: 'startWorkflow', workflowType: 'bareWorkflow', taskQueue: 'bench-bare', workflowId: `bench-bare-${i}` },
+              policies: { overlap: ScheduleOverlapPolicy.SKIP },
+            });
+          }
+          await new Promise((r) => setTimeout(r, SECONDS * 1000));
+          for (const i of ids) {
+            await client.schedule.getHandle(`bench-wg-${i}`).pause();
+            await client.schedule.getHandle(`bench-bare-${i}`).pause();
+          }
+          await new Promise((r) => setTimeout(r, 5000));
+        }),
+      ),
+    ]);
+    const lagsOf = async (rows: WorkflowExecutionInfo[], nominal: (w: WorkflowExecutionInfo) => number) => {
+      const lags: number[] = [];
+      for (const wf of rows) {
+        const started = await firstActivityStartMs(client, wf);
+        if (started !== undefined) lags.push(started - nominal(wf));
+      }
+      return lags;
+    };
+    const wakes = await list(client, 'WakeSource = "schedule"');
+    const bare = await list(client, 'WorkflowType = "bareWorkflow"');
+    const wg = await lagsOf(wakes, (w) => nominalFromId(w.workflowId));
+    const bb = await lagsOf(bare, (w) => nominalFromId(w.workflowId));
+    const summary = (xs: number[]) => ({ fires: xs.length, p50Ms: pct(xs, 50), p99Ms: pct(xs, 99), maxMs: Math.max(...xs) });
+    const result = {
+      what: 'lag from nominal time to the first activity of the run (real fires, several schedules in parallel)',
+      schedules: SCHEDULES,
+      every: EVERY,
+      seconds: SECONDS,
+      wakegate: summary(wg),
+      bareTemporal: summary(bb),
+      ratio: { p50: +(pct(wg, 50) / pct(bb, 50)).toFixed(2), p99: +(pct(wg, 99) / pct(bb, 99)).toFixed(2) },
+    };
+    process.stdout.write(`${JSON.stringify(result, null, 2)}\n`);
+    if (wg.length < 100 || bb.length < 100) throw new Error(`too few fires for a p99 (wakegate ${wg.length}, bare ${bb.length}); raise BENCH_SECONDS`);
+  } finally {
+    await client.connection.close();
+    await native.close();
+    await server.stop();
+  }
+}
+
+main().catch((err) => {
+  console.error(err);
+  process.exit(1);
+});

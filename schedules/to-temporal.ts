@@ -1,0 +1,76 @@
+import { createHash } from 'node:crypto';
+import { ScheduleOverlapPolicy, type ScheduleOptions } from '@temporalio/client';
+import { canonicalJson } from '../gate/fingerprint';
+import { tickWorkflowId } from '../workflows/schedule-messages';
+import type { ScheduleTickInput } from '../workflows/schedule-types';
+import type { OverlapPolicy, ScheduleDefinition } from './definition';
+
+/** Schedule memo key that marks a Temporal Schedule as wakegate's own: sync and prune touch nothing else. */
+export const OWNER_MEMO = 'managedBy';
+export const OWNER = 'wakegate';
+/** Action memo key holding the digest of the definition the schedule was last synced from. */
+export const DIGEST_MEMO = 'wakegateDigest';
+
+export const OVERLAP: Record<OverlapPolicy, ScheduleOverlapPolicy> = {
+  skip: ScheduleOverlapPolicy.SKIP,
+  buffer_one: ScheduleOverlapPolicy.BUFFER_ONE,
+  buffer_all: ScheduleOverlapPolicy.BUFFER_ALL,
+  cancel: ScheduleOverlapPolicy.CANCEL_OTHER,
+  terminate: ScheduleOverlapPolicy.TERMINATE_OTHER,
+};
+
+/** Parse a CLI `--overlap` value (wakegate's spelling), or throw naming the choices. */
+export function overlapFromName(name: string): ScheduleOverlapPolicy {
+  if (name === 'allow_all') return ScheduleOverlapPolicy.ALLOW_ALL;
+  const p = OVERLAP[name as OverlapPolicy];
+  if (!p) throw new Error(`unknown overlap "${name}": use skip, buffer_one, buffer_all, cancel, terminate or allow_all`);
+  return p;
+}
+
+/**
+ * Catch-up in Temporal terms. `all` and `latest` keep Temporal's default catch-up window (365 days)
+ * so every missed window reaches a tick; `latest` then folds late ticks into the newest due window
+ * in the tick (Temporal has no "latest only"). `skip` uses Temporal's minimum window (10 s): older
+ * windows are dropped by Temporal (counted as numActionsMissedCatchupWindow), and the tick declines
+ * anything later than `lateAfter` that Temporal still starts.
+ */
+export function catchupWindowMs(def: ScheduleDefinition): number {
+  return def.catchUp === 'skip' ? 10_000 : 365 * 24 * 3_600_000;
+}
+
+export function tickInput(def: ScheduleDefinition): ScheduleTickInput {
+  return { scheduleId: def.id, payload: def.payload, catchUp: def.catchUp, lateAfterMs: def.lateAfter };
+}
+
+/** The Temporal Schedule for a fixed-rate definition (state left out: sync never sets it on update). */
+export function toScheduleOptions(def: ScheduleDefinition, taskQueue: string): ScheduleOptions {
+  if (def.cadence !== 'fixed_rate' || !def.spec) throw new Error(`schedule "${def.id}" is fixed_delay: it runs as a workflow loop, not a Temporal Schedule`);
+  const s = def.spec;
+  const spec: ScheduleOptions['spec'] = {
+    ...(s.every !== undefined ? { intervals: [{ every: s.every, ...(s.offset ? { offset: s.offset } : {}) }] } : {}),
+    ...(s.cron ? { cronExpressions: [...s.cron] } : {}),
+    ...(s.calendar ? { calendars: s.calendar.map((c) => ({ ...c })) as never } : {}),
+    timezone: s.timezone,
+    ...(def.jitter ? { jitter: def.jitter } : {}),
+  };
+  const digest = definitionDigest(def, taskQueue);
+  return {
+    scheduleId: def.id,
+    spec,
+    action: {
+      type: 'startWorkflow',
+      workflowType: 'scheduleTickWorkflow',
+      workflowId: tickWorkflowId(def.id),
+      taskQueue,
+      args: [tickInput(def)],
+      memo: { [DIGEST_MEMO]: digest, scheduleId: def.id },
+    },
+    policies: { overlap: OVERLAP[def.overlap], catchupWindow: catchupWindowMs(def), pauseOnFailure: def.pauseOnFailure },
+    memo: { [OWNER_MEMO]: OWNER, description: def.description, rationale: def.rationale },
+  };
+}
+
+/** sha256 of everything sync writes for a definition: equal digest means nothing to update. */
+export function definitionDigest(def: ScheduleDefinition, taskQueue: string): string {
+  return createHash('sha256').update(canonicalJson({ def, taskQueue })).digest('hex').slice(0, 16);
+}

@@ -1,0 +1,52 @@
+import type { Client, WorkflowExecutionInfo } from '@temporalio/client';
+import { defineSchedule, type ScheduleDefinitionInput } from '../../schedules/definition';
+import { toScheduleOptions } from '../../schedules/to-temporal';
+import type { WakeResult } from '../../workflows/types';
+import { unique } from './env';
+
+/** A schedule definition with a unique id for one test. */
+export function testSchedule(over: Partial<ScheduleDefinitionInput> & Pick<ScheduleDefinitionInput, 'overlap' | 'catchUp'>) {
+  return defineSchedule({
+    id: unique('sched'),
+    description: 'test schedule',
+    agent: 'canary',
+    cadence: 'fixed_rate',
+    spec: { every: '2s' },
+    rationale: 'test: the policy under test is the one named in the test title',
+    ...over,
+  });
+}
+
+export async function createSchedule(client: Client, def: ReturnType<typeof testSchedule>, taskQueue: string) {
+  return client.schedule.create(toScheduleOptions(def, taskQueue));
+}
+
+async function list(client: Client, query: string): Promise<WorkflowExecutionInfo[]> {
+  const rows: WorkflowExecutionInfo[] = [];
+  for await (const wf of client.workflow.list({ query })) rows.push(wf);
+  return rows;
+}
+
+/** The wakes a schedule's windows started (visibility; eventually consistent). */
+export const wakesOf = (client: Client, scheduleId: string) => list(client, `WakeSource = "schedule" AND WakeEntity = "${scheduleId}"`);
+/** The ticks Temporal started for a schedule (scheduled, triggered and backfilled). */
+export const ticksOf = (client: Client, scheduleId: string) => list(client, `TemporalScheduledById = "${scheduleId}"`);
+
+export async function resultOf(client: Client, workflowId: string): Promise<WakeResult> {
+  return (await client.workflow.getHandle(workflowId).result()) as WakeResult;
+}
+
+/** The nominal window of a wake, from its event key `schedule/tick/<id>/<nominal>`. */
+export const windowOf = (wake: WorkflowExecutionInfo) => wake.workflowId.split('/').pop()!;
+
+/** True if two of the runs were open at the same time (closed runs only, plus at most one still open). */
+export function overlapping(runs: WorkflowExecutionInfo[]): boolean {
+  const sorted = [...runs].sort((a, b) => a.startTime.getTime() - b.startTime.getTime());
+  for (let i = 1; i < sorted.length; i++) {
+    const prevClose = sorted[i - 1]!.closeTime?.getTime() ?? Infinity;
+    if (sorted[i]!.startTime.getTime() < prevClose) return true;
+  }
+  return false;
+}
+
+export const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));

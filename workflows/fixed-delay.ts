@@ -1,0 +1,57 @@
+import { continueAsNew, proxyActivities, setHandler, sleep, upsertMemo, workflowInfo } from '@temporalio/workflow';
+import type { createScheduleActivities } from '../activities/schedule';
+import { cadenceQuery } from './schedule-messages';
+import type { FixedDelayInput, FixedDelayState } from './schedule-types';
+
+const { runScheduledWindow } = proxyActivities<ReturnType<typeof createScheduleActivities>>({
+  startToCloseTimeout: '24 hours',
+  heartbeatTimeout: '10 seconds',
+  retry: { maximumAttempts: 5 },
+});
+
+const RUNS_PER_HISTORY = 100;
+const isoSeconds = (ms: number) => new Date(ms).toISOString().replace(/\.\d{3}Z$/, 'Z');
+
+/**
+ * Fixed-delay cadence, which Temporal Schedules do not have (they are fixed-rate): run a window,
+ * wait `delayMs` after it ends (a durable timer), run the next. Never overlaps; the period is
+ * run time + delay, so it drifts behind a fixed-rate grid, and the drift is visible in the
+ * `cadence` query and the workflow memo (`driftMs`, `lastPeriodMs`). Each run passes the gate with
+ * its own start time (seconds) as the nominal window; starts are at least `delayMs` >= 1 s apart, so
+ * windows never share a key. Continues as new every 100 runs. A failed window does not stop the loop.
+ */
+export async function fixedDelayWorkflow(input: FixedDelayInput): Promise<FixedDelayState> {
+  const state: FixedDelayState = input.state ?? { runs: 0, driftMs: 0 };
+  let phase = 'starting';
+  setHandler(cadenceQuery, () => ({ ...state, delayMs: input.delayMs, phase }));
+
+  for (let i = 0; i < RUNS_PER_HISTORY; i++) {
+    if (input.maxRuns !== undefined && state.runs >= input.maxRuns) return state;
+    // eslint-disable-next-line no-restricted-syntax -- workflow time (the task's start), deterministic on replay: the run's start
+    const startMs = Date.now();
+    state.firstStartMs ??= startMs;
+    if (state.lastStartMs !== undefined) state.lastPeriodMs = startMs - state.lastStartMs;
+    state.driftMs = startMs - (state.firstStartMs + state.runs * input.delayMs);
+    state.lastStartMs = startMs;
+    phase = 'running';
+    try {
+      const run = await runScheduledWindow({
+        scheduleId: input.scheduleId,
+        nominal: isoSeconds(startMs),
+        payload: input.payload,
+        deliveryId: `${workflowInfo().workflowId}#${state.runs + 1}`,
+      });
+      state.lastTerminalReason = run.terminalReason ?? run.decision;
+    } catch {
+      state.lastTerminalReason = 'failed';
+    }
+    state.runs += 1;
+    // eslint-disable-next-line no-restricted-syntax -- workflow time, deterministic on replay: the run's end
+    state.lastEndMs = Date.now();
+    upsertMemo({ cadence: { runs: state.runs, driftMs: state.driftMs, lastPeriodMs: state.lastPeriodMs ?? null, delayMs: input.delayMs } });
+    if (input.maxRuns !== undefined && state.runs >= input.maxRuns) return state;
+    phase = 'waiting';
+    await sleep(input.delayMs);
+  }
+  return continueAsNew<typeof fixedDelayWorkflow>({ ...input, state });
+}
