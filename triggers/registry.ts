@@ -1,5 +1,7 @@
 import type { TriggerDefinition } from './definition';
 import { pingTrigger } from './ping';
+import { campaignsTrigger } from './campaigns';
+import { depsTrigger } from './deps';
 
 /** The trigger definitions this deployment accepts, by source. */
 export class TriggerRegistry {
@@ -22,7 +24,7 @@ export class TriggerRegistry {
 }
 
 /** Every built-in trigger definition. */
-export const builtinTriggers: readonly TriggerDefinition[] = [pingTrigger];
+export const builtinTriggers: readonly TriggerDefinition[] = [pingTrigger, campaignsTrigger, depsTrigger];
 
 export function defaultRegistry(): TriggerRegistry {
   return new TriggerRegistry(builtinTriggers);

@@ -1,2 +1,3 @@
 // The one workflow bundle entry.
 export { wakeWorkflow } from './wake';
+export { subagentWorkflow } from './subagent';
