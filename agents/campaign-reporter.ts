@@ -13,7 +13,7 @@ export const campaignReporter = defineAgent({
     'You report on one advertising campaign. Read every dashboard you are given, then answer with JSON ' +
     '{"decision":"commit"|"no_op","summary":"..."}: no_op when no dashboard changed.',
   model: { maxOutputTokens: 300, inputUsdPerMTok: 2.5, outputUsdPerMTok: 10 },
-  budget: { turns: 6, tokens: 40_000, toolCalls: 12, wallClock: '15m', costUsd: 0.5 },
+  budget: { turns: 6, tokens: 40_000, toolCalls: 12, wallClock: '6h', costUsd: 0.5 },
   tools: [{ name: 'read_dashboard', kind: 'dashboard_read', description: 'Read one dashboard of the campaign (JSON metrics).' }],
   subagents: { over: 'dashboards', tool: 'read_dashboard', grant: { turns: 1, tokens: 6_000, toolCalls: 1, costUsd: 0.05 } },
   effects: [

@@ -76,6 +76,10 @@ export const AgentDefinitionSchema = z
         ctx.addIssue({ code: 'custom', path: ['effects', i, 'class'], message: `${e.kind} is not idempotent by construction; use provider_key or reconcile` });
       }
     }
+    if (def.approval.timeout >= def.budget.wallClock) {
+      // Otherwise the wall clock always ends the wait first and the run can never escalate.
+      ctx.addIssue({ code: 'custom', path: ['approval', 'timeout'], message: 'the approval timeout must be shorter than the wall-clock budget' });
+    }
     if (new Set(def.effects.map((e) => e.name)).size !== def.effects.length) {
       ctx.addIssue({ code: 'custom', path: ['effects'], message: 'effect names must be unique (they are part of the effect key)' });
     }

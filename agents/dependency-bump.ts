@@ -19,5 +19,5 @@ export const dependencyBump = defineAgent({
   effects: [
     { name: 'open_pull_request', kind: 'pull_request', class: 'idempotent', reversible: true, description: 'Open the bump PR (by branch name).' },
   ],
-  approval: { irreversible: 'required', timeout: '1h' },
+  approval: { irreversible: 'required', timeout: '5m' },
 });

@@ -1,5 +1,7 @@
 import { Command, CommanderError } from 'commander';
 import { registerEmit } from './emit';
+import { registerRunControl } from './run-control';
+import { registerRuns } from './runs';
 import { ExitCode, reportError, UsageError } from './output';
 
 const program = new Command('wakegate')
@@ -8,6 +10,8 @@ const program = new Command('wakegate')
   .exitOverride();
 
 registerEmit(program);
+registerRuns(program);
+registerRunControl(program);
 
 program.parseAsync(process.argv).catch((err: unknown) => {
   if (err instanceof CommanderError) {
