@@ -44,6 +44,18 @@ async function rearm(key: string): Promise<number> {
     const desc = await client.workflow.getHandle(key).describe();
     if (desc.status.name === 'RUNNING') throw new UsageError(`${key} is still running; kill it first`);
     await client.workflowService.deleteWorkflowExecution({ namespace: client.options.namespace, workflowExecution: { workflowId: key, runId: desc.runId } });
+    // Deletion is asynchronous on the server: answer only once the key is free.
+    const deadline = Date.now() + 60_000;
+    for (;;) {
+      try {
+        await client.workflow.getHandle(key, desc.runId).describe();
+      } catch (err) {
+        if (err instanceof WorkflowNotFoundError) break;
+        throw err;
+      }
+      if (Date.now() > deadline) throw new Error(`deleted ${key} but the server still shows it after 60 s; try again`);
+      await new Promise((r) => setTimeout(r, 250));
+    }
     printJson({ workflowId: key, rearmed: true, deletedRunId: desc.runId, wasStatus: desc.status.name });
     return ExitCode.ok;
   });
