@@ -1,4 +1,4 @@
-import { ActivityFailure, ApplicationFailure, condition } from '@temporalio/workflow';
+import { ActivityFailure, ApplicationFailure, condition, sleep } from '@temporalio/workflow';
 import type { AgentPolicy, EffectPolicy } from '../../agents/policy';
 import type { EffectRequest } from '../../activities/effects/commit';
 import type { FinalAnswer } from '../../activities/model/types';
@@ -40,8 +40,17 @@ export async function commitEffects(input: WakeInput, policy: AgentPolicy, state
     if (!effect.reversible && policy.approval.irreversible === 'required') {
       state.phase = 'awaiting_approval';
       state.approval = { pending: { effectKey: key, effect: effect.name, summary: final.summary } };
-      const decided = await condition(() => state.approval.decision !== undefined, policy.approval.timeoutMs);
+      // A timer that is never cancelled, rather than condition(fn, timeout): when an update decides in
+      // the same activation, a timer started and cancelled at once leaves no TimerStarted event, and a
+      // worker replaying that history from scratch reports non-determinism (seen in the crash tests).
+      let timedOut = false;
+      sleep(policy.approval.timeoutMs).then(
+        () => (timedOut = true),
+        () => undefined, // cancelled with the run (kill, wall clock)
+      );
+      await condition(() => state.approval.decision !== undefined || timedOut);
       const decision = state.approval.decision;
+      const decided = decision !== undefined;
       state.approval.pending = undefined;
       if (!decided || !decision) {
         return {
