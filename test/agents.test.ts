@@ -7,6 +7,7 @@ import { approveUpdate, statusQuery } from '../workflows/messages';
 import { eventually, startDevEnv, unique, withWorker, type DevEnv } from './helpers/env';
 import { startOutside } from './helpers/outside';
 import type { Standins } from '../standins';
+import { WakeTokens } from '../workflows/search-attributes';
 
 let env: DevEnv;
 let standins: Standins;
@@ -41,7 +42,7 @@ describe('the example agents end to end on the dev server', () => {
       assert.equal(prs.length, 1);
       assert.equal(prs[0]!.branch, 'bump/left-pad-1.1.0');
       const desc = await env.client.workflow.getHandle(first.workflowId).describe();
-      assert.equal(desc.typedSearchAttributes.get({ name: 'WakeTokens', type: 'INT' } as never), result.usage!.tokens);
+      assert.equal(desc.typedSearchAttributes.get(WakeTokens), result.usage!.tokens);
     }, { activities });
   });
 
