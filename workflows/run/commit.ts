@@ -39,10 +39,13 @@ export async function commitEffects(input: WakeInput, policy: AgentPolicy, state
     const key = effectKey(input.eventKey, effect.name, step);
     if (!effect.reversible && policy.approval.irreversible === 'required') {
       state.phase = 'awaiting_approval';
-      state.approval = { pending: { effectKey: key, effect: effect.name, summary: final.summary } };
-      // A timer that is never cancelled, rather than condition(fn, timeout): when an update decides in
-      // the same activation, a timer started and cancelled at once leaves no TimerStarted event, and a
-      // worker replaying that history from scratch reports non-determinism (seen in the crash tests).
+      // Keep a decision already recorded: replaying from scratch, the update that decided may be
+      // delivered in the same activation before the step that set `pending` (it was validated against
+      // `pending` when it first ran). Overwriting it here was a non-determinism the crash tests found.
+      state.approval = { ...state.approval, pending: { effectKey: key, effect: effect.name, summary: final.summary } };
+      // A timer that is never cancelled, not condition(fn, timeout): in that replay order the decision
+      // is already there, and a timer started and cancelled in one activation would leave no
+      // TimerStarted event where the original run recorded one.
       let timedOut = false;
       sleep(policy.approval.timeoutMs).then(
         () => (timedOut = true),
@@ -62,7 +65,7 @@ export async function commitEffects(input: WakeInput, policy: AgentPolicy, state
       if (!decision.approved) {
         return { reason: 'blocked', summary: `${decision.who} rejected ${effect.name}${decision.reason ? `: ${decision.reason}` : ''}`, output: { ...preserved(), decision } };
       }
-      state.approval = { decision };
+      state.approval = {}; // consumed: a later irreversible effect needs its own decision
       state.phase = 'committing';
     }
     const r = reserve(pool, { toolCalls: 1 });
