@@ -2,7 +2,7 @@ import { WorkflowNotFoundError, WorkflowUpdateFailedError, type Client } from '@
 import type { Command } from 'commander';
 import { loadConfig } from '../config/config';
 import { connectClient } from '../config/temporal';
-import { approveUpdate, killUpdate, rejectUpdate } from '../workflows/messages';
+import { approveSignal, killUpdate, rejectSignal, statusQuery } from '../workflows/messages';
 import { ExitCode, printJson, reportError, UsageError } from './output';
 
 /** The event key is the workflow ID, so `<event key or workflow id>` is one argument either way. */
@@ -17,10 +17,10 @@ async function withClient(fn: (client: Client) => Promise<number>): Promise<numb
 
 const who = (opts: { who?: string }) => opts.who ?? process.env.USER ?? 'operator';
 
-async function update(key: string, def: typeof killUpdate | typeof approveUpdate, arg: object): Promise<number> {
+async function update(key: string, def: typeof killUpdate, arg: object): Promise<number> {
   return withClient(async (client) => {
     try {
-      const ack = await client.workflow.getHandle(key).executeUpdate(def as typeof killUpdate, { args: [arg as never] });
+      const ack = await client.workflow.getHandle(key).executeUpdate(def, { args: [arg as never] });
       printJson({ workflowId: key, ...ack });
       return ExitCode.ok;
     } catch (err) {
@@ -32,6 +32,33 @@ async function update(key: string, def: typeof killUpdate | typeof approveUpdate
       }
       throw err;
     }
+  });
+}
+
+/**
+ * Approve or reject the waiting effect: refused unless the status query shows one waiting (and, with
+ * --effect-key, that one); then the decision goes as a signal and is confirmed from the status.
+ */
+async function decide(key: string, def: typeof approveSignal, arg: { who: string; reason?: string; effectKey?: string }): Promise<number> {
+  return withClient(async (client) => {
+    const handle = client.workflow.getHandle(key);
+    const refuse = (message: string) => {
+      printJson({ workflowId: key, accepted: false, error: { code: 'refused', message } });
+      process.stderr.write(`wakegate: refused: ${message}\n`);
+      return ExitCode.refused;
+    };
+    let status;
+    try {
+      status = await handle.query(statusQuery);
+    } catch (err) {
+      return refuse(`no open run ${key}: ${(err as Error).message}`);
+    }
+    const waiting = status.awaitingApproval;
+    if (!waiting) return refuse(`no effect of ${key} is waiting for approval (phase ${status.phase})`);
+    if (arg.effectKey && arg.effectKey !== waiting.effectKey) return refuse(`the waiting effect is ${waiting.effectKey}, not ${arg.effectKey}`);
+    await handle.signal(def, { ...arg, effectKey: waiting.effectKey });
+    printJson({ workflowId: key, accepted: true, effectKey: waiting.effectKey, phase: status.phase });
+    return ExitCode.ok;
   });
 }
 
@@ -72,7 +99,7 @@ export function registerRunControl(program: Command): void {
     .requiredOption('--reason <why>', 'why it is being stopped (recorded on the run)')
     .option('--who <name>', 'who stops it (default: $USER)')
     .action((key: string, opts: { reason: string; who?: string }) => run(() => update(key, killUpdate, { who: who(opts), reason: opts.reason }))());
-  for (const [name, def] of [['approve', approveUpdate], ['reject', rejectUpdate]] as const) {
+  for (const [name, def] of [['approve', approveSignal], ['reject', rejectSignal]] as const) {
     program
       .command(`${name} <key>`)
       .description(`${name === 'approve' ? 'Approve' : 'Reject'} the irreversible effect a run is waiting on.`)
@@ -80,7 +107,7 @@ export function registerRunControl(program: Command): void {
       .option('--reason <why>', 'why')
       .option('--effect-key <key>', 'the effect key being decided (refused if another one is waiting)')
       .action((key: string, opts: { who?: string; reason?: string; effectKey?: string }) =>
-        run(() => update(key, def, { who: who(opts), reason: opts.reason, effectKey: opts.effectKey }))(),
+        run(() => decide(key, def, { who: who(opts), reason: opts.reason, effectKey: opts.effectKey }))(),
       );
   }
   program

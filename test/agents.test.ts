@@ -3,7 +3,7 @@ import assert from 'node:assert/strict';
 import { Gate } from '../gate/gate';
 import { defaultRegistry } from '../triggers/registry';
 import type { WakeResult, WakeStatus } from '../workflows/types';
-import { approveUpdate, statusQuery } from '../workflows/messages';
+import { approveSignal, statusQuery } from '../workflows/messages';
 import { eventually, startDevEnv, unique, withWorker, type DevEnv } from './helpers/env';
 import { startOutside } from './helpers/outside';
 import type { Standins } from '../standins';
@@ -69,7 +69,7 @@ describe('the example agents end to end on the dev server', () => {
       assert.match(waiting.awaitingApproval!.effectKey, /#start_export@1$/);
       assert.equal(standins.channel.messages.filter((m) => m.text.includes(campaign)).length, 1, 'the reversible post went ahead');
       assert.equal(standins.exports.jobs.filter((j) => j.campaign === campaign).length, 0, 'no export before approval');
-      await handle.executeUpdate(approveUpdate, { args: [{ who: 'ana', reason: 'looks right' }] });
+      await handle.signal(approveSignal, { who: 'ana', reason: 'looks right' });
       const result = (await handle.result()) as WakeResult;
       assert.equal(result.terminalReason, 'success', result.summary);
       assert.equal(standins.exports.jobs.filter((j) => j.campaign === campaign).length, 1);

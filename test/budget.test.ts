@@ -3,7 +3,7 @@ import assert from 'node:assert/strict';
 import type { TestWorkflowEnvironment } from '@temporalio/testing';
 import { Worker } from '@temporalio/worker';
 import type { WakeResult, WakeStatus } from '../workflows/types';
-import { rejectUpdate, statusQuery } from '../workflows/messages';
+import { rejectSignal, statusQuery } from '../workflows/messages';
 import { eventually, startTimeSkippingEnv, unique, workflowBundle } from './helpers/env';
 import { startOutside, startWake, wakeInput } from './helpers/outside';
 import type { Standins } from '../standins';
@@ -109,7 +109,7 @@ describe('approval of irreversible effects', () => {
     const campaign = unique('rej');
     const handle = await startWake(env.client, taskQueue, wakeInput('campaigns', campaign, 'report.due', { dashboards: ['reach'] }));
     await eventually(() => handle.query(statusQuery), (s: WakeStatus) => s.awaitingApproval !== undefined, 30_000, 'approval wait');
-    await handle.executeUpdate(rejectUpdate, { args: [{ who: 'ben', reason: 'wrong audience' }] });
+    await handle.signal(rejectSignal, { who: 'ben', reason: 'wrong audience' });
     const r = await handle.result();
     assert.equal(r.terminalReason, 'blocked');
     assert.match(r.summary, /ben rejected start_export: wrong audience/);

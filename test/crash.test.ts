@@ -4,7 +4,7 @@ import type { FastifyReply, FastifyRequest } from 'fastify';
 import { Gate } from '../gate/gate';
 import { defaultRegistry } from '../triggers/registry';
 import type { WakeResult, WakeStatus } from '../workflows/types';
-import { approveUpdate, statusQuery } from '../workflows/messages';
+import { approveSignal, statusQuery } from '../workflows/messages';
 import type { EffectOutcome } from '../activities/effects/commit';
 import { channelService } from '../standins/channel';
 import { exportService } from '../standins/exports';
@@ -170,7 +170,7 @@ describe('crash windows with real worker processes (seed Test 1 and Test 2)', ()
         await new Promise(() => undefined);
       }
     };
-    await handle.executeUpdate(approveUpdate, { args: [{ who: 'ana' }] });
+    await handle.signal(approveSignal, { who: 'ana' });
     await exported.promise;
     await w.kill();
     await worker(taskQueue);
@@ -201,7 +201,7 @@ describe('crash windows with real worker processes (seed Test 1 and Test 2)', ()
     });
     const handle = env.client.workflow.getHandle(a.workflowId);
     await eventually(() => handle.query(statusQuery), (s: WakeStatus) => s.awaitingApproval !== undefined, 30_000, 'approval wait');
-    await handle.executeUpdate(approveUpdate, { args: [{ who: 'ana' }] });
+    await handle.signal(approveSignal, { who: 'ana' });
     await arrived.promise;
     await w.kill();
     await worker(taskQueue);

@@ -13,8 +13,13 @@ export const statusQuery = defineQuery<WakeStatus>('status');
  */
 export const killUpdate = defineUpdate<UpdateAck, [KillRequest]>('kill');
 
-/** A person approves the irreversible effect the run is waiting on. Rejected when nothing waits. */
-export const approveUpdate = defineUpdate<UpdateAck, [ApprovalDecision]>('approve');
+/**
+ * A person approves the irreversible effect the run is waiting on. A signal, not an update: a
+ * decision that reaches a run in the same workflow task as other new events (a worker was down) must
+ * replay in history order; an update accepted there replayed in another order than it ran (a
+ * non-determinism the crash tests found with SDK 1.24). The CLI checks the `status` query first.
+ */
+export const approveSignal = defineSignal<[ApprovalDecision]>('approve');
 
 /** A person rejects it: the effect is not made and the run ends `blocked`. */
-export const rejectUpdate = defineUpdate<UpdateAck, [ApprovalDecision]>('reject');
+export const rejectSignal = defineSignal<[ApprovalDecision]>('reject');

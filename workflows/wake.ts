@@ -8,7 +8,7 @@ import {
   upsertSearchAttributes,
   workflowInfo,
 } from '@temporalio/workflow';
-import { approveUpdate, deliverySignal, killUpdate, rejectUpdate, statusQuery } from './messages';
+import { approveSignal, deliverySignal, killUpdate, rejectSignal, statusQuery } from './messages';
 import {
   MAX_DELIVERY_IDS_INDEXED,
   WakeAttempts,
@@ -81,22 +81,16 @@ export async function wakeWorkflow(input: WakeInput): Promise<WakeResult> {
       },
     },
   );
-  const decide = (approved: boolean) => ({
-    handler: (d: ApprovalDecision) => {
-      state.approval.decision = { approved, who: d.who, reason: d.reason };
-      return { accepted: true as const, phase: state.phase };
-    },
-    validator: (d: ApprovalDecision) => {
-      const pending = state.approval.pending;
-      if (!pending || state.approval.decision) throw new Error('no effect is waiting for approval');
-      if (!d?.who) throw new Error('a decision needs who');
-      if (d.effectKey && d.effectKey !== pending.effectKey) throw new Error(`the waiting effect is ${pending.effectKey}, not ${d.effectKey}`);
-    },
-  });
-  const approve = decide(true);
-  const reject = decide(false);
-  setHandler(approveUpdate, approve.handler, { validator: approve.validator });
-  setHandler(rejectUpdate, reject.handler, { validator: reject.validator });
+  // The first decision wins; one for another effect key than the waiting one is ignored. It may
+  // arrive before the wait begins (same workflow task): the commit stage keeps it.
+  const decide = (approved: boolean) => (d: ApprovalDecision) => {
+    if (done || state.approval.decision || !d?.who) return;
+    const pending = state.approval.pending;
+    if (pending && d.effectKey && d.effectKey !== pending.effectKey) return;
+    state.approval.decision = { approved, who: d.who, reason: d.reason };
+  };
+  setHandler(approveSignal, decide(true));
+  setHandler(rejectSignal, decide(false));
 
   // A burst of duplicate deliveries arrives as many signals in one activation; index them once.
   // Non-cancellable: a cancelled run still records the deliveries that reach it.

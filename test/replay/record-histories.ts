@@ -6,7 +6,7 @@
 import { writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { temporal } from '@temporalio/proto';
-import { approveUpdate, killUpdate, statusQuery } from '../../workflows/messages';
+import { approveSignal, killUpdate, statusQuery } from '../../workflows/messages';
 import type { WakeStatus } from '../../workflows/types';
 import { eventually, startDevEnv, unique, withWorker } from '../helpers/env';
 import { startOutside, startWake, wakeInput } from '../helpers/outside';
@@ -30,7 +30,7 @@ async function main(): Promise<void> {
 
       const campaign = await startWake(env.client, taskQueue, wakeInput('campaigns', 'spring', 'report.due', { dashboards: ['reach', 'quiet-ctr'] }));
       await eventually(() => campaign.query(statusQuery), (s: WakeStatus) => s.awaitingApproval !== undefined, 30_000);
-      await campaign.executeUpdate(approveUpdate, { args: [{ who: 'ana' }] });
+      await campaign.signal(approveSignal, { who: 'ana' });
       await campaign.result();
       await out('campaign-approved', campaign);
 
