@@ -1,11 +1,44 @@
+import { builtinAgents } from '../agents/registry';
+import type { AgentPolicy } from '../agents/policy';
+import { loadConfig, type OutsideConfig } from '../config/config';
 import { createCanaryActivities } from './canary';
 import { createScheduleActivities } from './schedule';
+import { channelAdapter } from './effects/channel';
+import { checkAdapters, createCommitActivity } from './effects/commit';
+import { localExports } from './effects/exports';
+import { pullRequestAdapter } from './effects/pulls';
+import { OfflineModel } from './model/offline';
+import { OpenAIModel } from './model/openai';
+import type { Model } from './model/types';
+import { createRunActivities } from './run';
 
-/** Every activity a wakegate worker registers. */
-export function createActivities() {
+export interface ActivityDeps {
+  outside?: OutsideConfig;
+  agents?: Readonly<Record<string, AgentPolicy>>;
+  /** A model to use instead of the configured one. */
+  model?: Model;
+}
+
+/** Every activity a wakegate worker registers, wired to the configured model and adapters. */
+export function createActivities(deps: ActivityDeps = {}) {
+  const outside = deps.outside ?? loadConfig().outside;
+  const agents = deps.agents ?? builtinAgents;
+  const model =
+    deps.model ??
+    (outside.model.kind === 'openai'
+      ? new OpenAIModel({ baseUrl: outside.model.baseUrl, apiKey: outside.model.apiKey, model: outside.model.name })
+      : new OfflineModel());
+  const adapters = {
+    channel: channelAdapter(outside),
+    exports: localExports(outside.exportUrl, outside.httpTimeoutMs),
+    pulls: pullRequestAdapter(outside),
+  };
+  checkAdapters(agents, adapters);
   return {
     ...createCanaryActivities(),
     ...createScheduleActivities(),
+    ...createRunActivities({ agents, model, outside }),
+    ...createCommitActivity(adapters),
   };
 }
 

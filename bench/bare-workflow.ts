@@ -1,8 +1,10 @@
 import { proxyActivities } from '@temporalio/workflow';
+import type { Activities } from '../activities';
 
-const { bareActivity } = proxyActivities<{ bareActivity(): Promise<void> }>({ startToCloseTimeout: '30 seconds' });
+const acts = proxyActivities<Activities>({ startToCloseTimeout: '30 seconds' });
 
-/** The baseline: a bare workflow a bare Temporal Schedule starts, with one activity. */
-export async function bareWorkflow(): Promise<void> {
-  await bareActivity();
+/** The benchmark's baseline: the same activities the run makes, as bare calls, with no run machinery. */
+export async function bareWorkflow(steps: { name: 'loadAgentPolicy' | 'toolCall' | 'modelCall' | 'commitEffect'; arg: unknown }[]): Promise<number> {
+  for (const s of steps) await (acts[s.name] as (a: unknown) => Promise<unknown>)(s.arg);
+  return steps.length;
 }

@@ -47,7 +47,7 @@ async function main(): Promise<void> {
     const bareWorker = await Worker.create({
       connection: native,
       taskQueue: 'bench-bare',
-      workflowBundle: await bundleWorkflowCode({ workflowsPath: require.resolve('./bare-workflow'), logger: new DefaultLogger('ERROR') }),
+      workflowBundle: await bundleWorkflowCode({ workflowsPath: require.resolve('./bare-schedule-workflow'), logger: new DefaultLogger('ERROR') }),
       activities: { async bareActivity() {} },
     });
     const ids = Array.from({ length: SCHEDULES }, (_, i) => i);

@@ -1,6 +1,8 @@
 import { Command, CommanderError } from 'commander';
 import { registerEmit } from './emit';
 import { registerSchedules } from './schedules';
+import { registerRunControl } from './run-control';
+import { registerRuns } from './runs';
 import { ExitCode, reportError, UsageError } from './output';
 
 const program = new Command('wakegate')
@@ -10,6 +12,8 @@ const program = new Command('wakegate')
 
 registerEmit(program);
 registerSchedules(program);
+registerRuns(program);
+registerRunControl(program);
 
 program.parseAsync(process.argv).catch((err: unknown) => {
   if (err instanceof CommanderError) {

@@ -1,5 +1,7 @@
 import type { TriggerDefinition } from './definition';
 import { pingTrigger } from './ping';
+import { campaignsTrigger } from './campaigns';
+import { depsTrigger } from './deps';
 import { scheduleTrigger } from './schedule';
 
 /** The trigger definitions this deployment accepts, by source. */
@@ -23,7 +25,7 @@ export class TriggerRegistry {
 }
 
 /** Every built-in trigger definition. */
-export const builtinTriggers: readonly TriggerDefinition[] = [pingTrigger, scheduleTrigger];
+export const builtinTriggers: readonly TriggerDefinition[] = [pingTrigger, scheduleTrigger, campaignsTrigger, depsTrigger];
 
 export function defaultRegistry(): TriggerRegistry {
   return new TriggerRegistry(builtinTriggers);

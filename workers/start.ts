@@ -9,6 +9,7 @@ import { scheduleDefinitions } from '../schedules/definitions';
 import { syncSchedules } from '../schedules/sync';
 import { createLogger, installRuntimeLogger } from './logger';
 import { createWakeWorker } from './worker';
+import { startStandins } from '../standins';
 
 const ROOT = path.resolve(__dirname, '..');
 const devScript = (cmd: string) => spawnSync('bash', [path.join(ROOT, 'temporal-dev.sh'), cmd], { stdio: ['ignore', 'inherit', 'inherit'] });
@@ -24,6 +25,19 @@ async function main(): Promise<void> {
   const wasUp = devScript('status').status === 0;
   if (devScript('up').status !== 0) throw new Error('could not bring up the Temporal dev server (see above)');
   installRuntimeLogger(logger);
+
+  // The local stand-ins for the outside world, on the ports the configured URLs name (when they point here).
+  const portOf = (url: string) => {
+    const m = /^http:\/\/(127\.0\.0\.1|localhost):(\d+)/.exec(url);
+    return m ? Number(m[2]) : undefined;
+  };
+  const o = config.outside;
+  const standins = await startStandins({
+    channel: o.channel.adapter === 'local' ? portOf(o.channel.url) : undefined,
+    exports: portOf(o.exportUrl),
+    pulls: o.pulls.adapter === 'local' ? portOf(o.pulls.url) : undefined,
+    dashboards: portOf(o.dashboardUrl),
+  });
 
   const connection = await NativeConnection.connect(config.temporal.connectionOptions);
   const worker = await createWakeWorker({ connection, namespace: config.temporal.namespace, taskQueue: config.taskQueue });
@@ -57,6 +71,10 @@ async function main(): Promise<void> {
       '  try:',
       `    npx wakegate emit --source ping --entity demo --type check --payload '{"holdMs":5000}' --wait`,
       `    npx wakegate emit --source ping --entity demo --type check --payload '{"holdMs":5000}'   # again: completed, stored result`,
+      `  stand-ins: channel ${standins.urls.channel}/messages, exports ${standins.urls.exports}/exports, PRs ${standins.urls.pulls}/pulls`,
+      `    npx wakegate emit --source campaigns --entity spring-sale --type config.changed --payload '{"dashboards":["reach","spend"]}'`,
+      `    npx wakegate approve 'campaigns/config.changed/spring-sale/<hour>'   # the export waits for a person; see: npx wakegate runs`,
+      `    npx wakegate emit --source deps --entity acme/web:react --type release.published --payload '{"repo":"acme/web","package":"react","from":"19.0.0","to":"19.1.0"}' --wait`,
       '  Ctrl-C stops the worker' + (wasUp ? ' (the dev server was already up and stays up).' : ' and the dev server.'),
       '',
     ].join('\n'),
@@ -67,6 +85,7 @@ async function main(): Promise<void> {
   } finally {
     await client.connection.close();
     await connection.close();
+    await standins.close();
     if (!wasUp) devScript('down');
   }
 }

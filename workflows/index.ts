@@ -3,3 +3,4 @@ export { wakeWorkflow } from './wake';
 export { scheduleTickWorkflow } from './schedule-tick';
 export { scheduleLedgerWorkflow } from './schedule-ledger';
 export { fixedDelayWorkflow } from './fixed-delay';
+export { subagentWorkflow } from './subagent';

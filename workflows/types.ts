@@ -1,3 +1,5 @@
+import type { BudgetLimits } from '../agents/policy';
+
 /** Plain-JSON types shared by the gate, the wake workflow and its callers. */
 
 /**
@@ -23,6 +25,8 @@ export interface WakeInput {
   fingerprint: string;
   /** The delivery that started the run (tracing only). */
   deliveryId?: string;
+  /** Tighter limits than the agent's own budget (an operator's or a test's); never looser. */
+  budget?: Partial<BudgetLimits>;
 }
 
 /** Redeliveries of the same logical event (one or a batch), recorded on the open run for tracing. */
@@ -42,6 +46,12 @@ export interface WakeResult {
   deliveryCount: number;
   /** Agent-specific output. */
   output?: unknown;
+  /** Budget consumed (agents with a policy; absent for the canary). */
+  usage?: BudgetUsage;
+  /** The highest attempt number any step needed (1 = nothing was retried). */
+  attempts?: number;
+  /** Set when the run was killed. */
+  killedBy?: KillRequest;
 }
 
 /** What the `status` query answers while a run is open. */
@@ -51,4 +61,36 @@ export interface WakeStatus {
   phase: string;
   deliveryIds: string[];
   deliveryCount: number;
+  usage?: BudgetUsage;
+  /** The irreversible effect waiting for a person, if any. */
+  awaitingApproval?: { effectKey: string; effect: string; summary: string };
+}
+
+/** A kill request: who stopped the run and why (recorded on the result). */
+export interface KillRequest {
+  who: string;
+  reason: string;
+}
+
+/** A person's decision on an irreversible effect waiting for approval. */
+export interface ApprovalDecision {
+  who: string;
+  reason?: string;
+  /** The effect key being decided; when given it must match the one waiting. */
+  effectKey?: string;
+}
+
+/** What the kill and approval updates answer once accepted. */
+export interface UpdateAck {
+  accepted: true;
+  phase: string;
+}
+
+/** What a run consumed, per budget dimension (wall clock in ms). */
+export interface BudgetUsage {
+  turns: number;
+  tokens: number;
+  toolCalls: number;
+  costUsd: number;
+  wallClockMs: number;
 }

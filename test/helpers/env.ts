@@ -5,6 +5,8 @@ import { TestWorkflowEnvironment } from '@temporalio/testing';
 import { DevServer } from '../../devserver/dev-server';
 import { temporalTestServerPath } from '../../devserver/binaries';
 import { createWakeWorker } from '../../workers/worker';
+import { temporal } from '@temporalio/proto';
+import { ALL_SEARCH_ATTRIBUTES } from '../../workflows/search-attributes';
 
 let runtimeInstalled = false;
 /** Keep the SDK quiet in tests (one Runtime per test process). */
@@ -66,10 +68,25 @@ export async function startDevEnv(opts: { dbFilename?: string } = {}): Promise<D
 /** The Java SDK's time-skipping test server, from the installed binary (never downloaded). */
 export async function startTimeSkippingEnv(): Promise<TestWorkflowEnvironment> {
   quietRuntime();
-  return TestWorkflowEnvironment.createTimeSkipping({
+  const env = await TestWorkflowEnvironment.createTimeSkipping({
     server: { executable: { type: 'existing-path', path: temporalTestServerPath() } },
   });
+  // The test server has no --search-attribute flag; register wakegate's through its operator service.
+  const searchAttributes: Record<string, temporal.api.enums.v1.IndexedValueType> = {};
+  for (const key of ALL_SEARCH_ATTRIBUTES) searchAttributes[key.name] = INDEXED[key.type]!;
+  await env.connection.operatorService.addSearchAttributes({ namespace: env.namespace ?? 'default', searchAttributes });
+  return env;
 }
+
+const INDEXED: Record<string, temporal.api.enums.v1.IndexedValueType> = {
+  KEYWORD: temporal.api.enums.v1.IndexedValueType.INDEXED_VALUE_TYPE_KEYWORD,
+  KEYWORD_LIST: temporal.api.enums.v1.IndexedValueType.INDEXED_VALUE_TYPE_KEYWORD_LIST,
+  INT: temporal.api.enums.v1.IndexedValueType.INDEXED_VALUE_TYPE_INT,
+  DOUBLE: temporal.api.enums.v1.IndexedValueType.INDEXED_VALUE_TYPE_DOUBLE,
+  DATETIME: temporal.api.enums.v1.IndexedValueType.INDEXED_VALUE_TYPE_DATETIME,
+  TEXT: temporal.api.enums.v1.IndexedValueType.INDEXED_VALUE_TYPE_TEXT,
+  BOOL: temporal.api.enums.v1.IndexedValueType.INDEXED_VALUE_TYPE_BOOL,
+};
 
 /** Run `fn` while a wake worker polls `taskQueue`. */
 export async function withWorker<T>(

@@ -120,7 +120,8 @@ test('bad input is refused with the field named', () => {
   refuse({ ...ok, source: 'nope' }, 'unknown_source', 'source');
   refuse({ ...ok, payload: { holdMs: -1 } }, 'invalid_payload', 'payload.holdMs');
   refuse({ ...ok, extra: 1 }, 'invalid_event', '(event)');
-  refuse(ev({ type: 'deleted' }), 'unknown_source', 'source');
+  // The default registry has its own `campaigns` source now; a source no registry knows is unknown.
+  refuse(ev({ source: 'not-registered', type: 'deleted' }), 'unknown_source', 'source');
   assert.throws(() => keyEvent(registry, ev({ type: 'deleted' })), (e: unknown) => e instanceof GateInputError && e.code === 'unknown_event_type');
 });
 

@@ -1,0 +1,96 @@
+/**
+ * `npm run bench:run`: overhead of the run machinery. On its own dev server, times a `no_op` run and a
+ * three-step run (precheck, model call, effect) of the dependency-bump agent from accepted wake to
+ * terminal state, p50/p99 over N runs each (BENCH_RUNS, default 200), beside the same activities as
+ * bare calls in a bare workflow, and prints the ratio. Sequential runs: latency, not throughput.
+ */
+import { bundleWorkflowCode, DefaultLogger, NativeConnection, Runtime, Worker } from '@temporalio/worker';
+import { Client, Connection } from '@temporalio/client';
+import { DevServer } from '../devserver/dev-server';
+import { localOutside } from '../config/config';
+import { createActivities } from '../activities';
+import { startStandins } from '../standins';
+import { keyEvent } from '../gate/gate';
+import { defaultRegistry } from '../triggers/registry';
+import { builtinAgents } from '../agents/registry';
+import { effectKey } from '../gate/keys';
+import type { WakeInput } from '../workflows/types';
+
+const N = Number(process.env.BENCH_RUNS ?? 200);
+
+function pct(xs: number[], p: number): number {
+  const s = [...xs].sort((a, b) => a - b);
+  return s[Math.min(s.length - 1, Math.ceil((p / 100) * s.length) - 1)]!;
+}
+
+async function main(): Promise<void> {
+  Runtime.install({ logger: new DefaultLogger('WARN') });
+  const server = await DevServer.start();
+  const standins = await startStandins();
+  const connection = await NativeConnection.connect({ address: server.address });
+  const client = new Client({ connection: await Connection.connect({ address: server.address }), namespace: server.namespace });
+  const activities = createActivities({ outside: localOutside(standins.urls) });
+  const wakeWorker = await Worker.create({ connection, taskQueue: 'bench-wake', activities, workflowBundle: await bundleWorkflowCode({ workflowsPath: require.resolve('../workflows'), logger: new DefaultLogger('WARN') }) });
+  const bareWorker = await Worker.create({ connection, taskQueue: 'bench-bare', activities, workflowBundle: await bundleWorkflowCode({ workflowsPath: require.resolve('./bare-workflow'), logger: new DefaultLogger('WARN') }) });
+  const policy = builtinAgents['dependency-bump']!;
+  const input = (i: number, kind: string, to: string): WakeInput =>
+    keyEvent(defaultRegistry(), { source: 'deps', entity: `bench/${kind}:pkg${i}`, type: 'check.due', occurredAt: '2026-12-02T00:00:00Z', payload: { repo: `bench/${kind}`, package: `pkg${i}`, from: '1.0.0', to } }).input;
+
+  const time = async (fn: () => Promise<unknown>) => {
+    const t0 = performance.now();
+    await fn();
+    return performance.now() - t0;
+  };
+  const series = async (name: string, one: (i: number) => Promise<unknown>) => {
+    for (let i = 0; i < 10; i++) await one(-1 - i); // warm-up
+    const xs: number[] = [];
+    for (let i = 0; i < N; i++) xs.push(await time(() => one(i)));
+    return { name, p50: pct(xs, 50), p99: pct(xs, 99) };
+  };
+  // "Accepted wake → terminal state": the timer starts once the start call is accepted.
+  const wake = (kind: string, to: string) => async (i: number) => {
+    const h = await client.workflow.start('wakeWorkflow', { workflowId: `${kind}-${i}-${Date.now()}`, taskQueue: 'bench-wake', args: [input(i, kind, to)] });
+    return h.result();
+  };
+  const bare = (kind: string, three: boolean) => async (i: number) => {
+    const inp = input(i, `${kind}-bare`, three ? '2.0.0' : '1.0.0');
+    const tool = { tool: 'check_dependency', eventKey: inp.eventKey, entity: inp.entity, payload: inp.payload };
+    const steps = [
+      { name: 'loadAgentPolicy', arg: 'dependency-bump' },
+      { name: 'toolCall', arg: tool },
+      ...(three
+        ? [
+            { name: 'modelCall', arg: { messages: [{ role: 'system', content: policy.systemPrompt }, { role: 'user', content: JSON.stringify({ observations: [{ changed: true, headline: 'bump' }] }) }], tools: [], maxOutputTokens: 300 } },
+            { name: 'commitEffect', arg: { effectKey: effectKey(inp.eventKey, 'open_pull_request', 0), effect: policy.effects[0], request: { kind: 'pull_request', repo: `bench/bare`, branch: `bump/pkg${i}-${Date.now()}`, title: 't', body: 'b' } } },
+          ]
+        : []),
+    ];
+    const h = await client.workflow.start('bareWorkflow', { workflowId: `bare-${kind}-${i}-${Date.now()}`, taskQueue: 'bench-bare', args: [steps] });
+    return h.result();
+  };
+
+  const results = await wakeWorker.runUntil(() =>
+    bareWorker.runUntil(async () => [
+      await series('no_op run (wake)', wake('noop', '1.0.0')),
+      await series('no_op steps (bare)', bare('noop', false)),
+      await series('three-step run (wake)', wake('three', '2.0.0')),
+      await series('three steps (bare)', bare('three', true)),
+    ]),
+  );
+  const fmt = (x: number) => x.toFixed(1).padStart(7);
+  console.log(`wakegate bench:run, ${N} sequential runs each, dev server on this machine (ms, accepted → terminal)`);
+  console.log('series                      p50      p99');
+  for (const r of results) console.log(`${r.name.padEnd(24)}${fmt(r.p50)}  ${fmt(r.p99)}`);
+  const [nw, nb, tw, tb] = results as [typeof results[0], typeof results[0], typeof results[0], typeof results[0]];
+  console.log(`ratio no_op       p50 ${(nw.p50 / nb.p50).toFixed(2)}x  p99 ${(nw.p99 / nb.p99).toFixed(2)}x`);
+  console.log(`ratio three-step  p50 ${(tw.p50 / tb.p50).toFixed(2)}x  p99 ${(tw.p99 / tb.p99).toFixed(2)}x`);
+  await client.connection.close();
+  await connection.close();
+  await standins.close();
+  await server.stop();
+}
+
+main().catch((err) => {
+  console.error(err);
+  process.exit(1);
+});

@@ -1,0 +1,117 @@
+import { WorkflowNotFoundError, WorkflowUpdateFailedError, type Client } from '@temporalio/client';
+import type { Command } from 'commander';
+import { loadConfig } from '../config/config';
+import { connectClient } from '../config/temporal';
+import { approveSignal, killUpdate, rejectSignal, statusQuery } from '../workflows/messages';
+import { ExitCode, printJson, reportError, UsageError } from './output';
+
+/** The event key is the workflow ID, so `<event key or workflow id>` is one argument either way. */
+async function withClient(fn: (client: Client) => Promise<number>): Promise<number> {
+  const client = await connectClient(loadConfig());
+  try {
+    return await fn(client);
+  } finally {
+    await client.connection.close();
+  }
+}
+
+const who = (opts: { who?: string }) => opts.who ?? process.env.USER ?? 'operator';
+
+async function update(key: string, def: typeof killUpdate, arg: object): Promise<number> {
+  return withClient(async (client) => {
+    try {
+      const ack = await client.workflow.getHandle(key).executeUpdate(def, { args: [arg as never] });
+      printJson({ workflowId: key, ...ack });
+      return ExitCode.ok;
+    } catch (err) {
+      if (err instanceof WorkflowUpdateFailedError || err instanceof WorkflowNotFoundError) {
+        const message = (err.cause instanceof Error ? err.cause.message : undefined) ?? err.message;
+        printJson({ workflowId: key, accepted: false, error: { code: 'refused', message } });
+        process.stderr.write(`wakegate: refused: ${message}\n`);
+        return ExitCode.refused;
+      }
+      throw err;
+    }
+  });
+}
+
+/**
+ * Approve or reject the waiting effect: refused unless the status query shows one waiting (and, with
+ * --effect-key, that one); then the decision goes as a signal and is confirmed from the status.
+ */
+async function decide(key: string, def: typeof approveSignal, arg: { who: string; reason?: string; effectKey?: string }): Promise<number> {
+  return withClient(async (client) => {
+    const handle = client.workflow.getHandle(key);
+    const refuse = (message: string) => {
+      printJson({ workflowId: key, accepted: false, error: { code: 'refused', message } });
+      process.stderr.write(`wakegate: refused: ${message}\n`);
+      return ExitCode.refused;
+    };
+    let status;
+    try {
+      status = await handle.query(statusQuery);
+    } catch (err) {
+      return refuse(`no open run ${key}: ${(err as Error).message}`);
+    }
+    const waiting = status.awaitingApproval;
+    if (!waiting) return refuse(`no effect of ${key} is waiting for approval (phase ${status.phase})`);
+    if (arg.effectKey && arg.effectKey !== waiting.effectKey) return refuse(`the waiting effect is ${waiting.effectKey}, not ${arg.effectKey}`);
+    await handle.signal(def, { ...arg, effectKey: waiting.effectKey });
+    printJson({ workflowId: key, accepted: true, effectKey: waiting.effectKey, phase: status.phase });
+    return ExitCode.ok;
+  });
+}
+
+/**
+ * Re-arm a closed key: delete its closed run, so the next delivery of that event starts afresh.
+ * Refused while the run is open (kill it first). A person's explicit act: nothing re-arms by itself.
+ */
+async function rearm(key: string): Promise<number> {
+  return withClient(async (client) => {
+    const desc = await client.workflow.getHandle(key).describe();
+    if (desc.status.name === 'RUNNING') throw new UsageError(`${key} is still running; kill it first`);
+    await client.workflowService.deleteWorkflowExecution({ namespace: client.options.namespace, workflowExecution: { workflowId: key, runId: desc.runId } });
+    // Deletion is asynchronous on the server: answer only once the key is free.
+    const deadline = Date.now() + 60_000;
+    for (;;) {
+      try {
+        await client.workflow.getHandle(key, desc.runId).describe();
+      } catch (err) {
+        if (err instanceof WorkflowNotFoundError) break;
+        throw err;
+      }
+      if (Date.now() > deadline) throw new Error(`deleted ${key} but the server still shows it after 60 s; try again`);
+      await new Promise((r) => setTimeout(r, 250));
+    }
+    printJson({ workflowId: key, rearmed: true, deletedRunId: desc.runId, wasStatus: desc.status.name });
+    return ExitCode.ok;
+  });
+}
+
+/** `wakegate kill | approve | reject | rearm <key>`. */
+export function registerRunControl(program: Command): void {
+  const run = (fn: () => Promise<number>) => async () => {
+    process.exitCode = await fn().catch(reportError);
+  };
+  program
+    .command('kill <key>')
+    .description('Stop a live run before its next step (in-flight activities are cancelled); it ends `cancelled`.')
+    .requiredOption('--reason <why>', 'why it is being stopped (recorded on the run)')
+    .option('--who <name>', 'who stops it (default: $USER)')
+    .action((key: string, opts: { reason: string; who?: string }) => run(() => update(key, killUpdate, { who: who(opts), reason: opts.reason }))());
+  for (const [name, def] of [['approve', approveSignal], ['reject', rejectSignal]] as const) {
+    program
+      .command(`${name} <key>`)
+      .description(`${name === 'approve' ? 'Approve' : 'Reject'} the irreversible effect a run is waiting on.`)
+      .option('--who <name>', 'who decides (default: $USER)')
+      .option('--reason <why>', 'why')
+      .option('--effect-key <key>', 'the effect key being decided (refused if another one is waiting)')
+      .action((key: string, opts: { who?: string; reason?: string; effectKey?: string }) =>
+        run(() => decide(key, def, { who: who(opts), reason: opts.reason, effectKey: opts.effectKey }))(),
+      );
+  }
+  program
+    .command('rearm <key>')
+    .description('Delete a closed run of this event key so the next delivery starts a new run.')
+    .action((key: string) => run(() => rearm(key))());
+}

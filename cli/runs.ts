@@ -1,0 +1,72 @@
+import type { Command } from 'commander';
+import { loadConfig } from '../config/config';
+import { connectClient } from '../config/temporal';
+import { TERMINAL_REASONS } from '../workflows/types';
+import {
+  WakeAgent,
+  WakeAttempts,
+  WakeCostUsd,
+  WakeDeliveryCount,
+  WakeDeliveryIds,
+  WakeEventKey,
+  WakeTerminalReason,
+  WakeTokens,
+} from '../workflows/search-attributes';
+import { ExitCode, printJson, reportError, UsageError } from './output';
+
+interface RunsOptions {
+  reason?: string;
+  agent?: string;
+  limit: string;
+}
+
+/** `wakegate runs [--reason R] [--agent A] [--limit N]`: recent runs with their search attributes, newest first. */
+export async function listRuns(opts: RunsOptions): Promise<number> {
+  if (opts.reason && !(TERMINAL_REASONS as readonly string[]).includes(opts.reason)) {
+    throw new UsageError(`--reason must be one of ${TERMINAL_REASONS.join(', ')}`);
+  }
+  const limit = Number(opts.limit);
+  if (!Number.isInteger(limit) || limit < 1 || limit > 1000) throw new UsageError('--limit must be a whole number from 1 to 1000');
+  const clauses = ['WorkflowType = "wakeWorkflow"'];
+  if (opts.reason) clauses.push(`WakeTerminalReason = "${opts.reason}"`);
+  if (opts.agent) clauses.push(`WakeAgent = "${opts.agent.replace(/"/g, '')}"`);
+  const client = await connectClient(loadConfig());
+  try {
+    const runs = [];
+    for await (const w of client.workflow.list({ query: clauses.join(' AND '), pageSize: Math.min(limit, 100) })) {
+      const sa = w.typedSearchAttributes;
+      runs.push({
+        workflowId: w.workflowId,
+        runId: w.runId,
+        status: w.status.name,
+        eventKey: sa.get(WakeEventKey),
+        agent: sa.get(WakeAgent),
+        terminalReason: sa.get(WakeTerminalReason) ?? null,
+        attempts: sa.get(WakeAttempts) ?? null,
+        tokens: sa.get(WakeTokens) ?? null,
+        costUsd: sa.get(WakeCostUsd) ?? null,
+        deliveryIds: sa.get(WakeDeliveryIds) ?? [],
+        deliveryCount: sa.get(WakeDeliveryCount) ?? null,
+        startTime: w.startTime.toISOString(),
+        closeTime: w.closeTime?.toISOString() ?? null,
+      });
+      if (runs.length >= limit) break;
+    }
+    printJson({ query: clauses.join(' AND '), runs });
+    return ExitCode.ok;
+  } finally {
+    await client.connection.close();
+  }
+}
+
+export function registerRuns(program: Command): void {
+  program
+    .command('runs')
+    .description('List recent runs with trigger key, delivery ids, attempts, tokens, cost and terminal reason.')
+    .option('--reason <reason>', `only runs that ended so: ${TERMINAL_REASONS.join(', ')}`)
+    .option('--agent <agent>', 'only this agent')
+    .option('--limit <n>', 'at most this many', '20')
+    .action(async (opts: RunsOptions) => {
+      process.exitCode = await listRuns(opts).catch(reportError);
+    });
+}

@@ -1,0 +1,118 @@
+import { after, before, describe, test } from 'node:test';
+import assert from 'node:assert/strict';
+import type { TestWorkflowEnvironment } from '@temporalio/testing';
+import { Worker } from '@temporalio/worker';
+import type { WakeResult, WakeStatus } from '../workflows/types';
+import { rejectSignal, statusQuery } from '../workflows/messages';
+import { eventually, startTimeSkippingEnv, unique, workflowBundle } from './helpers/env';
+import { startOutside, startWake, wakeInput } from './helpers/outside';
+import type { Standins } from '../standins';
+
+/* Budgets, the shared subagent pool and approval timeouts on the time-skipping server (timers jump). */
+
+let env: TestWorkflowEnvironment;
+let standins: Standins;
+let worker: Worker;
+let running: Promise<void>;
+const taskQueue = unique('budget');
+before(async () => {
+  env = await startTimeSkippingEnv();
+  const outside = await startOutside();
+  standins = outside.standins;
+  worker = await Worker.create({ connection: env.nativeConnection, taskQueue, workflowBundle: await workflowBundle(), activities: outside.activities });
+  running = worker.run();
+});
+after(async () => {
+  worker?.shutdown();
+  await running;
+  await standins?.close();
+  await env?.teardown();
+});
+
+const run = async (input: ReturnType<typeof wakeInput>) => (await startWake(env.client, taskQueue, input)).result();
+const deps = (budget: Parameters<typeof wakeInput>[4]) => {
+  const repo = unique('acme/b');
+  return { repo, input: wakeInput('deps', `${repo}:lodash`, 'release.published', { repo, package: 'lodash', from: '4.17.20', to: '4.17.21' }, budget) };
+};
+const dimension = (r: WakeResult) => (r.output as { dimension: string }).dimension;
+
+describe('budgets: a run stops before it would cross any line', () => {
+  test('turns', async () => {
+    const r = await run(wakeInput('campaigns', unique('c'), 'report.due', { dashboards: ['reach'] }, { turns: 1 }));
+    assert.equal(r.terminalReason, 'budget_exhausted');
+    assert.equal(dimension(r), 'turns');
+    assert.ok(r.usage!.turns <= 1, JSON.stringify(r.usage));
+  });
+
+  test('tokens: refused before the model call, nothing spent', async () => {
+    const { input } = deps({ tokens: 50 });
+    const r = await run(input);
+    assert.equal(r.terminalReason, 'budget_exhausted');
+    assert.equal(dimension(r), 'tokens');
+    assert.equal(r.usage!.tokens, 0);
+  });
+
+  test('tool calls: the precheck runs, the effect is not made', async () => {
+    const { input, repo } = deps({ toolCalls: 1 });
+    const r = await run(input);
+    assert.equal(r.terminalReason, 'budget_exhausted');
+    assert.equal(dimension(r), 'toolCalls');
+    assert.equal(r.usage!.toolCalls, 1);
+    assert.equal(standins.pulls.pulls.filter((p) => p.repo === repo).length, 0);
+  });
+
+  test('cost', async () => {
+    const { input } = deps({ costUsd: 0.000001 });
+    const r = await run(input);
+    assert.equal(r.terminalReason, 'budget_exhausted');
+    assert.equal(dimension(r), 'costUsd');
+    assert.ok(r.usage!.costUsd <= 0.000001);
+  });
+
+  test('wall clock: the deadline fires while the run waits for approval', async () => {
+    const campaign = unique('wc');
+    const r = await run(wakeInput('campaigns', campaign, 'report.due', { dashboards: ['reach'] }, { wallClockMs: 30 * 60_000 }));
+    assert.equal(r.terminalReason, 'budget_exhausted');
+    assert.equal(dimension(r), 'wallClockMs');
+    assert.ok(r.usage!.wallClockMs >= 30 * 60_000 && r.usage!.wallClockMs < 4 * 3600_000, JSON.stringify(r.usage));
+    assert.equal(standins.exports.jobs.filter((j) => j.campaign === campaign).length, 0);
+  });
+
+  test('subagents in parallel share one pool: together they never exceed it', async () => {
+    const campaign = unique('pool');
+    const readsBefore = standins.dashboards.reads();
+    // Each subagent is granted 6 000 tokens; 13 000 fund two of the five.
+    const r = await run(wakeInput('campaigns', campaign, 'report.due', { dashboards: ['a', 'b', 'c', 'd', 'e'] }, { tokens: 13_000 }));
+    assert.equal(r.terminalReason, 'budget_exhausted');
+    assert.equal(dimension(r), 'pool');
+    const subs = (r.output as { subagents: { terminalReason: string; spent: { tokens: number } }[] }).subagents;
+    assert.equal(subs.filter((s) => s.terminalReason === 'success').length, 2);
+    assert.ok(r.usage!.tokens <= 13_000);
+    assert.equal(r.usage!.tokens, subs.reduce((n, s) => n + s.spent.tokens, 0));
+    assert.equal(standins.dashboards.reads() - readsBefore, 2, 'unfunded subagents never ran');
+  });
+});
+
+describe('approval of irreversible effects', () => {
+  test('no decision within the timeout: escalated, with the draft and what was committed preserved', async () => {
+    const campaign = unique('esc');
+    const r = await run(wakeInput('campaigns', campaign, 'report.due', { dashboards: ['reach'] }));
+    assert.equal(r.terminalReason, 'escalated');
+    const out = r.output as { final: { summary: string }; committed: { name: string }[]; awaiting: { effectKey: string } };
+    assert.match(out.final.summary, /reach/);
+    assert.deepEqual(out.committed.map((e) => e.name), ['post_summary']);
+    assert.match(out.awaiting.effectKey, /#start_export@1$/);
+    assert.equal(standins.exports.jobs.filter((j) => j.campaign === campaign).length, 0);
+  });
+
+  test('rejected by a person: blocked, the effect is not made', async () => {
+    const campaign = unique('rej');
+    const handle = await startWake(env.client, taskQueue, wakeInput('campaigns', campaign, 'report.due', { dashboards: ['reach'] }));
+    await eventually(() => handle.query(statusQuery), (s: WakeStatus) => s.awaitingApproval !== undefined, 30_000, 'approval wait');
+    await handle.signal(rejectSignal, { who: 'ben', reason: 'wrong audience' });
+    const r = await handle.result();
+    assert.equal(r.terminalReason, 'blocked');
+    assert.match(r.summary, /ben rejected start_export: wrong audience/);
+    assert.equal(standins.exports.jobs.filter((j) => j.campaign === campaign).length, 0);
+  });
+});

@@ -1,0 +1,214 @@
+import { after, before, describe, test } from 'node:test';
+import assert from 'node:assert/strict';
+import type { FastifyReply, FastifyRequest } from 'fastify';
+import { Gate } from '../gate/gate';
+import { defaultRegistry } from '../triggers/registry';
+import type { WakeResult, WakeStatus } from '../workflows/types';
+import { approveSignal, statusQuery } from '../workflows/messages';
+import type { EffectOutcome } from '../activities/effects/commit';
+import { channelService } from '../standins/channel';
+import { exportService } from '../standins/exports';
+import { pullRequestService } from '../standins/pulls';
+import { startStandins, type Standins } from '../standins';
+import { eventually, startDevEnv, unique, type DevEnv } from './helpers/env';
+import { outsideEnv } from './helpers/outside';
+import { activityEvents, deferred, spawnWorker, type WorkerProcess } from './helpers/worker-process';
+
+/*
+ * Seed Test 1 and Test 2 with real worker processes: the worker is SIGKILLed (or SIGSTOPped) at the
+ * window under test. The fault injection is in these test hooks on the stand-in servers: they hold a
+ * request, or hold a response after the provider applied the effect, and tell the test when.
+ */
+
+type Hook = (req: FastifyRequest, reply: FastifyReply) => Promise<void>;
+/** Per-test hooks, so one set of servers serves every test. */
+const hooks: { prPut?: Hook; channelSend?: Hook; exportPost?: Hook; exportPostSend?: Hook } = {};
+
+let env: DevEnv;
+let standins: Standins;
+const workers: WorkerProcess[] = [];
+before(async () => {
+  env = await startDevEnv();
+  const pulls = pullRequestService();
+  pulls.app.addHook('preHandler', async (req, reply) => {
+    if (req.method === 'PUT') await hooks.prPut?.(req, reply);
+  });
+  const channel = channelService();
+  channel.app.addHook('onSend', async (req, reply) => {
+    if (req.method === 'POST') await hooks.channelSend?.(req, reply);
+  });
+  const exports = exportService();
+  exports.app.addHook('preHandler', async (req, reply) => {
+    if (req.method === 'POST') await hooks.exportPost?.(req, reply);
+  });
+  exports.app.addHook('onSend', async (req, reply) => {
+    if (req.method === 'POST') await hooks.exportPostSend?.(req, reply);
+  });
+  standins = await startStandins({}, { pulls, channel, exports });
+});
+after(async () => {
+  for (const w of workers) await w.kill();
+  await standins?.close();
+  await env?.teardown();
+});
+
+const worker = async (taskQueue: string) => {
+  const w = spawnWorker({ TEMPORAL_ADDRESS: env.server.address, WAKEGATE_TASK_QUEUE: taskQueue, ...outsideEnv(standins) });
+  workers.push(w);
+  await w.ready;
+  return w;
+};
+/** Wait until the client behind the request is gone (its worker was killed), then fail the request unapplied. */
+const untilClientGone = async (req: FastifyRequest, reply: FastifyReply) => {
+  await new Promise<void>((r) => (req.raw.socket.destroyed ? r() : req.raw.socket.once('close', () => r())));
+  await reply.code(503).send({ error: 'client went away' });
+};
+const effects = (r: WakeResult) => (r.output as { committed: EffectOutcome[] }).committed;
+
+describe('crash windows with real worker processes (seed Test 1 and Test 2)', () => {
+  test('Test 1: killed between the model call and the commit, the run resumes without a second model call and commits once', async () => {
+    const taskQueue = unique('t1');
+    const repo = unique('acme/t1');
+    const gate = new Gate({ client: env.client, taskQueue, registry: defaultRegistry() });
+    const event = { source: 'deps', entity: `${repo}:react`, type: 'release.published', occurredAt: '2026-12-02T09:00:00Z', payload: { repo, package: 'react', from: '19.0.0', to: '19.1.0' } };
+    const arrived = deferred();
+    let calls = 0;
+    hooks.prPut = async (req, reply) => {
+      if (++calls > 1) return;
+      arrived.resolve();
+      await untilClientGone(req, reply);
+    };
+    const a = await worker(taskQueue);
+    const first = await gate.admit({ ...event, deliveryId: 'first' });
+    const handle = env.client.workflow.getHandle(first.workflowId);
+    await arrived.promise; // the commit is on the wire; the model call is behind it
+    const model = await activityEvents(handle, 'modelCall');
+    assert.equal(model.completed, 1, 'the model call completed before the crash');
+    await a.kill();
+    await worker(taskQueue);
+    const result = (await handle.result()) as WakeResult;
+    assert.equal(result.terminalReason, 'success', result.summary);
+    assert.deepEqual((await activityEvents(handle, 'modelCall')).startedAttempts, [1], 'the model was called once, never again');
+    const commit = await activityEvents(handle, 'commitEffect');
+    assert.equal(commit.completed, 1);
+    assert.deepEqual(commit.startedAttempts, [2], 'the commit ran again on the new worker');
+    assert.equal(standins.pulls.pulls.filter((p) => p.repo === repo).length, 1, 'exactly one PR');
+    assert.equal(result.attempts, 2);
+    // The same trigger again: the stored result, nothing runs.
+    const again = await gate.admit({ ...event, deliveryId: 'again' });
+    assert.equal(again.decision, 'completed');
+    assert.deepEqual(again.result, result);
+    hooks.prPut = undefined;
+  });
+
+  test('Test 1: a stale attempt that completes after its timeout is refused by the server (the fence)', async () => {
+    const taskQueue = unique('fence');
+    const repo = unique('acme/fence');
+    const held = [deferred(), deferred()];
+    const arrivedAt = [deferred(), deferred()];
+    let calls = 0;
+    // Attempt 1 is held until released; every later attempt waits on the second hold, so nothing but
+    // the stale attempt can complete while the test looks. (The server may hand a retry to the paused
+    // worker's open poll too; then that attempt also times out and another follows.)
+    hooks.prPut = async () => {
+      const i = Math.min(calls++, 1);
+      arrivedAt[i]!.resolve();
+      await held[i]!.promise;
+    };
+    const a = await worker(taskQueue);
+    const started = await new Gate({ client: env.client, taskQueue, registry: defaultRegistry() }).admit({
+      source: 'deps', entity: `${repo}:vite`, type: 'release.published', occurredAt: '2026-12-02T09:00:00Z', payload: { repo, package: 'vite', from: '7.0.0', to: '7.1.0' },
+    });
+    const handle = env.client.workflow.getHandle(started.workflowId);
+    await arrivedAt[0]!.promise;
+    a.child.kill('SIGSTOP'); // paused, not dead: its attempt will try to finish later
+    await worker(taskQueue);
+    await arrivedAt[1]!.promise; // the heartbeat timed out and attempt 2 runs on the second worker
+    held[0]!.resolve(); // attempt 1's provider call returns...
+    await new Promise((r) => setTimeout(r, 300));
+    a.child.kill('SIGCONT'); // ...and the stale worker reports completion after its timeout
+    await new Promise((r) => setTimeout(r, 3000));
+    assert.equal((await activityEvents(handle, 'commitEffect')).completed, 0, 'the stale completion was refused');
+    held[1]!.resolve();
+    const result = (await handle.result()) as WakeResult;
+    assert.equal(result.terminalReason, 'success');
+    assert.ok(effects(result)[0]!.attempt >= 2, 'the outcome recorded is a later attempt’s, not the stale one’s');
+    assert.equal((await activityEvents(handle, 'commitEffect')).completed, 1);
+    assert.equal(standins.pulls.pulls.filter((p) => p.repo === repo).length, 1);
+    hooks.prPut = undefined;
+  });
+
+  test('Test 2: killed after the provider applied, before completion: keyed post applied once; unkeyed export reconciled as landed', async () => {
+    const taskQueue = unique('t2');
+    const campaign = unique('t2');
+    const posted = deferred();
+    let posts = 0;
+    hooks.channelSend = async () => {
+      if (++posts === 1) {
+        posted.resolve();
+        await new Promise(() => undefined); // never answer: the worker dies with the effect applied
+      }
+    };
+    let w = await worker(taskQueue);
+    const a = await new Gate({ client: env.client, taskQueue, registry: defaultRegistry() }).admit({
+      source: 'campaigns', entity: campaign, type: 'report.due', occurredAt: '2026-12-02T09:00:00Z', payload: { dashboards: ['reach'] },
+    });
+    const handle = env.client.workflow.getHandle(a.workflowId);
+    await posted.promise;
+    assert.equal(standins.channel.messages.filter((m) => m.text.includes(campaign)).length, 1);
+    await w.kill();
+    w = await worker(taskQueue);
+    await eventually(() => handle.query(statusQuery), (s: WakeStatus) => s.awaitingApproval !== undefined, 30_000, 'approval wait');
+    assert.equal(posts, 2, 'the post was retried with its key');
+    assert.equal(standins.channel.messages.filter((m) => m.text.includes(campaign)).length, 1, 'the provider deduplicated it');
+
+    const exported = deferred();
+    let exportsSent = 0;
+    hooks.exportPostSend = async () => {
+      if (++exportsSent === 1) {
+        exported.resolve();
+        await new Promise(() => undefined);
+      }
+    };
+    await handle.signal(approveSignal, { who: 'ana' });
+    await exported.promise;
+    await w.kill();
+    await worker(taskQueue);
+    const result = (await handle.result()) as WakeResult;
+    assert.equal(result.terminalReason, 'success', result.summary);
+    const [post, exp] = effects(result);
+    assert.equal(post!.outcome, 'already_applied');
+    assert.equal(exp!.outcome, 'reconciled_landed');
+    assert.equal(exp!.attempt, 2);
+    assert.equal(standins.exports.jobs.filter((j) => j.campaign === campaign).length, 1, 'the export started exactly once');
+    hooks.channelSend = undefined;
+    hooks.exportPostSend = undefined;
+  });
+
+  test('Test 2: killed before the unkeyed export landed: the retry finds nothing and does it, once', async () => {
+    const taskQueue = unique('t2b');
+    const campaign = unique('t2b');
+    const arrived = deferred();
+    let calls = 0;
+    hooks.exportPost = async (req, reply) => {
+      if (++calls > 1) return;
+      arrived.resolve();
+      await untilClientGone(req, reply);
+    };
+    const w = await worker(taskQueue);
+    const a = await new Gate({ client: env.client, taskQueue, registry: defaultRegistry() }).admit({
+      source: 'campaigns', entity: campaign, type: 'report.due', occurredAt: '2026-12-02T09:00:00Z', payload: { dashboards: ['spend'] },
+    });
+    const handle = env.client.workflow.getHandle(a.workflowId);
+    await eventually(() => handle.query(statusQuery), (s: WakeStatus) => s.awaitingApproval !== undefined, 30_000, 'approval wait');
+    await handle.signal(approveSignal, { who: 'ana' });
+    await arrived.promise;
+    await w.kill();
+    await worker(taskQueue);
+    const result = (await handle.result()) as WakeResult;
+    assert.equal(result.terminalReason, 'success', result.summary);
+    assert.equal(effects(result)[1]!.outcome, 'reconciled_redone');
+    assert.equal(standins.exports.jobs.filter((j) => j.campaign === campaign).length, 1);
+    hooks.exportPost = undefined;
+  });
+});

@@ -1,0 +1,36 @@
+import { localOutside } from '../../config/config';
+import { createActivities } from '../../activities';
+import { startStandins, type Standins } from '../../standins';
+import type { Client } from '@temporalio/client';
+import { keyEvent } from '../../gate/gate';
+import { defaultRegistry } from '../../triggers/registry';
+import type { WakeInput, WakeResult } from '../../workflows/types';
+import type { BudgetLimits } from '../../agents/policy';
+
+/** The local stand-ins on free ports and the real activities wired to them. */
+export async function startOutside(services?: Parameters<typeof startStandins>[1]): Promise<{ standins: Standins; activities: ReturnType<typeof createActivities> }> {
+  const standins = await startStandins({}, services);
+  return { standins, activities: createActivities({ outside: localOutside(standins.urls) }) };
+}
+
+/** Environment for a worker child process pointed at these stand-ins. */
+export function outsideEnv(s: Standins): Record<string, string> {
+  return {
+    WAKEGATE_CHANNEL_URL: s.urls.channel,
+    WAKEGATE_EXPORT_URL: s.urls.exports,
+    WAKEGATE_PR_URL: s.urls.pulls,
+    WAKEGATE_DASHBOARD_URL: s.urls.dashboards,
+  };
+}
+
+let n = 0;
+/** A wake input as the gate would key it, optionally with a tighter budget. */
+export function wakeInput(source: string, entity: string, type: string, payload: Record<string, unknown>, budget?: Partial<BudgetLimits>): WakeInput {
+  const { input } = keyEvent(defaultRegistry(), { source, entity, type, occurredAt: '2026-12-02T14:05:00Z', payload, deliveryId: `d-${++n}` });
+  return { ...input, ...(budget ? { budget } : {}) };
+}
+
+/** Start a wake directly (as the gate does) and return its handle. */
+export function startWake(client: Client, taskQueue: string, input: WakeInput) {
+  return client.workflow.start<(i: WakeInput) => Promise<WakeResult>>('wakeWorkflow', { workflowId: input.eventKey, taskQueue, args: [input] });
+}

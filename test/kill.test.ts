@@ -1,0 +1,112 @@
+import { after, before, describe, test } from 'node:test';
+import assert from 'node:assert/strict';
+import { Gate } from '../gate/gate';
+import { defaultRegistry } from '../triggers/registry';
+import type { WakeResult, WakeStatus } from '../workflows/types';
+import { statusQuery } from '../workflows/messages';
+import { dashboardService } from '../standins/dashboards';
+import { exportService } from '../standins/exports';
+import type { Standins } from '../standins';
+import { eventually, startDevEnv, unique, withWorker, type DevEnv } from './helpers/env';
+import { runCli } from './helpers/cli';
+import { startOutside } from './helpers/outside';
+import { deferred } from './helpers/worker-process';
+
+/* The kill switch, re-arming, the runs listing, and an ambiguous effect escalated, on the dev server. */
+
+let env: DevEnv;
+let standins: Standins;
+let activities: object;
+const stall = { dashboard: false, exportPostDrop: false, exportSearchDown: false };
+const stalledClosed = deferred();
+const stalledArrived = deferred();
+before(async () => {
+  env = await startDevEnv();
+  const dashboards = dashboardService();
+  dashboards.app.addHook('onRequest', async (req) => {
+    if (!stall.dashboard) return;
+    stalledArrived.resolve();
+    // Hold the read until the caller goes away: the activity must be cancelled for that to happen.
+    await new Promise<void>((r) => req.raw.socket.once('close', () => r()));
+    stalledClosed.resolve();
+  });
+  const exports = exportService();
+  exports.app.addHook('onSend', async (req, reply) => {
+    if (req.method === 'POST' && stall.exportPostDrop) {
+      stall.exportPostDrop = false;
+      reply.raw.socket?.destroy(); // applied, answer lost: the ambiguous window
+    }
+  });
+  exports.app.addHook('preHandler', async (req, reply) => {
+    if (req.method === 'GET' && stall.exportSearchDown) await reply.code(503).send({ error: 'search unavailable' });
+  });
+  ({ standins, activities } = await startOutside({ dashboards, exports }));
+});
+after(async () => {
+  await standins?.close();
+  await env?.teardown();
+});
+
+const cli = (args: string[]) => runCli(args, { TEMPORAL_ADDRESS: env.server.address });
+
+describe('kill switch, re-arm and the runs listing', () => {
+  test('`wakegate kill` stops a run with a tool call in flight: cancelled, nothing committed; a redelivery gets the stored outcome until re-armed', async () => {
+    const taskQueue = unique('kill');
+    const campaign = unique('kill');
+    const gate = new Gate({ client: env.client, taskQueue, registry: defaultRegistry() });
+    const event = { source: 'campaigns', entity: campaign, type: 'config.changed', occurredAt: '2026-12-02T10:00:00Z', payload: { dashboards: ['reach'] } };
+    await withWorker(env.nativeConnection, taskQueue, async () => {
+      stall.dashboard = true;
+      const a = await gate.admit({ ...event, deliveryId: 'k1' });
+      await stalledArrived.promise;
+      const kill = await cli(['kill', a.workflowId, '--reason', 'runaway test', '--who', 'ops']);
+      assert.equal(kill.code, 0, kill.stderr);
+      assert.equal(kill.json.accepted, true);
+      const result = (await env.client.workflow.getHandle(a.workflowId).result()) as WakeResult;
+      stall.dashboard = false;
+      assert.equal(result.terminalReason, 'cancelled');
+      assert.deepEqual(result.killedBy, { who: 'ops', reason: 'runaway test' });
+      await stalledClosed.promise; // the in-flight read was cancelled and its connection dropped
+      assert.equal(standins.channel.messages.filter((m) => m.text.includes(campaign)).length, 0, 'nothing committed');
+      // Killing a finished run is refused.
+      const again = await cli(['kill', a.workflowId, '--reason', 'twice']);
+      assert.equal(again.code, 3);
+
+      const redelivered = await gate.admit({ ...event, deliveryId: 'k2' });
+      assert.equal(redelivered.decision, 'completed');
+      assert.equal(redelivered.result?.terminalReason, 'cancelled');
+
+      const listed = await eventually(() => cli(['runs', '--reason', 'cancelled', '--limit', '50']), (r) => (r.json.runs as { workflowId: string }[]).some((x) => x.workflowId === a.workflowId), 15_000, 'runs listing');
+      const row = (listed.json.runs as Record<string, unknown>[]).find((x) => x.workflowId === a.workflowId)!;
+      assert.equal(row.terminalReason, 'cancelled');
+      assert.deepEqual(row.deliveryIds, ['k1']);
+      assert.equal(row.attempts, 1);
+
+      const rearm = await cli(['rearm', a.workflowId]);
+      assert.equal(rearm.code, 0, rearm.stderr);
+      const fresh = await eventually(() => gate.admit({ ...event, deliveryId: 'k3' }), (x) => x.decision === 'started', 15_000, 'a fresh start after re-arm');
+      assert.notEqual(fresh.runId, a.runId);
+    }, { activities });
+  });
+
+  test('an unkeyed export whose answer was lost, with the provider unable to say: escalated, never a silent duplicate', async () => {
+    const taskQueue = unique('ambig');
+    const campaign = unique('ambig');
+    await withWorker(env.nativeConnection, taskQueue, async () => {
+      const a = await new Gate({ client: env.client, taskQueue, registry: defaultRegistry() }).admit({
+        source: 'campaigns', entity: campaign, type: 'report.due', occurredAt: '2026-12-02T10:00:00Z', payload: { dashboards: ['reach'] },
+      });
+      const handle = env.client.workflow.getHandle(a.workflowId);
+      await eventually(() => handle.query(statusQuery), (s: WakeStatus) => s.awaitingApproval !== undefined, 30_000, 'approval wait');
+      stall.exportPostDrop = true;
+      stall.exportSearchDown = true;
+      const ok = await cli(['approve', a.workflowId, '--who', 'ana']);
+      assert.equal(ok.code, 0, ok.stderr);
+      const result = (await handle.result()) as WakeResult;
+      stall.exportSearchDown = false;
+      assert.equal(result.terminalReason, 'escalated', result.summary);
+      assert.match((result.output as { ambiguous: { effectKey: string } }).ambiguous.effectKey, /#start_export@1$/);
+      assert.equal(standins.exports.jobs.filter((j) => j.campaign === campaign).length, 1, 'the first attempt landed once; the retry did not repeat it');
+    }, { activities });
+  });
+});

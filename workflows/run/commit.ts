@@ -1,0 +1,91 @@
+import { ActivityFailure, ApplicationFailure, condition, sleep } from '@temporalio/workflow';
+import type { AgentPolicy, EffectPolicy } from '../../agents/policy';
+import type { EffectRequest } from '../../activities/effects/commit';
+import type { FinalAnswer } from '../../activities/model/types';
+import { effectKey } from '../../gate/keys';
+import type { WakeInput } from '../types';
+import { commitEffect } from './activities';
+import { reserve, settle, type BudgetPool } from './budget';
+import type { RunOutcome, RunState } from './state';
+
+/** The provider request of an effect, built from the event and the model's final answer. */
+function requestFor(effect: EffectPolicy, input: WakeInput, final: FinalAnswer): EffectRequest {
+  switch (effect.kind) {
+    case 'channel_post':
+      return { kind: 'channel_post', text: `Campaign ${input.entity}: ${final.summary}` };
+    case 'export_start':
+      return { kind: 'export_start', campaign: input.entity };
+    case 'pull_request': {
+      const p = input.payload as { repo: string; package: string; from: string; to: string };
+      // The branch name is the natural key: the same bump always lands on the same branch.
+      return { kind: 'pull_request', repo: p.repo, branch: `bump/${p.package}-${p.to}`, title: `Bump ${p.package} from ${p.from} to ${p.to}`, body: final.summary };
+    }
+  }
+}
+
+function failureType(err: unknown): string | undefined {
+  return err instanceof ActivityFailure && err.cause instanceof ApplicationFailure ? err.cause.type ?? undefined : undefined;
+}
+
+/**
+ * The commit stage: each effect in order, under its effect key `eventKey#name@step`. An irreversible
+ * effect waits for a person first (approve → go on; reject → `blocked`; no answer within the
+ * policy's timeout → `escalated`, with the draft and what was already committed in the result).
+ * A reconcile effect that cannot tell whether it landed escalates; it never guesses.
+ */
+export async function commitEffects(input: WakeInput, policy: AgentPolicy, state: RunState, pool: BudgetPool, final: FinalAnswer): Promise<RunOutcome> {
+  const preserved = () => ({ final, committed: state.effects });
+  for (const [step, effect] of policy.effects.entries()) {
+    const key = effectKey(input.eventKey, effect.name, step);
+    if (!effect.reversible && policy.approval.irreversible === 'required') {
+      state.phase = 'awaiting_approval';
+      // Keep a decision already recorded: replaying from scratch, the update that decided may be
+      // delivered in the same activation before the step that set `pending` (it was validated against
+      // `pending` when it first ran). Overwriting it here was a non-determinism the crash tests found.
+      state.approval = { ...state.approval, pending: { effectKey: key, effect: effect.name, summary: final.summary } };
+      // A timer that is never cancelled, not condition(fn, timeout): in that replay order the decision
+      // is already there, and a timer started and cancelled in one activation would leave no
+      // TimerStarted event where the original run recorded one.
+      let timedOut = false;
+      sleep(policy.approval.timeoutMs).then(
+        () => (timedOut = true),
+        () => undefined, // cancelled with the run (kill, wall clock)
+      );
+      await condition(() => state.approval.decision !== undefined || timedOut);
+      const decision = state.approval.decision;
+      const decided = decision !== undefined;
+      state.approval.pending = undefined;
+      if (!decided || !decision) {
+        return {
+          reason: 'escalated',
+          summary: `no decision on irreversible effect ${effect.name} within ${policy.approval.timeoutMs} ms; handed to a person`,
+          output: { ...preserved(), awaiting: { effectKey: key, effect: effect.name } },
+        };
+      }
+      if (!decision.approved) {
+        return { reason: 'blocked', summary: `${decision.who} rejected ${effect.name}${decision.reason ? `: ${decision.reason}` : ''}`, output: { ...preserved(), decision } };
+      }
+      state.approval = {}; // consumed: a later irreversible effect needs its own decision
+      state.phase = 'committing';
+    }
+    const r = reserve(pool, { toolCalls: 1 });
+    if (!r.ok) return { reason: 'budget_exhausted', summary: `stopped before effect ${effect.name}: the toolCalls budget would be crossed`, output: { dimension: 'toolCalls', ...preserved() } };
+    try {
+      const outcome = await commitEffect({ effectKey: key, effect, request: requestFor(effect, input, final) });
+      state.effects.push(outcome);
+      state.maxAttempt = Math.max(state.maxAttempt, outcome.attempt);
+    } catch (err) {
+      if (failureType(err) === 'EffectAmbiguous') {
+        return {
+          reason: 'escalated',
+          summary: `cannot tell whether ${effect.name} landed; a person must check ${key}`,
+          output: { ...preserved(), ambiguous: { effectKey: key, effect: effect.name, detail: (err as ActivityFailure).cause?.message } },
+        };
+      }
+      throw err;
+    } finally {
+      settle(pool, r.charge, r.charge);
+    }
+  }
+  return { reason: 'success', summary: final.summary, output: preserved() };
+}

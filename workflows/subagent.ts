@@ -1,0 +1,59 @@
+import { workflowInfo } from '@temporalio/workflow';
+import type { AgentPolicy } from '../agents/policy';
+import type { ChatMessage } from '../activities/model/types';
+import { toolCall } from './run/activities';
+import { chargedModelCall } from './run/agent-loop';
+import { newPool, reserve, settle, type Spend } from './run/budget';
+import { newRunState } from './run/state';
+import type { TerminalReason } from './types';
+
+export interface SubagentInput {
+  eventKey: string;
+  entity: string;
+  payload: Record<string, unknown>;
+  /** What this subagent works on (one dashboard). */
+  item: string;
+  tool: string;
+  /** Its slice of the parent's pool, reserved there before this child started. */
+  grant: Spend;
+  policy: Pick<AgentPolicy, 'model' | 'systemPrompt'>;
+}
+
+export interface SubagentResult {
+  item: string;
+  terminalReason: TerminalReason;
+  /** What it actually spent; the parent settles its grant to this. Never more than the grant. */
+  spent: Spend;
+  attempts: number;
+  observation?: { item: string; changed: boolean; headline: string };
+}
+
+/**
+ * A subagent: reads one item with its tool and summarizes it in one model turn, spending only its
+ * grant. A child workflow of the wake, cancelled with it (kill, wall clock).
+ */
+export async function subagentWorkflow(input: SubagentInput): Promise<SubagentResult> {
+  // The parent's wall clock covers the child (it cancels the child); the child counts only counters.
+  const pool = newPool({ ...input.grant, wallClockMs: Number.MAX_SAFE_INTEGER });
+  const state = newRunState(workflowInfo().runStartTime.getTime());
+  const done = (terminalReason: TerminalReason, observation?: SubagentResult['observation']): SubagentResult => ({
+    item: input.item,
+    terminalReason,
+    spent: pool.spent,
+    attempts: state.maxAttempt,
+    observation,
+  });
+  const r = reserve(pool, { toolCalls: 1 });
+  if (!r.ok) return done('budget_exhausted');
+  const read = await toolCall({ tool: input.tool, eventKey: input.eventKey, entity: input.entity, payload: input.payload, item: input.item });
+  settle(pool, r.charge, r.charge);
+  state.maxAttempt = Math.max(state.maxAttempt, read.attempt);
+  const messages: ChatMessage[] = [
+    { role: 'system', content: input.policy.systemPrompt },
+    { role: 'user', content: JSON.stringify({ task: `summarize ${input.item}`, observations: [JSON.parse(read.content)] }) },
+  ];
+  const turn = await chargedModelCall(state, pool, input.policy, messages, []);
+  if ('exhausted' in turn) return done('budget_exhausted');
+  const summary = turn.reply.final?.summary ?? input.item;
+  return done('success', { item: input.item, changed: read.changed, headline: read.changed ? summary : `${input.item}: unchanged` });
+}
