@@ -3,31 +3,12 @@ import assert from 'node:assert/strict';
 import type { TestWorkflowEnvironment } from '@temporalio/testing';
 import { cadenceQuery } from '../workflows/schedule-messages';
 import type { FixedDelayInput, FixedDelayState } from '../workflows/schedule-types';
-import { temporal } from '@temporalio/proto';
-import { SearchAttributeType } from '@temporalio/common';
-import { ALL_SEARCH_ATTRIBUTES } from '../workflows/search-attributes';
 import { startTimeSkippingEnv, unique, withWorker } from './helpers/env';
-
-const T = temporal.api.enums.v1.IndexedValueType;
-const INDEXED: Record<SearchAttributeType, temporal.api.enums.v1.IndexedValueType> = {
-  [SearchAttributeType.TEXT]: T.INDEXED_VALUE_TYPE_TEXT,
-  [SearchAttributeType.KEYWORD]: T.INDEXED_VALUE_TYPE_KEYWORD,
-  [SearchAttributeType.INT]: T.INDEXED_VALUE_TYPE_INT,
-  [SearchAttributeType.DOUBLE]: T.INDEXED_VALUE_TYPE_DOUBLE,
-  [SearchAttributeType.BOOL]: T.INDEXED_VALUE_TYPE_BOOL,
-  [SearchAttributeType.DATETIME]: T.INDEXED_VALUE_TYPE_DATETIME,
-  [SearchAttributeType.KEYWORD_LIST]: T.INDEXED_VALUE_TYPE_KEYWORD_LIST,
-};
 
 // Timers of an hour in seconds of real time: the time-skipping test server.
 let env: TestWorkflowEnvironment;
 before(async () => {
-  env = await startTimeSkippingEnv();
-  // The test server has no --search-attribute flag: register the wake's attributes through its operator service.
-  await env.connection.operatorService.addSearchAttributes({
-    namespace: 'default',
-    searchAttributes: Object.fromEntries(ALL_SEARCH_ATTRIBUTES.map((k) => [k.name, INDEXED[k.type]])),
-  });
+  env = await startTimeSkippingEnv(); // registers wakegate's search attributes
 });
 after(async () => {
   await env?.teardown();

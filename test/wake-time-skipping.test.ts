@@ -1,12 +1,9 @@
 import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
-import { TypedSearchAttributes } from '@temporalio/common';
-import { temporal } from '@temporalio/proto';
 import type { TestWorkflowEnvironment } from '@temporalio/testing';
 import { keyEvent } from '../gate/gate';
 import { defaultRegistry } from '../triggers/registry';
 import { deliverySignal, statusQuery } from '../workflows/messages';
-import { ALL_SEARCH_ATTRIBUTES } from '../workflows/search-attributes';
 import type { WakeResult } from '../workflows/types';
 import { eventually, startTimeSkippingEnv, unique, withWorker } from './helpers/env';
 
@@ -14,13 +11,7 @@ import { eventually, startTimeSkippingEnv, unique, withWorker } from './helpers/
 // (delivery bookkeeping, status, cancellation) on a second real server implementation.
 let env: TestWorkflowEnvironment;
 before(async () => {
-  env = await startTimeSkippingEnv();
-  const types: Record<string, temporal.api.enums.v1.IndexedValueType> = {};
-  for (const k of ALL_SEARCH_ATTRIBUTES) {
-    const name = TypedSearchAttributes.toMetadataType(k.type).toUpperCase().replace('KEYWORDLIST', 'KEYWORD_LIST');
-    types[k.name] = temporal.api.enums.v1.IndexedValueType[`INDEXED_VALUE_TYPE_${name}` as 'INDEXED_VALUE_TYPE_KEYWORD'];
-  }
-  await env.connection.operatorService.addSearchAttributes({ namespace: 'default', searchAttributes: types });
+  env = await startTimeSkippingEnv(); // registers wakegate's search attributes
 });
 after(async () => {
   await env?.teardown();

@@ -185,6 +185,9 @@ export async function wakeWorkflow(input: WakeInput): Promise<WakeResult> {
     done = true;
     record('failed');
     if (err instanceof ApplicationFailure) throw err;
-    throw ApplicationFailure.nonRetryable(`run failed: ${(err as Error).message}`, 'RunFailed');
+    // Name the root cause (an activity's own failure, not "Activity task failed") and keep the chain.
+    let root = err as Error;
+    while (root.cause instanceof Error) root = root.cause;
+    throw ApplicationFailure.create({ message: `run failed: ${root.message}`, type: 'RunFailed', nonRetryable: true, cause: err as Error });
   }
 }
