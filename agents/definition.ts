@@ -1,6 +1,7 @@
 import { z } from 'zod';
 import { msToNumber } from '@temporalio/common/lib/time';
 import type { AgentPolicy } from './policy';
+import { parseDefinition } from '../config/definitions';
 
 const Name = z
   .string()
@@ -89,12 +90,8 @@ export type AgentDefinitionInput = z.input<typeof AgentDefinitionSchema>;
 
 /** Validate an agent definition and turn it into the plain-JSON policy the workflow runs. Throws naming every bad field. */
 export function defineAgent(def: AgentDefinitionInput): AgentPolicy {
-  const parsed = AgentDefinitionSchema.safeParse(def);
-  if (!parsed.success) {
-    const where = typeof def?.name === 'string' ? ` "${def.name}"` : '';
-    throw new Error(`invalid agent definition${where}: ` + parsed.error.issues.map((i) => `${i.path.join('.') || '(root)'}: ${i.message}`).join('; '));
-  }
-  const { budget, approval, ...rest } = parsed.data;
+  const data = parseDefinition(AgentDefinitionSchema, def, 'agent', def?.name);
+  const { budget, approval, ...rest } = data;
   const { wallClock, ...limits } = budget;
   return { ...rest, budget: { ...limits, wallClockMs: wallClock }, approval: { irreversible: approval.irreversible, timeoutMs: approval.timeout } };
 }

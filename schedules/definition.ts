@@ -1,6 +1,7 @@
 import { z } from 'zod';
 import { msToNumber } from '@temporalio/common/lib/time';
 import { Name } from '../triggers/definition';
+import { parseDefinition } from '../config/definitions';
 
 /** A duration string ("2s", "15m", "1 hour") parsed to ms; `min` in ms. */
 const Duration = (what: string, minMs: number) =>
@@ -162,12 +163,5 @@ export type ScheduleDefinition = z.output<typeof ScheduleDefinitionSchema>;
 
 /** Validate a schedule definition; a bad one fails at load time with every problem named. */
 export function defineSchedule(def: ScheduleDefinitionInput): ScheduleDefinition {
-  const parsed = ScheduleDefinitionSchema.safeParse(def);
-  if (!parsed.success) {
-    const where = typeof def?.id === 'string' ? ` "${def.id}"` : '';
-    throw new Error(
-      `invalid schedule definition${where}: ` + parsed.error.issues.map((i) => `${i.path.join('.') || '(root)'}: ${i.message}`).join('; '),
-    );
-  }
-  return parsed.data;
+  return parseDefinition(ScheduleDefinitionSchema, def, 'schedule', def?.id);
 }

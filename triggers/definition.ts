@@ -1,5 +1,6 @@
 import { z } from 'zod';
 import { msToNumber } from '@temporalio/common/lib/time';
+import { parseDefinition } from '../config/definitions';
 
 /** Names used in keys and search attributes: lower-case, digits, `-`, `_`, `.`. */
 export const Name = z
@@ -59,12 +60,5 @@ export type TriggerDefinition = z.output<typeof TriggerDefinitionSchema>;
 
 /** Validate a trigger definition; a bad one fails at load time with every problem named. */
 export function defineTrigger(def: TriggerDefinitionInput): TriggerDefinition {
-  const parsed = TriggerDefinitionSchema.safeParse(def);
-  if (!parsed.success) {
-    const where = typeof def?.source === 'string' ? ` "${def.source}"` : '';
-    throw new Error(
-      `invalid trigger definition${where}: ` + parsed.error.issues.map((i) => `${i.path.join('.') || '(root)'}: ${i.message}`).join('; '),
-    );
-  }
-  return parsed.data;
+  return parseDefinition(TriggerDefinitionSchema, def, 'trigger', def?.source);
 }
