@@ -1,7 +1,6 @@
 import { z } from 'zod';
-import { msToNumber } from '@temporalio/common/lib/time';
 import type { AgentPolicy } from './policy';
-import { parseDefinition } from '../config/definitions';
+import { Duration, parseDefinition } from '../config/definitions';
 
 const Name = z
   .string()
@@ -9,22 +8,11 @@ const Name = z
   .max(64)
   .regex(/^[a-z][a-z0-9_-]*$/, 'use lower-case letters, digits, "_" or "-", starting with a letter');
 
-const Duration = z.string().transform((s, ctx) => {
-  try {
-    const ms = msToNumber(s as never);
-    if (ms >= 1000) return ms;
-  } catch {
-    // reported below
-  }
-  ctx.addIssue({ code: 'custom', message: `"${s}" is not a duration of at least 1s (try "30s", "15m", "4h")` });
-  return z.NEVER;
-});
-
 const Budget = z.strictObject({
   turns: z.number().int().positive(),
   tokens: z.number().int().positive(),
   toolCalls: z.number().int().positive(),
-  wallClock: Duration,
+  wallClock: Duration('budget.wallClock', 1000),
   costUsd: z.number().positive(),
 });
 
@@ -64,7 +52,7 @@ export const AgentDefinitionSchema = z
       })
       .optional(),
     effects: z.array(Effect).nonempty(),
-    approval: z.strictObject({ irreversible: z.enum(['required', 'auto']), timeout: Duration }),
+    approval: z.strictObject({ irreversible: z.enum(['required', 'auto']), timeout: Duration('approval.timeout', 1000) }),
   })
   .superRefine((def, ctx) => {
     const tools = new Set(def.tools.map((t) => t.name));

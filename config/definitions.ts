@@ -1,4 +1,5 @@
-import type { z } from 'zod';
+import { z } from 'zod';
+import { msToNumber } from '@temporalio/common/lib/time';
 
 /**
  * Parse a definition written in code (trigger, schedule, agent) against its schema; a bad one fails
@@ -11,4 +12,28 @@ export function parseDefinition<S extends z.ZodType>(schema: S, def: unknown, ki
   throw new Error(
     `invalid ${kind} definition${where}: ` + parsed.error.issues.map((i) => `${i.path.join('.') || '(root)'}: ${i.message}`).join('; '),
   );
+}
+
+/**
+ * A duration written in a definition ("2s", "15m", "1 hour"), parsed to whole ms; refused with the
+ * field named when it is not a duration or is shorter than `minMs`.
+ */
+export function Duration(what: string, minMs: number) {
+  return z
+    .string()
+    .min(1)
+    .transform((s, ctx) => {
+      let ms: number;
+      try {
+        ms = msToNumber(s as never);
+      } catch {
+        ctx.addIssue({ code: 'custom', message: `${what} "${s}" is not a duration (try "30s", "15m", "1h")` });
+        return z.NEVER;
+      }
+      if (!Number.isInteger(ms) || ms < minMs) {
+        ctx.addIssue({ code: 'custom', message: `${what} "${s}" must be a whole number of ms, at least ${minMs} ms` });
+        return z.NEVER;
+      }
+      return ms;
+    });
 }

@@ -1,27 +1,6 @@
 import { z } from 'zod';
-import { msToNumber } from '@temporalio/common/lib/time';
 import { Name } from '../triggers/definition';
-import { parseDefinition } from '../config/definitions';
-
-/** A duration string ("2s", "15m", "1 hour") parsed to ms; `min` in ms. */
-const Duration = (what: string, minMs: number) =>
-  z
-    .string()
-    .min(1)
-    .transform((s, ctx) => {
-      let ms: number;
-      try {
-        ms = msToNumber(s as never);
-      } catch {
-        ctx.addIssue({ code: 'custom', message: `${what} "${s}" is not a duration (try "30s", "15m", "1h")` });
-        return z.NEVER;
-      }
-      if (!Number.isFinite(ms) || ms < minMs) {
-        ctx.addIssue({ code: 'custom', message: `${what} "${s}" must be at least ${minMs} ms` });
-        return z.NEVER;
-      }
-      return ms;
-    });
+import { Duration, parseDefinition } from '../config/definitions';
 
 const Field = z.union([z.number().int().min(0), z.array(z.number().int().min(0)).nonempty()]);
 const DAYS = ['SUNDAY', 'MONDAY', 'TUESDAY', 'WEDNESDAY', 'THURSDAY', 'FRIDAY', 'SATURDAY'] as const;

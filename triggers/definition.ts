@@ -1,6 +1,5 @@
 import { z } from 'zod';
-import { msToNumber } from '@temporalio/common/lib/time';
-import { parseDefinition } from '../config/definitions';
+import { Duration, parseDefinition } from '../config/definitions';
 
 /** Names used in keys and search attributes: lower-case, digits, `-`, `_`, `.`. */
 export const Name = z
@@ -8,24 +7,6 @@ export const Name = z
   .min(1)
   .max(64)
   .regex(/^[a-z][a-z0-9._-]*$/, 'use lower-case letters, digits, ".", "_" or "-", starting with a letter');
-
-const Duration = z
-  .string()
-  .min(1)
-  .transform((s, ctx) => {
-    let ms: number;
-    try {
-      ms = msToNumber(s as never);
-    } catch {
-      ctx.addIssue({ code: 'custom', message: `"${s}" is not a duration (try "1h", "15m", "1d")` });
-      return z.NEVER;
-    }
-    if (!Number.isInteger(ms) || ms < 1000) {
-      ctx.addIssue({ code: 'custom', message: `bucket "${s}" must be at least 1s` });
-      return z.NEVER;
-    }
-    return ms;
-  });
 
 /**
  * A trigger definition: which source it accepts, how its logical event key is built and why, which
@@ -43,7 +24,7 @@ export const TriggerDefinitionSchema = z.strictObject({
    * Width of the time bucket of the event's own occurrence time (UTC, epoch-aligned), as a duration
    * string. Repeated notifications about one change inside a bucket are one logical event.
    */
-  bucket: Duration,
+  bucket: Duration('bucket', 1000),
   /** Why this key: what one logical event is for this source. Written down so the next trigger does not guess. */
   keyRationale: z.string().min(10),
   /**
