@@ -1,7 +1,6 @@
-import { builtinAgents } from '../agents/registry';
-import type { AgentPolicy } from '../agents/policy';
+import { builtinAgents, type AgentRegistry } from '../agents/registry';
 import { loadConfig, type OutsideConfig } from '../config/config';
-import { createCanaryActivities } from './canary';
+import { createCoalesceActivities } from './coalesce';
 import { createScheduleActivities } from './schedule';
 import { channelAdapter } from './effects/channel';
 import { checkAdapters, createCommitActivity } from './effects/commit';
@@ -14,7 +13,7 @@ import { createRunActivities } from './run';
 
 export interface ActivityDeps {
   outside?: OutsideConfig;
-  agents?: Readonly<Record<string, AgentPolicy>>;
+  agents?: AgentRegistry;
   /** A model to use instead of the configured one. */
   model?: Model;
 }
@@ -35,10 +34,10 @@ export function createActivities(deps: ActivityDeps = {}) {
   };
   checkAdapters(agents, adapters);
   return {
-    ...createCanaryActivities(),
+    ...createCoalesceActivities(),
     ...createScheduleActivities(),
     ...createRunActivities({ agents, model, outside }),
-    ...createCommitActivity(adapters),
+    ...createCommitActivity(agents, adapters),
   };
 }
 

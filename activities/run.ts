@@ -1,36 +1,33 @@
-import { activityInfo, log } from '@temporalio/activity';
+import { activityInfo, heartbeat, log } from '@temporalio/activity';
 import { ApplicationFailure } from '@temporalio/common';
+import type { AgentRegistry } from '../agents/registry';
+import type { ToolInput, ToolResult } from '../agents/plugin';
 import type { AgentPolicy } from '../agents/policy';
 import type { OutsideConfig } from '../config/config';
 import { withHeartbeat } from './heartbeat';
-import { http } from './http';
 import type { Model, ModelReply, ModelRequest } from './model/types';
 
-/** What a tool hands back to the run: JSON the model reads. `nothingToDo` ends a precheck `no_op`. */
-export interface ToolResult {
-  content: string;
-  changed: boolean;
-  nothingToDo?: boolean;
+export type { ToolInput, ToolResult };
+
+/** The agent named, or a non-retryable UnknownAgent failure naming it. */
+export function agentOf(agents: AgentRegistry, name: string) {
+  const def = agents[name];
+  if (!def) throw ApplicationFailure.nonRetryable(`no agent named "${name}" is defined in this worker`, 'UnknownAgent');
+  return def;
 }
 
-export interface ToolInput {
-  tool: string;
-  eventKey: string;
-  entity: string;
-  payload: Record<string, unknown>;
-  /** For subagents: the item they work on (one dashboard). */
-  item?: string;
-}
-
-/** The run's activities: the agent's policy, the model, the tools. */
-export function createRunActivities(opts: { agents: Readonly<Record<string, AgentPolicy>>; model: Model; outside: OutsideConfig }) {
+/** The run's activities: the agent's policy and payload, the model, the agent's tools. */
+export function createRunActivities(opts: { agents: AgentRegistry; model: Model; outside: OutsideConfig }) {
   const { agents, model, outside } = opts;
   return {
-    /** The named agent's policy (plain JSON), so the workflow gets policy through history. Unknown agent → non-retryable. */
-    async loadAgentPolicy(name: string): Promise<AgentPolicy> {
-      const p = agents[name];
-      if (!p) throw ApplicationFailure.nonRetryable(`no agent named "${name}" is defined in this worker`, 'UnknownAgent');
-      return p;
+    /**
+     * The named agent's policy (plain JSON, so the workflow gets it through history) and the payload
+     * the run works on, merged by the agent's own `mergePayload` from every event the run absorbed
+     * (one on the one-call path). Unknown agent → non-retryable.
+     */
+    async prepareRun({ agent, payloads }: { agent: string; payloads: Record<string, unknown>[] }): Promise<{ policy: AgentPolicy; payload: Record<string, unknown> }> {
+      const def = agentOf(agents, agent);
+      return { policy: def.policy, payload: def.mergePayload(payloads.map((payload) => ({ payload }))) };
     },
 
     /** One model turn. Heartbeats while it waits, so a kill cancels it mid-call. Returns the reply with honest usage. */
@@ -41,37 +38,32 @@ export function createRunActivities(opts: { agents: Readonly<Record<string, Agen
       return { ...reply, attempt };
     },
 
-    /** One tool call: reads only, never an effect. */
+    /**
+     * One call of one of the agent's tools (its own code, from its definition): reads only, never an
+     * effect. Heartbeats every second with the tool's last recorded progress, which a retry receives
+     * as `resumeFrom`; cancellation (kill, wall clock, shutdown) aborts it through the signal.
+     */
     async toolCall(input: ToolInput): Promise<ToolResult & { attempt: number }> {
-      const { attempt } = activityInfo();
-      const result = await withHeartbeat(async (signal): Promise<ToolResult> => {
-        switch (input.tool) {
-          case 'read_dashboard': {
-            const name = input.item ?? 'overview';
-            const res = await http({
-              method: 'GET',
-              url: `${outside.dashboardUrl}/campaigns/${encodeURIComponent(input.entity)}/dashboards/${encodeURIComponent(name)}`,
-              timeoutMs: outside.httpTimeoutMs,
-              signal,
-            });
-            const d = res.json as { changed: boolean; metrics: Record<string, number> };
-            const headline = `${name}: ${Object.entries(d.metrics).map(([k, v]) => `${k} ${v}`).join(', ')}`;
-            return { content: JSON.stringify({ dashboard: name, changed: d.changed, headline, metrics: d.metrics }), changed: d.changed };
-          }
-          case 'check_dependency': {
-            const { package: pkg, from, to } = input.payload as { package: string; from: string; to: string };
-            const changed = from !== to;
-            return {
-              content: JSON.stringify({ changed, headline: changed ? `bump ${pkg} from ${from} to ${to}` : `${pkg} is already at ${to}` }),
-              changed,
-              nothingToDo: !changed,
-            };
-          }
-          default:
-            throw ApplicationFailure.nonRetryable(`no tool named "${input.tool}"`, 'UnknownTool');
-        }
-      });
-      return { ...result, attempt };
+      const info = activityInfo();
+      const tool = agentOf(agents, input.agent).tools[input.tool];
+      if (!tool) throw ApplicationFailure.nonRetryable(`agent "${input.agent}" has no tool named "${input.tool}"`, 'UnknownTool');
+      let progress: unknown = info.heartbeatDetails;
+      const result = await withHeartbeat(
+        (signal) =>
+          tool.run({
+            input,
+            outside,
+            signal,
+            attempt: info.attempt,
+            resumeFrom: info.heartbeatDetails,
+            progress: (details) => {
+              progress = details;
+              heartbeat(details);
+            },
+          }),
+        () => progress,
+      );
+      return { ...result, attempt: info.attempt };
     },
   };
 }

@@ -2,15 +2,17 @@ import { activityInfo, cancellationSignal, Context, getClient, heartbeat } from 
 import { WorkflowFailedError, type Client } from '@temporalio/client';
 import { ApplicationFailure } from '@temporalio/common';
 import { msNumberToTs, tsToMs } from '@temporalio/common/lib/time';
+import { awaitRun } from '../gate/await-run';
 import { Gate } from '../gate/gate';
 import { isoSeconds } from '../gate/keys';
 import { defaultRegistry } from '../triggers/registry';
 import { ledgerWorkflowId } from '../workflows/schedule-messages';
 import type { TickReport, WindowRunResult } from '../workflows/schedule-types';
-import type { WakeResult } from '../workflows/types';
 
 export interface RunWindowInput {
   scheduleId: string;
+  /** The agent the schedule wakes. */
+  agent: string;
   /** The window's nominal time, ISO-8601 UTC. */
   nominal: string;
   payload: Record<string, unknown>;
@@ -59,20 +61,18 @@ export function createScheduleActivities() {
     async runScheduledWindow(input: RunWindowInput): Promise<WindowRunResult> {
       const client = getClient();
       const gate = new Gate({ client, taskQueue: activityInfo().taskQueue, registry: defaultRegistry() });
-      const answer = await gate.admit({
-        source: 'schedule',
-        entity: input.scheduleId,
-        type: 'tick',
-        occurredAt: input.nominal,
-        payload: input.payload,
-        deliveryId: input.deliveryId,
-      });
+      const answer = await gate.admit(
+        { source: 'schedule', entity: input.scheduleId, type: 'tick', occurredAt: input.nominal, payload: input.payload, deliveryId: input.deliveryId },
+        { agent: input.agent },
+      );
       const base = { nominal: input.nominal, decision: answer.decision, eventKey: answer.eventKey, workflowId: answer.workflowId };
       if (answer.decision === 'mismatch') {
         throw ApplicationFailure.nonRetryable(answer.message ?? 'mismatch', 'ScheduleWindowMismatch', base);
       }
-      if (answer.result) return { ...base, terminalReason: answer.result.terminalReason };
-      const handle = client.workflow.getHandle(answer.workflowId, answer.runId);
+      if (answer.decision === 'stale') return base;
+      if (answer.result && !answer.result.supersededBy) return { ...base, terminalReason: answer.result.terminalReason };
+      // The run that took the window: it may have taken other wakes too (coalescing), or still be pending.
+      const handle = client.workflow.getHandle(answer.workflowId);
       const beat = setInterval(() => heartbeat(answer.decision), 1000);
       const ctx = Context.current();
       const signal = cancellationSignal();
@@ -91,7 +91,7 @@ export function createScheduleActivities() {
       };
       signal.addEventListener('abort', onAbort, { once: true });
       try {
-        const result = (await Promise.race([handle.result(), abandoned, cancelBound(signal)])) as WakeResult;
+        const result = await Promise.race([awaitRun(client, answer, { onWait: () => heartbeat(answer.decision), signal }), abandoned, cancelBound(signal)]);
         return { ...base, terminalReason: result.terminalReason };
       } catch (err) {
         if (err instanceof WorkflowFailedError) {

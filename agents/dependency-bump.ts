@@ -1,4 +1,12 @@
+import { z } from 'zod';
 import { defineAgent } from './definition';
+
+const Bump = z.object({
+  repo: z.string().min(1).max(200),
+  package: z.string().min(1).max(200),
+  from: z.string().min(1).max(50),
+  to: z.string().min(1).max(50),
+});
 
 /**
  * The seed's dependency-bump agent: when a newer version of a dependency is out, open one pull
@@ -9,15 +17,46 @@ export const dependencyBump = defineAgent({
   name: 'dependency-bump',
   description: 'Opens one pull request per dependency bump, keyed by branch name.',
   triggers: ['deps'],
+  wakeKey: (event) => `${String(event.payload.repo)}:${String(event.payload.package)}`,
+  wakeKeyRationale:
+    'One wake per (repository, package): release notices and checks about one dependency of one repo are one piece of work; ' +
+    'a release that lands while a bump runs gets one follow-up run on the newest version.',
+  coalesce: { debounce: { period: '2s', maxWait: '30s' }, whileRunning: 'buffer_one' },
+  payload: Bump.passthrough(),
   systemPrompt:
     'You bump one dependency. Check it, then answer with JSON {"decision":"commit"|"no_op","summary":"..."} ' +
     'where summary is the pull request description.',
   model: { maxOutputTokens: 300, inputUsdPerMTok: 2.5, outputUsdPerMTok: 10 },
   budget: { turns: 4, tokens: 20_000, toolCalls: 6, wallClock: '10m', costUsd: 0.25 },
-  tools: [{ name: 'check_dependency', kind: 'dependency_check', description: 'Compare the current and the latest version of a package.' }],
+  tools: [
+    {
+      name: 'check_dependency',
+      description: 'Compare the current and the latest version of a package.',
+      run: async ({ input }) => {
+        const { package: pkg, from, to } = Bump.parse(input.payload);
+        const changed = from !== to;
+        return {
+          content: JSON.stringify({ changed, headline: changed ? `bump ${pkg} from ${from} to ${to}` : `${pkg} is already at ${to}` }),
+          changed,
+          nothingToDo: !changed,
+        };
+      },
+    },
+  ],
   precheck: 'check_dependency',
   effects: [
-    { name: 'open_pull_request', kind: 'pull_request', class: 'idempotent', reversible: true, description: 'Open the bump PR (by branch name).' },
+    {
+      name: 'open_pull_request',
+      kind: 'pull_request',
+      class: 'idempotent',
+      reversible: true,
+      description: 'Open the bump PR (by branch name).',
+      // The branch name is the natural key: the same bump always lands on the same branch.
+      request: ({ input, final }) => {
+        const p = Bump.parse(input.payload);
+        return { kind: 'pull_request', repo: p.repo, branch: `bump/${p.package}-${p.to}`, title: `Bump ${p.package} from ${p.from} to ${p.to}`, body: final?.summary ?? '' };
+      },
+    },
   ],
   approval: { irreversible: 'required', timeout: '5m' },
 });

@@ -30,7 +30,6 @@ export const BUDGET_DIMENSIONS: readonly BudgetDimension[] = ['turns', 'tokens',
 export type EffectClass = 'idempotent' | 'provider_key' | 'reconcile';
 /** Which adapter carries the effect (chosen by configuration: local stand-in or the real service). */
 export type EffectKind = 'channel_post' | 'export_start' | 'pull_request';
-export type ToolKind = 'dashboard_read' | 'dependency_check';
 
 export interface EffectPolicy {
   name: string;
@@ -44,7 +43,27 @@ export interface EffectPolicy {
 export interface ToolPolicy {
   name: string;
   description: string;
-  kind: ToolKind;
+  /** How long one call may take (the activity's start-to-close timeout), ms. */
+  timeoutMs: number;
+}
+
+/**
+ * What a live or pending run does with more wakes about the same wake key (one coalescer per
+ * (agent, wake key) applies it):
+ * - debounce: a burst collapses into one run that starts once no wake came for `debouncePeriodMs`,
+ *   and at the latest `maxWaitMs` after the first wake of the burst.
+ * - whileRunning: `skip` (the wake is recorded on the live run and runs nothing), `buffer_one` (one
+ *   follow-up run takes every wake that arrived meanwhile), `cancel` (the live run is cancelled and a
+ *   new one restarts on the newest state, taking the cancelled run's wakes too).
+ */
+export interface CoalescePolicy {
+  debouncePeriodMs: number;
+  maxWaitMs: number;
+  whileRunning: 'skip' | 'buffer_one' | 'cancel';
+  /** The coalescer closes after this long with no wake and no run; out-of-order checks reach back this far. */
+  idleCloseMs: number;
+  /** Wakes kept in full on one run; past it they are counted (and the newest is always kept). */
+  maxEventsPerRun: number;
 }
 
 export interface AgentPolicy {
@@ -52,8 +71,15 @@ export interface AgentPolicy {
   description: string;
   /** Trigger sources that wake this agent. */
   triggers: string[];
+  /** Why the agent's wake key is what it is: what one wake of this agent is about. */
+  wakeKeyRationale: string;
+  /** Coalescing of wakes per wake key; absent: every logical event is its own run (the gate's one-call path). */
+  coalesce?: CoalescePolicy;
   systemPrompt: string;
-  model: { maxOutputTokens: number; inputUsdPerMTok: number; outputUsdPerMTok: number };
+  /** Absent for a tool-only agent (the canary): it runs `steps` and ends `success` without a model. */
+  model?: { maxOutputTokens: number; inputUsdPerMTok: number; outputUsdPerMTok: number };
+  /** Tools run in order before anything else, each once (a tool-only agent's whole run). */
+  steps?: string[];
   budget: BudgetLimits;
   tools: ToolPolicy[];
   /**

@@ -32,7 +32,7 @@ async function main(): Promise<void> {
   const activities = createActivities({ outside: localOutside(standins.urls) });
   const wakeWorker = await Worker.create({ connection, taskQueue: 'bench-wake', activities, workflowBundle: await bundleWorkflowCode({ workflowsPath: require.resolve('../workflows'), logger: new DefaultLogger('WARN') }) });
   const bareWorker = await Worker.create({ connection, taskQueue: 'bench-bare', activities, workflowBundle: await bundleWorkflowCode({ workflowsPath: require.resolve('./bare-workflow'), logger: new DefaultLogger('WARN') }) });
-  const policy = builtinAgents['dependency-bump']!;
+  const policy = builtinAgents['dependency-bump']!.policy;
   const input = (i: number, kind: string, to: string): WakeInput =>
     keyEvent(defaultRegistry(), { source: 'deps', entity: `bench/${kind}:pkg${i}`, type: 'check.due', occurredAt: '2026-12-02T00:00:00Z', payload: { repo: `bench/${kind}`, package: `pkg${i}`, from: '1.0.0', to } }).input;
 
@@ -54,14 +54,14 @@ async function main(): Promise<void> {
   };
   const bare = (kind: string, three: boolean) => async (i: number) => {
     const inp = input(i, `${kind}-bare`, three ? '2.0.0' : '1.0.0');
-    const tool = { tool: 'check_dependency', eventKey: inp.eventKey, entity: inp.entity, payload: inp.payload };
+    const tool = { agent: 'dependency-bump', tool: 'check_dependency', runKey: inp.runKey, wakeKey: inp.wakeKey, entity: inp.entity, payload: inp.payload };
     const steps = [
-      { name: 'loadAgentPolicy', arg: 'dependency-bump' },
+      { name: 'prepareRun', arg: { agent: 'dependency-bump', payloads: [inp.payload] } },
       { name: 'toolCall', arg: tool },
       ...(three
         ? [
             { name: 'modelCall', arg: { messages: [{ role: 'system', content: policy.systemPrompt }, { role: 'user', content: JSON.stringify({ observations: [{ changed: true, headline: 'bump' }] }) }], tools: [], maxOutputTokens: 300 } },
-            { name: 'commitEffect', arg: { effectKey: effectKey(inp.eventKey, 'open_pull_request', 0), effect: policy.effects[0], request: { kind: 'pull_request', repo: `bench/bare`, branch: `bump/pkg${i}-${Date.now()}`, title: 't', body: 'b' } } },
+            { name: 'commitEffect', arg: { agent: 'dependency-bump', effectKey: effectKey(inp.runKey, 'open_pull_request', 0), effect: policy.effects[0], input: inp, final: { decision: 'commit', summary: 'b' } } },
           ]
         : []),
     ];

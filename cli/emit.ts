@@ -1,8 +1,9 @@
 import { WorkflowFailedError, type Client } from '@temporalio/client';
+import { awaitRun } from '../gate/await-run';
 import type { Command } from 'commander';
 import { loadConfig } from '../config/config';
 import { connectClient } from '../config/temporal';
-import { isRefusal, type GateAnswer } from '../gate/decision';
+import { isRefusal, isSettled, type GateAnswer } from '../gate/decision';
 import { Gate, keyEvent } from '../gate/gate';
 import { defaultRegistry } from '../triggers/registry';
 import type { TerminalReason, WakeResult } from '../workflows/types';
@@ -15,6 +16,8 @@ interface EmitOptions {
   occurredAt?: string;
   payload?: string;
   deliveryId?: string;
+  entityVersion?: string;
+  agent?: string;
   wait?: boolean;
 }
 
@@ -30,11 +33,17 @@ function parsePayload(text: string | undefined): Record<string, unknown> {
   return value as Record<string, unknown>;
 }
 
-/** The outcome of `--wait`: the run's result, or how it failed. */
-async function waitFor(client: Client, answer: GateAnswer): Promise<{ result?: WakeResult; terminalReason: TerminalReason; error?: string }> {
-  if (answer.result) return { result: answer.result, terminalReason: answer.result.terminalReason };
+function parseVersion(text: string): number {
+  const v = Number(text);
+  if (!/^\d+$/.test(text) || !Number.isSafeInteger(v)) throw new UsageError(`--entity-version must be a whole number >= 0, got "${text}"`);
+  return v;
+}
+
+/** The outcome of `--wait`: the result of the run that took the event (waiting while it is pending), or how it failed. */
+async function waitFor(client: Client, answer: GateAnswer): Promise<{ result?: WakeResult; terminalReason?: TerminalReason; error?: string }> {
+  if (isSettled(answer) && !answer.result) return {};
   try {
-    const result = (await client.workflow.getHandle(answer.workflowId, answer.runId).result()) as WakeResult;
+    const result = await awaitRun(client, answer);
     return { result, terminalReason: result.terminalReason };
   } catch (err) {
     if (err instanceof WorkflowFailedError) return { terminalReason: 'failed', error: err.cause?.message ?? err.message };
@@ -53,9 +62,10 @@ export async function emit(opts: EmitOptions): Promise<number> {
     occurredAt: opts.occurredAt ?? new Date().toISOString(),
     payload: parsePayload(opts.payload),
     deliveryId: opts.deliveryId,
+    ...(opts.entityVersion !== undefined ? { version: parseVersion(opts.entityVersion) } : {}),
   };
   const registry = defaultRegistry();
-  const keyed = keyEvent(registry, event); // bad input is refused before any connection is made
+  const keyed = keyEvent(registry, event, opts.agent ? { agent: opts.agent } : {}); // bad input is refused before any connection is made
   const client = await connectClient(config);
   try {
     const answer = await new Gate({ client, taskQueue: config.taskQueue, registry }).admitKeyed(keyed);
@@ -81,7 +91,9 @@ export function registerEmit(program: Command): void {
     .option('--occurred-at <iso>', 'when it happened (ISO-8601 with zone); default: now')
     .option('--payload <json>', 'event payload, a JSON object')
     .option('--delivery-id <id>', 'delivery id for tracing (never part of the key)')
-    .option('--wait', 'wait for the run to end and include its result and terminalReason')
+    .option('--entity-version <n>', "the entity's version as the source counts it: an older one than already seen is answered stale")
+    .option('--agent <agent>', 'wake only this agent (default: every agent the source wakes)')
+    .option('--wait', 'wait for the run that took the event to end and include its result and terminalReason')
     .action(async (opts: EmitOptions) => {
       process.exitCode = await emit(opts).catch(reportError);
     });

@@ -35,6 +35,8 @@ export interface DevServerOptions {
   retention?: string;
   /** How long to wait for the server to answer, in ms. Default 60 000 (Core's own limit is 5 s, too short here). */
   startTimeoutMs?: number;
+  /** Server dynamic config (`--dynamic-config-value KEY=JSON`), e.g. a low `limit.historyCount.suggestContinueAsNew` for a test. */
+  dynamicConfig?: Record<string, string | number | boolean>;
 }
 
 /**
@@ -85,6 +87,7 @@ export class DevServer {
       '--dynamic-config-value', 'frontend.enableUpdateWorkflowExecution=true',
       '--dynamic-config-value', 'frontend.enableUpdateWorkflowExecutionAsyncAccepted=true',
       ...(this.opts.uiPort ? ['--ui-port', String(this.opts.uiPort)] : ['--headless']),
+      ...Object.entries(this.opts.dynamicConfig ?? {}).flatMap(([k, v]) => ['--dynamic-config-value', `${k}=${JSON.stringify(v)}`]),
       ...ALL_SEARCH_ATTRIBUTES.flatMap((k) => [
         '--search-attribute',
         `${k.name}=${TypedSearchAttributes.toMetadataType(k.type)}`,

@@ -3,6 +3,7 @@ import { deliverySignal } from '../workflows/messages';
 
 interface Waiter {
   deliveryId: string;
+  eventKey?: string;
   resolve: () => void;
   reject: (err: unknown) => void;
 }
@@ -18,12 +19,16 @@ export class DeliveryBatcher {
 
   constructor(private readonly client: Client) {}
 
-  /** Record `deliveryId` on the open run `(workflowId, runId)`; rejects as the signal would (e.g. WorkflowNotFoundError). */
-  record(workflowId: string, runId: string | undefined, deliveryId: string): Promise<void> {
-    const q = `${workflowId}\n${runId ?? ''}`;
+  /**
+   * Record `deliveryId` (of event `eventKey`, when the workflow took several) on the open workflow
+   * `(workflowId, runId)`: a run, or a coalescer holding the event in a pending batch. Rejects as the
+   * signal would (e.g. WorkflowNotFoundError).
+   */
+  record(workflowId: string, runId: string | undefined, deliveryId: string, eventKey?: string): Promise<void> {
+    const q = `${workflowId}\n${runId ?? ''}\n${eventKey ?? ''}`;
     return new Promise<void>((resolve, reject) => {
       const waiting = this.queues.get(q);
-      const waiter = { deliveryId, resolve, reject };
+      const waiter = { deliveryId, eventKey, resolve, reject };
       if (waiting) {
         waiting.push(waiter);
         return;
@@ -43,7 +48,8 @@ export class DeliveryBatcher {
       }
       this.queues.set(q, []);
       try {
-        await handle.signal(deliverySignal, { deliveryIds: batch.map((w) => w.deliveryId) });
+        const eventKey = batch[0]?.eventKey;
+        await handle.signal(deliverySignal, { deliveryIds: batch.map((w) => w.deliveryId), ...(eventKey ? { eventKey } : {}) });
         for (const w of batch) w.resolve();
       } catch (err) {
         for (const w of batch) w.reject(err);

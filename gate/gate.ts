@@ -1,125 +1,86 @@
-import {
-  WorkflowExecutionAlreadyStartedError,
-  WorkflowNotFoundError,
-  type Client,
-  type WorkflowExecutionDescription,
-} from '@temporalio/client';
-import type { TriggerDefinition } from '../triggers/definition';
-import { WakeEventSchema, type WakeEventInput } from '../triggers/event';
+import type { Client } from '@temporalio/client';
+import type { WakeEventInput } from '../triggers/event';
 import type { TriggerRegistry } from '../triggers/registry';
-import type { WakeInput, WakeResult } from '../workflows/types';
-import type { wakeWorkflow } from '../workflows/wake';
-import type { GateAnswer } from './decision';
+import { admitCoalesced } from './coalesce-path';
+import { isRefusal, type GateAnswer, type WakeAnswer } from './decision';
 import { DeliveryBatcher } from './delivery-batcher';
-import { GateInputError } from './errors';
-import { fingerprint } from './fingerprint';
-import { bucketStartMs, eventKey, isoSeconds } from './keys';
+import { keyEvent, type KeyedEvent, type PlannedWake } from './key-event';
+import { admitOneCall } from './one-call';
+import type { PathContext } from './path-context';
+
+export { keyEvent, type KeyedEvent };
 
 export interface GateOptions {
   client: Client;
   taskQueue: string;
   registry: TriggerRegistry;
+  /** How long a delivery on the coalescing path waits for its decision before it is answered `accepted`, ms. Default 10 s. */
+  decisionWaitMs?: number;
 }
 
-/** An event the gate has validated and keyed, ready for Temporal. */
-export interface KeyedEvent {
-  def: TriggerDefinition;
-  input: WakeInput;
-}
-
-/**
- * Validate an event against its trigger definition and derive its key and fingerprint, without
- * touching Temporal. Throws {@link GateInputError} naming the field and the fix.
- */
-export function keyEvent(registry: TriggerRegistry, raw: WakeEventInput | unknown): KeyedEvent {
-  const parsed = WakeEventSchema.safeParse(raw);
-  if (!parsed.success) {
-    const issues = parsed.error.issues.map((i) => ({ path: i.path.join('.') || '(event)', message: i.message }));
-    throw new GateInputError('invalid_event', `invalid event: ${issues.map((i) => `${i.path}: ${i.message}`).join('; ')}`, issues);
-  }
-  const event = parsed.data;
-  const def = registry.get(event.source);
-  if (!def) {
-    throw new GateInputError(
-      'unknown_source',
-      `unknown source "${event.source}": this deployment accepts ${registry.sources().join(', ')}`,
-      [{ path: 'source', message: 'unknown source' }],
-    );
-  }
-  if (def.eventTypes !== '*' && !def.eventTypes.includes(event.type)) {
-    throw new GateInputError(
-      'unknown_event_type',
-      `source "${def.source}" has no event type "${event.type}": use one of ${def.eventTypes.join(', ')}`,
-      [{ path: 'type', message: 'unknown event type' }],
-    );
-  }
-  const payload = def.payload.safeParse(event.payload);
-  if (!payload.success) {
-    const issues = payload.error.issues.map((i) => ({ path: ['payload', ...i.path].join('.'), message: i.message }));
-    throw new GateInputError(
-      'invalid_payload',
-      `invalid payload for source "${def.source}": ${issues.map((i) => `${i.path}: ${i.message}`).join('; ')}`,
-      issues,
-    );
-  }
-  const occurredMs = Date.parse(event.occurredAt);
-  const bucketMs = bucketStartMs(occurredMs, def.bucket);
-  const key = eventKey({ source: def.source, type: event.type, entity: event.entity, bucketStartMs: bucketMs });
-  return {
-    def,
-    input: {
-      eventKey: key,
-      source: def.source,
-      entity: event.entity,
-      type: event.type,
-      occurredAt: new Date(occurredMs).toISOString(),
-      bucketStart: isoSeconds(bucketMs),
-      agent: def.agent,
-      payload: payload.data,
-      fingerprint: fingerprint(payload.data, def.fingerprint),
-      deliveryId: event.deliveryId,
-    },
-  };
-}
-
-// Another caller can close the run between our start and our describe; a few rounds settle it.
-const MAX_ROUNDS = 5;
+/** What followers of an in-flight admission are answered, from the leader's answer. */
+const FOLLOWER: Partial<Record<WakeAnswer['decision'], WakeAnswer['decision']>> = {
+  started: 'in_progress',
+  coalesced: 'in_progress',
+  skipped: 'skipped',
+  in_progress: 'in_progress',
+  accepted: 'in_progress',
+};
 
 /**
  * The gate every trigger passes: validate, derive the logical event key and the input fingerprint,
- * then one Temporal start with the key as workflow ID. Temporal's ID policies do the deduplication
- * (conflict FAIL: no second open run; reuse ALLOW_DUPLICATE_FAILED_ONLY: a completed run is never
- * repeated, a failed one may run again). Only a duplicate pays for a second call, to answer it.
- * Cheap and deterministic: no model is consulted.
+ * and, for every agent the event wakes, its wake key; then per agent one of two paths:
+ * - an agent without a coalescing policy: one Temporal start of its run for the event
+ *   (`agent@eventKey`), the one-call path;
+ * - a coalescing agent: the event's admission record (`agent@eventKey`), which offers it to the
+ *   coalescer of (agent, wake key) and answers with its decision.
+ * Dedup goes by the event key on both (Temporal's ID policies), coalescing and admission by the
+ * wake key. Cheap and deterministic: no model is consulted.
  */
 export class Gate {
+  private readonly inFlight = new Map<string, Promise<WakeAnswer>>();
+  private readonly ctx: PathContext;
+
   constructor(private readonly opts: GateOptions) {
-    this.deliveries = new DeliveryBatcher(opts.client);
+    this.ctx = {
+      client: opts.client,
+      taskQueue: opts.taskQueue,
+      deliveries: new DeliveryBatcher(opts.client),
+      decisionWaitMs: opts.decisionWaitMs ?? 10_000,
+    };
   }
 
   /** Validate and key an event without touching Temporal. Throws {@link GateInputError}. */
-  key(raw: WakeEventInput | unknown): KeyedEvent {
-    return keyEvent(this.opts.registry, raw);
+  key(raw: WakeEventInput | unknown, opts: { agent?: string } = {}): KeyedEvent {
+    return keyEvent(this.opts.registry, raw, opts);
   }
 
-  /** Admit one delivery: validate, key, and start or answer from the run that holds the key. */
-  async admit(raw: WakeEventInput | unknown): Promise<GateAnswer> {
-    return this.admitKeyed(this.key(raw));
+  /** Admit one delivery: validate, key, and start or answer per agent. `agent` wakes only that agent (a schedule's). */
+  async admit(raw: WakeEventInput | unknown, opts: { agent?: string } = {}): Promise<GateAnswer> {
+    return this.admitKeyed(this.key(raw, opts));
+  }
+
+  /** Admit a keyed delivery: every agent it wakes, in parallel. */
+  async admitKeyed(keyed: KeyedEvent): Promise<GateAnswer> {
+    const wakes = await Promise.all(keyed.wakes.map((w) => this.admitWake(w)));
+    const primary = wakes.find((w) => isRefusal(w.decision)) ?? wakes[0]!;
+    const { input } = keyed;
+    return { ...primary, eventKey: input.eventKey, fingerprint: input.fingerprint, ...(input.deliveryId ? { deliveryId: input.deliveryId } : {}), wakes };
   }
 
   /**
-   * Admit a keyed delivery. Concurrent deliveries of one event (same key and fingerprint) in this
+   * One agent's wake. Concurrent deliveries of one event (same agent, key and fingerprint) in this
    * process share one resolution against Temporal: the first asks, the others wait for its answer
-   * and only record their own delivery id on the open run (batched by {@link DeliveryBatcher}). A
-   * storm of N duplicates costs one start and a few signals instead of N starts, describes and
-   * signals; every delivery gets the answer it would have got alone.
+   * and only record their own delivery id where the event is held (batched by
+   * {@link DeliveryBatcher}). A storm of N duplicates costs one start and a few signals instead of N
+   * starts, describes and signals; every delivery gets the answer it would have got alone.
    */
-  async admitKeyed(keyed: KeyedEvent): Promise<GateAnswer> {
-    const { input } = keyed;
-    const flightKey = `${input.eventKey}\n${input.fingerprint}`;
+  private async admitWake(wake: PlannedWake): Promise<WakeAnswer> {
+    const { input } = wake;
+    const flightKey = `${input.runKey}\n${input.fingerprint}`;
     const leader = this.inFlight.get(flightKey);
     if (!leader) {
-      const flight = this.resolve(input);
+      const flight = this.resolve(wake);
       this.inFlight.set(flightKey, flight);
       try {
         return await flight;
@@ -128,89 +89,26 @@ export class Gate {
       }
     }
     const answer = await leader.catch(() => undefined);
-    const mine = { ...answer, deliveryId: input.deliveryId } as GateAnswer;
-    switch (answer?.decision) {
-      case 'mismatch':
-      case 'completed':
-        return mine;
-      case 'started':
-      case 'in_progress':
-        if (!input.deliveryId) return { ...mine, decision: 'in_progress' };
-        try {
-          await this.deliveries.record(input.eventKey, answer.runId, input.deliveryId);
-          return { ...mine, decision: 'in_progress' };
-        } catch (err) {
-          if (!(err instanceof WorkflowNotFoundError)) throw err;
-          return this.resolve(input); // the run closed meanwhile: ask Temporal afresh
-        }
-      default:
-        return this.resolve(input); // the leader failed: this delivery asks on its own
+    const follow = answer && FOLLOWER[answer.decision];
+    if (!answer || (answer.decision !== 'mismatch' && answer.decision !== 'completed' && answer.decision !== 'stale' && !follow)) {
+      return this.resolve(wake); // the leader failed: this delivery asks on its own
+    }
+    if (!follow) return answer;
+    const mine: WakeAnswer = { ...answer, decision: follow, original: answer.decision };
+    if (!input.deliveryId || follow === 'skipped') return mine;
+    // Where the event is held: its run (one-call path, or a coalesced run that has started), or its coalescer.
+    const [target, runId] =
+      answer.admissionId === undefined ? [answer.workflowId, answer.runId] : answer.runState === 'running' ? [answer.workflowId, answer.runId] : [answer.coalescerId!, undefined];
+    try {
+      await this.ctx.deliveries.record(target, runId, input.deliveryId, answer.admissionId ? input.eventKey : undefined);
+      return mine;
+    } catch {
+      return this.resolve(wake); // closed meanwhile: ask Temporal afresh
     }
   }
 
-  private readonly inFlight = new Map<string, Promise<GateAnswer>>();
-  private readonly deliveries: DeliveryBatcher;
-
-  private async resolve(input: WakeInput): Promise<GateAnswer> {
-    const { client, taskQueue } = this.opts;
-    const base = { eventKey: input.eventKey, workflowId: input.eventKey, fingerprint: input.fingerprint, deliveryId: input.deliveryId };
-    for (let round = 0; round < MAX_ROUNDS; round++) {
-      try {
-        const handle = await client.workflow.start<typeof wakeWorkflow>('wakeWorkflow', {
-          workflowId: input.eventKey,
-          taskQueue,
-          args: [input],
-          workflowIdConflictPolicy: 'FAIL',
-          workflowIdReusePolicy: 'ALLOW_DUPLICATE_FAILED_ONLY',
-          // The start carries no search attributes: each indexed attribute makes the server's start
-          // write heavier, so the run indexes itself in its first workflow task (workflows/wake.ts).
-          memo: { fingerprint: input.fingerprint },
-        });
-        return { ...base, decision: 'started', runId: handle.firstExecutionRunId };
-      } catch (err) {
-        if (!(err instanceof WorkflowExecutionAlreadyStartedError)) throw err;
-      }
-
-      const handle = client.workflow.getHandle(input.eventKey);
-      let desc: WorkflowExecutionDescription;
-      try {
-        desc = await handle.describe();
-      } catch (err) {
-        if (err instanceof WorkflowNotFoundError) continue;
-        throw err;
-      }
-      const stored = desc.memo?.fingerprint;
-      if (typeof stored === 'string' && stored !== input.fingerprint) {
-        return {
-          ...base,
-          decision: 'mismatch',
-          runId: desc.runId,
-          message:
-            `event key ${input.eventKey} was already used with different inputs (fingerprint ${stored.slice(0, 12)}…, ` +
-            `this delivery ${input.fingerprint.slice(0, 12)}…); nothing was started. Use a new key (entity, type or time) ` +
-            `for a different event, or send the original inputs.`,
-        };
-      }
-      switch (desc.status.name) {
-        case 'RUNNING':
-          if (input.deliveryId) {
-            try {
-              await this.deliveries.record(input.eventKey, desc.runId, input.deliveryId);
-            } catch (err) {
-              if (err instanceof WorkflowNotFoundError) continue; // closed meanwhile: answer from its outcome
-              throw err;
-            }
-          }
-          return { ...base, decision: 'in_progress', runId: desc.runId };
-        case 'COMPLETED': {
-          const result = (await client.workflow.getHandle(input.eventKey, desc.runId).result()) as WakeResult;
-          return { ...base, decision: 'completed', runId: desc.runId, result };
-        }
-        default:
-          // Failed, timed out, terminated: the reuse policy lets the next start through.
-          continue;
-      }
-    }
-    throw new Error(`gate: event key ${input.eventKey} changed state ${MAX_ROUNDS} times while answering; try again`);
+  private resolve({ agent, input }: PlannedWake): Promise<WakeAnswer> {
+    const policy = agent.policy.coalesce;
+    return policy ? admitCoalesced(this.ctx, input, policy) : admitOneCall(this.ctx, input);
   }
 }

@@ -1,17 +1,21 @@
+import { isoSeconds } from '../workflows/ids';
+export { effectKey, isoSeconds, type EffectKey } from '../workflows/ids';
+
 /**
- * The stable identifiers of wakegate, built in this one place. Pure: imported by the gate and by
- * workflow code alike.
+ * The two keys the gate derives from every event, kept apart everywhere:
  *
- * - EventKey: the logical event (source, event type, entity, time bucket of the event's own time).
- *   It is the wake's workflow ID, so Temporal itself refuses a second open run for it.
- * - EffectKey: one external side effect of the run for that event (event key, effect name, step);
- *   the provider's idempotency key and the reconciliation look-up key.
+ * - EventKey: what *happened* (source, event type, entity, time bucket of the event's own time).
+ *   Deduplication goes by it: the same event twice is one decision, reuse with other inputs is a
+ *   mismatch. It names the workflow that records one agent's handling of it (workflows/ids.ts).
+ * - WakeKey: what a wake of one agent is *about* (a campaign, `repo:package`), declared by the agent
+ *   and derived from any trigger's event. Coalescing and admission go by it, per agent.
  *
  * Neither is ever derived from a delivery id, a delivery time or an attempt number: all three change
- * on redelivery, and a key built from them would deduplicate nothing.
+ * on redelivery, and a key built from them would deduplicate nothing. Run IDs and effect keys are
+ * built from these in workflows/ids.ts.
  */
 export type EventKey = string & { readonly __brand: 'EventKey' };
-export type EffectKey = string & { readonly __brand: 'EffectKey' };
+export type WakeKey = string & { readonly __brand: 'WakeKey' };
 
 /** Escape the separator so that distinct components never collide ("a/b" + "c" vs "a" + "b/c"). */
 function component(s: string): string {
@@ -25,10 +29,6 @@ export function bucketStartMs(occurredAtMs: number, bucketMs: number): number {
   return Math.floor(occurredAtMs / bucketMs) * bucketMs;
 }
 
-/** ISO-8601 UTC, second precision: `2026-12-02T14:00:00Z`. */
-export function isoSeconds(ms: number): string {
-  return new Date(ms).toISOString().replace(/\.\d{3}Z$/, 'Z');
-}
 
 export interface EventKeyParts {
   source: string;
@@ -59,9 +59,13 @@ export function parseEventKey(key: string): EventKeyParts | undefined {
 }
 
 /**
- * `eventKey#effect@step`: stable across activity retries, worker crashes and workflow replays,
- * because every part is (never an attempt number or a random id).
+ * Check a wake key an agent derived: printable, at most 200 characters. Returns the problem, or
+ * undefined when it is fine (the gate refuses the event naming the agent).
  */
-export function effectKey(key: EventKey | string, effect: string, step: number | string): EffectKey {
-  return `${key}#${effect}@${step}` as EffectKey;
+export function wakeKeyProblem(key: unknown): string | undefined {
+  if (typeof key !== 'string' || key.length === 0) return 'the wake key is empty';
+  if (key.length > 200) return 'the wake key is longer than 200 characters';
+  if ([...key].some((c) => c.charCodeAt(0) < 0x20 || c.charCodeAt(0) === 0x7f)) return 'the wake key contains control characters';
+  if (key === 'undefined' || key === 'null') return `the wake key is "${key}": the field it is derived from is missing`;
+  return undefined;
 }

@@ -67,16 +67,24 @@ export type CatchUpPolicy = (typeof CATCH_UP_POLICIES)[number];
 
 /**
  * A schedule in code. Every scheduled run passes the gate with the logical event key
- * (source `schedule`, type `tick`, entity = `id`, nominal window), so a window fired twice runs once.
+ * (source `schedule`, type `tick`, entity = `id`, nominal window), so a window fired twice runs once,
+ * and wakes the named agent about the wake key that agent derives from the payload.
  */
 export const ScheduleDefinitionSchema = z
   .strictObject({
     /** Schedule id in Temporal (and the entity of its event keys). */
     id: Name,
     description: z.string().min(1),
-    /** The agent its wakes run. The `schedule` trigger wakes `canary` today; more agents need their own trigger source. */
-    agent: z.literal('canary', { error: 'agent: schedules can wake "canary" (the only agent registered for source "schedule")' }),
-    /** The wake's payload (the canary reads `holdMs`). Part of the fingerprint. */
+    /**
+     * The agent its wakes run: any agent whose `triggers` include `schedule` (checked by sync). Only
+     * this agent is woken, with its own wake key derived from the tick's event: the tick and any
+     * other trigger about the same thing reach the same coalescer.
+     */
+    agent: Name,
+    /**
+     * The wake's payload, from which the agent derives its wake key (the campaign reporter reads
+     * `campaignId`; the canary reads `holdMs`). Part of the fingerprint.
+     */
     payload: z.record(z.string(), z.unknown()).default({}),
     /** `fixed_rate`: a Temporal Schedule on `spec`. `fixed_delay`: the next run starts `delay` after the previous one ends. */
     cadence: z.enum(['fixed_rate', 'fixed_delay']),

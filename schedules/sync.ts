@@ -1,6 +1,8 @@
 import { ScheduleNotFoundError, WorkflowNotFoundError, type Client } from '@temporalio/client';
 import { fixedDelayWorkflowId } from '../workflows/schedule-messages';
 import type { FixedDelayInput } from '../workflows/schedule-types';
+import { keyEvent } from '../gate/key-event';
+import { defaultRegistry, type TriggerRegistry } from '../triggers/registry';
 import type { ScheduleDefinition } from './definition';
 import { definitionDigest, DIGEST_MEMO, OWNER, OWNER_MEMO, toScheduleOptions } from './to-temporal';
 
@@ -23,6 +25,22 @@ export interface SyncOptions {
   taskQueue: string;
   definitions: readonly ScheduleDefinition[];
   prune?: boolean;
+  /** The triggers and agents the ticks will pass the gate with; the built-in ones by default. */
+  registry?: TriggerRegistry;
+}
+
+/**
+ * Refuse, before anything reaches Temporal, a schedule whose agent is not woken by schedules or
+ * cannot derive its wake key from the schedule's payload: the error names the schedule and the field.
+ */
+export function checkScheduleAgents(definitions: readonly ScheduleDefinition[], registry: TriggerRegistry = defaultRegistry()): void {
+  for (const def of definitions) {
+    try {
+      keyEvent(registry, { source: 'schedule', entity: def.id, type: 'tick', occurredAt: '2026-01-01T00:00:00Z', payload: def.payload }, { agent: def.agent });
+    } catch (err) {
+      throw new Error(`schedule "${def.id}" cannot wake agent "${def.agent}": ${(err as Error).message}`);
+    }
+  }
 }
 
 /**
@@ -36,6 +54,7 @@ export interface SyncOptions {
 export async function syncSchedules(opts: SyncOptions): Promise<SyncReport> {
   const { client, taskQueue, definitions } = opts;
   const report: SyncReport = { created: [], updated: [], unchanged: [], pruned: [], notInCode: [], paused: [], conflicts: [] };
+  checkScheduleAgents(definitions, opts.registry);
   for (const def of definitions) {
     if (def.cadence === 'fixed_delay') await syncFixedDelay(client, taskQueue, def, report);
     else await syncFixedRate(client, taskQueue, def, report);
@@ -99,7 +118,7 @@ async function syncFixedDelay(client: Client, taskQueue: string, def: ScheduleDe
   } catch (err) {
     if (!(err instanceof WorkflowNotFoundError)) throw err;
   }
-  const input: FixedDelayInput = { scheduleId: def.id, payload: def.payload, delayMs: def.delay! };
+  const input: FixedDelayInput = { scheduleId: def.id, agent: def.agent, payload: def.payload, delayMs: def.delay! };
   await client.workflow.start('fixedDelayWorkflow', {
     workflowId,
     taskQueue,

@@ -39,7 +39,7 @@ export function catchupWindowMs(def: ScheduleDefinition): number {
 }
 
 export function tickInput(def: ScheduleDefinition): ScheduleTickInput {
-  return { scheduleId: def.id, payload: def.payload, catchUp: def.catchUp, lateAfterMs: def.lateAfter };
+  return { scheduleId: def.id, agent: def.agent, payload: def.payload, catchUp: def.catchUp, lateAfterMs: def.lateAfter };
 }
 
 /** The Temporal Schedule for a fixed-rate definition (state left out: sync never sets it on update). */

@@ -1,6 +1,8 @@
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { Gate } from '../gate/gate';
+import { awaitRun } from '../gate/await-run';
+import { quickAgents } from './helpers/agents';
 import { defaultRegistry } from '../triggers/registry';
 import type { WakeResult, WakeStatus } from '../workflows/types';
 import { approveSignal, statusQuery } from '../workflows/messages';
@@ -21,7 +23,7 @@ after(async () => {
   await env?.teardown();
 });
 
-const gateFor = (taskQueue: string) => new Gate({ client: env.client, taskQueue, registry: defaultRegistry() });
+const gateFor = (taskQueue: string) => new Gate({ client: env.client, taskQueue, registry: defaultRegistry(quickAgents()) });
 
 describe('the example agents end to end on the dev server', () => {
   test('dependency bump: opens one PR keyed by branch; the same trigger again returns the stored result', async () => {
@@ -32,7 +34,7 @@ describe('the example agents end to end on the dev server', () => {
     await withWorker(env.nativeConnection, taskQueue, async () => {
       const first = await gate.admit({ ...event, deliveryId: 'a' });
       assert.equal(first.decision, 'started');
-      const result = (await env.client.workflow.getHandle(first.workflowId).result()) as WakeResult;
+      const result = await awaitRun(env.client, first);
       assert.equal(result.terminalReason, 'success', result.summary);
       assert.ok(result.usage && result.usage.tokens > 0 && result.usage.turns === 1 && result.usage.costUsd > 0, JSON.stringify(result.usage));
       const again = await gate.admit({ ...event, deliveryId: 'b' });
@@ -51,7 +53,7 @@ describe('the example agents end to end on the dev server', () => {
     const repo = unique('acme/api');
     await withWorker(env.nativeConnection, taskQueue, async () => {
       const a = await gateFor(taskQueue).admit({ source: 'deps', entity: `${repo}:zod`, type: 'check.due', occurredAt: '2026-12-02T09:00:00Z', payload: { repo, package: 'zod', from: '4.1.0', to: '4.1.0' } });
-      const result = (await env.client.workflow.getHandle(a.workflowId).result()) as WakeResult;
+      const result = await awaitRun(env.client, a);
       assert.equal(result.terminalReason, 'no_op');
       assert.equal(result.usage?.tokens, 0);
       assert.equal(result.usage?.turns, 0);
@@ -65,7 +67,8 @@ describe('the example agents end to end on the dev server', () => {
     await withWorker(env.nativeConnection, taskQueue, async () => {
       const a = await gateFor(taskQueue).admit({ source: 'campaigns', entity: campaign, type: 'config.changed', occurredAt: '2026-12-02T09:00:00Z', payload: { dashboards: ['reach', 'spend', 'quiet-ctr'] } });
       const handle = env.client.workflow.getHandle(a.workflowId);
-      const waiting = await eventually(() => handle.query(statusQuery), (s: WakeStatus) => s.awaitingApproval !== undefined, 30_000, 'approval wait');
+      // The run starts once its coalescer's debounce has passed.
+      const waiting = (await eventually(() => handle.query(statusQuery).catch(() => undefined), (s?: WakeStatus) => s?.awaitingApproval !== undefined, 30_000, 'approval wait'))!;
       assert.match(waiting.awaitingApproval!.effectKey, /#start_export@1$/);
       assert.equal(standins.channel.messages.filter((m) => m.text.includes(campaign)).length, 1, 'the reversible post went ahead');
       assert.equal(standins.exports.jobs.filter((j) => j.campaign === campaign).length, 0, 'no export before approval');

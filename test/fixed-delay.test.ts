@@ -20,7 +20,7 @@ describe('fixed-delay cadence (time-skipping server)', () => {
     const scheduleId = unique('fd');
     const HOLD_MS = 1500;
     const DELAY_MS = 3_600_000;
-    const input: FixedDelayInput = { scheduleId, payload: { holdMs: HOLD_MS }, delayMs: DELAY_MS, maxRuns: 3 };
+    const input: FixedDelayInput = { scheduleId, agent: 'canary', payload: { holdMs: HOLD_MS }, delayMs: DELAY_MS, maxRuns: 3 };
     const state = await withWorker(env.nativeConnection, taskQueue, async () => {
       const handle = await env.client.workflow.start('fixedDelayWorkflow', { workflowId: `wakegate-delay/${scheduleId}`, taskQueue, args: [input] });
       const done = (await handle.result()) as FixedDelayState;

@@ -1,6 +1,6 @@
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
-import { ApplicationFailure } from '@temporalio/common';
+import { failingCanary } from './helpers/agents';
 import { Gate } from '../gate/gate';
 import { defaultRegistry } from '../triggers/registry';
 import { createActivities } from '../activities';
@@ -82,12 +82,7 @@ describe('the gate on the real dev server', () => {
     const gate = gateFor(taskQueue);
     const entity = unique('failed');
     // A fake of the outside world that fails for good: the run fails.
-    const failing = {
-      ...createActivities(),
-      async canaryRecord(): Promise<never> {
-        throw ApplicationFailure.nonRetryable('recorder is down', 'RecorderDown');
-      },
-    };
+    const failing = createActivities({ agents: failingCanary() });
     const first = await withWorker(
       env.nativeConnection,
       taskQueue,
@@ -159,7 +154,7 @@ describe('the gate on the real dev server', () => {
     await withWorker(env.nativeConnection, taskQueue, async () => {
       const first = await gate.admit(ping(entity, { holdMs: 60_000 }));
       const handle = env.client.workflow.getHandle(first.workflowId);
-      await eventually(() => handle.query(statusQuery), (s) => s.phase === 'holding', 15_000, 'the hold');
+      await eventually(() => handle.query(statusQuery), (s) => s.phase === 'hold', 15_000, 'the hold');
       await handle.cancel();
       const result = (await handle.result()) as WakeResult;
       assert.equal(result.terminalReason, 'cancelled');

@@ -25,7 +25,7 @@ test('a wake records redeliveries, answers status, and ends with its terminal re
   const wake = input(unique('e'), { holdMs: 2000 });
   await withWorker(env.nativeConnection, taskQueue, async () => {
     const handle = await env.client.workflow.start('wakeWorkflow', { workflowId: wake.eventKey, taskQueue, args: [wake] });
-    await eventually(() => handle.query(statusQuery), (s) => s.phase === 'holding', 15_000, 'the hold');
+    await eventually(() => handle.query(statusQuery), (s) => s.phase === 'hold', 15_000, 'the hold');
     await handle.signal(deliverySignal, { deliveryIds: ['second'] });
     await handle.signal(deliverySignal, { deliveryIds: ['second', 'third'] }); // a delivery seen twice is listed once
     const status = await handle.query(statusQuery);
@@ -34,7 +34,7 @@ test('a wake records redeliveries, answers status, and ends with its terminal re
     const result = (await handle.result()) as WakeResult;
     assert.equal(result.terminalReason, 'success');
     assert.deepEqual(result.deliveryIds, ['first', 'second', 'third']);
-    assert.equal((result.output as { heldMs: number }).heldMs, 2000);
+    assert.equal((result.output as { steps: { step: string; heldMs?: number }[] }).steps.find((s) => s.step === 'hold')?.heldMs, 2000);
   });
 });
 
@@ -43,7 +43,7 @@ test('cancelling a wake during its hold cancels the activity and ends `cancelled
   const wake = input(unique('e'), { holdMs: 600_000 });
   await withWorker(env.nativeConnection, taskQueue, async () => {
     const handle = await env.client.workflow.start('wakeWorkflow', { workflowId: wake.eventKey, taskQueue, args: [wake] });
-    await eventually(() => handle.query(statusQuery), (s) => s.phase === 'holding', 15_000, 'the hold');
+    await eventually(() => handle.query(statusQuery), (s) => s.phase === 'hold', 15_000, 'the hold');
     await handle.cancel();
     const result = (await handle.result()) as WakeResult;
     assert.equal(result.terminalReason, 'cancelled');

@@ -9,15 +9,19 @@ export const Name = z
   .regex(/^[a-z][a-z0-9._-]*$/, 'use lower-case letters, digits, ".", "_" or "-", starting with a letter');
 
 /**
- * A trigger definition: which source it accepts, how its logical event key is built and why, which
- * payload fields make up the fingerprint, and which agent it wakes. Every trigger (CLI, schedule,
- * webhook) goes through the same gate with one of these.
+ * A trigger definition: which source it accepts, how its logical event key is built and why, and
+ * which payload fields make up the fingerprint. It says what *happened*; which agents it wakes, and
+ * what each wake is *about* (the wake key), the agents say (their `triggers` and `wakeKey`). Every
+ * trigger (CLI, schedule, webhook, queue) goes through the same gate with one of these.
  */
 export const TriggerDefinitionSchema = z.strictObject({
   source: Name,
   description: z.string().min(1),
-  /** The agent this source wakes. */
-  agent: Name,
+  /**
+   * Which agents an event wakes: `all` agents whose triggers name this source (fan-out), or only the
+   * one `named` with the event (a schedule wakes the agent its definition names). Default `all`.
+   */
+  wakes: z.enum(['all', 'named']).default('all'),
   /** Event types accepted; `'*'` accepts any. */
   eventTypes: z.union([z.literal('*'), z.array(z.string().min(1)).nonempty()]),
   /**

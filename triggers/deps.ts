@@ -8,7 +8,6 @@ import { defineTrigger } from './definition';
 export const depsTrigger = defineTrigger({
   source: 'deps',
   description: 'Dependency releases: wakes the dependency-bump agent.',
-  agent: 'dependency-bump',
   eventTypes: ['release.published', 'check.due'],
   bucket: '1d',
   keyRationale:

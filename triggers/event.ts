@@ -23,6 +23,11 @@ export const WakeEventSchema = z.strictObject({
   /** When the event happened in the world (ISO-8601 with offset); not when it was delivered. */
   occurredAt: z.iso.datetime({ offset: true, message: 'occurredAt must be ISO-8601 with a time zone, e.g. 2026-12-02T14:05:00Z' }),
   payload: z.record(z.string(), z.unknown()).default({}),
+  /**
+   * The entity's version (or ordering number) as the source counts it, when the source has one: an
+   * event older than the newest one seen for its wake key is answered `stale` and runs nothing.
+   */
+  version: z.number().int().min(0).max(Number.MAX_SAFE_INTEGER).optional(),
   deliveryId: KeyText('deliveryId', 200).optional(),
 });
 

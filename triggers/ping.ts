@@ -9,7 +9,6 @@ import { defineTrigger } from './definition';
 export const pingTrigger = defineTrigger({
   source: 'ping',
   description: 'Diagnostic canary: checks the path trigger -> gate -> run end to end.',
-  agent: 'canary',
   eventTypes: '*',
   bucket: '1h',
   keyRationale:

@@ -9,7 +9,7 @@ import { defineTrigger } from './definition';
 export const scheduleTrigger = defineTrigger({
   source: 'schedule',
   description: 'A window of a wakegate schedule (Temporal Schedule tick or fixed-delay loop).',
-  agent: 'canary',
+  wakes: 'named',
   eventTypes: ['tick'],
   bucket: '1s',
   keyRationale:

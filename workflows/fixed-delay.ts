@@ -37,6 +37,7 @@ export async function fixedDelayWorkflow(input: FixedDelayInput): Promise<FixedD
     try {
       const run = await runScheduledWindow({
         scheduleId: input.scheduleId,
+        agent: input.agent,
         nominal: isoSeconds(startMs),
         payload: input.payload,
         deliveryId: `${workflowInfo().workflowId}#${state.runs + 1}`,

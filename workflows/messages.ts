@@ -1,5 +1,6 @@
 import { defineQuery, defineSignal, defineUpdate } from '@temporalio/workflow';
-import type { ApprovalDecision, DeliveryNotice, KillRequest, UpdateAck, WakeStatus } from './types';
+import type { CoalescerStatus, Offer, OfferAnswer, RunEnded } from './coalesce-types';
+import type { AbsorbedEvent, ApprovalDecision, DeliveryNotice, KillRequest, UpdateAck, WakeStatus } from './types';
 
 /** Duplicate deliveries of an open run's event: their ids are recorded on the run (fire and forget). */
 export const deliverySignal = defineSignal<[DeliveryNotice]>('delivery');
@@ -23,3 +24,18 @@ export const approveSignal = defineSignal<[ApprovalDecision]>('approve');
 
 /** A person rejects it: the effect is not made and the run ends `blocked`. */
 export const rejectSignal = defineSignal<[ApprovalDecision]>('reject');
+
+/** Offer one event to a coalescer (update-with-start from its admission record); answers the decision. */
+export const offerUpdate = defineUpdate<OfferAnswer, [Offer]>('offer');
+
+/** A run tells its coalescer it has ended, so the next batch may start. */
+export const runEndedSignal = defineSignal<[RunEnded]>('runEnded');
+
+/** The coalescer's policy, pending and running batches, counts and recent runs. */
+export const coalescerQuery = defineQuery<CoalescerStatus>('coalescer');
+
+/** The coalescer records on its live run the events it skipped for it (overlap `skip`), in batches. */
+export const skippedSignal = defineSignal<[{ events: AbsorbedEvent[] }]>('skipped');
+
+/** The coalescer tells a live run it is being cancelled for a restart (overlap `cancel`), and by which run. */
+export const supersedeSignal = defineSignal<[{ by: string }]>('supersede');

@@ -80,6 +80,7 @@ export async function scheduleTickWorkflow(input: ScheduleTickInput): Promise<Sc
   try {
     const run = await runScheduledWindow({
       scheduleId: input.scheduleId,
+      agent: input.agent,
       nominal: window,
       payload: input.payload,
       deliveryId: workflowInfo().workflowId,

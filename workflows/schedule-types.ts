@@ -5,6 +5,8 @@ export type CatchUp = 'all' | 'latest' | 'skip';
 /** The tick's input, fixed in the Temporal Schedule's action by `schedules sync`. */
 export interface ScheduleTickInput {
   scheduleId: string;
+  /** The agent its windows wake. */
+  agent: string;
   payload: Record<string, unknown>;
   catchUp: CatchUp;
   /** catchUp `skip`: a tick starting later than this after its nominal time is a gap. */
@@ -55,6 +57,7 @@ export interface WindowRunResult {
   /** The gate's decision for the window's event key. */
   decision: string;
   eventKey: string;
+  /** The run that took the window (a coalesced run may have taken other wakes too). */
   workflowId: string;
   terminalReason?: string;
 }
@@ -71,6 +74,8 @@ export interface ScheduleTickResult {
 /** Input of the fixed-delay loop (carried across continue-as-new). */
 export interface FixedDelayInput {
   scheduleId: string;
+  /** The agent its windows wake. */
+  agent: string;
   payload: Record<string, unknown>;
   delayMs: number;
   /** Stop after this many runs in total (like a Schedule's remainingActions); unlimited if absent. */

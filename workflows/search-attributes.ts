@@ -11,6 +11,10 @@ export const WakeEntity = defineSearchAttributeKey('WakeEntity', SearchAttribute
 export const WakeEventType = defineSearchAttributeKey('WakeEventType', SearchAttributeType.KEYWORD);
 export const WakeAgent = defineSearchAttributeKey('WakeAgent', SearchAttributeType.KEYWORD);
 export const WakeTerminalReason = defineSearchAttributeKey('WakeTerminalReason', SearchAttributeType.KEYWORD);
+/** What the run is about: the agent's wake key (a campaign, `repo:package`). */
+export const WakeKey = defineSearchAttributeKey('WakeKey', SearchAttributeType.KEYWORD);
+/** A coalesced run: the event keys it absorbed (the first {@link MAX_DELIVERY_IDS_INDEXED}; all of them in its result). */
+export const WakeAbsorbedEventKeys = defineSearchAttributeKey('WakeAbsorbedEventKeys', SearchAttributeType.KEYWORD_LIST);
 /** The first delivery ids seen (capped at {@link MAX_DELIVERY_IDS_INDEXED}); the full list is in the result. */
 export const WakeDeliveryIds = defineSearchAttributeKey('WakeDeliveryIds', SearchAttributeType.KEYWORD_LIST);
 export const WakeDeliveryCount = defineSearchAttributeKey('WakeDeliveryCount', SearchAttributeType.INT);
@@ -26,6 +30,8 @@ export const ALL_SEARCH_ATTRIBUTES = [
   WakeEventType,
   WakeAgent,
   WakeTerminalReason,
+  WakeKey,
+  WakeAbsorbedEventKeys,
   WakeDeliveryIds,
   WakeDeliveryCount,
   WakeAttempts,

@@ -1,22 +1,26 @@
 import { workflowInfo } from '@temporalio/workflow';
 import type { AgentPolicy } from '../agents/policy';
 import type { ChatMessage } from '../activities/model/types';
-import { toolCall } from './run/activities';
+import { toolCallWithin } from './run/activities';
 import { chargedModelCall } from './run/agent-loop';
 import { newPool, reserve, settle, type Spend } from './run/budget';
 import { newRunState } from './run/state';
 import type { TerminalReason } from './types';
 
 export interface SubagentInput {
-  eventKey: string;
+  agent: string;
+  /** The parent run's key. */
+  runKey: string;
+  wakeKey: string;
   entity: string;
   payload: Record<string, unknown>;
   /** What this subagent works on (one dashboard). */
   item: string;
   tool: string;
+  toolTimeoutMs: number;
   /** Its slice of the parent's pool, reserved there before this child started. */
   grant: Spend;
-  policy: Pick<AgentPolicy, 'model' | 'systemPrompt'>;
+  policy: { model: NonNullable<AgentPolicy['model']>; systemPrompt: string };
 }
 
 export interface SubagentResult {
@@ -45,7 +49,15 @@ export async function subagentWorkflow(input: SubagentInput): Promise<SubagentRe
   });
   const r = reserve(pool, { toolCalls: 1 });
   if (!r.ok) return done('budget_exhausted');
-  const read = await toolCall({ tool: input.tool, eventKey: input.eventKey, entity: input.entity, payload: input.payload, item: input.item });
+  const read = await toolCallWithin(input.toolTimeoutMs)({
+    agent: input.agent,
+    tool: input.tool,
+    runKey: input.runKey,
+    wakeKey: input.wakeKey,
+    entity: input.entity,
+    payload: input.payload,
+    item: input.item,
+  });
   settle(pool, r.charge, r.charge);
   state.maxAttempt = Math.max(state.maxAttempt, read.attempt);
   const messages: ChatMessage[] = [

@@ -9,8 +9,32 @@ import type { BudgetLimits } from '../agents/policy';
 export const TERMINAL_REASONS = ['success', 'no_op', 'budget_exhausted', 'blocked', 'escalated', 'cancelled', 'failed'] as const;
 export type TerminalReason = (typeof TERMINAL_REASONS)[number];
 
-/** The wake workflow's input: one logical event, as the gate admitted it. */
+/**
+ * One event a run took (or, with `skip`, was told about while live): enough to audit which wakes a
+ * coalesced run stands for. The payload travels only into the run's input, not into its result.
+ */
+export interface AbsorbedEvent {
+  eventKey: string;
+  source: string;
+  type: string;
+  entity: string;
+  occurredAt: string;
+  /** Every delivery of this event the gate saw before the run took it (tracing only). */
+  deliveryIds: string[];
+  version?: number;
+  payload?: Record<string, unknown>;
+}
+
+/**
+ * The wake workflow's input: one run of one agent. On the one-call path that is one logical event as
+ * the gate admitted it; a coalesced run also lists every event it absorbed (newest last), and its
+ * event fields are those of the event that opened its batch.
+ */
 export interface WakeInput {
+  /** The run's workflow ID (workflows/ids.ts): effect keys are built from it. */
+  runKey: string;
+  /** What the run is about: the agent's wake key. */
+  wakeKey: string;
   eventKey: string;
   source: string;
   entity: string;
@@ -25,19 +49,32 @@ export interface WakeInput {
   fingerprint: string;
   /** The delivery that started the run (tracing only). */
   deliveryId?: string;
+  /** The entity's version, when the source counts one (out-of-order detection). */
+  version?: number;
   /** Tighter limits than the agent's own budget (an operator's or a test's); never looser. */
   budget?: Partial<BudgetLimits>;
+  /** A coalesced run: its coalescer (told when the run ends) and every event it took. */
+  coalescerId?: string;
+  absorbed?: AbsorbedEvent[];
+  /** Events absorbed past the policy's maxEventsPerRun: counted, not listed. */
+  absorbedOverflow?: number;
+  /** The run this one restarts (overlap `cancel`): its events are among `absorbed`. */
+  supersedes?: string;
 }
 
 /** Redeliveries of the same logical event (one or a batch), recorded on the open run for tracing. */
 export interface DeliveryNotice {
   deliveryIds: string[];
+  /** Which event they deliver (a coalesced run took several); the run's own event when absent. */
+  eventKey?: string;
 }
 
 /** What a finished wake returns; the gate hands it to later deliveries of the same event. */
 export interface WakeResult {
+  runKey: string;
   eventKey: string;
   agent: string;
+  wakeKey: string;
   terminalReason: TerminalReason;
   /** One line a person can read. */
   summary: string;
@@ -52,12 +89,23 @@ export interface WakeResult {
   attempts?: number;
   /** Set when the run was killed. */
   killedBy?: KillRequest;
+  /** A coalesced run: the events it took, and those it was told about while live and skipped (overlap `skip`). */
+  absorbed?: AbsorbedEvent[];
+  absorbedOverflow?: number;
+  skipped?: AbsorbedEvent[];
+  skippedOverflow?: number;
+  /** Cancelled by its coalescer (overlap `cancel`): the run that restarted on the newest state, with this run's events. */
+  supersededBy?: string;
 }
 
 /** What the `status` query answers while a run is open. */
 export interface WakeStatus {
+  runKey: string;
   eventKey: string;
   agent: string;
+  wakeKey: string;
+  absorbed?: AbsorbedEvent[];
+  skipped?: AbsorbedEvent[];
   phase: string;
   deliveryIds: string[];
   deliveryCount: number;

@@ -2,15 +2,18 @@ import {
   ApplicationFailure,
   CancellationScope,
   condition,
+  getExternalWorkflowHandle,
   isCancellation,
   log,
   setHandler,
   upsertSearchAttributes,
   workflowInfo,
 } from '@temporalio/workflow';
-import { approveSignal, deliverySignal, killUpdate, rejectSignal, statusQuery } from './messages';
+import { approveSignal, deliverySignal, killUpdate, rejectSignal, runEndedSignal, skippedSignal, statusQuery, supersedeSignal } from './messages';
 import {
   MAX_DELIVERY_IDS_INDEXED,
+  WakeAbsorbedEventKeys,
+  WakeKey,
   WakeAgent,
   WakeAttempts,
   WakeCostUsd,
@@ -24,9 +27,8 @@ import {
   WakeTerminalReason,
   WakeTokens,
 } from './search-attributes';
-import type { ApprovalDecision, BudgetUsage, KillRequest, TerminalReason, WakeInput, WakeResult } from './types';
-import { runCanary } from './agents/canary';
-import { loadAgentPolicy } from './run/activities';
+import type { AbsorbedEvent, ApprovalDecision, BudgetUsage, KillRequest, TerminalReason, WakeInput, WakeResult } from './types';
+import { prepareRun } from './run/activities';
 import { runAgentLoop } from './run/agent-loop';
 import { newPool, tighter } from './run/budget';
 import { newRunState, type RunOutcome } from './run/state';
@@ -35,12 +37,17 @@ import { newRunState, type RunOutcome } from './run/state';
 // eslint-disable-next-line no-restricted-syntax
 const workflowNow = (): number => Date.now();
 
+/** Events listed on a run's result and status (the rest are counted). */
+const MAX_SKIPPED_LISTED = 1000;
+
 /**
- * One wake: the run for one logical event. Its workflow ID is the event key, so Temporal keeps at
- * most one open run per key and the gate answers duplicates from it.
+ * One run of one agent. On the one-call path it is the run for one logical event (workflow ID
+ * `agent@eventKey`), so Temporal keeps at most one open run per (agent, event) and the gate answers
+ * duplicates from it; a coalesced run (`agent#wakeKey@eventKey`) is started by its coalescer with
+ * every event it absorbed, records them, and tells the coalescer when it ends.
  *
- * Records every delivery id it sees, runs the agent named in the input (the canary, or a bounded
- * agent loop under the agent's budget), and ends with a terminal reason, recorded as search
+ * Records every delivery id it sees, runs the agent named in the input (its steps, and for an agent
+ * with a model the bounded agent loop under its budget), and ends with a terminal reason, recorded as search
  * attribute WakeTerminalReason and in the result, beside WakeAttempts, WakeTokens and WakeCostUsd.
  * Update `kill` stops it before its next step (in-flight activities are cancelled); `approve` /
  * `reject` decide an irreversible effect. A cancelled or killed run ends `cancelled` and completes,
@@ -49,6 +56,10 @@ const workflowNow = (): number => Date.now();
  */
 export async function wakeWorkflow(input: WakeInput): Promise<WakeResult> {
   const deliveryIds: string[] = input.deliveryId ? [input.deliveryId] : [];
+  const absorbed: AbsorbedEvent[] = (input.absorbed ?? []).map(({ payload: _payload, ...e }) => ({ ...e, deliveryIds: [...e.deliveryIds] }));
+  const skipped: AbsorbedEvent[] = [];
+  let skippedOverflow = 0;
+  let supersededBy: string | undefined;
   let deliveryCount = 1;
   let indexDirty = false;
   let killedBy: KillRequest | undefined;
@@ -61,6 +72,8 @@ export async function wakeWorkflow(input: WakeInput): Promise<WakeResult> {
 
   const seen = new Set(deliveryIds);
   setHandler(deliverySignal, (notice) => {
+    const mine = notice.eventKey ? absorbed.find((e) => e.eventKey === notice.eventKey) : undefined;
+    if (mine) for (const id of notice.deliveryIds) if (!mine.deliveryIds.includes(id)) mine.deliveryIds.push(id);
     for (const id of notice.deliveryIds) {
       deliveryCount += 1;
       if (!seen.has(id)) {
@@ -70,9 +83,22 @@ export async function wakeWorkflow(input: WakeInput): Promise<WakeResult> {
     }
     indexDirty = true;
   });
+  setHandler(skippedSignal, ({ events }) => {
+    for (const e of events) {
+      if (skipped.length < MAX_SKIPPED_LISTED) skipped.push(e);
+      else skippedOverflow += 1;
+    }
+  });
+  setHandler(supersedeSignal, ({ by }) => {
+    supersededBy = by;
+  });
   setHandler(statusQuery, () => ({
+    runKey: input.runKey,
     eventKey: input.eventKey,
     agent: input.agent,
+    wakeKey: input.wakeKey,
+    absorbed,
+    skipped,
     phase: state.phase,
     deliveryIds,
     deliveryCount,
@@ -112,7 +138,9 @@ export async function wakeWorkflow(input: WakeInput): Promise<WakeResult> {
     { key: WakeEntity, value: input.entity },
     { key: WakeEventType, value: input.type },
     { key: WakeAgent, value: input.agent },
+    { key: WakeKey, value: input.wakeKey },
     { key: WakeOccurredAt, value: new Date(input.occurredAt) },
+    ...(absorbed.length ? [{ key: WakeAbsorbedEventKeys, value: absorbed.slice(0, MAX_DELIVERY_IDS_INDEXED).map((e) => e.eventKey) }] : []),
     { key: WakeDeliveryIds, value: deliveryIds.slice(0, MAX_DELIVERY_IDS_INDEXED) },
     { key: WakeDeliveryCount, value: deliveryCount },
   ]);
@@ -139,7 +167,26 @@ export async function wakeWorkflow(input: WakeInput): Promise<WakeResult> {
       { key: WakeAttempts, value: state.maxAttempt },
       ...(u ? [{ key: WakeTokens, value: u.tokens }, { key: WakeCostUsd, value: u.costUsd }] : []),
     ]);
-    log.info('wake finished', { eventKey: input.eventKey, agent: input.agent, terminalReason, deliveryIds, deliveryCount, attempts: state.maxAttempt, usage: u });
+    log.info('wake finished', {
+      runKey: input.runKey,
+      eventKey: input.eventKey,
+      agent: input.agent,
+      wakeKey: input.wakeKey,
+      terminalReason,
+      deliveryIds,
+      deliveryCount,
+      absorbed: absorbed.length + (input.absorbedOverflow ?? 0),
+      skipped: skipped.length + skippedOverflow,
+      attempts: state.maxAttempt,
+      usage: u,
+    });
+    // A coalesced run tells its coalescer it has ended, so the next batch may start; durable (a
+    // command in history) and fire-and-forget: a coalescer that is gone has nothing left to start.
+    if (input.coalescerId) {
+      void CancellationScope.nonCancellable(() => getExternalWorkflowHandle(input.coalescerId!).signal(runEndedSignal, { runKey: input.runKey, terminalReason })).catch(
+        () => undefined,
+      );
+    }
     return u;
   };
   const finish = (o: RunOutcome): WakeResult => {
@@ -147,8 +194,10 @@ export async function wakeWorkflow(input: WakeInput): Promise<WakeResult> {
     state.phase = 'done';
     const u = record(o.reason);
     return {
+      runKey: input.runKey,
       eventKey: input.eventKey,
       agent: input.agent,
+      wakeKey: input.wakeKey,
       terminalReason: o.reason,
       summary: o.summary,
       deliveryIds,
@@ -157,19 +206,19 @@ export async function wakeWorkflow(input: WakeInput): Promise<WakeResult> {
       attempts: state.maxAttempt,
       ...(u ? { usage: u } : {}),
       ...(killedBy ? { killedBy } : {}),
+      ...(input.absorbed ? { absorbed, ...(input.absorbedOverflow ? { absorbedOverflow: input.absorbedOverflow } : {}) } : {}),
+      ...(input.coalescerId ? { skipped, ...(skippedOverflow ? { skippedOverflow } : {}) } : {}),
+      ...(supersededBy ? { supersededBy } : {}),
     };
   };
 
   try {
     const outcome = await runScope.run(async (): Promise<RunOutcome> => {
-      if (input.agent === 'canary') {
-        const output = await runCanary(input, (p) => (state.phase = p));
-        return { reason: 'success', summary: `canary recorded ${input.eventKey}${output.heldMs ? ` and held ${output.heldMs} ms` : ''}`, output };
-      }
       state.phase = 'loading';
-      const policy = await loadAgentPolicy(input.agent);
+      // The agent's policy and the payload it works on (merged by the agent from every absorbed event), through history.
+      const { policy, payload } = await prepareRun({ agent: input.agent, payloads: input.absorbed?.map((e) => e.payload ?? {}) ?? [input.payload] });
       state.pool = newPool(tighter(policy.budget, input.budget));
-      return runAgentLoop(input, policy, state, state.pool, workflowNow());
+      return runAgentLoop({ ...input, payload }, policy, state, state.pool, workflowNow());
     });
     return finish(outcome);
   } catch (err) {
@@ -177,7 +226,11 @@ export async function wakeWorkflow(input: WakeInput): Promise<WakeResult> {
       return CancellationScope.nonCancellable(async () =>
         finish({
           reason: 'cancelled',
-          summary: killedBy ? `killed by ${killedBy.who}: ${killedBy.reason}` : 'the run was cancelled before it finished',
+          summary: killedBy
+            ? `killed by ${killedBy.who}: ${killedBy.reason}`
+            : supersededBy
+              ? `cancelled by its coalescer: ${supersededBy} restarts on the newest state with this run's events`
+              : 'the run was cancelled before it finished',
           output: { phase: state.phase, committed: state.effects },
         }),
       );

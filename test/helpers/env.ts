@@ -2,7 +2,7 @@ import { randomUUID } from 'node:crypto';
 import { Client, Connection } from '@temporalio/client';
 import { bundleWorkflowCode, NativeConnection, Runtime, DefaultLogger, type WorkflowBundleWithSourceMap } from '@temporalio/worker';
 import { TestWorkflowEnvironment } from '@temporalio/testing';
-import { DevServer } from '../../devserver/dev-server';
+import { DevServer, type DevServerOptions } from '../../devserver/dev-server';
 import { temporalTestServerPath } from '../../devserver/binaries';
 import { createWakeWorker } from '../../workers/worker';
 import { temporal } from '@temporalio/proto';
@@ -42,7 +42,7 @@ export interface DevEnv {
 }
 
 /** A real dev server of this test file's own, on a free port, with clients connected to it. */
-export async function startDevEnv(opts: { dbFilename?: string } = {}): Promise<DevEnv> {
+export async function startDevEnv(opts: DevServerOptions = {}): Promise<DevEnv> {
   quietRuntime();
   const server = await DevServer.start(opts);
   const env: DevEnv = {

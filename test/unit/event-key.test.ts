@@ -7,18 +7,20 @@ import { canonicalJson, fingerprint } from '../../gate/fingerprint';
 import { GateInputError } from '../../gate/errors';
 import { defineTrigger } from '../../triggers/definition';
 import { TriggerRegistry, defaultRegistry } from '../../triggers/registry';
+import { canary } from '../../agents/canary';
 
 const campaign = defineTrigger({
   source: 'campaigns',
   description: 'campaign config changed',
-  agent: 'canary',
   eventTypes: ['config.changed'],
   bucket: '1h',
   keyRationale: 'ten edits to one campaign within the hour are one change to report on',
   fingerprint: ['revision'],
   payload: z.object({ revision: z.number(), editor: z.string().optional() }),
 });
-const registry = new TriggerRegistry([campaign]);
+/** An agent woken by the given sources (the canary's code under another name): keys do not depend on it. */
+const probe = (...sources: string[]) => ({ probe: { ...canary, policy: { ...canary.policy, name: 'probe', triggers: sources } } });
+const registry = new TriggerRegistry([campaign], probe('campaigns'));
 const ev = (over: Record<string, unknown> = {}) => ({
   source: 'campaigns',
   entity: 'campaign-42',
@@ -64,7 +66,7 @@ test('the delivery id and the delivery time never enter the key or the fingerpri
 test('a key too fine never deduplicates; a key too coarse drops distinct events', () => {
   const tooFine = defineTrigger({ ...campaign, source: 'fine', bucket: '1s', keyRationale: 'per-second bucket: shown to be too fine' });
   const tooCoarse = defineTrigger({ ...campaign, source: 'coarse', bucket: '30d', keyRationale: 'monthly bucket: shown to be too coarse' });
-  const reg = new TriggerRegistry([tooFine, tooCoarse, campaign]);
+  const reg = new TriggerRegistry([tooFine, tooCoarse, campaign], probe('fine', 'coarse', 'campaigns'));
   // Two notifications about the same edit, 3 seconds apart (a webhook's retry re-stamps occurredAt):
   const edit = ['2026-12-02T14:05:00Z', '2026-12-02T14:05:03Z'];
   assert.equal(new Set(edit.map((t) => keyEvent(reg, ev({ source: 'fine', occurredAt: t })).input.eventKey)).size, 2, 'per-second: the retry is a second run');

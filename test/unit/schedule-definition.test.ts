@@ -6,6 +6,7 @@ import { instantsOfWallTime, wallTimeKind } from '../../schedules/dst';
 import { catchupWindowMs, definitionDigest, toScheduleOptions } from '../../schedules/to-temporal';
 import { defaultRegistry } from '../../triggers/registry';
 import { keyEvent } from '../../gate/gate';
+import { checkScheduleAgents } from '../../schedules/sync';
 
 const base: ScheduleDefinitionInput = {
   id: 'unit-sched',
@@ -60,7 +61,17 @@ describe('schedule definitions', () => {
     assert.throws(() => defineSchedule({ ...base, spec: { every: '500ms' } }), /spec.every "500ms" must be a whole number of ms, at least 1000 ms/);
     assert.throws(() => defineSchedule({ ...base, spec: { every: '1m', cron: ['* * * * *'] } }), /exactly one of spec.every, spec.cron, spec.calendar/);
     assert.throws(() => defineSchedule({ ...base, cadence: 'fixed_delay' }), /fixed_delay needs delay/);
-    assert.throws(() => defineSchedule({ ...base, agent: 'other' as never }), /agent/);
+    assert.throws(() => defineSchedule({ ...base, agent: 'Not A Name' }), /agent/);
+  });
+
+  test('sync refuses a schedule whose agent is not woken by schedules or cannot derive its wake key', () => {
+    assert.doesNotThrow(() => checkScheduleAgents(scheduleDefinitions));
+    assert.throws(() => checkScheduleAgents([defineSchedule({ ...base, agent: 'nobody' })]), /schedule ".*" cannot wake agent "nobody": agent "nobody" is not woken by source "schedule"/);
+    assert.throws(() => checkScheduleAgents([defineSchedule({ ...base, agent: 'dependency-bump' })]), /cannot wake agent "dependency-bump"/);
+    assert.throws(
+      () => checkScheduleAgents([defineSchedule({ ...base, agent: 'campaign-reporter', payload: { dashboards: ['spend'] } })]),
+      /campaign-reporter.*payload\.campaignId is required/,
+    );
   });
 
   test('catch-up maps to Temporal catch-up windows; the digest changes with the definition only', () => {
@@ -74,10 +85,11 @@ describe('schedule definitions', () => {
   test('a scheduled window is keyed by (schedule, nominal second): two fires of one window share a key, neighbours do not', () => {
     const reg = defaultRegistry();
     const ev = (occurredAt: string) => ({ source: 'schedule', entity: 'unit-sched', type: 'tick', occurredAt, payload: {} });
-    const k1 = keyEvent(reg, ev('2026-12-02T14:00:01Z')).input.eventKey;
+    const canary = { agent: 'canary' };
+    const k1 = keyEvent(reg, ev('2026-12-02T14:00:01Z'), canary).input.eventKey;
     assert.equal(k1, 'schedule/tick/unit-sched/2026-12-02T14:00:01Z');
-    assert.equal(keyEvent(reg, { ...ev('2026-12-02T14:00:01.000Z'), deliveryId: 'other-tick' }).input.eventKey, k1);
-    assert.notEqual(keyEvent(reg, ev('2026-12-02T14:00:02Z')).input.eventKey, k1);
+    assert.equal(keyEvent(reg, { ...ev('2026-12-02T14:00:01.000Z'), deliveryId: 'other-tick' }, canary).input.eventKey, k1);
+    assert.notEqual(keyEvent(reg, ev('2026-12-02T14:00:02Z'), canary).input.eventKey, k1);
   });
 });
 

@@ -1,22 +1,34 @@
 import { proxyActivities } from '@temporalio/workflow';
 import type { Activities } from '../../activities';
 
-/** Policy look-up: cheap, retried a few times. */
-export const { loadAgentPolicy } = proxyActivities<Activities>({
+/** The agent's policy and the run's merged payload: cheap, retried a few times. */
+export const { prepareRun } = proxyActivities<Activities>({
   startToCloseTimeout: '10 seconds',
   retry: { maximumAttempts: 3, nonRetryableErrorTypes: ['UnknownAgent'] },
 });
 
 /**
- * Model and tool calls heartbeat every second; a 5 s heartbeat timeout notices a dead worker fast
- * and lets a kill reach them. Both only read, so a retry is harmless (a retried model call is
- * charged again: its reservation is taken before every attempt's turn, see agent-loop).
+ * Model calls heartbeat every second; a 5 s heartbeat timeout notices a dead worker fast and lets a
+ * kill reach them. They only read, so a retry is harmless (a retried model call is charged again:
+ * its reservation is taken before every attempt's turn, see agent-loop).
  */
-export const { modelCall, toolCall } = proxyActivities<Activities>({
+export const { modelCall } = proxyActivities<Activities>({
   startToCloseTimeout: '2 minutes',
   heartbeatTimeout: '5 seconds',
   retry: { initialInterval: '1 second', maximumAttempts: 3, nonRetryableErrorTypes: ['UnknownTool', 'ProviderRejected'] },
 });
+
+/**
+ * A tool call with the tool's own time limit (from the agent's policy). Tools heartbeat every second
+ * with their progress; a 10 s heartbeat timeout notices a dead worker and carries a kill.
+ */
+export function toolCallWithin(timeoutMs: number): Activities['toolCall'] {
+  return proxyActivities<Activities>({
+    startToCloseTimeout: timeoutMs,
+    heartbeatTimeout: '10 seconds',
+    retry: { initialInterval: '1 second', maximumAttempts: 3, nonRetryableErrorTypes: ['UnknownAgent', 'UnknownTool', 'ProviderRejected'] },
+  }).toolCall;
+}
 
 /**
  * Effects: retried until they land or fail for good, always under the same effect key. The server
@@ -25,5 +37,5 @@ export const { modelCall, toolCall } = proxyActivities<Activities>({
 export const { commitEffect } = proxyActivities<Activities>({
   startToCloseTimeout: '30 seconds',
   heartbeatTimeout: '5 seconds',
-  retry: { initialInterval: '1 second', maximumAttempts: 6, nonRetryableErrorTypes: ['EffectAmbiguous', 'ProviderRejected'] },
+  retry: { initialInterval: '1 second', maximumAttempts: 6, nonRetryableErrorTypes: ['EffectAmbiguous', 'ProviderRejected', 'UnknownAgent', 'UnknownEffect'] },
 });

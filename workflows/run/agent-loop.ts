@@ -3,7 +3,7 @@ import type { AgentPolicy, BudgetDimension } from '../../agents/policy';
 import type { ChatMessage, ModelRequest } from '../../activities/model/types';
 import type { WakeInput } from '../types';
 import type { SubagentResult } from '../subagent';
-import { modelCall, toolCall } from './activities';
+import { modelCall, toolCallWithin } from './activities';
 import { costUsd, left, reserve, settle, utf8Bytes, type BudgetPool } from './budget';
 import { commitEffects } from './commit';
 import type { RunOutcome, RunState } from './state';
@@ -30,7 +30,7 @@ export const exhausted = (dimension: BudgetDimension, detail: string): RunOutcom
 export async function chargedModelCall(
   state: RunState,
   pool: BudgetPool,
-  policy: Pick<AgentPolicy, 'model'>,
+  policy: { model: NonNullable<AgentPolicy['model']> },
   messages: ChatMessage[],
   tools: ModelRequest['tools'],
 ) {
@@ -88,11 +88,24 @@ export async function runAgentLoop(input: WakeInput, policy: AgentPolicy, state:
     const tool = async (name: string, item?: string) => {
       const r = reserve(pool, { toolCalls: 1 });
       if (!r.ok) return undefined;
-      const res = await toolCall({ tool: name, eventKey: input.eventKey, entity: input.entity, payload: input.payload, item });
+      const call = toolCallWithin(policy.tools.find((t) => t.name === name)?.timeoutMs ?? 120_000);
+      const res = await call({ agent: policy.name, tool: name, runKey: input.runKey, wakeKey: input.wakeKey, entity: input.entity, payload: input.payload, item });
       settle(pool, r.charge, r.charge);
       state.maxAttempt = Math.max(state.maxAttempt, res.attempt);
       return res;
     };
+
+    for (const step of policy.steps ?? []) {
+      state.phase = step;
+      const res = await tool(step);
+      if (!res) return exhausted('toolCalls', `step ${step}`);
+      observations.push({ step, ...(JSON.parse(res.content) as object) });
+    }
+    const model = policy.model;
+    if (!model) {
+      // A tool-only agent (the canary): its steps are its whole run.
+      return { reason: 'success', summary: `${policy.name} ran ${(policy.steps ?? []).join(', ')} for ${input.eventKey}`, output: { steps: observations } };
+    }
 
     if (policy.precheck) {
       state.phase = 'precheck';
@@ -112,8 +125,21 @@ export async function runAgentLoop(input: WakeInput, policy: AgentPolicy, state:
         grants.map(async ({ item, r }): Promise<SubagentResult> => {
           if (!r.ok) return { item, terminalReason: 'budget_exhausted', spent: { turns: 0, tokens: 0, toolCalls: 0, costUsd: 0 }, attempts: 1 };
           const res = await executeChild('subagentWorkflow', {
-            workflowId: `${input.eventKey}/sub/${item}`,
-            args: [{ eventKey: input.eventKey, entity: input.entity, payload: input.payload, item, tool: sub.tool, grant: r.charge, policy: { model: policy.model, systemPrompt: policy.systemPrompt } }],
+            workflowId: `${input.runKey}/sub/${item}`,
+            args: [
+              {
+                agent: policy.name,
+                runKey: input.runKey,
+                wakeKey: input.wakeKey,
+                entity: input.entity,
+                payload: input.payload,
+                item,
+                tool: sub.tool,
+                toolTimeoutMs: policy.tools.find((t) => t.name === sub.tool)?.timeoutMs ?? 120_000,
+                grant: r.charge,
+                policy: { model, systemPrompt: policy.systemPrompt },
+              },
+            ],
           });
           settle(pool, r.charge, res.spent);
           return res;
@@ -134,7 +160,7 @@ export async function runAgentLoop(input: WakeInput, policy: AgentPolicy, state:
       { role: 'user', content: JSON.stringify({ task: policy.description, event: { key: input.eventKey, type: input.type, entity: input.entity }, observations }) },
     ];
     for (;;) {
-      const turn = await chargedModelCall(state, pool, policy, messages, offered);
+      const turn = await chargedModelCall(state, pool, { model }, messages, offered);
       if ('exhausted' in turn) return exhausted(turn.exhausted!, 'the next model turn');
       const { reply } = turn;
       if (reply.final) {

@@ -1,34 +1,19 @@
 import { ActivityFailure, ApplicationFailure, condition, sleep } from '@temporalio/workflow';
-import type { AgentPolicy, EffectPolicy } from '../../agents/policy';
-import type { EffectRequest } from '../../activities/effects/commit';
+import type { AgentPolicy } from '../../agents/policy';
 import type { FinalAnswer } from '../../activities/model/types';
-import { effectKey } from '../../gate/keys';
+import { effectKey } from '../ids';
 import type { WakeInput } from '../types';
 import { commitEffect } from './activities';
 import { reserve, settle, type BudgetPool } from './budget';
 import type { RunOutcome, RunState } from './state';
-
-/** The provider request of an effect, built from the event and the model's final answer. */
-function requestFor(effect: EffectPolicy, input: WakeInput, final: FinalAnswer): EffectRequest {
-  switch (effect.kind) {
-    case 'channel_post':
-      return { kind: 'channel_post', text: `Campaign ${input.entity}: ${final.summary}` };
-    case 'export_start':
-      return { kind: 'export_start', campaign: input.entity };
-    case 'pull_request': {
-      const p = input.payload as { repo: string; package: string; from: string; to: string };
-      // The branch name is the natural key: the same bump always lands on the same branch.
-      return { kind: 'pull_request', repo: p.repo, branch: `bump/${p.package}-${p.to}`, title: `Bump ${p.package} from ${p.from} to ${p.to}`, body: final.summary };
-    }
-  }
-}
 
 function failureType(err: unknown): string | undefined {
   return err instanceof ActivityFailure && err.cause instanceof ApplicationFailure ? err.cause.type ?? undefined : undefined;
 }
 
 /**
- * The commit stage: each effect in order, under its effect key `eventKey#name@step`. An irreversible
+ * The commit stage: each effect in order, under its effect key `runKey#name@step` (the run's key names
+ * the agent, so two agents woken by one event never share an effect key). An irreversible
  * effect waits for a person first (approve → go on; reject → `blocked`; no answer within the
  * policy's timeout → `escalated`, with the draft and what was already committed in the result).
  * A reconcile effect that cannot tell whether it landed escalates; it never guesses.
@@ -36,7 +21,7 @@ function failureType(err: unknown): string | undefined {
 export async function commitEffects(input: WakeInput, policy: AgentPolicy, state: RunState, pool: BudgetPool, final: FinalAnswer): Promise<RunOutcome> {
   const preserved = () => ({ final, committed: state.effects });
   for (const [step, effect] of policy.effects.entries()) {
-    const key = effectKey(input.eventKey, effect.name, step);
+    const key = effectKey(input.runKey, effect.name, step);
     if (!effect.reversible && policy.approval.irreversible === 'required') {
       state.phase = 'awaiting_approval';
       // Keep a decision already recorded: replaying from scratch, the update that decided may be
@@ -71,7 +56,7 @@ export async function commitEffects(input: WakeInput, policy: AgentPolicy, state
     const r = reserve(pool, { toolCalls: 1 });
     if (!r.ok) return { reason: 'budget_exhausted', summary: `stopped before effect ${effect.name}: the toolCalls budget would be crossed`, output: { dimension: 'toolCalls', ...preserved() } };
     try {
-      const outcome = await commitEffect({ effectKey: key, effect, request: requestFor(effect, input, final) });
+      const outcome = await commitEffect({ agent: policy.name, effectKey: key, effect, input, final });
       state.effects.push(outcome);
       state.maxAttempt = Math.max(state.maxAttempt, outcome.attempt);
     } catch (err) {

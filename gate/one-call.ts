@@ -1,0 +1,81 @@
+import { WorkflowExecutionAlreadyStartedError, WorkflowNotFoundError, type WorkflowExecutionDescription } from '@temporalio/client';
+import type { WakeInput, WakeResult } from '../workflows/types';
+import type { wakeWorkflow } from '../workflows/wake';
+import type { WakeAnswer } from './decision';
+import type { PathContext } from './path-context';
+
+// Another caller can close the run between our start and our describe; a few rounds settle it.
+const MAX_ROUNDS = 5;
+
+/** The `mismatch` answer: the key was already used with other inputs; nothing was started. */
+export function mismatch(input: WakeInput, stored: string, base: WakeAnswer, runId: string): WakeAnswer {
+  return {
+    ...base,
+    decision: 'mismatch',
+    runId,
+    message:
+      `event key ${input.eventKey} was already used with different inputs (fingerprint ${stored.slice(0, 12)}…, ` +
+      `this delivery ${input.fingerprint.slice(0, 12)}…); nothing was started. Use a new key (entity, type or time) ` +
+      `for a different event, or send the original inputs.`,
+  };
+}
+
+/**
+ * The one-call path, for an agent that does not coalesce: one Temporal start of the run with
+ * workflow ID `agent@eventKey` (conflict FAIL: no second open run; reuse ALLOW_DUPLICATE_FAILED_ONLY:
+ * a completed run is never repeated, a failed one may run again). Only a duplicate pays for a second
+ * call, to answer it: open → `in_progress` (its delivery id recorded on the run), completed → its
+ * stored result, a different fingerprint → `mismatch`.
+ */
+export async function admitOneCall(ctx: PathContext, input: WakeInput): Promise<WakeAnswer> {
+  const { client, taskQueue } = ctx;
+  const base: WakeAnswer = { decision: 'started', agent: input.agent, wakeKey: input.wakeKey, workflowId: input.runKey };
+  for (let round = 0; round < MAX_ROUNDS; round++) {
+    try {
+      const handle = await client.workflow.start<typeof wakeWorkflow>('wakeWorkflow', {
+        workflowId: input.runKey,
+        taskQueue,
+        args: [input],
+        workflowIdConflictPolicy: 'FAIL',
+        workflowIdReusePolicy: 'ALLOW_DUPLICATE_FAILED_ONLY',
+        // The start carries no search attributes: each indexed attribute makes the server's start
+        // write heavier, so the run indexes itself in its first workflow task (workflows/wake.ts).
+        memo: { fingerprint: input.fingerprint },
+      });
+      return { ...base, decision: 'started', runId: handle.firstExecutionRunId };
+    } catch (err) {
+      if (!(err instanceof WorkflowExecutionAlreadyStartedError)) throw err;
+    }
+
+    const handle = client.workflow.getHandle(input.runKey);
+    let desc: WorkflowExecutionDescription;
+    try {
+      desc = await handle.describe();
+    } catch (err) {
+      if (err instanceof WorkflowNotFoundError) continue;
+      throw err;
+    }
+    const stored = desc.memo?.fingerprint;
+    if (typeof stored === 'string' && stored !== input.fingerprint) return mismatch(input, stored, base, desc.runId);
+    switch (desc.status.name) {
+      case 'RUNNING':
+        if (input.deliveryId) {
+          try {
+            await ctx.deliveries.record(input.runKey, desc.runId, input.deliveryId);
+          } catch (err) {
+            if (err instanceof WorkflowNotFoundError) continue; // closed meanwhile: answer from its outcome
+            throw err;
+          }
+        }
+        return { ...base, decision: 'in_progress', runId: desc.runId };
+      case 'COMPLETED': {
+        const result = (await client.workflow.getHandle(input.runKey, desc.runId).result()) as WakeResult;
+        return { ...base, decision: 'completed', runId: desc.runId, result };
+      }
+      default:
+        // Failed, timed out, terminated: the reuse policy lets the next start through.
+        continue;
+    }
+  }
+  throw new Error(`gate: ${input.runKey} changed state ${MAX_ROUNDS} times while answering; try again`);
+}

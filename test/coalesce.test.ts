@@ -1,0 +1,281 @@
+import { after, before, describe, test } from 'node:test';
+import assert from 'node:assert/strict';
+import type { Client } from '@temporalio/client';
+import { Gate } from '../gate/gate';
+import { awaitRun } from '../gate/await-run';
+import type { GateAnswer } from '../gate/decision';
+import { campaignReporter } from '../agents/campaign-reporter';
+import { builtinAgents, withPolicies, type AgentRegistry } from '../agents/registry';
+import { createActivities } from '../activities';
+import { localOutside } from '../config/config';
+import { defaultRegistry } from '../triggers/registry';
+import { approveSignal, coalescerQuery, statusQuery } from '../workflows/messages';
+import type { WakeResult, WakeStatus } from '../workflows/types';
+import type { EffectOutcome } from '../activities/effects/commit';
+import { startStandins, type Standins } from '../standins';
+import { coalescing, quickAgents } from './helpers/agents';
+import { eventually, startDevEnv, unique, withWorker, type DevEnv } from './helpers/env';
+
+/*
+ * Wake keys and coalescing on the real dev server. The server suggests continue-as-new after 60
+ * history events (Temporal's default is 4 Ki), so coalescers here cross runs after a few dozen
+ * offers, exactly as a busy one does after thousands.
+ */
+let env: DevEnv;
+let standins: Standins;
+before(async () => {
+  env = await startDevEnv({ dynamicConfig: { 'limit.historyCount.suggestContinueAsNew': 60 } });
+  standins = await startStandins({});
+});
+after(async () => {
+  await standins?.close();
+  await env?.teardown();
+});
+
+const gateFor = (taskQueue: string, agents: AgentRegistry) => new Gate({ client: env.client, taskQueue, registry: defaultRegistry(agents), decisionWaitMs: 20_000 });
+const activitiesFor = (agents: AgentRegistry) => createActivities({ agents, outside: localOutside(standins.urls) });
+const ping = (entity: string, type: string, payload: Record<string, unknown> = {}, extra: Record<string, unknown> = {}) => ({
+  source: 'ping',
+  entity,
+  type,
+  occurredAt: '2026-12-03T10:00:00Z',
+  payload,
+  ...extra,
+});
+const statusOf = (client: Client, workflowId: string) =>
+  client.workflow
+    .getHandle(workflowId)
+    .query(statusQuery)
+    .catch(() => undefined);
+
+describe('one wake per thing, from every direction', () => {
+  test('the seed’s incident: a schedule tick, a config change and a retried report about one campaign are one run, one post, one export', async () => {
+    const agents = quickAgents({ debouncePeriodMs: 1500, maxWaitMs: 5000 });
+    const taskQueue = unique('incident');
+    const gate = gateFor(taskQueue, agents);
+    const campaign = unique('fall-sale');
+    const tick = { source: 'schedule', entity: `campaign-report-${campaign}`, type: 'tick', occurredAt: '2026-12-03T10:00:00Z', payload: { campaignId: campaign, dashboards: ['spend'] }, deliveryId: 'tick-1' };
+    const change = { source: 'campaigns', entity: campaign, type: 'config.changed', occurredAt: '2026-12-03T10:00:20Z', payload: { dashboards: ['reach'] }, version: 7, deliveryId: 'hook-1' };
+    const report = { source: 'campaigns', entity: campaign, type: 'report.due', occurredAt: '2026-12-03T10:00:30Z', payload: {}, deliveryId: 'report-1' };
+    await withWorker(env.nativeConnection, taskQueue, async () => {
+      const a = await gate.admit(tick, { agent: 'campaign-reporter' });
+      const b = await gate.admit(change);
+      const c = await gate.admit(report);
+      const retried = await gate.admit({ ...report, deliveryId: 'report-2' });
+      assert.deepEqual([a.decision, b.decision, c.decision, retried.decision], ['started', 'coalesced', 'coalesced', 'in_progress']);
+      const run = a.workflowId;
+      assert.ok([b, c, retried].every((x) => x.workflowId === run), 'every wake names the same run');
+      assert.equal(a.wakeKey, campaign);
+      assert.notEqual(a.eventKey, b.eventKey, 'three logical events, one wake key');
+
+      const waiting = (await eventually(() => statusOf(env.client, run), (s?: WakeStatus) => s?.awaitingApproval !== undefined, 30_000, 'approval wait'))!;
+      assert.deepEqual(waiting.absorbed!.map((e) => e.eventKey), [a.eventKey, b.eventKey, c.eventKey]);
+      assert.deepEqual(waiting.absorbed!.find((e) => e.eventKey === c.eventKey)!.deliveryIds, ['report-1', 'report-2']);
+
+      // With the run live (waiting for the export's approval), another change about the campaign is skipped and recorded.
+      const later = await gate.admit({ ...change, occurredAt: '2026-12-03T10:01:00Z', version: 8, payload: { dashboards: ['clicks'] }, deliveryId: 'hook-2' });
+      assert.equal(later.decision, 'skipped');
+      assert.equal(later.workflowId, run);
+      await env.client.workflow.getHandle(run).signal(approveSignal, { who: 'ana' });
+      const result = await awaitRun(env.client, a);
+      assert.equal(result.terminalReason, 'success', result.summary);
+      assert.deepEqual(result.absorbed!.map((e) => e.source), ['schedule', 'campaigns', 'campaigns']);
+      assert.deepEqual(result.skipped!.map((e) => e.eventKey), [later.eventKey]);
+      assert.equal(standins.channel.messages.filter((m) => m.text.includes(campaign)).length, 1, 'one post');
+      assert.equal(standins.exports.jobs.filter((j) => j.campaign === campaign).length, 1, 'one export');
+      // Every dashboard any absorbed wake named was read.
+      assert.equal(result.usage!.turns, 3, 'two dashboards (spend, reach) and one summary turn');
+
+      // Redelivered after the run completed: the stored answer of the run that took it, nothing runs.
+      const again = await gate.admit({ ...change, deliveryId: 'hook-1-again' });
+      assert.equal(again.decision, 'completed');
+      assert.equal(again.original, 'coalesced');
+      assert.deepEqual(again.result, result);
+
+      // A genuine second change to the same campaign is a new event: a new run, not a mismatch.
+      const second = await gate.admit({ ...change, occurredAt: '2026-12-03T10:05:00Z', version: 9, payload: { dashboards: ['reach', 'spend'] }, deliveryId: 'hook-3' });
+      assert.equal(second.decision, 'started');
+      assert.notEqual(second.workflowId, run);
+      await eventually(() => statusOf(env.client, second.workflowId), (s?: WakeStatus) => s?.awaitingApproval !== undefined, 30_000, 'second approval wait');
+      await env.client.workflow.getHandle(second.workflowId).signal(approveSignal, { who: 'ana' });
+      assert.equal((await awaitRun(env.client, second)).terminalReason, 'success');
+      assert.equal(standins.channel.messages.filter((m) => m.text.includes(campaign)).length, 2, 'one post per genuine change');
+    }, { activities: activitiesFor(agents) });
+  });
+
+  test('a burst of 20 events in one second about one key is one run that lists all 20', async () => {
+    const agents = coalescing('canary', { debouncePeriodMs: 700, maxWaitMs: 5000 });
+    const taskQueue = unique('burst');
+    const gate = gateFor(taskQueue, agents);
+    const entity = unique('busy');
+    await withWorker(env.nativeConnection, taskQueue, async () => {
+      const answers: GateAnswer[] = [];
+      for (let i = 0; i < 20; i++) {
+        answers.push(await gate.admit(ping(entity, `edit-${i}`, {}, { deliveryId: `d-${i}` })));
+        await new Promise((r) => setTimeout(r, 40));
+      }
+      assert.equal(answers[0]!.decision, 'started');
+      assert.ok(answers.slice(1).every((a) => a.decision === 'coalesced'), JSON.stringify(answers.map((a) => a.decision)));
+      assert.equal(new Set(answers.map((a) => a.workflowId)).size, 1);
+      const result = await awaitRun(env.client, answers[0]!);
+      assert.equal(result.terminalReason, 'success');
+      assert.equal(result.absorbed!.length, 20);
+      const runs = await env.client.workflow.count(`WorkflowType = "wakeWorkflow" AND WakeKey = "${entity}"`);
+      assert.equal(runs.count, 1);
+    }, { activities: activitiesFor(agents) });
+  });
+
+  test('events spread beyond maxWait start a bounded number of runs', async () => {
+    const maxWaitMs = 1500;
+    const agents = coalescing('canary', { debouncePeriodMs: 1000, maxWaitMs });
+    const taskQueue = unique('spread');
+    const gate = gateFor(taskQueue, agents);
+    const entity = unique('steady');
+    await withWorker(env.nativeConnection, taskQueue, async () => {
+      const t0 = Date.now();
+      const answers: GateAnswer[] = [];
+      for (let i = 0; Date.now() - t0 < 6000; i++) {
+        answers.push(await gate.admit(ping(entity, `tick-${i}`)));
+        await new Promise((r) => setTimeout(r, 150));
+      }
+      const spanMs = Date.now() - t0;
+      // The debounce never goes quiet here: only maxWait lets runs start.
+      const runs = new Set(answers.filter((a) => a.decision === 'started').map((a) => a.workflowId));
+      assert.ok(answers.every((a) => ['started', 'coalesced', 'skipped'].includes(a.decision)), JSON.stringify(answers.map((a) => a.decision)));
+      assert.ok(runs.size >= 2, `${runs.size} runs`);
+      assert.ok(runs.size <= Math.floor(spanMs / maxWaitMs) + 1, `${runs.size} runs in ${spanMs} ms with maxWait ${maxWaitMs} ms`);
+      for (const a of answers.filter((x) => x.decision === 'started')) assert.equal((await awaitRun(env.client, a)).terminalReason, 'success');
+    }, { activities: activitiesFor(agents) });
+  });
+
+  test('buffer_one: wakes during a live run become exactly one follow-up run that takes them all', async () => {
+    const agents = coalescing('canary', { debouncePeriodMs: 200, maxWaitMs: 1000, whileRunning: 'buffer_one' });
+    const taskQueue = unique('buffer');
+    const gate = gateFor(taskQueue, agents);
+    const entity = unique('buffered');
+    await withWorker(env.nativeConnection, taskQueue, async () => {
+      const first = await gate.admit(ping(entity, 'one', { holdMs: 3000 }));
+      await eventually(() => statusOf(env.client, first.workflowId), (s?: WakeStatus) => s?.phase === 'hold', 15_000, 'the first run holding');
+      const two = await gate.admit(ping(entity, 'two', { holdMs: 0 }));
+      const three = await gate.admit(ping(entity, 'three', { holdMs: 0 }));
+      assert.equal(two.decision, 'started');
+      assert.equal(two.runState, 'pending');
+      assert.equal(three.decision, 'coalesced');
+      assert.equal(three.workflowId, two.workflowId);
+      assert.notEqual(two.workflowId, first.workflowId);
+      const r1 = await awaitRun(env.client, first);
+      const r2 = await awaitRun(env.client, two);
+      assert.deepEqual(r1.absorbed!.map((e) => e.type), ['one']);
+      assert.deepEqual(r2.absorbed!.map((e) => e.type), ['two', 'three']);
+      assert.ok(Date.parse(r2.absorbed![0]!.occurredAt) > 0);
+      assert.equal((await env.client.workflow.count(`WorkflowType = "wakeWorkflow" AND WakeKey = "${entity}"`)).count, 2);
+    }, { activities: activitiesFor(agents) });
+  });
+
+  test('cancel: a wake during a live run cancels it and restarts on the newest state with both events', async () => {
+    const agents = coalescing('canary', { debouncePeriodMs: 200, maxWaitMs: 1000, whileRunning: 'cancel' });
+    const taskQueue = unique('cancel');
+    const gate = gateFor(taskQueue, agents);
+    const entity = unique('restarted');
+    await withWorker(env.nativeConnection, taskQueue, async () => {
+      const first = await gate.admit(ping(entity, 'old', { holdMs: 60_000 }, { deliveryId: 'old-1' }));
+      await eventually(() => statusOf(env.client, first.workflowId), (s?: WakeStatus) => s?.phase === 'hold', 15_000, 'the first run holding');
+      const newer = await gate.admit(ping(entity, 'new', { holdMs: 0 }));
+      assert.equal(newer.decision, 'started');
+      const cancelled = (await env.client.workflow.getHandle(first.workflowId).result()) as WakeResult;
+      assert.equal(cancelled.terminalReason, 'cancelled');
+      assert.equal(cancelled.supersededBy, newer.workflowId);
+      const restarted = await awaitRun(env.client, newer);
+      assert.equal(restarted.terminalReason, 'success');
+      assert.deepEqual(restarted.absorbed!.map((e) => e.type), ['old', 'new']);
+      // The old event redelivered: answered by the run that finally took it.
+      const again = await gate.admit(ping(entity, 'old', { holdMs: 60_000 }, { deliveryId: 'old-2' }));
+      assert.equal(again.decision, 'completed');
+      assert.equal(again.workflowId, newer.workflowId);
+      assert.deepEqual(again.result, restarted);
+    }, { activities: activitiesFor(agents) });
+  });
+
+  test('out of order: an older version is answered stale and runs nothing; a newer one is taken', async () => {
+    const agents = coalescing('canary', { debouncePeriodMs: 500, maxWaitMs: 2000 });
+    const taskQueue = unique('stale');
+    const gate = gateFor(taskQueue, agents);
+    const entity = unique('versioned');
+    await withWorker(env.nativeConnection, taskQueue, async () => {
+      const v5 = await gate.admit(ping(entity, 'v5', {}, { version: 5 }));
+      const v3 = await gate.admit(ping(entity, 'v3', {}, { version: 3 }));
+      const v6 = await gate.admit(ping(entity, 'v6', {}, { version: 6 }));
+      assert.equal(v5.decision, 'started');
+      assert.equal(v3.decision, 'stale');
+      assert.equal(v3.newestVersion, 5);
+      assert.equal(v6.decision, 'coalesced');
+      const result = await awaitRun(env.client, v5);
+      assert.deepEqual(result.absorbed!.map((e) => e.version), [5, 6]);
+      const again = await gate.admit(ping(entity, 'v3', {}, { version: 3, deliveryId: 'late-again' }));
+      assert.equal(again.decision, 'stale');
+      const status = await env.client.workflow.getHandle(v5.coalescerId!).query(coalescerQuery);
+      assert.deepEqual(status.state.staleEvents.map((e) => e.eventKey), [v3.eventKey]);
+    }, { activities: activitiesFor(agents) });
+  });
+
+  test('one event fanned out to two agents: two runs, disjoint effect keys', async () => {
+    const digest = { ...campaignReporter, policy: { ...campaignReporter.policy, name: 'campaign-digest' } };
+    const agents = withPolicies(quickAgents({}, { ...builtinAgents, 'campaign-digest': digest }), (d) => (d.policy.approval ? { approval: { ...d.policy.approval, irreversible: 'auto' } } : undefined));
+    const taskQueue = unique('fanout');
+    const gate = gateFor(taskQueue, agents);
+    const campaign = unique('both');
+    await withWorker(env.nativeConnection, taskQueue, async () => {
+      const a = await gate.admit({ source: 'campaigns', entity: campaign, type: 'config.changed', occurredAt: '2026-12-03T11:00:00Z', payload: { dashboards: ['spend'] } });
+      assert.deepEqual(a.wakes.map((w) => [w.agent, w.decision]), [['campaign-digest', 'started'], ['campaign-reporter', 'started']]);
+      const results = await Promise.all(a.wakes.map((w) => awaitRun(env.client, w)));
+      assert.ok(results.every((r) => r.terminalReason === 'success'), JSON.stringify(results.map((r) => r.summary)));
+      const keys = results.map((r) => ((r.output as { committed: EffectOutcome[] }).committed ?? []).map((e) => e.effectKey));
+      assert.equal(keys[0]!.length, 2);
+      assert.equal(keys[1]!.length, 2);
+      assert.equal(new Set([...keys[0]!, ...keys[1]!]).size, 4, 'no effect key is shared');
+      assert.ok(keys[0]!.every((k) => k.startsWith('campaign-digest#')) && keys[1]!.every((k) => k.startsWith('campaign-reporter#')));
+      assert.equal(standins.channel.messages.filter((m) => m.text.includes(campaign)).length, 2, 'each agent posted once');
+    }, { activities: activitiesFor(agents) });
+  });
+
+  test('redelivery after continue-as-new and after the coalescer closed gets the same run’s answer', async () => {
+    const agents = coalescing('canary', { debouncePeriodMs: 100, maxWaitMs: 500, idleCloseMs: 3000 });
+    const taskQueue = unique('can');
+    const gate = gateFor(taskQueue, agents);
+    const entity = unique('long-lived');
+    await withWorker(env.nativeConnection, taskQueue, async () => {
+      const first = await gate.admit(ping(entity, 'first'));
+      const firstResult = await awaitRun(env.client, first);
+      // Enough offers to cross the 60-event continue-as-new suggestion several times.
+      for (let i = 0; i < 40; i++) await gate.admit(ping(entity, `more-${i}`));
+      const coalescer = first.coalescerId!;
+      const executions = await eventually(() => env.client.workflow.count(`WorkflowId = "${coalescer}"`).then((c) => c.count), (n) => n >= 2, 15_000, 'continue-as-new');
+      assert.ok(executions >= 2, `${executions} coalescer executions`);
+      const afterCan = await gate.admit(ping(entity, 'first', {}, { deliveryId: 'again-1' }));
+      assert.equal(afterCan.decision, 'completed');
+      assert.deepEqual(afterCan.result, firstResult);
+      // Idle: the coalescer closes; the admission record still answers.
+      await eventually(() => env.client.workflow.getHandle(coalescer).describe().then((d) => d.status.name), (s) => s === 'COMPLETED', 30_000, 'idle close');
+      const afterClose = await gate.admit(ping(entity, 'first', {}, { deliveryId: 'again-2' }));
+      assert.equal(afterClose.decision, 'completed');
+      assert.deepEqual(afterClose.result, firstResult);
+      // And a new event about the key starts a new coalescer and a new run.
+      const fresh = await gate.admit(ping(entity, 'fresh'));
+      assert.equal(fresh.decision, 'started');
+      assert.equal((await awaitRun(env.client, fresh)).terminalReason, 'success');
+    }, { activities: activitiesFor(agents) });
+  });
+
+  test('a trigger without a coalescing policy stays on the one-call path', async () => {
+    const taskQueue = unique('onecall');
+    const gate = gateFor(taskQueue, builtinAgents);
+    await withWorker(env.nativeConnection, taskQueue, async () => {
+      const a = await gate.admit(ping(unique('plain'), 'check'));
+      assert.equal(a.decision, 'started');
+      assert.equal(a.admissionId, undefined);
+      assert.equal(a.workflowId, `canary@${a.eventKey}`);
+      const desc = await env.client.workflow.getHandle(a.workflowId).describe();
+      assert.equal(desc.type, 'wakeWorkflow');
+    }, { activities: activitiesFor(builtinAgents) });
+  });
+});

@@ -1,0 +1,32 @@
+import { ApplicationFailure } from '@temporalio/common';
+import type { CoalescePolicy } from '../../agents/policy';
+import { builtinAgents, withPolicies, type AgentRegistry } from '../../agents/registry';
+
+/** The built-in agents, coalescing ones with a short debounce (tests cannot wait 10 s per run), other fields overridable. */
+export function quickAgents(over: Partial<CoalescePolicy> = {}, base: AgentRegistry = builtinAgents): AgentRegistry {
+  return withPolicies(base, (d) => (d.policy.coalesce ? { coalesce: { ...d.policy.coalesce, debouncePeriodMs: 200, maxWaitMs: 1000, ...over } } : undefined));
+}
+
+/** One agent of `base` given a coalescing policy (the canary has none of its own). */
+export function coalescing(name: string, policy: Partial<CoalescePolicy> = {}, base: AgentRegistry = builtinAgents): AgentRegistry {
+  return withPolicies(base, (d) =>
+    d.policy.name === name
+      ? { coalesce: { debouncePeriodMs: 300, maxWaitMs: 2000, whileRunning: 'skip', idleCloseMs: 60_000, maxEventsPerRun: 1000, ...policy } }
+      : undefined,
+  );
+}
+
+/** The built-in agents with the canary's `record` step failing for good: its runs fail. */
+export function failingCanary(base: AgentRegistry = builtinAgents): AgentRegistry {
+  const canary = base.canary!;
+  return Object.freeze({
+    ...base,
+    canary: {
+      ...canary,
+      tools: {
+        ...canary.tools,
+        record: { ...canary.tools.record!, run: () => Promise.reject(ApplicationFailure.nonRetryable('recorder is down', 'RecorderDown')) },
+      },
+    },
+  });
+}

@@ -1,0 +1,25 @@
+import { proxyLocalActivities } from '@temporalio/workflow';
+import type { createCoalesceActivities } from '../activities/coalesce';
+import type { AdmissionInput, AdmissionResult } from './coalesce-types';
+
+const { offerToCoalescer } = proxyLocalActivities<ReturnType<typeof createCoalesceActivities>>({
+  startToCloseTimeout: '30 seconds',
+  // Until the coalescer answers: a coalescer closing as the offer arrives, or a busy one, answers on a later try.
+  retry: { initialInterval: '200 milliseconds', maximumInterval: '10 seconds' },
+});
+
+/**
+ * The admission record of one event for one coalescing agent (workflow ID `agent@eventKey`). The
+ * gate starts it with Temporal's ID policies (conflict FAIL, reuse ALLOW_DUPLICATE_FAILED_ONLY) and
+ * the input's fingerprint as memo, exactly as it starts a run on the one-call path: a duplicate
+ * delivery cannot start it twice, and once it has closed it answers every later delivery for as
+ * long as the namespace keeps closed workflows, whatever became of the coalescer since.
+ *
+ * Its one step offers the event to the coalescer of (agent, wake key) as a local activity, so the
+ * offer is recorded with the admission (an event the gate accepted always reaches its coalescer),
+ * and it completes with the coalescer's decision and the run that took the event.
+ */
+export async function admissionWorkflow(input: AdmissionInput): Promise<AdmissionResult> {
+  const answer = await offerToCoalescer(input);
+  return { ...answer, agent: input.agent, wakeKey: input.wakeKey, eventKey: input.offer.event.eventKey };
+}

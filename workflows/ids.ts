@@ -1,0 +1,49 @@
+/**
+ * Workflow IDs and effect keys: pure, built in this one place, used by the gate and by workflow code
+ * alike. Every ID is readable in the Web UI and stable across retries, crashes and replays, because
+ * every part is: an agent name, a wake key, a logical event key (never a delivery id, a delivery
+ * time or an attempt number).
+ *
+ * - `agent@eventKey`: what one agent does about one logical event. On the one-call path it is the
+ *   run itself; for a coalescing agent it is the event's admission record. Temporal refuses a second
+ *   open execution of it, so duplicate deliveries cannot start twice.
+ * - `agent#wakeKey`: the coalescer of one (agent, wake key).
+ * - `agent#wakeKey@eventKey`: a coalesced run, named after the event that opened its batch (each
+ *   event opens at most one batch, so the ID is unique without a counter).
+ * - `runKey#effect@step`: one side effect of one run; the provider's idempotency key.
+ */
+export type EffectKey = string & { readonly __brand: 'EffectKey' };
+
+/** Agent names never contain `@` or `#`; wake keys have them escaped, so every ID splits one way only. */
+function escapeWakeKey(s: string): string {
+  return s.replace(/%/g, '%25').replace(/#/g, '%23').replace(/@/g, '%40');
+}
+
+/** The run (one-call path) or admission record (coalescing path) of one agent for one logical event. */
+export function agentEventId(agent: string, eventKey: string): string {
+  return `${agent}@${eventKey}`;
+}
+
+/** The coalescer of one (agent, wake key). */
+export function coalescerId(agent: string, wakeKey: string): string {
+  return `${agent}#${escapeWakeKey(wakeKey)}`;
+}
+
+/** A coalesced run: the batch of (agent, wake key) opened by `openedBy` (an event key). */
+export function batchRunId(agent: string, wakeKey: string, openedBy: string): string {
+  return `${coalescerId(agent, wakeKey)}@${openedBy}`;
+}
+
+/**
+ * `runKey#effect@step`: the run's own ID (which names the agent) plus the effect and its step.
+ * Stable across activity retries, worker crashes and replays; two agents woken by one event never
+ * share one.
+ */
+export function effectKey(runKey: string, effect: string, step: number | string): EffectKey {
+  return `${runKey}#${effect}@${step}` as EffectKey;
+}
+
+/** ISO-8601 UTC, second precision: `2026-12-02T14:00:00Z`. */
+export function isoSeconds(ms: number): string {
+  return new Date(ms).toISOString().replace(/\.\d{3}Z$/, 'Z');
+}
