@@ -3,6 +3,7 @@ import { registerEmit } from './emit';
 import { registerSchedules } from './schedules';
 import { registerRunControl } from './run-control';
 import { registerRuns } from './runs';
+import { registerCoalescer } from './coalescer';
 import { ExitCode, reportError, UsageError } from './output';
 
 const program = new Command('wakegate')
@@ -13,6 +14,7 @@ const program = new Command('wakegate')
 registerEmit(program);
 registerSchedules(program);
 registerRuns(program);
+registerCoalescer(program);
 registerRunControl(program);
 
 program.parseAsync(process.argv).catch((err: unknown) => {

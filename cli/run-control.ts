@@ -2,10 +2,12 @@ import { WorkflowNotFoundError, WorkflowUpdateFailedError, type Client } from '@
 import type { Command } from 'commander';
 import { loadConfig } from '../config/config';
 import { connectClient } from '../config/temporal';
+import { agentEventId } from '../workflows/ids';
 import { approveSignal, killUpdate, rejectSignal, statusQuery } from '../workflows/messages';
+import type { WakeResult } from '../workflows/types';
 import { ExitCode, printJson, reportError, UsageError } from './output';
 
-/** The event key is the workflow ID, so `<event key or workflow id>` is one argument either way. */
+/** `<key>` is the run's workflow ID, as `emit` prints it (`workflowId`): `agent@eventKey` or, coalesced, `agent#wakeKey@eventKey`. */
 async function withClient(fn: (client: Client) => Promise<number>): Promise<number> {
   const client = await connectClient(loadConfig());
   try {
@@ -62,28 +64,50 @@ async function decide(key: string, def: typeof approveSignal, arg: { who: string
   });
 }
 
+/** Delete one closed workflow execution and wait until the server no longer shows it (deletion is asynchronous). */
+async function deleteClosed(client: Client, workflowId: string, runId: string): Promise<void> {
+  await client.workflowService.deleteWorkflowExecution({ namespace: client.options.namespace, workflowExecution: { workflowId, runId } });
+  const deadline = Date.now() + 60_000;
+  for (;;) {
+    try {
+      await client.workflow.getHandle(workflowId, runId).describe();
+    } catch (err) {
+      if (err instanceof WorkflowNotFoundError) return;
+      throw err;
+    }
+    if (Date.now() > deadline) throw new Error(`deleted ${workflowId} but the server still shows it after 60 s; try again`);
+    await new Promise((r) => setTimeout(r, 250));
+  }
+}
+
 /**
- * Re-arm a closed key: delete its closed run, so the next delivery of that event starts afresh.
+ * Re-arm a closed run: delete it, so the next delivery of its event starts afresh. For a coalesced
+ * run, the admission records of every event it took are deleted first, so each of those events may
+ * be admitted again; given an admission record (`agent@eventKey`), only that event is re-armed.
  * Refused while the run is open (kill it first). A person's explicit act: nothing re-arms by itself.
  */
 async function rearm(key: string): Promise<number> {
   return withClient(async (client) => {
     const desc = await client.workflow.getHandle(key).describe();
     if (desc.status.name === 'RUNNING') throw new UsageError(`${key} is still running; kill it first`);
-    await client.workflowService.deleteWorkflowExecution({ namespace: client.options.namespace, workflowExecution: { workflowId: key, runId: desc.runId } });
-    // Deletion is asynchronous on the server: answer only once the key is free.
-    const deadline = Date.now() + 60_000;
-    for (;;) {
-      try {
-        await client.workflow.getHandle(key, desc.runId).describe();
-      } catch (err) {
-        if (err instanceof WorkflowNotFoundError) break;
-        throw err;
-      }
-      if (Date.now() > deadline) throw new Error(`deleted ${key} but the server still shows it after 60 s; try again`);
-      await new Promise((r) => setTimeout(r, 250));
+    const admissions: string[] = [];
+    if (desc.type === 'wakeWorkflow' && desc.status.name === 'COMPLETED') {
+      const result = (await client.workflow.getHandle(key, desc.runId).result()) as WakeResult;
+      for (const e of result.absorbed ?? []) admissions.push(agentEventId(result.agent, e.eventKey));
     }
-    printJson({ workflowId: key, rearmed: true, deletedRunId: desc.runId, wasStatus: desc.status.name });
+    const rearmed: string[] = [];
+    for (const id of admissions) {
+      try {
+        const a = await client.workflow.getHandle(id).describe();
+        if (a.status.name === 'RUNNING') continue; // still deciding: it is not this run's to re-arm
+        await deleteClosed(client, id, a.runId);
+        rearmed.push(id);
+      } catch (err) {
+        if (!(err instanceof WorkflowNotFoundError)) throw err;
+      }
+    }
+    await deleteClosed(client, key, desc.runId);
+    printJson({ workflowId: key, rearmed: true, deletedRunId: desc.runId, wasStatus: desc.status.name, admissionsRearmed: rearmed });
     return ExitCode.ok;
   });
 }
@@ -112,6 +136,6 @@ export function registerRunControl(program: Command): void {
   }
   program
     .command('rearm <key>')
-    .description('Delete a closed run of this event key so the next delivery starts a new run.')
+    .description('Delete a closed run (and the admission records of the events it took) so their next delivery starts afresh.')
     .action((key: string) => run(() => rearm(key))());
 }

@@ -3,7 +3,9 @@ import { loadConfig } from '../config/config';
 import { connectClient } from '../config/temporal';
 import { TERMINAL_REASONS } from '../workflows/types';
 import {
+  WakeAbsorbedEventKeys,
   WakeAgent,
+  WakeKey,
   WakeAttempts,
   WakeCostUsd,
   WakeDeliveryCount,
@@ -17,10 +19,11 @@ import { ExitCode, printJson, reportError, UsageError } from './output';
 interface RunsOptions {
   reason?: string;
   agent?: string;
+  wakeKey?: string;
   limit: string;
 }
 
-/** `wakegate runs [--reason R] [--agent A] [--limit N]`: recent runs with their search attributes, newest first. */
+/** `wakegate runs [--reason R] [--agent A] [--wake-key K] [--limit N]`: recent runs with their search attributes, newest first. */
 export async function listRuns(opts: RunsOptions): Promise<number> {
   if (opts.reason && !(TERMINAL_REASONS as readonly string[]).includes(opts.reason)) {
     throw new UsageError(`--reason must be one of ${TERMINAL_REASONS.join(', ')}`);
@@ -30,6 +33,7 @@ export async function listRuns(opts: RunsOptions): Promise<number> {
   const clauses = ['WorkflowType = "wakeWorkflow"'];
   if (opts.reason) clauses.push(`WakeTerminalReason = "${opts.reason}"`);
   if (opts.agent) clauses.push(`WakeAgent = "${opts.agent.replace(/"/g, '')}"`);
+  if (opts.wakeKey) clauses.push(`WakeKey = "${opts.wakeKey.replace(/"/g, '')}"`);
   const client = await connectClient(loadConfig());
   try {
     const runs = [];
@@ -41,6 +45,9 @@ export async function listRuns(opts: RunsOptions): Promise<number> {
         status: w.status.name,
         eventKey: sa.get(WakeEventKey),
         agent: sa.get(WakeAgent),
+        wakeKey: sa.get(WakeKey) ?? null,
+        // A coalesced run: the events it absorbed (the first 20; all of them, and those it skipped, in its result).
+        absorbedEventKeys: sa.get(WakeAbsorbedEventKeys) ?? [],
         terminalReason: sa.get(WakeTerminalReason) ?? null,
         attempts: sa.get(WakeAttempts) ?? null,
         tokens: sa.get(WakeTokens) ?? null,
@@ -62,9 +69,10 @@ export async function listRuns(opts: RunsOptions): Promise<number> {
 export function registerRuns(program: Command): void {
   program
     .command('runs')
-    .description('List recent runs with trigger key, delivery ids, attempts, tokens, cost and terminal reason.')
+    .description('List recent runs with trigger key, wake key, absorbed events, delivery ids, attempts, tokens, cost and terminal reason.')
     .option('--reason <reason>', `only runs that ended so: ${TERMINAL_REASONS.join(', ')}`)
     .option('--agent <agent>', 'only this agent')
+    .option('--wake-key <key>', 'only runs about this wake key (a campaign, repo:package)')
     .option('--limit <n>', 'at most this many', '20')
     .action(async (opts: RunsOptions) => {
       process.exitCode = await listRuns(opts).catch(reportError);

@@ -23,7 +23,8 @@ describe('wakegate emit, run as a subprocess', () => {
       assert.equal(first.code, 0, first.stderr);
       assert.equal(first.json.decision, 'started');
       assert.equal(first.json.eventKey, `ping/check/${entity}/2026-12-02T13:00:00Z`);
-      assert.equal(first.json.workflowId, first.json.eventKey);
+      assert.equal(first.json.workflowId, `canary@${String(first.json.eventKey)}`);
+      assert.equal(first.json.wakeKey, entity);
       assert.equal(typeof first.json.runId, 'string');
       assert.equal(first.json.terminalReason, 'success');
       assert.deepEqual((first.json.result as { deliveryIds: string[] }).deliveryIds, ['cli-1']);
@@ -57,6 +58,37 @@ describe('wakegate emit, run as a subprocess', () => {
       assert.equal((run.json.error as { code: string }).code, code);
       assert.match((run.json.error as { message: string }).message, message);
     }
+  });
+
+  test('a coalescing agent: decisions name the run and its state; `wakegate coalescer` shows the pending batch', async () => {
+    const taskQueue = unique('cli-coalesce');
+    const cliEnv = { TEMPORAL_ADDRESS: env.server.address, WAKEGATE_TASK_QUEUE: taskQueue };
+    const campaign = unique('cli-campaign');
+    // The reporter's own policy: a 10 s debounce, so the batch is still pending while the test looks.
+    await withWorker(env.nativeConnection, taskQueue, async () => {
+      const change = await runCli(['emit', '--source', 'campaigns', '--entity', campaign, '--type', 'config.changed', '--occurred-at', '2026-12-03T09:00:00Z', '--payload', '{"dashboards":["reach"]}', '--entity-version', '4'], cliEnv);
+      assert.equal(change.code, 0, change.stderr);
+      assert.equal(change.json.decision, 'started');
+      assert.equal(change.json.wakeKey, campaign);
+      assert.equal(change.json.runState, 'pending');
+      assert.ok((change.json.startsInMs as number) > 5000, 'the reporter debounces for 10 s');
+      const report = await runCli(['emit', '--source', 'campaigns', '--entity', campaign, '--type', 'report.due', '--occurred-at', '2026-12-03T09:00:05Z'], cliEnv);
+      assert.equal(report.json.decision, 'coalesced');
+      assert.equal(report.json.workflowId, change.json.workflowId);
+      const old = await runCli(['emit', '--source', 'campaigns', '--entity', campaign, '--type', 'config.changed', '--occurred-at', '2026-12-03T08:59:00Z', '--payload', '{"dashboards":["spend"]}', '--entity-version', '3'], cliEnv);
+      assert.equal(old.code, 0);
+      assert.equal(old.json.decision, 'stale');
+      assert.equal(old.json.newestVersion, 4);
+      const shown = await runCli(['coalescer', 'campaign-reporter', campaign], cliEnv);
+      assert.equal(shown.code, 0, shown.stderr);
+      assert.equal(shown.json.running, true);
+      const pending = shown.json.pending as { runKey: string; events: { eventKey: string }[] };
+      assert.equal(pending.runKey, change.json.workflowId);
+      assert.deepEqual(pending.events.map((e) => e.eventKey), [change.json.eventKey, report.json.eventKey]);
+      assert.deepEqual(shown.json.counts, { offered: 3, started: 1, coalesced: 1, skipped: 0, stale: 1, runs: 0 });
+      const bad = await runCli(['emit', '--source', 'campaigns', '--entity', campaign, '--type', 'config.changed', '--entity-version', 'v2'], cliEnv);
+      assert.equal(bad.code, 2);
+    });
   });
 
   test('an unreachable Temporal exits 4 with where it looked and how to start one', async () => {

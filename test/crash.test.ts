@@ -3,6 +3,7 @@ import assert from 'node:assert/strict';
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import { Gate } from '../gate/gate';
 import { defaultRegistry } from '../triggers/registry';
+import { quickAgents } from './helpers/agents';
 import type { WakeResult, WakeStatus } from '../workflows/types';
 import { approveSignal, statusQuery } from '../workflows/messages';
 import type { EffectOutcome } from '../activities/effects/commit';
@@ -69,7 +70,7 @@ describe('crash windows with real worker processes (seed Test 1 and Test 2)', ()
   test('Test 1: killed between the model call and the commit, the run resumes without a second model call and commits once', async () => {
     const taskQueue = unique('t1');
     const repo = unique('acme/t1');
-    const gate = new Gate({ client: env.client, taskQueue, registry: defaultRegistry() });
+    const gate = new Gate({ client: env.client, taskQueue, registry: defaultRegistry(quickAgents()) });
     const event = { source: 'deps', entity: `${repo}:react`, type: 'release.published', occurredAt: '2026-12-02T09:00:00Z', payload: { repo, package: 'react', from: '19.0.0', to: '19.1.0' } };
     const arrived = deferred();
     let calls = 0;
@@ -116,7 +117,7 @@ describe('crash windows with real worker processes (seed Test 1 and Test 2)', ()
       await held[i]!.promise;
     };
     const a = await worker(taskQueue);
-    const started = await new Gate({ client: env.client, taskQueue, registry: defaultRegistry() }).admit({
+    const started = await new Gate({ client: env.client, taskQueue, registry: defaultRegistry(quickAgents()) }).admit({
       source: 'deps', entity: `${repo}:vite`, type: 'release.published', occurredAt: '2026-12-02T09:00:00Z', payload: { repo, package: 'vite', from: '7.0.0', to: '7.1.0' },
     });
     const handle = env.client.workflow.getHandle(started.workflowId);
@@ -150,7 +151,7 @@ describe('crash windows with real worker processes (seed Test 1 and Test 2)', ()
       }
     };
     let w = await worker(taskQueue);
-    const a = await new Gate({ client: env.client, taskQueue, registry: defaultRegistry() }).admit({
+    const a = await new Gate({ client: env.client, taskQueue, registry: defaultRegistry(quickAgents()) }).admit({
       source: 'campaigns', entity: campaign, type: 'report.due', occurredAt: '2026-12-02T09:00:00Z', payload: { dashboards: ['reach'] },
     });
     const handle = env.client.workflow.getHandle(a.workflowId);
@@ -158,7 +159,7 @@ describe('crash windows with real worker processes (seed Test 1 and Test 2)', ()
     assert.equal(standins.channel.messages.filter((m) => m.text.includes(campaign)).length, 1);
     await w.kill();
     w = await worker(taskQueue);
-    await eventually(() => handle.query(statusQuery), (s: WakeStatus) => s.awaitingApproval !== undefined, 30_000, 'approval wait');
+    await eventually(() => handle.query(statusQuery).catch(() => undefined), (s?: WakeStatus) => s?.awaitingApproval !== undefined, 30_000, 'approval wait');
     assert.equal(posts, 2, 'the post was retried with its key');
     assert.equal(standins.channel.messages.filter((m) => m.text.includes(campaign)).length, 1, 'the provider deduplicated it');
 
@@ -196,11 +197,11 @@ describe('crash windows with real worker processes (seed Test 1 and Test 2)', ()
       await untilClientGone(req, reply);
     };
     const w = await worker(taskQueue);
-    const a = await new Gate({ client: env.client, taskQueue, registry: defaultRegistry() }).admit({
+    const a = await new Gate({ client: env.client, taskQueue, registry: defaultRegistry(quickAgents()) }).admit({
       source: 'campaigns', entity: campaign, type: 'report.due', occurredAt: '2026-12-02T09:00:00Z', payload: { dashboards: ['spend'] },
     });
     const handle = env.client.workflow.getHandle(a.workflowId);
-    await eventually(() => handle.query(statusQuery), (s: WakeStatus) => s.awaitingApproval !== undefined, 30_000, 'approval wait');
+    await eventually(() => handle.query(statusQuery).catch(() => undefined), (s?: WakeStatus) => s?.awaitingApproval !== undefined, 30_000, 'approval wait');
     await handle.signal(approveSignal, { who: 'ana' });
     await arrived.promise;
     await w.kill();

@@ -2,6 +2,7 @@ import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { Gate } from '../gate/gate';
 import { defaultRegistry } from '../triggers/registry';
+import { quickAgents } from './helpers/agents';
 import type { WakeResult, WakeStatus } from '../workflows/types';
 import { statusQuery } from '../workflows/messages';
 import { dashboardService } from '../standins/dashboards';
@@ -53,7 +54,7 @@ describe('kill switch, re-arm and the runs listing', () => {
   test('`wakegate kill` stops a run with a tool call in flight: cancelled, nothing committed; a redelivery gets the stored outcome until re-armed', async () => {
     const taskQueue = unique('kill');
     const campaign = unique('kill');
-    const gate = new Gate({ client: env.client, taskQueue, registry: defaultRegistry() });
+    const gate = new Gate({ client: env.client, taskQueue, registry: defaultRegistry(quickAgents()) });
     const event = { source: 'campaigns', entity: campaign, type: 'config.changed', occurredAt: '2026-12-02T10:00:00Z', payload: { dashboards: ['reach'] } };
     await withWorker(env.nativeConnection, taskQueue, async () => {
       stall.dashboard = true;
@@ -84,8 +85,11 @@ describe('kill switch, re-arm and the runs listing', () => {
 
       const rearm = await cli(['rearm', a.workflowId]);
       assert.equal(rearm.code, 0, rearm.stderr);
+      assert.deepEqual(rearm.json.admissionsRearmed, [a.admissionId], 'the event the run took may be admitted again');
       const fresh = await eventually(() => gate.admit({ ...event, deliveryId: 'k3' }), (x) => x.decision === 'started', 15_000, 'a fresh start after re-arm');
-      assert.notEqual(fresh.runId, a.runId);
+      const freshRun = await eventually(() => env.client.workflow.getHandle(fresh.workflowId).describe().catch(() => undefined), (d) => d !== undefined, 15_000, 'the fresh run');
+      assert.notEqual(freshRun!.runId, rearm.json.deletedRunId);
+      await env.client.workflow.getHandle(fresh.workflowId).terminate('test done');
     }, { activities });
   });
 
@@ -93,11 +97,11 @@ describe('kill switch, re-arm and the runs listing', () => {
     const taskQueue = unique('ambig');
     const campaign = unique('ambig');
     await withWorker(env.nativeConnection, taskQueue, async () => {
-      const a = await new Gate({ client: env.client, taskQueue, registry: defaultRegistry() }).admit({
+      const a = await new Gate({ client: env.client, taskQueue, registry: defaultRegistry(quickAgents()) }).admit({
         source: 'campaigns', entity: campaign, type: 'report.due', occurredAt: '2026-12-02T10:00:00Z', payload: { dashboards: ['reach'] },
       });
       const handle = env.client.workflow.getHandle(a.workflowId);
-      await eventually(() => handle.query(statusQuery), (s: WakeStatus) => s.awaitingApproval !== undefined, 30_000, 'approval wait');
+      await eventually(() => handle.query(statusQuery).catch(() => undefined), (s?: WakeStatus) => s?.awaitingApproval !== undefined, 30_000, 'approval wait');
       stall.exportPostDrop = true;
       stall.exportSearchDown = true;
       const ok = await cli(['approve', a.workflowId, '--who', 'ana']);

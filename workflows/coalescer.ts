@@ -62,6 +62,7 @@ export async function coalescerWorkflow(input: CoalescerInput): Promise<Coalesce
   };
   let dirty = false;
   let toRecordSkipped: AbsorbedEvent[] = [];
+  let toSupersede: { runKey: string; by: string } | undefined;
 
   const remember = (eventKey: string, answer: OfferAnswer): OfferAnswer => {
     state.recent.push({ eventKey, answer });
@@ -130,12 +131,7 @@ export async function coalescerWorkflow(input: CoalescerInput): Promise<Coalesce
       // learns who supersedes it before its cancellation arrives (signals and cancel are delivered in order).
       running.cancelRequested = true;
       state.pending = open(e, budget, running);
-      const live = getExternalWorkflowHandle(running.runKey);
-      const by = state.pending.runKey;
-      void live
-        .signal(supersedeSignal, { by })
-        .then(() => live.cancel())
-        .catch(() => undefined); // the run already ended: its runEnded signal is on the way
+      toSupersede = { runKey: running.runKey, by: state.pending.runKey };
     } else {
       state.pending = open(e, budget);
     }
@@ -222,14 +218,27 @@ export async function coalescerWorkflow(input: CoalescerInput): Promise<Coalesce
     }
   };
 
+  // Signals to runs are awaited in the loop, never sent from a handler: Temporal drops a signal whose
+  // sender has closed (continued as new) by the time it is delivered.
   for (;;) {
+    if (toSupersede) {
+      const { runKey, by } = toSupersede;
+      toSupersede = undefined;
+      const live = getExternalWorkflowHandle(runKey);
+      // The live run learns who supersedes it before its cancellation arrives (delivered in order).
+      await live
+        .signal(supersedeSignal, { by })
+        .then(() => live.cancel())
+        .catch(() => undefined); // the run already ended: its runEnded signal is on the way
+    }
     if (toRecordSkipped.length && state.running) {
       const events = toRecordSkipped;
       toRecordSkipped = [];
-      // One signal per activation carries every skip since the last: a storm costs a few history events, not one each.
-      void getExternalWorkflowHandle(state.running.runKey)
+      // One signal per pass carries every skip since the last: a storm costs a few history events, not one each.
+      await getExternalWorkflowHandle(state.running.runKey)
         .signal(skippedSignal, { events })
         .catch(() => undefined);
+      continue;
     }
     toRecordSkipped = []; // with no live run left to record them on, the skips stay counted and answered
     if (state.pending && !state.running && now() >= dueAt(state.pending, policy)) {

@@ -180,14 +180,18 @@ export async function wakeWorkflow(input: WakeInput): Promise<WakeResult> {
       attempts: state.maxAttempt,
       usage: u,
     });
-    // A coalesced run tells its coalescer it has ended, so the next batch may start; durable (a
-    // command in history) and fire-and-forget: a coalescer that is gone has nothing left to start.
-    if (input.coalescerId) {
-      void CancellationScope.nonCancellable(() => getExternalWorkflowHandle(input.coalescerId!).signal(runEndedSignal, { runKey: input.runKey, terminalReason })).catch(
-        () => undefined,
-      );
-    }
     return u;
+  };
+  /**
+   * A coalesced run tells its coalescer it has ended, so the next batch may start. Awaited before the
+   * run closes: Temporal drops a signal whose sender has closed by the time it is delivered. A
+   * coalescer that is gone has nothing left to start, so a failure to deliver is ignored.
+   */
+  const tellCoalescer = async (terminalReason: TerminalReason) => {
+    if (!input.coalescerId) return;
+    await CancellationScope.nonCancellable(() => getExternalWorkflowHandle(input.coalescerId!).signal(runEndedSignal, { runKey: input.runKey, terminalReason })).catch(
+      () => undefined,
+    );
   };
   const finish = (o: RunOutcome): WakeResult => {
     done = true;
@@ -220,11 +224,13 @@ export async function wakeWorkflow(input: WakeInput): Promise<WakeResult> {
       state.pool = newPool(tighter(policy.budget, input.budget));
       return runAgentLoop({ ...input, payload }, policy, state, state.pool, workflowNow());
     });
-    return finish(outcome);
+    const result = finish(outcome);
+    await tellCoalescer(result.terminalReason);
+    return result;
   } catch (err) {
     if (isCancellation(err)) {
-      return CancellationScope.nonCancellable(async () =>
-        finish({
+      return CancellationScope.nonCancellable(async () => {
+        const result = finish({
           reason: 'cancelled',
           summary: killedBy
             ? `killed by ${killedBy.who}: ${killedBy.reason}`
@@ -232,11 +238,14 @@ export async function wakeWorkflow(input: WakeInput): Promise<WakeResult> {
               ? `cancelled by its coalescer: ${supersededBy} restarts on the newest state with this run's events`
               : 'the run was cancelled before it finished',
           output: { phase: state.phase, committed: state.effects },
-        }),
-      );
+        });
+        await tellCoalescer('cancelled');
+        return result;
+      });
     }
     done = true;
     record('failed');
+    await tellCoalescer('failed');
     if (err instanceof ApplicationFailure) throw err;
     // Name the root cause (an activity's own failure, not "Activity task failed") and keep the chain.
     let root = err as Error;

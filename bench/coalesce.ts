@@ -1,0 +1,135 @@
+import { randomUUID } from 'node:crypto';
+import { Client, Connection } from '@temporalio/client';
+import { bundleWorkflowCode, DefaultLogger, NativeConnection, Runtime } from '@temporalio/worker';
+import { DevServer } from '../devserver/dev-server';
+import { createActivities } from '../activities';
+import { builtinAgents, withPolicies } from '../agents/registry';
+import { Gate } from '../gate/gate';
+import type { GateAnswer } from '../gate/decision';
+import { defaultRegistry } from '../triggers/registry';
+import { coalescerQuery } from '../workflows/messages';
+import { createWakeWorker } from '../workers/worker';
+import { percentile, round } from './stats';
+
+/**
+ * `npm run bench:coalesce`: the coalescing path on one dev server, with a worker in this process.
+ * 1. One wake key: BENCH_EVENTS (10,000) distinct events offered at a steady rate over BENCH_SECONDS
+ *    (60 s), open loop (a send every 60 s / 10,000, at most BENCH_IN_FLIGHT answers outstanding).
+ *    Reports the rate achieved, p50/p99 of the answers, runs started (bound: seconds / maxWait + 1),
+ *    the coalescer's history length and how often it continued as new, and this process's RSS.
+ * 2. BENCH_KEYS (1,000) wake keys with 10 events each, key after key, as fast as the in-flight cap
+ *    allows: rate, p50/p99, runs started.
+ * The agent is the canary with a coalescing policy (debounce 1 s, maxWait 5 s, skip while running):
+ * the run itself costs two short activities, so what is measured is the gate, the admission records
+ * and the coalescer.
+ */
+const EVENTS = Number(process.env.BENCH_EVENTS ?? 10_000);
+const SECONDS = Number(process.env.BENCH_SECONDS ?? 60);
+const KEYS = Number(process.env.BENCH_KEYS ?? 1000);
+const PER_KEY = 10;
+const IN_FLIGHT = Number(process.env.BENCH_IN_FLIGHT ?? 200);
+const MAX_WAIT_MS = 5000;
+
+const mb = (bytes: number) => round(bytes / 1024 / 1024, 0);
+
+/** Send `n` offers, one every `intervalMs` (0: as fast as the cap allows), with at most IN_FLIGHT unanswered. */
+async function openLoop(n: number, intervalMs: number, send: (i: number) => Promise<GateAnswer>) {
+  const latencies: number[] = [];
+  const answers: GateAnswer[] = [];
+  let inFlight = 0;
+  let throttled = 0;
+  const done: Promise<void>[] = [];
+  const t0 = performance.now();
+  for (let i = 0; i < n; i++) {
+    const due = t0 + i * intervalMs;
+    const wait = due - performance.now();
+    if (wait > 1) await new Promise((r) => setTimeout(r, wait));
+    while (inFlight >= IN_FLIGHT) {
+      throttled++;
+      await new Promise((r) => setTimeout(r, 2));
+    }
+    inFlight++;
+    const s = performance.now();
+    done.push(
+      send(i).then((a) => {
+        latencies.push(performance.now() - s);
+        answers.push(a);
+        inFlight--;
+      }),
+    );
+  }
+  await Promise.all(done);
+  const seconds = (performance.now() - t0) / 1000;
+  return { seconds, rate: n / seconds, p50: percentile(latencies, 50), p99: percentile(latencies, 99), answers, throttled };
+}
+
+async function main(): Promise<void> {
+  Runtime.install({ logger: new DefaultLogger('WARN') });
+  const server = await DevServer.start();
+  const client = new Client({ connection: await Connection.connect({ address: server.address }) });
+  const connection = await NativeConnection.connect({ address: server.address });
+  const agents = withPolicies(builtinAgents, (d) =>
+    d.policy.name === 'canary'
+      ? { coalesce: { debouncePeriodMs: 1000, maxWaitMs: MAX_WAIT_MS, whileRunning: 'skip', idleCloseMs: 120_000, maxEventsPerRun: 1000 } }
+      : undefined,
+  );
+  const tag = randomUUID().slice(0, 8);
+  const taskQueue = `bench-coalesce-${tag}`;
+  const gate = new Gate({ client, taskQueue, registry: defaultRegistry(agents), decisionWaitMs: 60_000 });
+  const worker = await createWakeWorker({
+    connection,
+    namespace: server.namespace,
+    taskQueue,
+    activities: createActivities({ agents }),
+    workflowBundle: await bundleWorkflowCode({ workflowsPath: require.resolve('../workflows'), logger: new DefaultLogger('WARN') }),
+  });
+  const occurredAt = '2026-12-03T10:00:00Z';
+  const runsAbout = (wakeKey: string) => client.workflow.count(`WorkflowType = "wakeWorkflow" AND WakeKey = "${wakeKey}"`).then((c) => c.count);
+  try {
+    await worker.runUntil(async () => {
+      // Warm-up: connections, the bundle's first tasks, server caches.
+      for (let i = 0; i < 50; i++) await gate.admit({ source: 'ping', entity: `warm-${tag}`, type: `w-${i}`, occurredAt });
+      global.gc?.();
+      const rssBefore = process.memoryUsage().rss;
+
+      const hot = `hot-${tag}`;
+      const one = await openLoop(EVENTS, (SECONDS * 1000) / EVENTS, (i) =>
+        gate.admit({ source: 'ping', entity: hot, type: `e-${i}`, occurredAt, deliveryId: `d-${i}` }),
+      );
+      const rssAfterHot = process.memoryUsage().rss;
+      const coalescerId = one.answers[0]!.coalescerId!;
+      const status = await client.workflow.getHandle(coalescerId).query(coalescerQuery);
+      const executions = (await client.workflow.count(`WorkflowId = "${coalescerId}"`)).count;
+      // Let the last batch run before counting runs.
+      await new Promise((r) => setTimeout(r, MAX_WAIT_MS + 3000));
+      const hotRuns = await runsAbout(hot);
+      const decisions: Record<string, number> = {};
+      for (const a of one.answers) decisions[a.decision] = (decisions[a.decision] ?? 0) + 1;
+
+      const many = await openLoop(KEYS * PER_KEY, 0, (i) =>
+        gate.admit({ source: 'ping', entity: `k-${tag}-${Math.floor(i / PER_KEY)}`, type: `e-${i % PER_KEY}`, occurredAt }),
+      );
+      await new Promise((r) => setTimeout(r, MAX_WAIT_MS + 5000));
+      const manyRuns = (await client.workflow.count(`WorkflowType = "wakeWorkflow" AND WakeKey STARTS_WITH "k-${tag}-"`)).count;
+      const rssAfterMany = process.memoryUsage().rss;
+
+      console.log(`wakegate bench:coalesce, dev server on this machine, worker in this process (debounce 1 s, maxWait ${MAX_WAIT_MS / 1000} s, skip)`);
+      console.log(`1. one wake key, ${EVENTS} events offered over ${SECONDS} s (open loop, at most ${IN_FLIGHT} in flight):`);
+      console.log(`   achieved ${round(one.rate)} events/s over ${round(one.seconds)} s; answers p50 ${round(one.p50)} ms, p99 ${round(one.p99)} ms`);
+      console.log(`   decisions ${JSON.stringify(decisions)}`);
+      console.log(`   runs started ${hotRuns} (bound ${Math.floor(one.seconds / (MAX_WAIT_MS / 1000)) + 1} for ${round(one.seconds)} s)`);
+      console.log(`   coalescer: ${executions} executions (continued as new ${executions - 1} times), current history ${status.historyLength} events`);
+      console.log(`2. ${KEYS} wake keys x ${PER_KEY} events, key after key: ${round(many.rate)} events/s; p50 ${round(many.p50)} ms, p99 ${round(many.p99)} ms; runs started ${manyRuns}`);
+      console.log(`RSS of this process (gate + worker): ${mb(rssBefore)} MB before, ${mb(rssAfterHot)} MB after phase 1, ${mb(rssAfterMany)} MB after phase 2`);
+    });
+  } finally {
+    await client.connection.close();
+    await connection.close();
+    await server.stop();
+  }
+}
+
+main().catch((err) => {
+  console.error(err);
+  process.exit(1);
+});

@@ -1,0 +1,80 @@
+import { after, before, test } from 'node:test';
+import assert from 'node:assert/strict';
+import { Client, WorkflowNotFoundError } from '@temporalio/client';
+import type { TestWorkflowEnvironment } from '@temporalio/testing';
+import { Gate } from '../gate/gate';
+import { defaultRegistry } from '../triggers/registry';
+import type { WakeResult } from '../workflows/types';
+import { coalescing } from './helpers/agents';
+import { startTimeSkippingEnv, unique, withWorker } from './helpers/env';
+
+// Debounce and maxWait at their real sizes (minutes, an hour) on the Java time-skipping server:
+// the coalescer's timers are what move, the test skips the time between them.
+let env: TestWorkflowEnvironment;
+/** A plain client: unlike env.client, waiting on it never lets the server skip time, so only env.sleep moves the clock. */
+let client: Client;
+before(async () => {
+  env = await startTimeSkippingEnv();
+  client = new Client({ connection: env.connection, namespace: env.namespace ?? 'default' });
+});
+after(async () => {
+  await env?.teardown();
+});
+
+const MIN = 60_000;
+const agents = coalescing('canary', { debouncePeriodMs: 10 * MIN, maxWaitMs: 60 * MIN });
+const ping = (entity: string, type: string) => ({ source: 'ping', entity, type, occurredAt: '2026-12-03T10:00:00Z', payload: {} });
+
+/** Whether the run exists yet (a pending batch has no workflow). */
+const started = (id: string) =>
+  client.workflow
+    .getHandle(id)
+    .describe()
+    .then(
+      () => true,
+      (err: unknown) => {
+        if (err instanceof WorkflowNotFoundError) return false;
+        throw err;
+      },
+    );
+
+test('debounce: each wake pushes the start back by the period; a quiet period starts the run with every wake', async () => {
+  const taskQueue = unique('debounce');
+  const gate = new Gate({ client, taskQueue, registry: defaultRegistry(agents), decisionWaitMs: 60_000 });
+  const entity = unique('quiet');
+  await withWorker(env.nativeConnection, taskQueue, async () => {
+    const a = await gate.admit(ping(entity, 'a'));
+    assert.equal(a.decision, 'started');
+    assert.ok(a.startsInMs! > 9 * MIN && a.startsInMs! <= 10 * MIN, `starts in ${a.startsInMs} ms`);
+    await env.sleep(5 * MIN);
+    const b = await gate.admit(ping(entity, 'b'));
+    assert.equal(b.decision, 'coalesced');
+    assert.ok(b.startsInMs! > 9 * MIN, 'the second wake pushed the start back by a full period');
+    await env.sleep(8 * MIN); // 13 min after the first wake, 8 after the last: still quiet-waiting
+    assert.equal(await started(a.workflowId), false);
+    await env.sleep(3 * MIN); // 11 min after the last wake
+    const result = (await env.client.workflow.getHandle(a.workflowId).result()) as WakeResult;
+    assert.deepEqual(result.absorbed!.map((e) => e.type), ['a', 'b']);
+  });
+});
+
+test('maxWait: wakes that never go quiet still start a run no later than maxWait after the first', async () => {
+  const taskQueue = unique('maxwait');
+  const gate = new Gate({ client, taskQueue, registry: defaultRegistry(agents), decisionWaitMs: 60_000 });
+  const entity = unique('busy');
+  await withWorker(env.nativeConnection, taskQueue, async () => {
+    const t0 = await env.currentTimeMs();
+    const first = await gate.admit(ping(entity, 'w0'));
+    let startedAt: number | undefined;
+    for (let i = 1; i <= 10 && startedAt === undefined; i++) {
+      await env.sleep(8 * MIN); // a wake every 8 minutes: never 10 quiet minutes
+      if (await started(first.workflowId)) startedAt = await env.currentTimeMs();
+      else await gate.admit(ping(entity, `w${i}`));
+    }
+    assert.ok(startedAt !== undefined, 'the run started');
+    assert.ok(startedAt! - t0 <= 60 * MIN + 8 * MIN, `started ${(startedAt! - t0) / MIN} min after the first wake`);
+    assert.ok(startedAt! - t0 >= 56 * MIN, 'not before maxWait (the debounce never went quiet)');
+    const result = (await env.client.workflow.getHandle(first.workflowId).result()) as WakeResult;
+    assert.equal(result.absorbed!.length, 8, 'the wakes of the first hour');
+  });
+});
