@@ -36,7 +36,7 @@ describe('fixed-delay cadence (time-skipping server)', () => {
     assert.ok(state.driftMs < 2 * HOLD_MS + 60_000, `drift ${state.driftMs}`);
     assert.equal(state.lastTerminalReason, 'success');
     // Each run passed the gate under its own window: the first and the last start are distinct wakes, both completed.
-    const wakeOf = (ms: number) => env.client.workflow.getHandle(`schedule/tick/${scheduleId}/${new Date(ms).toISOString().replace(/\.\d{3}Z$/, 'Z')}`);
+    const wakeOf = (ms: number) => env.client.workflow.getHandle(`canary@schedule/tick/${scheduleId}/${new Date(ms).toISOString().replace(/\.\d{3}Z$/, 'Z')}`);
     for (const ms of [state.firstStartMs!, state.lastStartMs!]) assert.equal((await wakeOf(ms).describe()).status.name, 'COMPLETED');
     assert.ok(state.lastStartMs! - state.firstStartMs! >= 2 * (DELAY_MS + HOLD_MS));
   });

@@ -1,4 +1,4 @@
-import { proxyLocalActivities } from '@temporalio/workflow';
+import { proxyLocalActivities, workflowInfo } from '@temporalio/workflow';
 import type { createCoalesceActivities } from '../activities/coalesce';
 import type { AdmissionInput, AdmissionResult } from './coalesce-types';
 
@@ -20,6 +20,6 @@ const { offerToCoalescer } = proxyLocalActivities<ReturnType<typeof createCoales
  * and it completes with the coalescer's decision and the run that took the event.
  */
 export async function admissionWorkflow(input: AdmissionInput): Promise<AdmissionResult> {
-  const answer = await offerToCoalescer(input);
+  const answer = await offerToCoalescer({ ...input, offer: { ...input.offer, admissionRunId: workflowInfo().runId } });
   return { ...answer, agent: input.agent, wakeKey: input.wakeKey, eventKey: input.offer.event.eventKey };
 }

@@ -6,6 +6,8 @@ import type { AbsorbedEvent, TerminalReason } from './types';
 /** One event offered to a coalescer: the event as the gate keyed it, with its payload. */
 export interface Offer {
   event: AbsorbedEvent & { payload: Record<string, unknown>; fingerprint: string; bucketStart: string };
+  /** The run of the admission record offering it: a retry of that record's offer repeats its answer; a re-armed event (a new record) is offered afresh. */
+  admissionRunId?: string;
   /** Tighter limits than the agent's budget for the run it lands in (operators, tests). */
   budget?: Record<string, number>;
 }
@@ -61,7 +63,7 @@ export interface CoalescerState {
   /** Newest entity version seen, per source (version spaces of different sources are not comparable). */
   newestVersion: Record<string, number>;
   /** Answers to the most recent offers, so a retried offer that crosses a continue-as-new gets the same answer. */
-  recent: { eventKey: string; answer: OfferAnswer }[];
+  recent: { eventKey: string; admissionRunId?: string; answer: OfferAnswer }[];
   lastActivityMs: number;
   counts: { offered: number; started: number; coalesced: number; skipped: number; stale: number; runs: number };
   runs: CoalescedRun[];

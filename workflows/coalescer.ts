@@ -64,8 +64,9 @@ export async function coalescerWorkflow(input: CoalescerInput): Promise<Coalesce
   let toRecordSkipped: AbsorbedEvent[] = [];
   let toSupersede: { runKey: string; by: string } | undefined;
 
+  let offering: Offer | undefined;
   const remember = (eventKey: string, answer: OfferAnswer): OfferAnswer => {
-    state.recent.push({ eventKey, answer });
+    state.recent.push({ eventKey, ...(offering?.admissionRunId ? { admissionRunId: offering.admissionRunId } : {}), answer });
     if (state.recent.length > RECENT_ANSWERS) state.recent.splice(0, state.recent.length - RECENT_ANSWERS);
     return answer;
   };
@@ -100,8 +101,10 @@ export async function coalescerWorkflow(input: CoalescerInput): Promise<Coalesce
   });
 
   /** The decision for one offered event: synchronous, so each offer sees the state the previous one left. */
-  const decide = ({ event: e, budget }: Offer): OfferAnswer => {
-    const seen = state.recent.find((r) => r.eventKey === e.eventKey);
+  const decide = (offer: Offer): OfferAnswer => {
+    const { event: e, budget } = offer;
+    offering = offer;
+    const seen = state.recent.find((r) => r.eventKey === e.eventKey && r.admissionRunId === offer.admissionRunId);
     if (seen) return seen.answer;
     state.counts.offered += 1;
     state.lastActivityMs = now();

@@ -32,5 +32,5 @@ export function wakeInput(source: string, entity: string, type: string, payload:
 
 /** Start a wake directly (as the gate does) and return its handle. */
 export function startWake(client: Client, taskQueue: string, input: WakeInput) {
-  return client.workflow.start<(i: WakeInput) => Promise<WakeResult>>('wakeWorkflow', { workflowId: input.eventKey, taskQueue, args: [input] });
+  return client.workflow.start<(i: WakeInput) => Promise<WakeResult>>('wakeWorkflow', { workflowId: input.runKey, taskQueue, args: [input] });
 }

@@ -10,6 +10,12 @@ import { approveSignal, killUpdate, statusQuery } from '../../workflows/messages
 import type { WakeStatus } from '../../workflows/types';
 import { eventually, startDevEnv, unique, withWorker } from '../helpers/env';
 import { startOutside, startWake, wakeInput } from '../helpers/outside';
+import { coalescing } from '../helpers/agents';
+import { Gate } from '../../gate/gate';
+import { awaitRun } from '../../gate/await-run';
+import { defaultRegistry } from '../../triggers/registry';
+import { createActivities } from '../../activities';
+import { localOutside } from '../../config/config';
 
 async function main(): Promise<void> {
   const env = await startDevEnv();
@@ -40,6 +46,25 @@ async function main(): Promise<void> {
       await killed.result();
       await out('campaign-killed', killed);
     }, { activities });
+
+    // The coalescing path: two events in one batch, a third in a second batch, then the coalescer
+    // closes idle. Its history, one admission record's and one coalesced run's are recorded.
+    const agents = coalescing('canary', { debouncePeriodMs: 300, maxWaitMs: 2000, idleCloseMs: 2000 });
+    const coalesceQueue = unique('record-coalesce');
+    await withWorker(env.nativeConnection, coalesceQueue, async () => {
+      const gate = new Gate({ client: env.client, taskQueue: coalesceQueue, registry: defaultRegistry(agents) });
+      const ping = (type: string) => ({ source: 'ping', entity: 'recorded', type, occurredAt: '2026-12-03T10:00:00Z', payload: {}, deliveryId: `rec-${type}` });
+      const a = await gate.admit(ping('one'));
+      await gate.admit(ping('two'));
+      await awaitRun(env.client, a);
+      const c = await gate.admit(ping('three'));
+      await awaitRun(env.client, c);
+      const coalescer = env.client.workflow.getHandle(a.coalescerId!);
+      await coalescer.result();
+      await out('coalescer-two-runs', coalescer);
+      await out('admission-started', env.client.workflow.getHandle(a.admissionId!));
+      await out('canary-coalesced', env.client.workflow.getHandle(a.workflowId));
+    }, { activities: createActivities({ agents, outside: localOutside(standins.urls) }) });
   } finally {
     await standins.close();
     await env.teardown();
