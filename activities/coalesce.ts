@@ -24,7 +24,9 @@ export function createCoalesceActivities() {
       });
       return getClient().workflow.executeUpdateWithStart(offerUpdate, {
         args: [input.offer],
-        updateId: agentEventId(input.agent, input.offer.event.eventKey),
+        // One update per admission record's run: its retries are deduplicated by Temporal within the
+        // coalescer's run; a re-armed event (a new record) is a new offer.
+        updateId: `${agentEventId(input.agent, input.offer.event.eventKey)}/${input.offer.admissionRunId ?? ''}`,
         startWorkflowOperation: start,
       });
     },

@@ -143,7 +143,8 @@ export async function coalescerWorkflow(input: CoalescerInput): Promise<Coalesce
   };
 
   const ended = ({ runKey, terminalReason }: RunEnded) => {
-    const summary = state.runs.find((r) => r.runKey === runKey);
+    // The newest with this key: a re-armed event's batch reuses the ID of the run that was deleted.
+    const summary = [...state.runs].reverse().find((r) => r.runKey === runKey);
     if (summary && !summary.endedAt) {
       summary.endedAt = new Date(now()).toISOString();
       summary.terminalReason = terminalReason;
