@@ -8,14 +8,24 @@ export const { loadAgentPolicy } = proxyActivities<Activities>({
 });
 
 /**
- * Model and tool calls heartbeat every second; a 5 s heartbeat timeout notices a dead worker fast
- * and lets a kill reach them. Both only read, so a retry is harmless (a retried model call is
- * charged again: its reservation is taken before every attempt's turn, see agent-loop).
+ * Tool calls heartbeat every second; a 5 s heartbeat timeout notices a dead worker fast and lets a
+ * kill reach them. They only read, so a retry is harmless.
  */
-export const { modelCall, toolCall } = proxyActivities<Activities>({
+export const { toolCall } = proxyActivities<Activities>({
   startToCloseTimeout: '2 minutes',
   heartbeatTimeout: '5 seconds',
   retry: { initialInterval: '1 second', maximumAttempts: 3, nonRetryableErrorTypes: ['UnknownTool', 'ProviderRejected'] },
+});
+
+/**
+ * A model call: one attempt per schedule (same timeouts as a tool call). The workflow retries it
+ * (`MODEL_CALL_RETRY` in model-turn.ts) with a budget reservation per attempt, because a provider
+ * may bill an attempt that fails or times out.
+ */
+export const { modelCall } = proxyActivities<Activities>({
+  startToCloseTimeout: '2 minutes',
+  heartbeatTimeout: '5 seconds',
+  retry: { maximumAttempts: 1 },
 });
 
 /**
