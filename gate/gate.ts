@@ -13,6 +13,7 @@ import type { GateAnswer } from './decision';
 import { DeliveryBatcher } from './delivery-batcher';
 import { GateInputError } from './errors';
 import { fingerprint } from './fingerprint';
+import { checkEventLimits } from './limits';
 import { bucketStartMs, eventKey, isoSeconds } from './keys';
 
 export interface GateOptions {
@@ -29,15 +30,17 @@ export interface KeyedEvent {
 
 /**
  * Validate an event against its trigger definition and derive its key and fingerprint, without
- * touching Temporal. Throws {@link GateInputError} naming the field and the fix.
+ * touching Temporal. Throws {@link GateInputError} naming the field and the fix. `nowMs` (default:
+ * this process's clock) is the gate's clock for the `occurredAt` range (`gate/limits.ts`).
  */
-export function keyEvent(registry: TriggerRegistry, raw: WakeEventInput | unknown): KeyedEvent {
+export function keyEvent(registry: TriggerRegistry, raw: WakeEventInput | unknown, nowMs: number = Date.now()): KeyedEvent {
   const parsed = WakeEventSchema.safeParse(raw);
   if (!parsed.success) {
     const issues = parsed.error.issues.map((i) => ({ path: i.path.join('.') || '(event)', message: i.message }));
     throw new GateInputError('invalid_event', `invalid event: ${issues.map((i) => `${i.path}: ${i.message}`).join('; ')}`, issues);
   }
   const event = parsed.data;
+  checkEventLimits(event, nowMs); // before anything walks the payload recursively
   const def = registry.get(event.source);
   if (!def) {
     throw new GateInputError(
