@@ -3,7 +3,7 @@ import { WorkflowFailedError, type Client } from '@temporalio/client';
 import { ApplicationFailure } from '@temporalio/common';
 import { msNumberToTs, tsToMs } from '@temporalio/common/lib/time';
 import { awaitRun } from '../gate/await-run';
-import { Gate } from '../gate/gate';
+import { Gate, keyEvent } from '../gate/gate';
 import { isoSeconds } from '../gate/keys';
 import { defaultRegistry } from '../triggers/registry';
 import { ledgerWorkflowId } from '../workflows/schedule-messages';
@@ -60,11 +60,14 @@ export function createScheduleActivities() {
      */
     async runScheduledWindow(input: RunWindowInput): Promise<WindowRunResult> {
       const client = getClient();
-      const gate = new Gate({ client, taskQueue: activityInfo().taskQueue, registry: defaultRegistry() });
-      const answer = await gate.admit(
-        { source: 'schedule', entity: input.scheduleId, type: 'tick', occurredAt: input.nominal, payload: input.payload, deliveryId: input.deliveryId },
-        { agent: input.agent },
-      );
+      const info = activityInfo();
+      const registry = defaultRegistry();
+      const gate = new Gate({ client, taskQueue: info.taskQueue, registry });
+      // The nominal time comes from Temporal's clock, not a producer's: judge it against the later of
+      // this worker's clock and the server's (a time-skipping test server runs ahead of both).
+      const nowMs = Math.max(Date.now(), info.currentAttemptScheduledTimestampMs);
+      const event = { source: 'schedule', entity: input.scheduleId, type: 'tick', occurredAt: input.nominal, payload: input.payload, deliveryId: input.deliveryId };
+      const answer = await gate.admitKeyed(keyEvent(registry, event, { agent: input.agent, nowMs }));
       const base = { nominal: input.nominal, decision: answer.decision, eventKey: answer.eventKey, workflowId: answer.workflowId };
       if (answer.decision === 'mismatch') {
         throw ApplicationFailure.nonRetryable(answer.message ?? 'mismatch', 'ScheduleWindowMismatch', base);

@@ -1,10 +1,13 @@
+import { readFile, stat } from 'node:fs/promises';
 import { WorkflowFailedError, type Client } from '@temporalio/client';
 import { awaitRun } from '../gate/await-run';
 import type { Command } from 'commander';
 import { loadConfig } from '../config/config';
 import { connectClient } from '../config/temporal';
 import { isRefusal, isSettled, type GateAnswer } from '../gate/decision';
+import { GateInputError } from '../gate/errors';
 import { Gate, keyEvent } from '../gate/gate';
+import { EVENT_LIMITS } from '../gate/limits';
 import { defaultRegistry } from '../triggers/registry';
 import type { TerminalReason, WakeResult } from '../workflows/types';
 import { ExitCode, printJson, reportError, UsageError } from './output';
@@ -21,11 +24,47 @@ interface EmitOptions {
   wait?: boolean;
 }
 
+/**
+ * The `--payload` text: inline JSON, `@path` (a file) or `-` (standard input); a shell argument
+ * stops at 128 KiB, a file or a pipe does not. Reads at most `EVENT_LIMITS.maxPayloadTextBytes`.
+ */
+async function payloadText(spec: string | undefined): Promise<string | undefined> {
+  if (spec === undefined) return undefined;
+  const max = EVENT_LIMITS.maxPayloadTextBytes;
+  const tooLarge = (what: string) =>
+    new GateInputError('payload_too_large', `--payload ${what} is over ${max} bytes of text: send a reference (a URL, an id) instead of the data`, [
+      { path: 'payload', message: `over ${max} bytes of text` },
+    ]);
+  if (spec === '-') {
+    const chunks: Buffer[] = [];
+    let size = 0;
+    for await (const chunk of process.stdin) {
+      const b = chunk as Buffer;
+      size += b.length;
+      if (size > max) throw tooLarge('from standard input');
+      chunks.push(b);
+    }
+    return Buffer.concat(chunks).toString('utf8');
+  }
+  if (spec.startsWith('@')) {
+    const file = spec.slice(1);
+    try {
+      if ((await stat(file)).size > max) throw tooLarge(spec);
+      return await readFile(file, 'utf8');
+    } catch (err) {
+      if (err instanceof GateInputError) throw err;
+      throw new UsageError(`--payload ${spec}: cannot read the file: ${(err as Error).message}`);
+    }
+  }
+  if (Buffer.byteLength(spec, 'utf8') > max) throw tooLarge('text');
+  return spec;
+}
+
 function parsePayload(text: string | undefined): Record<string, unknown> {
   if (text === undefined) return {};
   let value: unknown;
   try {
-    value = JSON.parse(text);
+    value = JSON.parse(text); // V8's JSON.parse is iterative: any depth parses; the gate then checks depth and size
   } catch (err) {
     throw new UsageError(`--payload is not valid JSON: ${(err as Error).message}`);
   }
@@ -60,7 +99,7 @@ export async function emit(opts: EmitOptions): Promise<number> {
     // Without --occurred-at the emit itself is the event, happening now. A script that retries an
     // emit must pass the same --occurred-at, or a retry in a later bucket is a new event.
     occurredAt: opts.occurredAt ?? new Date().toISOString(),
-    payload: parsePayload(opts.payload),
+    payload: parsePayload(await payloadText(opts.payload)),
     deliveryId: opts.deliveryId,
     ...(opts.entityVersion !== undefined ? { version: parseVersion(opts.entityVersion) } : {}),
   };
@@ -89,7 +128,7 @@ export function registerEmit(program: Command): void {
     .requiredOption('--entity <entity>', 'what the event is about, e.g. campaign-42')
     .requiredOption('--type <type>', 'what happened, e.g. config.changed')
     .option('--occurred-at <iso>', 'when it happened (ISO-8601 with zone); default: now')
-    .option('--payload <json>', 'event payload, a JSON object')
+    .option('--payload <json|@file|->', 'event payload, a JSON object: inline, @path to read a file, or - to read standard input')
     .option('--delivery-id <id>', 'delivery id for tracing (never part of the key)')
     .option('--entity-version <n>', "the entity's version as the source counts it: an older one than already seen is answered stale")
     .option('--agent <agent>', 'wake only this agent (default: every agent the source wakes)')

@@ -6,6 +6,7 @@ import { agentEventId } from '../workflows/ids';
 import type { WakeInput } from '../workflows/types';
 import { GateInputError } from './errors';
 import { fingerprint } from './fingerprint';
+import { checkEventLimits } from './limits';
 import { bucketStartMs, eventKey, isoSeconds, wakeKeyProblem } from './keys';
 
 /** One agent's wake of an event: the agent, and its run input (one-call path) or offer (coalescing path). */
@@ -30,16 +31,18 @@ const issuesOf = (err: { issues: { path: PropertyKey[]; message: string }[] }, p
 /**
  * Validate an event against its trigger definition and every agent it wakes, and derive its logical
  * event key, its fingerprint and, per agent, the wake key: all without touching Temporal. `agent`
- * restricts the wake to one agent (a schedule names the agent it wakes). Throws
+ * restricts the wake to one agent (a schedule names the agent it wakes); `nowMs` (default: this
+ * process's clock) is the gate's clock for the `occurredAt` range (`gate/limits.ts`). Throws
  * {@link GateInputError} naming the field and the fix.
  */
-export function keyEvent(registry: TriggerRegistry, raw: WakeEventInput | unknown, opts: { agent?: string } = {}): KeyedEvent {
+export function keyEvent(registry: TriggerRegistry, raw: WakeEventInput | unknown, opts: { agent?: string; nowMs?: number } = {}): KeyedEvent {
   const parsed = WakeEventSchema.safeParse(raw);
   if (!parsed.success) {
     const issues = issuesOf(parsed.error);
     throw new GateInputError('invalid_event', `invalid event: ${issues.map((i) => `${i.path}: ${i.message}`).join('; ')}`, issues);
   }
   const event = parsed.data;
+  checkEventLimits(event, opts.nowMs ?? Date.now()); // before anything walks the payload recursively
   const def = registry.get(event.source);
   if (!def) {
     throw new GateInputError(

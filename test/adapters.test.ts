@@ -53,6 +53,28 @@ describe('model adapters', () => {
     assert.equal(openai.requests[0]!.max_tokens, 100);
   });
 
+  test('OpenAI-compatible: a final answer that is not the expected JSON fails closed (no decision), with the raw text kept', async () => {
+    const model = new OpenAIModel({ baseUrl: `${url}/v1`, apiKey: 'sk-test', model: 'gpt-test' });
+    const ask = () => model.complete({ messages: [{ role: 'user', content: 'report' }], tools: [], maxOutputTokens: 100 });
+    const cases: [string, RegExp][] = [
+      ['I think we should commit this change.', /not one JSON object/],
+      ['{"decision":"commit","summ', /not one JSON object/],
+      ['{"decision":"maybe","summary":"unsure"}', /decision/],
+      ['{"decision":"commit"}', /summary/],
+      ['', /empty/],
+    ];
+    for (const [content, problem] of cases) {
+      openai.script({ content });
+      const reply = await ask();
+      assert.equal(reply.final, undefined, content);
+      assert.equal(reply.unparsedFinal?.raw, content);
+      assert.match(reply.unparsedFinal!.problem, problem, content);
+    }
+    // The one shape that is accepted, also inside a single Markdown code fence.
+    openai.script({ content: '```json\n{"decision":"no_op","summary":"quiet"}\n```' });
+    assert.deepEqual((await ask()).final, { decision: 'no_op', summary: 'quiet' });
+  });
+
   test('offline model: deterministic, with token counts from the o200k tokenizer', async () => {
     const m = new OfflineModel();
     const req = { messages: [{ role: 'user' as const, content: JSON.stringify({ observations: [{ changed: false }] }) }], tools: [], maxOutputTokens: 50 };

@@ -1,5 +1,8 @@
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
+import { mkdtemp, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
 import { freePort } from '../devserver/dev-server';
 import { startDevEnv, unique, withWorker, type DevEnv } from './helpers/env';
 import { runCli } from './helpers/cli';
@@ -44,6 +47,8 @@ describe('wakegate emit, run as a subprocess', () => {
 
   test('bad input exits 2 with the field named, before any connection is made', async () => {
     const nowhere = { TEMPORAL_ADDRESS: '127.0.0.1:1' };
+    const bigFile = path.join(await mkdtemp(path.join(tmpdir(), 'wakegate-cli-')), 'big.json');
+    await writeFile(bigFile, JSON.stringify({ blob: 'x'.repeat(300 * 1024) }));
     const cases: [string[], string, RegExp][] = [
       [['emit', '--source', 'nope', '--entity', 'e', '--type', 't'], 'unknown_source', /accepts .*ping/],
       [['emit', '--source', 'ping', '--entity', 'e', '--type', 't', '--payload', '{nope'], 'usage', /--payload is not valid JSON/],
@@ -51,6 +56,12 @@ describe('wakegate emit, run as a subprocess', () => {
       [['emit', '--source', 'ping', '--entity', 'e', '--type', 't', '--payload', '{"holdMs":"long"}'], 'invalid_payload', /payload\.holdMs/],
       [['emit', '--source', 'ping', '--entity', 'e', '--type', 't', '--occurred-at', 'yesterday'], 'invalid_event', /occurredAt/],
       [['emit', '--source', 'ping', '--type', 't'], 'usage', /--entity/],
+      // Deeper than any stack: refused by the gate's iterative depth check, not a crash (exit 1).
+      [['emit', '--source', 'ping', '--entity', 'e', '--type', 't', '--payload', `${'{"a":'.repeat(10_000)}1${'}'.repeat(10_000)}`], 'payload_too_deep', /deeper than 32 levels/],
+      [['emit', '--source', 'ping', '--entity', 'e', '--type', 't', '--payload', `@${bigFile}`], 'payload_too_large', /over the limit of 262144 bytes/],
+      [['emit', '--source', 'ping', '--entity', 'e', '--type', 't', '--payload', '@/nonexistent/payload.json'], 'usage', /cannot read the file/],
+      [['emit', '--source', 'ping', '--entity', 'e', '--type', 't', '--occurred-at', new Date(Date.now() + 3_600_000).toISOString()], 'occurred_at_out_of_range', /occurredAt .* lies in the future/],
+      [['emit', '--source', 'ping', '--entity', 'e', '--type', 't', '--occurred-at', '1999-12-31T23:00:00Z'], 'occurred_at_out_of_range', /occurredAt .* is before 2000/],
     ];
     for (const [args, code, message] of cases) {
       const run = await runCli(args, nowhere);
@@ -88,6 +99,28 @@ describe('wakegate emit, run as a subprocess', () => {
       assert.deepEqual(shown.json.counts, { offered: 3, started: 1, coalesced: 1, skipped: 0, stale: 1, runs: 0 });
       const bad = await runCli(['emit', '--source', 'campaigns', '--entity', campaign, '--type', 'config.changed', '--entity-version', 'v2'], cliEnv);
       assert.equal(bad.code, 2);
+    });
+  });
+
+  test('--payload @file and --payload - read a payload past the 128 KiB a shell argument can carry; both are the same event', async () => {
+    const taskQueue = unique('cli-payload');
+    const cliEnv = { TEMPORAL_ADDRESS: env.server.address, WAKEGATE_TASK_QUEUE: taskQueue };
+    const entity = unique('cli-payload');
+    const payload = JSON.stringify({ note: 'big', blob: 'y'.repeat(200 * 1024) }, null, 2);
+    const file = path.join(await mkdtemp(path.join(tmpdir(), 'wakegate-cli-')), 'payload.json');
+    await writeFile(file, payload);
+    const base = ['emit', '--source', 'ping', '--entity', entity, '--type', 'check', '--occurred-at', '2026-12-02T14:05:00Z'];
+    await withWorker(env.nativeConnection, taskQueue, async () => {
+      const fromFile = await runCli([...base, '--payload', `@${file}`, '--delivery-id', 'file', '--wait'], cliEnv);
+      assert.equal(fromFile.code, 0, fromFile.stderr);
+      assert.equal(fromFile.json.decision, 'started');
+      assert.equal(fromFile.json.terminalReason, 'success');
+      // The same bytes on stdin: the same fingerprint, so the stored outcome of the same run.
+      const fromStdin = await runCli([...base, '--payload', '-', '--delivery-id', 'stdin'], cliEnv, 60_000, payload);
+      assert.equal(fromStdin.code, 0, fromStdin.stderr);
+      assert.equal(fromStdin.json.decision, 'completed');
+      assert.equal(fromStdin.json.runId, fromFile.json.runId);
+      assert.equal(fromStdin.json.fingerprint, fromFile.json.fingerprint);
     });
   });
 

@@ -1,9 +1,13 @@
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import type { TestWorkflowEnvironment } from '@temporalio/testing';
+import { WorkflowFailedError } from '@temporalio/client';
+import { CancelledFailure } from '@temporalio/common';
 import { cadenceQuery } from '../workflows/schedule-messages';
+import { statusQuery } from '../workflows/messages';
 import type { FixedDelayInput, FixedDelayState } from '../workflows/schedule-types';
-import { startTimeSkippingEnv, unique, withWorker } from './helpers/env';
+import type { WakeResult, WakeStatus } from '../workflows/types';
+import { eventually, startTimeSkippingEnv, unique, withWorker } from './helpers/env';
 
 // Timers of an hour in seconds of real time: the time-skipping test server.
 let env: TestWorkflowEnvironment;
@@ -39,5 +43,28 @@ describe('fixed-delay cadence (time-skipping server)', () => {
     const wakeOf = (ms: number) => env.client.workflow.getHandle(`canary@schedule/tick/${scheduleId}/${new Date(ms).toISOString().replace(/\.\d{3}Z$/, 'Z')}`);
     for (const ms of [state.firstStartMs!, state.lastStartMs!]) assert.equal((await wakeOf(ms).describe()).status.name, 'COMPLETED');
     assert.ok(state.lastStartMs! - state.firstStartMs! >= 2 * (DELAY_MS + HOLD_MS));
+  });
+});
+
+describe('fixed-delay cancellation (time-skipping server)', () => {
+  test('cancelling the loop mid-window records `cancelled` (not `failed`), cancels the wake and ends the loop cancelled', async () => {
+    const taskQueue = unique('fixed-delay-cancel');
+    const scheduleId = unique('fdc');
+    // maxRuns 1: before the fix, the swallowed cancellation counted as a failed run and the loop completed.
+    const input: FixedDelayInput = { scheduleId, agent: 'canary', payload: { holdMs: 120_000 }, delayMs: 3_600_000, maxRuns: 1 };
+    await withWorker(env.nativeConnection, taskQueue, async () => {
+      const handle = await env.client.workflow.start('fixedDelayWorkflow', { workflowId: `wakegate-delay/${scheduleId}`, taskQueue, args: [input] });
+      const running = await eventually(() => handle.query(cadenceQuery), (q) => q.phase === 'running' && q.lastStartMs !== undefined, 30_000, 'a window in flight');
+      const wake = env.client.workflow.getHandle(`schedule/tick/${scheduleId}/${new Date(running.lastStartMs!).toISOString().replace(/\.\d{3}Z$/, 'Z')}`);
+      await eventually(() => wake.query(statusQuery), (s: WakeStatus) => s.phase === 'holding', 30_000, 'the wake holding');
+      await handle.cancel();
+      await assert.rejects(handle.result(), (err: unknown) => err instanceof WorkflowFailedError && err.cause instanceof CancelledFailure);
+      assert.equal((await handle.describe()).status.name, 'CANCELLED');
+      const q = await handle.query(cadenceQuery);
+      assert.equal(q.lastTerminalReason, 'cancelled');
+      assert.equal(q.runs, 0, 'a cancelled window is not counted as a run');
+      const woke = (await wake.result()) as WakeResult;
+      assert.equal(woke.terminalReason, 'cancelled');
+    });
   });
 });

@@ -1,4 +1,4 @@
-import { continueAsNew, proxyActivities, setHandler, sleep, upsertMemo, workflowInfo } from '@temporalio/workflow';
+import { continueAsNew, isCancellation, proxyActivities, setHandler, sleep, upsertMemo, workflowInfo } from '@temporalio/workflow';
 import type { createScheduleActivities } from '../activities/schedule';
 import { cadenceQuery } from './schedule-messages';
 import type { FixedDelayInput, FixedDelayState } from './schedule-types';
@@ -18,7 +18,8 @@ const isoSeconds = (ms: number) => new Date(ms).toISOString().replace(/\.\d{3}Z$
  * run time + delay, so it drifts behind a fixed-rate grid, and the drift is visible in the
  * `cadence` query and the workflow memo (`driftMs`, `lastPeriodMs`). Each run passes the gate with
  * its own start time (seconds) as the nominal window; starts are at least `delayMs` >= 1 s apart, so
- * windows never share a key. Continues as new every 100 runs. A failed window does not stop the loop.
+ * windows never share a key. Continues as new every 100 runs. A failed window does not stop the loop;
+ * cancelling the loop cancels the window in flight, records `cancelled` and ends the loop cancelled.
  */
 export async function fixedDelayWorkflow(input: FixedDelayInput): Promise<FixedDelayState> {
   const state: FixedDelayState = input.state ?? { runs: 0, driftMs: 0 };
@@ -43,7 +44,13 @@ export async function fixedDelayWorkflow(input: FixedDelayInput): Promise<FixedD
         deliveryId: `${workflowInfo().workflowId}#${state.runs + 1}`,
       });
       state.lastTerminalReason = run.terminalReason ?? run.decision;
-    } catch {
+    } catch (err) {
+      if (isCancellation(err)) {
+        // The loop itself was cancelled (a person, a schedule sync): its window's wake is cancelled
+        // with it (the activity cancels the wake), so record that and end the loop cancelled.
+        state.lastTerminalReason = 'cancelled';
+        throw err;
+      }
       state.lastTerminalReason = 'failed';
     }
     state.runs += 1;

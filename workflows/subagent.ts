@@ -2,7 +2,7 @@ import { workflowInfo } from '@temporalio/workflow';
 import type { AgentPolicy } from '../agents/policy';
 import type { ChatMessage } from '../activities/model/types';
 import { toolCallWithin } from './run/activities';
-import { chargedModelCall } from './run/agent-loop';
+import { chargedModelCall } from './run/model-turn';
 import { newPool, reserve, settle, type Spend } from './run/budget';
 import { newRunState } from './run/state';
 import type { TerminalReason } from './types';
@@ -65,7 +65,8 @@ export async function subagentWorkflow(input: SubagentInput): Promise<SubagentRe
     { role: 'user', content: JSON.stringify({ task: `summarize ${input.item}`, observations: [JSON.parse(read.content)] }) },
   ];
   const turn = await chargedModelCall(state, pool, input.policy, messages, []);
-  if ('exhausted' in turn) return done('budget_exhausted');
-  const summary = turn.reply.final?.summary ?? input.item;
+  if (turn.exhausted) return done('budget_exhausted');
+  // Fail closed: an unparseable answer is not passed on as the observation's headline.
+  const summary = turn.reply.final?.summary ?? `${input.item}: changed (the model's summary could not be parsed)`;
   return done('success', { item: input.item, changed: read.changed, headline: read.changed ? summary : `${input.item}: unchanged` });
 }

@@ -43,13 +43,21 @@ export class OpenAIModel implements Model {
     return {
       model: res.model,
       toolCalls,
-      final: toolCalls.length ? undefined : parseFinal(text),
+      ...(toolCalls.length ? {} : finalOf(text, res.choices[0]?.finish_reason)),
       usage: {
         inputTokens: res.usage?.prompt_tokens ?? chatTokens(req.messages, req.tools),
         outputTokens: res.usage?.completion_tokens ?? chatTokens([{ role: 'assistant', content: text }]),
       },
     };
   }
+}
+
+/** A final answer, or the raw text and what is wrong with it (never a guessed decision). */
+function finalOf(text: string, finishReason: string | undefined): Pick<ModelReply, 'final' | 'unparsedFinal'> {
+  const parsed = parseFinal(text);
+  if (parsed.ok) return { final: parsed.final };
+  const cut = finishReason === 'length' ? ' (the reply was cut off at max_tokens)' : '';
+  return { unparsedFinal: { raw: text, problem: `${parsed.problem}${cut}` } };
 }
 
 function safeArgs(text: string): Record<string, unknown> {

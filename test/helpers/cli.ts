@@ -11,18 +11,19 @@ export interface CliRun {
   json: Record<string, unknown>;
 }
 
-/** Run `wakegate ARGS` as a subprocess (the package's bin entry), with extra environment. */
-export function runCli(args: string[], env: Record<string, string> = {}, timeoutMs = 60_000): Promise<CliRun> {
+/** Run `wakegate ARGS` as a subprocess (the package's bin entry), with extra environment and, if given, this text on stdin. */
+export function runCli(args: string[], env: Record<string, string> = {}, timeoutMs = 60_000, stdin?: string): Promise<CliRun> {
   return new Promise((resolve, reject) => {
     const child = spawn(process.execPath, [path.join(ROOT, 'bin', 'wakegate.js'), ...args], {
       cwd: ROOT,
       env: { ...process.env, WAKEGATE_LOG_LEVEL: 'warn', ...env },
-      stdio: ['ignore', 'pipe', 'pipe'],
+      stdio: [stdin === undefined ? 'ignore' : 'pipe', 'pipe', 'pipe'],
     });
+    if (stdin !== undefined) child.stdin!.end(stdin);
     let stdout = '';
     let stderr = '';
-    child.stdout.on('data', (b: Buffer) => (stdout += b.toString()));
-    child.stderr.on('data', (b: Buffer) => (stderr += b.toString()));
+    child.stdout!.on('data', (b: Buffer) => (stdout += b.toString()));
+    child.stderr!.on('data', (b: Buffer) => (stderr += b.toString()));
     const timer = setTimeout(() => {
       child.kill('SIGKILL');
       reject(new Error(`wakegate ${args.join(' ')} timed out; stderr: ${stderr}`));

@@ -5,6 +5,7 @@ import { keyEvent } from '../../gate/gate';
 import { bucketStartMs, effectKey, eventKey, parseEventKey } from '../../gate/keys';
 import { canonicalJson, fingerprint } from '../../gate/fingerprint';
 import { GateInputError } from '../../gate/errors';
+import { checkOccurredAt, checkPayloadLimits, EVENT_LIMITS, nestsDeeperThan } from '../../gate/limits';
 import { defineTrigger } from '../../triggers/definition';
 import { TriggerRegistry, defaultRegistry } from '../../triggers/registry';
 import { canary } from '../../agents/canary';
@@ -73,8 +74,9 @@ test('a key too fine never deduplicates; a key too coarse drops distinct events'
   assert.equal(new Set(edit.map((t) => keyEvent(reg, ev({ occurredAt: t })).input.eventKey)).size, 1, 'hourly: one run');
   // Two real changes a week apart:
   const weekApart = ['2026-12-04T14:05:00Z', '2026-12-11T14:05:00Z']; // inside one epoch-aligned 30-day bucket
-  assert.equal(new Set(weekApart.map((t) => keyEvent(reg, ev({ source: 'coarse', occurredAt: t })).input.eventKey)).size, 1, 'monthly: the second change is swallowed');
-  assert.equal(new Set(weekApart.map((t) => keyEvent(reg, ev({ occurredAt: t })).input.eventKey)).size, 2, 'hourly: two runs');
+  const later = Date.parse('2026-12-12T00:00:00Z'); // the gate's clock: both changes lie in its past
+  assert.equal(new Set(weekApart.map((t) => keyEvent(reg, ev({ source: 'coarse', occurredAt: t }), { nowMs: later }).input.eventKey)).size, 1, 'monthly: the second change is swallowed');
+  assert.equal(new Set(weekApart.map((t) => keyEvent(reg, ev({ occurredAt: t }), { nowMs: later }).input.eventKey)).size, 2, 'hourly: two runs');
 });
 
 test('components are escaped so distinct events never share a key', () => {
@@ -132,4 +134,57 @@ test('a bad trigger definition is refused at load time with every problem named'
     () => defineTrigger({ ...campaign, source: 'Bad Source', bucket: '10ms', keyRationale: 'short' }),
     /source: .*bucket: .*keyRationale/s,
   );
+});
+
+test('limits: a payload nested past the depth limit is refused by an iterative check, however deep (no stack overflow)', () => {
+  const nest = (depth: number) => {
+    let v: Record<string, unknown> = { leaf: 1 };
+    for (let i = 1; i < depth; i++) v = { a: v };
+    return v;
+  };
+  assert.equal(nestsDeeperThan(nest(EVENT_LIMITS.maxPayloadDepth), EVENT_LIMITS.maxPayloadDepth), false);
+  assert.equal(nestsDeeperThan(nest(EVENT_LIMITS.maxPayloadDepth + 1), EVENT_LIMITS.maxPayloadDepth), true);
+  // Arrays count like objects; scalars add no depth.
+  assert.equal(nestsDeeperThan([[['x']]], 3), false);
+  assert.equal(nestsDeeperThan([[[['x']]]], 3), true);
+  const cyclic: Record<string, unknown> = {};
+  cyclic.self = cyclic;
+  assert.equal(nestsDeeperThan(cyclic, 32), true);
+  const ping = defaultRegistry();
+  const deep = nest(200_000); // JSON.stringify or a recursive fingerprint would overflow the stack on this
+  assert.throws(
+    () => keyEvent(ping, { source: 'ping', entity: 'e', type: 't', occurredAt: '2026-12-02T14:05:00Z', payload: deep }),
+    (err: unknown) => err instanceof GateInputError && err.code === 'payload_too_deep' && /deeper than 32 levels/.test(err.message) && err.issues[0]?.path === 'payload',
+  );
+  assert.doesNotThrow(() => keyEvent(ping, { source: 'ping', entity: 'e', type: 't', occurredAt: '2026-12-02T14:05:00Z', payload: nest(32) }));
+});
+
+test('limits: a payload over the size limit as compact JSON is refused; at the limit it passes', () => {
+  const ping = defaultRegistry();
+  const ev = (note: string) => ({ source: 'ping', entity: 'e', type: 't', occurredAt: '2026-12-02T14:05:00Z', payload: { blob: note } });
+  const overhead = JSON.stringify({ blob: '' }).length;
+  assert.doesNotThrow(() => keyEvent(ping, ev('x'.repeat(EVENT_LIMITS.maxPayloadBytes - overhead))));
+  assert.throws(
+    () => keyEvent(ping, ev('x'.repeat(EVENT_LIMITS.maxPayloadBytes - overhead + 1))),
+    (err: unknown) => err instanceof GateInputError && err.code === 'payload_too_large' && err.message.includes(`${EVENT_LIMITS.maxPayloadBytes + 1} bytes`),
+  );
+  // Bytes, not characters: a multi-byte character counts as its UTF-8 length.
+  assert.throws(() => checkPayloadLimits({ blob: 'é'.repeat(EVENT_LIMITS.maxPayloadBytes / 2) }), /over the limit/);
+});
+
+test('limits: occurredAt in the future beyond the clock-skew tolerance, or before 2000, is refused naming the field', () => {
+  const now = Date.parse('2026-12-02T14:00:00Z');
+  const at = (iso: string) => keyEvent(registry, ev({ occurredAt: iso }), { nowMs: now });
+  const refused = (err: unknown) => err instanceof GateInputError && err.code === 'occurred_at_out_of_range' && err.issues[0]?.path === 'occurredAt' && /occurredAt/.test(err.message);
+  assert.equal(EVENT_LIMITS.clockSkewMs, 5 * 60_000);
+  assert.doesNotThrow(() => at('2026-12-02T14:05:00Z')); // exactly the tolerance ahead
+  assert.throws(() => at('2026-12-02T14:05:00.001Z'), (err: unknown) => refused(err) && /in the future/.test((err as Error).message));
+  assert.throws(() => at('2027-01-01T00:00:00Z'), refused);
+  assert.doesNotThrow(() => at('2000-01-01T00:00:00Z'));
+  assert.throws(() => at('1999-12-31T23:59:59.999Z'), (err: unknown) => refused(err) && /before 2000-01-01/.test((err as Error).message));
+  assert.throws(() => at('1970-01-01T00:00:00Z'), refused);
+  // Without an explicit clock the gate uses this process's.
+  assert.throws(() => keyEvent(registry, ev({ occurredAt: new Date(Date.now() + 10 * 60_000).toISOString() })), refused);
+  assert.doesNotThrow(() => keyEvent(registry, ev({ occurredAt: new Date(Date.now() + 60_000).toISOString() })));
+  assert.throws(() => checkOccurredAt(now + EVENT_LIMITS.clockSkewMs + 1, now), refused);
 });

@@ -8,19 +8,21 @@ export const { prepareRun } = proxyActivities<Activities>({
 });
 
 /**
- * Model calls heartbeat every second; a 5 s heartbeat timeout notices a dead worker fast and lets a
- * kill reach them. They only read, so a retry is harmless (a retried model call is charged again:
- * its reservation is taken before every attempt's turn, see agent-loop).
+ * A model call: one attempt per schedule. The workflow retries it (`MODEL_CALL_RETRY` in
+ * model-turn.ts) with a budget reservation per attempt, because a provider may bill an attempt that
+ * fails or times out. Heartbeats every second; a 5 s heartbeat timeout notices a dead worker fast
+ * and lets a kill reach it.
  */
 export const { modelCall } = proxyActivities<Activities>({
   startToCloseTimeout: '2 minutes',
   heartbeatTimeout: '5 seconds',
-  retry: { initialInterval: '1 second', maximumAttempts: 3, nonRetryableErrorTypes: ['UnknownTool', 'ProviderRejected'] },
+  retry: { maximumAttempts: 1 },
 });
 
 /**
- * A tool call with the tool's own time limit (from the agent's policy). Tools heartbeat every second
- * with their progress; a 10 s heartbeat timeout notices a dead worker and carries a kill.
+ * A tool call with the tool's own time limit (from the agent's policy). Tools only read, so a retry
+ * is harmless. They heartbeat every second with their progress; a 10 s heartbeat timeout notices a
+ * dead worker and carries a kill.
  */
 export function toolCallWithin(timeoutMs: number): Activities['toolCall'] {
   return proxyActivities<Activities>({

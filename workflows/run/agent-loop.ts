@@ -1,57 +1,19 @@
 import { CancellationScope, executeChild, isCancellation, sleep } from '@temporalio/workflow';
 import type { AgentPolicy, BudgetDimension } from '../../agents/policy';
-import type { ChatMessage, ModelRequest } from '../../activities/model/types';
+import type { ChatMessage, UnparsedFinal } from '../../activities/model/types';
 import type { WakeInput } from '../types';
 import type { SubagentResult } from '../subagent';
-import { modelCall, toolCallWithin } from './activities';
-import { costUsd, left, reserve, settle, utf8Bytes, type BudgetPool } from './budget';
+import { toolCallWithin } from './activities';
+import { reserve, settle, type BudgetPool } from './budget';
 import { commitEffects } from './commit';
+import { chargedModelCall, correctiveMessages, MAX_CORRECTIVE_TURNS, unparseableOutcome, unusableFinal } from './model-turn';
 import type { RunOutcome, RunState } from './state';
 
-/** Worst-case tokens of a request: bytes bound the input under byte-level BPE; the reply is capped by max tokens. */
-export function inputTokenBound(messages: ChatMessage[], tools: ModelRequest['tools']): number {
-  const PER_MESSAGE = 8; // chat framing; generous against every provider's documented overhead
-  let n = 3 + (tools.length ? utf8Bytes(JSON.stringify(tools)) : 0);
-  for (const m of messages) n += PER_MESSAGE + utf8Bytes(m.content) + (m.toolCalls ? utf8Bytes(JSON.stringify(m.toolCalls)) : 0);
-  return n;
-}
-
-export const exhausted = (dimension: BudgetDimension, detail: string): RunOutcome => ({
+export const exhausted = (dimension: BudgetDimension, detail: string, more: Record<string, unknown> = {}): RunOutcome => ({
   reason: 'budget_exhausted',
   summary: `stopped before ${detail}: the ${dimension} budget would be crossed`,
-  output: { dimension },
+  output: { dimension, ...more },
 });
-
-/**
- * One model turn, charged before it runs: the reservation is the request's worst case (input bound
- * plus the reply cap, and their cost); after the call it is settled to the usage the model reports.
- * Returns the reply, or the dimension that would have been crossed.
- */
-export async function chargedModelCall(
-  state: RunState,
-  pool: BudgetPool,
-  policy: { model: NonNullable<AgentPolicy['model']> },
-  messages: ChatMessage[],
-  tools: ModelRequest['tools'],
-) {
-  const input = inputTokenBound(messages, tools);
-  const maxOutputTokens = Math.min(policy.model.maxOutputTokens, left(pool, 'tokens') - input);
-  if (maxOutputTokens < 16) return { exhausted: 'tokens' as const };
-  const r = reserve(pool, { turns: 1, tokens: input + maxOutputTokens, costUsd: costUsd(input, maxOutputTokens, policy.model) });
-  if (!r.ok) return { exhausted: r.dimension };
-  let reply: Awaited<ReturnType<typeof modelCall>>;
-  try {
-    reply = await modelCall({ messages, tools, maxOutputTokens });
-  } catch (err) {
-    // A failed or cancelled call may still have been billed: keep the worst case charged.
-    settle(pool, r.charge, r.charge);
-    throw err;
-  }
-  const { inputTokens, outputTokens } = reply.usage;
-  settle(pool, r.charge, { turns: 1, tokens: inputTokens + outputTokens, costUsd: costUsd(inputTokens, outputTokens, policy.model) });
-  state.maxAttempt = Math.max(state.maxAttempt, reply.attempt);
-  return { reply };
-}
 
 /**
  * Run `work` under the wall-clock budget: a timer for what is left of it cancels the work (and any
@@ -159,10 +121,23 @@ export async function runAgentLoop(input: WakeInput, policy: AgentPolicy, state:
       { role: 'system', content: policy.systemPrompt },
       { role: 'user', content: JSON.stringify({ task: policy.description, event: { key: input.eventKey, type: input.type, entity: input.entity }, observations }) },
     ];
+    const unparsed: UnparsedFinal[] = [];
     for (;;) {
       const turn = await chargedModelCall(state, pool, { model }, messages, offered);
-      if ('exhausted' in turn) return exhausted(turn.exhausted!, 'the next model turn');
+      if (turn.exhausted) {
+        const retry = turn.failedAttempts ? `retrying a failed model call (${turn.failedAttempts} failed attempt(s) charged)` : 'the next model turn';
+        return exhausted(turn.exhausted, retry, { ...(turn.failedAttempts ? { failedModelAttempts: turn.failedAttempts } : {}), ...(unparsed.length ? { unparsedReplies: unparsed } : {}) });
+      }
       const { reply } = turn;
+      // Fail closed: an answer that is not the expected JSON is never read as a decision. It gets
+      // one corrective turn (charged like any turn); still unusable, the run escalates with the replies.
+      const bad = unusableFinal(reply);
+      if (bad) {
+        unparsed.push(bad);
+        if (unparsed.length > MAX_CORRECTIVE_TURNS) return unparseableOutcome(unparsed);
+        messages.push(...correctiveMessages(bad));
+        continue;
+      }
       if (reply.final) {
         if (reply.final.decision === 'no_op') return { reason: 'no_op', summary: `nothing to do: ${reply.final.summary}`, output: { final: reply.final } };
         state.phase = 'committing';

@@ -1,0 +1,119 @@
+import { ActivityFailure, ApplicationFailure, isCancellation, sleep } from '@temporalio/workflow';
+import type { AgentPolicy, BudgetDimension } from '../../agents/policy';
+import type { ChatMessage, ModelReply, ModelRequest, UnparsedFinal } from '../../activities/model/types';
+import { modelCall } from './activities';
+import { costUsd, left, reserve, settle, utf8Bytes, type BudgetPool } from './budget';
+import type { RunOutcome, RunState } from './state';
+
+/**
+ * How a model call is retried. The retry loop is here, in the workflow, not in Temporal's activity
+ * retry policy (`modelCall` runs at most once per schedule): each attempt takes its own reservation
+ * before it runs, so a provider that bills an attempt that then fails or times out is charged for
+ * every attempt, and an attempt the budget cannot fund is never made.
+ */
+export const MODEL_CALL_RETRY = {
+  /** Attempts per model turn, the first included. */
+  maximumAttempts: 3,
+  /** Wait before the second attempt, ms; doubled before each later one. */
+  initialIntervalMs: 1000,
+  backoffCoefficient: 2,
+  /** Failure types a retry cannot fix. */
+  nonRetryableErrorTypes: ['ProviderRejected'],
+} as const;
+
+/** How many corrective turns an unparseable final answer gets before the run escalates. */
+export const MAX_CORRECTIVE_TURNS = 1;
+
+/** The smallest reply cap worth a model call; below it the run ends `budget_exhausted` on tokens. */
+const MIN_REPLY_TOKENS = 16;
+
+/** Worst-case tokens of a request: bytes bound the input under byte-level BPE; the reply is capped by max tokens. */
+export function inputTokenBound(messages: ChatMessage[], tools: ModelRequest['tools']): number {
+  const PER_MESSAGE = 8; // chat framing; generous against every provider's documented overhead
+  let n = 3 + (tools.length ? utf8Bytes(JSON.stringify(tools)) : 0);
+  for (const m of messages) n += PER_MESSAGE + utf8Bytes(m.content) + (m.toolCalls ? utf8Bytes(JSON.stringify(m.toolCalls)) : 0);
+  return n;
+}
+
+/** A model turn's outcome: the reply, or the budget dimension that would have been crossed by the next attempt. */
+export type ModelTurn =
+  | { reply: ModelReply & { attempt: number }; exhausted?: undefined }
+  | { exhausted: BudgetDimension; /** Attempts of this turn that failed (each charged its worst case) before the budget ran out. */ failedAttempts: number };
+
+function retryable(err: unknown): boolean {
+  if (!(err instanceof ActivityFailure)) return true;
+  const cause = err.cause;
+  if (cause instanceof ApplicationFailure) {
+    return !cause.nonRetryable && !(MODEL_CALL_RETRY.nonRetryableErrorTypes as readonly string[]).includes(cause.type ?? '');
+  }
+  return true; // timeouts and worker loss: the provider may answer next time
+}
+
+/**
+ * One model turn, every attempt charged before it runs: the reservation is the request's worst case
+ * (input bound plus the reply cap, lowered to what is left, and their cost). A successful attempt is
+ * settled to the usage the model reports; a failed, timed-out or cancelled one keeps its worst case
+ * (the provider may have billed it). A retryable failure is retried after a backoff timer, under a new
+ * reservation; when the budget cannot fund the next attempt the turn returns the dimension instead.
+ * Cancellation and the last attempt's failure propagate.
+ */
+export async function chargedModelCall(
+  state: RunState,
+  pool: BudgetPool,
+  policy: { model: NonNullable<AgentPolicy['model']> },
+  messages: ChatMessage[],
+  tools: ModelRequest['tools'],
+): Promise<ModelTurn> {
+  const input = inputTokenBound(messages, tools);
+  for (let attempt = 1; ; attempt++) {
+    const maxOutputTokens = Math.min(policy.model.maxOutputTokens, left(pool, 'tokens') - input);
+    if (maxOutputTokens < MIN_REPLY_TOKENS) return { exhausted: 'tokens', failedAttempts: attempt - 1 };
+    const r = reserve(pool, { turns: 1, tokens: input + maxOutputTokens, costUsd: costUsd(input, maxOutputTokens, policy.model) });
+    if (!r.ok) return { exhausted: r.dimension, failedAttempts: attempt - 1 };
+    state.maxAttempt = Math.max(state.maxAttempt, attempt);
+    let reply: ModelReply & { attempt: number };
+    try {
+      reply = await modelCall({ messages, tools, maxOutputTokens });
+    } catch (err) {
+      settle(pool, r.charge, r.charge);
+      if (isCancellation(err) || attempt >= MODEL_CALL_RETRY.maximumAttempts || !retryable(err)) throw err;
+      await sleep(MODEL_CALL_RETRY.initialIntervalMs * MODEL_CALL_RETRY.backoffCoefficient ** (attempt - 1));
+      continue;
+    }
+    const { inputTokens, outputTokens } = reply.usage;
+    settle(pool, r.charge, { turns: 1, tokens: inputTokens + outputTokens, costUsd: costUsd(inputTokens, outputTokens, policy.model) });
+    return { reply: { ...reply, attempt } };
+  }
+}
+
+/** The reply's final answer problem, if it is one: unparseable text, or no tool call and no answer at all. */
+export function unusableFinal(reply: ModelReply): UnparsedFinal | undefined {
+  if (reply.final) return undefined;
+  if (reply.unparsedFinal) return reply.unparsedFinal;
+  return reply.toolCalls.length ? undefined : { raw: '', problem: 'the reply asked for no tool and gave no answer' };
+}
+
+/**
+ * The corrective turn after an unparseable final answer: the model's own reply, then a user message
+ * saying what was wrong and the one shape that is accepted.
+ */
+export function correctiveMessages(bad: UnparsedFinal): ChatMessage[] {
+  return [
+    { role: 'assistant', content: bad.raw },
+    {
+      role: 'user',
+      content:
+        `Your last reply could not be used: ${bad.problem}. Reply again with exactly one JSON object and nothing else: ` +
+        '{"decision":"commit"|"no_op","summary":"<one paragraph>"}.',
+    },
+  ];
+}
+
+/** The run's end when the model's final answer stays unparseable after its corrective turn: escalate, with every raw reply kept. */
+export function unparseableOutcome(replies: UnparsedFinal[]): RunOutcome {
+  return {
+    reason: 'escalated',
+    summary: `the model's final answer could not be parsed after ${replies.length - 1} corrective turn(s) (${replies.at(-1)?.problem}); nothing was committed, handed to a person`,
+    output: { unparsedReplies: replies },
+  };
+}
