@@ -83,7 +83,7 @@ async function main(): Promise<void> {
     activities: createActivities({ agents }),
     workflowBundle: await bundleWorkflowCode({ workflowsPath: require.resolve('../workflows'), logger: new DefaultLogger('WARN') }),
   });
-  const occurredAt = '2026-12-03T10:00:00Z';
+  const occurredAt = '2026-12-02T10:00:00Z';
   const runsAbout = (wakeKey: string) => client.workflow.count(`WorkflowType = "wakeWorkflow" AND WakeKey = "${wakeKey}"`).then((c) => c.count);
   try {
     await worker.runUntil(async () => {

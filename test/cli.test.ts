@@ -77,16 +77,16 @@ describe('wakegate emit, run as a subprocess', () => {
     const campaign = unique('cli-campaign');
     // The reporter's own policy: a 10 s debounce, so the batch is still pending while the test looks.
     await withWorker(env.nativeConnection, taskQueue, async () => {
-      const change = await runCli(['emit', '--source', 'campaigns', '--entity', campaign, '--type', 'config.changed', '--occurred-at', '2026-12-03T09:00:00Z', '--payload', '{"dashboards":["reach"]}', '--entity-version', '4'], cliEnv);
+      const change = await runCli(['emit', '--source', 'campaigns', '--entity', campaign, '--type', 'config.changed', '--occurred-at', '2026-12-02T09:00:00Z', '--payload', '{"dashboards":["reach"]}', '--entity-version', '4'], cliEnv);
       assert.equal(change.code, 0, change.stderr);
       assert.equal(change.json.decision, 'started');
       assert.equal(change.json.wakeKey, campaign);
       assert.equal(change.json.runState, 'pending');
       assert.ok((change.json.startsInMs as number) > 5000, 'the reporter debounces for 10 s');
-      const report = await runCli(['emit', '--source', 'campaigns', '--entity', campaign, '--type', 'report.due', '--occurred-at', '2026-12-03T09:00:05Z'], cliEnv);
+      const report = await runCli(['emit', '--source', 'campaigns', '--entity', campaign, '--type', 'report.due', '--occurred-at', '2026-12-02T09:00:05Z'], cliEnv);
       assert.equal(report.json.decision, 'coalesced');
       assert.equal(report.json.workflowId, change.json.workflowId);
-      const old = await runCli(['emit', '--source', 'campaigns', '--entity', campaign, '--type', 'config.changed', '--occurred-at', '2026-12-03T08:59:00Z', '--payload', '{"dashboards":["spend"]}', '--entity-version', '3'], cliEnv);
+      const old = await runCli(['emit', '--source', 'campaigns', '--entity', campaign, '--type', 'config.changed', '--occurred-at', '2026-12-02T08:59:00Z', '--payload', '{"dashboards":["spend"]}', '--entity-version', '3'], cliEnv);
       assert.equal(old.code, 0);
       assert.equal(old.json.decision, 'stale');
       assert.equal(old.json.newestVersion, 4);

@@ -27,7 +27,7 @@ after(async () => {
 
 const agents = coalescing('canary', { debouncePeriodMs: 2500, maxWaitMs: 10_000 });
 const gateFor = (taskQueue: string) => new Gate({ client: env.client, taskQueue, registry: defaultRegistry(agents), decisionWaitMs: 20_000 });
-const ping = (entity: string, type: string, deliveryId: string) => ({ source: 'ping', entity, type, occurredAt: '2026-12-03T10:00:00Z', payload: {}, deliveryId });
+const ping = (entity: string, type: string, deliveryId: string) => ({ source: 'ping', entity, type, occurredAt: '2026-12-02T10:00:00Z', payload: {}, deliveryId });
 
 test('a worker killed while a batch is pending: the next worker runs it once, with every event', async () => {
   const taskQueue = unique('coalesce-crash');

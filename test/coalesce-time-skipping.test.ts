@@ -23,7 +23,7 @@ after(async () => {
 
 const MIN = 60_000;
 const agents = coalescing('canary', { debouncePeriodMs: 10 * MIN, maxWaitMs: 60 * MIN });
-const ping = (entity: string, type: string) => ({ source: 'ping', entity, type, occurredAt: '2026-12-03T10:00:00Z', payload: {} });
+const ping = (entity: string, type: string) => ({ source: 'ping', entity, type, occurredAt: '2026-12-02T10:00:00Z', payload: {} });
 
 /** Whether the run exists yet (a pending batch has no workflow). */
 const started = (id: string) =>

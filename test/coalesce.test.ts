@@ -38,7 +38,7 @@ const ping = (entity: string, type: string, payload: Record<string, unknown> = {
   source: 'ping',
   entity,
   type,
-  occurredAt: '2026-12-03T10:00:00Z',
+  occurredAt: '2026-12-02T10:00:00Z',
   payload,
   ...extra,
 });
@@ -54,9 +54,9 @@ describe('one wake per thing, from every direction', () => {
     const taskQueue = unique('incident');
     const gate = gateFor(taskQueue, agents);
     const campaign = unique('fall-sale');
-    const tick = { source: 'schedule', entity: `campaign-report-${campaign}`, type: 'tick', occurredAt: '2026-12-03T10:00:00Z', payload: { campaignId: campaign, dashboards: ['spend'] }, deliveryId: 'tick-1' };
-    const change = { source: 'campaigns', entity: campaign, type: 'config.changed', occurredAt: '2026-12-03T10:00:20Z', payload: { dashboards: ['reach'] }, version: 7, deliveryId: 'hook-1' };
-    const report = { source: 'campaigns', entity: campaign, type: 'report.due', occurredAt: '2026-12-03T10:00:30Z', payload: {}, deliveryId: 'report-1' };
+    const tick = { source: 'schedule', entity: `campaign-report-${campaign}`, type: 'tick', occurredAt: '2026-12-02T10:00:00Z', payload: { campaignId: campaign, dashboards: ['spend'] }, deliveryId: 'tick-1' };
+    const change = { source: 'campaigns', entity: campaign, type: 'config.changed', occurredAt: '2026-12-02T10:00:20Z', payload: { dashboards: ['reach'] }, version: 7, deliveryId: 'hook-1' };
+    const report = { source: 'campaigns', entity: campaign, type: 'report.due', occurredAt: '2026-12-02T10:00:30Z', payload: {}, deliveryId: 'report-1' };
     await withWorker(env.nativeConnection, taskQueue, async () => {
       const a = await gate.admit(tick, { agent: 'campaign-reporter' });
       const b = await gate.admit(change);
@@ -73,7 +73,7 @@ describe('one wake per thing, from every direction', () => {
       assert.deepEqual(waiting.absorbed!.find((e) => e.eventKey === c.eventKey)!.deliveryIds, ['report-1', 'report-2']);
 
       // With the run live (waiting for the export's approval), another change about the campaign is skipped and recorded.
-      const later = await gate.admit({ ...change, occurredAt: '2026-12-03T10:01:00Z', version: 8, payload: { dashboards: ['clicks'] }, deliveryId: 'hook-2' });
+      const later = await gate.admit({ ...change, occurredAt: '2026-12-02T10:01:00Z', version: 8, payload: { dashboards: ['clicks'] }, deliveryId: 'hook-2' });
       assert.equal(later.decision, 'skipped');
       assert.equal(later.workflowId, run);
       await env.client.workflow.getHandle(run).signal(approveSignal, { who: 'ana' });
@@ -93,7 +93,7 @@ describe('one wake per thing, from every direction', () => {
       assert.deepEqual(again.result, result);
 
       // A genuine second change to the same campaign is a new event: a new run, not a mismatch.
-      const second = await gate.admit({ ...change, occurredAt: '2026-12-03T10:05:00Z', version: 9, payload: { dashboards: ['reach', 'spend'] }, deliveryId: 'hook-3' });
+      const second = await gate.admit({ ...change, occurredAt: '2026-12-02T10:05:00Z', version: 9, payload: { dashboards: ['reach', 'spend'] }, deliveryId: 'hook-3' });
       assert.equal(second.decision, 'started');
       assert.notEqual(second.workflowId, run);
       await eventually(() => statusOf(env.client, second.workflowId), (s?: WakeStatus) => s?.awaitingApproval !== undefined, 30_000, 'second approval wait');
@@ -225,7 +225,7 @@ describe('one wake per thing, from every direction', () => {
     const gate = gateFor(taskQueue, agents);
     const campaign = unique('both');
     await withWorker(env.nativeConnection, taskQueue, async () => {
-      const a = await gate.admit({ source: 'campaigns', entity: campaign, type: 'config.changed', occurredAt: '2026-12-03T11:00:00Z', payload: { dashboards: ['spend'] } });
+      const a = await gate.admit({ source: 'campaigns', entity: campaign, type: 'config.changed', occurredAt: '2026-12-02T11:00:00Z', payload: { dashboards: ['spend'] } });
       assert.deepEqual(a.wakes.map((w) => [w.agent, w.decision]), [['campaign-digest', 'started'], ['campaign-reporter', 'started']]);
       const results = await Promise.all(a.wakes.map((w) => awaitRun(env.client, w)));
       assert.ok(results.every((r) => r.terminalReason === 'success'), JSON.stringify(results.map((r) => r.summary)));

@@ -53,7 +53,7 @@ async function main(): Promise<void> {
     const coalesceQueue = unique('record-coalesce');
     await withWorker(env.nativeConnection, coalesceQueue, async () => {
       const gate = new Gate({ client: env.client, taskQueue: coalesceQueue, registry: defaultRegistry(agents) });
-      const ping = (type: string) => ({ source: 'ping', entity: 'recorded', type, occurredAt: '2026-12-03T10:00:00Z', payload: {}, deliveryId: `rec-${type}` });
+      const ping = (type: string) => ({ source: 'ping', entity: 'recorded', type, occurredAt: '2026-12-02T10:00:00Z', payload: {}, deliveryId: `rec-${type}` });
       const a = await gate.admit(ping('one'));
       await gate.admit(ping('two'));
       await awaitRun(env.client, a);
