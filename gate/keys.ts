@@ -1,5 +1,5 @@
-import { isoSeconds } from '../workflows/ids';
-export { effectKey, isoSeconds, type EffectKey } from '../workflows/ids';
+import { eventKey as eventKeyOf, type EventKeyParts } from '../workflows/ids';
+export { effectKey, isoSeconds, type EffectKey, type EventKeyParts } from '../workflows/ids';
 
 /**
  * The two keys the gate derives from every event, kept apart everywhere:
@@ -17,11 +17,6 @@ export { effectKey, isoSeconds, type EffectKey } from '../workflows/ids';
 export type EventKey = string & { readonly __brand: 'EventKey' };
 export type WakeKey = string & { readonly __brand: 'WakeKey' };
 
-/** Escape the separator so that distinct components never collide ("a/b" + "c" vs "a" + "b/c"). */
-function component(s: string): string {
-  return s.replace(/%/g, '%25').replace(/\//g, '%2F');
-}
-
 /** Start of the UTC bucket that holds `occurredAtMs`, aligned to the Unix epoch. */
 export function bucketStartMs(occurredAtMs: number, bucketMs: number): number {
   if (!Number.isFinite(occurredAtMs)) throw new RangeError('occurredAt is not a valid time');
@@ -30,22 +25,13 @@ export function bucketStartMs(occurredAtMs: number, bucketMs: number): number {
 }
 
 
-export interface EventKeyParts {
-  source: string;
-  type: string;
-  entity: string;
-  /** Start of the time bucket, epoch ms (UTC). */
-  bucketStartMs: number;
-}
-
 /**
  * `source/type/entity/bucketStart`, e.g. `github/pull_request.opened/acme%2Fweb/2026-12-02T14:00:00Z`:
- * readable in the Web UI, with entity and type visible.
+ * readable in the Web UI, with entity and type visible. Built in workflows/ids.ts (pure: a schedule's
+ * tick builds its window's key there too).
  */
 export function eventKey(parts: EventKeyParts): EventKey {
-  return [component(parts.source), component(parts.type), component(parts.entity), isoSeconds(parts.bucketStartMs)].join(
-    '/',
-  ) as EventKey;
+  return eventKeyOf(parts) as EventKey;
 }
 
 /** Split an event key back into its parts (for display and for the CLI's `kill <event key>`). */

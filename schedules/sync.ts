@@ -57,7 +57,7 @@ export async function syncSchedules(opts: SyncOptions): Promise<SyncReport> {
   checkScheduleAgents(definitions, opts.registry);
   for (const def of definitions) {
     if (def.cadence === 'fixed_delay') await syncFixedDelay(client, taskQueue, def, report);
-    else await syncFixedRate(client, taskQueue, def, report);
+    else await syncFixedRate(client, taskQueue, def, report, opts.registry);
   }
   const wanted = new Set(definitions.map((d) => d.id));
   for (const id of await ownedScheduleIds(client)) {
@@ -77,8 +77,8 @@ export async function syncSchedules(opts: SyncOptions): Promise<SyncReport> {
   return report;
 }
 
-async function syncFixedRate(client: Client, taskQueue: string, def: ScheduleDefinition, report: SyncReport): Promise<void> {
-  const options = toScheduleOptions(def, taskQueue);
+async function syncFixedRate(client: Client, taskQueue: string, def: ScheduleDefinition, report: SyncReport, registry?: TriggerRegistry): Promise<void> {
+  const options = toScheduleOptions(def, taskQueue, registry);
   const handle = client.schedule.getHandle(def.id);
   let desc;
   try {
@@ -95,7 +95,7 @@ async function syncFixedRate(client: Client, taskQueue: string, def: ScheduleDef
   }
   if (desc.state.paused) report.paused.push({ id: def.id, ...(desc.state.note ? { note: desc.state.note } : {}) });
   const current = desc.action.type === 'startWorkflow' ? desc.action.memo?.[DIGEST_MEMO] : undefined;
-  if (current === definitionDigest(def, taskQueue)) {
+  if (current === definitionDigest(def, taskQueue, registry)) {
     report.unchanged.push(def.id);
     return;
   }

@@ -3,6 +3,8 @@ import { ScheduleOverlapPolicy, type ScheduleOptions } from '@temporalio/client'
 import { canonicalJson } from '../gate/fingerprint';
 import { tickWorkflowId } from '../workflows/schedule-messages';
 import type { ScheduleTickInput } from '../workflows/schedule-types';
+import { keyEvent } from '../gate/key-event';
+import { defaultRegistry, type TriggerRegistry } from '../triggers/registry';
 import type { OverlapPolicy, ScheduleDefinition } from './definition';
 
 /** Schedule memo key that marks a Temporal Schedule as wakegate's own: sync and prune touch nothing else. */
@@ -38,12 +40,26 @@ export function catchupWindowMs(def: ScheduleDefinition): number {
   return def.catchUp === 'skip' ? 10_000 : 365 * 24 * 3_600_000;
 }
 
-export function tickInput(def: ScheduleDefinition): ScheduleTickInput {
-  return { scheduleId: def.id, agent: def.agent, payload: def.payload, catchUp: def.catchUp, lateAfterMs: def.lateAfter };
+/**
+ * The tick's input. For an agent on the one-call path the gate's derivations that depend only on the
+ * definition (wake key, fingerprint, validated payload) are made here, once: the tick then starts each
+ * window's run itself. A definition the gate would refuse is refused here, naming the schedule.
+ */
+export function tickInput(def: ScheduleDefinition, registry: TriggerRegistry = defaultRegistry()): ScheduleTickInput {
+  const base = { scheduleId: def.id, agent: def.agent, payload: def.payload, catchUp: def.catchUp, lateAfterMs: def.lateAfter };
+  let keyed;
+  try {
+    keyed = keyEvent(registry, { source: 'schedule', entity: def.id, type: 'tick', occurredAt: '2026-01-01T00:00:00Z', payload: def.payload }, { agent: def.agent });
+  } catch (err) {
+    throw new Error(`schedule "${def.id}" cannot wake agent "${def.agent}": ${(err as Error).message}`);
+  }
+  const wake = keyed.wakes[0]!;
+  if (wake.agent.policy.coalesce) return base;
+  return { ...base, oneCall: { wakeKey: wake.input.wakeKey, fingerprint: wake.input.fingerprint, payload: wake.input.payload } };
 }
 
 /** The Temporal Schedule for a fixed-rate definition (state left out: sync never sets it on update). */
-export function toScheduleOptions(def: ScheduleDefinition, taskQueue: string): ScheduleOptions {
+export function toScheduleOptions(def: ScheduleDefinition, taskQueue: string, registry: TriggerRegistry = defaultRegistry()): ScheduleOptions {
   if (def.cadence !== 'fixed_rate' || !def.spec) throw new Error(`schedule "${def.id}" is fixed_delay: it runs as a workflow loop, not a Temporal Schedule`);
   const s = def.spec;
   const spec: ScheduleOptions['spec'] = {
@@ -53,7 +69,7 @@ export function toScheduleOptions(def: ScheduleDefinition, taskQueue: string): S
     timezone: s.timezone,
     ...(def.jitter ? { jitter: def.jitter } : {}),
   };
-  const digest = definitionDigest(def, taskQueue);
+  const digest = definitionDigest(def, taskQueue, registry);
   return {
     scheduleId: def.id,
     spec,
@@ -62,7 +78,7 @@ export function toScheduleOptions(def: ScheduleDefinition, taskQueue: string): S
       workflowType: 'scheduleTickWorkflow',
       workflowId: tickWorkflowId(def.id),
       taskQueue,
-      args: [tickInput(def)],
+      args: [tickInput(def, registry)],
       memo: { [DIGEST_MEMO]: digest, scheduleId: def.id },
     },
     policies: { overlap: OVERLAP[def.overlap], catchupWindow: catchupWindowMs(def), pauseOnFailure: def.pauseOnFailure },
@@ -71,6 +87,7 @@ export function toScheduleOptions(def: ScheduleDefinition, taskQueue: string): S
 }
 
 /** sha256 of everything sync writes for a definition: equal digest means nothing to update. */
-export function definitionDigest(def: ScheduleDefinition, taskQueue: string): string {
-  return createHash('sha256').update(canonicalJson({ def, taskQueue })).digest('hex').slice(0, 16);
+export function definitionDigest(def: ScheduleDefinition, taskQueue: string, registry: TriggerRegistry = defaultRegistry()): string {
+  // The tick's input too: what the agent derives from the payload (wake key, path) is part of what sync must keep current.
+  return createHash('sha256').update(canonicalJson({ def, taskQueue, tick: tickInput(def, registry) })).digest('hex').slice(0, 16);
 }

@@ -55,8 +55,8 @@ describe('fixed-delay cancellation (time-skipping server)', () => {
     await withWorker(env.nativeConnection, taskQueue, async () => {
       const handle = await env.client.workflow.start('fixedDelayWorkflow', { workflowId: `wakegate-delay/${scheduleId}`, taskQueue, args: [input] });
       const running = await eventually(() => handle.query(cadenceQuery), (q) => q.phase === 'running' && q.lastStartMs !== undefined, 30_000, 'a window in flight');
-      const wake = env.client.workflow.getHandle(`schedule/tick/${scheduleId}/${new Date(running.lastStartMs!).toISOString().replace(/\.\d{3}Z$/, 'Z')}`);
-      await eventually(() => wake.query(statusQuery), (s: WakeStatus) => s.phase === 'holding', 30_000, 'the wake holding');
+      const wake = env.client.workflow.getHandle(`canary@schedule/tick/${scheduleId}/${new Date(running.lastStartMs!).toISOString().replace(/\.\d{3}Z$/, 'Z')}`);
+      await eventually(() => wake.query(statusQuery), (s: WakeStatus) => s.phase === 'hold', 30_000, 'the wake holding');
       await handle.cancel();
       await assert.rejects(handle.result(), (err: unknown) => err instanceof WorkflowFailedError && err.cause instanceof CancelledFailure);
       assert.equal((await handle.describe()).status.name, 'CANCELLED');

@@ -1,3 +1,4 @@
+import { WorkflowExecutionAlreadyStartedError } from '@temporalio/common';
 import {
   allHandlersFinished,
   condition,
@@ -218,7 +219,7 @@ export async function coalescerWorkflow(input: CoalescerInput): Promise<Coalesce
     } catch (err) {
       // Its ID is taken only if this very batch was started before (the IDs are unique per opening
       // event): it runs, and it will report. Anything else is a defect for the workflow task to retry.
-      if ((err as Error).name !== 'WorkflowExecutionAlreadyStartedError') throw err;
+      if (!(err instanceof WorkflowExecutionAlreadyStartedError)) throw err;
     }
   };
 

@@ -14,6 +14,24 @@
  */
 export type EffectKey = string & { readonly __brand: 'EffectKey' };
 
+/** Escape the separator so that distinct components never collide ("a/b" + "c" vs "a" + "b/c"). */
+function component(s: string): string {
+  return s.replace(/%/g, '%25').replace(/\//g, '%2F');
+}
+
+export interface EventKeyParts {
+  source: string;
+  type: string;
+  entity: string;
+  /** Start of the time bucket, epoch ms (UTC). */
+  bucketStartMs: number;
+}
+
+/** The logical event key `source/type/entity/bucketStart` (the gate's, see gate/keys.ts). */
+export function eventKey(parts: EventKeyParts): string {
+  return [component(parts.source), component(parts.type), component(parts.entity), isoSeconds(parts.bucketStartMs)].join('/');
+}
+
 /** Agent names never contain `@` or `#`; wake keys have them escaped, so every ID splits one way only. */
 function escapeWakeKey(s: string): string {
   return s.replace(/%/g, '%25').replace(/#/g, '%23').replace(/@/g, '%40');

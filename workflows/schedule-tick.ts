@@ -1,7 +1,21 @@
-import { defineSearchAttributeKey, SearchAttributeType } from '@temporalio/common';
-import { ActivityCancellationType, CancellationScope, isCancellation, proxyActivities, workflowInfo } from '@temporalio/workflow';
+import { defineSearchAttributeKey, SearchAttributeType, WorkflowExecutionAlreadyStartedError } from '@temporalio/common';
+import {
+  ActivityCancellationType,
+  ApplicationFailure,
+  CancellationScope,
+  ChildWorkflowFailure,
+  isCancellation,
+  ParentClosePolicy,
+  proxyActivities,
+  startChild,
+  workflowInfo,
+  WorkflowIdReusePolicy,
+} from '@temporalio/workflow';
 import type { createScheduleActivities } from '../activities/schedule';
-import type { ScheduleTickInput, ScheduleTickResult, TickReport } from './schedule-types';
+import { agentEventId, eventKey, isoSeconds } from './ids';
+import type { ScheduleTickInput, ScheduleTickResult, TickReport, WindowRunResult } from './schedule-types';
+import type { WakeInput } from './types';
+import type { wakeWorkflow } from './wake';
 
 type ScheduleActivities = ReturnType<typeof createScheduleActivities>;
 
@@ -25,7 +39,59 @@ const TemporalScheduledStartTime = defineSearchAttributeKey('TemporalScheduledSt
 /** No wakegate schedule fires more often than this (spec.every and delay are at least 1 s). */
 const MIN_INTERVAL_MS = 1000;
 
-const isoSeconds = (ms: number) => new Date(ms).toISOString().replace(/\.\d{3}Z$/, 'Z');
+
+/**
+ * The one-call path of a window, without an activity round trip: the tick starts the window's run
+ * itself, as a child workflow with the gate's ID (`agent@schedule/tick/<id>/<nominal>`), its reuse
+ * policy (a completed window never runs again, a failed one may) and its fingerprint memo, and waits
+ * for it. Cancelling the tick cancels the run and waits for it to end `cancelled`; a terminated tick
+ * asks it to cancel. Returns undefined when the ID is taken (a window fired twice): the gate's
+ * activity then answers from the run that holds it, as for any duplicate.
+ */
+async function startWindowRun(input: ScheduleTickInput, window: string): Promise<WindowRunResult | undefined> {
+  const oneCall = input.oneCall!;
+  const nominalMs = Date.parse(window);
+  const key = eventKey({ source: 'schedule', type: 'tick', entity: input.scheduleId, bucketStartMs: nominalMs });
+  const runKey = agentEventId(input.agent, key);
+  const run: WakeInput = {
+    runKey,
+    agent: input.agent,
+    wakeKey: oneCall.wakeKey,
+    eventKey: key,
+    source: 'schedule',
+    entity: input.scheduleId,
+    type: 'tick',
+    occurredAt: new Date(nominalMs).toISOString(),
+    bucketStart: isoSeconds(nominalMs),
+    payload: oneCall.payload,
+    fingerprint: oneCall.fingerprint,
+    deliveryId: workflowInfo().workflowId,
+  };
+  let child;
+  try {
+    child = await startChild<typeof wakeWorkflow>('wakeWorkflow', {
+      workflowId: runKey,
+      args: [run],
+      memo: { fingerprint: oneCall.fingerprint },
+      workflowIdReusePolicy: WorkflowIdReusePolicy.ALLOW_DUPLICATE_FAILED_ONLY,
+      parentClosePolicy: ParentClosePolicy.REQUEST_CANCEL,
+    });
+  } catch (err) {
+    if (err instanceof WorkflowExecutionAlreadyStartedError) return undefined;
+    throw err;
+  }
+  const base = { nominal: window, decision: 'started', eventKey: key, workflowId: runKey };
+  try {
+    const result = await child.result();
+    return { ...base, terminalReason: result.terminalReason };
+  } catch (err) {
+    if (err instanceof ChildWorkflowFailure && !isCancellation(err)) {
+      // The wake failed: fail the tick, so `pauseOnFailure` can act.
+      throw ApplicationFailure.nonRetryable(`the wake for ${key} failed: ${err.cause?.message ?? err.message}`, 'ScheduledWakeFailed', base);
+    }
+    throw err;
+  }
+}
 
 /**
  * The nominal time of this tick. Temporal's own TemporalScheduledStartTime comes first; the
@@ -78,13 +144,15 @@ export async function scheduleTickWorkflow(input: ScheduleTickInput): Promise<Sc
   }
 
   try {
-    const run = await runScheduledWindow({
-      scheduleId: input.scheduleId,
-      agent: input.agent,
-      nominal: window,
-      payload: input.payload,
-      deliveryId: workflowInfo().workflowId,
-    });
+    const run =
+      (input.oneCall && (await startWindowRun(input, window))) ??
+      (await runScheduledWindow({
+        scheduleId: input.scheduleId,
+        agent: input.agent,
+        nominal: window,
+        payload: input.payload,
+        deliveryId: workflowInfo().workflowId,
+      }));
     await reported;
     return { ...base, outcome: report.outcome, run, ...(report.into ? { into: report.into } : {}) };
   } catch (err) {

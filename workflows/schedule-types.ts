@@ -7,6 +7,13 @@ export interface ScheduleTickInput {
   scheduleId: string;
   /** The agent its windows wake. */
   agent: string;
+  /**
+   * For an agent on the one-call path (no coalescing): what the gate derives from the schedule's
+   * payload, once, at sync (the wake key, the fingerprint, the payload as validated), so the tick can
+   * start the window's run itself as a child workflow with the gate's ID and policies, without an
+   * activity round trip. Absent: every window passes the gate in an activity (coalescing agents).
+   */
+  oneCall?: { wakeKey: string; fingerprint: string; payload: Record<string, unknown> };
   payload: Record<string, unknown>;
   catchUp: CatchUp;
   /** catchUp `skip`: a tick starting later than this after its nominal time is a gap. */
