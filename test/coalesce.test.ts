@@ -15,6 +15,7 @@ import type { EffectOutcome } from '../activities/effects/commit';
 import { startStandins, type Standins } from '../standins';
 import { coalescing, quickAgents } from './helpers/agents';
 import { eventually, startDevEnv, unique, withWorker, type DevEnv } from './helpers/env';
+import { createSchedule, testSchedule } from './helpers/schedules';
 
 /*
  * Wake keys and coalescing on the real dev server. The server suggests continue-as-new after 60
@@ -264,6 +265,33 @@ describe('one wake per thing, from every direction', () => {
       assert.equal(fresh.decision, 'started');
       assert.equal((await awaitRun(env.client, fresh)).terminalReason, 'success');
     }, { activities: activitiesFor(agents) });
+  });
+
+  test('a real schedule tick for the reporter and a config change about the same campaign reach one coalescer: one run', async () => {
+    // The worker's ticks pass the gate with the built-in agents: the reporter's own 10 s debounce.
+    const taskQueue = unique('sched-coalesce');
+    const campaign = unique('summer');
+    const def = testSchedule({ agent: 'campaign-reporter', payload: { campaignId: campaign, dashboards: ['spend'] }, spec: { every: '1h' }, overlap: 'skip', catchUp: 'latest' });
+    await withWorker(env.nativeConnection, taskQueue, async () => {
+      await createSchedule(env.client, def, taskQueue);
+      await env.client.schedule.getHandle(def.id).trigger();
+      const coalescer = await eventually(
+        () => env.client.workflow.getHandle(`campaign-reporter#${campaign}`).query(coalescerQuery).catch(() => undefined),
+        (q) => (q?.state.pending?.events.length ?? 0) === 1,
+        20_000,
+        'the tick offered to the coalescer',
+      );
+      assert.equal((await env.client.workflow.count(`WorkflowType = "wakeWorkflow" AND WakeKey = "${campaign}"`)).count, 0, 'still debouncing: no run yet');
+      const change = await gateFor(taskQueue, builtinAgents).admit({ source: 'campaigns', entity: campaign, type: 'config.changed', occurredAt: '2026-12-02T12:00:00Z', payload: { dashboards: ['reach'] } });
+      assert.equal(change.decision, 'coalesced');
+      assert.equal(change.workflowId, coalescer!.state.pending!.runKey);
+      await eventually(() => statusOf(env.client, change.workflowId), (s?: WakeStatus) => s?.awaitingApproval !== undefined, 40_000, 'approval wait');
+      await env.client.workflow.getHandle(change.workflowId).signal(approveSignal, { who: 'ana' });
+      const result = await awaitRun(env.client, change);
+      assert.deepEqual(result.absorbed!.map((e) => e.source), ['schedule', 'campaigns']);
+      assert.equal(standins.channel.messages.filter((m) => m.text.includes(campaign)).length, 1);
+      await env.client.schedule.getHandle(def.id).delete();
+    }, { activities: activitiesFor(builtinAgents) });
   });
 
   test('a trigger without a coalescing policy stays on the one-call path', async () => {
