@@ -36,8 +36,8 @@ const dueAt = (b: Batch, p: CoalescerInput['policy']) => Math.min(b.lastAtMs + p
 /**
  * The coalescer of one (agent, wake key): an entity workflow (ID `agent#wakeKey`) that turns every
  * wake about one thing, from every trigger, into as few runs as the agent's policy allows. Events
- * reach it from their admission records by update-with-start (`offer`), one at a time, each
- * answered with its decision; the coalescer itself never deduplicates events (their admission
+ * reach it from their admission records by update-with-start (`offer`, batched per worker process),
+ * each answered with its decision; the coalescer itself never deduplicates events (their admission
  * records do), except that it repeats its answer to a retried offer.
  *
  * - Debounce: a burst becomes one pending batch that starts as a run once no event came for the
@@ -107,6 +107,13 @@ export async function coalescerWorkflow(input: CoalescerInput): Promise<Coalesce
     offering = offer;
     const seen = state.recent.find((r) => r.eventKey === e.eventKey && r.admissionRunId === offer.admissionRunId);
     if (seen) return seen.answer;
+    // Past the recent answers, an event still in the pending batch or the live run is never taken twice.
+    for (const [batch, runState] of [[state.pending, 'pending'], [state.running, 'running']] as const) {
+      if (batch?.events.some((x) => x.eventKey === e.eventKey)) {
+        const opened = 'openedBy' in batch ? batch.openedBy === e.eventKey : batch.events[0]?.eventKey === e.eventKey;
+        return remember(e.eventKey, { decision: opened ? 'started' : 'coalesced', coalescerId: selfId, runKey: batch.runKey, runState });
+      }
+    }
     state.counts.offered += 1;
     state.lastActivityMs = now();
     if (e.version !== undefined) {
@@ -158,14 +165,14 @@ export async function coalescerWorkflow(input: CoalescerInput): Promise<Coalesce
 
   setHandler(
     offerUpdate,
-    (offer) => {
-      const answer = decide(offer);
+    (offers) => {
+      const answers = offers.map(decide);
       dirty = true;
-      return answer;
+      return answers;
     },
     {
-      validator: (offer) => {
-        if (!offer?.event?.eventKey || !offer.event.source) throw new Error('an offer needs event.eventKey and event.source');
+      validator: (offers) => {
+        if (!Array.isArray(offers) || offers.some((o) => !o?.event?.eventKey || !o.event.source)) throw new Error('each offer needs event.eventKey and event.source');
       },
     },
   );
