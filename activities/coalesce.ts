@@ -1,11 +1,11 @@
 import { activityInfo, getClient } from '@temporalio/activity';
 import { WithStartWorkflowOperation } from '@temporalio/client';
-import type { AdmissionInput, OfferAnswer } from '../workflows/coalesce-types';
+import type { CoalesceActivities } from '../workflows/contracts';
 import { agentEventId } from '../workflows/ids';
 import { offerUpdate } from '../workflows/messages';
 
 /** Activities of the coalescing path. */
-export function createCoalesceActivities() {
+export function createCoalesceActivities(): CoalesceActivities {
   return {
     /**
      * Offer one admitted event to its coalescer, starting the coalescer if none is running
@@ -14,7 +14,7 @@ export function createCoalesceActivities() {
      * retry sends the same update ID (the admission record's ID), which Temporal deduplicates within
      * the coalescer's run, and the coalescer repeats its answer to an event it has already seen.
      */
-    async offerToCoalescer(input: AdmissionInput): Promise<OfferAnswer> {
+    async offerToCoalescer(input) {
       const info = activityInfo();
       const start = new WithStartWorkflowOperation('coalescerWorkflow', {
         workflowId: input.coalescerId,

@@ -2,7 +2,7 @@ import { z } from 'zod';
 import type { WakeEvent } from '../triggers/event';
 import type { AgentDefinition, EffectRequestContext, ToolImpl } from './plugin';
 import type { AgentPolicy } from './policy';
-import type { EffectRequest } from '../activities/effects/commit';
+import type { EffectRequest } from '../workflows/contracts';
 import { Duration, parseDefinition } from '../config/definitions';
 
 const Name = z

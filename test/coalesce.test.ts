@@ -11,7 +11,7 @@ import { localOutside } from '../config/config';
 import { defaultRegistry } from '../triggers/registry';
 import { approveSignal, coalescerQuery, statusQuery } from '../workflows/messages';
 import type { WakeResult, WakeStatus } from '../workflows/types';
-import type { EffectOutcome } from '../activities/effects/commit';
+import type { EffectOutcome } from '../workflows/contracts';
 import { startStandins, type Standins } from '../standins';
 import { coalescing, quickAgents } from './helpers/agents';
 import { eventually, startDevEnv, unique, withWorker, type DevEnv } from './helpers/env';

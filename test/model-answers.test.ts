@@ -4,7 +4,7 @@ import type { TestWorkflowEnvironment } from '@temporalio/testing';
 import { Worker } from '@temporalio/worker';
 import { createActivities } from '../activities';
 import { OpenAIModel } from '../activities/model/openai';
-import type { UnparsedFinal } from '../activities/model/types';
+import type { UnparsedFinal } from '../workflows/contracts';
 import { localOutside } from '../config/config';
 import { startStandins, type Standins } from '../standins';
 import { inputTokenBound, MODEL_CALL_RETRY } from '../workflows/run/model-turn';

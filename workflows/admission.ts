@@ -1,8 +1,8 @@
 import { proxyLocalActivities, workflowInfo } from '@temporalio/workflow';
-import type { createCoalesceActivities } from '../activities/coalesce';
+import type { CoalesceActivities } from './contracts';
 import type { AdmissionInput, AdmissionResult } from './coalesce-types';
 
-const { offerToCoalescer } = proxyLocalActivities<ReturnType<typeof createCoalesceActivities>>({
+const { offerToCoalescer } = proxyLocalActivities<CoalesceActivities>({
   startToCloseTimeout: '30 seconds',
   // Until the coalescer answers: a coalescer closing as the offer arrives, or a busy one, answers on a later try.
   retry: { initialInterval: '200 milliseconds', maximumInterval: '10 seconds' },

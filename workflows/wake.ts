@@ -9,6 +9,7 @@ import {
   upsertSearchAttributes,
   workflowInfo,
 } from '@temporalio/workflow';
+import { FailureType } from './failures';
 import { approveSignal, deliverySignal, killUpdate, rejectSignal, runEndedSignal, skippedSignal, statusQuery, supersedeSignal } from './messages';
 import {
   MAX_DELIVERY_IDS_INDEXED,
@@ -28,7 +29,7 @@ import {
   WakeTokens,
 } from './search-attributes';
 import type { AbsorbedEvent, ApprovalDecision, BudgetUsage, KillRequest, TerminalReason, WakeInput, WakeResult } from './types';
-import { prepareRun } from './run/activities';
+import { prepareRun } from './run/proxies';
 import { runAgentLoop } from './run/agent-loop';
 import { newPool, tighter } from './run/budget';
 import { newRunState, type RunOutcome } from './run/state';
@@ -250,6 +251,6 @@ export async function wakeWorkflow(input: WakeInput): Promise<WakeResult> {
     // Name the root cause (an activity's own failure, not "Activity task failed") and keep the chain.
     let root = err as Error;
     while (root.cause instanceof Error) root = root.cause;
-    throw ApplicationFailure.create({ message: `run failed: ${root.message}`, type: 'RunFailed', nonRetryable: true, cause: err as Error });
+    throw ApplicationFailure.create({ message: `run failed: ${root.message}`, type: FailureType.RunFailed, nonRetryable: true, cause: err as Error });
   }
 }
