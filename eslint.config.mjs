@@ -29,6 +29,15 @@ export default tseslint.config(
     },
   },
   {
+    // Settings are parsed once, in config/ (STYLE: nothing else reads process.env). Benchmarks read
+    // their own BENCH_* knobs; the test runner and test helpers pass the environment on to children.
+    files: ['**/*.ts'],
+    ignores: ['config/**', 'bench/**', 'scripts/**', 'test/**'],
+    rules: {
+      'no-restricted-properties': ['error', { object: 'process', property: 'env', message: 'Read settings through config/config.ts (loadConfig).' }],
+    },
+  },
+  {
     // Import cycles between modules hide the layering (trigger → gate → workflows ← activities).
     // import-x counts value imports only; test/unit/import-graph.test.ts also holds type-only imports to it.
     files: ['**/*.ts'],

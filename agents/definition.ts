@@ -3,7 +3,7 @@ import type { WakeEvent } from '../triggers/event';
 import type { AgentDefinition, EffectRequestContext, ToolImpl } from './plugin';
 import type { AgentPolicy } from './policy';
 import type { EffectRequest } from '../workflows/contracts';
-import { Duration, parseDefinition } from '../config/definitions';
+import { Duration, parseDefinition } from '../definitions/parse';
 
 const Name = z
   .string()

@@ -5,13 +5,12 @@ import { Worker } from '@temporalio/worker';
 import { createActivities } from '../activities';
 import { OpenAIModel } from '../activities/model/openai';
 import type { UnparsedFinal } from '../workflows/contracts';
-import { localOutside } from '../config/config';
 import { startStandins, type Standins } from '../standins';
 import { inputTokenBound, MODEL_CALL_RETRY } from '../workflows/run/model-turn';
 import type { WakeResult } from '../workflows/types';
 import { fakeOpenAI, type FakeRequest } from './fakes/openai';
 import { startTimeSkippingEnv, unique, workflowBundle } from './helpers/env';
-import { startWake, wakeInput } from './helpers/outside';
+import { standinOutside, startWake, wakeInput } from './helpers/outside';
 
 /*
  * The run against an OpenAI-compatible fake provider (real HTTP through the official client) on the
@@ -35,7 +34,7 @@ before(async () => {
   openai = fakeOpenAI();
   const url = await openai.app.listen({ host: '127.0.0.1', port: 0 });
   const model = new OpenAIModel({ baseUrl: `${url}/v1`, apiKey: 'sk-test', model: 'gpt-test', timeoutMs: CLIENT_TIMEOUT_MS });
-  const activities = createActivities({ outside: localOutside(standins.urls), model });
+  const activities = createActivities({ outside: standinOutside(standins), model });
   worker = await Worker.create({ connection: env.nativeConnection, taskQueue, workflowBundle: await workflowBundle(), activities });
   running = worker.run();
 });

@@ -82,3 +82,11 @@ describe('import cycles', () => {
     );
   });
 });
+
+describe('settings', () => {
+  test('process.env is read only in config/', async () => {
+    const code = "export const queue = process.env.WAKEGATE_TASK_QUEUE ?? 'wakegate';\n";
+    assert.deepEqual((await lint(code, 'gate/errors.ts')).map((m) => m.ruleId), ['no-restricted-properties']);
+    assert.deepEqual(await lint(code, 'config/temporal.ts'), []);
+  });
+});
