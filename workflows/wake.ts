@@ -31,7 +31,7 @@ import {
 import type { AbsorbedEvent, ApprovalDecision, BudgetUsage, KillRequest, TerminalReason, WakeInput, WakeResult } from './types';
 import { prepareRun } from './run/proxies';
 import { runAgentLoop } from './run/agent-loop';
-import { newPool, tighter } from './run/budget';
+import { newPool } from './run/budget';
 import { newRunState, type RunOutcome } from './run/state';
 
 /** Workflow time (replayed from history, so deterministic); the wall-clock budget is measured in it. */
@@ -222,7 +222,7 @@ export async function wakeWorkflow(input: WakeInput): Promise<WakeResult> {
       state.phase = 'loading';
       // The agent's policy and the payload it works on (merged by the agent from every absorbed event), through history.
       const { policy, payload } = await prepareRun({ agent: input.agent, payloads: input.absorbed?.map((e) => e.payload ?? {}) ?? [input.payload] });
-      state.pool = newPool(tighter(policy.budget, input.budget));
+      state.pool = newPool(policy.budget);
       return runAgentLoop({ ...input, payload }, policy, state, state.pool, workflowNow());
     });
     const result = finish(outcome);

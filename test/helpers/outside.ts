@@ -5,7 +5,6 @@ import type { Client } from '@temporalio/client';
 import { keyEvent } from '../../gate/gate';
 import { defaultRegistry } from '../../triggers/registry';
 import type { WakeInput, WakeResult } from '../../workflows/types';
-import type { BudgetLimits } from '../../agents/policy';
 
 /** The local stand-ins on free ports and the real activities wired to them. */
 export async function startOutside(services?: Parameters<typeof startStandins>[1]): Promise<{ standins: Standins; activities: ReturnType<typeof createActivities> }> {
@@ -24,10 +23,9 @@ export function standinOutside(s: Standins) {
 }
 
 let n = 0;
-/** A wake input as the gate would key it, optionally with a tighter budget. */
-export function wakeInput(source: string, entity: string, type: string, payload: Record<string, unknown>, budget?: Partial<BudgetLimits>): WakeInput {
-  const { input } = keyEvent(defaultRegistry(), { source, entity, type, occurredAt: '2026-12-02T14:05:00Z', payload, deliveryId: `d-${++n}` });
-  return { ...input, ...(budget ? { budget } : {}) };
+/** A wake input as the gate would key it. */
+export function wakeInput(source: string, entity: string, type: string, payload: Record<string, unknown>): WakeInput {
+  return keyEvent(defaultRegistry(), { source, entity, type, occurredAt: '2026-12-02T14:05:00Z', payload, deliveryId: `d-${++n}` }).input;
 }
 
 /** Start a wake directly (as the gate does) and return its handle. */
