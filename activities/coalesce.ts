@@ -1,9 +1,9 @@
 import { activityInfo, getClient } from '@temporalio/activity';
 import { OfferBatcher } from '../gate/offer-batcher';
-import type { AdmissionInput, OfferAnswer } from '../workflows/coalesce-types';
+import type { CoalesceActivities } from '../workflows/contracts';
 
 /** Activities of the coalescing path. */
-export function createCoalesceActivities() {
+export function createCoalesceActivities(): CoalesceActivities {
   // One batcher per worker process: offers to a hot coalescer from every admission record this
   // worker runs share its updates.
   const batcher = new OfferBatcher(() => getClient());
@@ -15,7 +15,7 @@ export function createCoalesceActivities() {
      * Offers to one coalescer are batched ({@link OfferBatcher}); a retry is safe because the
      * coalescer repeats its answer to an offer from the same admission record's run.
      */
-    async offerToCoalescer(input: AdmissionInput): Promise<OfferAnswer> {
+    async offerToCoalescer(input) {
       return batcher.offer(input, activityInfo().taskQueue);
     },
   };

@@ -1,3 +1,4 @@
+import path from 'node:path';
 import { z } from 'zod';
 import { loadClientConnectConfig, type ClientConnectConfig } from '@temporalio/envconfig';
 
@@ -37,6 +38,8 @@ const Env = z.object({
   WAKEGATE_DASHBOARD_URL: z.string().url().default('http://127.0.0.1:7304'),
   /** HTTP timeout of one provider call, ms. */
   WAKEGATE_HTTP_TIMEOUT_MS: z.coerce.number().int().positive().default(10_000),
+  /** Who a CLI kill, approval or rejection is recorded as when `--who` is not given. */
+  USER: z.string().min(1).default('operator'),
 });
 
 /** Where the agents' model and effects go; chosen by configuration, defaults are the offline model and the local stand-ins. */
@@ -54,6 +57,8 @@ export interface Config {
   logLevel: z.infer<typeof Env>['WAKEGATE_LOG_LEVEL'];
   connectTimeoutMs: number;
   outside: OutsideConfig;
+  /** Who a person's CLI action is recorded as by default (`USER`, else "operator"). */
+  operator: string;
   temporal: Required<Pick<ClientConnectConfig, 'namespace'>> & ClientConnectConfig;
 }
 
@@ -62,6 +67,7 @@ export class ConfigError extends Error {
   override name = 'ConfigError';
 }
 
+/** Parse wakegate's settings from `env` (default: the process environment); a bad one throws {@link ConfigError} naming it. */
 export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
   const parsed = Env.safeParse(env);
   if (!parsed.success) {
@@ -74,6 +80,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     logLevel: parsed.data.WAKEGATE_LOG_LEVEL,
     connectTimeoutMs: parsed.data.WAKEGATE_CONNECT_TIMEOUT_MS,
     outside: outsideConfig(parsed.data),
+    operator: parsed.data.USER,
     temporal: {
       connectionOptions: { address: 'localhost:7233', ...connect.connectionOptions },
       namespace: connect.namespace ?? 'default',
@@ -92,14 +99,24 @@ function outsideConfig(e: z.infer<typeof Env>): OutsideConfig {
   };
 }
 
-/** The outside world of the embedded default: offline model, stand-ins at these base URLs. */
-export function localOutside(urls: { channel: string; exports: string; pulls: string; dashboards: string }): OutsideConfig {
+/**
+ * Where the Temporal binaries are looked for (the dev server, the time-skipping test server): an
+ * explicit path each (`TEMPORAL_CLI_PATH`, `TEMPORAL_TEST_SERVER_PATH`), else `.temporal/venv`, else
+ * the directories of `PATH`. Read on its own, not through {@link loadConfig}: setup and the test
+ * runner need it before any wakegate setting matters.
+ */
+export interface BinarySettings {
+  temporalCliPath?: string;
+  temporalTestServerPath?: string;
+  /** `PATH`, split into its directories. */
+  searchPath: string[];
+}
+
+/** The {@link BinarySettings} from the environment. */
+export function binarySettings(env: NodeJS.ProcessEnv = process.env): BinarySettings {
   return {
-    model: { kind: 'offline', baseUrl: '', apiKey: '', name: 'offline' },
-    channel: { adapter: 'local', url: urls.channel },
-    exportUrl: urls.exports,
-    pulls: { adapter: 'local', url: urls.pulls, token: '', base: 'main' },
-    dashboardUrl: urls.dashboards,
-    httpTimeoutMs: 10_000,
+    temporalCliPath: env.TEMPORAL_CLI_PATH || undefined,
+    temporalTestServerPath: env.TEMPORAL_TEST_SERVER_PATH || undefined,
+    searchPath: (env.PATH ?? '').split(path.delimiter).filter(Boolean),
   };
 }

@@ -39,7 +39,6 @@ export function admissionInput(input: WakeInput, policy: CoalescePolicy): Admiss
         payload: input.payload,
         fingerprint: input.fingerprint,
       },
-      ...(input.budget ? { budget: input.budget as Record<string, number> } : {}),
     },
   };
 }

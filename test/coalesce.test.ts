@@ -7,11 +7,11 @@ import type { GateAnswer } from '../gate/decision';
 import { campaignReporter } from '../agents/campaign-reporter';
 import { builtinAgents, withPolicies, type AgentRegistry } from '../agents/registry';
 import { createActivities } from '../activities';
-import { localOutside } from '../config/config';
+import { standinOutside } from './helpers/outside';
 import { defaultRegistry } from '../triggers/registry';
 import { approveSignal, coalescerQuery, statusQuery } from '../workflows/messages';
 import type { WakeResult, WakeStatus } from '../workflows/types';
-import type { EffectOutcome } from '../activities/effects/commit';
+import type { EffectOutcome } from '../workflows/contracts';
 import { startStandins, type Standins } from '../standins';
 import { coalescing, quickAgents } from './helpers/agents';
 import { eventually, startDevEnv, unique, withWorker, type DevEnv } from './helpers/env';
@@ -34,7 +34,7 @@ after(async () => {
 });
 
 const gateFor = (taskQueue: string, agents: AgentRegistry) => new Gate({ client: env.client, taskQueue, registry: defaultRegistry(agents), decisionWaitMs: 20_000 });
-const activitiesFor = (agents: AgentRegistry) => createActivities({ agents, outside: localOutside(standins.urls) });
+const activitiesFor = (agents: AgentRegistry) => createActivities({ agents, outside: standinOutside(standins) });
 const ping = (entity: string, type: string, payload: Record<string, unknown> = {}, extra: Record<string, unknown> = {}) => ({
   source: 'ping',
   entity,

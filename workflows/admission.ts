@@ -1,5 +1,5 @@
 import { proxyActivities, workflowInfo } from '@temporalio/workflow';
-import type { createCoalesceActivities } from '../activities/coalesce';
+import type { CoalesceActivities } from './contracts';
 import type { AdmissionInput, AdmissionResult } from './coalesce-types';
 
 /**
@@ -7,7 +7,7 @@ import type { AdmissionInput, AdmissionResult } from './coalesce-types';
  * and the offer waits for the coalescer's own workflow task on the same workers, so a burst of
  * admissions could take every slot and starve the coalescers they wait for.
  */
-const { offerToCoalescer } = proxyActivities<ReturnType<typeof createCoalesceActivities>>({
+const { offerToCoalescer } = proxyActivities<CoalesceActivities>({
   startToCloseTimeout: '30 seconds',
   // Until the coalescer answers: a coalescer closing as the offer arrives, or a busy one, answers on a later try.
   retry: { initialInterval: '200 milliseconds', maximumInterval: '10 seconds' },

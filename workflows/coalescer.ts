@@ -82,7 +82,7 @@ export async function coalescerWorkflow(input: CoalescerInput): Promise<Coalesce
     }
   };
 
-  const open = (e: Offer['event'], budget: Offer['budget'], carried?: { runKey: string; events: Offer['event'][]; overflow: number }): Batch => ({
+  const open = (e: Offer['event'], carried?: { runKey: string; events: Offer['event'][]; overflow: number }): Batch => ({
     runKey: batchRunId(agent, wakeKey, e.eventKey),
     openedBy: e.eventKey,
     openedAtMs: now(),
@@ -90,7 +90,6 @@ export async function coalescerWorkflow(input: CoalescerInput): Promise<Coalesce
     events: [...(carried?.events ?? []), e].slice(-policy.maxEventsPerRun),
     overflow: (carried?.overflow ?? 0) + Math.max(0, (carried?.events.length ?? 0) + 1 - policy.maxEventsPerRun),
     ...(carried ? { supersedes: carried.runKey } : {}),
-    ...(budget ? { budget } : {}),
   });
 
   const pendingAnswer = (b: Batch, decision: 'started' | 'coalesced'): OfferAnswer => ({
@@ -103,7 +102,7 @@ export async function coalescerWorkflow(input: CoalescerInput): Promise<Coalesce
 
   /** The decision for one offered event: synchronous, so each offer sees the state the previous one left. */
   const decide = (offer: Offer): OfferAnswer => {
-    const { event: e, budget } = offer;
+    const { event: e } = offer;
     offering = offer;
     const seen = state.recent.find((r) => r.eventKey === e.eventKey && r.admissionRunId === offer.admissionRunId);
     if (seen) return seen.answer;
@@ -141,10 +140,10 @@ export async function coalescerWorkflow(input: CoalescerInput): Promise<Coalesce
       // Restart on the newest state: the new batch takes the live run's events too, and the live run
       // learns who supersedes it before its cancellation arrives (signals and cancel are delivered in order).
       running.cancelRequested = true;
-      state.pending = open(e, budget, running);
+      state.pending = open(e, running);
       toSupersede = { runKey: running.runKey, by: state.pending.runKey };
     } else {
-      state.pending = open(e, budget);
+      state.pending = open(e);
     }
     state.counts.started += 1;
     return remember(e.eventKey, pendingAnswer(state.pending, 'started'));
@@ -208,7 +207,6 @@ export async function coalescerWorkflow(input: CoalescerInput): Promise<Coalesce
       absorbed: b.events,
       ...(b.overflow ? { absorbedOverflow: b.overflow } : {}),
       ...(b.supersedes ? { supersedes: b.supersedes } : {}),
-      ...(b.budget ? { budget: b.budget } : {}),
     };
     try {
       const child = await startChild<typeof wakeWorkflow>('wakeWorkflow', {
