@@ -24,6 +24,7 @@ export const WakeEventSchema = z.strictObject({
   occurredAt: z.iso.datetime({ offset: true, message: 'occurredAt must be ISO-8601 with a time zone, e.g. 2026-12-02T14:05:00Z' }),
   payload: z.record(z.string(), z.unknown()).default({}),
   deliveryId: KeyText('deliveryId', 200).optional(),
+  version: z.number().int().min(0).optional(),
 });
 
 export type WakeEventInput = z.input<typeof WakeEventSchema>;
