@@ -79,7 +79,18 @@ export function buildIngress(opts: IngressOptions): { app: FastifyInstance; metr
   const inFlight = new InFlightCap(settings.maxInFlight);
   metrics.inFlightLimit.set(settings.maxInFlight);
 
-  const app = Fastify({ logger: false, bodyLimit: settings.bodyLimitBytes, return503OnClosing: true });
+  const app = Fastify({
+    logger: false,
+    bodyLimit: settings.bodyLimitBytes,
+    return503OnClosing: true,
+    // Errors of the router itself (a path segment too long for any source name, a bad URL) get the
+    // same JSON shape as every other refusal.
+    frameworkErrors: (err, request, reply) => {
+      const r = err.code === 'FST_ERR_MAX_PARAM_LENGTH' ? refuse(404, 'unknown_source', 'no webhook source by that name') : refuse(400, 'bad_request', err.message);
+      metrics.refused.inc({ source: '(unknown)', reason: r.reason });
+      void (reply as unknown as FastifyReply).code(r.status).send(r.body);
+    },
+  });
   // Only JSON is taken, and it is kept as bytes: the signature is over the raw body, parsed after.
   app.removeAllContentTypeParsers();
   app.addContentTypeParser('application/json', { parseAs: 'buffer' }, (_req, body, done) => done(null, body));
