@@ -1,5 +1,5 @@
 import { spawn, type ChildProcess } from 'node:child_process';
-import { accessSync, constants, mkdtempSync } from 'node:fs';
+import { accessSync, constants, mkdirSync, mkdtempSync } from 'node:fs';
 import { createConnection } from 'node:net';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
@@ -39,7 +39,9 @@ export class RedisServer {
   ) {}
 
   static async start(opts: { port?: number; dir?: string } = {}): Promise<RedisServer> {
-    const server = new RedisServer(opts.port ?? (await freePort()), opts.dir ?? mkdtempSync(path.join(tmpdir(), 'wakegate-redis-')));
+    const dir = opts.dir ?? mkdtempSync(path.join(tmpdir(), 'wakegate-redis-'));
+    mkdirSync(dir, { recursive: true });
+    const server = new RedisServer(opts.port ?? (await freePort()), dir);
     await server.up();
     return server;
   }

@@ -71,9 +71,16 @@ export class RedisStreamsConsumer implements QueueConsumer {
     return this.loop;
   }
 
-  async stop(): Promise<void> {
+  /**
+   * Stop reading and wait up to `graceMs` (default 5000) for the messages in hand to be settled.
+   * A message not acknowledged by then stays pending in Redis and is reclaimed by another consumer
+   * (or this one's successor) after `claimIdleMs`: stopping never loses one.
+   */
+  async stop(graceMs = 5000): Promise<void> {
     this.stopping = true;
-    await this.loop?.catch(() => undefined);
+    let timer: NodeJS.Timeout | undefined;
+    await Promise.race([this.loop?.catch(() => undefined), new Promise((r) => (timer = setTimeout(r, graceMs)))]);
+    clearTimeout(timer);
     this.reader.disconnect();
   }
 
