@@ -125,12 +125,14 @@ async function main(): Promise<void> {
         {
           benchmark: 'ingress',
           temporal: 'dev server (temporal server start-dev, SQLite), one process, localhost; no worker',
-          perRound: N,
+          startsPerRound: N,
           rounds: ROUNDS,
           concurrency: CONCURRENCY,
           rawStartsPerSecond: round(total(rates.raw)),
           webhookAcceptsPerSecond: round(total(rates.webhook)),
           ratio: round(total(rates.webhook) / total(rates.raw), 3),
+          medianRoundRatio: round(percentile(rates.webhook.map((w, i) => w / rates.raw[i]!), 50), 3),
+          perRound: { raw: rates.raw.map((x) => round(x)), webhook: rates.webhook.map((x) => round(x)) },
           latencyMs: {
             raw: { p50: round(percentile(lat.raw, 50)), p99: round(percentile(lat.raw, 99)) },
             webhook: { p50: round(percentile(lat.webhook, 50)), p99: round(percentile(lat.webhook, 99)) },
