@@ -53,6 +53,8 @@ const Env = z.object({
   WAKEGATE_INGRESS_TEMPORAL_TIMEOUT_MS: z.coerce.number().int().positive().default(5000),
   /** Retry-After on a 503 (Temporal unreachable), seconds. */
   WAKEGATE_INGRESS_RETRY_AFTER_S: z.coerce.number().int().positive().default(5),
+  /** Where `npm start` serves the Temporal SDK's runtime metrics (Prometheus, `/metrics`), host:port; empty: off. */
+  WAKEGATE_SDK_METRICS_ADDRESS: z.string().default('127.0.0.1:9464'),
   /** Redis for the queue trigger (redis://host:port); unset: `npm start` runs its own redis-server. */
   WAKEGATE_REDIS_URL: z.string().url().optional(),
   /** Queue trigger: reclaim a dead consumer's message after it sat unacknowledged this long, ms. */
@@ -81,6 +83,8 @@ export interface IngressConfig {
   /** Webhook secrets that were set, by variable name. Never logged. */
   secrets: Record<string, string>;
   redisUrl?: string;
+  /** The Temporal SDK's Prometheus endpoint (host:port), or '' for none. */
+  sdkMetricsAddress: string;
   queue: { claimIdleMs: number; maxAttempts: number; batch: number };
 }
 
@@ -150,6 +154,7 @@ function ingressConfig(e: z.infer<typeof Env>, env: NodeJS.ProcessEnv): IngressC
     unavailableRetryAfterS: e.WAKEGATE_INGRESS_RETRY_AFTER_S,
     secrets: secrets.data,
     redisUrl: e.WAKEGATE_REDIS_URL,
+    sdkMetricsAddress: e.WAKEGATE_SDK_METRICS_ADDRESS,
     queue: { claimIdleMs: e.WAKEGATE_QUEUE_CLAIM_IDLE_MS, maxAttempts: e.WAKEGATE_QUEUE_MAX_ATTEMPTS, batch: e.WAKEGATE_QUEUE_BATCH },
   };
 }

@@ -24,7 +24,7 @@ after(async () => {
   await env?.teardown();
 });
 
-test('Temporal stopped: 503 with Retry-After and nothing accepted; restarted: the sender retry is accepted once and runs', async () => {
+test('Temporal stopped: 503 with Retry-After and nothing accepted, the in-flight cap sheds the rest; restarted: the sender retry is accepted once and runs', async () => {
   const taskQueue = unique('ingress-down');
   const campaign = unique('down');
   // "quiet" dashboards report no change: the run ends no_op without waiting for a person.
@@ -42,6 +42,23 @@ test('Temporal stopped: 503 with Retry-After and nothing accepted; restarted: th
   assert.equal(down.retryAfter, '7');
   assert.equal(down.json.error?.code, 'temporal_unavailable');
   assert.match(await (await fetch(`${ingress!.url}/metrics`)).text(), /wakegate_ingress_unavailable_total\{source="campaigns"\} 1\n/);
+
+  // While Temporal does not answer, requests pile up in the ingress; the in-flight cap sheds the
+  // ones beyond it at once (429, reject-newest) instead of holding them.
+  const capped = await startTestIngress(env, taskQueue, { temporalTimeoutMs: 2000, maxInFlight: 2 });
+  try {
+    const stuck = await Promise.all(
+      Array.from({ length: 5 }, (_, i) => {
+        const b = campaignBody(`${campaign}-cap-${i}`);
+        return post(`${capped.url}/webhooks/campaigns`, b, standardHeaders(b, `cap-${i}`));
+      }),
+    );
+    assert.deepEqual(stuck.map((a) => a.status).sort(), [429, 429, 429, 503, 503]);
+    for (const a of stuck.filter((x) => x.status === 429)) assert.equal(a.retryAfter, '1');
+    assert.match(await (await fetch(`${capped.url}/metrics`)).text(), /wakegate_ingress_shed_total\{source="campaigns",reason="in_flight",policy="reject-newest"\} 3\n/);
+  } finally {
+    await capped.close();
+  }
 
   await env.server.up();
   await env.reconnect();

@@ -36,7 +36,7 @@ async function main(): Promise<void> {
   const logger = createLogger(config.logLevel, 'wakegate');
   const wasUp = devScript('status').status === 0;
   if (devScript('up').status !== 0) throw new Error('could not bring up the Temporal dev server (see above)');
-  installRuntimeLogger(logger);
+  installRuntimeLogger(logger, { sdkMetricsAddress: config.ingress.sdkMetricsAddress || undefined });
 
   // The local stand-ins for the outside world, on the ports the configured URLs name (when they point here).
   const portOf = (url: string) => {
@@ -112,7 +112,8 @@ async function main(): Promise<void> {
       `    npx wakegate emit --source campaigns --entity spring-sale --type config.changed --payload '{"dashboards":["reach","spend"]}'`,
       `    npx wakegate approve 'campaigns/config.changed/spring-sale/<hour>'   # the export waits for a person; see: npx wakegate runs`,
       `    npx wakegate emit --source deps --entity acme/web:react --type release.published --payload '{"repo":"acme/web","package":"react","from":"19.0.0","to":"19.1.0"}' --wait`,
-      `  ingress:    ${ingress.url}/webhooks/<source> (${builtinWebhookSources.map((s) => s.name).join(', ')}), metrics ${ingress.url}/metrics, status ${ingress.url}/status`,
+      `  ingress:    ${ingress.url}/webhooks/<source> (${builtinWebhookSources.map((s) => s.name).join(', ')}), metrics ${ingress.url}/metrics, status ${ingress.url}/status` +
+        (config.ingress.sdkMetricsAddress ? `, Temporal SDK metrics http://${config.ingress.sdkMetricsAddress}/metrics` : ''),
       ...(ingress.devSecretSources.length
         ? [
             `    dev secrets in use for ${ingress.devSecretSources.join(', ')}: ${ingress.devSecretSources.map(secretVariable).join(', ')} unset, so the ` +
