@@ -33,7 +33,10 @@ export interface RunningIngress {
 export async function startIngress(opts: StartIngressOptions): Promise<RunningIngress> {
   const sources = opts.sources ?? builtinWebhookSources;
   const { secrets, fromDev } = resolveSecrets(sources, opts.config.secrets, opts.allowDevSecrets ?? false);
-  const gate = new Gate({ client: opts.client, taskQueue: opts.taskQueue, registry: opts.registry });
+  // A coalescing agent's decision is waited for within the ingress's own deadline: past it the event
+  // is already durably recorded, and the sender gets 202 `accepted` rather than a 503 that would
+  // make it retry something stored.
+  const gate = new Gate({ client: opts.client, taskQueue: opts.taskQueue, registry: opts.registry, decisionWaitMs: Math.max(100, Math.floor(opts.config.temporalTimeoutMs / 2)) });
   const { app, metrics } = buildIngress({
     gate,
     client: opts.client,

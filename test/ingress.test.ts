@@ -33,7 +33,7 @@ describe('the webhook ingress on the real dev server', () => {
         const first = await post(url, body, standardHeaders(body, 'msg-1'));
         assert.equal(first.status, 202, JSON.stringify(first.json));
         assert.equal(first.json.decision, 'started');
-        assert.match(String(first.json.eventKey), new RegExp(`^campaigns/config.changed/${campaign}/2026-12-02T14:00:00Z$`));
+        assert.match(String(first.json.eventKey), new RegExp(`^campaigns/config.changed/${campaign}/2026-12-02T14:05:00Z$`));
         // Temporal has it: the run exists the moment the 202 is in hand.
         const handle = env.client.workflow.getHandle(first.json.workflowId!);
         assert.equal((await handle.describe()).runId, first.json.runId);

@@ -10,6 +10,7 @@ import { queueHandler } from '../ingress/queue/handler';
 import { QueueMetrics } from '../ingress/queue/metrics';
 import { CONSUMER_GROUP, deadLetterKey, publish, RedisStreamsConsumer, streamKey } from '../ingress/queue/redis-streams';
 import { defaultRegistry } from '../triggers/registry';
+import { oneCallAgents } from './helpers/agents';
 import type { WakeResult } from '../workflows/types';
 import { eventually, startDevEnv, unique, withWorker, type DevEnv } from './helpers/env';
 
@@ -28,7 +29,7 @@ after(async () => {
   await env?.teardown();
 });
 
-const gateFor = (taskQueue: string) => new Gate({ client: env.client, taskQueue, registry: defaultRegistry() });
+const gateFor = (taskQueue: string) => new Gate({ client: env.client, taskQueue, registry: defaultRegistry(oneCallAgents()) });
 const pendingCount = async (source: string) => Number(((await redis.xpending(streamKey(source), CONSUMER_GROUP)) as [number])[0]);
 const executions = (workflowId: string) => env.client.workflow.count(`WorkflowId = "${workflowId}"`).then((c) => c.count);
 const ping = (entity: string, extra: Record<string, unknown> = {}) => ({ source: 'ping', entity, type: 'queue', occurredAt: '2026-12-02T14:05:00Z', payload: {}, ...extra });
@@ -49,7 +50,7 @@ describe('the queue trigger on Redis Streams and the real dev server', () => {
       const c = consumerFor(taskQueue);
       try {
         const id = await publish(redis, ping(entity, { deliveryId: 'producer-1' }));
-        const eventKey = gateFor(taskQueue).key(ping(entity)).input.eventKey;
+        const eventKey = gateFor(taskQueue).key(ping(entity)).input.runKey;
         const result = (await eventually(
           async () => env.client.workflow.getHandle(eventKey).result().catch(() => undefined),
           (r) => r !== undefined,
@@ -165,7 +166,7 @@ describe('the queue trigger on Redis Streams and the real dev server', () => {
         await broker.up();
         const gate = gateFor(taskQueue);
         for (const e of entities) {
-          const key = gate.key(ping(e)).input.eventKey;
+          const key = gate.key(ping(e)).input.runKey;
           const result = (await eventually(
             () => env.client.workflow.getHandle(key).result().catch(() => undefined),
             (r) => r !== undefined,
@@ -175,7 +176,7 @@ describe('the queue trigger on Redis Streams and the real dev server', () => {
           assert.equal(result.terminalReason, 'success');
         }
         await eventually(() => pendingCount('ping'), (n) => n === 0, 30_000, 'every message acked');
-        for (const e of entities) assert.equal(await executions(gate.key(ping(e)).input.eventKey), 1);
+        for (const e of entities) assert.equal(await executions(gate.key(ping(e)).input.runKey), 1);
       } finally {
         await c.stop();
       }

@@ -7,6 +7,11 @@ export function quickAgents(over: Partial<CoalescePolicy> = {}, base: AgentRegis
   return withPolicies(base, (d) => (d.policy.coalesce ? { coalesce: { ...d.policy.coalesce, debouncePeriodMs: 200, maxWaitMs: 1000, ...over } } : undefined));
 }
 
+/** The built-in agents on the one-call path (no coalescing): for tests of a trigger, not of coalescing. */
+export function oneCallAgents(base: AgentRegistry = builtinAgents): AgentRegistry {
+  return withPolicies(base, (d) => (d.policy.coalesce ? { coalesce: undefined } : undefined));
+}
+
 /** One agent of `base` given a coalescing policy (the canary has none of its own). */
 export function coalescing(name: string, policy: Partial<CoalescePolicy> = {}, base: AgentRegistry = builtinAgents): AgentRegistry {
   return withPolicies(base, (d) =>

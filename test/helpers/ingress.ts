@@ -2,6 +2,8 @@ import { Webhook } from 'standardwebhooks';
 import type { IngressConfig } from '../../config/config';
 import { loadConfig } from '../../config/config';
 import { defaultRegistry } from '../../triggers/registry';
+import type { AgentRegistry } from '../../agents/registry';
+import { oneCallAgents } from './agents';
 import { startIngress, type RunningIngress } from '../../ingress/serve';
 import { githubSign } from '../../ingress/signatures';
 import { campaignsSource } from '../../ingress/sources/campaigns';
@@ -12,10 +14,13 @@ import type { DevEnv } from './env';
 export const CAMPAIGNS_SECRET = campaignsSource.devSecret;
 export const GITHUB_SECRET = githubSource.devSecret;
 
-/** An ingress on a free port in front of the test's dev server, with the default settings unless overridden. */
-export async function startTestIngress(env: DevEnv, taskQueue: string, overrides: Partial<IngressConfig> = {}): Promise<RunningIngress> {
+/**
+ * An ingress on a free port in front of the test's dev server, with the default settings unless
+ * overridden; its agents on the one-call path unless given (these tests are about the ingress).
+ */
+export async function startTestIngress(env: DevEnv, taskQueue: string, overrides: Partial<IngressConfig> = {}, agents: AgentRegistry = oneCallAgents()): Promise<RunningIngress> {
   const config = { ...loadConfig({}).ingress, port: 0, host: '127.0.0.1', ...overrides };
-  return startIngress({ client: env.client, taskQueue, registry: defaultRegistry(), config, allowDevSecrets: true });
+  return startIngress({ client: env.client, taskQueue, registry: defaultRegistry(agents), config, allowDevSecrets: true });
 }
 
 /** Standard Webhooks headers for `body`, as the sender computes them (`at` = signing time). */
