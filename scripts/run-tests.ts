@@ -22,7 +22,7 @@ const env = { ...process.env, TEMPORAL_CLI_PATH: temporalCliPath(), TEMPORAL_TES
 const filters = process.argv.slice(2);
 const files = testFiles(path.join(root, 'test'))
   .sort()
-  .filter((f) => filters.length === 0 || filters.some((flt) => f.includes(flt)));
+  .filter((f) => filters.length === 0 || filters.some((flt) => path.relative(root, f).includes(flt)));
 if (files.length === 0) {
   console.error(`no test files match ${filters.join(' ')}`);
   process.exit(1);

@@ -5,6 +5,9 @@ import { approveSignal, statusQuery } from '../workflows/messages';
 import type { Standins } from '../standins';
 import { eventually, startDevEnv, unique, withWorker, type DevEnv } from './helpers/env';
 import { startOutside } from './helpers/outside';
+import { quickAgents } from './helpers/agents';
+import { Gate } from '../gate/gate';
+import { defaultRegistry } from '../triggers/registry';
 import { campaignBody, githubHeaders, post, releaseBody, standardHeaders, startTestIngress } from './helpers/ingress';
 
 let env: DevEnv;
@@ -75,6 +78,35 @@ describe('the webhook ingress on the real dev server', () => {
         assert.match(metrics, /wakegate_ingress_duplicate_total\{source="campaigns"\} 6\n/);
         assert.match(metrics, /wakegate_ingress_refused_total\{source="campaigns",reason="mismatch"\} 1\n/);
         assert.match(metrics, /wakegate_ingress_request_seconds_count\{source="campaigns",status="202"\} 7\n/);
+      }, { activities });
+    } finally {
+      await ingress.close();
+    }
+  });
+
+  test('with the reporter coalescing: a webhook, a report request and an older webhook about one campaign reach one coalescer', async () => {
+    const taskQueue = unique('ingress-coalesce');
+    const agents = quickAgents({ debouncePeriodMs: 5000, maxWaitMs: 20_000 });
+    const ingress = await startTestIngress(env, taskQueue, {}, agents);
+    try {
+      await withWorker(env.nativeConnection, taskQueue, async () => {
+        const campaign = unique('autumn');
+        const url = `${ingress.url}/webhooks/campaigns`;
+        const change = campaignBody(campaign, { version: 8 });
+        const a = await post(url, change, standardHeaders(change, 'hook-a'));
+        assert.equal(a.status, 202, JSON.stringify(a.json));
+        assert.equal(a.json.decision, 'started');
+        // A report request about the same campaign, as `wakegate emit` sends it: another gate, the same coalescer.
+        const report = await new Gate({ client: env.client, taskQueue, registry: defaultRegistry(agents) }).admit({ source: 'campaigns', entity: campaign, type: 'report.due', occurredAt: '2026-12-02T14:06:00Z', payload: {} });
+        assert.equal(report.decision, 'coalesced');
+        assert.equal(report.workflowId, a.json.workflowId);
+        // An older change delivered late: stale, recorded, 202 (stored; the sender must not retry it).
+        const older = campaignBody(campaign, { version: 6, occurredAt: '2026-12-02T14:01:00Z' });
+        const b = await post(url, older, standardHeaders(older, 'hook-b'));
+        assert.equal(b.status, 202, JSON.stringify(b.json));
+        assert.equal(b.json.decision, 'stale');
+        const metrics = await (await fetch(`${ingress.url}/metrics`)).text();
+        assert.match(metrics, /wakegate_ingress_stale_total\{source="campaigns"\} 1\n/);
       }, { activities });
     } finally {
       await ingress.close();
