@@ -13,6 +13,8 @@ const Env = z.object({
   WAKEGATE_TASK_QUEUE: z.string().min(1).default('wakegate'),
   /** pino level for structured logs (stderr). */
   WAKEGATE_LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
+  /** Log lines for people (`pretty`, pino-pretty) or machines (`json`); `auto`: pretty when stderr is a terminal. */
+  WAKEGATE_LOG_FORMAT: z.enum(['auto', 'json', 'pretty']).default('auto'),
   /** How long a client waits for Temporal to answer before saying it is unreachable, in ms. */
   WAKEGATE_CONNECT_TIMEOUT_MS: z.coerce.number().int().positive().default(5000),
   /** Which model the agents call: `offline` (deterministic, no network) or `openai` (any OpenAI-compatible endpoint). */
@@ -50,9 +52,13 @@ export interface OutsideConfig {
   httpTimeoutMs: number;
 }
 
+/** How logs are written: see `WAKEGATE_LOG_FORMAT`. */
+export type LogFormat = z.infer<typeof Env>['WAKEGATE_LOG_FORMAT'];
+
 export interface Config {
   taskQueue: string;
   logLevel: z.infer<typeof Env>['WAKEGATE_LOG_LEVEL'];
+  logFormat: LogFormat;
   connectTimeoutMs: number;
   outside: OutsideConfig;
   temporal: Required<Pick<ClientConnectConfig, 'namespace'>> & ClientConnectConfig;
@@ -70,6 +76,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
   return {
     taskQueue: parsed.data.WAKEGATE_TASK_QUEUE,
     logLevel: parsed.data.WAKEGATE_LOG_LEVEL,
+    logFormat: parsed.data.WAKEGATE_LOG_FORMAT,
     connectTimeoutMs: parsed.data.WAKEGATE_CONNECT_TIMEOUT_MS,
     outside: outsideConfig(parsed.data),
     temporal: {
