@@ -2,6 +2,8 @@
 import js from '@eslint/js';
 import tseslint from 'typescript-eslint';
 import { builtinModules } from 'node:module';
+import { importX } from 'eslint-plugin-import-x';
+import { createNodeResolver } from 'eslint-plugin-import-x/node-resolver';
 
 const nodeBuiltins = [...builtinModules, ...builtinModules.map((m) => `node:${m}`)];
 
@@ -27,6 +29,28 @@ export default tseslint.config(
     },
   },
   {
+    // Settings are parsed once, in config/ (STYLE: nothing else reads process.env). Benchmarks read
+    // their own BENCH_* knobs; the test runner and test helpers pass the environment on to children.
+    files: ['**/*.ts'],
+    ignores: ['config/**', 'bench/**', 'scripts/**', 'test/**'],
+    rules: {
+      'no-restricted-properties': ['error', { object: 'process', property: 'env', message: 'Read settings through config/config.ts (loadConfig).' }],
+    },
+  },
+  {
+    // Import cycles between modules hide the layering (trigger → gate → workflows ← activities).
+    // import-x counts value imports only; test/unit/import-graph.test.ts also holds type-only imports to it.
+    files: ['**/*.ts'],
+    plugins: { 'import-x': importX },
+    settings: {
+      // Without these import-x resolves a .ts module but never reads it, and finds no cycle at all.
+      'import-x/extensions': ['.ts', '.js', '.mjs'],
+      'import-x/parsers': { '@typescript-eslint/parser': ['.ts'] },
+      'import-x/resolver-next': [createNodeResolver({ extensions: ['.ts', '.js', '.json'] })],
+    },
+    rules: { 'import-x/no-cycle': ['error', { ignoreExternal: true }] },
+  },
+  {
     // Workflow code is replayed: it may not reach the outside world, the clock or the environment.
     files: ['workflows/**/*.ts'],
     rules: {
@@ -34,9 +58,22 @@ export default tseslint.config(
         'error',
         {
           paths: nodeBuiltins.map((name) => ({ name, message: 'Workflow code must be deterministic: no Node built-ins.' })),
+          // Globs, not relative paths: a file at any depth under workflows/ is held to the same rule.
           patterns: [
-            { group: ['../activities/*', '../activities'], allowTypeImports: true, message: 'Import activities with `import type` only.' },
-            { group: ['../gate/*', '../cli/*', '../workers/*', '../config/*', '../devserver/*'], message: 'Workflows may not import process-side modules.' },
+            {
+              group: ['**/activities', '**/activities/**'],
+              allowTypeImports: true,
+              message: 'Import activities with `import type` only (their wire types live in workflows/contracts.ts).',
+            },
+            {
+              group: ['**/config', '**/config/**', '**/gate', '**/gate/**', '**/cli', '**/cli/**', '**/workers', '**/workers/**', '**/devserver', '**/devserver/**', '**/ingress', '**/ingress/**', '**/standins', '**/standins/**', '**/schedules', '**/schedules/**', '**/triggers', '**/triggers/**'],
+              message: 'Workflows may not import process-side modules: pass what they need as input or through an activity.',
+            },
+            {
+              group: ['@temporalio/activity', '@temporalio/client', '@temporalio/worker', '@temporalio/testing', '@temporalio/envconfig'],
+              allowTypeImports: true,
+              message: 'Workflow code runs in the workflow sandbox: only @temporalio/workflow and @temporalio/common.',
+            },
           ],
         },
       ],

@@ -1,4 +1,5 @@
 import { ApplicationFailure } from '@temporalio/common';
+import { FailureType } from '../workflows/failures';
 
 export interface HttpRequest {
   method: 'GET' | 'POST' | 'PUT' | 'PATCH';
@@ -38,13 +39,13 @@ export async function http(req: HttpRequest): Promise<HttpResponse> {
   if (res.status === 429) {
     const after = Number(res.headers.get('retry-after'));
     throw ApplicationFailure.create({
-      type: 'RateLimited',
+      type: FailureType.RateLimited,
       message: `${req.method} ${req.url}: 429`,
       nextRetryDelay: Number.isFinite(after) && after > 0 ? after * 1000 : undefined,
     });
   }
   if (res.status >= 400 && res.status < 500 && res.status !== 408) {
-    throw ApplicationFailure.nonRetryable(`${req.method} ${req.url}: ${res.status} ${text.slice(0, 200)}`, 'ProviderRejected');
+    throw ApplicationFailure.nonRetryable(`${req.method} ${req.url}: ${res.status} ${text.slice(0, 200)}`, FailureType.ProviderRejected);
   }
   if (res.status >= 400) throw new Error(`${req.method} ${req.url}: ${res.status} ${text.slice(0, 200)}`);
   return { status: res.status, headers: res.headers, json };

@@ -8,6 +8,7 @@ import { localExports } from './effects/exports';
 import { pullRequestAdapter } from './effects/pulls';
 import { OfflineModel } from './model/offline';
 import { OpenAIModel } from './model/openai';
+import type { Activities } from '../workflows/contracts';
 import type { Model } from './model/types';
 import { createRunActivities } from './run';
 
@@ -19,7 +20,7 @@ export interface ActivityDeps {
 }
 
 /** Every activity a wakegate worker registers, wired to the configured model and adapters. */
-export function createActivities(deps: ActivityDeps = {}) {
+export function createActivities(deps: ActivityDeps = {}): Activities {
   const outside = deps.outside ?? loadConfig().outside;
   const agents = deps.agents ?? builtinAgents;
   const model =
@@ -41,4 +42,4 @@ export function createActivities(deps: ActivityDeps = {}) {
   };
 }
 
-export type Activities = ReturnType<typeof createActivities>;
+export type { Activities };

@@ -1,23 +1,21 @@
 import { activityInfo, heartbeat, log } from '@temporalio/activity';
 import { ApplicationFailure } from '@temporalio/common';
 import type { AgentRegistry } from '../agents/registry';
-import type { ToolInput, ToolResult } from '../agents/plugin';
-import type { AgentPolicy } from '../agents/policy';
 import type { OutsideConfig } from '../config/config';
 import { withHeartbeat } from './heartbeat';
-import type { Model, ModelReply, ModelRequest } from './model/types';
-
-export type { ToolInput, ToolResult };
+import type { RunActivities } from '../workflows/contracts';
+import { FailureType } from '../workflows/failures';
+import type { Model } from './model/types';
 
 /** The agent named, or a non-retryable UnknownAgent failure naming it. */
 export function agentOf(agents: AgentRegistry, name: string) {
   const def = agents[name];
-  if (!def) throw ApplicationFailure.nonRetryable(`no agent named "${name}" is defined in this worker`, 'UnknownAgent');
+  if (!def) throw ApplicationFailure.nonRetryable(`no agent named "${name}" is defined in this worker`, FailureType.UnknownAgent);
   return def;
 }
 
 /** The run's activities: the agent's policy and payload, the model, the agent's tools. */
-export function createRunActivities(opts: { agents: AgentRegistry; model: Model; outside: OutsideConfig }) {
+export function createRunActivities(opts: { agents: AgentRegistry; model: Model; outside: OutsideConfig }): RunActivities {
   const { agents, model, outside } = opts;
   return {
     /**
@@ -25,13 +23,13 @@ export function createRunActivities(opts: { agents: AgentRegistry; model: Model;
      * the run works on, merged by the agent's own `mergePayload` from every event the run absorbed
      * (one on the one-call path). Unknown agent → non-retryable.
      */
-    async prepareRun({ agent, payloads }: { agent: string; payloads: Record<string, unknown>[] }): Promise<{ policy: AgentPolicy; payload: Record<string, unknown> }> {
+    async prepareRun({ agent, payloads }) {
       const def = agentOf(agents, agent);
       return { policy: def.policy, payload: def.mergePayload(payloads.map((payload) => ({ payload }))) };
     },
 
     /** One model turn. Heartbeats while it waits, so a kill cancels it mid-call. Returns the reply with honest usage. */
-    async modelCall(req: ModelRequest): Promise<ModelReply & { attempt: number }> {
+    async modelCall(req) {
       const reply = await withHeartbeat((signal) => model.complete(req, signal));
       const { attempt } = activityInfo();
       log.info('model call', { model: reply.model, attempt, ...reply.usage, toolCalls: reply.toolCalls.length });
@@ -43,10 +41,10 @@ export function createRunActivities(opts: { agents: AgentRegistry; model: Model;
      * effect. Heartbeats every second with the tool's last recorded progress, which a retry receives
      * as `resumeFrom`; cancellation (kill, wall clock, shutdown) aborts it through the signal.
      */
-    async toolCall(input: ToolInput): Promise<ToolResult & { attempt: number }> {
+    async toolCall(input) {
       const info = activityInfo();
       const tool = agentOf(agents, input.agent).tools[input.tool];
-      if (!tool) throw ApplicationFailure.nonRetryable(`agent "${input.agent}" has no tool named "${input.tool}"`, 'UnknownTool');
+      if (!tool) throw ApplicationFailure.nonRetryable(`agent "${input.agent}" has no tool named "${input.tool}"`, FailureType.UnknownTool);
       let progress: unknown = info.heartbeatDetails;
       const result = await withHeartbeat(
         (signal) =>

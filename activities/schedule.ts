@@ -4,21 +4,11 @@ import { ApplicationFailure } from '@temporalio/common';
 import { msNumberToTs, tsToMs } from '@temporalio/common/lib/time';
 import { awaitRun } from '../gate/await-run';
 import { Gate, keyEvent } from '../gate/gate';
-import { isoSeconds } from '../gate/keys';
+import { isoSeconds } from '../workflows/time';
 import { defaultRegistry } from '../triggers/registry';
 import { ledgerWorkflowId } from '../workflows/schedule-messages';
-import type { TickReport, WindowRunResult } from '../workflows/schedule-types';
-
-export interface RunWindowInput {
-  scheduleId: string;
-  /** The agent the schedule wakes. */
-  agent: string;
-  /** The window's nominal time, ISO-8601 UTC. */
-  nominal: string;
-  payload: Record<string, unknown>;
-  /** The tick's workflow ID: tracing only, never part of the key. */
-  deliveryId: string;
-}
+import type { ScheduleActivities } from '../workflows/contracts';
+import { FailureType } from '../workflows/failures';
 
 /** Matching times of a schedule's spec in [startMs, endMs], from Temporal itself (ListScheduleMatchingTimes). */
 export async function scheduleMatchingTimes(client: Client, scheduleId: string, startMs: number, endMs: number): Promise<number[]> {
@@ -48,7 +38,7 @@ function cancelBound(signal: AbortSignal): Promise<never> {
  * Activities of scheduled wakes. They take the client from the worker (getClient) and wake on the
  * worker's own task queue, so a schedule's tick and its wake run wherever its workers are.
  */
-export function createScheduleActivities() {
+export function createScheduleActivities(): ScheduleActivities {
   return {
     /**
      * Pass one window through the same gate as every other trigger (source `schedule`, entity =
@@ -58,7 +48,7 @@ export function createScheduleActivities() {
      * (`cancelled`), at most 15 s. A retry re-enters the gate, which answers `in_progress` and waits again.
      * Fails (non-retryable) when the wake failed, so the tick fails and `pauseOnFailure` can act.
      */
-    async runScheduledWindow(input: RunWindowInput): Promise<WindowRunResult> {
+    async runScheduledWindow(input) {
       const client = getClient();
       const info = activityInfo();
       const registry = defaultRegistry();
@@ -70,7 +60,7 @@ export function createScheduleActivities() {
       const answer = await gate.admitKeyed(keyEvent(registry, event, { agent: input.agent, nowMs }));
       const base = { nominal: input.nominal, decision: answer.decision, eventKey: answer.eventKey, workflowId: answer.workflowId };
       if (answer.decision === 'mismatch') {
-        throw ApplicationFailure.nonRetryable(answer.message ?? 'mismatch', 'ScheduleWindowMismatch', base);
+        throw ApplicationFailure.nonRetryable(answer.message ?? 'mismatch', FailureType.ScheduleWindowMismatch, base);
       }
       if (answer.decision === 'stale') return base;
       if (answer.result && !answer.result.supersededBy) return { ...base, terminalReason: answer.result.terminalReason };
@@ -98,7 +88,7 @@ export function createScheduleActivities() {
         return { ...base, terminalReason: result.terminalReason };
       } catch (err) {
         if (err instanceof WorkflowFailedError) {
-          throw ApplicationFailure.nonRetryable(`the wake for ${answer.eventKey} failed: ${err.cause?.message ?? err.message}`, 'ScheduledWakeFailed', base);
+          throw ApplicationFailure.nonRetryable(`the wake for ${answer.eventKey} failed: ${err.cause?.message ?? err.message}`, FailureType.ScheduledWakeFailed, base);
         }
         throw err;
       } finally {
@@ -111,14 +101,14 @@ export function createScheduleActivities() {
      * The newest nominal time of the schedule's spec that is later than `afterIso` and already due
      * (<= now), or undefined. catchUp `latest` folds a late tick into it.
      */
-    async latestDueWindow({ scheduleId, afterIso }: { scheduleId: string; afterIso: string }): Promise<string | undefined> {
+    async latestDueWindow({ scheduleId, afterIso }) {
       const times = await scheduleMatchingTimes(getClient(), scheduleId, Date.parse(afterIso) + 1000, Date.now());
       const due = times.filter((t) => t > Date.parse(afterIso) && t <= Date.now());
       return due.length ? isoSeconds(due[due.length - 1]!) : undefined;
     },
 
     /** Nominal times of the schedule's spec strictly between two nominal times (the ledger's gap check). */
-    async windowsBetween({ scheduleId, afterIso, beforeIso }: { scheduleId: string; afterIso: string; beforeIso: string }): Promise<string[]> {
+    async windowsBetween({ scheduleId, afterIso, beforeIso }) {
       const after = Date.parse(afterIso);
       const before = Date.parse(beforeIso);
       if (before - after <= 1000) return [];
@@ -127,7 +117,7 @@ export function createScheduleActivities() {
     },
 
     /** Hand a tick's decision to the schedule's ledger, starting the ledger if it is not running. */
-    async reportTick({ scheduleId, report }: { scheduleId: string; report: TickReport }): Promise<void> {
+    async reportTick({ scheduleId, report }) {
       await getClient().workflow.signalWithStart('scheduleLedgerWorkflow', {
         workflowId: ledgerWorkflowId(scheduleId),
         taskQueue: activityInfo().taskQueue,

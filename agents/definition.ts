@@ -2,8 +2,8 @@ import { z } from 'zod';
 import type { WakeEvent } from '../triggers/event';
 import type { AgentDefinition, EffectRequestContext, ToolImpl } from './plugin';
 import type { AgentPolicy } from './policy';
-import type { EffectRequest } from '../activities/effects/commit';
-import { Duration, parseDefinition } from '../config/definitions';
+import type { EffectRequest } from '../workflows/contracts';
+import { Duration, parseDefinition } from '../definitions/parse';
 
 const Name = z
   .string()

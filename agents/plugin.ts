@@ -1,31 +1,11 @@
 import type { z } from 'zod';
 import type { OutsideConfig } from '../config/config';
-import type { EffectRequest } from '../activities/effects/commit';
-import type { FinalAnswer } from '../activities/model/types';
+import type { EffectRequest, FinalAnswer, ToolInput, ToolResult } from '../workflows/contracts';
 import type { WakeEvent } from '../triggers/event';
 import type { WakeInput } from '../workflows/types';
 import type { AgentPolicy } from './policy';
 
-/** What one tool call reads: the run's input, and for a subagent the item it works on. */
-export interface ToolInput {
-  agent: string;
-  tool: string;
-  /** The run's key (its workflow ID); tools that record something key it by this. */
-  runKey: string;
-  /** What the run is about (the agent's wake key): the campaign, `repo:package`. */
-  wakeKey: string;
-  entity: string;
-  payload: Record<string, unknown>;
-  /** For subagents: the item they work on (one dashboard). */
-  item?: string;
-}
-
-/** What a tool hands back to the run: JSON the model reads. `nothingToDo` ends a precheck `no_op`. */
-export interface ToolResult {
-  content: string;
-  changed: boolean;
-  nothingToDo?: boolean;
-}
+export type { ToolInput, ToolResult };
 
 /** Everything a tool implementation may use: its input, where the outside world is, cancellation, progress. */
 export interface ToolContext {

@@ -36,6 +36,7 @@ const mb = (bytes: number) => round(bytes / 1024 / 1024, 0);
 async function openLoop(n: number, intervalMs: number, send: (i: number) => Promise<GateAnswer>) {
   const latencies: number[] = [];
   const answers: GateAnswer[] = [];
+  const errors: string[] = [];
   let inFlight = 0;
   let throttled = 0;
   const done: Promise<void>[] = [];
@@ -51,16 +52,22 @@ async function openLoop(n: number, intervalMs: number, send: (i: number) => Prom
     inFlight++;
     const s = performance.now();
     done.push(
-      send(i).then((a) => {
-        latencies.push(performance.now() - s);
-        answers.push(a);
-        inFlight--;
-      }),
+      send(i)
+        .then(
+          (a) => {
+            latencies.push(performance.now() - s);
+            answers.push(a);
+          },
+          (err: unknown) => {
+            errors.push((err as Error).message);
+          },
+        )
+        .finally(() => inFlight--),
     );
   }
   await Promise.all(done);
   const seconds = (performance.now() - t0) / 1000;
-  return { seconds, rate: n / seconds, p50: percentile(latencies, 50), p99: percentile(latencies, 99), answers, throttled };
+  return { seconds, rate: n / seconds, p50: percentile(latencies, 50), p99: percentile(latencies, 99), answers, errors, throttled };
 }
 
 async function main(): Promise<void> {
@@ -116,10 +123,10 @@ async function main(): Promise<void> {
       console.log(`wakegate bench:coalesce, dev server on this machine, worker in this process (debounce 1 s, maxWait ${MAX_WAIT_MS / 1000} s, skip)`);
       console.log(`1. one wake key, ${EVENTS} events offered over ${SECONDS} s (open loop, at most ${IN_FLIGHT} in flight):`);
       console.log(`   achieved ${round(one.rate)} events/s over ${round(one.seconds)} s; answers p50 ${round(one.p50)} ms, p99 ${round(one.p99)} ms`);
-      console.log(`   decisions ${JSON.stringify(decisions)}`);
+      console.log(`   decisions ${JSON.stringify(decisions)}; errors ${one.errors.length}${one.errors.length ? ` (first: ${one.errors[0]})` : ''}`);
       console.log(`   runs started ${hotRuns} (bound ${Math.floor(one.seconds / (MAX_WAIT_MS / 1000)) + 1} for ${round(one.seconds)} s)`);
       console.log(`   coalescer: ${executions} executions (continued as new ${executions - 1} times), current history ${status.historyLength} events`);
-      console.log(`2. ${KEYS} wake keys x ${PER_KEY} events, key after key: ${round(many.rate)} events/s; p50 ${round(many.p50)} ms, p99 ${round(many.p99)} ms; runs started ${manyRuns}`);
+      console.log(`2. ${KEYS} wake keys x ${PER_KEY} events, key after key: ${round(many.rate)} events/s; p50 ${round(many.p50)} ms, p99 ${round(many.p99)} ms; runs started ${manyRuns}; errors ${many.errors.length}`);
       console.log(`RSS of this process (gate + worker): ${mb(rssBefore)} MB before, ${mb(rssAfterHot)} MB after phase 1, ${mb(rssAfterMany)} MB after phase 2`);
     });
   } finally {

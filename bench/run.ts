@@ -7,9 +7,9 @@
 import { bundleWorkflowCode, DefaultLogger, NativeConnection, Runtime, Worker } from '@temporalio/worker';
 import { Client, Connection } from '@temporalio/client';
 import { DevServer } from '../devserver/dev-server';
-import { localOutside } from '../config/config';
+import { loadConfig } from '../config/config';
 import { createActivities } from '../activities';
-import { startStandins } from '../standins';
+import { standinSettings, startStandins } from '../standins';
 import { keyEvent } from '../gate/gate';
 import { defaultRegistry } from '../triggers/registry';
 import { builtinAgents } from '../agents/registry';
@@ -29,7 +29,7 @@ async function main(): Promise<void> {
   const standins = await startStandins();
   const connection = await NativeConnection.connect({ address: server.address });
   const client = new Client({ connection: await Connection.connect({ address: server.address }), namespace: server.namespace });
-  const activities = createActivities({ outside: localOutside(standins.urls) });
+  const activities = createActivities({ outside: loadConfig(standinSettings(standins.urls)).outside });
   const wakeWorker = await Worker.create({ connection, taskQueue: 'bench-wake', activities, workflowBundle: await bundleWorkflowCode({ workflowsPath: require.resolve('../workflows'), logger: new DefaultLogger('WARN') }) });
   const bareWorker = await Worker.create({ connection, taskQueue: 'bench-bare', activities, workflowBundle: await bundleWorkflowCode({ workflowsPath: require.resolve('./bare-workflow'), logger: new DefaultLogger('WARN') }) });
   const policy = builtinAgents['dependency-bump']!.policy;

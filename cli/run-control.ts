@@ -16,7 +16,7 @@ async function withClient(fn: (client: Client) => Promise<number>): Promise<numb
   }
 }
 
-const who = (opts: { who?: string }) => opts.who ?? process.env.USER ?? 'operator';
+const who = (opts: { who?: string }) => opts.who ?? loadConfig().operator;
 
 async function update(key: string, def: typeof killUpdate, arg: object): Promise<number> {
   return withClient(async (client) => {

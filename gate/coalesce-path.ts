@@ -39,7 +39,6 @@ export function admissionInput(input: WakeInput, policy: CoalescePolicy): Admiss
         payload: input.payload,
         fingerprint: input.fingerprint,
       },
-      ...(input.budget ? { budget: input.budget as Record<string, number> } : {}),
     },
   };
 }
@@ -115,12 +114,14 @@ export async function admitCoalesced(ctx: PathContext, input: WakeInput, policy:
   const base: WakeAnswer = { decision: 'accepted', agent: input.agent, wakeKey: input.wakeKey, workflowId: admissionId, admissionId, coalescerId: coalescerId(input.agent, input.wakeKey) };
   const decided = async (handle: WorkflowHandle, first: boolean): Promise<WakeAnswer | undefined> => {
     let r: AdmissionResult;
+    const deadline = Date.now() + ctx.decisionWaitMs;
     try {
       // A deadline on the long poll itself, so nothing keeps polling once the caller has its answer.
-      r = (await client.withDeadline(Date.now() + ctx.decisionWaitMs, () => handle.result())) as AdmissionResult;
+      r = (await client.withDeadline(deadline, () => handle.result())) as AdmissionResult;
     } catch (err) {
       if (err instanceof WorkflowFailedError) return undefined; // the record failed: the reuse policy admits it again
-      if (isGrpcDeadlineError(err)) return { ...base, decision: first ? 'accepted' : 'in_progress', runState: 'pending' };
+      // Past the deadline the poll ends as DEADLINE_EXCEEDED or, mid-retry, CANCELLED: either way undecided yet.
+      if (isGrpcDeadlineError(err) || Date.now() >= deadline) return { ...base, decision: first ? 'accepted' : 'in_progress', runState: 'pending' };
       throw err;
     }
     return first ? firstAnswer(base, r) : redeliveryAnswer(ctx, input, base, r);

@@ -7,7 +7,8 @@ import type { WakeInput } from '../workflows/types';
 import { GateInputError } from './errors';
 import { fingerprint } from './fingerprint';
 import { checkEventLimits } from './limits';
-import { bucketStartMs, eventKey, isoSeconds, wakeKeyProblem } from './keys';
+import { isoSeconds } from '../workflows/time';
+import { bucketStartMs, eventKey, wakeKeyProblem } from './keys';
 
 /** One agent's wake of an event: the agent, and its run input (one-call path) or offer (coalescing path). */
 export interface PlannedWake {

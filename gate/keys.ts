@@ -1,5 +1,5 @@
 import { eventKey as eventKeyOf, type EventKeyParts } from '../workflows/ids';
-export { effectKey, isoSeconds, type EffectKey, type EventKeyParts } from '../workflows/ids';
+export { effectKey, type EffectKey, type EventKeyParts } from '../workflows/ids';
 
 /**
  * The two keys the gate derives from every event, kept apart everywhere:

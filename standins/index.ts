@@ -21,6 +21,20 @@ export interface Standins {
   close(): Promise<void>;
 }
 
+/**
+ * The wakegate settings (the variables of config/config.ts) that point the adapters at stand-ins
+ * listening on `urls`: `loadConfig(standinSettings(urls)).outside` is the embedded default's outside
+ * world on those ports, through the same validation as any deployment's settings.
+ */
+export function standinSettings(urls: Standins['urls']): Record<string, string> {
+  return {
+    WAKEGATE_CHANNEL_URL: urls.channel,
+    WAKEGATE_EXPORT_URL: urls.exports,
+    WAKEGATE_PR_URL: urls.pulls,
+    WAKEGATE_DASHBOARD_URL: urls.dashboards,
+  };
+}
+
 async function listen(app: FastifyInstance, port = 0): Promise<string> {
   return app.listen({ host: '127.0.0.1', port });
 }

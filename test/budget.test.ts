@@ -4,8 +4,11 @@ import type { TestWorkflowEnvironment } from '@temporalio/testing';
 import { Worker } from '@temporalio/worker';
 import type { WakeResult, WakeStatus } from '../workflows/types';
 import { rejectSignal, statusQuery } from '../workflows/messages';
-import { eventually, startTimeSkippingEnv, unique, workflowBundle } from './helpers/env';
-import { startOutside, startWake, wakeInput } from './helpers/outside';
+import { eventually, startTimeSkippingEnv, unique, withWorker, workflowBundle } from './helpers/env';
+import { standinOutside, startOutside, startWake, wakeInput } from './helpers/outside';
+import { withBudget } from './helpers/agents';
+import { createActivities } from '../activities';
+import type { BudgetLimits } from '../agents/policy';
 import type { Standins } from '../standins';
 
 /* Budgets, the shared subagent pool and approval timeouts on the time-skipping server (timers jump). */
@@ -29,32 +32,41 @@ after(async () => {
   await env?.teardown();
 });
 
-const run = async (input: ReturnType<typeof wakeInput>) => (await startWake(env.client, taskQueue, input)).result();
-const deps = (budget: Parameters<typeof wakeInput>[4]) => {
+/**
+ * Run one wake to its end. With `tighter`, the agent's own budget is tightened in its definition,
+ * which a worker of its own (own task queue) loads: budgets come only from agent definitions.
+ */
+const run = async (input: ReturnType<typeof wakeInput>, tighter?: Partial<BudgetLimits>) => {
+  if (!tighter) return (await startWake(env.client, taskQueue, input)).result();
+  const queue = unique('budget-tight');
+  const activities = createActivities({ agents: withBudget(input.agent, tighter), outside: standinOutside(standins) });
+  return withWorker(env.nativeConnection, queue, async () => (await startWake(env.client, queue, input)).result(), { activities });
+};
+const deps = () => {
   const repo = unique('acme/b');
-  return { repo, input: wakeInput('deps', `${repo}:lodash`, 'release.published', { repo, package: 'lodash', from: '4.17.20', to: '4.17.21' }, budget) };
+  return { repo, input: wakeInput('deps', `${repo}:lodash`, 'release.published', { repo, package: 'lodash', from: '4.17.20', to: '4.17.21' }) };
 };
 const dimension = (r: WakeResult) => (r.output as { dimension: string }).dimension;
 
 describe('budgets: a run stops before it would cross any line', () => {
   test('turns', async () => {
-    const r = await run(wakeInput('campaigns', unique('c'), 'report.due', { dashboards: ['reach'] }, { turns: 1 }));
+    const r = await run(wakeInput('campaigns', unique('c'), 'report.due', { dashboards: ['reach'] }), { turns: 1 });
     assert.equal(r.terminalReason, 'budget_exhausted');
     assert.equal(dimension(r), 'turns');
     assert.ok(r.usage!.turns <= 1, JSON.stringify(r.usage));
   });
 
   test('tokens: refused before the model call, nothing spent', async () => {
-    const { input } = deps({ tokens: 50 });
-    const r = await run(input);
+    const { input } = deps();
+    const r = await run(input, { tokens: 50 });
     assert.equal(r.terminalReason, 'budget_exhausted');
     assert.equal(dimension(r), 'tokens');
     assert.equal(r.usage!.tokens, 0);
   });
 
   test('tool calls: the precheck runs, the effect is not made', async () => {
-    const { input, repo } = deps({ toolCalls: 1 });
-    const r = await run(input);
+    const { input, repo } = deps();
+    const r = await run(input, { toolCalls: 1 });
     assert.equal(r.terminalReason, 'budget_exhausted');
     assert.equal(dimension(r), 'toolCalls');
     assert.equal(r.usage!.toolCalls, 1);
@@ -62,8 +74,8 @@ describe('budgets: a run stops before it would cross any line', () => {
   });
 
   test('cost', async () => {
-    const { input } = deps({ costUsd: 0.000001 });
-    const r = await run(input);
+    const { input } = deps();
+    const r = await run(input, { costUsd: 0.000001 });
     assert.equal(r.terminalReason, 'budget_exhausted');
     assert.equal(dimension(r), 'costUsd');
     assert.ok(r.usage!.costUsd <= 0.000001);
@@ -71,7 +83,7 @@ describe('budgets: a run stops before it would cross any line', () => {
 
   test('wall clock: the deadline fires while the run waits for approval', async () => {
     const campaign = unique('wc');
-    const r = await run(wakeInput('campaigns', campaign, 'report.due', { dashboards: ['reach'] }, { wallClockMs: 30 * 60_000 }));
+    const r = await run(wakeInput('campaigns', campaign, 'report.due', { dashboards: ['reach'] }), { wallClockMs: 30 * 60_000 });
     assert.equal(r.terminalReason, 'budget_exhausted');
     assert.equal(dimension(r), 'wallClockMs');
     assert.ok(r.usage!.wallClockMs >= 30 * 60_000 && r.usage!.wallClockMs < 4 * 3600_000, JSON.stringify(r.usage));
@@ -82,7 +94,7 @@ describe('budgets: a run stops before it would cross any line', () => {
     const campaign = unique('pool');
     const readsBefore = standins.dashboards.reads();
     // Each subagent is granted 6 000 tokens; 13 000 fund two of the five.
-    const r = await run(wakeInput('campaigns', campaign, 'report.due', { dashboards: ['a', 'b', 'c', 'd', 'e'] }, { tokens: 13_000 }));
+    const r = await run(wakeInput('campaigns', campaign, 'report.due', { dashboards: ['a', 'b', 'c', 'd', 'e'] }), { tokens: 13_000 });
     assert.equal(r.terminalReason, 'budget_exhausted');
     assert.equal(dimension(r), 'pool');
     const subs = (r.output as { subagents: { terminalReason: string; spent: { tokens: number } }[] }).subagents;

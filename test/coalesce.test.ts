@@ -7,11 +7,11 @@ import type { GateAnswer } from '../gate/decision';
 import { campaignReporter } from '../agents/campaign-reporter';
 import { builtinAgents, withPolicies, type AgentRegistry } from '../agents/registry';
 import { createActivities } from '../activities';
-import { localOutside } from '../config/config';
+import { standinOutside } from './helpers/outside';
 import { defaultRegistry } from '../triggers/registry';
 import { approveSignal, coalescerQuery, statusQuery } from '../workflows/messages';
 import type { WakeResult, WakeStatus } from '../workflows/types';
-import type { EffectOutcome } from '../activities/effects/commit';
+import type { EffectOutcome } from '../workflows/contracts';
 import { startStandins, type Standins } from '../standins';
 import { coalescing, quickAgents } from './helpers/agents';
 import { eventually, startDevEnv, unique, withWorker, type DevEnv } from './helpers/env';
@@ -34,7 +34,7 @@ after(async () => {
 });
 
 const gateFor = (taskQueue: string, agents: AgentRegistry) => new Gate({ client: env.client, taskQueue, registry: defaultRegistry(agents), decisionWaitMs: 20_000 });
-const activitiesFor = (agents: AgentRegistry) => createActivities({ agents, outside: localOutside(standins.urls) });
+const activitiesFor = (agents: AgentRegistry) => createActivities({ agents, outside: standinOutside(standins) });
 const ping = (entity: string, type: string, payload: Record<string, unknown> = {}, extra: Record<string, unknown> = {}) => ({
   source: 'ping',
   entity,
@@ -51,7 +51,8 @@ const statusOf = (client: Client, workflowId: string) =>
 
 describe('one wake per thing, from every direction', () => {
   test('the seed’s incident: a schedule tick, a config change and a retried report about one campaign are one run, one post, one export', async () => {
-    const agents = quickAgents({ debouncePeriodMs: 1500, maxWaitMs: 5000 });
+    // Wide enough that the four admissions land inside one debounce on a loaded 2-core machine.
+    const agents = quickAgents({ debouncePeriodMs: 4000, maxWaitMs: 15_000 });
     const taskQueue = unique('incident');
     const gate = gateFor(taskQueue, agents);
     const campaign = unique('fall-sale');
@@ -105,7 +106,7 @@ describe('one wake per thing, from every direction', () => {
   });
 
   test('a burst of 20 events in one second about one key is one run that lists all 20', async () => {
-    const agents = coalescing('canary', { debouncePeriodMs: 700, maxWaitMs: 5000 });
+    const agents = coalescing('canary', { debouncePeriodMs: 3000, maxWaitMs: 20_000 });
     const taskQueue = unique('burst');
     const gate = gateFor(taskQueue, agents);
     const entity = unique('busy');
@@ -127,15 +128,16 @@ describe('one wake per thing, from every direction', () => {
   });
 
   test('events spread beyond maxWait start a bounded number of runs', async () => {
-    const maxWaitMs = 1500;
-    const agents = coalescing('canary', { debouncePeriodMs: 1000, maxWaitMs });
+    // A period longer than any admission takes here, so the stream never goes quiet and only maxWait starts runs.
+    const maxWaitMs = 3000;
+    const agents = coalescing('canary', { debouncePeriodMs: 2500, maxWaitMs });
     const taskQueue = unique('spread');
     const gate = gateFor(taskQueue, agents);
     const entity = unique('steady');
     await withWorker(env.nativeConnection, taskQueue, async () => {
       const t0 = Date.now();
       const answers: GateAnswer[] = [];
-      for (let i = 0; Date.now() - t0 < 6000; i++) {
+      for (let i = 0; Date.now() - t0 < 10_000; i++) {
         answers.push(await gate.admit(ping(entity, `tick-${i}`)));
         await new Promise((r) => setTimeout(r, 150));
       }
@@ -198,7 +200,7 @@ describe('one wake per thing, from every direction', () => {
   });
 
   test('out of order: an older version is answered stale and runs nothing; a newer one is taken', async () => {
-    const agents = coalescing('canary', { debouncePeriodMs: 500, maxWaitMs: 2000 });
+    const agents = coalescing('canary', { debouncePeriodMs: 3000, maxWaitMs: 10_000 });
     const taskQueue = unique('stale');
     const gate = gateFor(taskQueue, agents);
     const entity = unique('versioned');

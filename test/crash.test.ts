@@ -6,7 +6,7 @@ import { defaultRegistry } from '../triggers/registry';
 import { quickAgents } from './helpers/agents';
 import type { WakeResult, WakeStatus } from '../workflows/types';
 import { approveSignal, statusQuery } from '../workflows/messages';
-import type { EffectOutcome } from '../activities/effects/commit';
+import type { EffectOutcome } from '../workflows/contracts';
 import { channelService } from '../standins/channel';
 import { exportService } from '../standins/exports';
 import { pullRequestService } from '../standins/pulls';

@@ -4,14 +4,15 @@ import type { TestWorkflowEnvironment } from '@temporalio/testing';
 import { Worker } from '@temporalio/worker';
 import { createActivities } from '../activities';
 import { OpenAIModel } from '../activities/model/openai';
-import type { UnparsedFinal } from '../activities/model/types';
-import { localOutside } from '../config/config';
+import type { UnparsedFinal } from '../workflows/contracts';
 import { startStandins, type Standins } from '../standins';
 import { inputTokenBound, MODEL_CALL_RETRY } from '../workflows/run/model-turn';
 import type { WakeResult } from '../workflows/types';
 import { fakeOpenAI, type FakeRequest } from './fakes/openai';
-import { startTimeSkippingEnv, unique, workflowBundle } from './helpers/env';
-import { startWake, wakeInput } from './helpers/outside';
+import { startTimeSkippingEnv, unique, withWorker, workflowBundle } from './helpers/env';
+import { withBudget } from './helpers/agents';
+import type { BudgetLimits } from '../agents/policy';
+import { standinOutside, startWake, wakeInput } from './helpers/outside';
 
 /*
  * The run against an OpenAI-compatible fake provider (real HTTP through the official client) on the
@@ -24,6 +25,7 @@ let standins: Standins;
 let worker: Worker;
 let running: Promise<void>;
 let openai: ReturnType<typeof fakeOpenAI>;
+let model: OpenAIModel;
 const taskQueue = unique('model-answers');
 // The client gives up on a stalled provider after this long (real time); the fake stalls longer.
 const CLIENT_TIMEOUT_MS = 300;
@@ -34,8 +36,8 @@ before(async () => {
   standins = await startStandins({});
   openai = fakeOpenAI();
   const url = await openai.app.listen({ host: '127.0.0.1', port: 0 });
-  const model = new OpenAIModel({ baseUrl: `${url}/v1`, apiKey: 'sk-test', model: 'gpt-test', timeoutMs: CLIENT_TIMEOUT_MS });
-  const activities = createActivities({ outside: localOutside(standins.urls), model });
+  model = new OpenAIModel({ baseUrl: `${url}/v1`, apiKey: 'sk-test', model: 'gpt-test', timeoutMs: CLIENT_TIMEOUT_MS });
+  const activities = createActivities({ outside: standinOutside(standins), model });
   worker = await Worker.create({ connection: env.nativeConnection, taskQueue, workflowBundle: await workflowBundle(), activities });
   running = worker.run();
 });
@@ -48,11 +50,16 @@ after(async () => {
 });
 
 /** A dependency bump (precheck, then one model turn that decides, then one PR), and the provider requests it made. */
-async function bump(budget?: Parameters<typeof wakeInput>[4]) {
+async function bump(tighter?: Partial<BudgetLimits>) {
   const repo = unique('acme/m');
-  const input = wakeInput('deps', `${repo}:lodash`, 'release.published', { repo, package: 'lodash', from: '4.17.20', to: '4.17.21' }, budget);
+  const input = wakeInput('deps', `${repo}:lodash`, 'release.published', { repo, package: 'lodash', from: '4.17.20', to: '4.17.21' });
   const first = openai.requests.length;
-  const result = await (await startWake(env.client, taskQueue, input)).result();
+  // A tighter budget is the agent's own, in the definition a worker of its own (own task queue) loads.
+  const queue = tighter ? unique('model-answers-tight') : taskQueue;
+  const wake = async () => (await startWake(env.client, queue, input)).result();
+  const result = tighter
+    ? await withWorker(env.nativeConnection, queue, wake, { activities: createActivities({ agents: withBudget(input.agent, tighter), outside: standinOutside(standins), model }) })
+    : await wake();
   return { result, requests: openai.requests.slice(first), prs: standins.pulls.pulls.filter((p) => p.repo === repo) };
 }
 /** The reservation the workflow took for a request: its input bound plus the reply cap it sent. */

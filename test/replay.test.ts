@@ -8,24 +8,33 @@ import { quietRuntime, workflowBundle } from './helpers/env';
 
 /*
  * Replay the committed histories (test/replay/histories/*.json, recorded by
- * test/replay/record-histories.ts) of the wake workflow, the coalescer and an admission record against
- * today's workflow code: a non-deterministic change fails here.
+ * test/replay/record-histories.ts) against today's workflow code: a non-deterministic change fails
+ * here. Every workflow type with timers, children or continue-as-new has one: the wake workflow, a
+ * subagent, the coalescer, an admission record, a schedule's tick and ledger, the fixed-delay loop.
  */
 const dir = path.join(__dirname, 'replay', 'histories');
 const files = readdirSync(dir).filter((f) => f.endsWith('.json')).sort();
 
 describe('replay over committed histories', () => {
-  test('there are histories to replay', () => {
-    assert.ok(files.length >= 3, `expected committed histories in ${dir}`);
+  test('every workflow type has a history to replay', () => {
+    const types = new Set(
+      files.map((f) => {
+        const json = JSON.parse(readFileSync(path.join(dir, f), 'utf8')) as { events: { workflowExecutionStartedEventAttributes?: { workflowType?: { name?: string } } }[] };
+        return json.events[0]?.workflowExecutionStartedEventAttributes?.workflowType?.name;
+      }),
+    );
+    const expected = ['wakeWorkflow', 'subagentWorkflow', 'coalescerWorkflow', 'admissionWorkflow', 'scheduleTickWorkflow', 'scheduleLedgerWorkflow', 'fixedDelayWorkflow'];
+    assert.deepEqual(expected.filter((t) => !types.has(t)), [], `histories in ${dir} cover ${[...types].join(', ')}`);
   });
   for (const file of files) {
     test(`replays ${file} deterministically`, async () => {
       quietRuntime();
-      const json = JSON.parse(readFileSync(path.join(dir, file), 'utf8')) as { events: unknown[] };
+      // `workflowId` is recorded for a workflow that reads its own ID (the tick); others replay under the file name.
+      const json = JSON.parse(readFileSync(path.join(dir, file), 'utf8')) as { workflowId?: string; events: unknown[] };
       assert.ok(json.events.length >= 5, `${file} has ${json.events.length} events`);
       // Built with @temporalio/proto's own runtime: the SDK's historyFromJSON uses another protobufjs copy here.
       const history = temporal.api.history.v1.History.fromObject(json);
-      await Worker.runReplayHistory({ workflowBundle: await workflowBundle() }, history, file);
+      await Worker.runReplayHistory({ workflowBundle: await workflowBundle() }, history, json.workflowId ?? file);
     });
   }
 });

@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { Duration, parseDefinition } from '../config/definitions';
+import { Duration, parseDefinition } from '../definitions/parse';
 
 /** Names used in keys and search attributes: lower-case, digits, `-`, `_`, `.`. */
 export const Name = z

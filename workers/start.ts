@@ -10,6 +10,18 @@ import { syncSchedules } from '../schedules/sync';
 import { createLogger, installRuntimeLogger } from './logger';
 import { createWakeWorker } from './worker';
 import { startStandins } from '../standins';
+import { Redis } from 'ioredis';
+import { RedisServer } from '../devserver/redis-server';
+import { IngressMetrics } from '../ingress/metrics';
+import { queueHandler } from '../ingress/queue/handler';
+import { QueueMetrics } from '../ingress/queue/metrics';
+import { RedisStreamsConsumer, streamKey } from '../ingress/queue/redis-streams';
+import { startIngress } from '../ingress/serve';
+import { secretVariable } from '../ingress/source';
+import { builtinWebhookSources } from '../ingress/sources';
+
+/** Where `npm start` runs its own redis-server when WAKEGATE_REDIS_URL is unset (data kept under .wakegate/redis). */
+const DEV_REDIS_PORT = 6390;
 
 const ROOT = path.resolve(__dirname, '..');
 const devScript = (cmd: string) => spawnSync('bash', [path.join(ROOT, 'temporal-dev.sh'), cmd], { stdio: ['ignore', 'inherit', 'inherit'] });
@@ -24,7 +36,7 @@ async function main(): Promise<void> {
   const logger = createLogger(config.logLevel, 'wakegate', config.logFormat);
   const wasUp = devScript('status').status === 0;
   if (devScript('up').status !== 0) throw new Error('could not bring up the Temporal dev server (see above)');
-  installRuntimeLogger(logger);
+  installRuntimeLogger(logger, { sdkMetricsAddress: config.ingress.sdkMetricsAddress || undefined });
 
   // The local stand-ins for the outside world, on the ports the configured URLs name (when they point here).
   const portOf = (url: string) => {
@@ -46,7 +58,32 @@ async function main(): Promise<void> {
   const client = await connectClient(config);
   // The schedules in code (schedules/definitions.ts), upserted like `wakegate schedules sync`: never unpauses.
   const synced = await syncSchedules({ client, taskQueue: config.taskQueue, definitions: scheduleDefinitions });
-  const gate = new Gate({ client, taskQueue: config.taskQueue, registry: defaultRegistry() });
+  const registry = defaultRegistry();
+  const gate = new Gate({ client, taskQueue: config.taskQueue, registry });
+
+  // The trigger stage: the webhook ingress and the queue trigger, both entering the same gate.
+  const metrics = new IngressMetrics({ defaultMetrics: true });
+  const ingress = await startIngress({ client, taskQueue: config.taskQueue, registry, config: config.ingress, allowDevSecrets: true, logger, metrics });
+  const ownRedis = config.ingress.redisUrl ? undefined : await RedisServer.start({ port: DEV_REDIS_PORT, dir: path.join(ROOT, '.wakegate', 'redis') });
+  const redisUrl = config.ingress.redisUrl ?? ownRedis!.url;
+  const redis = new Redis(redisUrl);
+  redis.on('error', (err: Error) => logger.debug({ err: err.message }, 'redis connection error')); // the consumer loop reports what it could not do
+  const queueSources = registry.sources().filter((s) => s !== 'schedule');
+  const queue = new RedisStreamsConsumer({ redis, sources: queueSources, ...config.ingress.queue, metrics: new QueueMetrics(metrics.registry), logger });
+  const queueRunning = queue.run(queueHandler({ gate, client, temporalTimeoutMs: config.ingress.temporalTimeoutMs, maxAttempts: config.ingress.queue.maxAttempts }));
+  queueRunning.catch((err: unknown) => logger.error({ err: (err as Error).message }, 'queue consumer stopped'));
+  // On Ctrl-C the trigger stage stops first (no new admissions; unacknowledged messages stay in
+  // Redis), while the SDK drains the worker.
+  let triggersStopped: Promise<void> | undefined;
+  const stopTriggers = () =>
+    (triggersStopped ??= (async () => {
+      await ingress.close();
+      await queue.stop();
+      redis.disconnect();
+      await ownRedis?.stop();
+    })());
+  process.once('SIGINT', () => void stopTriggers());
+  process.once('SIGTERM', () => void stopTriggers());
   const check = await gate.admit({
     source: 'ping',
     entity: 'npm-start',
@@ -77,6 +114,16 @@ async function main(): Promise<void> {
       `    npx wakegate coalescer campaign-reporter spring-sale                          # its pending batch, live run, counts`,
       `    npx wakegate approve '<workflowId from emit>'   # the export waits for a person; see: npx wakegate runs --wake-key spring-sale`,
       `    npx wakegate emit --source deps --entity acme/web:react --type release.published --payload '{"repo":"acme/web","package":"react","from":"19.0.0","to":"19.1.0"}' --wait`,
+      `  ingress:    ${ingress.url}/webhooks/<source> (${builtinWebhookSources.map((s) => s.name).join(', ')}), metrics ${ingress.url}/metrics, status ${ingress.url}/status` +
+        (config.ingress.sdkMetricsAddress ? `, Temporal SDK metrics http://${config.ingress.sdkMetricsAddress}/metrics` : ''),
+      ...(ingress.devSecretSources.length
+        ? [
+            `    dev secrets in use for ${ingress.devSecretSources.join(', ')}: ${ingress.devSecretSources.map(secretVariable).join(', ')} unset, so the ` +
+              'documented dev secret (README, "Webhook ingress") verifies them. Never expose this ingress with dev secrets.',
+          ]
+        : []),
+      `  queue:      Redis ${redisUrl}${ownRedis ? ' (started here)' : ''}: XADD ${queueSources.map(streamKey).join(', ')} (dead letters: wakegate:dead:<source>)`,
+      `    redis-cli -p ${new URL(redisUrl).port || 6379} XADD ${streamKey('ping')} '*' event '{"entity":"demo","type":"queued","occurredAt":"${new Date().toISOString()}"}'`,
       '  Ctrl-C stops the worker' + (wasUp ? ' (the dev server was already up and stays up).' : ' and the dev server.'),
       '',
     ].join('\n'),
@@ -85,6 +132,7 @@ async function main(): Promise<void> {
   try {
     await running; // the SDK shuts the worker down on SIGINT/SIGTERM
   } finally {
+    await stopTriggers();
     await client.connection.close();
     await connection.close();
     await standins.close();

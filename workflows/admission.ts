@@ -1,8 +1,13 @@
-import { proxyLocalActivities, workflowInfo } from '@temporalio/workflow';
-import type { createCoalesceActivities } from '../activities/coalesce';
+import { proxyActivities, workflowInfo } from '@temporalio/workflow';
+import type { CoalesceActivities } from './contracts';
 import type { AdmissionInput, AdmissionResult } from './coalesce-types';
 
-const { offerToCoalescer } = proxyLocalActivities<ReturnType<typeof createCoalesceActivities>>({
+/**
+ * A regular activity, not a local one: a local activity holds its workflow task's slot while it runs,
+ * and the offer waits for the coalescer's own workflow task on the same workers, so a burst of
+ * admissions could take every slot and starve the coalescers they wait for.
+ */
+const { offerToCoalescer } = proxyActivities<CoalesceActivities>({
   startToCloseTimeout: '30 seconds',
   // Until the coalescer answers: a coalescer closing as the offer arrives, or a busy one, answers on a later try.
   retry: { initialInterval: '200 milliseconds', maximumInterval: '10 seconds' },
@@ -15,9 +20,9 @@ const { offerToCoalescer } = proxyLocalActivities<ReturnType<typeof createCoales
  * delivery cannot start it twice, and once it has closed it answers every later delivery for as
  * long as the namespace keeps closed workflows, whatever became of the coalescer since.
  *
- * Its one step offers the event to the coalescer of (agent, wake key) as a local activity, so the
- * offer is recorded with the admission (an event the gate accepted always reaches its coalescer),
- * and it completes with the coalescer's decision and the run that took the event.
+ * Its one step offers the event to the coalescer of (agent, wake key) as an activity, so the offer
+ * is durable with the admission (an event the gate accepted always reaches its coalescer), and it
+ * completes with the coalescer's decision and the run that took the event.
  */
 export async function admissionWorkflow(input: AdmissionInput): Promise<AdmissionResult> {
   const answer = await offerToCoalescer({ ...input, offer: { ...input.offer, admissionRunId: workflowInfo().runId } });

@@ -8,8 +8,6 @@ export interface Offer {
   event: AbsorbedEvent & { payload: Record<string, unknown>; fingerprint: string; bucketStart: string };
   /** The run of the admission record offering it: a retry of that record's offer repeats its answer; a re-armed event (a new record) is offered afresh. */
   admissionRunId?: string;
-  /** Tighter limits than the agent's budget for the run it lands in (operators, tests). */
-  budget?: Record<string, number>;
 }
 
 /**
@@ -53,7 +51,6 @@ export interface Batch {
   events: Offer['event'][];
   overflow: number;
   supersedes?: string;
-  budget?: Record<string, number>;
 }
 
 /** The coalescer's whole state: plain JSON, carried across continue-as-new. */

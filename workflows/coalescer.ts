@@ -36,8 +36,8 @@ const dueAt = (b: Batch, p: CoalescerInput['policy']) => Math.min(b.lastAtMs + p
 /**
  * The coalescer of one (agent, wake key): an entity workflow (ID `agent#wakeKey`) that turns every
  * wake about one thing, from every trigger, into as few runs as the agent's policy allows. Events
- * reach it from their admission records by update-with-start (`offer`), one at a time, each
- * answered with its decision; the coalescer itself never deduplicates events (their admission
+ * reach it from their admission records by update-with-start (`offer`, batched per worker process),
+ * each answered with its decision; the coalescer itself never deduplicates events (their admission
  * records do), except that it repeats its answer to a retried offer.
  *
  * - Debounce: a burst becomes one pending batch that starts as a run once no event came for the
@@ -82,7 +82,7 @@ export async function coalescerWorkflow(input: CoalescerInput): Promise<Coalesce
     }
   };
 
-  const open = (e: Offer['event'], budget: Offer['budget'], carried?: { runKey: string; events: Offer['event'][]; overflow: number }): Batch => ({
+  const open = (e: Offer['event'], carried?: { runKey: string; events: Offer['event'][]; overflow: number }): Batch => ({
     runKey: batchRunId(agent, wakeKey, e.eventKey),
     openedBy: e.eventKey,
     openedAtMs: now(),
@@ -90,7 +90,6 @@ export async function coalescerWorkflow(input: CoalescerInput): Promise<Coalesce
     events: [...(carried?.events ?? []), e].slice(-policy.maxEventsPerRun),
     overflow: (carried?.overflow ?? 0) + Math.max(0, (carried?.events.length ?? 0) + 1 - policy.maxEventsPerRun),
     ...(carried ? { supersedes: carried.runKey } : {}),
-    ...(budget ? { budget } : {}),
   });
 
   const pendingAnswer = (b: Batch, decision: 'started' | 'coalesced'): OfferAnswer => ({
@@ -103,10 +102,17 @@ export async function coalescerWorkflow(input: CoalescerInput): Promise<Coalesce
 
   /** The decision for one offered event: synchronous, so each offer sees the state the previous one left. */
   const decide = (offer: Offer): OfferAnswer => {
-    const { event: e, budget } = offer;
+    const { event: e } = offer;
     offering = offer;
     const seen = state.recent.find((r) => r.eventKey === e.eventKey && r.admissionRunId === offer.admissionRunId);
     if (seen) return seen.answer;
+    // Past the recent answers, an event still in the pending batch or the live run is never taken twice.
+    for (const [batch, runState] of [[state.pending, 'pending'], [state.running, 'running']] as const) {
+      if (batch?.events.some((x) => x.eventKey === e.eventKey)) {
+        const opened = 'openedBy' in batch ? batch.openedBy === e.eventKey : batch.events[0]?.eventKey === e.eventKey;
+        return remember(e.eventKey, { decision: opened ? 'started' : 'coalesced', coalescerId: selfId, runKey: batch.runKey, runState });
+      }
+    }
     state.counts.offered += 1;
     state.lastActivityMs = now();
     if (e.version !== undefined) {
@@ -134,10 +140,10 @@ export async function coalescerWorkflow(input: CoalescerInput): Promise<Coalesce
       // Restart on the newest state: the new batch takes the live run's events too, and the live run
       // learns who supersedes it before its cancellation arrives (signals and cancel are delivered in order).
       running.cancelRequested = true;
-      state.pending = open(e, budget, running);
+      state.pending = open(e, running);
       toSupersede = { runKey: running.runKey, by: state.pending.runKey };
     } else {
-      state.pending = open(e, budget);
+      state.pending = open(e);
     }
     state.counts.started += 1;
     return remember(e.eventKey, pendingAnswer(state.pending, 'started'));
@@ -158,14 +164,14 @@ export async function coalescerWorkflow(input: CoalescerInput): Promise<Coalesce
 
   setHandler(
     offerUpdate,
-    (offer) => {
-      const answer = decide(offer);
+    (offers) => {
+      const answers = offers.map(decide);
       dirty = true;
-      return answer;
+      return answers;
     },
     {
-      validator: (offer) => {
-        if (!offer?.event?.eventKey || !offer.event.source) throw new Error('an offer needs event.eventKey and event.source');
+      validator: (offers) => {
+        if (!Array.isArray(offers) || offers.some((o) => !o?.event?.eventKey || !o.event.source)) throw new Error('each offer needs event.eventKey and event.source');
       },
     },
   );
@@ -201,7 +207,6 @@ export async function coalescerWorkflow(input: CoalescerInput): Promise<Coalesce
       absorbed: b.events,
       ...(b.overflow ? { absorbedOverflow: b.overflow } : {}),
       ...(b.supersedes ? { supersedes: b.supersedes } : {}),
-      ...(b.budget ? { budget: b.budget } : {}),
     };
     try {
       const child = await startChild<typeof wakeWorkflow>('wakeWorkflow', {

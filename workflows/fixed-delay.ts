@@ -1,16 +1,16 @@
 import { continueAsNew, isCancellation, proxyActivities, setHandler, sleep, upsertMemo, workflowInfo } from '@temporalio/workflow';
-import type { createScheduleActivities } from '../activities/schedule';
+import type { ScheduleActivities } from './contracts';
 import { cadenceQuery } from './schedule-messages';
 import type { FixedDelayInput, FixedDelayState } from './schedule-types';
+import { isoSeconds } from './time';
 
-const { runScheduledWindow } = proxyActivities<ReturnType<typeof createScheduleActivities>>({
+const { runScheduledWindow } = proxyActivities<ScheduleActivities>({
   startToCloseTimeout: '24 hours',
   heartbeatTimeout: '10 seconds',
   retry: { maximumAttempts: 5 },
 });
 
 const RUNS_PER_HISTORY = 100;
-const isoSeconds = (ms: number) => new Date(ms).toISOString().replace(/\.\d{3}Z$/, 'Z');
 
 /**
  * Fixed-delay cadence, which Temporal Schedules do not have (they are fixed-rate): run a window,

@@ -1,3 +1,5 @@
+import { isoSeconds } from './time';
+
 /**
  * Workflow IDs and effect keys: pure, built in this one place, used by the gate and by workflow code
  * alike. Every ID is readable in the Web UI and stable across retries, crashes and replays, because
@@ -61,7 +63,3 @@ export function effectKey(runKey: string, effect: string, step: number | string)
   return `${runKey}#${effect}@${step}` as EffectKey;
 }
 
-/** ISO-8601 UTC, second precision: `2026-12-02T14:00:00Z`. */
-export function isoSeconds(ms: number): string {
-  return new Date(ms).toISOString().replace(/\.\d{3}Z$/, 'Z');
-}

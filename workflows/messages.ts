@@ -25,8 +25,11 @@ export const approveSignal = defineSignal<[ApprovalDecision]>('approve');
 /** A person rejects it: the effect is not made and the run ends `blocked`. */
 export const rejectSignal = defineSignal<[ApprovalDecision]>('reject');
 
-/** Offer one event to a coalescer (update-with-start from its admission record); answers the decision. */
-export const offerUpdate = defineUpdate<OfferAnswer, [Offer]>('offer');
+/**
+ * Offer events to a coalescer (update-with-start from their admission records, batched per worker
+ * process); answers one decision per offer, in order.
+ */
+export const offerUpdate = defineUpdate<OfferAnswer[], [Offer[]]>('offer');
 
 /** A run tells its coalescer it has ended, so the next batch may start. */
 export const runEndedSignal = defineSignal<[RunEnded]>('runEnded');

@@ -1,9 +1,9 @@
 import { condition, continueAsNew, proxyActivities, setHandler, workflowInfo } from '@temporalio/workflow';
-import type { createScheduleActivities } from '../activities/schedule';
+import type { ScheduleActivities } from './contracts';
 import { gapsQuery, tickReportSignal } from './schedule-messages';
 import type { GapRecord, LedgerState, TickReport } from './schedule-types';
 
-const { windowsBetween } = proxyActivities<ReturnType<typeof createScheduleActivities>>({
+const { windowsBetween } = proxyActivities<ScheduleActivities>({
   startToCloseTimeout: '30 seconds',
   retry: { maximumAttempts: 20 },
 });

@@ -11,13 +11,13 @@ import {
   workflowInfo,
   WorkflowIdReusePolicy,
 } from '@temporalio/workflow';
-import type { createScheduleActivities } from '../activities/schedule';
-import { agentEventId, eventKey, isoSeconds } from './ids';
+import type { ScheduleActivities } from './contracts';
+import { FailureType } from './failures';
+import { agentEventId, eventKey } from './ids';
 import type { ScheduleTickInput, ScheduleTickResult, TickReport, WindowRunResult } from './schedule-types';
+import { isoSeconds } from './time';
 import type { WakeInput } from './types';
 import type { wakeWorkflow } from './wake';
-
-type ScheduleActivities = ReturnType<typeof createScheduleActivities>;
 
 const { runScheduledWindow } = proxyActivities<ScheduleActivities>({
   // A window's wake may hold for a long time; the heartbeat notices a dead worker and carries cancellation.
@@ -87,7 +87,7 @@ async function startWindowRun(input: ScheduleTickInput, window: string): Promise
   } catch (err) {
     if (err instanceof ChildWorkflowFailure && !isCancellation(err)) {
       // The wake failed: fail the tick, so `pauseOnFailure` can act.
-      throw ApplicationFailure.nonRetryable(`the wake for ${key} failed: ${err.cause?.message ?? err.message}`, 'ScheduledWakeFailed', base);
+      throw ApplicationFailure.nonRetryable(`the wake for ${key} failed: ${err.cause?.message ?? err.message}`, FailureType.ScheduledWakeFailed, base);
     }
     throw err;
   }

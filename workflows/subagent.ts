@@ -1,7 +1,7 @@
 import { workflowInfo } from '@temporalio/workflow';
 import type { AgentPolicy } from '../agents/policy';
-import type { ChatMessage } from '../activities/model/types';
-import { toolCallWithin } from './run/activities';
+import type { ChatMessage } from './contracts';
+import { toolCallWithin } from './run/proxies';
 import { chargedModelCall } from './run/model-turn';
 import { newPool, reserve, settle, type Spend } from './run/budget';
 import { newRunState } from './run/state';

@@ -1,5 +1,3 @@
-import type { BudgetLimits } from '../agents/policy';
-
 /** Plain-JSON types shared by the gate, the wake workflow and its callers. */
 
 /**
@@ -51,8 +49,6 @@ export interface WakeInput {
   deliveryId?: string;
   /** The entity's version, when the source counts one (out-of-order detection). */
   version?: number;
-  /** Tighter limits than the agent's own budget (an operator's or a test's); never looser. */
-  budget?: Partial<BudgetLimits>;
   /** A coalesced run: its coalescer (told when the run ends) and every event it took. */
   coalescerId?: string;
   absorbed?: AbsorbedEvent[];

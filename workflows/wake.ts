@@ -9,6 +9,7 @@ import {
   upsertSearchAttributes,
   workflowInfo,
 } from '@temporalio/workflow';
+import { FailureType } from './failures';
 import { approveSignal, deliverySignal, killUpdate, rejectSignal, runEndedSignal, skippedSignal, statusQuery, supersedeSignal } from './messages';
 import {
   MAX_DELIVERY_IDS_INDEXED,
@@ -28,9 +29,9 @@ import {
   WakeTokens,
 } from './search-attributes';
 import type { AbsorbedEvent, ApprovalDecision, BudgetUsage, KillRequest, TerminalReason, WakeInput, WakeResult } from './types';
-import { prepareRun } from './run/activities';
+import { prepareRun } from './run/proxies';
 import { runAgentLoop } from './run/agent-loop';
-import { newPool, tighter } from './run/budget';
+import { newPool } from './run/budget';
 import { newRunState, type RunOutcome } from './run/state';
 
 /** Workflow time (replayed from history, so deterministic); the wall-clock budget is measured in it. */
@@ -221,7 +222,7 @@ export async function wakeWorkflow(input: WakeInput): Promise<WakeResult> {
       state.phase = 'loading';
       // The agent's policy and the payload it works on (merged by the agent from every absorbed event), through history.
       const { policy, payload } = await prepareRun({ agent: input.agent, payloads: input.absorbed?.map((e) => e.payload ?? {}) ?? [input.payload] });
-      state.pool = newPool(tighter(policy.budget, input.budget));
+      state.pool = newPool(policy.budget);
       return runAgentLoop({ ...input, payload }, policy, state, state.pool, workflowNow());
     });
     const result = finish(outcome);
@@ -250,6 +251,6 @@ export async function wakeWorkflow(input: WakeInput): Promise<WakeResult> {
     // Name the root cause (an activity's own failure, not "Activity task failed") and keep the chain.
     let root = err as Error;
     while (root.cause instanceof Error) root = root.cause;
-    throw ApplicationFailure.create({ message: `run failed: ${root.message}`, type: 'RunFailed', nonRetryable: true, cause: err as Error });
+    throw ApplicationFailure.create({ message: `run failed: ${root.message}`, type: FailureType.RunFailed, nonRetryable: true, cause: err as Error });
   }
 }

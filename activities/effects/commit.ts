@@ -1,43 +1,14 @@
 import { activityInfo, log } from '@temporalio/activity';
 import { ApplicationFailure } from '@temporalio/common';
-import type { AgentPolicy, EffectPolicy } from '../../agents/policy';
+import type { AgentPolicy } from '../../agents/policy';
 import type { AgentRegistry } from '../../agents/registry';
-import type { WakeInput } from '../../workflows/types';
-import type { FinalAnswer } from '../model/types';
+import type { CommitActivities, EffectOutcome, EffectRequest } from '../../workflows/contracts';
+import { FailureType } from '../../workflows/failures';
 import { agentOf } from '../run';
 import { withHeartbeat } from '../heartbeat';
 import type { ChannelAdapter } from './channel';
 import type { ExportAdapter } from './exports';
 import type { PullRequestAdapter } from './pulls';
-
-export type EffectRequest =
-  | { kind: 'channel_post'; text: string }
-  | { kind: 'export_start'; campaign: string }
-  | { kind: 'pull_request'; repo: string; branch: string; title: string; body: string };
-
-export interface CommitInput {
-  agent: string;
-  /** From workflows/ids.ts `effectKey()`: stable across retries and replays. */
-  effectKey: string;
-  effect: EffectPolicy;
-  /** What the agent's request builder reads: the run's input (its payload merged) and the model's final answer. */
-  input: WakeInput;
-  final?: FinalAnswer;
-}
-
-/**
- * What happened at the provider: `applied` (first time), `already_applied` (the provider or the
- * natural key said it was there), `reconciled_landed` (a retry found the earlier attempt's effect
- * and recorded it), `reconciled_redone` (a retry found nothing and did it).
- */
-export interface EffectOutcome {
-  effectKey: string;
-  name: string;
-  class: EffectPolicy['class'];
-  outcome: 'applied' | 'already_applied' | 'reconciled_landed' | 'reconciled_redone';
-  ref: string;
-  attempt: number;
-}
 
 export interface EffectAdapters {
   channel: ChannelAdapter;
@@ -88,7 +59,7 @@ function committers(adapters: EffectAdapters): { [K in EffectRequest['kind']]: C
         } catch (err) {
           throw ApplicationFailure.nonRetryable(
             `cannot tell whether effect ${base.effectKey} landed (attempt ${base.attempt}): ${(err as Error).message}`,
-            'EffectAmbiguous',
+            FailureType.EffectAmbiguous,
           );
         }
         if (found) return { ...base, outcome: 'reconciled_landed', ref: found.ref };
@@ -102,7 +73,7 @@ function committers(adapters: EffectAdapters): { [K in EffectRequest['kind']]: C
 }
 
 /** The commit activity: builds one effect's request with the agent's own builder and carries it out under its class's rule. */
-export function createCommitActivity(agents: AgentRegistry, adapters: EffectAdapters) {
+export function createCommitActivity(agents: AgentRegistry, adapters: EffectAdapters): CommitActivities {
   const byKind = committers(adapters);
   return {
     /**
@@ -111,10 +82,10 @@ export function createCommitActivity(agents: AgentRegistry, adapters: EffectAdap
      * key on every retry attempt first. Fails non-retryably with `EffectAmbiguous` when a retry
      * cannot tell whether the earlier attempt landed: the run escalates instead of guessing.
      */
-    async commitEffect(input: CommitInput): Promise<EffectOutcome> {
+    async commitEffect(input) {
       const { attempt } = activityInfo();
       const build = agentOf(agents, input.agent).requests[input.effect.name];
-      if (!build) throw ApplicationFailure.nonRetryable(`agent "${input.agent}" has no effect named "${input.effect.name}"`, 'UnknownEffect');
+      if (!build) throw ApplicationFailure.nonRetryable(`agent "${input.agent}" has no effect named "${input.effect.name}"`, FailureType.UnknownEffect);
       const request = build({ input: input.input, final: input.final });
       const base = { effectKey: input.effectKey, name: input.effect.name, class: input.effect.class, attempt };
       const commit = byKind[request.kind] as Committer<typeof request.kind>;

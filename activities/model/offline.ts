@@ -1,5 +1,6 @@
 import { countTokens } from 'gpt-tokenizer';
-import type { ChatMessage, FinalAnswer, Model, ModelReply, ModelRequest } from './types';
+import type { ChatMessage, FinalAnswer, ModelReply, ModelRequest } from '../../workflows/contracts';
+import type { Model } from './types';
 
 /** Tokens of a chat as the o200k tokenizer counts them, with the chat format's per-message overhead. */
 export function chatTokens(messages: ChatMessage[], tools: ModelRequest['tools'] = []): number {

@@ -1,7 +1,8 @@
 import OpenAI from 'openai';
 import type { ChatCompletionMessageParam, ChatCompletionTool } from 'openai/resources/chat/completions';
 import { chatTokens } from './offline';
-import { parseFinal, type ChatMessage, type Model, type ModelReply, type ModelRequest } from './types';
+import type { ChatMessage, ModelReply, ModelRequest } from '../../workflows/contracts';
+import { parseFinal, type Model } from './types';
 
 function toWire(m: ChatMessage): ChatCompletionMessageParam {
   if (m.role === 'tool') return { role: 'tool', content: m.content, tool_call_id: m.toolCallId ?? '' };

@@ -1,52 +1,5 @@
 import { z } from 'zod';
-
-/** The model interface every adapter implements. Plain JSON: requests and replies are recorded in history. */
-
-export interface ToolCall {
-  id: string;
-  name: string;
-  args: Record<string, unknown>;
-}
-
-export interface ChatMessage {
-  role: 'system' | 'user' | 'assistant' | 'tool';
-  content: string;
-  /** On a `tool` message: the call it answers. */
-  toolCallId?: string;
-  /** On an `assistant` message: the tools it asked for. */
-  toolCalls?: ToolCall[];
-}
-
-export interface ModelRequest {
-  messages: ChatMessage[];
-  tools: { name: string; description: string }[];
-  /** Hard cap on the reply, so the budget's reservation is an upper bound. */
-  maxOutputTokens: number;
-}
-
-/** The agent's answer once it has nothing more to read. */
-export interface FinalAnswer {
-  decision: 'commit' | 'no_op';
-  summary: string;
-}
-
-/** A reply that asked for no tool and whose text is not a valid {@link FinalAnswer}: never acted on. */
-export interface UnparsedFinal {
-  /** The model's text as it came (kept for the person the run escalates to). */
-  raw: string;
-  /** What is wrong with it, in words the corrective turn repeats to the model. */
-  problem: string;
-}
-
-export interface ModelReply {
-  model: string;
-  toolCalls: ToolCall[];
-  /** Set when the reply is a valid final answer. */
-  final?: FinalAnswer;
-  /** Set when the reply asked for no tool and is not a valid final answer (fail closed: no decision). */
-  unparsedFinal?: UnparsedFinal;
-  usage: { inputTokens: number; outputTokens: number };
-}
+import type { FinalAnswer, ModelReply, ModelRequest } from '../../workflows/contracts';
 
 /** A model behind wakegate: offline and deterministic by default, or an OpenAI-compatible endpoint. */
 export interface Model {

@@ -1,6 +1,6 @@
 import Fastify from 'fastify';
 import { chatTokens, offlineDecide } from '../../activities/model/offline';
-import type { ChatMessage } from '../../activities/model/types';
+import type { ChatMessage } from '../../workflows/contracts';
 
 interface WireMessage {
   role: ChatMessage['role'];

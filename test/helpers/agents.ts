@@ -1,10 +1,15 @@
 import { ApplicationFailure } from '@temporalio/common';
-import type { CoalescePolicy } from '../../agents/policy';
+import type { BudgetLimits, CoalescePolicy } from '../../agents/policy';
 import { builtinAgents, withPolicies, type AgentRegistry } from '../../agents/registry';
 
 /** The built-in agents, coalescing ones with a short debounce (tests cannot wait 10 s per run), other fields overridable. */
 export function quickAgents(over: Partial<CoalescePolicy> = {}, base: AgentRegistry = builtinAgents): AgentRegistry {
   return withPolicies(base, (d) => (d.policy.coalesce ? { coalesce: { ...d.policy.coalesce, debouncePeriodMs: 200, maxWaitMs: 1000, ...over } } : undefined));
+}
+
+/** The built-in agents on the one-call path (no coalescing): for tests of a trigger, not of coalescing. */
+export function oneCallAgents(base: AgentRegistry = builtinAgents): AgentRegistry {
+  return withPolicies(base, (d) => (d.policy.coalesce ? { coalesce: undefined } : undefined));
 }
 
 /** One agent of `base` given a coalescing policy (the canary has none of its own). */
@@ -28,5 +33,15 @@ export function failingCanary(base: AgentRegistry = builtinAgents): AgentRegistr
         record: { ...canary.tools.record!, run: () => Promise.reject(ApplicationFailure.nonRetryable('recorder is down', 'RecorderDown')) },
       },
     },
+  });
+}
+
+/** The built-in agents with one agent's budget tightened: each limit given is the lower of it and the agent's own. */
+export function withBudget(name: string, tighter: Partial<BudgetLimits>, base: AgentRegistry = builtinAgents): AgentRegistry {
+  return withPolicies(base, (d) => {
+    if (d.policy.name !== name) return undefined;
+    const budget = { ...d.policy.budget };
+    for (const k of Object.keys(budget) as (keyof BudgetLimits)[]) budget[k] = Math.min(budget[k], tighter[k] ?? budget[k]);
+    return { budget };
   });
 }

@@ -1,33 +1,31 @@
-import { localOutside } from '../../config/config';
+import { loadConfig } from '../../config/config';
 import { createActivities } from '../../activities';
-import { startStandins, type Standins } from '../../standins';
+import { standinSettings, startStandins, type Standins } from '../../standins';
 import type { Client } from '@temporalio/client';
 import { keyEvent } from '../../gate/gate';
 import { defaultRegistry } from '../../triggers/registry';
 import type { WakeInput, WakeResult } from '../../workflows/types';
-import type { BudgetLimits } from '../../agents/policy';
 
 /** The local stand-ins on free ports and the real activities wired to them. */
 export async function startOutside(services?: Parameters<typeof startStandins>[1]): Promise<{ standins: Standins; activities: ReturnType<typeof createActivities> }> {
   const standins = await startStandins({}, services);
-  return { standins, activities: createActivities({ outside: localOutside(standins.urls) }) };
+  return { standins, activities: createActivities({ outside: standinOutside(standins) }) };
 }
 
 /** Environment for a worker child process pointed at these stand-ins. */
 export function outsideEnv(s: Standins): Record<string, string> {
-  return {
-    WAKEGATE_CHANNEL_URL: s.urls.channel,
-    WAKEGATE_EXPORT_URL: s.urls.exports,
-    WAKEGATE_PR_URL: s.urls.pulls,
-    WAKEGATE_DASHBOARD_URL: s.urls.dashboards,
-  };
+  return standinSettings(s.urls);
+}
+
+/** The outside world of the embedded default (offline model, local adapters) on these stand-ins' ports, parsed like any settings. */
+export function standinOutside(s: Standins) {
+  return loadConfig(standinSettings(s.urls)).outside;
 }
 
 let n = 0;
-/** A wake input as the gate would key it, optionally with a tighter budget. */
-export function wakeInput(source: string, entity: string, type: string, payload: Record<string, unknown>, budget?: Partial<BudgetLimits>): WakeInput {
-  const { input } = keyEvent(defaultRegistry(), { source, entity, type, occurredAt: '2026-12-02T14:05:00Z', payload, deliveryId: `d-${++n}` });
-  return { ...input, ...(budget ? { budget } : {}) };
+/** A wake input as the gate would key it. */
+export function wakeInput(source: string, entity: string, type: string, payload: Record<string, unknown>): WakeInput {
+  return keyEvent(defaultRegistry(), { source, entity, type, occurredAt: '2026-12-02T14:05:00Z', payload, deliveryId: `d-${++n}` }).input;
 }
 
 /** Start a wake directly (as the gate does) and return its handle. */

@@ -1,5 +1,6 @@
 /**
- * Re-record the committed histories the replay test runs over: `node --import tsx test/replay/record-histories.ts`.
+ * Re-record the committed histories the replay test runs over: `node --import tsx test/replay/record-histories.ts`
+ * records them all; name groups to record only those (`wake`, `coalesce`, `schedules`).
  * Do this only on purpose (a deliberate, patched change to workflow code); the replay test exists to
  * catch an accidental one.
  */
@@ -7,15 +8,17 @@ import { writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { temporal } from '@temporalio/proto';
 import { approveSignal, killUpdate, statusQuery } from '../../workflows/messages';
+import { cadenceQuery, fixedDelayWorkflowId, gapsQuery, ledgerWorkflowId } from '../../workflows/schedule-messages';
+import type { FixedDelayInput } from '../../workflows/schedule-types';
 import type { WakeStatus } from '../../workflows/types';
 import { eventually, startDevEnv, unique, withWorker } from '../helpers/env';
-import { startOutside, startWake, wakeInput } from '../helpers/outside';
+import { createSchedule, testSchedule, ticksOf } from '../helpers/schedules';
+import { standinOutside, startOutside, startWake, wakeInput } from '../helpers/outside';
 import { coalescing } from '../helpers/agents';
 import { Gate } from '../../gate/gate';
 import { awaitRun } from '../../gate/await-run';
 import { defaultRegistry } from '../../triggers/registry';
 import { createActivities } from '../../activities';
-import { localOutside } from '../../config/config';
 
 async function main(): Promise<void> {
   const env = await startDevEnv();
@@ -23,13 +26,17 @@ async function main(): Promise<void> {
   const taskQueue = unique('record');
   // Plain JSON of the proto (longs, enums, bytes as strings): what History.fromObject reads back.
   const History = temporal.api.history.v1.History;
-  const out = async (name: string, handle: { fetchHistory(): Promise<temporal.api.history.v1.IHistory> }) => {
+  // `workflowId` is kept beside the events for a workflow that reads its own ID (the tick's nominal
+  // time falls back to it); the replay test passes it, and History.fromObject ignores the extra field.
+  const out = async (name: string, handle: { workflowId: string; fetchHistory(): Promise<temporal.api.history.v1.IHistory> }, keepId = false) => {
     const decoded = History.decode(History.encode(await handle.fetchHistory()).finish());
     const json = History.toObject(decoded, { longs: String, enums: String, bytes: String });
-    writeFileSync(path.join(__dirname, 'histories', `${name}.json`), JSON.stringify(json, null, 1));
+    writeFileSync(path.join(__dirname, 'histories', `${name}.json`), JSON.stringify(keepId ? { workflowId: handle.workflowId, ...json } : json, null, 1));
   };
+  const groups = process.argv.slice(2);
+  const wanted = (group: string) => groups.length === 0 || groups.includes(group);
   try {
-    await withWorker(env.nativeConnection, taskQueue, async () => {
+    if (wanted('wake')) await withWorker(env.nativeConnection, taskQueue, async () => {
       const deps = await startWake(env.client, taskQueue, wakeInput('deps', 'acme/web:react', 'release.published', { repo: 'acme/web', package: 'react', from: '19.0.0', to: '19.1.0' }));
       await deps.result();
       await out('deps-success', deps);
@@ -39,6 +46,11 @@ async function main(): Promise<void> {
       await campaign.signal(approveSignal, { who: 'ana' });
       await campaign.result();
       await out('campaign-approved', campaign);
+      // One of its subagents (a child workflow with its own model turn), by the ID the parent started it under.
+      const parentEvents = (await campaign.fetchHistory()).events ?? [];
+      const childId = parentEvents.find((e) => e.childWorkflowExecutionStartedEventAttributes)?.childWorkflowExecutionStartedEventAttributes?.workflowExecution?.workflowId;
+      if (!childId) throw new Error('the campaign run started no subagent');
+      await out('subagent-summarized', env.client.workflow.getHandle(childId));
 
       const killed = await startWake(env.client, taskQueue, wakeInput('campaigns', 'autumn', 'report.due', { dashboards: ['reach'] }));
       await eventually(() => killed.query(statusQuery), (s: WakeStatus) => s.awaitingApproval !== undefined, 30_000);
@@ -51,7 +63,7 @@ async function main(): Promise<void> {
     // closes idle. Its history, one admission record's and one coalesced run's are recorded.
     const agents = coalescing('canary', { debouncePeriodMs: 300, maxWaitMs: 2000, idleCloseMs: 2000 });
     const coalesceQueue = unique('record-coalesce');
-    await withWorker(env.nativeConnection, coalesceQueue, async () => {
+    if (wanted('coalesce')) await withWorker(env.nativeConnection, coalesceQueue, async () => {
       const gate = new Gate({ client: env.client, taskQueue: coalesceQueue, registry: defaultRegistry(agents) });
       const ping = (type: string) => ({ source: 'ping', entity: 'recorded', type, occurredAt: '2026-12-02T10:00:00Z', payload: {}, deliveryId: `rec-${type}` });
       const a = await gate.admit(ping('one'));
@@ -64,7 +76,31 @@ async function main(): Promise<void> {
       await out('coalescer-two-runs', coalescer);
       await out('admission-started', env.client.workflow.getHandle(a.admissionId!));
       await out('canary-coalesced', env.client.workflow.getHandle(a.workflowId));
-    }, { activities: createActivities({ agents, outside: localOutside(standins.urls) }) });
+    }, { activities: createActivities({ agents, outside: standinOutside(standins) }) });
+
+    // Schedules: a Temporal Schedule's tick (one-call path: it starts the window's run as a child),
+    // the schedule's ledger it reports to, and a fixed-delay loop of two windows (a durable timer between).
+    const scheduleQueue = unique('record-schedules');
+    if (wanted('schedules')) await withWorker(env.nativeConnection, scheduleQueue, async () => {
+      const def = testSchedule({ overlap: 'skip', catchUp: 'latest', spec: { every: '2s' } });
+      const schedule = await createSchedule(env.client, def, scheduleQueue);
+      const ticks = await eventually(() => ticksOf(env.client, def.id), (t) => t.filter((w) => w.status.name === 'COMPLETED').length >= 2, 60_000, 'two completed ticks');
+      await schedule.delete();
+      const tick = ticks.filter((w) => w.status.name === 'COMPLETED').sort((a, b) => a.startTime.getTime() - b.startTime.getTime())[0]!;
+      await out('schedule-tick-one-call', env.client.workflow.getHandle(tick.workflowId), true);
+      const ledger = env.client.workflow.getHandle(ledgerWorkflowId(def.id));
+      await eventually(() => ledger.query(gapsQuery), (q) => q.reports >= 2, 30_000, 'the ledger holding two reports');
+      await out('schedule-ledger-open', ledger);
+      await ledger.terminate('recorded');
+
+      const scheduleId = unique('fixed');
+      const input: FixedDelayInput = { scheduleId, agent: 'canary', payload: {}, delayMs: 1000, maxRuns: 2 };
+      const loop = await env.client.workflow.start('fixedDelayWorkflow', { workflowId: fixedDelayWorkflowId(scheduleId), taskQueue: scheduleQueue, args: [input] });
+      await loop.result();
+      const cadence = await loop.query(cadenceQuery);
+      if (cadence.runs !== 2) throw new Error(`fixed-delay ran ${cadence.runs} windows`);
+      await out('fixed-delay-two-windows', loop);
+    }, { activities });
   } finally {
     await standins.close();
     await env.teardown();

@@ -1,9 +1,9 @@
 import { CancellationScope, executeChild, isCancellation, sleep } from '@temporalio/workflow';
 import type { AgentPolicy, BudgetDimension } from '../../agents/policy';
-import type { ChatMessage, UnparsedFinal } from '../../activities/model/types';
+import type { ChatMessage, UnparsedFinal } from '../contracts';
 import type { WakeInput } from '../types';
 import type { SubagentResult } from '../subagent';
-import { toolCallWithin } from './activities';
+import { toolCallWithin } from './proxies';
 import { reserve, settle, type BudgetPool } from './budget';
 import { commitEffects } from './commit';
 import { chargedModelCall, correctiveMessages, MAX_CORRECTIVE_TURNS, unparseableOutcome, unusableFinal } from './model-turn';

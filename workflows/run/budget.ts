@@ -22,16 +22,6 @@ export function newPool(limits: BudgetLimits): BudgetPool {
   return { limits: { ...limits }, spent: zero(), reserved: zero() };
 }
 
-/** The tighter of the agent's budget and an override (an override may only lower a limit). */
-export function tighter(limits: BudgetLimits, override?: Partial<BudgetLimits>): BudgetLimits {
-  const out = { ...limits };
-  for (const k of Object.keys(out) as BudgetDimension[]) {
-    const v = override?.[k];
-    if (typeof v === 'number' && v >= 0 && v < out[k]) out[k] = v;
-  }
-  return out;
-}
-
 export function left(pool: BudgetPool, dim: keyof Spend): number {
   return pool.limits[dim] - pool.spent[dim] - pool.reserved[dim];
 }

@@ -1,9 +1,10 @@
 import { ActivityFailure, ApplicationFailure, condition, sleep } from '@temporalio/workflow';
 import type { AgentPolicy } from '../../agents/policy';
-import type { FinalAnswer } from '../../activities/model/types';
+import type { FinalAnswer } from '../contracts';
+import { FailureType } from '../failures';
 import { effectKey } from '../ids';
 import type { WakeInput } from '../types';
-import { commitEffect } from './activities';
+import { commitEffect } from './proxies';
 import { reserve, settle, type BudgetPool } from './budget';
 import type { RunOutcome, RunState } from './state';
 
@@ -60,7 +61,7 @@ export async function commitEffects(input: WakeInput, policy: AgentPolicy, state
       state.effects.push(outcome);
       state.maxAttempt = Math.max(state.maxAttempt, outcome.attempt);
     } catch (err) {
-      if (failureType(err) === 'EffectAmbiguous') {
+      if (failureType(err) === FailureType.EffectAmbiguous) {
         return {
           reason: 'escalated',
           summary: `cannot tell whether ${effect.name} landed; a person must check ${key}`,

@@ -1,7 +1,8 @@
 import { ActivityFailure, ApplicationFailure, isCancellation, sleep } from '@temporalio/workflow';
 import type { AgentPolicy, BudgetDimension } from '../../agents/policy';
-import type { ChatMessage, ModelReply, ModelRequest, UnparsedFinal } from '../../activities/model/types';
-import { modelCall } from './activities';
+import type { ChatMessage, ModelReply, ModelRequest, UnparsedFinal } from '../contracts';
+import { FailureType } from '../failures';
+import { modelCall } from './proxies';
 import { costUsd, left, reserve, settle, utf8Bytes, type BudgetPool } from './budget';
 import type { RunOutcome, RunState } from './state';
 
@@ -18,7 +19,7 @@ export const MODEL_CALL_RETRY = {
   initialIntervalMs: 1000,
   backoffCoefficient: 2,
   /** Failure types a retry cannot fix. */
-  nonRetryableErrorTypes: ['ProviderRejected'],
+  nonRetryableErrorTypes: [FailureType.ProviderRejected],
 } as const;
 
 /** How many corrective turns an unparseable final answer gets before the run escalates. */

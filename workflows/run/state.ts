@@ -1,4 +1,4 @@
-import type { EffectOutcome } from '../../activities/effects/commit';
+import type { EffectOutcome } from '../contracts';
 import type { TerminalReason } from '../types';
 import type { BudgetPool } from './budget';
 

@@ -1,6 +1,11 @@
 import { z } from 'zod';
 import { msToNumber } from '@temporalio/common/lib/time';
 
+/*
+ * How definitions written in code (triggers, schedules, agents) are validated at load: one error
+ * format, one duration parser. Not configuration: nothing here reads the environment.
+ */
+
 /**
  * Parse a definition written in code (trigger, schedule, agent) against its schema; a bad one fails
  * at load time with every problem named: `invalid <kind> definition "<name>": path: message; ...`.

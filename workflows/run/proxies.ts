@@ -1,10 +1,11 @@
 import { proxyActivities } from '@temporalio/workflow';
-import type { Activities } from '../../activities';
+import type { Activities } from '../contracts';
+import { FailureType } from '../failures';
 
 /** The agent's policy and the run's merged payload: cheap, retried a few times. */
 export const { prepareRun } = proxyActivities<Activities>({
   startToCloseTimeout: '10 seconds',
-  retry: { maximumAttempts: 3, nonRetryableErrorTypes: ['UnknownAgent'] },
+  retry: { maximumAttempts: 3, nonRetryableErrorTypes: [FailureType.UnknownAgent] },
 });
 
 /**
@@ -28,7 +29,7 @@ export function toolCallWithin(timeoutMs: number): Activities['toolCall'] {
   return proxyActivities<Activities>({
     startToCloseTimeout: timeoutMs,
     heartbeatTimeout: '10 seconds',
-    retry: { initialInterval: '1 second', maximumAttempts: 3, nonRetryableErrorTypes: ['UnknownAgent', 'UnknownTool', 'ProviderRejected'] },
+    retry: { initialInterval: '1 second', maximumAttempts: 3, nonRetryableErrorTypes: [FailureType.UnknownAgent, FailureType.UnknownTool, FailureType.ProviderRejected] },
   }).toolCall;
 }
 
@@ -39,5 +40,5 @@ export function toolCallWithin(timeoutMs: number): Activities['toolCall'] {
 export const { commitEffect } = proxyActivities<Activities>({
   startToCloseTimeout: '30 seconds',
   heartbeatTimeout: '5 seconds',
-  retry: { initialInterval: '1 second', maximumAttempts: 6, nonRetryableErrorTypes: ['EffectAmbiguous', 'ProviderRejected', 'UnknownAgent', 'UnknownEffect'] },
+  retry: { initialInterval: '1 second', maximumAttempts: 6, nonRetryableErrorTypes: [FailureType.EffectAmbiguous, FailureType.ProviderRejected, FailureType.UnknownAgent, FailureType.UnknownEffect] },
 });

@@ -1,0 +1,74 @@
+import type * as OctokitMethods from '@octokit/webhooks-methods';
+import { Webhook, WebhookVerificationError } from 'standardwebhooks';
+import type { SignatureScheme } from './source';
+
+/** Why a delivery's signature was refused (401); stable codes for senders and metrics. */
+export type SignatureFailure = 'missing_signature' | 'bad_signature' | 'bad_timestamp' | 'timestamp_expired' | 'timestamp_in_future';
+
+export type Verdict = { ok: true } | { ok: false; code: SignatureFailure; message: string };
+
+/** A source's secret, checked once at start-up so a malformed one fails then, not per request. */
+export interface Verifier {
+  verify(rawBody: Buffer, headers: Record<string, string | undefined>, nowMs?: number): Promise<Verdict>;
+}
+
+// @octokit/webhooks-methods is ESM only (no `require` export): load it once, on first use.
+let octokit: Promise<typeof OctokitMethods> | undefined;
+/** GitHub's HMAC over `payload` (`sha256=<hex>`), through @octokit/webhooks-methods. */
+export async function githubSign(secret: string, payload: string): Promise<string> {
+  octokit ??= import('@octokit/webhooks-methods');
+  return (await octokit).sign(secret, payload);
+}
+async function githubVerify(secret: string, payload: string, signature: string): Promise<boolean> {
+  octokit ??= import('@octokit/webhooks-methods');
+  return (await octokit).verify(secret, payload, signature);
+}
+
+const fail = (code: SignatureFailure, message: string): Verdict => ({ ok: false, code, message });
+
+/**
+ * A verifier for one source. Both schemes verify the HMAC over the raw body bytes with a
+ * constant-time comparison inside the library made for them: `standardwebhooks` (HMAC-SHA256 over
+ * `id.timestamp.body`) and `@octokit/webhooks-methods` (`X-Hub-Signature-256`).
+ * Standard Webhooks signs a timestamp: one more than `replayWindowS` seconds old or ahead of this
+ * clock is refused, so a captured delivery cannot be replayed later. GitHub signs no timestamp.
+ * Throws at construction for a secret the scheme cannot use (the message never contains it).
+ */
+export function createVerifier(scheme: SignatureScheme, secret: string, replayWindowS: number): Verifier {
+  if (scheme === 'standard-webhooks') {
+    let webhook: Webhook;
+    try {
+      webhook = new Webhook(secret);
+    } catch {
+      throw new Error('a Standard Webhooks secret is "whsec_" followed by base64 (at least 1 byte)');
+    }
+    return {
+      async verify(rawBody, headers, nowMs = Date.now()) {
+        const id = headers['webhook-id'];
+        const timestamp = headers['webhook-timestamp'];
+        const signature = headers['webhook-signature'];
+        if (!id || !timestamp || !signature) return fail('missing_signature', 'webhook-id, webhook-timestamp and webhook-signature headers are required');
+        if (!/^\d{1,12}$/.test(timestamp)) return fail('bad_timestamp', 'webhook-timestamp must be Unix seconds');
+        const skewS = Math.floor(nowMs / 1000) - Number(timestamp);
+        if (skewS > replayWindowS) return fail('timestamp_expired', `webhook-timestamp is ${skewS} s old; the replay window is ${replayWindowS} s`);
+        if (-skewS > replayWindowS) return fail('timestamp_in_future', `webhook-timestamp is ${-skewS} s ahead; the replay window is ${replayWindowS} s`);
+        try {
+          webhook.verify(rawBody, { 'webhook-id': id, 'webhook-timestamp': timestamp, 'webhook-signature': signature }, { jsonParse: false });
+          return { ok: true };
+        } catch (err) {
+          if (err instanceof WebhookVerificationError) return fail('bad_signature', 'no webhook-signature matches the body');
+          throw err;
+        }
+      },
+    };
+  }
+  return {
+    async verify(rawBody, headers) {
+      const signature = headers['x-hub-signature-256'];
+      if (!signature) return fail('missing_signature', 'X-Hub-Signature-256 header is required');
+      if (!/^sha256=[0-9a-f]{64}$/.test(signature)) return fail('bad_signature', 'X-Hub-Signature-256 must be sha256=<64 hex digits>');
+      if (rawBody.length === 0) return fail('bad_signature', 'an empty body carries no signed event');
+      return (await githubVerify(secret, rawBody.toString('utf8'), signature)) ? { ok: true } : fail('bad_signature', 'X-Hub-Signature-256 does not match the body');
+    },
+  };
+}

@@ -1,0 +1,34 @@
+/**
+ * A queue consumer as a process of its own, for the crash test: it admits each message through the
+ * real gate, prints `ACCEPTED <workflowId>` once Temporal has the event, then stalls before the ack
+ * so the test can SIGKILL it exactly between accept and ack. The stall is this test fake's, not the
+ * product's. Argument: JSON {temporalAddress, taskQueue, redisUrl, sources, claimIdleMs}.
+ */
+import { Client, Connection } from '@temporalio/client';
+import { Redis } from 'ioredis';
+import { Gate } from '../../gate/gate';
+import { queueHandler } from '../../ingress/queue/handler';
+import { RedisStreamsConsumer } from '../../ingress/queue/redis-streams';
+import { defaultRegistry } from '../../triggers/registry';
+
+async function main(): Promise<void> {
+  const args = JSON.parse(process.argv[2]!) as { temporalAddress: string; taskQueue: string; redisUrl: string; sources: string[]; claimIdleMs: number };
+  const client = new Client({ connection: await Connection.connect({ address: args.temporalAddress }) });
+  const gate = new Gate({ client, taskQueue: args.taskQueue, registry: defaultRegistry() });
+  const stalling = {
+    async admit(event: unknown) {
+      const answer = await gate.admit(event);
+      process.stdout.write(`ACCEPTED ${answer.workflowId}\n`);
+      await new Promise((r) => setTimeout(r, 600_000));
+      return answer;
+    },
+  };
+  const consumer = new RedisStreamsConsumer({ redis: new Redis(args.redisUrl), sources: args.sources, claimIdleMs: args.claimIdleMs, batch: 8, consumer: 'doomed' });
+  process.stdout.write('CONSUMING\n');
+  await consumer.run(queueHandler({ gate: stalling, client, temporalTimeoutMs: 5000, maxAttempts: 5 }));
+}
+
+main().catch((err) => {
+  console.error(err);
+  process.exit(1);
+});

@@ -1,0 +1,163 @@
+import type { AgentPolicy, EffectPolicy } from '../agents/policy';
+import type { AdmissionInput, OfferAnswer } from './coalesce-types';
+import type { TickReport, WindowRunResult } from './schedule-types';
+import type { WakeInput } from './types';
+
+/**
+ * The activities' wire contract: every activity's signature and the plain-JSON types that cross
+ * between workflows and activities. Pure types only, so workflows, activities, agents, the gate and
+ * the CLI all import it and none of them imports another to reach a type. The activities implement
+ * these interfaces (the compiler checks it where they are built, in `activities/`); workflows proxy
+ * them without importing any activity module.
+ */
+
+/** One tool call the model asked for. */
+export interface ToolCall {
+  id: string;
+  name: string;
+  args: Record<string, unknown>;
+}
+
+/** One message of a model conversation. Plain JSON: requests and replies are recorded in history. */
+export interface ChatMessage {
+  role: 'system' | 'user' | 'assistant' | 'tool';
+  content: string;
+  /** On a `tool` message: the call it answers. */
+  toolCallId?: string;
+  /** On an `assistant` message: the tools it asked for. */
+  toolCalls?: ToolCall[];
+}
+
+/** One model turn's request (the `modelCall` activity's input). */
+export interface ModelRequest {
+  messages: ChatMessage[];
+  tools: { name: string; description: string }[];
+  /** Hard cap on the reply, so the budget's reservation is an upper bound. */
+  maxOutputTokens: number;
+}
+
+/** The agent's answer once it has nothing more to read. */
+export interface FinalAnswer {
+  decision: 'commit' | 'no_op';
+  summary: string;
+}
+
+/** A reply that asked for no tool and whose text is not a valid {@link FinalAnswer}: never acted on. */
+export interface UnparsedFinal {
+  /** The model's text as it came (kept for the person the run escalates to). */
+  raw: string;
+  /** What is wrong with it, in words the corrective turn repeats to the model. */
+  problem: string;
+}
+
+/** One model turn's reply, with the provider's honest usage. */
+export interface ModelReply {
+  model: string;
+  toolCalls: ToolCall[];
+  /** Set when the reply is a valid final answer. */
+  final?: FinalAnswer;
+  /** Set when the reply asked for no tool and is not a valid final answer (fail closed: no decision). */
+  unparsedFinal?: UnparsedFinal;
+  usage: { inputTokens: number; outputTokens: number };
+}
+
+/** What one tool call reads: the run's input, and for a subagent the item it works on. */
+export interface ToolInput {
+  agent: string;
+  tool: string;
+  /** The run's key (its workflow ID); tools that record something key it by this. */
+  runKey: string;
+  /** What the run is about (the agent's wake key): the campaign, `repo:package`. */
+  wakeKey: string;
+  entity: string;
+  payload: Record<string, unknown>;
+  /** For subagents: the item they work on (one dashboard). */
+  item?: string;
+}
+
+/** What a tool hands back to the run: JSON the model reads. `nothingToDo` ends a precheck `no_op`. */
+export interface ToolResult {
+  content: string;
+  changed: boolean;
+  nothingToDo?: boolean;
+}
+
+/** A provider request an agent's effect builds: one kind per provider the commit activity knows. */
+export type EffectRequest =
+  | { kind: 'channel_post'; text: string }
+  | { kind: 'export_start'; campaign: string }
+  | { kind: 'pull_request'; repo: string; branch: string; title: string; body: string };
+
+/** The `commitEffect` activity's input: one effect of one run, under its effect key. */
+export interface CommitInput {
+  agent: string;
+  /** From workflows/ids.ts `effectKey()`: stable across retries and replays. */
+  effectKey: string;
+  effect: EffectPolicy;
+  /** What the agent's request builder reads: the run's input (its payload merged) and the model's final answer. */
+  input: WakeInput;
+  final?: FinalAnswer;
+}
+
+/**
+ * What happened at the provider: `applied` (first time), `already_applied` (the provider or the
+ * natural key said it was there), `reconciled_landed` (a retry found the earlier attempt's effect
+ * and recorded it), `reconciled_redone` (a retry found nothing and did it).
+ */
+export interface EffectOutcome {
+  effectKey: string;
+  name: string;
+  class: EffectPolicy['class'];
+  outcome: 'applied' | 'already_applied' | 'reconciled_landed' | 'reconciled_redone';
+  ref: string;
+  attempt: number;
+}
+
+/** The `runScheduledWindow` activity's input: one window of one schedule. */
+export interface RunWindowInput {
+  scheduleId: string;
+  /** The agent the schedule wakes. */
+  agent: string;
+  /** The window's nominal time, ISO-8601 UTC. */
+  nominal: string;
+  payload: Record<string, unknown>;
+  /** The tick's workflow ID: tracing only, never part of the key. */
+  deliveryId: string;
+}
+
+/** The run's activities (activities/run.ts). */
+export interface RunActivities {
+  /** The agent's plain-JSON policy and the run's payload merged from every event it absorbed. Unknown agent → non-retryable. */
+  prepareRun(input: { agent: string; payloads: Record<string, unknown>[] }): Promise<{ policy: AgentPolicy; payload: Record<string, unknown> }>;
+  /** One model turn, one attempt; heartbeats while it waits. */
+  modelCall(req: ModelRequest): Promise<ModelReply & { attempt: number }>;
+  /** One call of one of the agent's read-only tools; heartbeats with its progress. */
+  toolCall(input: ToolInput): Promise<ToolResult & { attempt: number }>;
+}
+
+/** The commit activity (activities/effects/commit.ts). */
+export interface CommitActivities {
+  /** Carry out one effect under its class's rule; `EffectAmbiguous` when a retry cannot tell whether it landed. */
+  commitEffect(input: CommitInput): Promise<EffectOutcome>;
+}
+
+/** The coalescing path's activity (activities/coalesce.ts). */
+export interface CoalesceActivities {
+  /** Offer one admitted event to its coalescer by update-with-start and return the coalescer's decision. */
+  offerToCoalescer(input: AdmissionInput): Promise<OfferAnswer>;
+}
+
+/** The schedule workflows' activities (activities/schedule.ts). */
+export interface ScheduleActivities {
+  /** Pass one window through the gate and wait for its wake to end. */
+  runScheduledWindow(input: RunWindowInput): Promise<WindowRunResult>;
+  /** The newest due nominal time of the schedule's spec later than `afterIso`, or undefined. */
+  latestDueWindow(input: { scheduleId: string; afterIso: string }): Promise<string | undefined>;
+  /** Nominal times of the schedule's spec strictly between two nominal times. */
+  windowsBetween(input: { scheduleId: string; afterIso: string; beforeIso: string }): Promise<string[]>;
+  /** Hand a tick's decision to the schedule's ledger, starting the ledger if it is not running. */
+  reportTick(input: { scheduleId: string; report: TickReport }): Promise<void>;
+}
+
+/** Every activity a wakegate worker registers. */
+export type Activities = RunActivities & CommitActivities & CoalesceActivities & ScheduleActivities;

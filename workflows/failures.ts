@@ -1,0 +1,27 @@
+/**
+ * Every `ApplicationFailure` type wakegate raises, in one place: activities throw them, workflows and
+ * retry policies name them (`nonRetryableErrorTypes`), tests match them. Pure, so workflows import it.
+ */
+export const FailureType = {
+  /** No agent of that name is defined in this worker (non-retryable). */
+  UnknownAgent: 'UnknownAgent',
+  /** The agent has no tool of that name (non-retryable). */
+  UnknownTool: 'UnknownTool',
+  /** The agent has no effect of that name (non-retryable). */
+  UnknownEffect: 'UnknownEffect',
+  /** A provider refused the request with a 4xx other than 408/429: a retry cannot fix it (non-retryable). */
+  ProviderRejected: 'ProviderRejected',
+  /** A provider's 429: retryable, with the provider's `Retry-After` as the next delay. */
+  RateLimited: 'RateLimited',
+  /** A retry of a reconcile effect cannot tell whether the earlier attempt landed: the run escalates (non-retryable). */
+  EffectAmbiguous: 'EffectAmbiguous',
+  /** A schedule window's event key was used with other inputs (non-retryable). */
+  ScheduleWindowMismatch: 'ScheduleWindowMismatch',
+  /** A schedule window's wake failed, so the tick fails and `pauseOnFailure` can act (non-retryable). */
+  ScheduledWakeFailed: 'ScheduledWakeFailed',
+  /** A wake run failed on a defect (terminal reason `failed`; non-retryable). */
+  RunFailed: 'RunFailed',
+} as const;
+
+/** One of the {@link FailureType} names. */
+export type FailureType = (typeof FailureType)[keyof typeof FailureType];
