@@ -1,17 +1,16 @@
 import { WorkflowNotFoundError } from '@temporalio/client';
-import type { Command } from 'commander';
 import { loadConfig } from '../config/config';
 import { connectClient } from '../config/temporal';
 import { coalescerId } from '../workflows/ids';
 import { coalescerQuery } from '../workflows/messages';
-import { ExitCode, printJson, reportError } from './output';
+import { ExitCode, printJson } from './output';
 
 /**
  * `wakegate coalescer <agent> <wake key>`: the coalescer's policy, its pending batch and live run,
  * its counts (offered, started, coalesced, skipped, stale) and recent runs, from its `coalescer`
  * query; or, when none is running (idle and closed, or never woken), says so.
  */
-async function showCoalescer(agent: string, wakeKey: string): Promise<number> {
+export async function showCoalescer(agent: string, wakeKey: string): Promise<number> {
   const client = await connectClient(loadConfig());
   const id = coalescerId(agent, wakeKey);
   try {
@@ -32,13 +31,4 @@ async function showCoalescer(agent: string, wakeKey: string): Promise<number> {
   } finally {
     await client.connection.close();
   }
-}
-
-export function registerCoalescer(program: Command): void {
-  program
-    .command('coalescer <agent> <wakeKey>')
-    .description("Show the coalescer of one agent's wake key: policy, pending batch, live run, counts, recent runs.")
-    .action(async (agent: string, wakeKey: string) => {
-      process.exitCode = await showCoalescer(agent, wakeKey).catch(reportError);
-    });
 }

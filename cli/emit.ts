@@ -1,18 +1,16 @@
 import { readFile, stat } from 'node:fs/promises';
-import { WorkflowFailedError, type Client } from '@temporalio/client';
-import { awaitRun } from '../gate/await-run';
-import type { Command } from 'commander';
+import type { Client } from '@temporalio/client';
 import { loadConfig } from '../config/config';
-import { connectClient } from '../config/temporal';
 import { isRefusal, isSettled, type GateAnswer } from '../gate/decision';
 import { GateInputError } from '../gate/errors';
-import { Gate, keyEvent } from '../gate/gate';
+import { keyEvent } from '../gate/key-event';
 import { EVENT_LIMITS } from '../gate/limits';
 import { defaultRegistry } from '../triggers/registry';
 import type { TerminalReason, WakeResult } from '../workflows/types';
-import { ExitCode, printJson, reportError, UsageError } from './output';
+import { ExitCode, printJson, UsageError } from './output';
 
-interface EmitOptions {
+/** The options of `wakegate emit`, as commander parses them. */
+export interface EmitOptions {
   source: string;
   entity: string;
   type: string;
@@ -81,6 +79,7 @@ function parseVersion(text: string): number {
 /** The outcome of `--wait`: the result of the run that took the event (waiting while it is pending), or how it failed. */
 async function waitFor(client: Client, answer: GateAnswer): Promise<{ result?: WakeResult; terminalReason?: TerminalReason; error?: string }> {
   if (isSettled(answer) && !answer.result) return {};
+  const [{ awaitRun }, { WorkflowFailedError }] = await Promise.all([import('../gate/await-run.js'), import('@temporalio/client')]);
   try {
     const result = await awaitRun(client, answer);
     return { result, terminalReason: result.terminalReason };
@@ -90,6 +89,7 @@ async function waitFor(client: Client, answer: GateAnswer): Promise<{ result?: W
   }
 }
 
+/** `wakegate emit`: one event through the gate; prints the answer and returns the exit code. */
 export async function emit(opts: EmitOptions): Promise<number> {
   const config = loadConfig();
   const event = {
@@ -105,6 +105,8 @@ export async function emit(opts: EmitOptions): Promise<number> {
   };
   const registry = defaultRegistry();
   const keyed = keyEvent(registry, event, opts.agent ? { agent: opts.agent } : {}); // bad input is refused before any connection is made
+  // The Temporal client (about 0.3 s to load) only once the input is valid: a refusal answers fast.
+  const [{ connectClient }, { Gate }] = await Promise.all([import('../config/temporal.js'), import('../gate/gate.js')]);
   const client = await connectClient(config);
   try {
     const answer = await new Gate({ client, taskQueue: config.taskQueue, registry }).admitKeyed(keyed);
@@ -118,22 +120,4 @@ export async function emit(opts: EmitOptions): Promise<number> {
   } finally {
     await client.connection.close();
   }
-}
-
-export function registerEmit(program: Command): void {
-  program
-    .command('emit')
-    .description('Send one event through the gate and print the decision as JSON.')
-    .requiredOption('--source <source>', 'trigger source, e.g. ping')
-    .requiredOption('--entity <entity>', 'what the event is about, e.g. campaign-42')
-    .requiredOption('--type <type>', 'what happened, e.g. config.changed')
-    .option('--occurred-at <iso>', 'when it happened (ISO-8601 with zone); default: now')
-    .option('--payload <json|@file|->', 'event payload, a JSON object: inline, @path to read a file, or - to read standard input')
-    .option('--delivery-id <id>', 'delivery id for tracing (never part of the key)')
-    .option('--entity-version <n>', "the entity's version as the source counts it: an older one than already seen is answered stale")
-    .option('--agent <agent>', 'wake only this agent (default: every agent the source wakes)')
-    .option('--wait', 'wait for the run that took the event to end and include its result and terminalReason')
-    .action(async (opts: EmitOptions) => {
-      process.exitCode = await emit(opts).catch(reportError);
-    });
 }

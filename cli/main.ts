@@ -1,9 +1,5 @@
 import { Command, CommanderError } from 'commander';
-import { registerEmit } from './emit';
-import { registerSchedules } from './schedules';
-import { registerRunControl } from './run-control';
-import { registerRuns } from './runs';
-import { registerCoalescer } from './coalescer';
+import { registerCommands } from './commands';
 import { ExitCode, reportError, UsageError } from './output';
 
 const program = new Command('wakegate')
@@ -11,11 +7,7 @@ const program = new Command('wakegate')
   .showHelpAfterError()
   .exitOverride();
 
-registerEmit(program);
-registerSchedules(program);
-registerRuns(program);
-registerCoalescer(program);
-registerRunControl(program);
+registerCommands(program);
 
 program.parseAsync(process.argv).catch((err: unknown) => {
   if (err instanceof CommanderError) {

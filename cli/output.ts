@@ -1,6 +1,5 @@
 import { GateInputError } from '../gate/errors';
-import { ConfigError } from '../config/config';
-import { TemporalUnreachableError } from '../config/temporal';
+import { ConfigError, TemporalUnreachableError } from '../config/errors';
 
 /** Exit codes every `wakegate` command shares (scripts rely on them). */
 export const ExitCode = {

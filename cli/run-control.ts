@@ -1,11 +1,10 @@
 import { WorkflowNotFoundError, WorkflowUpdateFailedError, type Client } from '@temporalio/client';
-import type { Command } from 'commander';
 import { loadConfig } from '../config/config';
 import { connectClient } from '../config/temporal';
 import { agentEventId } from '../workflows/ids';
 import { approveSignal, killUpdate, rejectSignal, statusQuery } from '../workflows/messages';
 import type { WakeResult } from '../workflows/types';
-import { ExitCode, printJson, reportError, UsageError } from './output';
+import { ExitCode, printJson, UsageError } from './output';
 
 /** `<key>` is the run's workflow ID, as `emit` prints it (`workflowId`): `agent@eventKey` or, coalesced, `agent#wakeKey@eventKey`. */
 async function withClient(fn: (client: Client) => Promise<number>): Promise<number> {
@@ -86,7 +85,7 @@ async function deleteClosed(client: Client, workflowId: string, runId: string): 
  * be admitted again; given an admission record (`agent@eventKey`), only that event is re-armed.
  * Refused while the run is open (kill it first). A person's explicit act: nothing re-arms by itself.
  */
-async function rearm(key: string): Promise<number> {
+export async function rearm(key: string): Promise<number> {
   return withClient(async (client) => {
     const desc = await client.workflow.getHandle(key).describe();
     if (desc.status.name === 'RUNNING') throw new UsageError(`${key} is still running; kill it first`);
@@ -112,30 +111,12 @@ async function rearm(key: string): Promise<number> {
   });
 }
 
-/** `wakegate kill | approve | reject | rearm <key>`. */
-export function registerRunControl(program: Command): void {
-  const run = (fn: () => Promise<number>) => async () => {
-    process.exitCode = await fn().catch(reportError);
-  };
-  program
-    .command('kill <key>')
-    .description('Stop a live run before its next step (in-flight activities are cancelled); it ends `cancelled`.')
-    .requiredOption('--reason <why>', 'why it is being stopped (recorded on the run)')
-    .option('--who <name>', 'who stops it (default: $USER)')
-    .action((key: string, opts: { reason: string; who?: string }) => run(() => update(key, killUpdate, { who: who(opts), reason: opts.reason }))());
-  for (const [name, def] of [['approve', approveSignal], ['reject', rejectSignal]] as const) {
-    program
-      .command(`${name} <key>`)
-      .description(`${name === 'approve' ? 'Approve' : 'Reject'} the irreversible effect a run is waiting on.`)
-      .option('--who <name>', 'who decides (default: $USER)')
-      .option('--reason <why>', 'why')
-      .option('--effect-key <key>', 'the effect key being decided (refused if another one is waiting)')
-      .action((key: string, opts: { who?: string; reason?: string; effectKey?: string }) =>
-        run(() => decide(key, def, { who: who(opts), reason: opts.reason, effectKey: opts.effectKey }))(),
-      );
-  }
-  program
-    .command('rearm <key>')
-    .description('Delete a closed run (and the admission records of the events it took) so their next delivery starts afresh.')
-    .action((key: string) => run(() => rearm(key))());
+/** `wakegate kill <key> --reason R [--who W]`: the `kill` update; refused (exit 3) when the run is not open. */
+export function kill(key: string, opts: { reason: string; who?: string }): Promise<number> {
+  return update(key, killUpdate, { who: who(opts), reason: opts.reason });
+}
+
+/** `wakegate approve|reject <key> [--who] [--reason] [--effect-key]`. */
+export function decideCommand(decision: 'approve' | 'reject', key: string, opts: { who?: string; reason?: string; effectKey?: string }): Promise<number> {
+  return decide(key, decision === 'approve' ? approveSignal : rejectSignal, { who: who(opts), reason: opts.reason, effectKey: opts.effectKey });
 }

@@ -1,4 +1,3 @@
-import type { Command } from 'commander';
 import { loadConfig } from '../config/config';
 import { connectClient } from '../config/temporal';
 import { TERMINAL_REASONS } from '../workflows/types';
@@ -14,9 +13,10 @@ import {
   WakeTerminalReason,
   WakeTokens,
 } from '../workflows/search-attributes';
-import { ExitCode, printJson, reportError, UsageError } from './output';
+import { ExitCode, printJson, UsageError } from './output';
 
-interface RunsOptions {
+/** The options of `wakegate runs`, as commander parses them. */
+export interface RunsOptions {
   reason?: string;
   agent?: string;
   wakeKey?: string;
@@ -64,17 +64,4 @@ export async function listRuns(opts: RunsOptions): Promise<number> {
   } finally {
     await client.connection.close();
   }
-}
-
-export function registerRuns(program: Command): void {
-  program
-    .command('runs')
-    .description('List recent runs with trigger key, wake key, absorbed events, delivery ids, attempts, tokens, cost and terminal reason.')
-    .option('--reason <reason>', `only runs that ended so: ${TERMINAL_REASONS.join(', ')}`)
-    .option('--agent <agent>', 'only this agent')
-    .option('--wake-key <key>', 'only runs about this wake key (a campaign, repo:package)')
-    .option('--limit <n>', 'at most this many', '20')
-    .action(async (opts: RunsOptions) => {
-      process.exitCode = await listRuns(opts).catch(reportError);
-    });
 }

@@ -1,5 +1,4 @@
 import type { Client, ScheduleOverlapPolicy } from '@temporalio/client';
-import type { Command } from 'commander';
 import { loadConfig } from '../config/config';
 import { connectClient } from '../config/temporal';
 import type { ScheduleDefinition } from '../schedules/definition';
@@ -7,7 +6,7 @@ import { scheduleDefinitions } from '../schedules/definitions';
 import { backfillSchedule, describeSchedule, scheduleGaps, triggerSchedule } from '../schedules/inspect';
 import { syncSchedules } from '../schedules/sync';
 import { overlapFromName } from '../schedules/to-temporal';
-import { ExitCode, printJson, reportError, UsageError } from './output';
+import { ExitCode, printJson, UsageError } from './output';
 
 async function withClient(fn: (client: Client, taskQueue: string) => Promise<unknown>): Promise<number> {
   const config = loadConfig();
@@ -41,46 +40,32 @@ function timeOpt(flag: string, value: string): Date {
   return new Date(ms);
 }
 
-const run = (fn: () => Promise<number>) => async () => {
-  process.exitCode = await fn().catch(reportError);
-};
+/** `schedules sync [--prune]`: upsert the definitions in code; never unpauses. */
+export function syncCommand(opts: { prune?: boolean }): Promise<number> {
+  return withClient((client, taskQueue) => syncSchedules({ client, taskQueue, definitions: scheduleDefinitions, prune: !!opts.prune }));
+}
 
-/** `wakegate schedules sync|list|trigger|backfill|gaps`: one JSON object on stdout each. */
-export function registerSchedules(program: Command): void {
-  const cmd = program.command('schedules').description('Schedules in code (schedules/definitions.ts), held by Temporal Schedules.');
-  cmd
-    .command('sync')
-    .description('Upsert the schedules from code: create missing, update changed, never unpause; --prune removes dropped ones.')
-    .option('--prune', "delete wakegate's schedules that are no longer in code")
-    .action((opts: { prune?: boolean }) =>
-      run(() => withClient((client, taskQueue) => syncSchedules({ client, taskQueue, definitions: scheduleDefinitions, prune: !!opts.prune })))(),
-    );
-  cmd
-    .command('list')
-    .description('Per schedule: policy, next and recent runs, skipped/missed counts, buffer, paused state and note.')
-    .action(() => run(() => withClient(async (client) => ({ schedules: await Promise.all(scheduleDefinitions.map((d) => describeSchedule(client, d))) })))());
-  cmd
-    .command('trigger <id>')
-    .description("Run a schedule now, with the schedule's own overlap policy unless --overlap says otherwise.")
-    .option('--overlap <policy>', 'skip | buffer_one | buffer_all | cancel | terminate | allow_all')
-    .action((id: string, opts: { overlap?: string }) =>
-      run(() => withClient((client) => triggerSchedule(client, definitionOf(id).id, overlapOpt(opts.overlap))))(),
-    );
-  cmd
-    .command('backfill <id>')
-    .description("Run the windows in [start, end] now, with the schedule's own overlap policy unless --overlap says otherwise.")
-    .requiredOption('--start <iso>', 'first nominal time, ISO-8601 with zone')
-    .requiredOption('--end <iso>', 'last nominal time, ISO-8601 with zone')
-    .option('--overlap <policy>', 'skip | buffer_one | buffer_all | cancel | terminate | allow_all')
-    .action((id: string, opts: { start: string; end: string; overlap?: string }) =>
-      run(() =>
-        withClient((client) =>
-          backfillSchedule(client, definitionOf(id).id, timeOpt('--start', opts.start), timeOpt('--end', opts.end), overlapOpt(opts.overlap)),
-        ),
-      )(),
-    );
-  cmd
-    .command('gaps <id>')
-    .description('The durable records of windows that did not run (skipped by policy, missed while down).')
-    .action((id: string) => run(() => withClient((client) => scheduleGaps(client, definitionOf(id).id)))());
+/** `schedules list`: every schedule in code as Temporal holds it. */
+export function listCommand(): Promise<number> {
+  return withClient(async (client) => ({ schedules: await Promise.all(scheduleDefinitions.map((d) => describeSchedule(client, d))) }));
+}
+
+/** `schedules trigger <id> [--overlap P]`: arguments are checked before any connection is made. */
+export function triggerCommand(id: string, opts: { overlap?: string }): Promise<number> {
+  const scheduleId = definitionOf(id).id;
+  const overlap = overlapOpt(opts.overlap);
+  return withClient((client) => triggerSchedule(client, scheduleId, overlap));
+}
+
+/** `schedules backfill <id> --start ISO --end ISO [--overlap P]`. */
+export function backfillCommand(id: string, opts: { start: string; end: string; overlap?: string }): Promise<number> {
+  const scheduleId = definitionOf(id).id;
+  const [start, end, overlap] = [timeOpt('--start', opts.start), timeOpt('--end', opts.end), overlapOpt(opts.overlap)];
+  return withClient((client) => backfillSchedule(client, scheduleId, start, end, overlap));
+}
+
+/** `schedules gaps <id>`: the ledger's gap records. */
+export function gapsCommand(id: string): Promise<number> {
+  const scheduleId = definitionOf(id).id;
+  return withClient((client) => scheduleGaps(client, scheduleId));
 }

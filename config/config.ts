@@ -1,6 +1,7 @@
 import path from 'node:path';
 import { z } from 'zod';
 import { loadClientConnectConfig, type ClientConnectConfig } from '@temporalio/envconfig';
+import { ConfigError } from './errors';
 
 /**
  * wakegate's own settings, parsed once from the environment. Temporal connection settings follow
@@ -13,6 +14,8 @@ const Env = z.object({
   WAKEGATE_TASK_QUEUE: z.string().min(1).default('wakegate'),
   /** pino level for structured logs (stderr). */
   WAKEGATE_LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
+  /** Log lines for people (`pretty`, pino-pretty) or machines (`json`); `auto`: pretty when stderr is a terminal. */
+  WAKEGATE_LOG_FORMAT: z.enum(['auto', 'json', 'pretty']).default('auto'),
   /** How long a client waits for Temporal to answer before saying it is unreachable, in ms. */
   WAKEGATE_CONNECT_TIMEOUT_MS: z.coerce.number().int().positive().default(5000),
   /** Which model the agents call: `offline` (deterministic, no network) or `openai` (any OpenAI-compatible endpoint). */
@@ -101,9 +104,13 @@ export interface OutsideConfig {
   httpTimeoutMs: number;
 }
 
+/** How logs are written: see `WAKEGATE_LOG_FORMAT`. */
+export type LogFormat = z.infer<typeof Env>['WAKEGATE_LOG_FORMAT'];
+
 export interface Config {
   taskQueue: string;
   logLevel: z.infer<typeof Env>['WAKEGATE_LOG_LEVEL'];
+  logFormat: LogFormat;
   connectTimeoutMs: number;
   outside: OutsideConfig;
   /** Who a person's CLI action is recorded as by default (`USER`, else "operator"). */
@@ -112,10 +119,7 @@ export interface Config {
   temporal: Required<Pick<ClientConnectConfig, 'namespace'>> & ClientConnectConfig;
 }
 
-/** Thrown for a setting that does not parse; the message names the variable and the fix. */
-export class ConfigError extends Error {
-  override name = 'ConfigError';
-}
+export { ConfigError };
 
 /** Parse wakegate's settings from `env` (default: the process environment); a bad one throws {@link ConfigError} naming it. */
 export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
@@ -128,6 +132,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
   return {
     taskQueue: parsed.data.WAKEGATE_TASK_QUEUE,
     logLevel: parsed.data.WAKEGATE_LOG_LEVEL,
+    logFormat: parsed.data.WAKEGATE_LOG_FORMAT,
     connectTimeoutMs: parsed.data.WAKEGATE_CONNECT_TIMEOUT_MS,
     outside: outsideConfig(parsed.data),
     operator: parsed.data.USER,

@@ -1,10 +1,8 @@
 import { Client, Connection } from '@temporalio/client';
 import type { Config } from './config';
+import { TemporalUnreachableError } from './errors';
 
-/** Temporal did not answer: the message says where we looked and how to start a local server. */
-export class TemporalUnreachableError extends Error {
-  override name = 'TemporalUnreachableError';
-}
+export { TemporalUnreachableError };
 
 /** Connect a client, failing within `connectTimeoutMs` with a clear error instead of hanging. */
 export async function connectClient(config: Config): Promise<Client> {

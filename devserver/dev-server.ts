@@ -28,8 +28,10 @@ export interface DevServerOptions {
   port?: number;
   /** SQLite file; survives stop/start so a restart keeps the state. Default: a fresh temp file. */
   dbFilename?: string;
-  /** Serve the Web UI on this port; headless when absent. */
+  /** Serve the Web UI on this port; headless when absent (unless `ui`). */
   uiPort?: number;
+  /** Serve the Web UI on a free port (see {@link DevServer.uiUrl}); ignored when `uiPort` is given. */
+  ui?: boolean;
   namespace?: string;
   /** Namespace retention (Temporal duration, e.g. '720h'). */
   retention?: string;
@@ -48,6 +50,8 @@ export class DevServer {
   readonly port: number;
   readonly dbFilename: string;
   readonly namespace: string;
+  /** The Web UI's port, when the server serves it. */
+  readonly uiPort?: number;
   private child?: ChildProcess;
   private output = '';
 
@@ -55,18 +59,26 @@ export class DevServer {
     this.port = opts.port;
     this.dbFilename = opts.dbFilename;
     this.namespace = opts.namespace ?? 'default';
+    this.uiPort = opts.uiPort;
   }
 
   static async start(opts: DevServerOptions = {}): Promise<DevServer> {
     const port = opts.port ?? (await freePort());
+    const uiPort = opts.uiPort ?? (opts.ui ? await freePort() : undefined);
     const dbFilename = opts.dbFilename ?? path.join(mkdtempSync(path.join(tmpdir(), 'wakegate-dev-')), 'dev.db');
-    const server = new DevServer({ ...opts, port, dbFilename });
+    const server = new DevServer({ ...opts, port, uiPort, dbFilename });
     await server.up();
     return server;
   }
 
   get address(): string {
     return `127.0.0.1:${this.port}`;
+  }
+
+  /** The Web UI's base URL (`http://127.0.0.1:<uiPort>`); throws when the server runs headless. */
+  get uiUrl(): string {
+    if (this.uiPort === undefined) throw new Error('this dev server runs headless: start it with { ui: true } or a uiPort');
+    return `http://127.0.0.1:${this.uiPort}`;
   }
 
   /** Start (or restart after {@link stop}) the server process and wait until it answers. */
@@ -86,7 +98,7 @@ export class DevServer {
       '--sqlite-pragma', 'synchronous=normal',
       '--dynamic-config-value', 'frontend.enableUpdateWorkflowExecution=true',
       '--dynamic-config-value', 'frontend.enableUpdateWorkflowExecutionAsyncAccepted=true',
-      ...(this.opts.uiPort ? ['--ui-port', String(this.opts.uiPort)] : ['--headless']),
+      ...(this.uiPort !== undefined ? ['--ui-port', String(this.uiPort)] : ['--headless']),
       ...Object.entries(this.opts.dynamicConfig ?? {}).flatMap(([k, v]) => ['--dynamic-config-value', `${k}=${JSON.stringify(v)}`]),
       ...ALL_SEARCH_ATTRIBUTES.flatMap((k) => [
         '--search-attribute',

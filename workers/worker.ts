@@ -1,6 +1,7 @@
 import type { NativeConnection} from '@temporalio/worker';
-import { Worker, type WorkerOptions } from '@temporalio/worker';
+import { bundleWorkflowCode, Worker, type WorkerOptions } from '@temporalio/worker';
 import { createActivities } from '../activities';
+import { bundlerLogger } from './logger';
 
 export interface WakeWorkerOptions {
   connection: NativeConnection;
@@ -22,7 +23,9 @@ export async function createWakeWorker(opts: WakeWorkerOptions): Promise<Worker>
     namespace: opts.namespace,
     taskQueue: opts.taskQueue,
     activities: opts.activities ?? createActivities(),
-    ...(opts.workflowBundle ? { workflowBundle: opts.workflowBundle } : { workflowsPath: require.resolve('../workflows') }),
+    // Bundled here rather than by Worker.create so the bundler's report (webpack's module listing) is
+    // logged at debug, not info: it is for someone debugging the bundle, not for every start.
+    workflowBundle: opts.workflowBundle ?? (await bundleWorkflowCode({ workflowsPath: require.resolve('../workflows'), logger: bundlerLogger() })),
     ...(opts.identity ? { identity: opts.identity } : {}),
     shutdownGraceTime: opts.shutdownGraceTime ?? '10 seconds',
   });

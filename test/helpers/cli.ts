@@ -28,7 +28,8 @@ export function runCli(args: string[], env: Record<string, string> = {}, timeout
       child.kill('SIGKILL');
       reject(new Error(`wakegate ${args.join(' ')} timed out; stderr: ${stderr}`));
     }, timeoutMs);
-    child.on('exit', (code) => {
+    // 'close', not 'exit': under load the output can still be in the pipes when the process has exited.
+    child.on('close', (code) => {
       clearTimeout(timer);
       let json: Record<string, unknown> = {};
       try {

@@ -1,0 +1,171 @@
+import { after, before, describe, test } from 'node:test';
+import assert from 'node:assert/strict';
+import { accessSync, constants, mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { chromium, type BrowserContext, type Page } from 'playwright-core';
+import type { ScheduleTickResult } from '../workflows/schedule-types';
+import type { WakeResult } from '../workflows/types';
+import { runCli } from './helpers/cli';
+import { eventually, startDevEnv, unique, withWorker, type DevEnv } from './helpers/env';
+import { ticksOf } from './helpers/schedules';
+
+/**
+ * The Temporal Web UI, driven in a real browser (Debian's chromium through playwright-core; nothing
+ * is downloaded): a person pauses a wakegate schedule and triggers it from the UI's own pages, and
+ * the CLI shows it (`schedules list`) and respects it (`schedules sync` leaves it paused and says so).
+ */
+const CHROMIUM = '/usr/bin/chromium';
+const ID = 'canary-heartbeat'; // from schedules/definitions.ts
+const NOTE = `paused in the Web UI by ${unique('a-person')}`;
+
+/** A missing browser fails the test, loudly, with the command that installs it: never a skip. */
+function chromiumPath(): string {
+  try {
+    accessSync(CHROMIUM, constants.X_OK);
+    return CHROMIUM;
+  } catch {
+    throw new Error(`${CHROMIUM} is missing: install Debian's chromium with 'apt-get install chromium' (npm test does it through scripts/ensure-setup.sh --browser)`);
+  }
+}
+
+let env: DevEnv;
+before(async () => {
+  env = await startDevEnv({ ui: true });
+});
+after(async () => {
+  await env?.teardown();
+});
+
+async function launch(): Promise<{ context: BrowserContext; close: () => Promise<void> }> {
+  const profile = mkdtempSync(path.join(tmpdir(), 'wakegate-chromium-'));
+  const context = await chromium.launchPersistentContext(profile, {
+    executablePath: chromiumPath(),
+    headless: true,
+    viewport: { width: 1400, height: 1000 },
+    args: [
+      '--headless',
+      '--no-sandbox',
+      '--disable-gpu',
+      '--disable-quic',
+      '--no-first-run',
+      '--disable-background-networking',
+      '--disable-component-update',
+      '--disable-sync',
+    ],
+  });
+  return {
+    context,
+    close: async () => {
+      await context.close();
+      rmSync(profile, { recursive: true, force: true });
+    },
+  };
+}
+
+/** Run `step` on the page; on failure, keep a screenshot in the temp dir and name it in the error. */
+async function step<T>(page: Page, what: string, fn: () => Promise<T>): Promise<T> {
+  try {
+    return await fn();
+  } catch (err) {
+    const shot = path.join(mkdtempSync(path.join(tmpdir(), 'wakegate-web-ui-')), 'failure.png');
+    await page.screenshot({ path: shot, fullPage: true }).catch(() => undefined);
+    throw new Error(`Web UI: ${what} failed (screenshot: ${shot}): ${(err as Error).message}`);
+  }
+}
+
+describe('the Temporal Web UI, in a real browser', () => {
+  test('a schedule paused and triggered from the UI: list shows the pause and its note, sync keeps it paused, the triggered run happened', async () => {
+    chromiumPath();
+    const taskQueue = unique('web-ui');
+    const cliEnv = { TEMPORAL_ADDRESS: env.server.address, WAKEGATE_TASK_QUEUE: taskQueue };
+    await withWorker(env.nativeConnection, taskQueue, async () => {
+      const synced = await runCli(['schedules', 'sync'], cliEnv);
+      assert.equal(synced.code, 0, synced.stderr);
+      assert.ok((synced.json.created as string[]).includes(ID), JSON.stringify(synced.json));
+
+      let uiRun = '';
+      const browser = await launch();
+      try {
+        const page = await browser.context.newPage();
+        await page.goto(`${env.server.uiUrl}/namespaces/${env.server.namespace}/schedules/${ID}`);
+
+        await step(page, 'pause', async () => {
+          await page.getByRole('button', { name: 'Pause', exact: true }).click({ timeout: 60_000 });
+          const dialog = page.getByRole('dialog');
+          await dialog.getByTestId('pause-reason').fill(NOTE);
+          await dialog.getByRole('button', { name: 'Pause', exact: true }).click();
+          // The page now offers the opposite action: the UI itself shows the schedule paused.
+          await page.getByRole('button', { name: 'Unpause', exact: true }).waitFor({ timeout: 30_000 });
+        });
+
+        await step(page, 'trigger', async () => {
+          await page.getByRole('button', { name: 'Schedule Actions' }).click();
+          await page.getByRole('menuitem', { name: 'Trigger' }).click();
+          const dialog = page.getByRole('dialog');
+          // The UI offers the schedule's own overlap policy first; take it explicitly.
+          const own = dialog.getByRole('radio', { name: "Skip (Schedule's current policy)" });
+          await own.check();
+          assert.equal(await own.isChecked(), true);
+          await dialog.getByRole('button', { name: 'Trigger', exact: true }).click();
+          await dialog.waitFor({ state: 'hidden', timeout: 30_000 });
+        });
+
+        // The UI lists the triggered run among the schedule's recent runs (the tick workflow's link).
+        uiRun = await step(page, 'recent runs', async () => {
+          await eventually(
+            async () => {
+              await page.reload();
+              const tab = page.getByRole('tab', { name: /Recent Runs?$/ });
+              await tab.waitFor({ timeout: 30_000 });
+              return (await tab.innerText()).trim();
+            },
+            (text) => text === '1 Recent Run',
+            30_000,
+            'the triggered run in the UI',
+          );
+          return (await page.getByRole('link', { name: new RegExp(`^wakegate-tick/${ID}-`) }).innerText()).trim();
+        });
+      } finally {
+        await browser.close();
+      }
+
+      // The triggered run happened, through the tick and the gate, and ended success.
+      const [tick] = await eventually(
+        () => ticksOf(env.client, ID),
+        (t) => t.length === 1 && t[0]!.status.name === 'COMPLETED',
+        30_000,
+        'the tick the UI triggered',
+      );
+      const tickResult = (await env.client.workflow.getHandle(tick!.workflowId).result()) as ScheduleTickResult;
+      assert.equal(uiRun, tick!.workflowId, 'the UI shows the tick it triggered');
+      assert.equal(tickResult.outcome, 'run', JSON.stringify(tickResult));
+      const wake = (await env.client.workflow.getHandle(tickResult.run!.workflowId).result()) as WakeResult;
+      assert.equal(wake.terminalReason, 'success');
+      assert.equal(wake.agent, 'canary');
+
+      // `schedules list` reads everything from Temporal: the UI's pause, its note and the triggered run.
+      const list = await runCli(['schedules', 'list'], cliEnv);
+      assert.equal(list.code, 0, list.stderr);
+      const row = (list.json.schedules as Record<string, unknown>[]).find((s) => s.id === ID)!;
+      assert.equal(row.paused, true);
+      assert.equal(row.note, NOTE);
+      assert.deepEqual(
+        (row.recentRuns as { workflowId: string }[]).map((r) => r.workflowId),
+        [tick!.workflowId],
+      );
+      assert.equal((row.counts as { taken: number }).taken, 1);
+
+      // The next sync respects the person's pause: nothing to change from code, the pause reported, still paused.
+      const resync = await runCli(['schedules', 'sync'], cliEnv);
+      assert.equal(resync.code, 0, resync.stderr);
+      assert.deepEqual(resync.json.created, []);
+      assert.deepEqual(resync.json.updated, []);
+      assert.ok((resync.json.unchanged as string[]).includes(ID), JSON.stringify(resync.json));
+      assert.deepEqual(resync.json.paused, [{ id: ID, note: NOTE }]);
+      const desc = await env.client.schedule.getHandle(ID).describe();
+      assert.equal(desc.state.paused, true, 'sync never unpauses');
+      assert.equal(desc.state.note, NOTE);
+    });
+  });
+});
