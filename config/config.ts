@@ -12,6 +12,8 @@ import { ConfigError } from './errors';
 const Env = z.object({
   /** Task queue the wake workers poll. Scale out by starting more workers on it. */
   WAKEGATE_TASK_QUEUE: z.string().min(1).default('wakegate'),
+  /** Activity task polls a worker keeps open at once (Temporal's maxConcurrentActivityTaskPolls); default 5. */
+  WAKEGATE_ACTIVITY_POLLERS: z.coerce.number().int().min(1).max(100).default(5),
   /** pino level for structured logs (stderr). */
   WAKEGATE_LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
   /** Log lines for people (`pretty`, pino-pretty) or machines (`json`); `auto`: pretty when stderr is a terminal. */
@@ -109,6 +111,8 @@ export type LogFormat = z.infer<typeof Env>['WAKEGATE_LOG_FORMAT'];
 
 export interface Config {
   taskQueue: string;
+  /** Activity task polls one worker keeps open. */
+  activityPollers: number;
   logLevel: z.infer<typeof Env>['WAKEGATE_LOG_LEVEL'];
   logFormat: LogFormat;
   connectTimeoutMs: number;
@@ -131,6 +135,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
   const connect = loadClientConnectConfig({ overrideEnvVars: env as Record<string, string> });
   return {
     taskQueue: parsed.data.WAKEGATE_TASK_QUEUE,
+    activityPollers: parsed.data.WAKEGATE_ACTIVITY_POLLERS,
     logLevel: parsed.data.WAKEGATE_LOG_LEVEL,
     logFormat: parsed.data.WAKEGATE_LOG_FORMAT,
     connectTimeoutMs: parsed.data.WAKEGATE_CONNECT_TIMEOUT_MS,

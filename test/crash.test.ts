@@ -53,8 +53,8 @@ after(async () => {
   await env?.teardown();
 });
 
-const worker = async (taskQueue: string) => {
-  const w = spawnWorker({ TEMPORAL_ADDRESS: env.server.address, WAKEGATE_TASK_QUEUE: taskQueue, ...outsideEnv(standins) });
+const worker = async (taskQueue: string, extra: Record<string, string> = {}) => {
+  const w = spawnWorker({ TEMPORAL_ADDRESS: env.server.address, WAKEGATE_TASK_QUEUE: taskQueue, ...outsideEnv(standins), ...extra });
   workers.push(w);
   await w.ready;
   return w;
@@ -116,7 +116,10 @@ describe('crash windows with real worker processes (seed Test 1 and Test 2)', ()
       arrivedAt[i]!.resolve();
       await held[i]!.promise;
     };
-    const a = await worker(taskQueue);
+    // One open activity poll: when this worker is paused, its open polls can each swallow a retry of
+    // the commit (the server hands the task to a poll whose process is stopped), and with Temporal's
+    // default of five they could swallow every one of the commit's six attempts.
+    const a = await worker(taskQueue, { WAKEGATE_ACTIVITY_POLLERS: '1' });
     const started = await new Gate({ client: env.client, taskQueue, registry: defaultRegistry(quickAgents()) }).admit({
       source: 'deps', entity: `${repo}:vite`, type: 'release.published', occurredAt: '2026-12-02T09:00:00Z', payload: { repo, package: 'vite', from: '7.0.0', to: '7.1.0' },
     });

@@ -14,6 +14,8 @@ export interface WakeWorkerOptions {
   identity?: string;
   /** How long in-flight activities may finish on shutdown before they are cancelled. */
   shutdownGraceTime?: WorkerOptions['shutdownGraceTime'];
+  /** Activity task polls kept open at once (Temporal's default 5). */
+  activityPollers?: number;
 }
 
 /** A worker that runs wake workflows and their activities on one task queue. Scale out by running more. */
@@ -28,5 +30,6 @@ export async function createWakeWorker(opts: WakeWorkerOptions): Promise<Worker>
     workflowBundle: opts.workflowBundle ?? (await bundleWorkflowCode({ workflowsPath: require.resolve('../workflows'), logger: bundlerLogger() })),
     ...(opts.identity ? { identity: opts.identity } : {}),
     shutdownGraceTime: opts.shutdownGraceTime ?? '10 seconds',
+    ...(opts.activityPollers ? { maxConcurrentActivityTaskPolls: opts.activityPollers } : {}),
   });
 }
