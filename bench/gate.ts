@@ -77,7 +77,7 @@ async function main(): Promise<void> {
         decisions[a.decision] = (decisions[a.decision] ?? 0) + 1;
         return a;
       });
-      const workflowId = stormGate.key({ source: 'ping', entity, type: 'storm', occurredAt, payload: { holdMs: 3000 } }).input.eventKey;
+      const workflowId = stormGate.key({ source: 'ping', entity, type: 'storm', occurredAt, payload: { holdMs: 3000 } }).input.runKey;
       await client.workflow.getHandle(workflowId).result();
       await new Promise((r) => setTimeout(r, 1500)); // let visibility catch up before counting
       const executions = (await client.workflow.count(`WorkflowId = "${workflowId}"`)).count;
