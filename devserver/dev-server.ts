@@ -7,6 +7,7 @@ import path from 'node:path';
 import { TypedSearchAttributes } from '@temporalio/common';
 import { ALL_SEARCH_ATTRIBUTES } from '../workflows/search-attributes';
 import { temporalCliPath } from './binaries';
+import { stopProcess } from './process';
 
 const execFileAsync = promisify(execFile);
 
@@ -148,11 +149,7 @@ export class DevServer {
   async stop(): Promise<void> {
     const child = this.child;
     if (!child) return;
-    const exited = new Promise<void>((r) => child.once('exit', () => r()));
-    child.kill('SIGTERM');
-    const timer = setTimeout(() => child.kill('SIGKILL'), 10_000);
-    await exited;
-    clearTimeout(timer);
+    await stopProcess(child);
     this.child = undefined;
   }
 }

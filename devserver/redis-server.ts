@@ -5,6 +5,7 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { MissingBinaryError } from './binaries';
 import { freePort } from './dev-server';
+import { stopProcess } from './process';
 
 const CANDIDATES = ['/usr/bin/redis-server', '/usr/local/bin/redis-server'];
 
@@ -92,11 +93,7 @@ export class RedisServer {
   async stop(): Promise<void> {
     const child = this.child;
     if (!child) return;
-    const exited = new Promise<void>((r) => child.once('exit', () => r()));
-    child.kill('SIGTERM');
-    const timer = setTimeout(() => child.kill('SIGKILL'), 10_000);
-    await exited;
-    clearTimeout(timer);
+    await stopProcess(child);
     this.child = undefined;
   }
 }

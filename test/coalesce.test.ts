@@ -9,7 +9,7 @@ import { builtinAgents, withPolicies, type AgentRegistry } from '../agents/regis
 import { createActivities } from '../activities';
 import { standinOutside } from './helpers/outside';
 import { defaultRegistry } from '../triggers/registry';
-import { approveSignal, coalescerQuery, statusQuery } from '../workflows/messages';
+import { approveSignal, coalescerQuery, offerUpdate, statusQuery } from '../workflows/messages';
 import type { WakeResult, WakeStatus } from '../workflows/types';
 import type { EffectOutcome } from '../workflows/contracts';
 import { startStandins, type Standins } from '../standins';
@@ -294,6 +294,27 @@ describe('one wake per thing, from every direction', () => {
       assert.equal(standins.channel.messages.filter((m) => m.text.includes(campaign)).length, 1);
       await env.client.schedule.getHandle(def.id).delete();
     }, { activities: activitiesFor(builtinAgents) });
+  });
+
+  test('an offer repeated by another admission run (past the remembered answers) never puts a pending event in a batch twice', async () => {
+    const agents = coalescing('canary', { debouncePeriodMs: 5000, maxWaitMs: 20_000 });
+    const taskQueue = unique('reoffer');
+    const gate = gateFor(taskQueue, agents);
+    const entity = unique('once');
+    await withWorker(env.nativeConnection, taskQueue, async () => {
+      const first = await gate.admit(ping(entity, 'only'));
+      assert.equal(first.decision, 'started');
+      const coalescer = env.client.workflow.getHandle(first.coalescerId!);
+      // The same event offered again as a retry from an unknown record run would be: the remembered
+      // answers do not match it, so only the pending batch's own membership keeps it single.
+      const pending = (await coalescer.query(coalescerQuery)).state.pending!;
+      const again = await coalescer.executeUpdate(offerUpdate, { args: [[{ event: pending.events[0]!, admissionRunId: 'another-run' }]] });
+      assert.equal(again[0]!.decision, 'started');
+      assert.equal(again[0]!.runKey, first.workflowId);
+      assert.equal((await coalescer.query(coalescerQuery)).state.pending!.events.length, 1, 'the event is in its batch once');
+      const result = await awaitRun(env.client, first);
+      assert.equal(result.absorbed!.length, 1);
+    }, { activities: activitiesFor(agents) });
   });
 
   test('a trigger without a coalescing policy stays on the one-call path', async () => {
