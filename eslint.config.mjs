@@ -66,7 +66,7 @@ export default tseslint.config(
               message: 'Import activities with `import type` only (their wire types live in workflows/contracts.ts).',
             },
             {
-              group: ['**/config', '**/config/**', '**/gate', '**/gate/**', '**/cli', '**/cli/**', '**/workers', '**/workers/**', '**/devserver', '**/devserver/**', '**/ingress', '**/ingress/**', '**/standins', '**/standins/**', '**/schedules', '**/schedules/**', '**/triggers', '**/triggers/**'],
+              group: ['**/config', '**/config/**', '**/gate', '**/gate/**', '**/cli', '**/cli/**', '**/workers', '**/workers/**', '**/devserver', '**/devserver/**', '**/ingress', '**/ingress/**', '**/standins', '**/standins/**', '**/schedules', '**/schedules/**', '**/triggers', '**/triggers/**', '**/supervisor/**'],
               message: 'Workflows may not import process-side modules: pass what they need as input or through an activity.',
             },
             {

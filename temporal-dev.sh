@@ -43,6 +43,7 @@ SEARCH_ATTRIBUTES=(
   WakeTokens=Int
   WakeCostUsd=Double
   WakeOccurredAt=Datetime
+  WakeHeld=Keyword
 )
 
 die() { echo "temporal-dev: $*" >&2; exit 1; }

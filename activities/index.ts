@@ -11,9 +11,17 @@ import { OpenAIModel } from './model/openai';
 import type { Activities } from '../workflows/contracts';
 import type { Model } from './model/types';
 import { createRunActivities } from './run';
+import { createSupervisorActivities } from './supervisor';
+import { pagerDutyPager, type Pager } from '../supervisor/pager';
+import { supervisorPolicy } from '../supervisor/policy';
+import type { SupervisorPolicy } from '../workflows/supervisor-types';
 
 export interface ActivityDeps {
   outside?: OutsideConfig;
+  /** The supervisor's policy (default: supervisor/policy.ts). */
+  supervisor?: SupervisorPolicy;
+  /** Where the supervisor pages (default: PagerDuty Events API v2 at the configured URL, the local stand-in by default). */
+  pager?: Pager;
   agents?: AgentRegistry;
   /** A model to use instead of the configured one. */
   model?: Model;
@@ -34,10 +42,15 @@ export function createActivities(deps: ActivityDeps = {}): Activities {
     pulls: pullRequestAdapter(outside),
   };
   checkAdapters(agents, adapters);
+  const { runVerdict, ...supervisor } = createSupervisorActivities({
+    policy: deps.supervisor ?? supervisorPolicy,
+    pager: deps.pager ?? pagerDutyPager({ url: outside.pager.url, routingKey: outside.pager.routingKey, timeoutMs: outside.httpTimeoutMs }),
+  });
   return {
     ...createCoalesceActivities(),
     ...createScheduleActivities(),
-    ...createRunActivities({ agents, model, outside }),
+    ...createRunActivities({ agents, model, outside, runVerdict }),
+    ...supervisor,
     ...createCommitActivity(agents, adapters),
   };
 }

@@ -41,6 +41,10 @@ const Env = z.object({
   WAKEGATE_PR_BASE: z.string().min(1).default('main'),
   /** Campaign dashboards the reporter reads (stand-in base URL). */
   WAKEGATE_DASHBOARD_URL: z.string().url().default('http://127.0.0.1:7304'),
+  /** Where the supervisor pages: a PagerDuty Events API v2 endpoint (the local stand-in by default; https://events.pagerduty.com/v2/enqueue for PagerDuty). */
+  WAKEGATE_PAGER_URL: z.string().url().default('http://127.0.0.1:7305/v2/enqueue'),
+  /** The PagerDuty integration's routing key (any value for the stand-in). */
+  WAKEGATE_PAGER_ROUTING_KEY: z.string().min(1).max(64).default('wakegate-local-stand-in'),
   /** HTTP timeout of one provider call, ms. */
   WAKEGATE_HTTP_TIMEOUT_MS: z.coerce.number().int().positive().default(10_000),
   /** Who a CLI kill, approval or rejection is recorded as when `--who` is not given. */
@@ -103,6 +107,8 @@ export interface OutsideConfig {
   exportUrl: string;
   pulls: { adapter: 'local' | 'github'; url: string; token: string; base: string };
   dashboardUrl: string;
+  /** The supervisor's pager (PagerDuty Events API v2, or the stand-in that speaks it). */
+  pager: { url: string; routingKey: string };
   httpTimeoutMs: number;
 }
 
@@ -183,6 +189,7 @@ function outsideConfig(e: z.infer<typeof Env>): OutsideConfig {
     exportUrl: e.WAKEGATE_EXPORT_URL,
     pulls: { adapter: e.WAKEGATE_PR_ADAPTER, url: e.WAKEGATE_PR_URL, token: e.GITHUB_TOKEN, base: e.WAKEGATE_PR_BASE },
     dashboardUrl: e.WAKEGATE_DASHBOARD_URL,
+    pager: { url: e.WAKEGATE_PAGER_URL, routingKey: e.WAKEGATE_PAGER_ROUTING_KEY },
     httpTimeoutMs: e.WAKEGATE_HTTP_TIMEOUT_MS,
   };
 }

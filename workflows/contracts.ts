@@ -1,3 +1,4 @@
+import type { PageRequest, RunObservation, RunVerdict } from './supervisor-types';
 import type { AgentPolicy, EffectPolicy } from '../agents/policy';
 import type { AdmissionInput, OfferAnswer } from './coalesce-types';
 import type { TickReport, WindowRunResult } from './schedule-types';
@@ -128,7 +129,7 @@ export interface RunWindowInput {
 /** The run's activities (activities/run.ts). */
 export interface RunActivities {
   /** The agent's plain-JSON policy and the run's payload merged from every event it absorbed. Unknown agent → non-retryable. */
-  prepareRun(input: { agent: string; payloads: Record<string, unknown>[] }): Promise<{ policy: AgentPolicy; payload: Record<string, unknown> }>;
+  prepareRun(input: { agent: string; payloads: Record<string, unknown>[] }): Promise<{ policy: AgentPolicy; payload: Record<string, unknown>; verdict?: RunVerdict }>;
   /** One model turn, one attempt; heartbeats while it waits. */
   modelCall(req: ModelRequest): Promise<ModelReply & { attempt: number }>;
   /** One call of one of the agent's read-only tools; heartbeats with its progress. */
@@ -159,5 +160,19 @@ export interface ScheduleActivities {
   reportTick(input: { scheduleId: string; report: TickReport }): Promise<void>;
 }
 
+/** The supervisor's activities (activities/supervisor.ts) and a held run's re-check. */
+export interface SupervisorActivities {
+  /** Runs of this task queue that closed in (fromMs, toMs], oldest first, at most `limit`. */
+  observeRuns(input: { taskQueue: string; fromMs: number; toMs: number; limit: number }): Promise<RunObservation>;
+  /** Send one page; its dedup key makes a retried send one incident. */
+  sendPage(page: PageRequest): Promise<{ dedupKey: string; status: string }>;
+  /** Kill the live (not held) runs of this task queue, of the agents named (all when absent). */
+  stopLiveRuns(input: { taskQueue: string; agents?: string[]; who: string; reason: string }): Promise<{ stopped: number; held: number }>;
+  /** Tell held runs (of one agent, or all) to re-check the supervisor now. */
+  nudgeHeld(input: { taskQueue: string; agent?: string }): Promise<{ nudged: number }>;
+  /** A held run asks again: run, stay held, or discarded. */
+  recheckHold(input: { agent: string; hold: 'halted' | 'cap'; heldAtMs: number }): Promise<RunVerdict>;
+}
+
 /** Every activity a wakegate worker registers. */
-export type Activities = RunActivities & CommitActivities & CoalesceActivities & ScheduleActivities;
+export type Activities = RunActivities & CommitActivities & CoalesceActivities & ScheduleActivities & SupervisorActivities;

@@ -6,3 +6,4 @@ export { scheduleTickWorkflow } from './schedule-tick';
 export { scheduleLedgerWorkflow } from './schedule-ledger';
 export { fixedDelayWorkflow } from './fixed-delay';
 export { subagentWorkflow } from './subagent';
+export { supervisorWorkflow } from './supervisor';

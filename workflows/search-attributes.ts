@@ -22,6 +22,8 @@ export const WakeAttempts = defineSearchAttributeKey('WakeAttempts', SearchAttri
 export const WakeTokens = defineSearchAttributeKey('WakeTokens', SearchAttributeType.INT);
 export const WakeCostUsd = defineSearchAttributeKey('WakeCostUsd', SearchAttributeType.DOUBLE);
 export const WakeOccurredAt = defineSearchAttributeKey('WakeOccurredAt', SearchAttributeType.DATETIME);
+/** Held by the supervisor: `halted` (a person releases it) or `cap` (runs when the window slides); `released` or `discarded` after. */
+export const WakeHeld = defineSearchAttributeKey('WakeHeld', SearchAttributeType.KEYWORD);
 
 export const ALL_SEARCH_ATTRIBUTES = [
   WakeEventKey,
@@ -38,6 +40,7 @@ export const ALL_SEARCH_ATTRIBUTES = [
   WakeTokens,
   WakeCostUsd,
   WakeOccurredAt,
+  WakeHeld,
 ] as const;
 
 /** Search attribute values are size-limited; delivery ids past this count are kept in the run's state only. */

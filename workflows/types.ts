@@ -1,10 +1,11 @@
 /** Plain-JSON types shared by the gate, the wake workflow and its callers. */
+import type { HoldRecord } from './supervisor-types';
 
 /**
  * How a run ended. Recorded on the run (search attribute WakeTerminalReason and the result).
  * `failed` is for defects; every other reason is a deliberate outcome.
  */
-export const TERMINAL_REASONS = ['success', 'no_op', 'budget_exhausted', 'blocked', 'escalated', 'cancelled', 'failed'] as const;
+export const TERMINAL_REASONS = ['success', 'no_op', 'budget_exhausted', 'blocked', 'escalated', 'cancelled', 'discarded', 'failed'] as const;
 export type TerminalReason = (typeof TERMINAL_REASONS)[number];
 
 /**
@@ -92,6 +93,8 @@ export interface WakeResult {
   skippedOverflow?: number;
   /** Cancelled by its coalescer (overlap `cancel`): the run that restarted on the newest state, with this run's events. */
   supersededBy?: string;
+  /** Held by the supervisor before its first step: why, since when, and who let it go (or discarded it). */
+  held?: HoldRecord;
 }
 
 /** What the `status` query answers while a run is open. */
@@ -108,12 +111,20 @@ export interface WakeStatus {
   usage?: BudgetUsage;
   /** The irreversible effect waiting for a person, if any. */
   awaitingApproval?: { effectKey: string; effect: string; summary: string };
+  /** Held by the supervisor (phase `held`), or was. */
+  held?: HoldRecord;
 }
 
 /** A kill request: who stopped the run and why (recorded on the result). */
 export interface KillRequest {
   who: string;
   reason: string;
+  /**
+   * Sent by the supervisor's halt (or a trip that stops runs): a run that has not begun its work
+   * (loading, or held) is held for a person's release instead of cancelled. A halt stops admitting;
+   * a run that was not yet admitted to work is a wake that arrived, and held wakes are kept.
+   */
+  halt?: boolean;
 }
 
 /** A person's decision on an irreversible effect waiting for approval. */
@@ -128,6 +139,8 @@ export interface ApprovalDecision {
 export interface UpdateAck {
   accepted: true;
   phase: string;
+  /** A halt reached the run before its work: it is held, not cancelled. */
+  held?: boolean;
 }
 
 /** What a run consumed, per budget dimension (wall clock in ms). */
