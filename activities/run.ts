@@ -4,6 +4,7 @@ import type { AgentRegistry } from '../agents/registry';
 import type { OutsideConfig } from '../config/config';
 import { withHeartbeat } from './heartbeat';
 import type { RunActivities } from '../workflows/contracts';
+import type { RunVerdict } from '../workflows/supervisor-types';
 import { FailureType } from '../workflows/failures';
 import type { Model } from './model/types';
 
@@ -15,17 +16,26 @@ export function agentOf(agents: AgentRegistry, name: string) {
 }
 
 /** The run's activities: the agent's policy and payload, the model, the agent's tools. */
-export function createRunActivities(opts: { agents: AgentRegistry; model: Model; outside: OutsideConfig }): RunActivities {
+export function createRunActivities(opts: {
+  agents: AgentRegistry;
+  model: Model;
+  outside: OutsideConfig;
+  /** The supervisor's word on a run about to start (activities/supervisor.ts). */
+  runVerdict: (taskQueue: string, agent: string) => Promise<RunVerdict>;
+}): RunActivities {
   const { agents, model, outside } = opts;
   return {
     /**
      * The named agent's policy (plain JSON, so the workflow gets it through history) and the payload
      * the run works on, merged by the agent's own `mergePayload` from every event the run absorbed
-     * (one on the one-call path). Unknown agent → non-retryable.
+     * (one on the one-call path), and the supervisor's verdict: run, or hold (the breaker is open, or
+     * a rolling cap is full; the run re-checks at its first step, whatever the gate read). Unknown
+     * agent → non-retryable.
      */
     async prepareRun({ agent, payloads }) {
       const def = agentOf(agents, agent);
-      return { policy: def.policy, payload: def.mergePayload(payloads.map((payload) => ({ payload }))) };
+      const verdict = await opts.runVerdict(activityInfo().taskQueue, agent);
+      return { policy: def.policy, payload: def.mergePayload(payloads.map((payload) => ({ payload }))), verdict };
     },
 
     /** One model turn. Heartbeats while it waits, so a kill cancels it mid-call. Returns the reply with honest usage. */

@@ -109,7 +109,11 @@ export async function emit(opts: EmitOptions): Promise<number> {
   const [{ connectClient }, { Gate }] = await Promise.all([import('../config/temporal.js'), import('../gate/gate.js')]);
   const client = await connectClient(config);
   try {
-    const answer = await new Gate({ client, taskQueue: config.taskQueue, registry }).admitKeyed(keyed);
+    const gate = new Gate({ client, taskQueue: config.taskQueue, registry });
+    const answer = await gate.admitKeyed(keyed).finally(() => gate.close().catch(() => undefined));
+    for (const w of answer.wakes) {
+      if (w.held) process.stderr.write(`wakegate: ${w.agent}: held by the supervisor (${w.held.reason}); it runs once a person releases it: npx wakegate supervisor status\n`);
+    }
     if (isRefusal(answer.decision)) {
       printJson(answer);
       process.stderr.write(`wakegate: ${answer.decision}: ${answer.message}\n`);

@@ -14,8 +14,12 @@ import type { WakeResult } from '../workflows/types';
  * - `accepted`: durably recorded, but no worker has decided it yet (the answer would have kept the
  *   caller waiting); it will be decided as soon as a worker polls.
  * - `mismatch`: the event key was used with different inputs (fingerprint); refused, nothing started.
+ * - `held`: the run was started (durably, deduplicated as ever) while the supervisor is halted: it
+ *   waits before its first step until a person releases it (`held` says why).
+ * - `refused`: the agent is over a rolling cap and its supervisor policy is `refuse`: nothing was
+ *   started; send it again later (HTTP 429 with Retry-After; the queue redelivers it).
  */
-export type Decision = 'started' | 'coalesced' | 'skipped' | 'in_progress' | 'completed' | 'stale' | 'accepted' | 'mismatch';
+export type Decision = 'started' | 'coalesced' | 'skipped' | 'in_progress' | 'completed' | 'stale' | 'accepted' | 'mismatch' | 'held' | 'refused';
 
 /** One agent's answer. */
 export interface WakeAnswer {
@@ -39,8 +43,10 @@ export interface WakeAnswer {
   original?: Decision;
   /** The stored result, for `completed`. */
   result?: WakeResult;
-  /** For `mismatch` (and a failed run): why, in words. */
+  /** For `mismatch`, `refused` (and a failed run): why, in words. */
   message?: string;
+  /** Admitted while the supervisor was halted or draining: the new run waits before its first step. */
+  held?: { mode: string; tripId?: number; reason: string };
 }
 
 /**
@@ -57,7 +63,7 @@ export interface GateAnswer extends WakeAnswer {
 
 /** Decisions that refuse the delivery: the CLI exits non-zero, an HTTP ingress answers 4xx. */
 export function isRefusal(decision: Decision): boolean {
-  return decision === 'mismatch';
+  return decision === 'mismatch' || decision === 'refused';
 }
 
 /** Decisions after which no new work exists for the event: nothing to wait for. */

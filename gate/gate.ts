@@ -7,6 +7,8 @@ import { DeliveryBatcher } from './delivery-batcher';
 import { keyEvent, type KeyedEvent, type PlannedWake } from './key-event';
 import { admitOneCall } from './one-call';
 import type { PathContext } from './path-context';
+import { SupervisorLink } from '../supervisor/link';
+import { supervisorPolicy } from '../supervisor/policy';
 
 export { keyEvent, type KeyedEvent };
 
@@ -16,6 +18,8 @@ export interface GateOptions {
   registry: TriggerRegistry;
   /** How long a delivery on the coalescing path waits for its decision before it is answered `accepted`, ms. Default 10 s. */
   decisionWaitMs?: number;
+  /** This process's line to the supervisor (default: one of its own, with the policy in supervisor/policy.ts). */
+  supervisor?: SupervisorLink;
 }
 
 /** What followers of an in-flight admission are answered, from the leader's answer. */
@@ -25,6 +29,7 @@ const FOLLOWER: Partial<Record<WakeAnswer['decision'], WakeAnswer['decision']>> 
   skipped: 'skipped',
   in_progress: 'in_progress',
   accepted: 'in_progress',
+  held: 'in_progress',
 };
 
 /**
@@ -40,6 +45,7 @@ const FOLLOWER: Partial<Record<WakeAnswer['decision'], WakeAnswer['decision']>> 
 export class Gate {
   private readonly inFlight = new Map<string, Promise<WakeAnswer>>();
   private readonly ctx: PathContext;
+  readonly supervisor: SupervisorLink;
 
   constructor(private readonly opts: GateOptions) {
     this.ctx = {
@@ -48,6 +54,12 @@ export class Gate {
       deliveries: new DeliveryBatcher(opts.client),
       decisionWaitMs: opts.decisionWaitMs ?? 10_000,
     };
+    this.supervisor = opts.supervisor ?? new SupervisorLink({ client: opts.client, taskQueue: opts.taskQueue, policy: supervisorPolicy });
+  }
+
+  /** Send the wake counts this gate still holds to the supervisor (a one-shot caller, the CLI, before it exits). */
+  close(): Promise<void> {
+    return this.supervisor.close();
   }
 
   /** Validate and key an event without touching Temporal. Throws {@link GateInputError}. */
@@ -107,8 +119,31 @@ export class Gate {
     }
   }
 
-  private resolve({ agent, input }: PlannedWake): Promise<WakeAnswer> {
+  /**
+   * The supervisor's part at the gate, off Temporal's path: a cached read of its memo and a count
+   * sent in batches. Halted: the wake is admitted as ever (durable, deduplicated) and its run holds
+   * at its first step; the answer says so. Over a cap with policy `refuse`: refused, nothing started.
+   */
+  private async resolve({ agent, input }: PlannedWake): Promise<WakeAnswer> {
+    const name = agent.policy.name;
+    const memo = await this.supervisor.memo();
+    if (memo.mode === 'armed' && memo.capsFull.includes(name) && this.supervisor.policy.overCap[name] === 'refuse') {
+      return {
+        decision: 'refused',
+        agent: name,
+        wakeKey: input.wakeKey,
+        workflowId: input.runKey,
+        message: `${name} is over a rolling cap and its supervisor policy is refuse: nothing was started; send it again later (npx wakegate supervisor status)`,
+      };
+    }
+    this.supervisor.noteWake(name);
     const policy = agent.policy.coalesce;
-    return policy ? admitCoalesced(this.ctx, input, policy) : admitOneCall(this.ctx, input);
+    const answer = await (policy ? admitCoalesced(this.ctx, input, policy) : admitOneCall(this.ctx, input));
+    if (memo.mode === 'armed' || (answer.decision !== 'started' && answer.decision !== 'coalesced')) return answer;
+    return {
+      ...answer,
+      ...(answer.decision === 'started' ? { decision: 'held' as const } : {}),
+      held: { mode: memo.mode, ...(memo.tripId !== undefined ? { tripId: memo.tripId } : {}), reason: memo.tripReason ?? memo.mode },
+    };
   }
 }

@@ -15,10 +15,12 @@ export const errorBody = (code: string, message: string, issues?: { path: string
  * answers once Temporal has the event (a started run, an open or finished run that holds the key,
  * or, as the gate grows, a coalescer that absorbed it). A refusal is 409 for `mismatch` (the key
  * was used with other inputs, like Stripe's idempotency error) and 422 for any other refusing
- * decision. Decisions pass through unchanged.
+ * decision, except the supervisor's `refused` (over a rolling cap): 429, to be sent again after
+ * Retry-After. Decisions pass through unchanged.
  */
-export function statusOf(answer: GateAnswer): 202 | 409 | 422 {
+export function statusOf(answer: GateAnswer): 202 | 409 | 422 | 429 {
   if (!isRefusal(answer.decision)) return 202;
+  if (answer.decision === 'refused') return 429;
   return answer.decision === 'mismatch' ? 409 : 422;
 }
 

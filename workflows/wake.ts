@@ -33,6 +33,8 @@ import { prepareRun } from './run/proxies';
 import { runAgentLoop } from './run/agent-loop';
 import { newPool } from './run/budget';
 import { newRunState, type RunOutcome } from './run/state';
+import { haltVerdict, holdIfSupervised, NOT_YET_WORKING } from './run/hold';
+import type { HoldRecord } from './supervisor-types';
 
 /** Workflow time (replayed from history, so deterministic); the wall-clock budget is measured in it. */
 // eslint-disable-next-line no-restricted-syntax
@@ -64,6 +66,8 @@ export async function wakeWorkflow(input: WakeInput): Promise<WakeResult> {
   let deliveryCount = 1;
   let indexDirty = false;
   let killedBy: KillRequest | undefined;
+  let haltedBeforeWork: KillRequest | undefined;
+  const held: { record?: HoldRecord } = {};
   let done = false;
   const state = newRunState(workflowInfo().runStartTime.getTime());
   const runScope = new CancellationScope();
@@ -105,10 +109,15 @@ export async function wakeWorkflow(input: WakeInput): Promise<WakeResult> {
     deliveryCount,
     usage: usage(),
     awaitingApproval: state.approval.pending,
+    ...(held.record ? { held: held.record } : {}),
   }));
   setHandler(
     killUpdate,
     (req) => {
+      if (req.halt && NOT_YET_WORKING.has(state.phase)) {
+        haltedBeforeWork = req;
+        return { accepted: true, phase: state.phase, held: true };
+      }
       killedBy = req;
       runScope.cancel();
       return { accepted: true, phase: state.phase };
@@ -214,6 +223,7 @@ export async function wakeWorkflow(input: WakeInput): Promise<WakeResult> {
       ...(input.absorbed ? { absorbed, ...(input.absorbedOverflow ? { absorbedOverflow: input.absorbedOverflow } : {}) } : {}),
       ...(input.coalescerId ? { skipped, ...(skippedOverflow ? { skippedOverflow } : {}) } : {}),
       ...(supersededBy ? { supersededBy } : {}),
+      ...(held.record ? { held: held.record } : {}),
     };
   };
 
@@ -221,7 +231,12 @@ export async function wakeWorkflow(input: WakeInput): Promise<WakeResult> {
     const outcome = await runScope.run(async (): Promise<RunOutcome> => {
       state.phase = 'loading';
       // The agent's policy and the payload it works on (merged by the agent from every absorbed event), through history.
-      const { policy, payload } = await prepareRun({ agent: input.agent, payloads: input.absorbed?.map((e) => e.payload ?? {}) ?? [input.payload] });
+      const { policy, payload, verdict } = await prepareRun({ agent: input.agent, payloads: input.absorbed?.map((e) => e.payload ?? {}) ?? [input.payload] });
+      // The supervisor's word before any token is spent: a held run waits here until it is let go.
+      // A halt that reached the run before its work holds it, whatever an older read of the supervisor said.
+      const first = verdict && haltedBeforeWork ? haltVerdict(haltedBeforeWork, verdict) : verdict;
+      const discarded = await holdIfSupervised(input.agent, first, state, held);
+      if (discarded) return discarded;
       state.pool = newPool(policy.budget);
       return runAgentLoop({ ...input, payload }, policy, state, state.pool, workflowNow());
     });

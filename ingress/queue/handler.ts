@@ -17,7 +17,7 @@ export interface QueueHandlerOptions {
  * The queue trigger's handler, the same for every broker: a message body is the event without its
  * source (`{entity, type, occurredAt, payload, version?, deliveryId?}`); its source is the stream
  * it came from. `ack` only after the gate returned (Temporal durably has the event, or already had
- * it); bad input and refusals are dead-lettered at once with the reason (retrying cannot help);
+ * it); a supervisor's `refused` (over a cap) is left for redelivery; bad input and other refusals are dead-lettered at once with the reason (retrying cannot help);
  * anything else is left for redelivery, and dead-lettered after `maxAttempts` deliveries.
  */
 export function queueHandler(opts: QueueHandlerOptions): MessageHandler {
@@ -34,6 +34,8 @@ export function queueHandler(opts: QueueHandlerOptions): MessageHandler {
     const event = { deliveryId: `queue:${message.source}:${message.id}`, ...fields, source: message.source };
     try {
       const answer = await opts.client.withDeadline(Date.now() + opts.temporalTimeoutMs, () => opts.gate.admit(event));
+      // Over a cap with policy refuse: left in the stream, redelivered later (the window slides).
+      if (answer.decision === 'refused') return { kind: 'retry', reason: `refused: ${answer.message ?? 'over a rolling cap'}` };
       if (isRefusal(answer.decision)) return { kind: 'dead', reason: `${answer.decision}: ${answer.message ?? 'refused by the gate'}` };
       return { kind: 'ack', decision: answer.decision };
     } catch (err) {

@@ -42,3 +42,9 @@ export const { commitEffect } = proxyActivities<Activities>({
   heartbeatTimeout: '5 seconds',
   retry: { initialInterval: '1 second', maximumAttempts: 6, nonRetryableErrorTypes: [FailureType.EffectAmbiguous, FailureType.ProviderRejected, FailureType.UnknownAgent, FailureType.UnknownEffect] },
 });
+
+/** A held run asks the supervisor again (its worker's cached read of the supervisor, and a permit when a cap held it). */
+export const { recheckHold } = proxyActivities<Activities>({
+  startToCloseTimeout: '10 seconds',
+  retry: { initialInterval: '1 second', maximumAttempts: 5 },
+});

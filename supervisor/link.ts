@@ -1,0 +1,222 @@
+import { WorkflowNotFoundError, type Client } from '@temporalio/client';
+import { supervisorId } from '../workflows/ids';
+import { configureUpdate, leaseUpdate, wakesSignal } from '../workflows/supervisor-messages';
+import type { LeaseAnswer, RunVerdict, SupervisorMemo, SupervisorMode, SupervisorPolicy } from '../workflows/supervisor-types';
+import type { supervisorWorkflow } from '../workflows/supervisor';
+import { capsApply } from './policy';
+
+export interface SupervisorLinkOptions {
+  client: Client;
+  taskQueue: string;
+  /** The policy this process was deployed with (it starts the supervisor if nobody has). */
+  policy: SupervisorPolicy;
+  /** How old a cached memo may be before a read refreshes it, ms (default 500). */
+  cacheMs?: number;
+  /** How long wake counts gather before they are sent, ms (default 250). */
+  flushMs?: number;
+  /** How long permit requests gather before one lease asks for them all, ms (default 10). */
+  leaseBatchMs?: number;
+}
+
+/** One permit asked for: granted or not, and the breaker's mode when it was answered. */
+export interface Grant {
+  granted: boolean;
+  mode: SupervisorMode;
+}
+
+const ARMED: SupervisorMemo = { mode: 'armed', capsFull: [], releases: [] };
+/** How long a background read or a batch of wake counts may take, retries included (bounded, so `close` is). */
+const READ_DEADLINE_MS = 5_000;
+const FLUSH_DEADLINE_MS = 10_000;
+
+/**
+ * One process's line to the supervisor, built so that the supervisor is never one hot workflow on
+ * every event's path:
+ * - reads go to the supervisor's memo through `describe` (answered by the history service, no
+ *   worker needed), cached for `cacheMs` and refreshed in the background while in use: the gate
+ *   pays a map lookup per event;
+ * - the wakes the gate admits are counted here and sent as one signal per `flushMs` (signal-with-
+ *   start, so the first one brings the supervisor up);
+ * - permits for starting runs are asked for in one `lease` update per `leaseBatchMs`, whatever
+ *   the number of runs starting in that time.
+ * The gate uses the first two, the runs' first step the third and a fresh read.
+ */
+export class SupervisorLink {
+  readonly workflowId: string;
+  readonly policy: SupervisorPolicy;
+  private readonly client: Client;
+  private readonly taskQueue: string;
+  private readonly cacheMs: number;
+  private readonly flushMs: number;
+  private readonly leaseBatchMs: number;
+  private cached?: { memo: SupervisorMemo; atMs: number };
+  private refreshing?: Promise<SupervisorMemo>;
+  private counts = new Map<string, number>();
+  private flushTimer?: NodeJS.Timeout;
+  private flushing: Promise<void> = Promise.resolve();
+  private leaseWaiting = new Map<string, { resolve: (grant: Grant) => void; reject: (err: unknown) => void }[]>();
+  private leaseTimer?: NodeJS.Timeout;
+  private closed = false;
+
+  constructor(opts: SupervisorLinkOptions) {
+    this.client = opts.client;
+    this.taskQueue = opts.taskQueue;
+    this.policy = opts.policy;
+    this.workflowId = supervisorId(opts.taskQueue);
+    this.cacheMs = opts.cacheMs ?? 500;
+    this.flushMs = opts.flushMs ?? 250;
+    this.leaseBatchMs = opts.leaseBatchMs ?? 10;
+  }
+
+  /**
+   * The supervisor's memo, at most `maxAgeMs` old when it is awaited; a cached one a little older
+   * is returned at once while a refresh runs (the gate's read). No supervisor yet: armed.
+   */
+  async memo(maxAgeMs = this.cacheMs, opts: { wait?: boolean } = {}): Promise<SupervisorMemo> {
+    const age = this.cached ? Date.now() - this.cached.atMs : Infinity;
+    if (age <= maxAgeMs) return this.cached!.memo;
+    const refresh = (this.refreshing ??= this.read().finally(() => (this.refreshing = undefined)));
+    if (this.cached && !opts.wait && age <= maxAgeMs * 4) {
+      refresh.catch(() => undefined);
+      return this.cached.memo;
+    }
+    // The gate does not fail on a read it cannot make: Temporal's own start answers for an
+    // unreachable server, and the run re-reads the memo at its first step (`wait`), which does fail.
+    return opts.wait ? refresh : refresh.catch(() => this.cached?.memo ?? ARMED);
+  }
+
+  private async read(): Promise<SupervisorMemo> {
+    let memo = ARMED;
+    try {
+      const handle = this.client.workflow.getHandle(this.workflowId);
+      const desc = await this.client.withDeadline(Date.now() + READ_DEADLINE_MS, () => handle.describe());
+      memo = (desc.memo?.supervisor as SupervisorMemo | undefined) ?? ARMED;
+    } catch (err) {
+      if (!(err instanceof WorkflowNotFoundError)) throw err;
+    }
+    this.cached = { memo, atMs: Date.now() };
+    return memo;
+  }
+
+  /** Count one wake the gate admitted for `agent` (sent in the next batch). */
+  noteWake(agent: string): void {
+    this.counts.set(agent, (this.counts.get(agent) ?? 0) + 1);
+    this.flushTimer ??= setTimeout(() => void this.flush().catch(() => undefined), this.flushMs).unref();
+  }
+
+  /** Send the counted wakes now (one signal-with-start). */
+  flush(): Promise<void> {
+    clearTimeout(this.flushTimer);
+    this.flushTimer = undefined;
+    if (!this.counts.size) return this.flushing;
+    const counts = Object.fromEntries(this.counts);
+    this.counts.clear();
+    this.flushing = this.flushing.then(async () => {
+      try {
+        await this.client.withDeadline(Date.now() + FLUSH_DEADLINE_MS, () =>
+          this.client.workflow.signalWithStart<typeof supervisorWorkflow, [{ counts: Record<string, number> }]>('supervisorWorkflow', {
+            workflowId: this.workflowId,
+            taskQueue: this.taskQueue,
+            args: [{ taskQueue: this.taskQueue, policy: this.policy }],
+            signal: wakesSignal,
+            signalArgs: [{ counts }],
+          }),
+        );
+      } catch {
+        // Temporal did not take the batch: count it again with the next one (none after close).
+        if (this.closed) return;
+        for (const [a, n] of Object.entries(counts)) this.counts.set(a, (this.counts.get(a) ?? 0) + n);
+        this.flushTimer ??= setTimeout(() => void this.flush().catch(() => undefined), this.flushMs * 4).unref();
+      }
+    });
+    return this.flushing;
+  }
+
+  /** Start the supervisor if it is not running and bring it this process's policy (workers do, on their first run). */
+  async ensure(configure: boolean): Promise<void> {
+    await this.client.workflow.start<typeof supervisorWorkflow>('supervisorWorkflow', {
+      workflowId: this.workflowId,
+      taskQueue: this.taskQueue,
+      args: [{ taskQueue: this.taskQueue, policy: this.policy }],
+      workflowIdConflictPolicy: 'USE_EXISTING',
+    });
+    if (configure) await this.client.workflow.getHandle(this.workflowId).executeUpdate(configureUpdate, { args: [this.policy] });
+  }
+
+  /** One permit for a run of `agent`, asked for with every other one requested in the same few ms. */
+  lease(agent: string): Promise<Grant> {
+    return new Promise<Grant>((resolve, reject) => {
+      const waiting = this.leaseWaiting.get(agent) ?? [];
+      waiting.push({ resolve, reject });
+      this.leaseWaiting.set(agent, waiting);
+      this.leaseTimer ??= setTimeout(() => void this.sendLeases(), this.leaseBatchMs).unref();
+    });
+  }
+
+  private async sendLeases(): Promise<void> {
+    this.leaseTimer = undefined;
+    const waiting = this.leaseWaiting;
+    this.leaseWaiting = new Map();
+    const requests = Object.fromEntries([...waiting].map(([agent, w]) => [agent, w.length]));
+    let answer: LeaseAnswer;
+    try {
+      const handle = this.client.workflow.getHandle(this.workflowId);
+      try {
+        answer = await handle.executeUpdate(leaseUpdate, { args: [{ requests }] });
+      } catch (err) {
+        if (!(err instanceof WorkflowNotFoundError)) throw err;
+        await this.ensure(false);
+        answer = await handle.executeUpdate(leaseUpdate, { args: [{ requests }] });
+      }
+    } catch (err) {
+      // Not answered: every waiter's first step fails and Temporal retries the activity.
+      for (const w of waiting.values()) for (const { reject } of w) reject(err);
+      return;
+    }
+    for (const [agent, w] of waiting) w.forEach(({ resolve }, i) => resolve({ granted: i < (answer.grants[agent] ?? 0), mode: answer.mode }));
+  }
+
+  /**
+   * What a run's first step (or a held run's re-check) does: run, hold, or end discarded. A run held
+   * `halted` waits for a person's release or discard recorded after it was held; one held `cap`
+   * runs as soon as a permit is granted.
+   */
+  async runVerdict(agent: string, held?: { hold: 'halted' | 'cap'; heldAtMs: number }): Promise<RunVerdict> {
+    const memo = await this.memo(this.cacheMs / 2, { wait: true });
+    const recheckMs = this.policy.holdRecheckMs;
+    if (held) {
+      const decided = memo.releases.find((r) => r.atMs >= held.heldAtMs && (!r.agent || r.agent === agent));
+      if (decided) return decided.action === 'release' ? { kind: 'run', releasedBy: { who: decided.who, reason: decided.reason } } : { kind: 'discard', who: decided.who, reason: decided.reason };
+      // Held on a halt that a person had already reset (a stale read): it needs no release.
+      const staleHold = held.hold === 'halted' && memo.mode === 'armed' && (memo.armedSinceMs ?? 0) <= held.heldAtMs;
+      if (held.hold === 'halted' && !staleHold) return { kind: 'hold', hold: 'halted', reason: haltReason(memo), recheckMs };
+    }
+    if (memo.mode !== 'armed') return { kind: 'hold', hold: 'halted', reason: haltReason(memo), recheckMs };
+    if (!capsApply(this.policy, agent)) return { kind: 'run' };
+    const grant = await this.lease(agent);
+    if (grant.granted) return { kind: 'run' };
+    if (grant.mode !== 'armed') return { kind: 'hold', hold: 'halted', reason: `the supervisor is ${grant.mode}; a person resets it and releases held wakes`, recheckMs };
+    return { kind: 'hold', hold: 'cap', reason: `${agent} is over a rolling cap (npx wakegate supervisor status); it runs when the window slides`, recheckMs };
+  }
+
+  /**
+   * Send what is counted, stop the timers and wait for a background read: nothing of this link
+   * is left on its client's connection, which the caller may close next.
+   */
+  async close(): Promise<void> {
+    this.closed = true;
+    const pending = Promise.all([this.flush().catch(() => undefined), this.refreshing?.catch(() => undefined)]);
+    // Bounded whatever happens to the client (a call on a closed connection may never settle).
+    let bound: NodeJS.Timeout | undefined;
+    await Promise.race([pending, new Promise((r) => (bound = setTimeout(r, FLUSH_DEADLINE_MS + 1000)))]);
+    clearTimeout(bound);
+    clearTimeout(this.flushTimer);
+    clearTimeout(this.leaseTimer);
+  }
+}
+
+function haltReason(memo: SupervisorMemo): string {
+  return memo.mode === 'armed'
+    ? 'held while the supervisor was halted: a person releases it (npx wakegate supervisor release --who --reason)'
+    : `the supervisor is ${memo.mode} (trip #${memo.tripId}: ${memo.tripReason}); a person resets it and releases held wakes`;
+}

@@ -1,0 +1,76 @@
+import { condition, log, setHandler, upsertSearchAttributes } from '@temporalio/workflow';
+import { WakeHeld } from '../search-attributes';
+import { holdNudgeSignal } from '../supervisor-messages';
+import type { HoldRecord, RunVerdict } from '../supervisor-types';
+import type { KillRequest } from '../types';
+import { recheckHold } from './proxies';
+import type { RunOutcome, RunState } from './state';
+
+/** A run held on a halt re-checks at most this rarely (a release nudges it at once). */
+const MAX_RECHECK_MS = 5 * 60_000;
+
+/** Workflow time (replayed from history). */
+// eslint-disable-next-line no-restricted-syntax
+const now = (): number => Date.now();
+
+/** Phases of a run that has not begun its work: a supervisor's halt holds it rather than cancels it. */
+export const NOT_YET_WORKING: ReadonlySet<string> = new Set(['starting', 'loading', 'held']);
+
+/**
+ * The first step's verdict once a halt reached the run before its work: held on the halt (a
+ * person releases it), unless the supervisor already said more (a hold or a discard).
+ */
+export function haltVerdict(halt: KillRequest, verdict: RunVerdict): RunVerdict {
+  if (verdict.kind !== 'run') return verdict;
+  return { kind: 'hold', hold: 'halted', reason: `held by a halt before it began (${halt.who}: ${halt.reason}); a person resets the supervisor and releases held wakes`, recheckMs: 1000 };
+}
+
+/**
+ * The supervisor's hand on a run's first step: on `run` nothing happens; on `hold` the run waits,
+ * durably and visibly (phase `held`, search attribute `WakeHeld`), before any token is spent, until
+ * the supervisor lets it go: a person's release (held on a halt) or a permit when the window slid
+ * (held on a cap). It re-checks when nudged (a release was recorded) and on a timer, so a nudge
+ * lost to a visibility lag costs time, never the wake. A person's discard ends it `discarded`; a
+ * kill while held ends it `cancelled` (the caller's scope).
+ */
+export async function holdIfSupervised(agent: string, first: RunVerdict | undefined, state: RunState, held: { record?: HoldRecord }): Promise<RunOutcome | undefined> {
+  if (!first || first.kind === 'run') return undefined;
+  let nudged = false;
+  setHandler(holdNudgeSignal, () => {
+    nudged = true;
+  });
+  const heldAtMs = now();
+  let verdict: RunVerdict = first;
+  let hold = first.kind === 'hold' ? first.hold : 'halted';
+  const record: HoldRecord = { hold, reason: first.kind === 'hold' ? first.reason : 'held', heldAt: new Date(heldAtMs).toISOString() };
+  held.record = record;
+  const phaseBefore = state.phase;
+  state.phase = 'held';
+  upsertSearchAttributes([{ key: WakeHeld, value: hold }]);
+  log.warn('run held by the supervisor', { agent, hold, reason: record.reason });
+  let waitMs = first.kind === 'hold' ? first.recheckMs : 1000;
+  while (verdict.kind === 'hold') {
+    if (verdict.hold !== hold) {
+      hold = verdict.hold;
+      record.hold = hold;
+      record.reason = verdict.reason;
+      upsertSearchAttributes([{ key: WakeHeld, value: hold }]);
+    }
+    nudged = false;
+    await condition(() => nudged, waitMs);
+    verdict = await recheckHold({ agent, hold, heldAtMs });
+    if (verdict.kind === 'hold') waitMs = verdict.hold === 'cap' ? verdict.recheckMs : Math.min(MAX_RECHECK_MS, Math.max(verdict.recheckMs, waitMs * 2));
+  }
+  record.releasedAt = new Date(now()).toISOString();
+  if (verdict.kind === 'discard') {
+    upsertSearchAttributes([{ key: WakeHeld, value: 'discarded' }]);
+    record.releasedBy = { who: verdict.who, reason: verdict.reason };
+    return { reason: 'discarded', summary: `held by the supervisor and discarded by ${verdict.who}: ${verdict.reason}`, output: { held: record } };
+  }
+  if (verdict.releasedBy) record.releasedBy = verdict.releasedBy;
+  upsertSearchAttributes([{ key: WakeHeld, value: 'released' }]);
+  state.phase = phaseBefore;
+  // The wall-clock budget starts when the run may work, not when it was held.
+  state.startedAtMs = now();
+  return undefined;
+}
