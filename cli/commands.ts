@@ -2,6 +2,7 @@ import type { Command } from 'commander';
 import { TERMINAL_REASONS } from '../workflows/types';
 import type { EmitOptions } from './emit';
 import type { RunsOptions } from './runs';
+import type { PersonOptions } from './supervisor';
 import { reportError } from './output';
 
 /**
@@ -98,4 +99,38 @@ export function registerCommands(program: Command): void {
     .command('rearm <key>')
     .description('Delete a closed run (and the admission records of the events it took) so their next delivery starts afresh.')
     .action((key: string) => run(async () => (await import('./run-control.js')).rearm(key)));
+
+  const supervisor = program.command('supervisor').description('The supervisor: breaker state, rolling caps, held wakes; reset, release or discard (a person, with a reason).');
+  supervisor
+    .command('status')
+    .description('Breaker state, why it tripped, counters against caps, held wakes by agent and wake key, live runs, recent runs by terminal reason.')
+    .action(() => run(async () => (await import('./supervisor.js')).statusCommand()));
+  supervisor
+    .command('reset')
+    .description('Re-arm a tripped or halted breaker (recorded). Held wakes stay held until released or discarded.')
+    .requiredOption('--who <name>', 'the person resetting it')
+    .requiredOption('--reason <why>', 'what was looked at or fixed')
+    .action((opts: PersonOptions) => run(async () => (await import('./supervisor.js')).resetCommand(opts)));
+  for (const action of ['release', 'discard'] as const) {
+    supervisor
+      .command(action)
+      .description(action === 'release' ? 'Let held wakes run (all, or one agent\'s); the breaker must be reset first.' : 'Drop held wakes (all, or one agent\'s): they end `discarded`.')
+      .requiredOption('--who <name>', 'the person deciding')
+      .requiredOption('--reason <why>', 'why')
+      .option('--agent <agent>', 'only this agent\'s held wakes')
+      .action((opts: PersonOptions & { agent?: string }) => run(async () => (await import('./supervisor.js')).releaseCommand(action, opts)));
+  }
+  program
+    .command('halt')
+    .description('Stop admitting (new wakes are held), cancel live runs at their next step; nothing further is committed.')
+    .requiredOption('--who <name>', 'the person halting')
+    .requiredOption('--reason <why>', 'why')
+    .action((opts: PersonOptions) => run(async () => (await import('./supervisor.js')).haltCommand(opts)));
+  program
+    .command('drain')
+    .description('Stop admitting (new wakes are held), let live runs finish, and report when none is left.')
+    .requiredOption('--who <name>', 'the person draining')
+    .requiredOption('--reason <why>', 'why')
+    .option('--timeout <s>', 'give up waiting after this many seconds (the drain stays in force)', '600')
+    .action((opts: PersonOptions & { timeout: string }) => run(async () => (await import('./supervisor.js')).drainCommand(opts)));
 }

@@ -46,7 +46,16 @@ export async function startIngress(opts: StartIngressOptions): Promise<RunningIn
     settings: opts.config,
     metrics: opts.metrics ?? new IngressMetrics({ defaultMetrics: true }),
     logger: opts.logger,
+    supervisorPage: { taskQueue: opts.taskQueue },
   });
   const address = await app.listen({ host: opts.config.host, port: opts.config.port });
-  return { url: address, metrics, devSecretSources: fromDev, close: () => app.close() };
+  return {
+    url: address,
+    metrics,
+    devSecretSources: fromDev,
+    close: async () => {
+      await app.close();
+      await gate.close();
+    },
+  };
 }

@@ -8,6 +8,7 @@ import type { TriggerRegistry } from '../triggers/registry';
 import { InFlightCap, retryAfterSeconds, SHED_POLICY, TokenBucket, type ShedReason } from './admission';
 import { answerBody, errorBody, jsonDepth, statusOf } from './answers';
 import { IngressMetrics } from './metrics';
+import { registerSupervisorPage } from './supervisor-page';
 import { createVerifier, type Verifier } from './signatures';
 import type { DeliveryContext, WebhookSource } from './source';
 
@@ -33,6 +34,8 @@ export interface IngressOptions {
   metrics?: IngressMetrics;
   /** Structured log of each answer (source, status, code, delivery id, event key); never headers or secrets. */
   logger?: Logger;
+  /** Serve the supervisor's status page (`/supervisor`) for the fleet on this task queue. */
+  supervisorPage?: { taskQueue: string };
 }
 
 interface Served {
@@ -131,6 +134,8 @@ export function buildIngress(opts: IngressOptions): { app: FastifyInstance; metr
     return send(request, reply, '(unknown)', performance.now(), refuse(404, 'not_found', `no route ${request.method} ${request.url.split('?')[0]}`));
   });
 
+  if (opts.supervisorPage) registerSupervisorPage(app, { client: opts.client, taskQueue: opts.supervisorPage.taskQueue });
+
   app.get('/metrics', async (_request, reply) => {
     metrics.inFlight.set(inFlight.inFlight);
     return reply.header('content-type', metrics.registry.contentType).send(await metrics.registry.metrics());
@@ -225,7 +230,8 @@ export function buildIngress(opts: IngressOptions): { app: FastifyInstance; metr
       metrics.gateSeconds.observe({ source: name }, (performance.now() - t0) / 1000);
       const status = statusOf(answer);
       metrics.countDecision(name, answer.decision, status === 202);
-      return { reply: new Reply(status, answerBody(answer), answer.decision), extra: { deliveryId, eventKey: answer.eventKey, decision: answer.decision } };
+      const headers: Record<string, string> = status === 429 ? { 'retry-after': String(settings.unavailableRetryAfterS * 12) } : {};
+      return { reply: new Reply(status, answerBody(answer), answer.decision, headers), extra: { deliveryId, eventKey: answer.eventKey, decision: answer.decision } };
     } catch (err) {
       if (err instanceof GateInputError) return { reply: refuse(400, err.code, err.message, err.issues), extra: { deliveryId } };
       opts.logger?.warn({ source: name, deliveryId, err: (err as Error).message }, 'Temporal did not accept the delivery');

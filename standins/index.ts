@@ -3,12 +3,14 @@ import { channelService } from './channel';
 import { dashboardService } from './dashboards';
 import { exportService } from './exports';
 import { pullRequestService } from './pulls';
+import { pagerService } from './pager';
 
 export interface StandinPorts {
   channel?: number;
   exports?: number;
   pulls?: number;
   dashboards?: number;
+  pager?: number;
 }
 
 /** The local stand-ins for the outside world, listening; `urls` are what the adapters are configured with. */
@@ -17,7 +19,8 @@ export interface Standins {
   exports: ReturnType<typeof exportService>;
   pulls: ReturnType<typeof pullRequestService>;
   dashboards: ReturnType<typeof dashboardService>;
-  urls: { channel: string; exports: string; pulls: string; dashboards: string };
+  pager: ReturnType<typeof pagerService>;
+  urls: { channel: string; exports: string; pulls: string; dashboards: string; pager: string };
   close(): Promise<void>;
 }
 
@@ -32,6 +35,7 @@ export function standinSettings(urls: Standins['urls']): Record<string, string> 
     WAKEGATE_EXPORT_URL: urls.exports,
     WAKEGATE_PR_URL: urls.pulls,
     WAKEGATE_DASHBOARD_URL: urls.dashboards,
+    WAKEGATE_PAGER_URL: `${urls.pager}/v2/enqueue`,
   };
 }
 
@@ -51,20 +55,23 @@ export async function startStandins(
   const exports = services.exports ?? exportService();
   const pulls = services.pulls ?? pullRequestService();
   const dashboards = services.dashboards ?? dashboardService();
+  const pager = services.pager ?? pagerService();
   const urls = {
     channel: await listen(channel.app, ports.channel),
     exports: await listen(exports.app, ports.exports),
     pulls: await listen(pulls.app, ports.pulls),
     dashboards: await listen(dashboards.app, ports.dashboards),
+    pager: await listen(pager.app, ports.pager),
   };
   return {
     channel,
     exports,
     pulls,
     dashboards,
+    pager,
     urls,
     async close() {
-      await Promise.all([channel.app.close(), exports.app.close(), pulls.app.close(), dashboards.app.close()]);
+      await Promise.all([channel.app.close(), exports.app.close(), pulls.app.close(), dashboards.app.close(), pager.app.close()]);
     },
   };
 }

@@ -4,6 +4,8 @@ import { NativeConnection } from '@temporalio/worker';
 import { loadConfig } from '../config/config';
 import { connectClient } from '../config/temporal';
 import { Gate } from '../gate/gate';
+import { SupervisorLink } from '../supervisor/link';
+import { supervisorPolicy } from '../supervisor/policy';
 import { defaultRegistry } from '../triggers/registry';
 import { scheduleDefinitions } from '../schedules/definitions';
 import { syncSchedules } from '../schedules/sync';
@@ -49,6 +51,7 @@ async function main(): Promise<void> {
     exports: portOf(o.exportUrl),
     pulls: o.pulls.adapter === 'local' ? portOf(o.pulls.url) : undefined,
     dashboards: portOf(o.dashboardUrl),
+    pager: portOf(o.pager.url),
   });
 
   const connection = await NativeConnection.connect(config.temporal.connectionOptions);
@@ -59,7 +62,10 @@ async function main(): Promise<void> {
   // The schedules in code (schedules/definitions.ts), upserted like `wakegate schedules sync`: never unpauses.
   const synced = await syncSchedules({ client, taskQueue: config.taskQueue, definitions: scheduleDefinitions });
   const registry = defaultRegistry();
-  const gate = new Gate({ client, taskQueue: config.taskQueue, registry });
+  // The supervisor of this task queue, up before the first wake, with the policy in code (supervisor/policy.ts).
+  const supervisor = new SupervisorLink({ client, taskQueue: config.taskQueue, policy: supervisorPolicy });
+  await supervisor.ensure(true);
+  const gate = new Gate({ client, taskQueue: config.taskQueue, registry, supervisor });
 
   // The trigger stage: the webhook ingress and the queue trigger, both entering the same gate.
   const metrics = new IngressMetrics({ defaultMetrics: true });
@@ -104,10 +110,12 @@ async function main(): Promise<void> {
       `  schedules:  created ${synced.created.length}, updated ${synced.updated.length}, unchanged ${synced.unchanged.length}` +
         (synced.paused.length ? `, paused by hand: ${synced.paused.map((p) => p.id).join(', ')}` : '') +
         ` (${ui}/namespaces/${config.temporal.namespace}/schedules; npx wakegate schedules list)`,
+      `  supervisor: ${supervisor.workflowId} (npx wakegate supervisor status; npx wakegate halt|drain --who --reason), page ${ingress.url}/supervisor`,
       `  runs by reason: ${ui}/namespaces/${config.temporal.namespace}/workflows?query=${encodeURIComponent('WakeTerminalReason="success"')}`,
       '  try:',
       `    npx wakegate emit --source ping --entity demo --type check --payload '{"holdMs":5000}' --wait`,
       `    npx wakegate emit --source ping --entity demo --type check --payload '{"holdMs":5000}'   # again: completed, stored result`,
+      `  pager:      ${o.pager.url}${portOf(o.pager.url) ? ` (local stand-in: pages print here; incidents ${standins.urls.pager}/incidents)` : ''}; set WAKEGATE_PAGER_URL and WAKEGATE_PAGER_ROUTING_KEY for PagerDuty`,
       `  stand-ins: channel ${standins.urls.channel}/messages, exports ${standins.urls.exports}/exports, PRs ${standins.urls.pulls}/pulls`,
       `    npx wakegate emit --source campaigns --entity spring-sale --type config.changed --payload '{"dashboards":["reach","spend"]}'`,
       `    npx wakegate emit --source campaigns --entity spring-sale --type report.due   # coalesced: the same run (wake key spring-sale)`,

@@ -1,0 +1,123 @@
+import formbody from '@fastify/formbody';
+import type { Client } from '@temporalio/client';
+import escapeHtml from 'escape-html';
+import type { FastifyInstance } from 'fastify';
+import { actOnSupervisor, type PersonRequest } from '../supervisor/actions';
+import { supervisorView, type SupervisorView } from '../supervisor/view';
+import type { CounterView, Trip } from '../workflows/supervisor-types';
+
+const e = (v: unknown) => escapeHtml(String(v ?? ''));
+const seconds = (ms: number) => (ms % 3_600_000 === 0 ? `${ms / 3_600_000} h` : ms % 60_000 === 0 ? `${ms / 60_000} min` : `${ms / 1000} s`);
+
+const STYLE = `
+body{font:14px/1.4 system-ui,sans-serif;margin:1.5rem;max-width:1100px;color:#1b1b1b}
+h1{font-size:1.3rem}h2{font-size:1.05rem;margin-top:1.6rem}
+.mode{display:inline-block;padding:.2rem .7rem;border-radius:.3rem;font-weight:700;color:#fff}
+.armed{background:#23733a}.halted{background:#b3261e}.draining{background:#a15c00}
+table{border-collapse:collapse;width:100%}td,th{border-bottom:1px solid #ddd;padding:.3rem .5rem;text-align:left;vertical-align:top}
+.over{color:#b3261e;font-weight:700}.flash{padding:.5rem .8rem;border-radius:.3rem;margin:.8rem 0}
+.ok{background:#e3f3e6}.err{background:#fbe4e2}form{display:flex;gap:.5rem;flex-wrap:wrap;align-items:end;margin:.4rem 0}
+label{display:flex;flex-direction:column;font-size:.85rem}input,select{font:inherit;padding:.25rem}
+`;
+
+function counterRow(c: CounterView): string {
+  const over = c.value >= c.limit;
+  return `<tr data-counter="${e(c.name)}|${e(c.scope)}"><td>${e(c.name)}</td><td>${e(c.scope === '*' ? 'fleet' : c.scope)}</td><td>${e(seconds(c.windowMs))}</td>
+<td class="${over ? 'over' : ''}">${e(c.value)} / ${e(c.limit)}</td><td>${e(c.rationale)}</td></tr>`;
+}
+
+function tripBlock(t: Trip | undefined): string {
+  if (!t) return '<p data-testid="trip">No trip: the breaker is armed.</p>';
+  const page = t.page ? ('error' in t.page ? `page failed: ${e(t.page.error)}` : `paged (${e(t.page.status)}, ${e(t.page.dedupKey)})`) : t.kind === 'storm' || t.kind === 'error_rate' ? 'paging…' : 'a person’s action: not paged';
+  return `<p data-testid="trip">Trip #${e(t.id)} (${e(t.kind)}) at ${e(t.at)}: <strong>${e(t.reason)}</strong>. ${page}.</p>`;
+}
+
+function personForm(action: string, label: string, extra = ''): string {
+  return `<form method="post" action="/supervisor/${action}" data-form="${action}">
+<label>Your name<input name="who" required maxlength="100"></label>
+<label>Reason<input name="reason" required maxlength="500" size="40"></label>${extra}
+<button type="submit">${e(label)}</button></form>`;
+}
+
+/** The page: breaker state, why it tripped, counters against caps, held wakes, live runs, recent runs by reason, and the forms. */
+export function renderSupervisorPage(view: SupervisorView, flash?: { ok: boolean; text: string }): string {
+  const s = view.status;
+  const mode = s?.mode ?? view.memo?.mode ?? 'armed';
+  const agents = Object.keys(view.held.byAgent);
+  const heldRows = Object.entries(view.held.byAgent)
+    .flatMap(([agent, keys]) =>
+      Object.entries(keys).map(
+        ([key, wakes]) =>
+          `<tr data-held="${e(agent)}|${e(key)}"><td>${e(agent)}</td><td>${e(key)}</td><td>${wakes.length}</td><td>${wakes
+            .slice(0, 5)
+            .map((w) => `${e(w.workflowId)} (${e(w.hold)}, since ${e(w.since)})`)
+            .join('<br>')}${wakes.length > 5 ? '<br>…' : ''}</td></tr>`,
+      ),
+    )
+    .join('');
+  const reasons = Object.entries(s?.recentRuns ?? {})
+    .map(([r, n]) => `<tr data-reason="${e(r)}"><td>${e(r)}</td><td>${n}</td></tr>`)
+    .join('');
+  const agentSelect = `<label>Agent<select name="agent"><option value="">all agents</option>${agents.map((a) => `<option>${e(a)}</option>`).join('')}</select></label>`;
+  return `<!doctype html><html lang="en"><head><meta charset="utf-8"><title>wakegate supervisor: ${e(mode)}</title><style>${STYLE}</style></head><body>
+<h1>wakegate supervisor <small>${e(view.supervisorId)}</small></h1>
+${flash ? `<div class="flash ${flash.ok ? 'ok' : 'err'}" data-testid="flash">${e(flash.text)}</div>` : ''}
+<p>Breaker: <span class="mode ${e(mode)}" data-testid="mode">${e(mode)}</span>
+ · live runs <strong data-testid="live">${view.live}</strong> · held wakes <strong data-testid="held-total">${view.held.total}</strong>
+ · <a href="/supervisor">refresh</a></p>
+${view.statusError ? `<p class="flash err">${e(view.statusError)}</p>` : ''}
+${tripBlock(s?.trip)}
+${mode !== 'armed' ? `<h2>Reset the breaker</h2><p>A halt does not clear itself: reset it once you have looked. Held wakes stay held until released.</p>${personForm('reset', 'Reset')}` : ''}
+<h2>Held wakes</h2>
+${view.held.total ? `<table><thead><tr><th>agent</th><th>wake key</th><th>held</th><th>runs</th></tr></thead><tbody>${heldRows}</tbody></table>
+${personForm('release', 'Release or discard', `${agentSelect}<label>Action<select name="action"><option value="release">release: run them (once)</option><option value="discard">discard them</option></select></label>`)}` : '<p>None.</p>'}
+<h2>Counters against caps</h2>
+<table><thead><tr><th>counter</th><th>scope</th><th>window</th><th>value / limit</th><th>why this limit</th></tr></thead><tbody>${(s?.counters ?? []).map(counterRow).join('')}</tbody></table>
+<h2>Recent runs by terminal reason</h2>
+<p data-testid="observed">Closed runs last read ${e(s?.lastObservedAt ?? 'never')} (the error-rate window: ${e(seconds(s?.policy.errorRate.windowMs ?? 0))}).</p>
+${s?.visibilityError ? `<p class="flash" data-testid="visibility-error">${e(s.visibilityError.at)}: ${e(s.visibilityError.message)}${s.visibilityError.unavailable ? ' (the error-rate breaker and spend caps are blind on this server)' : ''}</p>` : ''}
+${reasons ? `<table><tbody>${reasons}</tbody></table>` : '<p>None closed in the error-rate window.</p>'}
+<h2>Resets</h2>
+${(s?.resets ?? []).length ? `<table><tbody>${s!.resets.map((r) => `<tr data-reset><td>${e(r.at)}</td><td>trip #${e(r.tripId)}</td><td>${e(r.who)}</td><td>${e(r.reason)}</td></tr>`).join('')}</tbody></table>` : '<p>None.</p>'}
+<h2>Releases and discards</h2>
+${(s?.releases ?? []).length ? `<table><tbody>${s!.releases.map((r) => `<tr><td>${e(r.at)}</td><td>${e(r.action)}</td><td>${e(r.agent ?? 'all')}</td><td>${e(r.who)}</td><td>${e(r.reason)}</td></tr>`).join('')}</tbody></table>` : '<p>None.</p>'}
+${mode === 'armed' ? `<h2>Halt or drain</h2>${personForm('halt', 'Halt: cancel live runs')}${personForm('drain', 'Drain: let live runs finish')}` : ''}
+</body></html>`;
+}
+
+/**
+ * `/supervisor` on the ingress: the page above, and its forms (`POST /supervisor/reset`, `/release`,
+ * `/halt`, `/drain`), each needing a name and a reason. A form post must come from this page's own
+ * origin (a browser elsewhere cannot post it for you); the answer redirects back with what happened.
+ * Registered in its own scope, so form bodies are parsed here and nowhere else (webhooks take JSON only).
+ */
+export function registerSupervisorPage(app: FastifyInstance, opts: { client: Client; taskQueue: string }): void {
+  void app.register(async (scope) => {
+    await scope.register(formbody, { bodyLimit: 16 * 1024 });
+    scope.get<{ Querystring: { ok?: string; error?: string } }>('/supervisor', async (request, reply) => {
+      const q = request.query ?? {};
+      const flash = q.ok ? { ok: true, text: q.ok } : q.error ? { ok: false, text: q.error } : undefined;
+      const view = await supervisorView(opts.client, opts.taskQueue);
+      return reply.type('text/html; charset=utf-8').header('cache-control', 'no-store').send(renderSupervisorPage(view, flash));
+    });
+    scope.post<{ Params: { action: string }; Body: Record<string, string | undefined> }>('/supervisor/:action', async (request, reply) => {
+      const back = (key: 'ok' | 'error', text: string) => reply.redirect(`/supervisor?${key}=${encodeURIComponent(text)}`, 303);
+      const origin = request.headers.origin;
+      if (origin && origin !== 'null' && new URL(origin).host !== request.headers.host) return reply.code(403).send({ error: { code: 'cross_origin', message: 'post the form from this page' } });
+      const action = request.params.action;
+      if (!['reset', 'release', 'halt', 'drain'].includes(action)) return reply.code(404).send({ error: { code: 'not_found', message: `no action ${action}` } });
+      const body = (request.body ?? {}) as Record<string, string | undefined>;
+      const who = body.who ?? '';
+      const reason = body.reason ?? '';
+      const req: PersonRequest =
+        action === 'release'
+          ? { kind: body.action === 'discard' ? 'discard' : 'release', who, reason, ...(body.agent ? { agent: body.agent } : {}) }
+          : { kind: action as 'reset' | 'halt' | 'drain', who, reason };
+      const r = await actOnSupervisor(opts.client, opts.taskQueue, req);
+      if (!r.ok) return back('error', `refused: ${r.message}`);
+      const done =
+        req.kind === 'reset' ? `reset by ${who}: the breaker is armed; held wakes stay held until released` : req.kind === 'release' || req.kind === 'discard' ? `${req.kind}d ${req.agent ? `${req.agent}'s` : 'all'} held wakes (${who})` : `${req.kind === 'halt' ? 'halted' : 'draining'} (${who})`;
+      return back('ok', done);
+    });
+  });
+}
