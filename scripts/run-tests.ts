@@ -1,4 +1,4 @@
-import { spawnSync } from 'node:child_process';
+import { spawn } from 'node:child_process';
 import { readdirSync, statSync } from 'node:fs';
 import path from 'node:path';
 import { temporalCliPath, temporalTestServerPath } from '../devserver/binaries';
@@ -27,9 +27,33 @@ if (files.length === 0) {
   console.error(`no test files match ${filters.join(' ')}`);
   process.exit(1);
 }
-const result = spawnSync(
+/** No test may run longer than this; the whole suite no longer than SUITE_LIMIT_MS (the suite takes about 12 min). */
+const TEST_TIMEOUT_MS = 900_000;
+const SUITE_LIMIT_MS = Number(process.env.WAKEGATE_TEST_SUITE_LIMIT_MS ?? 70 * 60_000);
+// Its own process group, so that a hung file, its servers and its browsers can all be killed.
+const runner = spawn(
   process.execPath,
-  ['--import', 'tsx', '--test', '--test-concurrency=1', '--test-timeout=900000', '--test-reporter=spec', ...files.map((f) => path.relative(root, f))],
-  { cwd: root, env, stdio: 'inherit' },
+  ['--import', 'tsx', '--test', '--test-concurrency=1', `--test-timeout=${TEST_TIMEOUT_MS}`, '--test-reporter=spec', ...files.map((f) => path.relative(root, f))],
+  { cwd: root, env, stdio: 'inherit', detached: true },
 );
-process.exit(result.status ?? 1);
+const watchdog = setTimeout(() => {
+  console.error(`npm test: the suite ran past ${SUITE_LIMIT_MS / 60_000} min; killing it and everything it started`);
+  try {
+    process.kill(-runner.pid!, 'SIGKILL');
+  } catch {
+    // already gone
+  }
+}, SUITE_LIMIT_MS);
+const stop = (signal: NodeJS.Signals) => {
+  try {
+    process.kill(-runner.pid!, signal);
+  } catch {
+    // already gone
+  }
+};
+process.once('SIGINT', () => stop('SIGINT'));
+process.once('SIGTERM', () => stop('SIGTERM'));
+runner.on('exit', (code) => {
+  clearTimeout(watchdog);
+  process.exit(code ?? 1);
+});

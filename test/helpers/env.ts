@@ -1,5 +1,6 @@
 import { randomUUID } from 'node:crypto';
-import { Client, Connection } from '@temporalio/client';
+import { Client, Connection, defaultGrpcRetryOptions, makeGrpcRetryInterceptor } from '@temporalio/client';
+import { setTimeout as sleep } from 'node:timers/promises';
 import { bundleWorkflowCode, NativeConnection, Runtime, DefaultLogger, type WorkflowBundleWithSourceMap } from '@temporalio/worker';
 import { TestWorkflowEnvironment } from '@temporalio/testing';
 import { DevServer, type DevServerOptions } from '../../devserver/dev-server';
@@ -14,7 +15,9 @@ export function quietRuntime(): void {
   if (runtimeInstalled) return;
   runtimeInstalled = true;
   try {
-    Runtime.install({ logger: new DefaultLogger('WARN') });
+    // No shutdown signals: the test runner's SIGTERM to a file that timed out ends the process,
+    // where the Runtime's default would only shut its workers down and leave the file hanging.
+    Runtime.install({ logger: new DefaultLogger('WARN'), shutdownSignals: [] });
   } catch {
     // already installed
   }
@@ -41,22 +44,63 @@ export interface DevEnv {
   teardown(): Promise<void>;
 }
 
+/**
+ * A client connection with grpc's usual retries, and a way to close it that nothing outlives.
+ * The retry interceptor fires its backoff timer even after the channel is closed, and the call it
+ * then starts throws uncaught ("Channel has been shut down"); a call that met a stopped server
+ * keeps such a timer for up to ~20 s. `close` stops new retries, outwaits the pending ones, then closes.
+ * Each connection has its own subchannel: grpc-js shares one per address by default, and one that met
+ * a stopped server is in reconnect backoff (up to minutes), which a replacement must not inherit.
+ */
+async function settledConnection(address: string): Promise<{ connection: Connection; close(): Promise<void> }> {
+  const base = defaultGrpcRetryOptions();
+  let closing = false;
+  let pendingUntil = 0;
+  const connection = await Connection.connect({
+    address,
+    channelArgs: { 'grpc.use_local_subchannel_pool': 1 },
+    interceptors: [
+      makeGrpcRetryInterceptor({
+        retryableDecider: (attempt, status) => !closing && base.retryableDecider(attempt, status),
+        delayFunction: (attempt, status) => {
+          const delay = base.delayFunction(attempt, status);
+          pendingUntil = Math.max(pendingUntil, Date.now() + delay);
+          return delay;
+        },
+      }),
+    ],
+  });
+  return {
+    connection,
+    async close() {
+      closing = true;
+      const wait = pendingUntil - Date.now();
+      if (wait > 0) await sleep(wait + 50);
+      await connection.close().catch(() => undefined);
+    },
+  };
+}
+
 /** A real dev server of this test file's own, on a free port, with clients connected to it. */
 export async function startDevEnv(opts: DevServerOptions = {}): Promise<DevEnv> {
   quietRuntime();
   const server = await DevServer.start(opts);
+  // A client replaced by `reconnect` is closed at teardown, not at once: objects the test made on it
+  // (an ingress, a gate) may still be retrying a call.
+  const closers: (() => Promise<void>)[] = [];
   const env: DevEnv = {
     server,
     client: undefined as unknown as Client,
     nativeConnection: undefined as unknown as NativeConnection,
     async reconnect() {
-      await env.client?.connection.close().catch(() => undefined);
       await env.nativeConnection?.close().catch(() => undefined);
-      env.client = new Client({ connection: await Connection.connect({ address: server.address }), namespace: server.namespace });
+      const { connection, close } = await settledConnection(server.address);
+      closers.push(close);
+      env.client = new Client({ connection, namespace: server.namespace });
       env.nativeConnection = await NativeConnection.connect({ address: server.address });
     },
     async teardown() {
-      await env.client?.connection.close().catch(() => undefined);
+      await Promise.all(closers.map((close) => close()));
       await env.nativeConnection?.close().catch(() => undefined);
       await server.stop();
     },
