@@ -52,6 +52,7 @@ test('a worker killed while a batch is pending: the next worker runs it once, wi
   const again = await gate.admit(ping(entity, 'two', 'd2-again'));
   assert.equal(again.decision, 'completed');
   assert.deepEqual(again.result, result);
+  await gate.close();
 });
 
 test('the dev server restarted: a pending batch still runs once, and redeliveries get the same run’s answer', async () => {
@@ -59,7 +60,9 @@ test('the dev server restarted: a pending batch still runs once, and redeliverie
   const entity = unique('restart');
   const [a, b] = await withWorker(env.nativeConnection, taskQueue, async () => {
     const gate = gateFor(taskQueue);
-    return [await gate.admit(ping(entity, 'one', 'r1')), await gate.admit(ping(entity, 'two', 'r2'))];
+    const admitted = [await gate.admit(ping(entity, 'one', 'r1')), await gate.admit(ping(entity, 'two', 'r2'))];
+    await gate.close(); // nothing of it left on the connection the restart closes
+    return admitted;
   });
   assert.deepEqual([a!.decision, b!.decision], ['started', 'coalesced']);
 
@@ -79,5 +82,6 @@ test('the dev server restarted: a pending batch still runs once, and redeliverie
     assert.equal(again.decision, 'completed');
     assert.deepEqual(again.result, result);
   }
+  await gate.close();
   assert.equal((await env.client.workflow.count(`WorkflowType = "wakeWorkflow" AND WakeKey = "${entity}"`)).count, 1);
 });

@@ -22,8 +22,10 @@ test('dedup survives a restart of the dev server: the stored result is still the
   const event = (deliveryId: string) => ({ source: 'ping', entity, type: 'check', occurredAt: '2026-12-02T14:05:00Z', payload: { note: 'x' }, deliveryId });
 
   const first = await withWorker(env.nativeConnection, taskQueue, async () => {
-    const a = await new Gate({ client: env.client, taskQueue, registry: defaultRegistry() }).admit(event('before'));
+    const gate = new Gate({ client: env.client, taskQueue, registry: defaultRegistry() });
+    const a = await gate.admit(event('before'));
     await env.client.workflow.getHandle(a.workflowId).result();
+    await gate.close(); // nothing of it left on the connection the restart closes
     return a;
   });
   assert.equal(first.decision, 'started');
@@ -33,10 +35,13 @@ test('dedup survives a restart of the dev server: the stored result is still the
   // (a webhook sender, a queue) keeps the event to redeliver.
   const downGate = new Gate({ client: env.client, taskQueue, registry: defaultRegistry() });
   await assert.rejects(env.client.withDeadline(Date.now() + 5000, () => downGate.admit(event('while-down'))));
+  await downGate.close();
 
   await env.server.up();
   await env.reconnect();
-  const again = await new Gate({ client: env.client, taskQueue, registry: defaultRegistry() }).admit(event('after'));
+  const afterGate = new Gate({ client: env.client, taskQueue, registry: defaultRegistry() });
+  const again = await afterGate.admit(event('after'));
+  await afterGate.close();
   assert.equal(again.decision, 'completed');
   assert.equal(again.runId, first.runId);
   assert.equal((again.result as WakeResult).terminalReason, 'success');

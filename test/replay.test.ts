@@ -10,7 +10,8 @@ import { quietRuntime, workflowBundle } from './helpers/env';
  * Replay the committed histories (test/replay/histories/*.json, recorded by
  * test/replay/record-histories.ts) against today's workflow code: a non-deterministic change fails
  * here. Every workflow type with timers, children or continue-as-new has one: the wake workflow, a
- * subagent, the coalescer, an admission record, a schedule's tick and ledger, the fixed-delay loop.
+ * subagent, the coalescer, an admission record, a schedule's tick and ledger, the fixed-delay loop,
+ * the supervisor (a trip, reset, release, halt and discard) and held runs (released, discarded).
  */
 const dir = path.join(__dirname, 'replay', 'histories');
 const files = readdirSync(dir).filter((f) => f.endsWith('.json')).sort();
@@ -23,7 +24,7 @@ describe('replay over committed histories', () => {
         return json.events[0]?.workflowExecutionStartedEventAttributes?.workflowType?.name;
       }),
     );
-    const expected = ['wakeWorkflow', 'subagentWorkflow', 'coalescerWorkflow', 'admissionWorkflow', 'scheduleTickWorkflow', 'scheduleLedgerWorkflow', 'fixedDelayWorkflow'];
+    const expected = ['wakeWorkflow', 'subagentWorkflow', 'coalescerWorkflow', 'admissionWorkflow', 'scheduleTickWorkflow', 'scheduleLedgerWorkflow', 'fixedDelayWorkflow', 'supervisorWorkflow'];
     assert.deepEqual(expected.filter((t) => !types.has(t)), [], `histories in ${dir} cover ${[...types].join(', ')}`);
   });
   for (const file of files) {

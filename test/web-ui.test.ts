@@ -1,9 +1,5 @@
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
-import { accessSync, constants, mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import path from 'node:path';
-import { chromium, type BrowserContext, type Page } from 'playwright-core';
 import type { WorkflowExecutionInfo } from '@temporalio/client';
 import type { ScheduleTickResult } from '../workflows/schedule-types';
 import type { WakeResult } from '../workflows/types';
@@ -11,25 +7,15 @@ import { runCli } from './helpers/cli';
 import { eventually, startDevEnv, unique, withWorker, type DevEnv } from './helpers/env';
 import { startOutside } from './helpers/outside';
 import { ticksOf } from './helpers/schedules';
+import { chromiumPath, launch, step } from './helpers/browser';
 
 /**
  * The Temporal Web UI, driven in a real browser (Debian's chromium through playwright-core; nothing
  * is downloaded): a person pauses a wakegate schedule and triggers it from the UI's own pages, and
  * the CLI shows it (`schedules list`) and respects it (`schedules sync` leaves it paused and says so).
  */
-const CHROMIUM = '/usr/bin/chromium';
 const ID = 'canary-heartbeat'; // from schedules/definitions.ts
 const NOTE = `paused in the Web UI by ${unique('a-person')}`;
-
-/** A missing browser fails the test, loudly, with the command that installs it: never a skip. */
-function chromiumPath(): string {
-  try {
-    accessSync(CHROMIUM, constants.X_OK);
-    return CHROMIUM;
-  } catch {
-    throw new Error(`${CHROMIUM} is missing: install Debian's chromium with 'apt-get install chromium' (npm test does it through scripts/ensure-setup.sh --browser)`);
-  }
-}
 
 let env: DevEnv;
 before(async () => {
@@ -38,43 +24,6 @@ before(async () => {
 after(async () => {
   await env?.teardown();
 });
-
-async function launch(): Promise<{ context: BrowserContext; close: () => Promise<void> }> {
-  const profile = mkdtempSync(path.join(tmpdir(), 'wakegate-chromium-'));
-  const context = await chromium.launchPersistentContext(profile, {
-    executablePath: chromiumPath(),
-    headless: true,
-    viewport: { width: 1400, height: 1000 },
-    args: [
-      '--headless',
-      '--no-sandbox',
-      '--disable-gpu',
-      '--disable-quic',
-      '--no-first-run',
-      '--disable-background-networking',
-      '--disable-component-update',
-      '--disable-sync',
-    ],
-  });
-  return {
-    context,
-    close: async () => {
-      await context.close();
-      rmSync(profile, { recursive: true, force: true });
-    },
-  };
-}
-
-/** Run `step` on the page; on failure, keep a screenshot in the temp dir and name it in the error. */
-async function step<T>(page: Page, what: string, fn: () => Promise<T>): Promise<T> {
-  try {
-    return await fn();
-  } catch (err) {
-    const shot = path.join(mkdtempSync(path.join(tmpdir(), 'wakegate-web-ui-')), 'failure.png');
-    await page.screenshot({ path: shot, fullPage: true }).catch(() => undefined);
-    throw new Error(`Web UI: ${what} failed (screenshot: ${shot}): ${(err as Error).message}`);
-  }
-}
 
 describe('the Temporal Web UI, in a real browser', () => {
   test('a schedule paused and triggered from the UI: list shows the pause and its note, sync keeps it paused, the triggered run happened', async () => {

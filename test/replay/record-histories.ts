@@ -1,6 +1,6 @@
 /**
  * Re-record the committed histories the replay test runs over: `node --import tsx test/replay/record-histories.ts`
- * records them all; name groups to record only those (`wake`, `coalesce`, `schedules`).
+ * records them all; name groups to record only those (`wake`, `coalesce`, `schedules`, `supervisor`).
  * Do this only on purpose (a deliberate, patched change to workflow code); the replay test exists to
  * catch an accidental one.
  */
@@ -19,6 +19,8 @@ import { Gate } from '../../gate/gate';
 import { awaitRun } from '../../gate/await-run';
 import { defaultRegistry } from '../../triggers/registry';
 import { createActivities } from '../../activities';
+import { actOnSupervisor } from '../../supervisor/actions';
+import { supervisedGate, supervisorHandle, supervisorStatus, testPolicy, viewOf } from '../helpers/supervisor';
 
 async function main(): Promise<void> {
   const env = await startDevEnv();
@@ -101,6 +103,40 @@ async function main(): Promise<void> {
       if (cadence.runs !== 2) throw new Error(`fixed-delay ran ${cadence.runs} windows`);
       await out('fixed-delay-two-windows', loop);
     }, { activities });
+    if (wanted('supervisor')) {
+      // A storm trip that pages, a reset and a release (two held wakes run), a halt, and a discard.
+      const q = unique('record-supervisor');
+      const policy = testPolicy({ storm: { fleetPerMinute: 2, rationale: 'recording: a storm is more than 2 wakes a minute' } });
+      const ping = (entity: string) => ({ source: 'ping', entity, type: 'check', occurredAt: new Date(Date.now() - 30_000).toISOString(), payload: {}, deliveryId: `${entity}-d` });
+      await withWorker(
+        env.nativeConnection,
+        q,
+        async () => {
+          const gate = supervisedGate(env.client, q, policy);
+          await Promise.all([0, 1, 2, 3, 4].map((i) => gate.admit(ping(unique(`storm-${i}`)))));
+          await eventually(() => supervisorStatus(env.client, q), (st) => st?.mode === 'halted' && !!st.trip?.page, 30_000);
+          await eventually(() => gate.supervisor.memo(0), (m) => m.mode === 'halted', 10_000);
+          const released = await gate.admit(ping(unique('held-released')));
+          await eventually(() => viewOf(env.client, q), (v) => v.live === 0 && v.held.total >= 1, 30_000);
+          await actOnSupervisor(env.client, q, { kind: 'reset', who: 'ana', reason: 'recording' });
+          await actOnSupervisor(env.client, q, { kind: 'release', who: 'ana', reason: 'recording' });
+          await env.client.workflow.getHandle(released.workflowId).result();
+          await actOnSupervisor(env.client, q, { kind: 'halt', who: 'ana', reason: 'recording' });
+          await eventually(() => gate.supervisor.memo(0), (m) => m.mode === 'halted', 10_000);
+          const discarded = await gate.admit(ping(unique('held-discarded')));
+          await eventually(() => viewOf(env.client, q), (v) => v.held.byAgent.canary !== undefined, 30_000);
+          await actOnSupervisor(env.client, q, { kind: 'reset', who: 'ana', reason: 'recording' });
+          await actOnSupervisor(env.client, q, { kind: 'discard', who: 'ana', reason: 'recording' });
+          await env.client.workflow.getHandle(discarded.workflowId).result();
+          await new Promise((r) => setTimeout(r, 2000)); // a few observation rounds
+          await gate.close();
+          await out('supervisor-trip-reset-release', supervisorHandle(env.client, q));
+          await out('wake-held-released', env.client.workflow.getHandle(released.workflowId));
+          await out('wake-held-discarded', env.client.workflow.getHandle(discarded.workflowId));
+        },
+        { activities: createActivities({ outside: standinOutside(standins), supervisor: policy }) },
+      );
+    }
   } finally {
     await standins.close();
     await env.teardown();

@@ -1,0 +1,86 @@
+import type { Client } from '@temporalio/client';
+import type { NativeConnection, Worker } from '@temporalio/worker';
+import { createActivities, type ActivityDeps } from '../../activities';
+import type { AgentRegistry } from '../../agents/registry';
+import { Gate } from '../../gate/gate';
+import { pagerDutyPager } from '../../supervisor/pager';
+import { SupervisorLink } from '../../supervisor/link';
+import { supervisorPolicy } from '../../supervisor/policy';
+import { supervisorView } from '../../supervisor/view';
+import { pagerService } from '../../standins/pager';
+import { defaultRegistry } from '../../triggers/registry';
+import { createWakeWorker } from '../../workers/worker';
+import { supervisorId } from '../../workflows/ids';
+import { supervisorStatusQuery } from '../../workflows/supervisor-messages';
+import type { SupervisorPolicy, SupervisorStatus } from '../../workflows/supervisor-types';
+import { workflowBundle } from './env';
+
+/** A policy for tests: quick observation and re-checks, no caps and thresholds out of reach unless the test sets them. */
+export function testPolicy(change: Partial<SupervisorPolicy> = {}): SupervisorPolicy {
+  return {
+    ...supervisorPolicy,
+    storm: { fleetPerMinute: 100_000, rationale: 'test: out of reach' },
+    errorRate: { ...supervisorPolicy.errorRate, minRuns: 1_000_000 },
+    caps: { fleet: [], agents: {} },
+    observeEveryMs: 500,
+    holdRecheckMs: 1000,
+    ...change,
+  };
+}
+
+/** The PagerDuty stand-in on a free port, as the fake the real adapter talks to. */
+export async function startPager() {
+  const pager = pagerService({ log: () => undefined });
+  const url = await pager.app.listen({ host: '127.0.0.1', port: 0 });
+  return { ...pager, url: `${url}/v2/enqueue`, adapter: pagerDutyPager({ url: `${url}/v2/enqueue`, routingKey: 'wakegate-test-routing-key', timeoutMs: 5000 }) };
+}
+
+/** A gate whose supervisor link reads and reports quickly (tests wait for the supervisor, not for caches). */
+export function supervisedGate(client: Client, taskQueue: string, policy: SupervisorPolicy, agents?: AgentRegistry): Gate {
+  const gate = new Gate({
+    client,
+    taskQueue,
+    registry: defaultRegistry(agents),
+    decisionWaitMs: 5000,
+    supervisor: new SupervisorLink({ client, taskQueue, policy, cacheMs: 100, flushMs: 50 }),
+  });
+  openGates.add(gate);
+  return gate;
+}
+
+const openGates = new Set<Gate>();
+
+/** Close every gate `supervisedGate` made (before the connection they use is closed). */
+export async function closeGates(): Promise<void> {
+  const gates = [...openGates];
+  openGates.clear();
+  await Promise.all(gates.map((g) => g.close()));
+}
+
+/** A wake worker with this policy and pager (and any other activity deps). */
+export async function supervisedWorker(
+  connection: NativeConnection,
+  taskQueue: string,
+  deps: ActivityDeps & { supervisor: SupervisorPolicy },
+): Promise<{ worker: Worker; running: Promise<void> }> {
+  const worker = await createWakeWorker({
+    connection,
+    namespace: 'default',
+    taskQueue,
+    activities: createActivities(deps),
+    workflowBundle: await workflowBundle(),
+    shutdownGraceTime: '1 second',
+  });
+  return { worker, running: worker.run() };
+}
+
+/** The supervisor's status and held wakes, as `wakegate supervisor status` prints them. */
+export const viewOf = (client: Client, taskQueue: string) => supervisorView(client, taskQueue);
+
+export const supervisorHandle = (client: Client, taskQueue: string) => client.workflow.getHandle(supervisorId(taskQueue));
+
+/** The supervisor's status query, or undefined while it is not up yet (a probe for `eventually`). */
+export const supervisorStatus = (client: Client, taskQueue: string): Promise<SupervisorStatus | undefined> =>
+  supervisorHandle(client, taskQueue)
+    .query(supervisorStatusQuery)
+    .catch(() => undefined);

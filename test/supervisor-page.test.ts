@@ -1,0 +1,116 @@
+import { after, before, test } from 'node:test';
+import assert from 'node:assert/strict';
+import type { RunningIngress } from '../ingress/serve';
+import type { WakeResult } from '../workflows/types';
+import { chromiumPath, launch, step } from './helpers/browser';
+import { eventually, startDevEnv, unique, type DevEnv } from './helpers/env';
+import { startTestIngress } from './helpers/ingress';
+import { closeGates, startPager, supervisedGate, supervisedWorker, supervisorStatus, testPolicy, viewOf } from './helpers/supervisor';
+
+/*
+ * The supervisor's status page (`/supervisor`, served with the ingress) in a real browser: Debian's
+ * chromium through playwright-core. A storm trips the breaker; the page shows the trip, the counters
+ * and the held wakes; a person resets it through the form (a blank name is refused) and releases the
+ * held wakes through the other form, and each runs once. Screenshots are kept only on failure, in
+ * the temp dir.
+ */
+
+let env: DevEnv;
+let pager: Awaited<ReturnType<typeof startPager>>;
+before(async () => {
+  env = await startDevEnv();
+  pager = await startPager();
+});
+after(async () => {
+  await closeGates();
+  await pager?.app.close();
+  await env?.teardown();
+});
+
+const ping = (entity: string) => ({ source: 'ping', entity, type: 'check', occurredAt: new Date(Date.now() - 30_000).toISOString(), payload: {}, deliveryId: `${entity}-d` });
+
+test('the status page shows a trip, and a reset and a release made through its forms', async () => {
+  chromiumPath();
+  const taskQueue = unique('sup-page');
+  const policy = testPolicy({ storm: { fleetPerMinute: 3, rationale: 'test: more than 3 wakes a minute is a storm' } });
+  const w = await supervisedWorker(env.nativeConnection, taskQueue, { supervisor: policy, pager: pager.adapter });
+  let ingress: RunningIngress | undefined;
+  const browser = await launch();
+  try {
+    const gate = supervisedGate(env.client, taskQueue, policy);
+    await Promise.all(Array.from({ length: 6 }, (_, i) => gate.admit(ping(unique(`storm-${i}`)))));
+    await eventually(() => supervisorStatus(env.client, taskQueue), (s) => s?.mode === 'halted', 15_000, 'the trip');
+    await eventually(() => gate.supervisor.memo(0), (m) => m.mode === 'halted', 5000, 'the gate reading the halt');
+    const held = await Promise.all(Array.from({ length: 2 }, (_, i) => gate.admit(ping(unique(`held-${i}`)))));
+    assert.deepEqual(held.map((a) => a.decision), ['held', 'held']);
+    const before = await eventually(() => viewOf(env.client, taskQueue), (v) => v.held.total >= 2 && v.live === 0, 20_000, 'held wakes listed');
+
+    ingress = await startTestIngress(env, taskQueue);
+    const page = await browser.context.newPage();
+    const url = `${ingress.url}/supervisor`;
+    await step(page, 'the page shows the trip', async () => {
+      await page.goto(url);
+      assert.equal(await page.getByTestId('mode').innerText(), 'halted');
+      assert.match(await page.getByTestId('trip').innerText(), /Trip #1 \(storm\).*over the fleet threshold of 3/);
+      assert.equal(await page.getByTestId('held-total').innerText(), String(before.held.total));
+      assert.equal(await page.locator('tr[data-held^="canary|"]').count(), before.held.total);
+      assert.match(await page.locator('tr[data-counter="wakes per minute|*"]').innerText(), /\/ 3/);
+    });
+    await step(page, 'a reset without a real name is refused', async () => {
+      const form = page.locator('form[data-form="reset"]');
+      await form.locator('input[name="who"]').fill('   ');
+      await form.locator('input[name="reason"]').fill('looked at it');
+      await form.locator('button').click();
+      await page.waitForURL(/error=/);
+      assert.match(await page.getByTestId('flash').innerText(), /refused: a name \(who\) and a reason are both required/);
+      assert.equal(await page.getByTestId('mode').innerText(), 'halted');
+    });
+    await step(page, 'a reset through the form', async () => {
+      const form = page.locator('form[data-form="reset"]');
+      await form.locator('input[name="who"]').fill('robin');
+      await form.locator('input[name="reason"]').fill('the webhook loop is fixed');
+      await form.locator('button').click();
+      await page.waitForURL(/ok=/);
+      assert.match(await page.getByTestId('flash').innerText(), /reset by robin/);
+      assert.equal(await page.getByTestId('mode').innerText(), 'armed');
+      assert.match(await page.locator('tr[data-reset]').innerText(), /trip #1\s+robin\s+the webhook loop is fixed/);
+      assert.equal(await page.getByTestId('held-total').innerText(), String(before.held.total), 'a reset releases nothing');
+    });
+    await step(page, 'a release through the form', async () => {
+      const form = page.locator('form[data-form="release"]');
+      await form.locator('input[name="who"]').fill('robin');
+      await form.locator('input[name="reason"]').fill('replay what was held');
+      await form.locator('select[name="action"]').selectOption('release');
+      await form.locator('button').click();
+      await page.waitForURL(/ok=/);
+      assert.match(await page.getByTestId('flash').innerText(), /released all held wakes \(robin\)/);
+    });
+    const after = await eventually(() => viewOf(env.client, taskQueue), (v) => v.held.total === 0 && v.live === 0, 30_000, 'held wakes ran');
+    assert.equal(after.status?.releases.at(-1)?.who, 'robin');
+    for (const a of held) {
+      const result = (await env.client.workflow.getHandle(a.workflowId).result()) as WakeResult;
+      assert.equal(result.terminalReason, 'success');
+      assert.equal(result.held?.releasedBy?.who, 'robin');
+    }
+    await step(page, 'the page after the release: nothing held, the released runs among the recent successes', async () => {
+      // The supervisor reads closed runs every observeEveryMs: reload until it has.
+      await eventually(
+        async () => {
+          await page.goto(`${url}?at=${Date.now()}`);
+          return { held: await page.getByTestId('held-total').innerText(), success: (await page.locator('tr[data-reason="success"]').count()) ? await page.locator('tr[data-reason="success"]').innerText() : '' };
+        },
+        (p) => p.held === '0' && Number(p.success.split(/\s+/)[1]) >= 2,
+        15_000,
+        'the page after the release',
+      );
+    });
+    // A form posted from another origin is refused.
+    const cross = await fetch(`${url}/reset`, { method: 'POST', headers: { origin: 'http://evil.example', 'content-type': 'application/x-www-form-urlencoded' }, body: 'who=x&reason=y' });
+    assert.equal(cross.status, 403);
+  } finally {
+    await browser.close();
+    await ingress?.close();
+    await w.worker.shutdown();
+    await w.running.catch(() => undefined);
+  }
+});

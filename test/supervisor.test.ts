@@ -1,0 +1,326 @@
+import { after, before, test } from 'node:test';
+import assert from 'node:assert/strict';
+import { mkdtempSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { awaitRun } from '../gate/await-run';
+import type { GateAnswer } from '../gate/decision';
+import type { Standins } from '../standins';
+import { releaseUpdate, resetUpdate, supervisorStatusQuery } from '../workflows/supervisor-messages';
+import type { WakeResult } from '../workflows/types';
+import { approveSignal, statusQuery } from '../workflows/messages';
+import { failingCanary, oneCallAgents } from './helpers/agents';
+import { runCli } from './helpers/cli';
+import { eventually, startDevEnv, unique, type DevEnv } from './helpers/env';
+import { standinOutside, startOutside } from './helpers/outside';
+import { actOnSupervisor } from '../supervisor/actions';
+import { supervisorPolicy } from '../supervisor/policy';
+import { spawnWorker } from './helpers/worker-process';
+import { closeGates, startPager, supervisedGate, supervisedWorker, supervisorHandle, supervisorStatus, testPolicy, viewOf } from './helpers/supervisor';
+
+/*
+ * The supervisor on a real dev server: the storm breaker (paging once, holding, surviving a worker
+ * and a dev-server restart, released by a person so each held wake runs once), the error-rate
+ * breaker, a spend cap over a sliding window, and a person's halt and drain.
+ */
+
+let env: DevEnv;
+let standins: Standins;
+let pager: Awaited<ReturnType<typeof startPager>>;
+before(async () => {
+  env = await startDevEnv({ dbFilename: path.join(mkdtempSync(path.join(tmpdir(), 'wakegate-supervisor-')), 'dev.db') });
+  ({ standins } = await startOutside());
+  pager = await startPager();
+});
+after(async () => {
+  await closeGates();
+  await pager?.app.close();
+  await standins?.close();
+  await env?.teardown();
+});
+
+const ago = (ms: number) => new Date(Date.now() - ms).toISOString();
+const ping = (entity: string, deliveryId = `${entity}-d1`, payload: Record<string, unknown> = {}) => ({
+  source: 'ping',
+  entity,
+  type: 'check',
+  occurredAt: ago(30_000),
+  payload,
+  deliveryId,
+});
+/** An update the supervisor's validator refused, with this reason. */
+const refusedWith = (re: RegExp) => (err: Error) => re.test((err.cause as Error | undefined)?.message ?? '');
+const range = (n: number) => Array.from({ length: n }, (_, i) => i);
+const runsClosed = async (taskQueue: string) => (await env.client.workflow.count(`WorkflowType = 'wakeWorkflow' AND TaskQueue = '${taskQueue}' AND ExecutionStatus != 'Running'`)).count;
+const incidentsFor = (taskQueue: string) => pager.incidents.filter((i) => JSON.stringify(i).includes(taskQueue));
+
+test('a storm trips the breaker, pages once and holds the rest; the halt survives a worker and a dev-server restart; a person resets and releases, and each held wake runs once', async () => {
+  const taskQueue = unique('sup-storm');
+  const policy = testPolicy({ storm: { fleetPerMinute: 8, rationale: 'test: a storm is more than 8 wakes a minute' } });
+  const deps = { supervisor: policy, pager: pager.adapter, outside: standinOutside(standins) };
+  let w = await supervisedWorker(env.nativeConnection, taskQueue, deps);
+  let gate = supervisedGate(env.client, taskQueue, policy);
+  try {
+    // The storm: 20 wakes at once, over the threshold of 8 a minute.
+    const storm = await Promise.all(range(20).map((i) => gate.admit(ping(unique(`storm-${i}`)))));
+    for (const a of storm) assert.ok(a.decision === 'started' || a.decision === 'held', a.decision);
+    const tripped = await eventually(() => supervisorStatus(env.client, taskQueue), (s) => s?.mode === 'halted', 15_000, 'the storm trip');
+    assert.equal(tripped!.trip?.kind, 'storm');
+    assert.match(tripped!.trip!.reason, /over the fleet threshold of 8/);
+    await eventually(async () => incidentsFor(taskQueue), (i) => i.length === 1 && tripped!.trip!.id === 1, 15_000, 'one page');
+
+    // After the trip the gate holds every wake: the run is started (durable, deduplicated) and waits before its first step.
+    await eventually(() => gate.supervisor.memo(0), (m) => m.mode === 'halted', 5000, 'the gate reading the halt');
+    const laterEvents = range(5).map((i) => ping(unique(`later-${i}`)));
+    const later = await Promise.all(laterEvents.map((e) => gate.admit(e)));
+    assert.deepEqual(later.map((a) => a.decision), Array(5).fill('held'));
+    assert.ok(later.every((a) => a.held?.tripId === 1 && /fleet threshold/.test(a.held.reason)));
+
+    // Nothing live, nothing lost: every wake either ran before the trip or is held.
+    const settled = await eventually(() => viewOf(env.client, taskQueue), (v) => v.live === 0 && v.held.total >= 5, 20_000, 'runs settled');
+    const heldBefore = settled.held.total;
+    assert.equal((await runsClosed(taskQueue)) + heldBefore, 25);
+    const held = Object.values(settled.held.byAgent.canary ?? {}).flat();
+    assert.equal(held.length, heldBefore);
+    for (const a of later) assert.ok(held.some((h) => h.workflowId === a.workflowId), `${a.workflowId} is listed as held`);
+    const oneHeld = await env.client.workflow.getHandle(later[0]!.workflowId).query(statusQuery);
+    assert.equal(oneHeld.phase, 'held');
+    assert.equal(oneHeld.held?.hold, 'halted');
+
+    // A worker restart: a new worker (fresh caches) finds the breaker halted and holds a new wake.
+    await w.worker.shutdown();
+    await w.running;
+    w = await supervisedWorker(env.nativeConnection, taskQueue, deps);
+    const afterWorker = await gate.admit(ping(unique('after-worker-restart')));
+    assert.equal(afterWorker.decision, 'held');
+
+    // A dev-server restart: the breaker, the trip and every held wake are in its database.
+    await gate.close(); // nothing of it left on the connection the restart closes
+    await w.worker.shutdown();
+    await w.running;
+    await env.server.stop();
+    await env.server.up();
+    await env.reconnect();
+    w = await supervisedWorker(env.nativeConnection, taskQueue, deps);
+    gate = supervisedGate(env.client, taskQueue, policy);
+    const sup = supervisorHandle(env.client, taskQueue);
+    assert.equal((await sup.query(supervisorStatusQuery)).mode, 'halted');
+    const afterServer = await gate.admit(ping(unique('after-server-restart')));
+    assert.equal(afterServer.decision, 'held');
+    const stillHeld = await eventually(() => viewOf(env.client, taskQueue), (v) => v.held.total === heldBefore + 2 && v.live === 0, 20_000, 'held after restarts');
+    assert.equal(stillHeld.status?.trip?.id, 1);
+    assert.equal(incidentsFor(taskQueue).length, 1, 'the trip paged once, restarts or not');
+
+    // Release needs a reset first; a reset needs a person and a reason, and is recorded.
+    await assert.rejects(sup.executeUpdate(releaseUpdate, { args: [{ who: 'dana', reason: 'too early', action: 'release' }] }), refusedWith(/reset it first/));
+    await assert.rejects(sup.executeUpdate(resetUpdate, { args: [{ who: '', reason: 'x' }] }), refusedWith(/needs a name/));
+    const reset = await sup.executeUpdate(resetUpdate, { args: [{ who: 'dana', reason: 'the upstream loop is fixed' }] });
+    assert.equal(reset.mode, 'armed');
+    assert.deepEqual(
+      reset.resets.map((r) => [r.tripId, r.who, r.reason]),
+      [[1, 'dana', 'the upstream loop is fixed']],
+    );
+    await assert.rejects(sup.executeUpdate(resetUpdate, { args: [{ who: 'dana', reason: 'again' }] }), refusedWith(/armed: nothing to reset/));
+    // Reset alone releases nothing.
+    await new Promise((r) => setTimeout(r, 1500));
+    assert.equal((await viewOf(env.client, taskQueue)).held.total, heldBefore + 2);
+
+    await sup.executeUpdate(releaseUpdate, { args: [{ who: 'dana', reason: 'replay what was held', action: 'release' }] });
+    await eventually(() => viewOf(env.client, taskQueue), (v) => v.held.total === 0 && v.live === 0, 30_000, 'every held wake ran');
+    const allHeld = [...held.map((h) => h.workflowId), afterWorker.workflowId, afterServer.workflowId];
+    for (const id of allHeld) {
+      const result = (await env.client.workflow.getHandle(id).result()) as WakeResult;
+      assert.equal(result.terminalReason, 'success', id);
+      assert.equal(result.held?.releasedBy?.who, 'dana');
+      assert.equal((await env.client.workflow.count(`WorkflowId = '${id}'`)).count, 1, `${id} ran once`);
+    }
+    assert.equal(await runsClosed(taskQueue), 27);
+    // Dedup still applies to a released wake: a redelivery gets its stored result.
+    const again = await gate.admit({ ...laterEvents[0]!, deliveryId: 'redelivery' });
+    assert.equal(again.decision, 'completed');
+    assert.equal(again.workflowId, later[0]!.workflowId);
+  } finally {
+    await w.worker.shutdown();
+    await w.running.catch(() => undefined);
+  }
+});
+
+test('an error-rate trip from a run of failing runs pages once and holds the next wake', async () => {
+  const taskQueue = unique('sup-errors');
+  const policy = testPolicy({ errorRate: { windowMs: 60_000, minRuns: 4, threshold: 0.5, reasons: ['failed', 'escalated', 'budget_exhausted'], rationale: 'test' } });
+  const agents = failingCanary();
+  const w = await supervisedWorker(env.nativeConnection, taskQueue, { supervisor: policy, pager: pager.adapter, agents, outside: standinOutside(standins) });
+  try {
+    const gate = supervisedGate(env.client, taskQueue, policy);
+    const answers: GateAnswer[] = [];
+    for (const i of range(5)) answers.push(await gate.admit(ping(unique(`failing-${i}`))));
+    for (const a of answers) await assert.rejects(awaitRun(env.client, a));
+    const s = await eventually(() => supervisorStatus(env.client, taskQueue), (st) => st?.mode === 'halted', 20_000, 'the error-rate trip');
+    assert.equal(s!.trip?.kind, 'error_rate');
+    assert.match(s!.trip!.reason, /of the last \d+ runs of (the fleet|canary) ended failed\/escalated\/budget_exhausted/);
+    assert.ok((s!.recentRuns.failed ?? 0) >= 4, JSON.stringify(s!.recentRuns));
+    const incidents = await eventually(async () => incidentsFor(taskQueue), (i) => i.length === 1, 15_000, 'one page');
+    assert.match(JSON.stringify(incidents[0]), /error_rate/);
+    assert.match(JSON.stringify(incidents[0]), /supervisor reset --who/);
+    await eventually(() => gate.supervisor.memo(0), (m) => m.mode === 'halted', 5000, 'the gate reading the halt');
+    assert.equal((await gate.admit(ping(unique('after-errors')))).decision, 'held');
+  } finally {
+    await w.worker.shutdown();
+    await w.running.catch(() => undefined);
+  }
+});
+
+test('a spend cap over a sliding window holds the next wake when the window is spent, and lets it through when the window slides', async () => {
+  const taskQueue = unique('sup-spend');
+  const windowMs = 6000;
+  const policy = testPolicy({ caps: { fleet: [], agents: { 'dependency-bump': [{ windowMs, costUsd: 0.000001, rationale: 'test: any spend fills it' }] } } });
+  const agents = oneCallAgents();
+  const w = await supervisedWorker(env.nativeConnection, taskQueue, { supervisor: policy, pager: pager.adapter, agents, outside: standinOutside(standins) });
+  try {
+    const gate = supervisedGate(env.client, taskQueue, policy, agents);
+    const bump = (pkg: string) => {
+      const repo = unique('acme/web');
+      return { source: 'deps', entity: `${repo}:${pkg}`, type: 'release.published', occurredAt: ago(30_000), payload: { repo, package: pkg, from: '1.0.0', to: '1.1.0' }, deliveryId: unique('d') };
+    };
+    const first = await gate.admit(bump('left-pad'));
+    const firstResult = await awaitRun(env.client, first);
+    assert.equal(firstResult.terminalReason, 'success', firstResult.summary);
+    assert.ok(firstResult.usage!.costUsd > 0.000001);
+    // The supervisor reads the closed run's spend; then the window is spent.
+    await eventually(
+      () => supervisorStatus(env.client, taskQueue),
+      (s) => !!s?.counters.some((c) => c.scope === 'dependency-bump' && c.name === 'spend USD' && c.value >= c.limit),
+      10_000,
+      'the spend counted',
+    );
+    // The window holds the spend from the moment the first run closed (not when this test saw it counted).
+    const closedAt = (await env.client.workflow.getHandle(first.workflowId).describe()).closeTime!.getTime();
+    const second = await gate.admit(bump('right-pad'));
+    const handle = env.client.workflow.getHandle(second.workflowId);
+    const heldStatus = await eventually(() => handle.query(statusQuery), (st) => st.phase === 'held', 10_000, 'the second run held');
+    assert.equal(heldStatus.held?.hold, 'cap');
+    const sup = await supervisorHandle(env.client, taskQueue).query(supervisorStatusQuery);
+    assert.equal(sup.capHolds['dependency-bump']?.scope, 'dependency-bump');
+    assert.equal(sup.mode, 'armed', 'a cap holds; it does not trip the breaker');
+    await eventually(async () => incidentsFor(taskQueue), (i) => i.length === 1 && /over its cap/.test(JSON.stringify(i[0])), 10_000, 'the cap paged once');
+    const result = await awaitRun(env.client, second);
+    assert.equal(result.terminalReason, 'success', result.summary);
+    assert.equal(result.held?.hold, 'cap');
+    const ranAt = Date.parse(result.held!.releasedAt!);
+    // Buckets are a sixtieth of the window (100 ms): the spend leaves the window at most that early.
+    assert.ok(ranAt - closedAt >= windowMs - 500, `ran ${ranAt - closedAt} ms after the run that spent the window closed (window ${windowMs} ms)`);
+    assert.equal(incidentsFor(taskQueue).length, 1);
+  } finally {
+    await w.worker.shutdown();
+    await w.running.catch(() => undefined);
+  }
+});
+
+test('halt with runs live: they end cancelled with nothing further committed; drain: live runs finish, nothing new starts, and it reports empty', async () => {
+  const taskQueue = unique('sup-halt');
+  const policy = testPolicy();
+  const agents = oneCallAgents();
+  const w = await supervisedWorker(env.nativeConnection, taskQueue, { supervisor: policy, pager: pager.adapter, agents, outside: standinOutside(standins) });
+  const cliEnv = { TEMPORAL_ADDRESS: env.server.address, WAKEGATE_TASK_QUEUE: taskQueue };
+  try {
+    const gate = supervisedGate(env.client, taskQueue, policy, agents);
+    // Live: two canaries holding, and a report that posted its summary and waits for approval of its export.
+    const holding = await Promise.all(range(2).map((i) => gate.admit(ping(unique(`hold-${i}`), unique('d'), { holdMs: 60_000 }))));
+    const campaign = unique('camp');
+    const report = await gate.admit({ source: 'campaigns', entity: campaign, type: 'config.changed', occurredAt: ago(30_000), payload: { dashboards: ['reach', 'spend'] }, deliveryId: unique('d') });
+    const reportHandle = env.client.workflow.getHandle(report.workflowId);
+    await eventually(() => reportHandle.query(statusQuery), (s) => !!s.awaitingApproval, 20_000, 'the report waiting for approval');
+    const postsBefore = standins.channel.messages.length;
+    assert.ok(postsBefore >= 1);
+
+    const halted = await runCli(['halt', '--who', 'sam', '--reason', 'model provider is degraded'], cliEnv);
+    assert.equal(halted.code, 0, halted.stderr);
+    assert.equal(halted.json.mode, 'halted');
+    for (const a of [...holding, report]) {
+      const r = await awaitRun(env.client, a);
+      assert.equal(r.terminalReason, 'cancelled', a.workflowId);
+      assert.equal(r.killedBy?.who, 'sam');
+    }
+    // The approval that comes too late commits nothing: the run is closed.
+    await reportHandle.signal(approveSignal, { who: 'late' }).catch(() => undefined);
+    assert.equal(standins.exports.jobs.filter((j) => JSON.stringify(j).includes(campaign)).length, 0, 'no export started');
+    assert.equal(standins.channel.messages.length, postsBefore, 'nothing further posted');
+    await eventually(() => gate.supervisor.memo(0), (m) => m.mode === 'halted', 5000, 'the gate reading the halt');
+    const heldWhileHalted = await gate.admit(ping(unique('while-halted')));
+    assert.equal(heldWhileHalted.decision, 'held');
+    // A person's halt is not a trip: no page.
+    assert.equal(incidentsFor(taskQueue).length, 0);
+
+    const reset = await runCli(['supervisor', 'reset', '--who', 'sam', '--reason', 'provider is back'], cliEnv);
+    assert.equal(reset.code, 0, reset.stderr);
+    const discard = await runCli(['supervisor', 'discard', '--who', 'sam', '--reason', 'stale by now'], cliEnv);
+    assert.equal(discard.code, 0, discard.stderr);
+    const discarded = await awaitRun(env.client, heldWhileHalted);
+    assert.equal(discarded.terminalReason, 'discarded');
+    assert.match(discarded.summary, /discarded by sam: stale by now/);
+
+    // Drain: two live runs finish, a wake that arrives meanwhile is held, and the drain reports empty.
+    const finishing = await Promise.all(range(2).map((i) => gate.admit(ping(unique(`finish-${i}`), unique('d'), { holdMs: 4000 }))));
+    await eventually(() => viewOf(env.client, taskQueue), (v) => v.live === 2, 10_000, 'two live runs');
+    const draining = runCli(['drain', '--who', 'sam', '--reason', 'deploy', '--timeout', '60'], cliEnv);
+    await eventually(() => supervisorStatus(env.client, taskQueue), (s) => s?.mode === 'draining', 10_000, 'draining');
+    await eventually(() => gate.supervisor.memo(0), (m) => m.mode === 'draining', 5000, 'the gate reading the drain');
+    const during = await gate.admit(ping(unique('during-drain')));
+    assert.equal(during.decision, 'held');
+    const drained = await draining;
+    assert.equal(drained.code, 0, drained.stderr);
+    assert.equal(drained.json.drained, true);
+    assert.equal(drained.json.live, 0);
+    assert.match(drained.stderr, /drained: no live run left/);
+    for (const a of finishing) assert.equal((await awaitRun(env.client, a)).terminalReason, 'success');
+    const st = await env.client.workflow.getHandle(during.workflowId).query(statusQuery);
+    assert.equal(st.phase, 'held', 'nothing new started during the drain');
+
+    const status = await runCli(['supervisor', 'status'], cliEnv);
+    assert.equal(status.code, 0, status.stderr);
+    const view = status.json as { status: { mode: string; trip: { kind: string } }; held: { total: number; byAgent: Record<string, unknown> }; live: number };
+    assert.equal(view.status.mode, 'draining');
+    assert.equal(view.status.trip.kind, 'drain');
+    assert.equal(view.held.total, 1);
+    assert.ok(view.held.byAgent.canary);
+  } finally {
+    await w.worker.shutdown();
+    await w.running.catch(() => undefined);
+  }
+});
+
+test('held wakes survive a SIGKILLed worker process: the next worker keeps them held, and after a reset and a release each runs once', async () => {
+  const taskQueue = unique('sup-kill');
+  const spawnEnv = { TEMPORAL_ADDRESS: env.server.address, WAKEGATE_TASK_QUEUE: taskQueue };
+  // Real worker processes with the policy in code (supervisor/policy.ts); a person's halt trips it.
+  let worker = spawnWorker(spawnEnv);
+  await worker.ready;
+  try {
+    const halted = await actOnSupervisor(env.client, taskQueue, { kind: 'halt', who: 'kim', reason: 'bad deploy' });
+    assert.ok(halted.ok);
+    const gate = supervisedGate(env.client, taskQueue, supervisorPolicy);
+    await eventually(() => gate.supervisor.memo(0), (m) => m.mode === 'halted', 10_000, 'the gate reading the halt');
+    const events = range(3).map((i) => ping(unique(`kill-${i}`)));
+    const held = await Promise.all(events.map((e) => gate.admit(e)));
+    assert.deepEqual(held.map((a) => a.decision), ['held', 'held', 'held']);
+    await eventually(() => viewOf(env.client, taskQueue), (v) => v.held.total === 3, 20_000, 'three held');
+
+    await worker.kill(); // SIGKILL while the three runs wait in their hold
+    worker = spawnWorker(spawnEnv);
+    await worker.ready;
+    assert.equal((await viewOf(env.client, taskQueue)).held.total, 3);
+    assert.equal((await supervisorStatus(env.client, taskQueue))?.mode, 'halted');
+
+    assert.ok((await actOnSupervisor(env.client, taskQueue, { kind: 'reset', who: 'kim', reason: 'rolled back' })).ok);
+    assert.ok((await actOnSupervisor(env.client, taskQueue, { kind: 'release', who: 'kim', reason: 'run what waited' })).ok);
+    for (const a of held) {
+      const r = await awaitRun(env.client, a);
+      assert.equal(r.terminalReason, 'success');
+      assert.equal(r.held?.releasedBy?.who, 'kim');
+      assert.equal((await env.client.workflow.count(`WorkflowId = '${a.workflowId}'`)).count, 1);
+    }
+    for (const e of events) assert.equal((await gate.admit({ ...e, deliveryId: 'again' })).decision, 'completed');
+  } finally {
+    await worker.kill();
+  }
+});
