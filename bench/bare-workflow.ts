@@ -8,3 +8,9 @@ export async function bareWorkflow(steps: { name: 'prepareRun' | 'toolCall' | 'm
   for (const s of steps) await (acts[s.name] as (a: unknown) => Promise<unknown>)(s.arg);
   return steps.length;
 }
+
+/**
+ * prepareRun asks the supervisor of its task queue for a permit, as a run's first step does; the
+ * bare series' queue has its supervisor too, so both series pay that step alike.
+ */
+export { supervisorWorkflow } from '../workflows/supervisor';

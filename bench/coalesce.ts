@@ -8,6 +8,8 @@ import { Gate } from '../gate/gate';
 import type { GateAnswer } from '../gate/decision';
 import { defaultRegistry } from '../triggers/registry';
 import { coalescerQuery } from '../workflows/messages';
+import { SupervisorLink } from '../supervisor/link';
+import { withSupervisorPolicy } from '../supervisor/policy';
 import { createWakeWorker } from '../workers/worker';
 import { percentile, round } from './stats';
 
@@ -22,7 +24,15 @@ import { percentile, round } from './stats';
  * The agent is the canary with a coalescing policy (debounce 1 s, maxWait 5 s, skip while running):
  * the run itself costs two short activities, so what is measured is the gate, the admission records
  * and the coalescer.
+ * The supervisor is on, with a benchmark policy: this load is a wake storm by the default policy
+ * (600 wakes a minute) and phase 2 starts more runs than its fleet cap of 1,000 an hour, so the
+ * thresholds are raised out of the way; the fleet cap stays (1,000,000 runs an hour), so every run
+ * still takes its permit from the supervisor at its first step.
  */
+const BENCH_POLICY = withSupervisorPolicy({
+  storm: { fleetPerMinute: 1_000_000, agentPerMinute: 1_000_000, rationale: 'bench:coalesce offers ~170 events/s on purpose: not a storm here.' },
+  caps: { fleet: [{ windowMs: 3_600_000, wakes: 1_000_000, rationale: 'bench:coalesce: a cap every run takes a permit from, never reached.' }], agents: {} },
+});
 const EVENTS = Number(process.env.BENCH_EVENTS ?? 10_000);
 const SECONDS = Number(process.env.BENCH_SECONDS ?? 60);
 const KEYS = Number(process.env.BENCH_KEYS ?? 1000);
@@ -82,12 +92,13 @@ async function main(): Promise<void> {
   );
   const tag = randomUUID().slice(0, 8);
   const taskQueue = `bench-coalesce-${tag}`;
-  const gate = new Gate({ client, taskQueue, registry: defaultRegistry(agents), decisionWaitMs: 60_000 });
+  const supervisor = new SupervisorLink({ client, taskQueue, policy: BENCH_POLICY });
+  const gate = new Gate({ client, taskQueue, registry: defaultRegistry(agents), decisionWaitMs: 60_000, supervisor });
   const worker = await createWakeWorker({
     connection,
     namespace: server.namespace,
     taskQueue,
-    activities: createActivities({ agents }),
+    activities: createActivities({ agents, supervisor: BENCH_POLICY }),
     workflowBundle: await bundleWorkflowCode({ workflowsPath: require.resolve('../workflows'), logger: new DefaultLogger('WARN') }),
   });
   const occurredAt = '2026-12-02T10:00:00Z';
@@ -121,6 +132,7 @@ async function main(): Promise<void> {
       const rssAfterMany = process.memoryUsage().rss;
 
       console.log(`wakegate bench:coalesce, dev server on this machine, worker in this process (debounce 1 s, maxWait ${MAX_WAIT_MS / 1000} s, skip)`);
+      console.log('supervisor on, benchmark policy: storm thresholds raised out of the way, every run takes a permit at its first step');
       console.log(`1. one wake key, ${EVENTS} events offered over ${SECONDS} s (open loop, at most ${IN_FLIGHT} in flight):`);
       console.log(`   achieved ${round(one.rate)} events/s over ${round(one.seconds)} s; answers p50 ${round(one.p50)} ms, p99 ${round(one.p99)} ms`);
       console.log(`   decisions ${JSON.stringify(decisions)}; errors ${one.errors.length}${one.errors.length ? ` (first: ${one.errors[0]})` : ''}`);
@@ -130,6 +142,7 @@ async function main(): Promise<void> {
       console.log(`RSS of this process (gate + worker): ${mb(rssBefore)} MB before, ${mb(rssAfterHot)} MB after phase 1, ${mb(rssAfterMany)} MB after phase 2`);
     });
   } finally {
+    await gate.close();
     await client.connection.close();
     await connection.close();
     await server.stop();

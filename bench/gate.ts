@@ -88,6 +88,7 @@ async function main(): Promise<void> {
     const report = {
       benchmark: 'gate',
       temporal: 'dev server (temporal server start-dev, SQLite), one process, localhost',
+      supervisor: "on: the gate's default link (memo read cached per process, wake counts sent as one signal per 250 ms); no worker polls the gate's queue, so the start path is measured alone",
       startsPerRound: N,
       rounds: ROUNDS,
       concurrency: CONCURRENCY,

@@ -3,6 +3,9 @@
  * three-step run (precheck, model call, effect) of the dependency-bump agent from accepted wake to
  * terminal state, p50/p99 over N runs each (BENCH_RUNS, default 200), beside the same activities as
  * bare calls in a bare workflow, and prints the ratio. Sequential runs: latency, not throughput.
+ * The supervisor is on with a benchmark policy: 420 dependency-bump runs are over its default cap of
+ * 120 an hour, so the caps are raised out of the way but kept (every run, and the bare series'
+ * prepareRun, takes a permit from the supervisor as a real run's first step does).
  */
 import { bundleWorkflowCode, DefaultLogger, NativeConnection, Runtime, Worker } from '@temporalio/worker';
 import { Client, Connection } from '@temporalio/client';
@@ -15,6 +18,11 @@ import { defaultRegistry } from '../triggers/registry';
 import { builtinAgents } from '../agents/registry';
 import { effectKey } from '../gate/keys';
 import type { WakeInput } from '../workflows/types';
+import { withSupervisorPolicy } from '../supervisor/policy';
+
+const BENCH_POLICY = withSupervisorPolicy({
+  caps: { fleet: [{ windowMs: 3_600_000, wakes: 1_000_000, rationale: 'bench:run: a cap every run takes a permit from, never reached.' }], agents: {} },
+});
 
 const N = Number(process.env.BENCH_RUNS ?? 200);
 
@@ -29,7 +37,7 @@ async function main(): Promise<void> {
   const standins = await startStandins();
   const connection = await NativeConnection.connect({ address: server.address });
   const client = new Client({ connection: await Connection.connect({ address: server.address }), namespace: server.namespace });
-  const activities = createActivities({ outside: loadConfig(standinSettings(standins.urls)).outside });
+  const activities = createActivities({ outside: loadConfig(standinSettings(standins.urls)).outside, supervisor: BENCH_POLICY });
   const wakeWorker = await Worker.create({ connection, taskQueue: 'bench-wake', activities, workflowBundle: await bundleWorkflowCode({ workflowsPath: require.resolve('../workflows'), logger: new DefaultLogger('WARN') }) });
   const bareWorker = await Worker.create({ connection, taskQueue: 'bench-bare', activities, workflowBundle: await bundleWorkflowCode({ workflowsPath: require.resolve('./bare-workflow'), logger: new DefaultLogger('WARN') }) });
   const policy = builtinAgents['dependency-bump']!.policy;
