@@ -9,8 +9,9 @@ import { createWakeWorker } from '../workers/worker';
 /**
  * `npm run bench:schedules`: on a dev server of its own, real fires (no backfill) of several
  * schedules in parallel (5 per kind at 2 s for 70 s by default): lag from a window's nominal time to the first activity of its run, for
- * wakegate (Schedule -> tick -> gate -> wake -> canary activity) and for a bare Temporal Schedule
- * starting a bare workflow with one activity, in the same run on the same server. Prints one JSON object.
+ * wakegate (Schedule -> tick -> the run as the tick's child -> canary activity) and for a bare Temporal Schedule
+ * starting a bare workflow with one activity, in the same run on the same server, with the median of each
+ * hop on the way (from the workflows' histories). Prints one JSON object.
  */
 const SCHEDULES = Number(process.env.BENCH_SCHEDULES ?? 5);
 /** Interval of every schedule (overlap skip: a window that comes due while the previous run is open is skipped, not measured). */
@@ -29,10 +30,30 @@ async function list(client: Client, query: string): Promise<WorkflowExecutionInf
   return rows;
 }
 
-async function firstActivityStartMs(client: Client, wf: WorkflowExecutionInfo): Promise<number | undefined> {
-  const history = await client.workflow.getHandle(wf.workflowId, wf.runId).fetchHistory();
-  const ev = history.events?.find((e) => e.eventType === EventType.EVENT_TYPE_ACTIVITY_TASK_STARTED);
-  return ev?.eventTime ? Number(ev.eventTime.seconds) * 1000 + Math.floor((ev.eventTime.nanos ?? 0) / 1e6) : undefined;
+type History = temporal.api.history.v1.IHistoryEvent[];
+const atMs = (ev: temporal.api.history.v1.IHistoryEvent | undefined): number | undefined =>
+  ev?.eventTime ? Number(ev.eventTime.seconds) * 1000 + Math.floor((ev.eventTime.nanos ?? 0) / 1e6) : undefined;
+const first = (h: History, type: temporal.api.enums.v1.EventType) => atMs(h.find((e) => e.eventType === type));
+const historyOf = async (client: Client, workflowId: string, runId?: string): Promise<History> =>
+  (await client.workflow.getHandle(workflowId, runId).fetchHistory()).events ?? [];
+
+/**
+ * Where one workflow's share of the lag goes, from its history: started (by the Schedule or the
+ * parent) → its first workflow task dispatched → that task completed → the first activity started.
+ */
+function hops(h: History): { startedMs?: number; dispatchMs?: number; taskMs?: number; toActivityMs?: number; activityStartedMs?: number } {
+  const started = first(h, EventType.EVENT_TYPE_WORKFLOW_EXECUTION_STARTED);
+  const taskStarted = first(h, EventType.EVENT_TYPE_WORKFLOW_TASK_STARTED);
+  const taskDone = first(h, EventType.EVENT_TYPE_WORKFLOW_TASK_COMPLETED);
+  const activityStarted = first(h, EventType.EVENT_TYPE_ACTIVITY_TASK_STARTED);
+  const diff = (a?: number, b?: number) => (a !== undefined && b !== undefined ? a - b : undefined);
+  return {
+    startedMs: started,
+    dispatchMs: diff(taskStarted, started),
+    taskMs: diff(taskDone, taskStarted),
+    toActivityMs: diff(activityStarted, taskDone),
+    activityStartedMs: activityStarted,
+  };
 }
 
 const nominalFromId = (id: string) => Date.parse(id.slice(id.lastIndexOf('/') + 1).replace(/^.*-(\d{4}-)/, '$1'));
@@ -84,18 +105,38 @@ async function main(): Promise<void> {
         }),
       ),
     ]);
-    const lagsOf = async (rows: WorkflowExecutionInfo[], nominal: (w: WorkflowExecutionInfo) => number) => {
-      const lags: number[] = [];
-      for (const wf of rows) {
-        const started = await firstActivityStartMs(client, wf);
-        if (started !== undefined) lags.push(started - nominal(wf));
-      }
-      return lags;
-    };
-    const wakes = await list(client, 'WakeSource = "schedule"');
-    const bare = await list(client, 'WorkflowType = "bareWorkflow"');
-    const wg = await lagsOf(wakes, (w) => nominalFromId(w.workflowId));
-    const bb = await lagsOf(bare, (w) => nominalFromId(w.workflowId));
+    // Per fire: the total lag (nominal → first activity of the run) and its hops, medians below.
+    const parts: Record<string, number[]> = {};
+    const add = (name: string, v: number | undefined) => v !== undefined && (parts[name] ??= []).push(v);
+    const wg: number[] = [];
+    for (const wf of await list(client, 'WakeSource = "schedule"')) {
+      const nominal = nominalFromId(wf.workflowId);
+      const run = hops(await historyOf(client, wf.workflowId, wf.runId));
+      if (run.activityStartedMs === undefined) continue;
+      wg.push(run.activityStartedMs - nominal);
+      const parent = wf.parentExecution;
+      if (!parent?.workflowId) continue; // started through the gate's activity (a window fired twice), not as the tick's child
+      const tickHistory = await historyOf(client, parent.workflowId, parent.runId ?? undefined);
+      const tick = hops(tickHistory);
+      add('wakegate: nominal → tick started (the Schedule)', tick.startedMs! - nominal);
+      add('wakegate: tick\'s first workflow task dispatched', tick.dispatchMs);
+      add('wakegate: tick\'s first workflow task (worker)', tick.taskMs);
+      add('wakegate: tick task done → run started (child start)', run.startedMs! - first(tickHistory, EventType.EVENT_TYPE_WORKFLOW_TASK_COMPLETED)!);
+      add('wakegate: run\'s first workflow task dispatched', run.dispatchMs);
+      add('wakegate: run\'s first workflow task (worker)', run.taskMs);
+      add('wakegate: run task done → first activity started', run.toActivityMs);
+    }
+    const bb: number[] = [];
+    for (const wf of await list(client, 'WorkflowType = "bareWorkflow"')) {
+      const nominal = nominalFromId(wf.workflowId);
+      const bare = hops(await historyOf(client, wf.workflowId, wf.runId));
+      if (bare.activityStartedMs === undefined) continue;
+      bb.push(bare.activityStartedMs - nominal);
+      add('bare: nominal → workflow started (the Schedule)', bare.startedMs! - nominal);
+      add('bare: first workflow task dispatched', bare.dispatchMs);
+      add('bare: first workflow task (worker)', bare.taskMs);
+      add('bare: task done → first activity started', bare.toActivityMs);
+    }
     const summary = (xs: number[]) => ({ fires: xs.length, p50Ms: pct(xs, 50), p99Ms: pct(xs, 99), maxMs: Math.max(...xs) });
     const result = {
       what: 'lag from nominal time to the first activity of the run (real fires, several schedules in parallel)',
@@ -105,6 +146,7 @@ async function main(): Promise<void> {
       wakegate: summary(wg),
       bareTemporal: summary(bb),
       ratio: { p50: +(pct(wg, 50) / pct(bb, 50)).toFixed(2), p99: +(pct(wg, 99) / pct(bb, 99)).toFixed(2) },
+      medianHopsMs: Object.fromEntries(Object.entries(parts).map(([name, xs]) => [name, pct(xs, 50)])),
     };
     process.stdout.write(`${JSON.stringify(result, null, 2)}\n`);
     if (wg.length < 100 || bb.length < 100) throw new Error(`too few fires for a p99 (wakegate ${wg.length}, bare ${bb.length}); raise BENCH_SECONDS`);
