@@ -184,17 +184,22 @@ export class SupervisorLink {
   async runVerdict(agent: string, held?: { hold: 'halted' | 'cap'; heldAtMs: number }): Promise<RunVerdict> {
     const memo = await this.memo(this.cacheMs / 2, { wait: true });
     const recheckMs = this.policy.holdRecheckMs;
+    // A person's release lets a run go past a halt, never past a cap: it still takes its permit.
+    let releasedBy: { who: string; reason: string } | undefined;
     if (held) {
-      const decided = memo.releases.find((r) => r.atMs >= held.heldAtMs && (!r.agent || r.agent === agent));
-      if (decided) return decided.action === 'release' ? { kind: 'run', releasedBy: { who: decided.who, reason: decided.reason } } : { kind: 'discard', who: decided.who, reason: decided.reason };
+      // The latest decision counts (a discard after a release reaches a run still waiting on a cap).
+      const decided = [...memo.releases].reverse().find((r) => r.atMs >= held.heldAtMs && (!r.agent || r.agent === agent));
+      if (decided?.action === 'discard') return { kind: 'discard', who: decided.who, reason: decided.reason };
+      if (decided) releasedBy = { who: decided.who, reason: decided.reason };
       // Held on a halt that a person had already reset (a stale read): it needs no release.
       const staleHold = held.hold === 'halted' && memo.mode === 'armed' && (memo.armedSinceMs ?? 0) <= held.heldAtMs;
-      if (held.hold === 'halted' && !staleHold) return { kind: 'hold', hold: 'halted', reason: haltReason(memo), recheckMs };
+      if (!decided && held.hold === 'halted' && !staleHold) return { kind: 'hold', hold: 'halted', reason: haltReason(memo), recheckMs };
     }
+    const run: RunVerdict = releasedBy ? { kind: 'run', releasedBy } : { kind: 'run' };
     if (memo.mode !== 'armed') return { kind: 'hold', hold: 'halted', reason: haltReason(memo), recheckMs };
-    if (!capsApply(this.policy, agent)) return { kind: 'run' };
+    if (!capsApply(this.policy, agent)) return run;
     const grant = await this.lease(agent);
-    if (grant.granted) return { kind: 'run' };
+    if (grant.granted) return run;
     if (grant.mode !== 'armed') return { kind: 'hold', hold: 'halted', reason: `the supervisor is ${grant.mode}; a person resets it and releases held wakes`, recheckMs };
     return { kind: 'hold', hold: 'cap', reason: `${agent} is over a rolling cap (npx wakegate supervisor status); it runs when the window slides`, recheckMs };
   }

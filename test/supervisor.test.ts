@@ -289,6 +289,38 @@ test('halt with runs live: they end cancelled with nothing further committed; dr
   }
 });
 
+test('a release lets held wakes past the halt, not past a cap: one runs, the others wait on the cap, and a discard ends them', async () => {
+  const taskQueue = unique('sup-release-cap');
+  const policy = testPolicy({ caps: { fleet: [], agents: { canary: [{ windowMs: 60_000, wakes: 1, rationale: 'test: one canary run a minute' }] } } });
+  const w = await supervisedWorker(env.nativeConnection, taskQueue, { supervisor: policy, pager: pager.adapter, outside: standinOutside(standins) });
+  try {
+    const gate = supervisedGate(env.client, taskQueue, policy);
+    const halt = await actOnSupervisor(env.client, taskQueue, { kind: 'halt', who: 'sam', reason: 'test: hold everything' });
+    assert.ok(halt.ok);
+    await eventually(() => gate.supervisor.memo(0), (m) => m.mode === 'halted', 5000, 'the gate reading the halt');
+    const held = await Promise.all(range(3).map((i) => gate.admit(ping(unique(`rc-${i}`)))));
+    assert.deepEqual(held.map((a) => a.decision), ['held', 'held', 'held']);
+    await eventually(() => viewOf(env.client, taskQueue), (v) => v.held.total === 3, 15_000, 'three held');
+
+    assert.ok((await actOnSupervisor(env.client, taskQueue, { kind: 'reset', who: 'sam', reason: 'test: back' })).ok);
+    assert.ok((await actOnSupervisor(env.client, taskQueue, { kind: 'release', who: 'sam', reason: 'test: let them go' })).ok);
+    // One permit in the window: one run, released by sam; the other two now wait on the cap.
+    const states = async () => Promise.all(held.map((a) => env.client.workflow.getHandle(a.workflowId).describe().then(async (d) => (d.status.name === 'RUNNING' ? (await env.client.workflow.getHandle(a.workflowId).query(statusQuery)).held?.hold : 'closed'))));
+    const settled = await eventually(states, (xs) => xs.filter((x) => x === 'closed').length === 1 && xs.filter((x) => x === 'cap').length === 2, 30_000, 'one run, two on the cap');
+    const ran = held[settled.indexOf('closed')]!;
+    const result = await awaitRun(env.client, ran);
+    assert.equal(result.terminalReason, 'success', result.summary);
+    assert.equal(result.held?.releasedBy?.who, 'sam');
+
+    // A discard reaches wakes held on a cap too.
+    assert.ok((await actOnSupervisor(env.client, taskQueue, { kind: 'discard', who: 'sam', reason: 'test: not needed' })).ok);
+    for (const a of held.filter((x) => x !== ran)) assert.equal((await awaitRun(env.client, a)).terminalReason, 'discarded');
+  } finally {
+    await w.worker.shutdown();
+    await w.running.catch(() => undefined);
+  }
+});
+
 test('held wakes survive a SIGKILLed worker process: the next worker keeps them held, and after a reset and a release each runs once', async () => {
   const taskQueue = unique('sup-kill');
   const spawnEnv = { TEMPORAL_ADDRESS: env.server.address, WAKEGATE_TASK_QUEUE: taskQueue };

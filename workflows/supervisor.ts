@@ -1,4 +1,4 @@
-import { ActivityFailure, ApplicationFailure, allHandlersFinished, condition, continueAsNew, log, proxyActivities, setHandler, upsertMemo, workflowInfo } from '@temporalio/workflow';
+import { ActivityFailure, ApplicationFailure, allHandlersFinished, condition, continueAsNew, log, patched, proxyActivities, setHandler, upsertMemo, workflowInfo } from '@temporalio/workflow';
 import type { SupervisorActivities } from './contracts';
 import { supervisorId } from './ids';
 import { addTo, newSeries, prune, sumOf } from './sliding-window';
@@ -358,6 +358,7 @@ export async function supervisorWorkflow(input: SupervisorInput): Promise<void> 
     }
   };
 
+  const pagesInFlight = new Set<Promise<void>>();
   const perform = async (a: Action) => {
     if (a.kind === 'page') {
       let result: NonNullable<Trip['page']>;
@@ -436,12 +437,19 @@ export async function supervisorWorkflow(input: SupervisorInput): Promise<void> 
     else await condition(() => actions.length > 0 || memoChanged() || active());
     while (actions.length) {
       publish();
-      await perform(actions.shift()!);
+      const a = actions.shift()!;
+      // A page retries for minutes when the pager is slow or down: it goes on beside the rest, so
+      // stopping live runs (the kill switch), nudges and observation never wait behind it.
+      if (a.kind === 'page' && patched('supervisor-pages-in-background')) {
+        const paging: Promise<void> = perform(a).finally(() => pagesInFlight.delete(paging));
+        pagesInFlight.add(paging);
+      } else await perform(a);
     }
     if (timedOut || now() >= nextObserve) await observe();
     for (const s of Object.values(state.series)) prune(s, now());
     for (const [name, s] of Object.entries(state.series)) if (!s.buckets.length && !name.startsWith('permits:')) delete state.series[name];
     if (workflowInfo().continueAsNewSuggested && !actions.length) {
+      await Promise.all(pagesInFlight); // a page's outcome is recorded on its trip before the state moves on
       publish();
       await condition(allHandlersFinished);
       return continueAsNew<typeof supervisorWorkflow>({ taskQueue, policy, state });

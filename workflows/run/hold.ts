@@ -1,4 +1,4 @@
-import { condition, log, setHandler, upsertSearchAttributes } from '@temporalio/workflow';
+import { condition, isCancellation, log, setHandler, upsertSearchAttributes } from '@temporalio/workflow';
 import { WakeHeld } from '../search-attributes';
 import { holdNudgeSignal } from '../supervisor-messages';
 import type { HoldRecord, RunVerdict } from '../supervisor-types';
@@ -58,7 +58,16 @@ export async function holdIfSupervised(agent: string, first: RunVerdict | undefi
     }
     nudged = false;
     await condition(() => nudged, waitMs);
-    verdict = await recheckHold({ agent, hold, heldAtMs });
+    try {
+      verdict = await recheckHold({ agent, hold, heldAtMs });
+    } catch (err) {
+      // The supervisor could not be asked (Temporal or the worker briefly away): the wake stays held,
+      // never lost or failed for it, and asks again after the next wait.
+      if (isCancellation(err)) throw err;
+      log.warn('held run could not re-check; still held', { agent, hold, err: (err as Error).message });
+      waitMs = Math.min(MAX_RECHECK_MS, waitMs * 2);
+      continue;
+    }
     if (verdict.kind === 'hold') waitMs = verdict.hold === 'cap' ? verdict.recheckMs : Math.min(MAX_RECHECK_MS, Math.max(verdict.recheckMs, waitMs * 2));
   }
   record.releasedAt = new Date(now()).toISOString();
