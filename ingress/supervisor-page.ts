@@ -1,3 +1,4 @@
+import { isIP } from 'node:net';
 import formbody from '@fastify/formbody';
 import type { Client } from '@temporalio/client';
 import escapeHtml from 'escape-html';
@@ -85,6 +86,29 @@ ${mode === 'armed' ? `<h2>Halt or drain</h2>${personForm('halt', 'Halt: cancel l
 </body></html>`;
 }
 
+/** Host names a form may be posted to: IP literals and localhost (a DNS name could be rebound to this port by another site). */
+const postableHost = (hostname: string) => hostname === 'localhost' || isIP(hostname.replace(/^\[|\]$/g, '')) !== 0;
+
+/**
+ * Why a form post is refused, or undefined when it came from this page: the browser's `Origin`
+ * must be present (not `null`, which sandboxed frames send) and be this very host, `Sec-Fetch-Site`
+ * (when sent) must say same-origin, and the host must not be a DNS name.
+ */
+export function crossSiteRefusal(headers: { origin?: string; host?: string; 'sec-fetch-site'?: string | string[] }): string | undefined {
+  const { origin, host } = headers;
+  if (!origin || origin === 'null' || !host) return 'post the form from this page (no Origin header: refused)';
+  let from: URL;
+  try {
+    from = new URL(origin);
+  } catch {
+    return 'post the form from this page (unreadable Origin header)';
+  }
+  if (from.host !== host) return 'post the form from this page (another origin)';
+  if (headers['sec-fetch-site'] !== undefined && headers['sec-fetch-site'] !== 'same-origin') return 'post the form from this page (not same-origin)';
+  if (!postableHost(from.hostname)) return `forms are taken on an IP address or localhost only, not on ${from.hostname} (DNS rebinding); use the CLI`;
+  return undefined;
+}
+
 /**
  * `/supervisor` on the ingress: the page above, and its forms (`POST /supervisor/reset`, `/release`,
  * `/halt`, `/drain`), each needing a name and a reason. A form post must come from this page's own
@@ -102,8 +126,8 @@ export function registerSupervisorPage(app: FastifyInstance, opts: { client: Cli
     });
     scope.post<{ Params: { action: string }; Body: Record<string, string | undefined> }>('/supervisor/:action', async (request, reply) => {
       const back = (key: 'ok' | 'error', text: string) => reply.redirect(`/supervisor?${key}=${encodeURIComponent(text)}`, 303);
-      const origin = request.headers.origin;
-      if (origin && origin !== 'null' && new URL(origin).host !== request.headers.host) return reply.code(403).send({ error: { code: 'cross_origin', message: 'post the form from this page' } });
+      const refusal = crossSiteRefusal(request.headers);
+      if (refusal) return reply.code(403).send({ error: { code: 'cross_origin', message: refusal } });
       const action = request.params.action;
       if (!['reset', 'release', 'halt', 'drain'].includes(action)) return reply.code(404).send({ error: { code: 'not_found', message: `no action ${action}` } });
       const body = (request.body ?? {}) as Record<string, string | undefined>;
