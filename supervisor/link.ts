@@ -28,6 +28,8 @@ const ARMED: SupervisorMemo = { mode: 'armed', capsFull: [], releases: [] };
 /** How long a background read or a batch of wake counts may take, retries included (bounded, so `close` is). */
 const READ_DEADLINE_MS = 5_000;
 const FLUSH_DEADLINE_MS = 10_000;
+/** How long one batch of permit requests may wait for the supervisor's answer (under the first step's 10 s timeout). */
+const LEASE_DEADLINE_MS = 8_000;
 
 /**
  * One process's line to the supervisor, built so that the supervisor is never one hot workflow on
@@ -161,13 +163,17 @@ export class SupervisorLink {
     let answer: LeaseAnswer;
     try {
       const handle = this.client.workflow.getHandle(this.workflowId);
-      try {
-        answer = await handle.executeUpdate(leaseUpdate, { args: [{ requests }] });
-      } catch (err) {
-        if (!(err instanceof WorkflowNotFoundError)) throw err;
-        await this.ensure(false);
-        answer = await handle.executeUpdate(leaseUpdate, { args: [{ requests }] });
-      }
+      // Bounded: a run's first step waits on this, and an activity that never returns (no worker
+      // runs the supervisor's task, as while workers shut down) would hold its worker's shutdown forever.
+      answer = await this.client.withDeadline(Date.now() + LEASE_DEADLINE_MS, async () => {
+        try {
+          return await handle.executeUpdate(leaseUpdate, { args: [{ requests }] });
+        } catch (err) {
+          if (!(err instanceof WorkflowNotFoundError)) throw err;
+          await this.ensure(false);
+          return await handle.executeUpdate(leaseUpdate, { args: [{ requests }] });
+        }
+      });
     } catch (err) {
       // Not answered: every waiter's first step fails and Temporal retries the activity.
       for (const w of waiting.values()) for (const { reject } of w) reject(err);
