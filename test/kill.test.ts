@@ -7,6 +7,7 @@ import type { WakeResult, WakeStatus } from '../workflows/types';
 import { statusQuery } from '../workflows/messages';
 import { dashboardService } from '../standins/dashboards';
 import { exportService } from '../standins/exports';
+import { channelService } from '../standins/channel';
 import type { Standins } from '../standins';
 import { eventually, startDevEnv, unique, withWorker, type DevEnv } from './helpers/env';
 import { runCli } from './helpers/cli';
@@ -18,7 +19,9 @@ import { deferred } from './helpers/worker-process';
 let env: DevEnv;
 let standins: Standins;
 let activities: object;
-const stall = { dashboard: false, exportPostDrop: false, exportSearchDown: false };
+const stall = { dashboard: false, exportPostDrop: false, exportSearchDown: false, channelPost: false };
+const postArrived = deferred();
+const postReleased = deferred();
 const stalledClosed = deferred();
 const stalledArrived = deferred();
 before(async () => {
@@ -31,6 +34,13 @@ before(async () => {
     await new Promise<void>((r) => req.raw.socket.once('close', () => r()));
     stalledClosed.resolve();
   });
+  const channel = channelService();
+  channel.app.addHook('preHandler', async (req) => {
+    if (req.method !== 'POST' || !stall.channelPost) return;
+    stall.channelPost = false;
+    postArrived.resolve();
+    await postReleased.promise; // the post is in flight until the test lets it land
+  });
   const exports = exportService();
   exports.app.addHook('onSend', async (req, reply) => {
     if (req.method === 'POST' && stall.exportPostDrop) {
@@ -41,7 +51,7 @@ before(async () => {
   exports.app.addHook('preHandler', async (req, reply) => {
     if (req.method === 'GET' && stall.exportSearchDown) await reply.code(503).send({ error: 'search unavailable' });
   });
-  ({ standins, activities } = await startOutside({ dashboards, exports }));
+  ({ standins, activities } = await startOutside({ dashboards, exports, channel }));
 });
 after(async () => {
   await standins?.close();
@@ -63,11 +73,14 @@ describe('kill switch, re-arm and the runs listing', () => {
       const kill = await cli(['kill', a.workflowId, '--reason', 'runaway test', '--who', 'ops']);
       assert.equal(kill.code, 0, kill.stderr);
       assert.equal(kill.json.accepted, true);
+      let readStopped = false;
+      void stalledClosed.promise.then(() => (readStopped = true));
       const result = (await env.client.workflow.getHandle(a.workflowId).result()) as WakeResult;
       stall.dashboard = false;
       assert.equal(result.terminalReason, 'cancelled');
       assert.deepEqual(result.killedBy, { who: 'ops', reason: 'runaway test' });
-      await stalledClosed.promise; // the in-flight read was cancelled and its connection dropped
+      // The run ends only once its step has stopped: the in-flight read was cancelled and its connection dropped.
+      assert.equal(readStopped, true, 'the tool call had stopped before the run said cancelled');
       assert.equal(standins.channel.messages.filter((m) => m.text.includes(campaign)).length, 0, 'nothing committed');
       // Killing a finished run is refused.
       const again = await cli(['kill', a.workflowId, '--reason', 'twice']);
@@ -111,6 +124,33 @@ describe('kill switch, re-arm and the runs listing', () => {
       assert.equal(result.terminalReason, 'escalated', result.summary);
       assert.match((result.output as { ambiguous: { effectKey: string } }).ambiguous.effectKey, /#start_export@1$/);
       assert.equal(standins.exports.jobs.filter((j) => j.campaign === campaign).length, 1, 'the first attempt landed once; the retry did not repeat it');
+    }, { activities });
+  });
+  test('a kill while an effect is in flight lets that effect land and records it; nothing after it starts', async () => {
+    const taskQueue = unique('kill-effect');
+    const campaign = unique('kill-effect');
+    await withWorker(env.nativeConnection, taskQueue, async () => {
+      stall.channelPost = true;
+      // report.due: post_summary, then start_export (which waits for a person's approval).
+      const a = await new Gate({ client: env.client, taskQueue, registry: defaultRegistry(quickAgents()) }).admit({
+        source: 'campaigns', entity: campaign, type: 'report.due', occurredAt: '2026-12-02T10:00:00Z', payload: { dashboards: ['reach'] },
+      });
+      await postArrived.promise;
+      const kill = await cli(['kill', a.workflowId, '--reason', 'stop the report', '--who', 'ops']);
+      assert.equal(kill.code, 0, kill.stderr);
+      const handle = env.client.workflow.getHandle(a.workflowId);
+      // Cut off halfway, no one could say whether the post landed: the run waits for it.
+      await new Promise((r) => setTimeout(r, 1500));
+      assert.equal((await handle.describe()).status.name, 'RUNNING', 'the run waits for its effect in flight');
+      postReleased.resolve();
+      const result = (await handle.result()) as WakeResult;
+      assert.equal(result.terminalReason, 'cancelled');
+      assert.deepEqual(result.killedBy, { who: 'ops', reason: 'stop the report' });
+      const committed = (result.output as { committed: { name: string; outcome: string }[] }).committed;
+      assert.deepEqual(committed.map((e) => [e.name, e.outcome]), [['post_summary', 'applied']], 'the effect that landed is on the record');
+      assert.equal(standins.channel.messages.filter((m) => m.text.includes(campaign)).length, 1, 'posted once');
+      assert.equal(standins.exports.jobs.filter((j) => j.campaign === campaign).length, 0, 'no export started after the kill');
+      assert.equal((await handle.query(statusQuery)).awaitingApproval, undefined, 'it never reached the approval wait');
     }, { activities });
   });
 });

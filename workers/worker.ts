@@ -30,6 +30,9 @@ export async function createWakeWorker(opts: WakeWorkerOptions): Promise<Worker>
     workflowBundle: opts.workflowBundle ?? (await bundleWorkflowCode({ workflowsPath: require.resolve('../workflows'), logger: bundlerLogger() })),
     ...(opts.identity ? { identity: opts.identity } : {}),
     shutdownGraceTime: opts.shutdownGraceTime ?? '10 seconds',
+    // A run's steps heartbeat every second; sending each (not one per 0.8 × heartbeat timeout) is
+    // what lets a kill reach a step within about a second, and a cancelled run waits for that.
+    maxHeartbeatThrottleInterval: '1 second',
     ...(opts.activityPollers ? { maxConcurrentActivityTaskPolls: opts.activityPollers } : {}),
   });
 }

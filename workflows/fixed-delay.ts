@@ -1,14 +1,22 @@
-import { continueAsNew, isCancellation, proxyActivities, setHandler, sleep, upsertMemo, workflowInfo } from '@temporalio/workflow';
+import { ActivityCancellationType, CancellationScope, continueAsNew, isCancellation, patched, proxyActivities, setHandler, sleep, upsertMemo, workflowInfo } from '@temporalio/workflow';
 import type { ScheduleActivities } from './contracts';
 import { cadenceQuery } from './schedule-messages';
 import type { FixedDelayInput, FixedDelayState } from './schedule-types';
 import { isoSeconds } from './time';
 
-const { runScheduledWindow } = proxyActivities<ScheduleActivities>({
-  startToCloseTimeout: '24 hours',
-  heartbeatTimeout: '10 seconds',
-  retry: { maximumAttempts: 5 },
-});
+/**
+ * A window's run. Cancelled (the loop cancelled), the loop waits until the window's wake has really
+ * ended `cancelled`, as a Schedule's tick does; loops begun before this rule replay with the old
+ * one (fire-and-forget cancellation).
+ */
+function runScheduledWindow(window: Parameters<ScheduleActivities['runScheduledWindow']>[0]): ReturnType<ScheduleActivities['runScheduledWindow']> {
+  return proxyActivities<ScheduleActivities>({
+    startToCloseTimeout: '24 hours',
+    heartbeatTimeout: '10 seconds',
+    cancellationType: patched('fixed-delay-waits-for-window') ? ActivityCancellationType.WAIT_CANCELLATION_COMPLETED : ActivityCancellationType.TRY_CANCEL,
+    retry: { maximumAttempts: 5 },
+  }).runScheduledWindow(window);
+}
 
 const RUNS_PER_HISTORY = 100;
 
@@ -44,6 +52,9 @@ export async function fixedDelayWorkflow(input: FixedDelayInput): Promise<FixedD
         deliveryId: `${workflowInfo().workflowId}#${state.runs + 1}`,
       });
       state.lastTerminalReason = run.terminalReason ?? run.decision;
+      // Waited for, a window cut short by the loop's cancellation comes back as its wake's outcome
+      // (`cancelled`), not as a cancellation: the loop ends cancelled all the same.
+      if (run.terminalReason === 'cancelled' && CancellationScope.current().consideredCancelled) await CancellationScope.current().cancelRequested;
     } catch (err) {
       if (isCancellation(err)) {
         // The loop itself was cancelled (a person, a schedule sync): its window's wake is cancelled

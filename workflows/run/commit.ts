@@ -1,4 +1,4 @@
-import { ActivityFailure, ApplicationFailure, condition, sleep } from '@temporalio/workflow';
+import { ActivityFailure, ApplicationFailure, CancellationScope, condition, patched, sleep } from '@temporalio/workflow';
 import type { AgentPolicy } from '../../agents/policy';
 import type { FinalAnswer } from '../contracts';
 import { FailureType } from '../failures';
@@ -17,11 +17,15 @@ function failureType(err: unknown): string | undefined {
  * the agent, so two agents woken by one event never share an effect key). An irreversible
  * effect waits for a person first (approve → go on; reject → `blocked`; no answer within the
  * policy's timeout → `escalated`, with the draft and what was already committed in the result).
- * A reconcile effect that cannot tell whether it landed escalates; it never guesses.
+ * A reconcile effect that cannot tell whether it landed escalates; it never guesses. A run cancelled
+ * here lets the effect in flight finish and records it; nothing after it starts.
  */
 export async function commitEffects(input: WakeInput, policy: AgentPolicy, state: RunState, pool: BudgetPool, final: FinalAnswer): Promise<RunOutcome> {
   const preserved = () => ({ final, committed: state.effects });
+  const finishWhenCancelled = patched('effects-finish-when-cancelled');
   for (const [step, effect] of policy.effects.entries()) {
+    // A cancelled run starts no further effect, nor its approval wait (the scope throws its cancellation here).
+    if (finishWhenCancelled && CancellationScope.current().consideredCancelled) await CancellationScope.current().cancelRequested;
     const key = effectKey(input.runKey, effect.name, step);
     if (!effect.reversible && policy.approval.irreversible === 'required') {
       state.phase = 'awaiting_approval';
@@ -57,7 +61,11 @@ export async function commitEffects(input: WakeInput, policy: AgentPolicy, state
     const r = reserve(pool, { toolCalls: 1 });
     if (!r.ok) return { reason: 'budget_exhausted', summary: `stopped before effect ${effect.name}: the toolCalls budget would be crossed`, output: { dimension: 'toolCalls', ...preserved() } };
     try {
-      const outcome = await commitEffect({ agent: policy.name, effectKey: key, effect, input, final });
+      // An effect in flight when the run is cancelled (kill, halt, supersede, deadline) is let finish
+      // rather than cut off halfway, where no one could say whether it landed: its outcome is
+      // recorded (`committed`), and the cancellation stops the run before the next effect starts.
+      const call = () => commitEffect({ agent: policy.name, effectKey: key, effect, input, final });
+      const outcome = await (finishWhenCancelled ? CancellationScope.nonCancellable(call) : call());
       state.effects.push(outcome);
       state.maxAttempt = Math.max(state.maxAttempt, outcome.attempt);
     } catch (err) {

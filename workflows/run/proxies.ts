@@ -1,4 +1,4 @@
-import { proxyActivities } from '@temporalio/workflow';
+import { ActivityCancellationType, patched, proxyActivities } from '@temporalio/workflow';
 import type { Activities } from '../contracts';
 import { FailureType } from '../failures';
 
@@ -9,16 +9,31 @@ export const { prepareRun } = proxyActivities<Activities>({
 });
 
 /**
+ * When a run is cancelled (a kill, a halt, its coalescer superseding it, its wall-clock budget), it
+ * waits for the step in flight to have stopped before it ends: a model call or a tool call left
+ * running after the run says `cancelled` would go on spending tokens that no run shows, and on
+ * Temporal's test server would hold the clock. Steps heartbeat at least every second (the worker's
+ * `maxHeartbeatThrottleInterval`), so the wait is about a second. Runs begun before this rule
+ * replay with the old one (fire-and-forget cancellation).
+ */
+function stepCancellation(): ActivityCancellationType {
+  return patched('cancel-waits-for-steps') ? ActivityCancellationType.WAIT_CANCELLATION_COMPLETED : ActivityCancellationType.TRY_CANCEL;
+}
+
+/**
  * A model call: one attempt per schedule. The workflow retries it (`MODEL_CALL_RETRY` in
  * model-turn.ts) with a budget reservation per attempt, because a provider may bill an attempt that
  * fails or times out. Heartbeats every second; a 5 s heartbeat timeout notices a dead worker fast
  * and lets a kill reach it.
  */
-export const { modelCall } = proxyActivities<Activities>({
-  startToCloseTimeout: '2 minutes',
-  heartbeatTimeout: '5 seconds',
-  retry: { maximumAttempts: 1 },
-});
+export function modelCall(req: Parameters<Activities['modelCall']>[0]): ReturnType<Activities['modelCall']> {
+  return proxyActivities<Activities>({
+    startToCloseTimeout: '2 minutes',
+    heartbeatTimeout: '5 seconds',
+    cancellationType: stepCancellation(),
+    retry: { maximumAttempts: 1 },
+  }).modelCall(req);
+}
 
 /**
  * A tool call with the tool's own time limit (from the agent's policy). Tools only read, so a retry
@@ -29,6 +44,7 @@ export function toolCallWithin(timeoutMs: number): Activities['toolCall'] {
   return proxyActivities<Activities>({
     startToCloseTimeout: timeoutMs,
     heartbeatTimeout: '10 seconds',
+    cancellationType: stepCancellation(),
     retry: { initialInterval: '1 second', maximumAttempts: 3, nonRetryableErrorTypes: [FailureType.UnknownAgent, FailureType.UnknownTool, FailureType.ProviderRejected] },
   }).toolCall;
 }
@@ -36,6 +52,7 @@ export function toolCallWithin(timeoutMs: number): Activities['toolCall'] {
 /**
  * Effects: retried until they land or fail for good, always under the same effect key. The server
  * refuses a timed-out attempt's late completion (the fence), so only one attempt's outcome counts.
+ * A cancelled run does not cancel an effect in flight (see `commitEffects`): it lets it finish.
  */
 export const { commitEffect } = proxyActivities<Activities>({
   startToCloseTimeout: '30 seconds',
