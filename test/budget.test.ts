@@ -1,10 +1,10 @@
-import { after, before, describe, test } from 'node:test';
+import { after, afterEach, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import type { TestWorkflowEnvironment } from '@temporalio/testing';
 import { Worker } from '@temporalio/worker';
 import type { WakeResult, WakeStatus } from '../workflows/types';
 import { rejectSignal, statusQuery } from '../workflows/messages';
-import { eventually, startTimeSkippingEnv, unique, withWorker, workflowBundle } from './helpers/env';
+import { assertClockFree, eventually, startTimeSkippingEnv, unique, withTimeSkippingWorker, workflowBundle } from './helpers/env';
 import { standinOutside, startOutside, startWake, wakeInput } from './helpers/outside';
 import { withBudget } from './helpers/agents';
 import { createActivities } from '../activities';
@@ -25,6 +25,8 @@ before(async () => {
   worker = await Worker.create({ connection: env.nativeConnection, taskQueue, workflowBundle: await workflowBundle(), activities: outside.activities });
   running = worker.run();
 });
+// Each test leaves nothing behind that would hold the server's clock for the next one.
+afterEach(() => assertClockFree(env));
 after(async () => {
   worker?.shutdown();
   await running;
@@ -40,7 +42,7 @@ const run = async (input: ReturnType<typeof wakeInput>, tighter?: Partial<Budget
   if (!tighter) return (await startWake(env.client, taskQueue, input)).result();
   const queue = unique('budget-tight');
   const activities = createActivities({ agents: withBudget(input.agent, tighter), outside: standinOutside(standins) });
-  return withWorker(env.nativeConnection, queue, async () => (await startWake(env.client, queue, input)).result(), { activities });
+  return withTimeSkippingWorker(env, queue, async () => (await startWake(env.client, queue, input)).result(), { activities });
 };
 const deps = () => {
   const repo = unique('acme/b');

@@ -1,4 +1,4 @@
-import { after, before, test } from 'node:test';
+import { after, afterEach, before, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { Client, WorkflowNotFoundError } from '@temporalio/client';
 import type { TestWorkflowEnvironment } from '@temporalio/testing';
@@ -6,7 +6,7 @@ import { Gate } from '../gate/gate';
 import { defaultRegistry } from '../triggers/registry';
 import type { WakeResult } from '../workflows/types';
 import { coalescing } from './helpers/agents';
-import { startTimeSkippingEnv, unique, withWorker } from './helpers/env';
+import { assertClockFree, startTimeSkippingEnv, unique, withTimeSkippingWorker } from './helpers/env';
 
 // Debounce and maxWait at their real sizes (minutes, an hour) on the Java time-skipping server:
 // the coalescer's timers are what move, the test skips the time between them.
@@ -17,6 +17,8 @@ before(async () => {
   env = await startTimeSkippingEnv();
   client = new Client({ connection: env.connection, namespace: env.namespace ?? 'default' });
 });
+// Each test leaves nothing behind that would hold the server's clock for the next one.
+afterEach(() => assertClockFree(env));
 after(async () => {
   await env?.teardown();
 });
@@ -38,11 +40,23 @@ const started = (id: string) =>
       },
     );
 
+/**
+ * End a test with nothing of its own left to run, while its worker still polls: the gate's counts
+ * are sent now (a late batch would start work for a worker that is gone), and the coalescer, idle
+ * after its run, is waited out until it closes (idleCloseMs with no event), rather than its timer
+ * firing during the next test's sleeps. The supervisor's task for the counts holds the clock until
+ * the worker has taken it, so the coalescer cannot close before.
+ */
+async function quiesce(gate: Gate, coalescerId: string): Promise<void> {
+  await gate.close();
+  await env.client.workflow.getHandle(coalescerId).result();
+}
+
 test('debounce: each wake pushes the start back by the period; a quiet period starts the run with every wake', async () => {
   const taskQueue = unique('debounce');
   const gate = new Gate({ client, taskQueue, registry: defaultRegistry(agents), decisionWaitMs: 60_000 });
   const entity = unique('quiet');
-  await withWorker(env.nativeConnection, taskQueue, async () => {
+  await withTimeSkippingWorker(env, taskQueue, async () => {
     const a = await gate.admit(ping(entity, 'a'));
     assert.equal(a.decision, 'started');
     assert.ok(a.startsInMs! > 9 * MIN && a.startsInMs! <= 10 * MIN, `starts in ${a.startsInMs} ms`);
@@ -55,6 +69,7 @@ test('debounce: each wake pushes the start back by the period; a quiet period st
     await env.sleep(3 * MIN); // 11 min after the last wake
     const result = (await env.client.workflow.getHandle(a.workflowId).result()) as WakeResult;
     assert.deepEqual(result.absorbed!.map((e) => e.type), ['a', 'b']);
+    await quiesce(gate, a.coalescerId!);
   });
 });
 
@@ -62,7 +77,7 @@ test('maxWait: wakes that never go quiet still start a run no later than maxWait
   const taskQueue = unique('maxwait');
   const gate = new Gate({ client, taskQueue, registry: defaultRegistry(agents), decisionWaitMs: 60_000 });
   const entity = unique('busy');
-  await withWorker(env.nativeConnection, taskQueue, async () => {
+  await withTimeSkippingWorker(env, taskQueue, async () => {
     const t0 = await env.currentTimeMs();
     const first = await gate.admit(ping(entity, 'w0'));
     let startedAt: number | undefined;
@@ -76,5 +91,6 @@ test('maxWait: wakes that never go quiet still start a run no later than maxWait
     assert.ok(startedAt! - t0 >= 56 * MIN, 'not before maxWait (the debounce never went quiet)');
     const result = (await env.client.workflow.getHandle(first.workflowId).result()) as WakeResult;
     assert.equal(result.absorbed!.length, 8, 'the wakes of the first hour');
+    await quiesce(gate, first.coalescerId!);
   });
 });

@@ -1,19 +1,21 @@
-import { after, before, describe, test } from 'node:test';
+import { after, afterEach, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import type { TestWorkflowEnvironment } from '@temporalio/testing';
-import { WorkflowFailedError } from '@temporalio/client';
+import { WorkflowFailedError, WorkflowNotFoundError } from '@temporalio/client';
 import { CancelledFailure } from '@temporalio/common';
 import { cadenceQuery } from '../workflows/schedule-messages';
 import { statusQuery } from '../workflows/messages';
 import type { FixedDelayInput, FixedDelayState } from '../workflows/schedule-types';
 import type { WakeResult, WakeStatus } from '../workflows/types';
-import { eventually, startTimeSkippingEnv, unique, withWorker } from './helpers/env';
+import { assertClockFree, eventually, startTimeSkippingEnv, unique, withTimeSkippingWorker } from './helpers/env';
 
 // Timers of an hour in seconds of real time: the time-skipping test server.
 let env: TestWorkflowEnvironment;
 before(async () => {
   env = await startTimeSkippingEnv(); // registers wakegate's search attributes
 });
+// Each test leaves nothing behind that would hold the server's clock for the next one.
+afterEach(() => assertClockFree(env));
 after(async () => {
   await env?.teardown();
 });
@@ -25,7 +27,7 @@ describe('fixed-delay cadence (time-skipping server)', () => {
     const HOLD_MS = 1500;
     const DELAY_MS = 3_600_000;
     const input: FixedDelayInput = { scheduleId, agent: 'canary', payload: { holdMs: HOLD_MS }, delayMs: DELAY_MS, maxRuns: 3 };
-    const state = await withWorker(env.nativeConnection, taskQueue, async () => {
+    const state = await withTimeSkippingWorker(env, taskQueue, async () => {
       const handle = await env.client.workflow.start('fixedDelayWorkflow', { workflowId: `wakegate-delay/${scheduleId}`, taskQueue, args: [input] });
       const done = (await handle.result()) as FixedDelayState;
       const q = await handle.query(cadenceQuery);
@@ -52,11 +54,13 @@ describe('fixed-delay cancellation (time-skipping server)', () => {
     const scheduleId = unique('fdc');
     // maxRuns 1: before the fix, the swallowed cancellation counted as a failed run and the loop completed.
     const input: FixedDelayInput = { scheduleId, agent: 'canary', payload: { holdMs: 120_000 }, delayMs: 3_600_000, maxRuns: 1 };
-    await withWorker(env.nativeConnection, taskQueue, async () => {
+    await withTimeSkippingWorker(env, taskQueue, async () => {
       const handle = await env.client.workflow.start('fixedDelayWorkflow', { workflowId: `wakegate-delay/${scheduleId}`, taskQueue, args: [input] });
       const running = await eventually(() => handle.query(cadenceQuery), (q) => q.phase === 'running' && q.lastStartMs !== undefined, 30_000, 'a window in flight');
       const wake = env.client.workflow.getHandle(`canary@schedule/tick/${scheduleId}/${new Date(running.lastStartMs!).toISOString().replace(/\.\d{3}Z$/, 'Z')}`);
-      await eventually(() => wake.query(statusQuery), (s: WakeStatus) => s.phase === 'hold', 30_000, 'the wake holding');
+      // The loop is `running` from just before its activity starts the wake: until then there is none.
+      const wakeStatus = () => wake.query(statusQuery).catch((err: unknown) => (err instanceof WorkflowNotFoundError ? undefined : Promise.reject(err)));
+      await eventually(wakeStatus, (s?: WakeStatus) => s?.phase === 'hold', 30_000, 'the wake holding');
       await handle.cancel();
       await assert.rejects(handle.result(), (err: unknown) => err instanceof WorkflowFailedError && err.cause instanceof CancelledFailure);
       assert.equal((await handle.describe()).status.name, 'CANCELLED');

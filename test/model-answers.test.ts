@@ -1,4 +1,4 @@
-import { after, before, describe, test } from 'node:test';
+import { after, afterEach, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import type { TestWorkflowEnvironment } from '@temporalio/testing';
 import { Worker } from '@temporalio/worker';
@@ -9,7 +9,7 @@ import { startStandins, type Standins } from '../standins';
 import { inputTokenBound, MODEL_CALL_RETRY } from '../workflows/run/model-turn';
 import type { WakeResult } from '../workflows/types';
 import { fakeOpenAI, type FakeRequest } from './fakes/openai';
-import { startTimeSkippingEnv, unique, withWorker, workflowBundle } from './helpers/env';
+import { assertClockFree, startTimeSkippingEnv, unique, withTimeSkippingWorker, workflowBundle } from './helpers/env';
 import { withBudget } from './helpers/agents';
 import type { BudgetLimits } from '../agents/policy';
 import { standinOutside, startWake, wakeInput } from './helpers/outside';
@@ -41,6 +41,8 @@ before(async () => {
   worker = await Worker.create({ connection: env.nativeConnection, taskQueue, workflowBundle: await workflowBundle(), activities });
   running = worker.run();
 });
+// Each test leaves nothing behind that would hold the server's clock for the next one.
+afterEach(() => assertClockFree(env));
 after(async () => {
   worker?.shutdown();
   await running;
@@ -58,7 +60,7 @@ async function bump(tighter?: Partial<BudgetLimits>) {
   const queue = tighter ? unique('model-answers-tight') : taskQueue;
   const wake = async () => (await startWake(env.client, queue, input)).result();
   const result = tighter
-    ? await withWorker(env.nativeConnection, queue, wake, { activities: createActivities({ agents: withBudget(input.agent, tighter), outside: standinOutside(standins), model }) })
+    ? await withTimeSkippingWorker(env, queue, wake, { activities: createActivities({ agents: withBudget(input.agent, tighter), outside: standinOutside(standins), model }) })
     : await wake();
   return { result, requests: openai.requests.slice(first), prs: standins.pulls.pulls.filter((p) => p.repo === repo) };
 }

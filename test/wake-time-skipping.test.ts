@@ -1,11 +1,11 @@
-import { after, before, test } from 'node:test';
+import { after, afterEach, before, test } from 'node:test';
 import assert from 'node:assert/strict';
 import type { TestWorkflowEnvironment } from '@temporalio/testing';
 import { keyEvent } from '../gate/gate';
 import { defaultRegistry } from '../triggers/registry';
 import { deliverySignal, statusQuery } from '../workflows/messages';
 import type { WakeResult } from '../workflows/types';
-import { eventually, startTimeSkippingEnv, unique, withWorker } from './helpers/env';
+import { assertClockFree, eventually, startTimeSkippingEnv, unique, withTimeSkippingWorker } from './helpers/env';
 
 // The Java SDK's time-skipping server, from the installed wheel: the wake workflow's own logic
 // (delivery bookkeeping, status, cancellation) on a second real server implementation.
@@ -13,6 +13,8 @@ let env: TestWorkflowEnvironment;
 before(async () => {
   env = await startTimeSkippingEnv(); // registers wakegate's search attributes
 });
+// Each test leaves nothing behind that would hold the server's clock for the next one.
+afterEach(() => assertClockFree(env));
 after(async () => {
   await env?.teardown();
 });
@@ -23,7 +25,7 @@ const input = (entity: string, payload: Record<string, unknown>) =>
 test('a wake records redeliveries, answers status, and ends with its terminal reason', async () => {
   const taskQueue = unique('ts-wake');
   const wake = input(unique('e'), { holdMs: 2000 });
-  await withWorker(env.nativeConnection, taskQueue, async () => {
+  await withTimeSkippingWorker(env, taskQueue, async () => {
     const handle = await env.client.workflow.start('wakeWorkflow', { workflowId: wake.eventKey, taskQueue, args: [wake] });
     await eventually(() => handle.query(statusQuery), (s) => s.phase === 'hold', 15_000, 'the hold');
     await handle.signal(deliverySignal, { deliveryIds: ['second'] });
@@ -41,7 +43,7 @@ test('a wake records redeliveries, answers status, and ends with its terminal re
 test('cancelling a wake during its hold cancels the activity and ends `cancelled`', async () => {
   const taskQueue = unique('ts-cancel');
   const wake = input(unique('e'), { holdMs: 600_000 });
-  await withWorker(env.nativeConnection, taskQueue, async () => {
+  await withTimeSkippingWorker(env, taskQueue, async () => {
     const handle = await env.client.workflow.start('wakeWorkflow', { workflowId: wake.eventKey, taskQueue, args: [wake] });
     await eventually(() => handle.query(statusQuery), (s) => s.phase === 'hold', 15_000, 'the hold');
     await handle.cancel();
@@ -53,7 +55,7 @@ test('cancelling a wake during its hold cancels the activity and ends `cancelled
 test('an unknown agent fails the run with a non-retryable error that names it', async () => {
   const taskQueue = unique('ts-unknown');
   const wake = { ...input(unique('e'), {}), agent: 'nobody' };
-  await withWorker(env.nativeConnection, taskQueue, async () => {
+  await withTimeSkippingWorker(env, taskQueue, async () => {
     const handle = await env.client.workflow.start('wakeWorkflow', { workflowId: wake.eventKey, taskQueue, args: [wake] });
     await assert.rejects(handle.result(), (e: Error & { cause?: Error }) => /no agent named "nobody"/.test(e.cause?.message ?? ''));
   });

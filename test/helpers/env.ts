@@ -1,5 +1,5 @@
 import { randomUUID } from 'node:crypto';
-import { Client, Connection, defaultGrpcRetryOptions, makeGrpcRetryInterceptor } from '@temporalio/client';
+import { Client, Connection, WorkflowNotFoundError, defaultGrpcRetryOptions, makeGrpcRetryInterceptor } from '@temporalio/client';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { bundleWorkflowCode, NativeConnection, Runtime, DefaultLogger, type WorkflowBundleWithSourceMap } from '@temporalio/worker';
 import { TestWorkflowEnvironment } from '@temporalio/testing';
@@ -8,6 +8,8 @@ import { temporalTestServerPath } from '../../devserver/binaries';
 import { createWakeWorker } from '../../workers/worker';
 import { temporal } from '@temporalio/proto';
 import { ALL_SEARCH_ATTRIBUTES } from '../../workflows/search-attributes';
+import { supervisorId } from '../../workflows/ids';
+import { supervisorStatusQuery } from '../../workflows/supervisor-messages';
 
 let runtimeInstalled = false;
 /** Keep the SDK quiet in tests (one Runtime per test process). */
@@ -122,6 +124,48 @@ export async function startTimeSkippingEnv(): Promise<TestWorkflowEnvironment> {
   return env;
 }
 
+/**
+ * Fail, rather than hang, when a test left the time-skipping server's clock held. The server holds
+ * its clock still while any workflow task is outstanding, so a task for a test's queue that comes
+ * after its worker stopped (a timer of that test firing later, a late signal) is taken by no one,
+ * and every later sleep in the file runs in real time (a 10 min sleep takes 10 min). Call it after
+ * each test: it skips an hour (firing whatever that test left behind) and must be back at once.
+ */
+export async function assertClockFree(env: TestWorkflowEnvironment, skipMs = 3_600_000, withinMs = 15_000): Promise<void> {
+  const timeout = new AbortController();
+  const held = sleep(withinMs, 'held' as const, { signal: timeout.signal }).catch(() => 'free' as const);
+  const outcome = await Promise.race([env.sleep(skipMs).then(() => 'free' as const), held]);
+  timeout.abort();
+  if (outcome === 'held') {
+    const open = await env.connection.workflowService.listOpenWorkflowExecutions({ namespace: env.namespace ?? 'default', maximumPageSize: 100 });
+    const names = await Promise.all(
+      (open.executions ?? []).map(async (e) => {
+        const history = await env.client.workflow.getHandle(e.execution!.workflowId!, e.execution!.runId!).fetchHistory().catch(() => undefined);
+        const last = history?.events?.slice(-4).map((ev) => temporal.api.enums.v1.EventType[ev.eventType!]?.replace(/^EVENT_TYPE_/, ''));
+        return `${e.type?.name} ${e.execution?.workflowId} (last events: ${last?.join(' ') ?? '?'})`;
+      }),
+    );
+    throw new Error(
+      `the time-skipping server did not skip ${skipMs} ms within ${withinMs} ms of real time: a workflow task or activity of a finished test is outstanding with no worker to take it (close what the test started before its worker stops); open workflows: ${names.join(', ') || 'none'}`,
+    );
+  }
+}
+
+/**
+ * On the time-skipping server (no visibility API), wait until `taskQueue`'s supervisor, if one was
+ * started, has made its first round (a visibility read that fails for good) and waits on signals
+ * only: from then on it schedules no work of its own, so none is left when the worker stops.
+ */
+export async function supervisorIdle(client: Client, taskQueue: string): Promise<void> {
+  const handle = client.workflow.getHandle(supervisorId(taskQueue));
+  await eventually(
+    () => handle.query(supervisorStatusQuery).catch((err: unknown) => (err instanceof WorkflowNotFoundError ? 'none' : Promise.reject(err))),
+    (s) => s === 'none' || s.visibilityError?.unavailable === true,
+    15_000,
+    `the supervisor of ${taskQueue} to be idle`,
+  );
+}
+
 const INDEXED: Record<string, temporal.api.enums.v1.IndexedValueType> = {
   KEYWORD: temporal.api.enums.v1.IndexedValueType.INDEXED_VALUE_TYPE_KEYWORD,
   KEYWORD_LIST: temporal.api.enums.v1.IndexedValueType.INDEXED_VALUE_TYPE_KEYWORD_LIST,
@@ -148,6 +192,29 @@ export async function withWorker<T>(
     shutdownGraceTime: '1 second',
   });
   return worker.runUntil(fn);
+}
+
+/**
+ * `withWorker` on the time-skipping server: after `fn`, and before the worker stops, the task
+ * queue's supervisor (started by the runs' first step) is let finish its first round, so that no
+ * work of this test is left for a worker that is gone (see `assertClockFree`).
+ */
+export async function withTimeSkippingWorker<T>(
+  env: TestWorkflowEnvironment,
+  taskQueue: string,
+  fn: () => Promise<T>,
+  opts: { activities?: object } = {},
+): Promise<T> {
+  return withWorker(
+    env.nativeConnection,
+    taskQueue,
+    async () => {
+      const result = await fn();
+      await supervisorIdle(env.client, taskQueue);
+      return result;
+    },
+    opts,
+  );
 }
 
 /** Poll `probe` until it returns a value that passes `done`, or fail after `timeoutMs`. */
