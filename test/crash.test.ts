@@ -125,9 +125,11 @@ describe('crash windows with real worker processes (seed Test 1 and Test 2)', ()
     });
     const handle = env.client.workflow.getHandle(started.workflowId);
     await arrivedAt[0]!.promise;
-    a.child.kill('SIGSTOP'); // paused, not dead: its attempt will try to finish later
+    // The second worker is polling before the first is paused (attempt 1 goes on heartbeating
+    // meanwhile), so no retry waits on its start-up, which a loaded machine can make long.
     await worker(taskQueue);
-    await arrivedAt[1]!.promise; // the heartbeat timed out and attempt 2 runs on the second worker
+    a.child.kill('SIGSTOP'); // paused, not dead: its attempt will try to finish later
+    await arrivedAt[1]!.promise; // the heartbeat timed out and a later attempt runs on the second worker
     held[0]!.resolve(); // attempt 1's provider call returns...
     await new Promise((r) => setTimeout(r, 300));
     a.child.kill('SIGCONT'); // ...and the stale worker reports completion after its timeout
