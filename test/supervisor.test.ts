@@ -3,6 +3,10 @@ import assert from 'node:assert/strict';
 import { mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
+import { createServer } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { pagerDutyPager } from '../supervisor/pager';
+import { SupervisorLink } from '../supervisor/link';
 import { awaitRun } from '../gate/await-run';
 import type { GateAnswer } from '../gate/decision';
 import type { Standins } from '../standins';
@@ -286,6 +290,64 @@ test('halt with runs live: they end cancelled with nothing further committed; dr
   } finally {
     await w.worker.shutdown();
     await w.running.catch(() => undefined);
+  }
+});
+
+test('a trip whose pager hangs still stops the live runs at once: the page goes on beside the stop', async () => {
+  const taskQueue = unique('sup-slow-pager');
+  // A pager that takes every request and never answers (each attempt times out after 5 s and retries).
+  const arrived: string[] = [];
+  const hanging = createServer((req) => {
+    arrived.push(req.url ?? '');
+  });
+  await new Promise<void>((r) => hanging.listen(0, '127.0.0.1', r));
+  const port = (hanging.address() as AddressInfo).port;
+  const slowPager = pagerDutyPager({ url: `http://127.0.0.1:${port}/v2/enqueue`, routingKey: 'wakegate-test-routing-key', timeoutMs: 5000 });
+  const policy = testPolicy({
+    storm: { fleetPerMinute: 3, rationale: 'test: a storm is more than 3 wakes a minute' },
+    onTrip: { ...supervisorPolicy.onTrip, canary: 'cancel' },
+  });
+  const agents = oneCallAgents();
+  const w = await supervisedWorker(env.nativeConnection, taskQueue, { supervisor: policy, pager: slowPager, agents, outside: standinOutside(standins) });
+  try {
+    const gate = supervisedGate(env.client, taskQueue, policy, agents);
+    const holding = await Promise.all(range(2).map((i) => gate.admit(ping(unique(`slow-hold-${i}`), unique('d'), { holdMs: 60_000 }))));
+    for (const a of holding) await eventually(() => env.client.workflow.getHandle(a.workflowId).query(statusQuery), (s) => s.phase === 'hold', 20_000, 'a canary holding');
+    // Two more wakes: four in a minute, over the threshold of 3.
+    await Promise.all(range(2).map((i) => gate.admit(ping(unique(`slow-storm-${i}`)))));
+    const tripped = await eventually(() => supervisorStatus(env.client, taskQueue), (s) => s?.mode === 'halted', 15_000, 'the storm trip');
+    const trippedAt = Date.now();
+    for (const a of holding) {
+      const r = await awaitRun(env.client, a);
+      assert.equal(r.terminalReason, 'cancelled', a.workflowId);
+    }
+    const stoppedInMs = Date.now() - trippedAt;
+    assert.ok(stoppedInMs < 5000, `live runs stopped ${stoppedInMs} ms after the trip, not after the page`);
+    assert.ok(arrived.length >= 1, 'the page was sent');
+    const status = await supervisorStatus(env.client, taskQueue);
+    assert.equal(status?.trip?.id, tripped!.trip!.id);
+    assert.equal(status?.trip?.page, undefined, 'the page is still being tried (it has no outcome yet)');
+  } finally {
+    await w.worker.shutdown();
+    await w.running.catch(() => undefined);
+    hanging.closeAllConnections();
+    await new Promise<void>((r) => hanging.close(() => r()));
+  }
+});
+
+test('a permit lease that no worker answers gives up after its bound: the run\'s first step fails and is retried, never waits forever', async () => {
+  // A supervisor on a queue no worker polls: the lease update is never taken.
+  const taskQueue = unique('sup-no-worker');
+  const link = new SupervisorLink({ client: env.client, taskQueue, policy: testPolicy() });
+  try {
+    await link.ensure(false);
+    const t0 = Date.now();
+    await assert.rejects(link.lease('canary'));
+    const waitedMs = Date.now() - t0;
+    assert.ok(waitedMs >= 7000 && waitedMs < 15_000, `the lease gave up after ${waitedMs} ms (bound: 8 s)`);
+  } finally {
+    await link.close();
+    await supervisorHandle(env.client, taskQueue).terminate('test done');
   }
 });
 

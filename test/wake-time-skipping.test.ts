@@ -4,6 +4,7 @@ import type { TestWorkflowEnvironment } from '@temporalio/testing';
 import { keyEvent } from '../gate/gate';
 import { defaultRegistry } from '../triggers/registry';
 import { deliverySignal, statusQuery } from '../workflows/messages';
+import { createActivities } from '../activities';
 import type { WakeResult } from '../workflows/types';
 import { assertClockFree, eventually, startTimeSkippingEnv, unique, withTimeSkippingWorker } from './helpers/env';
 
@@ -59,4 +60,37 @@ test('an unknown agent fails the run with a non-retryable error that names it', 
     const handle = await env.client.workflow.start('wakeWorkflow', { workflowId: wake.eventKey, taskQueue, args: [wake] });
     await assert.rejects(handle.result(), (e: Error & { cause?: Error }) => /no agent named "nobody"/.test(e.cause?.message ?? ''));
   });
+});
+
+test('a held run whose re-check cannot reach the supervisor stays held and asks again; it runs once it gets an answer', async () => {
+  const taskQueue = unique('ts-held');
+  const wake = input(unique('e'), {});
+  const real = createActivities();
+  let rechecks = 0;
+  const FAILED_RECHECKS = 12; // two whole re-check activities (five attempts each) and two attempts of a third
+  const activities = {
+    ...real,
+    // The first step says hold, as a halted supervisor would.
+    prepareRun: async (req: Parameters<typeof real.prepareRun>[0]) => ({ ...(await real.prepareRun(req)), verdict: { kind: 'hold' as const, hold: 'halted' as const, reason: 'test: halted', recheckMs: 1000 } }),
+    recheckHold: async () => {
+      rechecks += 1;
+      if (rechecks <= FAILED_RECHECKS) throw new Error('the supervisor cannot be reached (test)');
+      return { kind: 'run' as const, releasedBy: { who: 'test', reason: 'the supervisor answers again' } };
+    },
+  };
+  await withTimeSkippingWorker(
+    env,
+    taskQueue,
+    async () => {
+      const handle = await env.client.workflow.start('wakeWorkflow', { workflowId: wake.eventKey, taskQueue, args: [wake] });
+      const result = (await handle.result()) as WakeResult;
+      assert.equal(result.terminalReason, 'success', 'never failed for a supervisor it could not reach');
+      assert.equal(result.held?.hold, 'halted');
+      assert.deepEqual(result.held?.releasedBy, { who: 'test', reason: 'the supervisor answers again' });
+      assert.equal(rechecks, FAILED_RECHECKS + 1);
+      const failedRechecks = ((await handle.fetchHistory()).events ?? []).filter((e) => e.activityTaskFailedEventAttributes).length;
+      assert.equal(failedRechecks, 2, 'two re-checks failed for good, and the run stayed held through both');
+    },
+    { activities },
+  );
 });
