@@ -1,6 +1,6 @@
 /**
  * Re-record the committed histories the replay test runs over: `node --import tsx test/replay/record-histories.ts`
- * records them all; name groups to record only those (`wake`, `coalesce`, `schedules`, `supervisor`).
+ * records them all; name groups to record only those (`wake`, `coalesce`, `schedules`, `supervisor`, `cancel`).
  * Do this only on purpose (a deliberate, patched change to workflow code); the replay test exists to
  * catch an accidental one.
  */
@@ -21,10 +21,21 @@ import { defaultRegistry } from '../../triggers/registry';
 import { createActivities } from '../../activities';
 import { actOnSupervisor } from '../../supervisor/actions';
 import { supervisedGate, supervisorHandle, supervisorStatus, testPolicy, viewOf } from '../helpers/supervisor';
+import { deferred } from '../helpers/worker-process';
+import { channelService } from '../../standins/channel';
 
 async function main(): Promise<void> {
   const env = await startDevEnv();
-  const { standins, activities } = await startOutside();
+  // The channel can hold a post in flight (the `cancel` group kills a run there).
+  const postHold = { on: false, arrived: deferred(), release: deferred() };
+  const channel = channelService();
+  channel.app.addHook('preHandler', async (req) => {
+    if (req.method !== 'POST' || !postHold.on) return;
+    postHold.on = false;
+    postHold.arrived.resolve();
+    await postHold.release.promise;
+  });
+  const { standins, activities } = await startOutside({ channel });
   const taskQueue = unique('record');
   // Plain JSON of the proto (longs, enums, bytes as strings): what History.fromObject reads back.
   const History = temporal.api.history.v1.History;
@@ -136,6 +147,37 @@ async function main(): Promise<void> {
         },
         { activities: createActivities({ outside: standinOutside(standins), supervisor: policy }) },
       );
+    }
+    if (wanted('cancel')) {
+      // Cancellation that waits for the step in flight (patches cancel-waits-for-steps,
+      // effects-finish-when-cancelled, fixed-delay-waits-for-window): a kill during a tool call, a
+      // kill during an effect, and a fixed-delay loop cancelled mid-window.
+      const q = unique('record-cancel');
+      await withWorker(env.nativeConnection, q, async () => {
+        const held = await startWake(env.client, q, wakeInput('ping', 'held', 'check', { holdMs: 60_000 }));
+        await eventually(() => held.query(statusQuery), (s: WakeStatus) => s.phase === 'hold', 30_000, 'the hold');
+        await held.executeUpdate(killUpdate, { args: [{ who: 'ops', reason: 'recording' }] });
+        await held.result();
+        await out('canary-killed-in-hold', held);
+
+        postHold.on = true;
+        const posting = await startWake(env.client, q, wakeInput('campaigns', 'winter', 'report.due', { dashboards: ['reach'] }));
+        await postHold.arrived.promise;
+        await posting.executeUpdate(killUpdate, { args: [{ who: 'ops', reason: 'recording' }] });
+        postHold.release.resolve();
+        await posting.result();
+        await out('campaign-killed-mid-effect', posting);
+
+        const scheduleId = unique('fixed-cancel');
+        const input: FixedDelayInput = { scheduleId, agent: 'canary', payload: { holdMs: 60_000 }, delayMs: 1000, maxRuns: 1 };
+        const loop = await env.client.workflow.start('fixedDelayWorkflow', { workflowId: fixedDelayWorkflowId(scheduleId), taskQueue: q, args: [input] });
+        await eventually(() => loop.query(cadenceQuery), (c) => c.phase === 'running', 30_000, 'a window in flight');
+        await new Promise((r) => setTimeout(r, 2000)); // its wake is holding
+        await loop.cancel();
+        await loop.result().catch(() => undefined);
+        if ((await loop.describe()).status.name !== 'CANCELLED') throw new Error('the loop did not end cancelled');
+        await out('fixed-delay-cancelled', loop);
+      }, { activities });
     }
   } finally {
     await standins.close();
