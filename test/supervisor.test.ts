@@ -7,6 +7,9 @@ import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { pagerDutyPager } from '../supervisor/pager';
 import { SupervisorLink } from '../supervisor/link';
+import { ApplicationFailure } from '@temporalio/common';
+import { createActivities } from '../activities';
+import { createWakeWorker } from '../workers/worker';
 import { awaitRun } from '../gate/await-run';
 import type { GateAnswer } from '../gate/decision';
 import type { Standins } from '../standins';
@@ -15,7 +18,7 @@ import type { WakeResult } from '../workflows/types';
 import { approveSignal, statusQuery } from '../workflows/messages';
 import { failingCanary, oneCallAgents } from './helpers/agents';
 import { runCli } from './helpers/cli';
-import { eventually, startDevEnv, unique, type DevEnv } from './helpers/env';
+import { eventually, startDevEnv, unique, workflowBundle, type DevEnv } from './helpers/env';
 import { standinOutside, startOutside } from './helpers/outside';
 import { actOnSupervisor } from '../supervisor/actions';
 import { supervisorPolicy } from '../supervisor/policy';
@@ -332,6 +335,42 @@ test('a trip whose pager hangs still stops the live runs at once: the page goes 
     await w.running.catch(() => undefined);
     hanging.closeAllConnections();
     await new Promise<void>((r) => hanging.close(() => r()));
+  }
+});
+
+test('a stop of live runs that fails is made again until it lands: the kill switch is not lost to a passing outage', async () => {
+  const taskQueue = unique('sup-stop-retry');
+  const policy = testPolicy();
+  const agents = oneCallAgents();
+  const real = createActivities({ supervisor: policy, pager: pager.adapter, agents, outside: standinOutside(standins) });
+  let stops = 0;
+  const activities = {
+    ...real,
+    // The first stop fails for good (as when Temporal's frontend is away past the activity's retries).
+    stopLiveRuns: async (input: Parameters<typeof real.stopLiveRuns>[0]) => {
+      stops += 1;
+      if (stops === 1) throw ApplicationFailure.nonRetryable('the frontend is away (test)');
+      return real.stopLiveRuns(input);
+    },
+  };
+  const worker = await createWakeWorker({ connection: env.nativeConnection, namespace: 'default', taskQueue, activities, workflowBundle: await workflowBundle(), shutdownGraceTime: '1 second' });
+  const running = worker.run();
+  try {
+    const gate = supervisedGate(env.client, taskQueue, policy, agents);
+    const holding = await Promise.all(range(2).map((i) => gate.admit(ping(unique(`retry-hold-${i}`), unique('d'), { holdMs: 60_000 }))));
+    for (const a of holding) await eventually(() => env.client.workflow.getHandle(a.workflowId).query(statusQuery), (s) => s.phase === 'hold', 20_000, 'a canary holding');
+    assert.ok((await actOnSupervisor(env.client, taskQueue, { kind: 'halt', who: 'ops', reason: 'stop everything' })).ok);
+    for (const a of holding) {
+      const r = await awaitRun(env.client, a);
+      assert.equal(r.terminalReason, 'cancelled', a.workflowId);
+      assert.equal(r.killedBy?.who, 'ops');
+    }
+    assert.ok(stops >= 2, `the stop was made ${stops} times`);
+    const status = await supervisorStatus(env.client, taskQueue);
+    assert.equal(status?.visibilityError, undefined, 'the failure is cleared once the stop landed');
+  } finally {
+    await worker.shutdown();
+    await running.catch(() => undefined);
   }
 });
 

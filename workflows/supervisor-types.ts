@@ -126,6 +126,13 @@ export interface SupervisorState {
    * spend caps are blind there, said once in the log and always in status.
    */
   visibilityError?: { at: string; message: string; unavailable?: boolean };
+  /**
+   * Stops of live runs to make again (kept across continue-as-new): one that failed (Temporal
+   * briefly away), at a backoff, until it lands; and one sweep after a stop that did, for runs that
+   * began just before the trip and were not yet listed by visibility. Dropped once the trip that
+   * asked for them is reset.
+   */
+  stopsDue?: { dueMs: number; tripId?: number; attempt: number; sweep: boolean; agents?: string[]; who: string; reason: string }[];
 }
 
 export interface SupervisorInput {

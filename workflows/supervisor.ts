@@ -27,6 +27,10 @@ const KEPT = 20;
 const OBSERVE_LIMIT = 2000;
 /** Runs closed in the last few seconds may not be in visibility yet: read up to this far behind. */
 const SETTLE_MS = 1000;
+/** A stop of live runs is swept once more this long after it, for runs visibility had not listed yet. */
+const STOP_SWEEP_MS = 3000;
+/** A failed stop is tried again after a backoff doubling up to this. */
+const MAX_STOP_RETRY_MS = 60_000;
 
 const { observeRuns, stopLiveRuns, nudgeHeld } = proxyActivities<SupervisorActivities>({
   startToCloseTimeout: '30 seconds',
@@ -40,7 +44,7 @@ const { sendPage } = proxyActivities<SupervisorActivities>({
 
 type Action =
   | { kind: 'page'; page: PageRequest; tripId?: number; capAgent?: string }
-  | { kind: 'stop'; agents?: string[]; who: string; reason: string }
+  | { kind: 'stop'; agents?: string[]; who: string; reason: string; tripId?: number; attempt?: number; sweep?: boolean }
   | { kind: 'nudge'; agent?: string };
 
 const FLEET = '*';
@@ -373,7 +377,15 @@ export async function supervisorWorkflow(input: SupervisorInput): Promise<void> 
       const hold = a.capAgent ? state.capHolds[a.capAgent] : undefined;
       if (hold) hold.paged = 'error' in result ? result : { dedupKey: result.dedupKey, status: result.status };
     } else if (a.kind === 'stop') {
-      await visibility('stop live runs', () => stopLiveRuns({ taskQueue, ...(a.agents ? { agents: a.agents } : {}), who: a.who, reason: a.reason }));
+      const tripId = a.tripId ?? state.trip?.id;
+      const done = await visibility('stop live runs', () => stopLiveRuns({ taskQueue, ...(a.agents ? { agents: a.agents } : {}), who: a.who, reason: a.reason }));
+      // The kill switch is not lost to a passing outage, nor to visibility's lag: a failed stop is
+      // made again until it lands, and one that landed is swept once more a little later.
+      if (state.visibilityError?.unavailable || state.mode === 'armed' || !patched('supervisor-stops-retried-and-swept')) return;
+      const attempt = a.attempt ?? 0;
+      const again = { tripId, agents: a.agents, who: a.who, reason: a.reason };
+      if (!done) (state.stopsDue ??= []).push({ ...again, dueMs: now() + Math.min(MAX_STOP_RETRY_MS, Math.max(1000, policy.observeEveryMs) * 2 ** attempt), attempt: attempt + 1, sweep: !!a.sweep });
+      else if (!a.sweep) (state.stopsDue ??= []).push({ ...again, dueMs: now() + STOP_SWEEP_MS, attempt: 0, sweep: true });
     } else {
       await visibility('nudge held runs', () => nudgeHeld({ taskQueue, ...(a.agent ? { agent: a.agent } : {}) }));
     }
@@ -432,9 +444,21 @@ export async function supervisorWorkflow(input: SupervisorInput): Promise<void> 
     const active = () => !state.visibilityError?.unavailable && now() - lastActivityMs < Math.max(policy.errorRate.windowMs, 60_000);
     // After a failed read, the next one waits a whole round too (no tight loop of retries).
     const nextObserve = Math.max(state.observedToMs + SETTLE_MS, lastObserveAttemptMs) + policy.observeEveryMs;
+    // Stops asked for by a trip that a person has since reset are not made.
+    if (state.stopsDue) state.stopsDue = state.stopsDue.filter((d) => state.mode !== 'armed' && d.tripId === state.trip?.id);
+    const nextStop = state.stopsDue?.length ? Math.min(...state.stopsDue.map((d) => d.dueMs)) : undefined;
     let timedOut = false;
-    if (active()) timedOut = !(await condition(() => actions.length > 0 || memoChanged(), Math.max(1, nextObserve - now())));
+    if (active()) timedOut = !(await condition(() => actions.length > 0 || memoChanged(), Math.max(1, Math.min(nextObserve, nextStop ?? Infinity) - now())));
+    else if (nextStop !== undefined) await condition(() => actions.length > 0 || memoChanged() || active(), Math.max(1, nextStop - now()));
     else await condition(() => actions.length > 0 || memoChanged() || active());
+    if (state.stopsDue?.length) {
+      const t = now();
+      for (const d of state.stopsDue.filter((x) => x.dueMs <= t && state.mode !== 'armed' && x.tripId === state.trip?.id)) {
+        actions.push({ kind: 'stop', ...(d.agents ? { agents: d.agents } : {}), who: d.who, reason: d.reason, ...(d.tripId !== undefined ? { tripId: d.tripId } : {}), attempt: d.attempt, sweep: d.sweep });
+      }
+      state.stopsDue = state.stopsDue.filter((x) => x.dueMs > t);
+      if (!state.stopsDue.length) delete state.stopsDue;
+    }
     while (actions.length) {
       publish();
       const a = actions.shift()!;
@@ -445,7 +469,7 @@ export async function supervisorWorkflow(input: SupervisorInput): Promise<void> 
         pagesInFlight.add(paging);
       } else await perform(a);
     }
-    if (timedOut || now() >= nextObserve) await observe();
+    if ((timedOut && !(nextStop !== undefined && nextStop < nextObserve)) || now() >= nextObserve) await observe();
     for (const s of Object.values(state.series)) prune(s, now());
     for (const [name, s] of Object.entries(state.series)) if (!s.buckets.length && !name.startsWith('permits:')) delete state.series[name];
     if (workflowInfo().continueAsNewSuggested && !actions.length) {

@@ -1,6 +1,6 @@
 /**
  * Re-record the committed histories the replay test runs over: `node --import tsx test/replay/record-histories.ts`
- * records them all; name groups to record only those (`wake`, `coalesce`, `schedules`, `supervisor`, `cancel`).
+ * records them all; name groups to record only those (`wake`, `coalesce`, `schedules`, `supervisor`, `cancel`, `stops`).
  * Do this only on purpose (a deliberate, patched change to workflow code); the replay test exists to
  * catch an accidental one.
  */
@@ -23,6 +23,7 @@ import { actOnSupervisor } from '../../supervisor/actions';
 import { supervisedGate, supervisorHandle, supervisorStatus, testPolicy, viewOf } from '../helpers/supervisor';
 import { deferred } from '../helpers/worker-process';
 import { channelService } from '../../standins/channel';
+import { ApplicationFailure } from '@temporalio/common';
 
 async function main(): Promise<void> {
   const env = await startDevEnv();
@@ -146,6 +147,39 @@ async function main(): Promise<void> {
           await out('wake-held-discarded', env.client.workflow.getHandle(discarded.workflowId));
         },
         { activities: createActivities({ outside: standinOutside(standins), supervisor: policy }) },
+      );
+    }
+    if (wanted('stops')) {
+      // A halt with a live run (patch supervisor-stops-retried-and-swept): the first stop fails and is
+      // made again, the one that lands is swept once more, then a reset.
+      const q = unique('record-stops');
+      const policy = testPolicy();
+      const real = createActivities({ outside: standinOutside(standins), supervisor: policy });
+      let stops = 0;
+      const flaky = {
+        ...real,
+        stopLiveRuns: async (req: Parameters<typeof real.stopLiveRuns>[0]) => {
+          if (++stops === 1) throw ApplicationFailure.nonRetryable('recording: the frontend is away');
+          return real.stopLiveRuns(req);
+        },
+      };
+      await withWorker(
+        env.nativeConnection,
+        q,
+        async () => {
+          const gate = supervisedGate(env.client, q, policy);
+          const live = await gate.admit({ source: 'ping', entity: unique('live'), type: 'check', occurredAt: new Date(Date.now() - 30_000).toISOString(), payload: { holdMs: 60_000 }, deliveryId: 'live-d' });
+          await eventually(() => env.client.workflow.getHandle(live.workflowId).query(statusQuery), (st: WakeStatus) => st.phase === 'hold', 30_000);
+          await actOnSupervisor(env.client, q, { kind: 'halt', who: 'ana', reason: 'recording' });
+          await env.client.workflow.getHandle(live.workflowId).result();
+          await new Promise((r) => setTimeout(r, 5000)); // the sweep
+          if (stops < 3) throw new Error(`the stop was made ${stops} times, not failed, retried and swept`);
+          await actOnSupervisor(env.client, q, { kind: 'reset', who: 'ana', reason: 'recording' });
+          await new Promise((r) => setTimeout(r, 1000));
+          await gate.close();
+          await out('supervisor-halt-stop-retried-swept', supervisorHandle(env.client, q));
+        },
+        { activities: flaky },
       );
     }
     if (wanted('cancel')) {
