@@ -13,6 +13,8 @@ import { eventually, startDevEnv, unique, withWorker, type DevEnv } from './help
 import { runCli } from './helpers/cli';
 import { startOutside } from './helpers/outside';
 import { deferred } from './helpers/worker-process';
+import { cancellationSignal } from '@temporalio/activity';
+import type { ToolInput } from '../workflows/contracts';
 
 /* The kill switch, re-arming, the runs listing, and an ambiguous effect escalated, on the dev server. */
 
@@ -152,5 +154,34 @@ describe('kill switch, re-arm and the runs listing', () => {
       assert.equal(standins.exports.jobs.filter((j) => j.campaign === campaign).length, 0, 'no export started after the kill');
       assert.equal((await handle.query(statusQuery)).awaitingApproval, undefined, 'it never reached the approval wait');
     }, { activities });
+  });
+  test('a kill while the step\'s worker is gone (no heartbeat reaches it): the run waits out the heartbeat timeout and still ends cancelled', async () => {
+    const taskQueue = unique('kill-gone');
+    const real = activities as { toolCall: (i: ToolInput) => Promise<unknown> };
+    const stuck = deferred();
+    // The canary's hold, as if its worker had died: it never heartbeats and never answers (until the worker shuts down).
+    const gone = {
+      ...activities,
+      toolCall: async (input: ToolInput) => {
+        if (input.tool !== 'hold') return real.toolCall(input);
+        stuck.resolve();
+        const signal = cancellationSignal();
+        return new Promise((_, reject) => signal.addEventListener('abort', () => reject(new Error('worker shut down'))));
+      },
+    };
+    await withWorker(env.nativeConnection, taskQueue, async () => {
+      const gate = new Gate({ client: env.client, taskQueue, registry: defaultRegistry(quickAgents()) });
+      const a = await gate.admit({ source: 'ping', entity: unique('gone'), type: 'check', occurredAt: '2026-12-02T10:00:00Z', payload: { holdMs: 60_000 } });
+      await stuck.promise;
+      const kill = await cli(['kill', a.workflowId, '--reason', 'worker is gone', '--who', 'ops']);
+      assert.equal(kill.code, 0, kill.stderr);
+      const t0 = Date.now();
+      const result = (await env.client.workflow.getHandle(a.workflowId).result()) as WakeResult;
+      assert.equal(result.terminalReason, 'cancelled', result.summary);
+      assert.deepEqual(result.killedBy, { who: 'ops', reason: 'worker is gone' });
+      assert.ok(Date.now() - t0 < 20_000, 'within the tool\'s heartbeat timeout (10 s) and a little');
+      const events = (await env.client.workflow.getHandle(a.workflowId).fetchHistory()).events ?? [];
+      assert.ok(events.some((e) => e.activityTaskTimedOutEventAttributes), 'the step ended in its heartbeat timeout, not in a cancellation it never heard of');
+    }, { activities: gone });
   });
 });

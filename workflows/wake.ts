@@ -5,6 +5,7 @@ import {
   getExternalWorkflowHandle,
   isCancellation,
   log,
+  patched,
   setHandler,
   upsertSearchAttributes,
   workflowInfo,
@@ -244,7 +245,9 @@ export async function wakeWorkflow(input: WakeInput): Promise<WakeResult> {
     await tellCoalescer(result.terminalReason);
     return result;
   } catch (err) {
-    if (isCancellation(err)) {
+    // Cancelled, the run waits for its step in flight to stop; a step whose worker is gone ends in a
+    // timeout instead of a cancellation, and that too is the cancellation's doing.
+    if (isCancellation(err) || (runScope.consideredCancelled && patched('cancel-waits-for-steps'))) {
       return CancellationScope.nonCancellable(async () => {
         const result = finish({
           reason: 'cancelled',

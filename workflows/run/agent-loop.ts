@@ -1,4 +1,4 @@
-import { CancellationScope, executeChild, isCancellation, sleep } from '@temporalio/workflow';
+import { CancellationScope, executeChild, isCancellation, patched, sleep } from '@temporalio/workflow';
 import type { AgentPolicy, BudgetDimension } from '../../agents/policy';
 import type { ChatMessage, UnparsedFinal } from '../contracts';
 import type { WakeInput } from '../types';
@@ -34,7 +34,8 @@ async function underDeadline(state: RunState, pool: BudgetPool, nowMs: number, w
   try {
     return await scope.run(work);
   } catch (err) {
-    if (timedOut && isCancellation(err)) return exhausted('wallClockMs', `finishing "${state.phase}"`);
+    // The step in flight is waited for; one whose worker is gone ends in a timeout, not a cancellation.
+    if (timedOut && (isCancellation(err) || (scope.consideredCancelled && patched('cancel-waits-for-steps')))) return exhausted('wallClockMs', `finishing "${state.phase}"`);
     throw err;
   }
 }
