@@ -22,7 +22,12 @@ export interface SupervisorLinkOptions {
 export interface Grant {
   granted: boolean;
   mode: SupervisorMode;
+  /** Not granted: the soonest a permit can free up, ms from the answer (the cap's window slides). */
+  retryAfterMs?: number;
 }
+
+/** A run held on a cap re-checks when the window can have slid, but at least this often (a raised cap, a nudge lost). */
+const MAX_CAP_RECHECK_MS = 15 * 60_000;
 
 const ARMED: SupervisorMemo = { mode: 'armed', capsFull: [], releases: [] };
 /** How long a background read or a batch of wake counts may take, retries included (bounded, so `close` is). */
@@ -179,7 +184,10 @@ export class SupervisorLink {
       for (const w of waiting.values()) for (const { reject } of w) reject(err);
       return;
     }
-    for (const [agent, w] of waiting) w.forEach(({ resolve }, i) => resolve({ granted: i < (answer.grants[agent] ?? 0), mode: answer.mode }));
+    for (const [agent, w] of waiting) {
+      const retryAfterMs = answer.retryAfterMs?.[agent];
+      w.forEach(({ resolve }, i) => resolve({ granted: i < (answer.grants[agent] ?? 0), mode: answer.mode, ...(retryAfterMs !== undefined ? { retryAfterMs } : {}) }));
+    }
   }
 
   /**
@@ -207,7 +215,9 @@ export class SupervisorLink {
     const grant = await this.lease(agent);
     if (grant.granted) return run;
     if (grant.mode !== 'armed') return { kind: 'hold', hold: 'halted', reason: `the supervisor is ${grant.mode}; a person resets it and releases held wakes`, recheckMs };
-    return { kind: 'hold', hold: 'cap', reason: `${agent} is over a rolling cap (npx wakegate supervisor status); it runs when the window slides`, recheckMs };
+    // Re-checked when the window can have slid (not every holdRecheckMs): a long cap hold adds little to the run's history.
+    const capRecheckMs = grant.retryAfterMs === undefined ? recheckMs : Math.min(MAX_CAP_RECHECK_MS, Math.max(recheckMs, grant.retryAfterMs + 250));
+    return { kind: 'hold', hold: 'cap', reason: `${agent} is over a rolling cap (npx wakegate supervisor status); it runs when the window slides`, recheckMs: capRecheckMs };
   }
 
   /**

@@ -202,6 +202,12 @@ export interface LeaseRequest {
 export interface LeaseAnswer {
   grants: Record<string, number>;
   mode: SupervisorMode;
+  /**
+   * For an agent not granted every permit it asked for: in how many ms its full cap's window next
+   * slides past something it counts (the soonest a permit can free up). A held run re-checks then,
+   * not every `holdRecheckMs`, so a long cap hold adds little to its history.
+   */
+  retryAfterMs?: Record<string, number>;
 }
 
 /** One run that closed: its agent, terminal reason and spend (from its search attributes). */

@@ -1,7 +1,7 @@
 import { ActivityFailure, ApplicationFailure, allHandlersFinished, condition, continueAsNew, log, patched, proxyActivities, setHandler, upsertMemo, workflowInfo } from '@temporalio/workflow';
 import type { SupervisorActivities } from './contracts';
 import { supervisorId } from './ids';
-import { addTo, newSeries, prune, sumOf } from './sliding-window';
+import { addTo, newSeries, nextSlideMs, prune, sumOf } from './sliding-window';
 import { configureUpdate, haltUpdate, leaseUpdate, releaseUpdate, resetUpdate, supervisorStatusQuery, wakesSignal } from './supervisor-messages';
 import type {
   CounterView,
@@ -189,16 +189,31 @@ export async function supervisorWorkflow(input: SupervisorInput): Promise<void> 
   };
 
   /** Grant up to `want` permits to `agent` against every cap that applies to it; a shortfall holds its runs and pages once. */
-  const grant = (agent: string, want: number): number => {
+  /** Permits granted to `agent` out of `want`, and, when short, the soonest a full cap's window slides (epoch ms). */
+  const grant = (agent: string, want: number): { granted: number; freesAtMs?: number } => {
     const t = now();
     let granted = want;
     let full: string | undefined;
     let fullScope = agent;
+    let freesAtMs: number | undefined;
     for (const { scope, cap } of capsOf(agent)) {
       let room = Infinity;
-      if (cap.wakes !== undefined) room = Math.max(0, cap.wakes - sumOf(capSeries(scope, cap, 'permits'), t));
-      if (cap.costUsd !== undefined && sumOf(capSeries(scope, cap, 'usd'), t) >= cap.costUsd) room = 0;
-      if (cap.tokens !== undefined && sumOf(capSeries(scope, cap, 'tokens'), t) >= cap.tokens) room = 0;
+      const slides: (number | undefined)[] = [];
+      if (cap.wakes !== undefined) {
+        room = Math.max(0, cap.wakes - sumOf(capSeries(scope, cap, 'permits'), t));
+        if (room < want) slides.push(nextSlideMs(state.series[`permits:${scope}:${cap.windowMs}`], t));
+      }
+      if (cap.costUsd !== undefined && sumOf(capSeries(scope, cap, 'usd'), t) >= cap.costUsd) {
+        room = 0;
+        slides.push(nextSlideMs(state.series[`usd:${scope}:${cap.windowMs}`], t));
+      }
+      if (cap.tokens !== undefined && sumOf(capSeries(scope, cap, 'tokens'), t) >= cap.tokens) {
+        room = 0;
+        slides.push(nextSlideMs(state.series[`tokens:${scope}:${cap.windowMs}`], t));
+      }
+      // A permit frees up once every full limit of this cap has slid; of all full caps, the latest.
+      const known = slides.filter((x): x is number => x !== undefined);
+      if (known.length) freesAtMs = Math.max(freesAtMs ?? 0, ...known);
       if (room < granted) {
         granted = room;
         full = capName(cap);
@@ -224,7 +239,7 @@ export async function supervisorWorkflow(input: SupervisorInput): Promise<void> 
     } else if (granted === want && state.capHolds[agent]) {
       delete state.capHolds[agent];
     }
-    return granted;
+    return granted < want && freesAtMs !== undefined ? { granted, freesAtMs } : { granted };
   };
 
   const status = (): SupervisorStatus => {
@@ -271,8 +286,17 @@ export async function supervisorWorkflow(input: SupervisorInput): Promise<void> 
     ({ requests }) => {
       lastActivityMs = now();
       const grants: Record<string, number> = {};
-      for (const [agent, want] of Object.entries(requests)) grants[agent] = state.mode === 'armed' ? grant(agent, want) : 0;
-      return { grants, mode: state.mode };
+      const retryAfterMs: Record<string, number> = {};
+      for (const [agent, want] of Object.entries(requests)) {
+        if (state.mode !== 'armed') {
+          grants[agent] = 0;
+          continue;
+        }
+        const g = grant(agent, want);
+        grants[agent] = g.granted;
+        if (g.freesAtMs !== undefined) retryAfterMs[agent] = Math.max(0, g.freesAtMs - now());
+      }
+      return { grants, mode: state.mode, ...(Object.keys(retryAfterMs).length ? { retryAfterMs } : {}) };
     },
     {
       validator: (r) => {
