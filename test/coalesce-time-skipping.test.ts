@@ -24,7 +24,8 @@ after(async () => {
 });
 
 const MIN = 60_000;
-const agents = coalescing('canary', { debouncePeriodMs: 10 * MIN, maxWaitMs: 60 * MIN });
+const IDLE_CLOSE_MS = MIN;
+const agents = coalescing('canary', { debouncePeriodMs: 10 * MIN, maxWaitMs: 60 * MIN, idleCloseMs: IDLE_CLOSE_MS });
 const ping = (entity: string, type: string) => ({ source: 'ping', entity, type, occurredAt: '2026-12-02T10:00:00Z', payload: {} });
 
 /** Whether the run exists yet (a pending batch has no workflow). */
@@ -43,13 +44,14 @@ const started = (id: string) =>
 /**
  * End a test with nothing of its own left to run, while its worker still polls: the gate's counts
  * are sent now (a late batch would start work for a worker that is gone), and the coalescer, idle
- * after its run, is waited out until it closes (idleCloseMs with no event), rather than its timer
- * firing during the next test's sleeps. The supervisor's task for the counts holds the clock until
- * the worker has taken it, so the coalescer cannot close before.
+ * after its run, is waited out until it closes: the clock is moved by exactly its idle-close time
+ * (env.sleep), never by an open-ended wait on env.client, which would let the server skip on to the
+ * next timer of all, the 10-year run timeout of the supervisor, and time it out in mid-task.
  */
 async function quiesce(gate: Gate, coalescerId: string): Promise<void> {
   await gate.close();
-  await env.client.workflow.getHandle(coalescerId).result();
+  await env.sleep(IDLE_CLOSE_MS + 1000);
+  await client.workflow.getHandle(coalescerId).result();
 }
 
 test('debounce: each wake pushes the start back by the period; a quiet period starts the run with every wake', async () => {
@@ -67,7 +69,7 @@ test('debounce: each wake pushes the start back by the period; a quiet period st
     await env.sleep(8 * MIN); // 13 min after the first wake, 8 after the last: still quiet-waiting
     assert.equal(await started(a.workflowId), false);
     await env.sleep(3 * MIN); // 11 min after the last wake
-    const result = (await env.client.workflow.getHandle(a.workflowId).result()) as WakeResult;
+    const result = (await client.workflow.getHandle(a.workflowId).result()) as WakeResult;
     assert.deepEqual(result.absorbed!.map((e) => e.type), ['a', 'b']);
     await quiesce(gate, a.coalescerId!);
   });
@@ -89,7 +91,7 @@ test('maxWait: wakes that never go quiet still start a run no later than maxWait
     assert.ok(startedAt !== undefined, 'the run started');
     assert.ok(startedAt! - t0 <= 60 * MIN + 8 * MIN, `started ${(startedAt! - t0) / MIN} min after the first wake`);
     assert.ok(startedAt! - t0 >= 56 * MIN, 'not before maxWait (the debounce never went quiet)');
-    const result = (await env.client.workflow.getHandle(first.workflowId).result()) as WakeResult;
+    const result = (await client.workflow.getHandle(first.workflowId).result()) as WakeResult;
     assert.equal(result.absorbed!.length, 8, 'the wakes of the first hour');
     await quiesce(gate, first.coalescerId!);
   });

@@ -9,6 +9,8 @@ import { createWakeWorker } from '../../workers/worker';
 import { temporal } from '@temporalio/proto';
 import { ALL_SEARCH_ATTRIBUTES } from '../../workflows/search-attributes';
 import { supervisorId } from '../../workflows/ids';
+import { SupervisorLink } from '../../supervisor/link';
+import { supervisorPolicy } from '../../supervisor/policy';
 import { supervisorStatusQuery } from '../../workflows/supervisor-messages';
 
 let runtimeInstalled = false;
@@ -195,9 +197,12 @@ export async function withWorker<T>(
 }
 
 /**
- * `withWorker` on the time-skipping server: after `fn`, and before the worker stops, the task
- * queue's supervisor (started by the runs' first step) is let finish its first round, so that no
- * work of this test is left for a worker that is gone (see `assertClockFree`).
+ * `withWorker` on the time-skipping server, with the task queue's supervisor brought up and let
+ * finish its first round (a visibility read this server cannot answer) before `fn`, and again
+ * after it, before the worker stops: its start-up never overlaps the test's own waits (an
+ * open-ended wait on env.client lets the server skip to the next timer of all, the supervisor's
+ * 10-year run timeout among them), and no work of the test is left for a worker that is gone (see
+ * `assertClockFree`).
  */
 export async function withTimeSkippingWorker<T>(
   env: TestWorkflowEnvironment,
@@ -209,6 +214,8 @@ export async function withTimeSkippingWorker<T>(
     env.nativeConnection,
     taskQueue,
     async () => {
+      await new SupervisorLink({ client: env.client, taskQueue, policy: supervisorPolicy }).ensure(false);
+      await supervisorIdle(env.client, taskQueue);
       const result = await fn();
       await supervisorIdle(env.client, taskQueue);
       return result;
