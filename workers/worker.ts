@@ -33,6 +33,8 @@ export async function createWakeWorker(opts: WakeWorkerOptions): Promise<Worker>
     // A run's steps heartbeat every second; sending each (not one per 0.8 × heartbeat timeout) is
     // what lets a kill reach a step within about a second, and a cancelled run waits for that.
     maxHeartbeatThrottleInterval: '1 second',
-    ...(opts.activityPollers ? { maxConcurrentActivityTaskPolls: opts.activityPollers } : {}),
+    // The poller behavior, not maxConcurrentActivityTaskPolls: SDK 1.24 builds its pollers from the
+    // behavior and ignores that option (a worker had 10 activity polls whatever it said).
+    ...(opts.activityPollers ? { activityTaskPollerBehavior: { type: 'simple-maximum' as const, maximum: opts.activityPollers } } : {}),
   });
 }
