@@ -12,7 +12,7 @@ import { ConfigError } from './errors';
 const Env = z.object({
   /** Task queue the wake workers poll. Scale out by starting more workers on it. */
   WAKEGATE_TASK_QUEUE: z.string().min(1).default('wakegate'),
-  /** Activity task polls a worker keeps open at once (Temporal's maxConcurrentActivityTaskPolls); default 5. */
+  /** Activity task polls a worker keeps open at once (its activityTaskPollerBehavior, a simple maximum); default 10. */
   WAKEGATE_ACTIVITY_POLLERS: z.coerce.number().int().min(1).max(100).default(10),
   /** pino level for structured logs (stderr). */
   WAKEGATE_LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
