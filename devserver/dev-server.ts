@@ -55,6 +55,7 @@ export class DevServer {
   readonly uiPort?: number;
   private child?: ChildProcess;
   private output = '';
+  private outputHead = '';
 
   private constructor(private readonly opts: DevServerOptions & { port: number; dbFilename: string }) {
     this.port = opts.port;
@@ -64,12 +65,20 @@ export class DevServer {
   }
 
   static async start(opts: DevServerOptions = {}): Promise<DevServer> {
-    const port = opts.port ?? (await freePort());
-    const uiPort = opts.uiPort ?? (opts.ui ? await freePort() : undefined);
-    const dbFilename = opts.dbFilename ?? path.join(mkdtempSync(path.join(tmpdir(), 'wakegate-dev-')), 'dev.db');
-    const server = new DevServer({ ...opts, port, uiPort, dbFilename });
-    await server.up();
-    return server;
+    for (let attempt = 1; ; attempt++) {
+      const port = opts.port ?? (await freePort());
+      const uiPort = opts.uiPort ?? (opts.ui ? await freePort() : undefined);
+      const dbFilename = opts.dbFilename ?? path.join(mkdtempSync(path.join(tmpdir(), 'wakegate-dev-')), 'dev.db');
+      const server = new DevServer({ ...opts, port, uiPort, dbFilename });
+      try {
+        await server.up();
+        return server;
+      } catch (err) {
+        // A server that died while starting on ports chosen here (a port found free can be taken
+        // before the server binds it) gets one more try on fresh ports; a second failure is loud.
+        if (attempt >= 2 || opts.port !== undefined || !(err instanceof StartupExit)) throw err;
+      }
+    }
   }
 
   get address(): string {
@@ -107,9 +116,12 @@ export class DevServer {
       ]),
     ];
     this.output = '';
+    this.outputHead = '';
     const child = spawn(cli, args, { stdio: ['ignore', 'pipe', 'pipe'] });
     this.child = child;
+    // The head (a panic's message) and the tail (its stack's end) of what the server printed.
     const keep = (b: Buffer) => {
+      if (this.outputHead.length < 4000) this.outputHead = (this.outputHead + b.toString()).slice(0, 4000);
       this.output = (this.output + b.toString()).slice(-8000);
     };
     child.stdout?.on('data', keep);
@@ -119,15 +131,21 @@ export class DevServer {
     });
     const deadline = Date.now() + (this.opts.startTimeoutMs ?? 60_000);
     for (;;) {
-      if (!this.child) throw new Error(`temporal start-dev exited during start-up:\n${this.output}`);
+      if (!this.child) throw new StartupExit(`temporal start-dev exited during start-up:\n${this.printed()}`);
       if (await this.answers()) break;
       if (Date.now() > deadline) {
         await this.stop();
-        throw new Error(`temporal start-dev did not answer on ${this.address} in time:\n${this.output}`);
+        throw new Error(`temporal start-dev did not answer on ${this.address} in time:\n${this.printed()}`);
       }
       await new Promise((r) => setTimeout(r, 200));
     }
     await this.cli(['operator', 'namespace', 'update', '--namespace', this.namespace, '--retention', this.opts.retention ?? '720h']);
+  }
+
+  /** What the server printed: all of it, or its head and its tail when it printed more than both hold. */
+  private printed(): string {
+    if (this.output.startsWith(this.outputHead.slice(0, 200)) || this.outputHead.length < 4000) return this.output.length >= this.outputHead.length ? this.output : this.outputHead;
+    return `${this.outputHead}\n[...]\n${this.output}`;
   }
 
   /** Run the Temporal CLI against this server and return its stdout. */
@@ -153,3 +171,6 @@ export class DevServer {
     this.child = undefined;
   }
 }
+
+/** The server process ended before it answered (see DevServer.start, which tries fresh ports once). */
+class StartupExit extends Error {}
