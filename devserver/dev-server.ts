@@ -56,6 +56,7 @@ export class DevServer {
   private child?: ChildProcess;
   private output = '';
   private outputHead = '';
+  private outputChars = 0;
 
   private constructor(private readonly opts: DevServerOptions & { port: number; dbFilename: string }) {
     this.port = opts.port;
@@ -117,12 +118,15 @@ export class DevServer {
     ];
     this.output = '';
     this.outputHead = '';
+    this.outputChars = 0;
     const child = spawn(cli, args, { stdio: ['ignore', 'pipe', 'pipe'] });
     this.child = child;
     // The head (a panic's message) and the tail (its stack's end) of what the server printed.
     const keep = (b: Buffer) => {
-      if (this.outputHead.length < 4000) this.outputHead = (this.outputHead + b.toString()).slice(0, 4000);
-      this.output = (this.output + b.toString()).slice(-8000);
+      const text = b.toString();
+      this.outputChars += text.length;
+      if (this.outputHead.length < 4000) this.outputHead = (this.outputHead + text).slice(0, 4000);
+      this.output = (this.output + text).slice(-8000);
     };
     child.stdout?.on('data', keep);
     child.stderr?.on('data', keep);
@@ -142,10 +146,9 @@ export class DevServer {
     await this.cli(['operator', 'namespace', 'update', '--namespace', this.namespace, '--retention', this.opts.retention ?? '720h']);
   }
 
-  /** What the server printed: all of it, or its head and its tail when it printed more than both hold. */
+  /** What the server printed: all of it, or its head and its tail when the tail does not hold it all. */
   private printed(): string {
-    if (this.output.startsWith(this.outputHead.slice(0, 200)) || this.outputHead.length < 4000) return this.output.length >= this.outputHead.length ? this.output : this.outputHead;
-    return `${this.outputHead}\n[...]\n${this.output}`;
+    return this.outputChars <= this.output.length ? this.output : `${this.outputHead}\n[...]\n${this.output}`;
   }
 
   /** Run the Temporal CLI against this server and return its stdout. */

@@ -132,7 +132,19 @@ export interface SupervisorState {
    * began just before the trip and were not yet listed by visibility. Dropped once the trip that
    * asked for them is reset.
    */
-  stopsDue?: { dueMs: number; tripId?: number; attempt: number; sweep: boolean; agents?: string[]; who: string; reason: string }[];
+  stopsDue?: { dueMs: number; stop: StopRequest }[];
+}
+
+/** A stop of live runs (all of them, or of some agents) for the trip it was asked for. */
+export interface StopRequest {
+  agents?: string[];
+  who: string;
+  reason: string;
+  tripId?: number;
+  /** Failed tries so far. */
+  attempt?: number;
+  /** The one more pass after a stop that landed. */
+  sweep?: boolean;
 }
 
 export interface SupervisorInput {

@@ -12,6 +12,7 @@ import type {
   SupervisorPolicy,
   SupervisorState,
   SupervisorStatus,
+  StopRequest,
   Trip,
   TripKind,
   WindowCap,
@@ -44,7 +45,7 @@ const { sendPage } = proxyActivities<SupervisorActivities>({
 
 type Action =
   | { kind: 'page'; page: PageRequest; tripId?: number; capAgent?: string }
-  | { kind: 'stop'; agents?: string[]; who: string; reason: string; tripId?: number; attempt?: number; sweep?: boolean }
+  | ({ kind: 'stop' } & StopRequest)
   | { kind: 'nudge'; agent?: string };
 
 const FLEET = '*';
@@ -401,15 +402,15 @@ export async function supervisorWorkflow(input: SupervisorInput): Promise<void> 
       const hold = a.capAgent ? state.capHolds[a.capAgent] : undefined;
       if (hold) hold.paged = 'error' in result ? result : { dedupKey: result.dedupKey, status: result.status };
     } else if (a.kind === 'stop') {
-      const tripId = a.tripId ?? state.trip?.id;
       const done = await visibility('stop live runs', () => stopLiveRuns({ taskQueue, ...(a.agents ? { agents: a.agents } : {}), who: a.who, reason: a.reason }));
       // The kill switch is not lost to a passing outage, nor to visibility's lag: a failed stop is
       // made again until it lands, and one that landed is swept once more a little later.
       if (state.visibilityError?.unavailable || state.mode === 'armed' || !patched('supervisor-stops-retried-and-swept')) return;
-      const attempt = a.attempt ?? 0;
-      const again = { tripId, agents: a.agents, who: a.who, reason: a.reason };
-      if (!done) (state.stopsDue ??= []).push({ ...again, dueMs: now() + Math.min(MAX_STOP_RETRY_MS, Math.max(1000, policy.observeEveryMs) * 2 ** attempt), attempt: attempt + 1, sweep: !!a.sweep });
-      else if (!a.sweep) (state.stopsDue ??= []).push({ ...again, dueMs: now() + STOP_SWEEP_MS, attempt: 0, sweep: true });
+      const { kind: _kind, ...stop } = a;
+      stop.tripId ??= state.trip?.id;
+      const attempt = stop.attempt ?? 0;
+      if (!done) (state.stopsDue ??= []).push({ dueMs: now() + Math.min(MAX_STOP_RETRY_MS, Math.max(1000, policy.observeEveryMs) * 2 ** attempt), stop: { ...stop, attempt: attempt + 1 } });
+      else if (!stop.sweep) (state.stopsDue ??= []).push({ dueMs: now() + STOP_SWEEP_MS, stop: { ...stop, attempt: 0, sweep: true } });
     } else {
       await visibility('nudge held runs', () => nudgeHeld({ taskQueue, ...(a.agent ? { agent: a.agent } : {}) }));
     }
@@ -469,7 +470,8 @@ export async function supervisorWorkflow(input: SupervisorInput): Promise<void> 
     // After a failed read, the next one waits a whole round too (no tight loop of retries).
     const nextObserve = Math.max(state.observedToMs + SETTLE_MS, lastObserveAttemptMs) + policy.observeEveryMs;
     // Stops asked for by a trip that a person has since reset are not made.
-    if (state.stopsDue) state.stopsDue = state.stopsDue.filter((d) => state.mode !== 'armed' && d.tripId === state.trip?.id);
+    const stillWanted = (d: { stop: StopRequest }) => state.mode !== 'armed' && d.stop.tripId === state.trip?.id;
+    if (state.stopsDue) state.stopsDue = state.stopsDue.filter(stillWanted);
     const nextStop = state.stopsDue?.length ? Math.min(...state.stopsDue.map((d) => d.dueMs)) : undefined;
     let timedOut = false;
     if (active()) timedOut = !(await condition(() => actions.length > 0 || memoChanged(), Math.max(1, Math.min(nextObserve, nextStop ?? Infinity) - now())));
@@ -477,9 +479,7 @@ export async function supervisorWorkflow(input: SupervisorInput): Promise<void> 
     else await condition(() => actions.length > 0 || memoChanged() || active());
     if (state.stopsDue?.length) {
       const t = now();
-      for (const d of state.stopsDue.filter((x) => x.dueMs <= t && state.mode !== 'armed' && x.tripId === state.trip?.id)) {
-        actions.push({ kind: 'stop', ...(d.agents ? { agents: d.agents } : {}), who: d.who, reason: d.reason, ...(d.tripId !== undefined ? { tripId: d.tripId } : {}), attempt: d.attempt, sweep: d.sweep });
-      }
+      for (const d of state.stopsDue.filter((x) => x.dueMs <= t && stillWanted(x))) actions.push({ kind: 'stop', ...d.stop });
       state.stopsDue = state.stopsDue.filter((x) => x.dueMs > t);
       if (!state.stopsDue.length) delete state.stopsDue;
     }
