@@ -4,6 +4,7 @@ import { bundleWorkflowCode, DefaultLogger, NativeConnection, Runtime, Worker } 
 import { DevServer } from '../devserver/dev-server';
 import { defineSchedule } from '../schedules/definition';
 import { toScheduleOptions } from '../schedules/to-temporal';
+import type { WakeInput } from '../workflows/types';
 import { createWakeWorker } from '../workers/worker';
 
 /**
@@ -12,6 +13,10 @@ import { createWakeWorker } from '../workers/worker';
  * wakegate (Schedule -> tick -> the run as the tick's child -> canary activity) and for a bare Temporal Schedule
  * starting a bare workflow with one activity, in the same run on the same server, with the median of each
  * hop on the way (from the workflows' histories). Prints one JSON object.
+ *
+ * A third series is a reference, not a way wakegate runs: a bare Schedule starting wakegate's run
+ * workflow itself (`wakeWorkflow`, the canary, one fixed input, no tick and so no claim on the window,
+ * no catch-up policy, no ledger report). It shows what the tick's hop costs and what is left without it.
  */
 const SCHEDULES = Number(process.env.BENCH_SCHEDULES ?? 5);
 /** Interval of every schedule (overlap skip: a window that comes due while the previous run is open is skipped, not measured). */
@@ -96,10 +101,33 @@ async function main(): Promise<void> {
               policies: { overlap: ScheduleOverlapPolicy.SKIP },
             });
           }
+          for (const i of ids) {
+            const runKey = `canary@bench-direct/tick/${i}`;
+            const run: WakeInput = {
+              runKey,
+              agent: 'canary',
+              wakeKey: `bench-direct-${i}`,
+              eventKey: `bench-direct/tick/${i}`,
+              source: 'bench-direct',
+              entity: `bench-direct-${i}`,
+              type: 'tick',
+              occurredAt: new Date().toISOString(),
+              bucketStart: new Date().toISOString(),
+              payload: {},
+              fingerprint: 'bench',
+            };
+            await client.schedule.create({
+              scheduleId: `bench-direct-${i}`,
+              spec: { intervals: [{ every: EVERY }] },
+              action: { type: 'startWorkflow', workflowType: 'wakeWorkflow', taskQueue: 'bench-wakegate', workflowId: runKey, args: [run] },
+              policies: { overlap: ScheduleOverlapPolicy.SKIP },
+            });
+          }
           await new Promise((r) => setTimeout(r, SECONDS * 1000));
           for (const i of ids) {
             await client.schedule.getHandle(`bench-wg-${i}`).pause();
             await client.schedule.getHandle(`bench-bare-${i}`).pause();
+            await client.schedule.getHandle(`bench-direct-${i}`).pause();
           }
           await new Promise((r) => setTimeout(r, 5000));
         }),
@@ -137,6 +165,17 @@ async function main(): Promise<void> {
       add('bare: first workflow task (worker)', bare.taskMs);
       add('bare: task done → first activity started', bare.toActivityMs);
     }
+    const direct: number[] = [];
+    for (const wf of await list(client, 'WakeSource = "bench-direct"')) {
+      const nominal = nominalFromId(wf.workflowId);
+      const run = hops(await historyOf(client, wf.workflowId, wf.runId));
+      if (run.activityStartedMs === undefined) continue;
+      direct.push(run.activityStartedMs - nominal);
+      add('reference, Schedule → wakeWorkflow: nominal → run started (the Schedule)', run.startedMs! - nominal);
+      add('reference: run\'s first workflow task dispatched', run.dispatchMs);
+      add('reference: run\'s first workflow task (worker)', run.taskMs);
+      add('reference: run task done → first activity started', run.toActivityMs);
+    }
     const summary = (xs: number[]) => ({ fires: xs.length, p50Ms: pct(xs, 50), p99Ms: pct(xs, 99), maxMs: Math.max(...xs) });
     const result = {
       what: 'lag from nominal time to the first activity of the run (real fires, several schedules in parallel)',
@@ -146,6 +185,11 @@ async function main(): Promise<void> {
       wakegate: summary(wg),
       bareTemporal: summary(bb),
       ratio: { p50: +(pct(wg, 50) / pct(bb, 50)).toFixed(2), p99: +(pct(wg, 99) / pct(bb, 99)).toFixed(2) },
+      reference: {
+        what: 'a bare Schedule starting wakeWorkflow directly (no tick, no claim on the window, no catch-up, no ledger): not how wakegate runs schedules',
+        ...summary(direct),
+        ratio: { p50: +(pct(direct, 50) / pct(bb, 50)).toFixed(2), p99: +(pct(direct, 99) / pct(bb, 99)).toFixed(2) },
+      },
       medianHopsMs: Object.fromEntries(Object.entries(parts).map(([name, xs]) => [name, pct(xs, 50)])),
     };
     process.stdout.write(`${JSON.stringify(result, null, 2)}\n`);
