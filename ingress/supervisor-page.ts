@@ -29,7 +29,13 @@ function counterRow(c: CounterView): string {
 
 function tripBlock(t: Trip | undefined): string {
   if (!t) return '<p data-testid="trip">No trip: the breaker is armed.</p>';
-  const page = t.page ? ('error' in t.page ? `page failed: ${e(t.page.error)}` : `paged (${e(t.page.status)}, ${e(t.page.dedupKey)})`) : t.kind === 'storm' || t.kind === 'error_rate' ? 'paging…' : 'a person’s action: not paged';
+  const page = t.page
+    ? 'error' in t.page
+      ? `page failed: ${e(t.page.error)}${t.page.resendAt ? ` (sent again at ${e(t.page.resendAt)} while the trip stands)` : ''}`
+      : `paged (${e(t.page.status)}, ${e(t.page.dedupKey)})`
+    : t.kind === 'storm' || t.kind === 'error_rate'
+      ? 'paging…'
+      : 'a person’s action: not paged';
   return `<p data-testid="trip">Trip #${e(t.id)} (${e(t.kind)}) at ${e(t.at)}: <strong>${e(t.reason)}</strong>. ${page}.</p>`;
 }
 

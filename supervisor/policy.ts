@@ -54,6 +54,9 @@ export const supervisorPolicy: SupervisorPolicy = {
   overCap: {},
   observeEveryMs: 5_000,
   holdRecheckMs: 30_000,
+  // A page whose ten minutes of retries ran out (or that the pager refused) is sent again after 5 min, doubling to an hour, while
+  // its trip stands: a halt no one hears of is one no one resets, and the dedup key keeps every send one incident.
+  pageResendMs: 5 * MINUTE,
 };
 
 /** The policy with some fields replaced (tests, benchmarks and operators: a smaller storm threshold, a short window). */

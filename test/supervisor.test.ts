@@ -347,6 +347,70 @@ test('a trip whose pager hangs still stops the live runs at once: the page goes 
   }
 });
 
+/** A worker whose pager refuses the first `refusals` sends (every send, with Infinity), as a pager with a revoked routing key would; it counts the sends. */
+async function refusingPagerWorker(taskQueue: string, policy: ReturnType<typeof testPolicy>, refusals: number) {
+  const real = createActivities({ supervisor: policy, pager: pager.adapter, agents: oneCallAgents(), outside: standinOutside(standins) });
+  const sends = { count: 0 };
+  const activities = {
+    ...real,
+    sendPage: async (page: Parameters<typeof real.sendPage>[0]) => {
+      sends.count += 1;
+      if (sends.count <= refusals) throw ApplicationFailure.nonRetryable('the pager refused the event: invalid routing key (test)', 'PagerRejected');
+      return real.sendPage(page);
+    },
+  };
+  const worker = await createWakeWorker({ connection: env.nativeConnection, namespace: 'default', taskQueue, activities, workflowBundle: await workflowBundle(), shutdownGraceTime: '1 second' });
+  return { worker, running: worker.run(), sends };
+}
+
+const stormPolicy = () =>
+  testPolicy({ storm: { fleetPerMinute: 3, rationale: 'test: a storm is more than 3 wakes a minute' }, pageResendMs: 1000 });
+
+test('a page the pager refuses is sent again while its trip stands, at a backoff, until it lands: one incident, and status says when', async () => {
+  const taskQueue = unique('sup-page-resend');
+  const policy = stormPolicy();
+  const w = await refusingPagerWorker(taskQueue, policy, 2);
+  try {
+    const gate = supervisedGate(env.client, taskQueue, policy, oneCallAgents());
+    await Promise.all(range(4).map((i) => gate.admit(ping(unique(`resend-storm-${i}`)))));
+    const failed = await eventually(() => supervisorStatus(env.client, taskQueue), (s) => !!s?.trip?.page && 'error' in s.trip.page, 15_000, 'the first send refused');
+    const page = failed!.trip!.page as { error: string; resendAt?: string; sends?: number };
+    assert.match(page.error, /refused the event/);
+    assert.ok(page.resendAt && Date.parse(page.resendAt) > Date.parse(failed!.trip!.at), `resent later: ${JSON.stringify(page)}`);
+    const landed = await eventually(() => supervisorStatus(env.client, taskQueue), (s) => !!s?.trip?.page && !('error' in s.trip.page), 20_000, 'the page delivered on its third send');
+    assert.deepEqual({ status: (landed!.trip!.page as { status: string }).status, sends: landed!.trip!.page!.sends }, { status: 'success', sends: 3 });
+    assert.equal(w.sends.count, 3, 'two refused sends, then the one that landed');
+    const incidents = await eventually(async () => incidentsFor(taskQueue), (i) => i.length === 1, 10_000, 'one incident');
+    assert.match(JSON.stringify(incidents[0]), /storm/);
+    await new Promise((r) => setTimeout(r, 3000));
+    assert.equal(w.sends.count, 3, 'nothing sent after it landed');
+  } finally {
+    await w.worker.shutdown();
+    await w.running.catch(() => undefined);
+  }
+});
+
+test('a refused page is no longer sent once a person resets its trip', async () => {
+  const taskQueue = unique('sup-page-reset');
+  const policy = stormPolicy();
+  const w = await refusingPagerWorker(taskQueue, policy, Infinity);
+  try {
+    const gate = supervisedGate(env.client, taskQueue, policy, oneCallAgents());
+    await Promise.all(range(4).map((i) => gate.admit(ping(unique(`reset-storm-${i}`)))));
+    await eventually(async () => w.sends.count, (n) => n >= 2, 15_000, 'a refused page sent again');
+    assert.ok((await actOnSupervisor(env.client, taskQueue, { kind: 'reset', who: 'sam', reason: 'test: the pager key is being fixed' })).ok);
+    const atReset = w.sends.count;
+    // Unreset, the third send would come 2 s after the second and the fourth 4 s after that: both within this wait.
+    await new Promise((r) => setTimeout(r, 9000));
+    assert.ok(w.sends.count <= atReset + 1, `sends after the reset: ${w.sends.count - atReset} (at most one already on its way)`);
+    const status = await supervisorStatus(env.client, taskQueue);
+    assert.equal(status?.mode, 'armed');
+  } finally {
+    await w.worker.shutdown();
+    await w.running.catch(() => undefined);
+  }
+});
+
 test('a stop of live runs that fails is made again until it lands: the kill switch is not lost to a passing outage', async () => {
   const taskQueue = unique('sup-stop-retry');
   const policy = testPolicy();

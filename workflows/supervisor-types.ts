@@ -34,6 +34,11 @@ export interface SupervisorPolicy {
   observeEveryMs: number;
   /** A held run re-checks the supervisor at most this often (a release also nudges it at once), ms. */
   holdRecheckMs: number;
+  /**
+   * A page whose retries ran out, or that the pager refused, is sent again after this long (then
+   * doubling, at most an hour) while what it is about still stands, ms. Default 5 min.
+   */
+  pageResendMs?: number;
 }
 
 /** `armed`: admitting. `halted`: tripped or halted by a person; every wake is held. `draining`: as halted, but live runs finish. */
@@ -52,7 +57,7 @@ export interface Trip {
   /** The counters when it tripped. */
   counters: Record<string, number>;
   /** The page sent for it (storm and error-rate trips page; a person's halt does not). */
-  page?: { dedupKey: string; status: string; at: string } | { error: string };
+  page?: PageOutcome;
 }
 
 export interface ResetRecord {
@@ -90,8 +95,14 @@ export interface CapHold {
   scope: string;
   cap: string;
   sinceMs: number;
-  paged?: { dedupKey: string; status: string } | { error: string };
+  paged?: { dedupKey: string; status: string } | Extract<PageOutcome, { error: string }>;
 }
+
+/**
+ * What became of a page: delivered, or failed (its retries ran out or the pager refused it), with
+ * when it is sent again (while its trip stands) and how many sends have failed so far.
+ */
+export type PageOutcome = { dedupKey: string; status: string; at: string; sends?: number } | { error: string; resendAt?: string; sends?: number };
 
 /** A sliding-window series: buckets of `bucketMs` (start epoch ms, value). */
 export interface SeriesState {
@@ -133,6 +144,23 @@ export interface SupervisorState {
    * asked for them is reset.
    */
   stopsDue?: { dueMs: number; stop: StopRequest }[];
+  /**
+   * Pages to send again (kept across continue-as-new): one whose retries ran out or that the pager
+   * refused, at a backoff, until it is delivered. Dropped once its trip is reset (or its cap hold
+   * has ended).
+   */
+  pagesDue?: { dueMs: number; page: PageAction }[];
+}
+
+/** A page to send for a trip or a cap hold, with the sends that failed before this one. */
+export interface PageAction {
+  page: PageRequest;
+  tripId?: number;
+  capAgent?: string;
+  /** The cap hold it is about (its `sinceMs`): a later hold of the same agent pages on its own. */
+  capSinceMs?: number;
+  /** Sends that failed so far (each one after the activity's own retries ran out). */
+  failedSends?: number;
 }
 
 /** A stop of live runs (all of them, or of some agents) for the trip it was asked for. */

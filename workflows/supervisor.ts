@@ -5,7 +5,7 @@ import { addTo, newSeries, nextSlideMs, prune, sumOf } from './sliding-window';
 import { configureUpdate, haltUpdate, leaseUpdate, releaseUpdate, resetUpdate, supervisorStatusQuery, wakesSignal } from './supervisor-messages';
 import type {
   CounterView,
-  PageRequest,
+  PageAction,
   SeriesState,
   SupervisorInput,
   SupervisorMemo,
@@ -32,6 +32,9 @@ const SETTLE_MS = 1000;
 const STOP_SWEEP_MS = 3000;
 /** A failed stop is tried again after a backoff doubling up to this. */
 const MAX_STOP_RETRY_MS = 60_000;
+/** A failed page is sent again after `policy.pageResendMs` (default this), doubling up to an hour. */
+const PAGE_RESEND_MS = 5 * 60_000;
+const MAX_PAGE_RESEND_MS = 60 * 60_000;
 
 const { observeRuns, stopLiveRuns, nudgeHeld } = proxyActivities<SupervisorActivities>({
   startToCloseTimeout: '30 seconds',
@@ -44,7 +47,7 @@ const { sendPage } = proxyActivities<SupervisorActivities>({
 });
 
 type Action =
-  | { kind: 'page'; page: PageRequest; tripId?: number; capAgent?: string }
+  | ({ kind: 'page' } & PageAction)
   | ({ kind: 'stop' } & StopRequest)
   | { kind: 'nudge'; agent?: string };
 
@@ -229,6 +232,7 @@ export async function supervisorWorkflow(input: SupervisorInput): Promise<void> 
       actions.push({
         kind: 'page',
         capAgent: agent,
+        capSinceMs: t,
         page: {
           dedupKey: `wakegate/${selfId}/cap-${episode}`,
           summary: `wakegate: ${who} is over its cap (${full}); wakes of ${agent} are ${policy.overCap[agent] === 'refuse' ? 'refused' : 'held'} until the window slides.`,
@@ -388,15 +392,32 @@ export async function supervisorWorkflow(input: SupervisorInput): Promise<void> 
   };
 
   const pagesInFlight = new Set<Promise<void>>();
+  /** A page or a stop was set to be made again while the loop waited: it recomputes its next wake-up. */
+  let dueAdded = false;
+  /** A failed page is still worth sending while its trip stands (not reset) or its cap hold lasts. */
+  const pageStillWanted = (a: PageAction): boolean =>
+    a.tripId !== undefined ? state.mode !== 'armed' && state.trip?.id === a.tripId : a.capAgent !== undefined && state.capHolds[a.capAgent]?.sinceMs === a.capSinceMs;
   const perform = async (a: Action) => {
     if (a.kind === 'page') {
       let result: NonNullable<Trip['page']>;
       try {
         const r = await sendPage(a.page);
-        result = { ...r, at: iso(now()) };
+        result = { ...r, at: iso(now()), ...(a.failedSends ? { sends: a.failedSends + 1 } : {}) };
       } catch (err) {
-        result = { error: (err as Error).message };
-        log.error('supervisor could not page', { supervisorId: selfId, dedupKey: a.page.dedupKey, err: (err as Error).message });
+        // The pager's own words (a refusal, a timeout), not the wrapper's "Activity task failed".
+        const why = (err instanceof ActivityFailure && err.cause ? err.cause : (err as Error)).message;
+        result = { error: why };
+        log.error('supervisor could not page', { supervisorId: selfId, dedupKey: a.page.dedupKey, err: why });
+        // A trip no one hears of is a halt no one resets: a page whose retries ran out, or that the
+        // pager refused, is sent again (same dedup key: one incident) while what it is about stands.
+        if (pageStillWanted(a) && patched('supervisor-pages-resent')) {
+          const failedSends = (a.failedSends ?? 0) + 1;
+          const dueMs = now() + Math.min(MAX_PAGE_RESEND_MS, (policy.pageResendMs ?? PAGE_RESEND_MS) * 2 ** (failedSends - 1));
+          const { kind: _kind, ...again } = a;
+          (state.pagesDue ??= []).push({ dueMs, page: { ...again, failedSends } });
+          dueAdded = true;
+          result = { ...result, resendAt: iso(dueMs), sends: failedSends };
+        }
       }
       if (a.tripId !== undefined) for (const t of [state.trip, ...state.trips]) if (t?.id === a.tripId) t.page = result;
       const hold = a.capAgent ? state.capHolds[a.capAgent] : undefined;
@@ -472,16 +493,25 @@ export async function supervisorWorkflow(input: SupervisorInput): Promise<void> 
     // Stops asked for by a trip that a person has since reset are not made.
     const stillWanted = (d: { stop: StopRequest }) => state.mode !== 'armed' && d.stop.tripId === state.trip?.id;
     if (state.stopsDue) state.stopsDue = state.stopsDue.filter(stillWanted);
-    const nextStop = state.stopsDue?.length ? Math.min(...state.stopsDue.map((d) => d.dueMs)) : undefined;
+    if (state.pagesDue) state.pagesDue = state.pagesDue.filter((d) => pageStillWanted(d.page));
+    const dues = [...(state.stopsDue ?? []), ...(state.pagesDue ?? [])];
+    const nextStop = dues.length ? Math.min(...dues.map((d) => d.dueMs)) : undefined;
+    dueAdded = false;
     let timedOut = false;
-    if (active()) timedOut = !(await condition(() => actions.length > 0 || memoChanged(), Math.max(1, Math.min(nextObserve, nextStop ?? Infinity) - now())));
-    else if (nextStop !== undefined) await condition(() => actions.length > 0 || memoChanged() || active(), Math.max(1, nextStop - now()));
-    else await condition(() => actions.length > 0 || memoChanged() || active());
+    if (active()) timedOut = !(await condition(() => actions.length > 0 || memoChanged() || dueAdded, Math.max(1, Math.min(nextObserve, nextStop ?? Infinity) - now())));
+    else if (nextStop !== undefined) await condition(() => actions.length > 0 || memoChanged() || active() || dueAdded, Math.max(1, nextStop - now()));
+    else await condition(() => actions.length > 0 || memoChanged() || active() || dueAdded);
     if (state.stopsDue?.length) {
       const t = now();
       for (const d of state.stopsDue.filter((x) => x.dueMs <= t && stillWanted(x))) actions.push({ kind: 'stop', ...d.stop });
       state.stopsDue = state.stopsDue.filter((x) => x.dueMs > t);
       if (!state.stopsDue.length) delete state.stopsDue;
+    }
+    if (state.pagesDue?.length) {
+      const t = now();
+      for (const d of state.pagesDue.filter((x) => x.dueMs <= t)) actions.push({ kind: 'page', ...d.page });
+      state.pagesDue = state.pagesDue.filter((x) => x.dueMs > t);
+      if (!state.pagesDue.length) delete state.pagesDue;
     }
     while (actions.length) {
       publish();

@@ -1,6 +1,6 @@
 /**
  * Re-record the committed histories the replay test runs over: `node --import tsx test/replay/record-histories.ts`
- * records them all; name groups to record only those (`wake`, `coalesce`, `schedules`, `supervisor`, `cancel`, `stops`).
+ * records them all; name groups to record only those (`wake`, `coalesce`, `schedules`, `supervisor`, `cancel`, `stops`, `pages`).
  * Do this only on purpose (a deliberate, patched change to workflow code); the replay test exists to
  * catch an accidental one.
  */
@@ -180,6 +180,38 @@ async function main(): Promise<void> {
           await out('supervisor-halt-stop-retried-swept', supervisorHandle(env.client, q));
         },
         { activities: flaky },
+      );
+    }
+    if (wanted('pages')) {
+      // A storm trip whose page the pager refuses twice (patch supervisor-pages-resent): sent again
+      // at a backoff until it lands, then a reset.
+      const q = unique('record-pages');
+      const policy = testPolicy({ storm: { fleetPerMinute: 3, rationale: 'recording: a storm is more than 3 wakes a minute' }, pageResendMs: 1000 });
+      const real = createActivities({ outside: standinOutside(standins), supervisor: policy });
+      let sends = 0;
+      const refusing = {
+        ...real,
+        sendPage: async (page: Parameters<typeof real.sendPage>[0]) => {
+          if (++sends <= 2) throw ApplicationFailure.nonRetryable('recording: the pager refused the event', 'PagerRejected');
+          return real.sendPage(page);
+        },
+      };
+      await withWorker(
+        env.nativeConnection,
+        q,
+        async () => {
+          const gate = supervisedGate(env.client, q, policy);
+          await Promise.all(
+            [0, 1, 2, 3].map((i) => gate.admit({ source: 'ping', entity: unique(`storm-${i}`), type: 'check', occurredAt: new Date(Date.now() - 30_000).toISOString(), payload: {}, deliveryId: `storm-${i}` })),
+          );
+          await eventually(() => supervisorStatus(env.client, q), (st) => !!st?.trip?.page && !('error' in st.trip.page), 30_000, 'the page landing on its third send');
+          if (sends !== 3) throw new Error(`the page was sent ${sends} times, not refused twice and delivered`);
+          await actOnSupervisor(env.client, q, { kind: 'reset', who: 'ana', reason: 'recording' });
+          await new Promise((r) => setTimeout(r, 1000));
+          await gate.close();
+          await out('supervisor-page-refused-resent', supervisorHandle(env.client, q));
+        },
+        { activities: refusing },
       );
     }
     if (wanted('cancel')) {
