@@ -75,9 +75,14 @@ describe('kill switch, re-arm and the runs listing', () => {
       const kill = await cli(['kill', a.workflowId, '--reason', 'runaway test', '--who', 'ops']);
       assert.equal(kill.code, 0, kill.stderr);
       assert.equal(kill.json.accepted, true);
+      const killedAtMs = Date.now();
       let readStopped = false;
       void stalledClosed.promise.then(() => (readStopped = true));
       const result = (await env.client.workflow.getHandle(a.workflowId).result()) as WakeResult;
+      // The step learns of the cancellation at its next heartbeat (sent every second), so the run
+      // ends about a second after the kill; 3 s leaves room for a loaded machine, not for a timeout (10 s).
+      const endedInMs = Date.now() - killedAtMs;
+      assert.ok(endedInMs < 3000, `the run ended ${endedInMs} ms after the kill was accepted`);
       stall.dashboard = false;
       assert.equal(result.terminalReason, 'cancelled');
       assert.deepEqual(result.killedBy, { who: 'ops', reason: 'runaway test' });
