@@ -447,6 +447,40 @@ test('a stop of live runs that fails is made again until it lands: the kill swit
   }
 });
 
+test('a stop that landed but missed a live run (not yet listed by visibility) is swept once more: the run still ends cancelled', async () => {
+  const taskQueue = unique('sup-sweep');
+  const policy = testPolicy();
+  const agents = oneCallAgents();
+  const real = createActivities({ supervisor: policy, pager: pager.adapter, agents, outside: standinOutside(standins) });
+  const stopsAt: number[] = [];
+  const activities = {
+    ...real,
+    // The first stop lands but lists none of the live runs, as when visibility has not indexed a run
+    // that began just before the halt; the sweep after it is the real one.
+    stopLiveRuns: async (input: Parameters<typeof real.stopLiveRuns>[0]) => {
+      stopsAt.push(Date.now());
+      return real.stopLiveRuns(stopsAt.length === 1 ? { ...input, agents: ['(an agent with no runs)'] } : input);
+    },
+  };
+  const worker = await createWakeWorker({ connection: env.nativeConnection, namespace: 'default', taskQueue, activities, workflowBundle: await workflowBundle(), shutdownGraceTime: '1 second' });
+  const running = worker.run();
+  try {
+    const gate = supervisedGate(env.client, taskQueue, policy, agents);
+    const live = await gate.admit(ping(unique('sweep-hold'), unique('d'), { holdMs: 60_000 }));
+    await eventually(() => env.client.workflow.getHandle(live.workflowId).query(statusQuery), (s) => s.phase === 'hold', 20_000, 'a canary holding');
+    assert.ok((await actOnSupervisor(env.client, taskQueue, { kind: 'halt', who: 'ops', reason: 'stop everything' })).ok);
+    const r = await awaitRun(env.client, live);
+    assert.equal(r.terminalReason, 'cancelled');
+    assert.equal(r.killedBy?.who, 'ops');
+    assert.equal(stopsAt.length, 2, 'the stop, then one sweep');
+    const gapMs = stopsAt[1]! - stopsAt[0]!;
+    assert.ok(gapMs >= 2500 && gapMs < 10_000, `the sweep came ${gapMs} ms after the stop (3 s)`);
+  } finally {
+    await worker.shutdown();
+    await running.catch(() => undefined);
+  }
+});
+
 test('a permit lease that no worker answers gives up after its bound: the run\'s first step fails and is retried, never waits forever', async () => {
   // A supervisor on a queue no worker polls: the lease update is never taken.
   const taskQueue = unique('sup-no-worker');
