@@ -75,8 +75,8 @@ export function createSupervisorActivities(opts: { policy: SupervisorPolicy; pag
       return (await linkFor(taskQueue)).runVerdict(agent);
     },
 
-    async recheckHold({ agent, hold, heldAtMs }) {
-      return (await linkFor(activityInfo().taskQueue)).runVerdict(agent, { hold, heldAtMs });
+    async recheckHold({ agent, hold, heldAtMs, nudged }) {
+      return (await linkFor(activityInfo().taskQueue)).runVerdict(agent, { hold, heldAtMs, ...(nudged ? { nudged } : {}) });
     },
 
     /** Closed runs from visibility, with the terminal reason and spend each run recorded on itself. */

@@ -193,10 +193,11 @@ export class SupervisorLink {
   /**
    * What a run's first step (or a held run's re-check) does: run, hold, or end discarded. A run held
    * `halted` waits for a person's release or discard recorded after it was held; one held `cap`
-   * runs as soon as a permit is granted.
+   * runs as soon as a permit is granted. A re-check the supervisor nudged (a release or a discard was
+   * just recorded) reads the supervisor afresh: a cached read from before it would miss it.
    */
-  async runVerdict(agent: string, held?: { hold: 'halted' | 'cap'; heldAtMs: number }): Promise<RunVerdict> {
-    const memo = await this.memo(this.cacheMs / 2, { wait: true });
+  async runVerdict(agent: string, held?: { hold: 'halted' | 'cap'; heldAtMs: number; nudged?: boolean }): Promise<RunVerdict> {
+    const memo = await this.memo(held?.nudged ? 0 : this.cacheMs / 2, { wait: true });
     const recheckMs = this.policy.holdRecheckMs;
     // A person's release lets a run go past a halt, never past a cap: it still takes its permit.
     let releasedBy: { who: string; reason: string } | undefined;

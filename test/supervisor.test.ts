@@ -232,6 +232,33 @@ test('a spend cap over a sliding window holds the next wake when the window is s
   }
 });
 
+test('a steady load over a wake cap pages once per cap window, not at every slide: a second episode within the window is held, not paged', async () => {
+  const taskQueue = unique('sup-cap-episodes');
+  const windowMs = 6000;
+  const policy = testPolicy({ caps: { fleet: [], agents: { canary: [{ windowMs, wakes: 2, rationale: 'test: two wakes per 6 s' }] } } });
+  const agents = oneCallAgents();
+  const w = await supervisedWorker(env.nativeConnection, taskQueue, { supervisor: policy, pager: pager.adapter, agents, outside: standinOutside(standins) });
+  try {
+    const gate = supervisedGate(env.client, taskQueue, policy, agents);
+    const run = async (name: string) => awaitRun(env.client, await gate.admit(ping(unique(name))));
+    // Permits at t0 and t0+3 s; the third wake is over the cap (episode 1, paged) and runs when the first permit slides (t0+6 s).
+    assert.equal((await run('cap-a')).terminalReason, 'success');
+    await new Promise((r) => setTimeout(r, 3000));
+    assert.equal((await run('cap-b')).terminalReason, 'success');
+    const c = await run('cap-c');
+    assert.equal(c.held?.hold, 'cap', 'the third wake waited on the cap');
+    await eventually(async () => incidentsFor(taskQueue), (i) => i.length === 1, 10_000, 'the first episode paged');
+    // At once over the cap again (the second permit slides only at t0+9 s): episode 2, within the cap's window of the page.
+    const d = await run('cap-d');
+    assert.equal(d.held?.hold, 'cap', 'the fourth wake waited on the cap too');
+    await new Promise((r) => setTimeout(r, 1000));
+    assert.equal(incidentsFor(taskQueue).length, 1, 'one page for both episodes within the window');
+  } finally {
+    await w.worker.shutdown();
+    await w.running.catch(() => undefined);
+  }
+});
+
 test('halt with runs live: they end cancelled with nothing further committed; drain: live runs finish, nothing new starts, and it reports empty', async () => {
   const taskQueue = unique('sup-halt');
   const policy = testPolicy();
@@ -299,6 +326,36 @@ test('halt with runs live: they end cancelled with nothing further committed; dr
     assert.equal(view.status.trip.kind, 'drain');
     assert.equal(view.held.total, 1);
     assert.ok(view.held.byAgent.canary);
+  } finally {
+    await w.worker.shutdown();
+    await w.running.catch(() => undefined);
+  }
+});
+
+test('a storm during a person\'s drain turns it into a halt: it pages, and the live runs of agents that stop on a trip are cancelled', async () => {
+  const taskQueue = unique('sup-drain-storm');
+  const policy = testPolicy({
+    storm: { fleetPerMinute: 3, rationale: 'test: a storm is more than 3 wakes a minute' },
+    onTrip: { ...supervisorPolicy.onTrip, canary: 'cancel' },
+  });
+  const agents = oneCallAgents();
+  const w = await supervisedWorker(env.nativeConnection, taskQueue, { supervisor: policy, pager: pager.adapter, agents, outside: standinOutside(standins) });
+  try {
+    const gate = supervisedGate(env.client, taskQueue, policy, agents);
+    const live = await gate.admit(ping(unique('drain-live'), unique('d'), { holdMs: 60_000 }));
+    await eventually(() => env.client.workflow.getHandle(live.workflowId).query(statusQuery), (s) => s.phase === 'hold', 20_000, 'a canary holding');
+    assert.ok((await actOnSupervisor(env.client, taskQueue, { kind: 'drain', who: 'sam', reason: 'deploy' })).ok);
+    await eventually(() => gate.supervisor.memo(0), (m) => m.mode === 'draining', 5000, 'the gate reading the drain');
+    // Three more wakes (held by the drain): four in a minute, over the threshold of 3.
+    const held = await Promise.all(range(3).map((i) => gate.admit(ping(unique(`drain-storm-${i}`)))));
+    assert.ok(held.every((a) => a.decision === 'held'), JSON.stringify(held.map((a) => a.decision)));
+    const s = await eventually(() => supervisorStatus(env.client, taskQueue), (st) => st?.mode === 'halted', 15_000, 'the storm trip during the drain');
+    assert.equal(s!.trip?.kind, 'storm');
+    assert.match(s!.trip!.reason, /a drain: now halted/);
+    const r = await awaitRun(env.client, live);
+    assert.equal(r.terminalReason, 'cancelled', 'the live canary was stopped by the trip, not left to finish');
+    const incidents = await eventually(async () => incidentsFor(taskQueue), (i) => i.length === 1, 10_000, 'one page');
+    assert.match(JSON.stringify(incidents[0]), /storm/);
   } finally {
     await w.worker.shutdown();
     await w.running.catch(() => undefined);
@@ -522,7 +579,12 @@ test('a release lets held wakes past the halt, not past a cap: one runs, the oth
 
     // A discard reaches wakes held on a cap too.
     assert.ok((await actOnSupervisor(env.client, taskQueue, { kind: 'discard', who: 'sam', reason: 'test: not needed' })).ok);
+    const discardedAt = Date.now();
     for (const a of held.filter((x) => x !== ran)) assert.equal((await awaitRun(env.client, a)).terminalReason, 'discarded');
+    // Through the nudge, not the cap's next re-check (the window is a minute): a nudge that reached a
+    // run during a re-check, or a cached read from before the discard, would leave it there.
+    const tookMs = Date.now() - discardedAt;
+    assert.ok(tookMs < 15_000, `the discard reached the held runs after ${tookMs} ms`);
   } finally {
     await w.worker.shutdown();
     await w.running.catch(() => undefined);

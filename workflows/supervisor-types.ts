@@ -150,6 +150,12 @@ export interface SupervisorState {
    * has ended).
    */
   pagesDue?: { dueMs: number; page: PageAction }[];
+  /**
+   * The last page per (agent, scope, cap), kept for that cap's window: a new episode of the same cap
+   * within it is held and shown but not paged again (a steady load over a cap would otherwise page
+   * at every slide of its window).
+   */
+  capPages?: Record<string, { atMs: number; dedupKey: string; windowMs: number }>;
 }
 
 /** A page to send for a trip or a cap hold, with the sends that failed before this one. */

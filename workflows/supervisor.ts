@@ -63,7 +63,7 @@ const capName = (c: WindowCap) =>
  *   wakes it admitted in batches (`wakes` signal): a storm over `storm.*PerMinute` trips the breaker;
  * - every run's first step takes a permit, leased in batches per worker process (`lease` update):
  *   a full cap (wakes, USD or tokens in a sliding window, fleet or agent) holds the run until the
- *   window slides, and pages once per episode;
+ *   window slides, and pages once per episode (at most once per the cap's window);
  * - it reads the runs that closed (visibility: terminal reason, tokens, cost) every `observeEveryMs`:
  *   an error rate over the threshold trips the breaker, and their spend counts against the caps.
  * A trip is sticky: it pages once, stops the live runs of agents whose policy says `cancel`, and
@@ -135,7 +135,10 @@ export async function supervisorWorkflow(input: SupervisorInput): Promise<void> 
   const howToReset = `npx wakegate supervisor status; npx wakegate supervisor reset --who <you> --reason <what you fixed>; then npx wakegate supervisor release --who <you> --reason <why> (or discard)`;
 
   const trip = (kind: TripKind, reason: string, by?: { who: string; reason: string }) => {
-    if (state.mode !== 'armed') return;
+    // A storm or an error rate during a person's drain turns it into a halt (and pages): the drain
+    // let live runs finish, not fail at a high rate or go unnoticed under a looping upstream.
+    if (state.mode === 'halted' || (state.mode === 'draining' && kind !== 'storm' && kind !== 'error_rate')) return;
+    if (state.mode === 'draining') reason = `${reason} (during trip #${state.trip?.id}, a drain: now halted)`;
     state.mode = kind === 'drain' ? 'draining' : 'halted';
     const t: Trip = { id: state.nextTripId++, kind, at: iso(now()), reason, counters: counterRecord(), ...(by ? { by } : {}) };
     state.trip = t;
@@ -161,6 +164,9 @@ export async function supervisorWorkflow(input: SupervisorInput): Promise<void> 
     }
     if (kind === 'halt') actions.push({ kind: 'stop', who: by!.who, reason: `halted by ${by!.who}: ${by!.reason}` });
   };
+
+  /** The breaker watches for storms and error rates while armed, and while draining (runs begun before the patch: armed only). */
+  const breakerWatches = () => state.mode === 'armed' || (state.mode === 'draining' && patched('supervisor-trips-while-draining'));
 
   const checkStorm = (agent: string) => {
     const t = now();
@@ -199,6 +205,7 @@ export async function supervisorWorkflow(input: SupervisorInput): Promise<void> 
     let granted = want;
     let full: string | undefined;
     let fullScope = agent;
+    let fullWindowMs = 0;
     let freesAtMs: number | undefined;
     for (const { scope, cap } of capsOf(agent)) {
       let room = Infinity;
@@ -222,19 +229,30 @@ export async function supervisorWorkflow(input: SupervisorInput): Promise<void> 
         granted = room;
         full = capName(cap);
         fullScope = scope;
+        fullWindowMs = cap.windowMs;
       }
     }
     for (const { scope, cap } of capsOf(agent)) if (cap.wakes !== undefined) addTo(capSeries(scope, cap, 'permits'), t, granted, t);
-    if (granted < want && !state.capHolds[agent]) {
+    if (state.capPages) for (const [k, p] of Object.entries(state.capPages)) if (t - p.atMs >= p.windowMs) delete state.capPages[k];
+    const pagedKey = `${agent}|${fullScope}|${full}`;
+    const pagedBefore = granted < want ? state.capPages?.[pagedKey] : undefined;
+    if (granted < want && !state.capHolds[agent] && pagedBefore && patched('supervisor-cap-pages-once-per-window')) {
+      // Under a steady load over the cap, episodes come and go as the window slides (a permit frees,
+      // the next wake is over again): one page per cap's window, not one per slide.
+      state.nextCapEpisode++;
+      state.capHolds[agent] = { scope: fullScope, cap: full!, sinceMs: t, paged: { dedupKey: pagedBefore.dedupKey, status: `already paged at ${iso(pagedBefore.atMs)}, within the cap's window` } };
+    } else if (granted < want && !state.capHolds[agent]) {
       const episode = state.nextCapEpisode++;
       state.capHolds[agent] = { scope: fullScope, cap: full!, sinceMs: t };
       const who = fullScope === FLEET ? 'the fleet' : fullScope;
+      const dedupKey = `wakegate/${selfId}/cap-${episode}`;
+      if (patched('supervisor-cap-pages-once-per-window')) (state.capPages ??= {})[pagedKey] = { atMs: t, dedupKey, windowMs: fullWindowMs };
       actions.push({
         kind: 'page',
         capAgent: agent,
         capSinceMs: t,
         page: {
-          dedupKey: `wakegate/${selfId}/cap-${episode}`,
+          dedupKey,
           summary: `wakegate: ${who} is over its cap (${full}); wakes of ${agent} are ${policy.overCap[agent] === 'refuse' ? 'refused' : 'held'} until the window slides.`,
           severity: 'warning',
           source: `wakegate supervisor (task queue ${taskQueue})`,
@@ -282,7 +300,7 @@ export async function supervisorWorkflow(input: SupervisorInput): Promise<void> 
     for (const [agent, n] of Object.entries(counts)) {
       addTo(series(`storm:${FLEET}`, 60_000), t, n, t);
       addTo(series(`storm:${agent}`, 60_000), t, n, t);
-      if (state.mode === 'armed') checkStorm(agent);
+      if (breakerWatches()) checkStorm(agent);
     }
   });
 
@@ -480,7 +498,7 @@ export async function supervisorWorkflow(input: SupervisorInput): Promise<void> 
     state.observedToMs = truncated && closures.length ? closures[closures.length - 1]!.closeMs : toMs;
     state.lastObservedAt = iso(t);
     if (closures.length) lastActivityMs = t;
-    if (state.mode === 'armed') checkErrorRate();
+    if (breakerWatches()) checkErrorRate();
   };
 
   for (;;) {

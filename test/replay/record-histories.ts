@@ -1,6 +1,6 @@
 /**
  * Re-record the committed histories the replay test runs over: `node --import tsx test/replay/record-histories.ts`
- * records them all; name groups to record only those (`wake`, `coalesce`, `schedules`, `supervisor`, `cancel`, `stops`, `pages`).
+ * records them all; name groups to record only those (`wake`, `coalesce`, `schedules`, `supervisor`, `cancel`, `stops`, `pages`, `caps`, `drain`).
  * Do this only on purpose (a deliberate, patched change to workflow code); the replay test exists to
  * catch an accidental one.
  */
@@ -212,6 +212,56 @@ async function main(): Promise<void> {
           await out('supervisor-page-refused-resent', supervisorHandle(env.client, q));
         },
         { activities: refusing },
+      );
+    }
+    if (wanted('caps')) {
+      // Two episodes of one wake cap within its window (patch supervisor-cap-pages-once-per-window):
+      // the first pages, the second is held without a page.
+      const q = unique('record-caps');
+      const policy = testPolicy({ caps: { fleet: [], agents: { canary: [{ windowMs: 6000, wakes: 2, rationale: 'recording: two wakes per 6 s' }] } } });
+      await withWorker(
+        env.nativeConnection,
+        q,
+        async () => {
+          const gate = supervisedGate(env.client, q, policy);
+          const ping = (name: string) => ({ source: 'ping', entity: unique(name), type: 'check', occurredAt: new Date(Date.now() - 30_000).toISOString(), payload: {}, deliveryId: unique('d') });
+          const run = async (name: string) => awaitRun(env.client, await gate.admit(ping(name)));
+          await run('cap-a');
+          await new Promise((r) => setTimeout(r, 3000));
+          await run('cap-b');
+          const c = await run('cap-c');
+          const d = await run('cap-d');
+          if (c.held?.hold !== 'cap' || d.held?.hold !== 'cap') throw new Error('the third and fourth wakes were not held on the cap');
+          await new Promise((r) => setTimeout(r, 1000));
+          await gate.close();
+          await out('supervisor-cap-episodes-one-page', supervisorHandle(env.client, q));
+          // A run held on the cap under the rule that keeps a nudge arriving during a re-check (patch hold-keeps-nudge-during-recheck).
+          await out('wake-held-on-cap', env.client.workflow.getHandle(c.runKey));
+        },
+        { activities: createActivities({ outside: standinOutside(standins), supervisor: policy }) },
+      );
+    }
+    if (wanted('drain')) {
+      // A storm during a person's drain turns it into a halt (patch supervisor-trips-while-draining), then a reset.
+      const q = unique('record-drain');
+      const policy = testPolicy({ storm: { fleetPerMinute: 3, rationale: 'recording: a storm is more than 3 wakes a minute' } });
+      await withWorker(
+        env.nativeConnection,
+        q,
+        async () => {
+          const gate = supervisedGate(env.client, q, policy);
+          const ping = (name: string) => ({ source: 'ping', entity: unique(name), type: 'check', occurredAt: new Date(Date.now() - 30_000).toISOString(), payload: {}, deliveryId: unique('d') });
+          await gate.admit(ping('before-drain'));
+          await actOnSupervisor(env.client, q, { kind: 'drain', who: 'ana', reason: 'recording' });
+          await eventually(() => gate.supervisor.memo(0), (m) => m.mode === 'draining', 10_000);
+          await Promise.all([0, 1, 2].map((i) => gate.admit(ping(`drain-storm-${i}`))));
+          await eventually(() => supervisorStatus(env.client, q), (st) => st?.mode === 'halted' && st.trip?.kind === 'storm' && !!st.trip.page, 30_000, 'the storm during the drain');
+          await actOnSupervisor(env.client, q, { kind: 'reset', who: 'ana', reason: 'recording' });
+          await new Promise((r) => setTimeout(r, 1000));
+          await gate.close();
+          await out('supervisor-drain-storm-halts', supervisorHandle(env.client, q));
+        },
+        { activities: createActivities({ outside: standinOutside(standins), supervisor: policy }) },
       );
     }
     if (wanted('cancel')) {

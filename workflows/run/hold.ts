@@ -1,4 +1,4 @@
-import { condition, isCancellation, log, setHandler, upsertSearchAttributes } from '@temporalio/workflow';
+import { condition, isCancellation, log, patched, setHandler, upsertSearchAttributes } from '@temporalio/workflow';
 import { WakeHeld } from '../search-attributes';
 import { holdNudgeSignal } from '../supervisor-messages';
 import type { HoldRecord, RunVerdict } from '../supervisor-types';
@@ -56,10 +56,14 @@ export async function holdIfSupervised(agent: string, first: RunVerdict | undefi
       record.reason = verdict.reason;
       upsertSearchAttributes([{ key: WakeHeld, value: hold }]);
     }
-    nudged = false;
+    // A nudge that arrives while a re-check is on its way (a discard right after a release) is kept
+    // for the next round, not cleared with the one that started it. Runs held before: the old rule.
+    if (!patched('hold-keeps-nudge-during-recheck')) nudged = false;
     await condition(() => nudged, waitMs);
+    const wasNudged = nudged;
+    nudged = false;
     try {
-      verdict = await recheckHold({ agent, hold, heldAtMs });
+      verdict = await recheckHold({ agent, hold, heldAtMs, ...(wasNudged ? { nudged: true } : {}) });
     } catch (err) {
       // The supervisor could not be asked (Temporal or the worker briefly away): the wake stays held,
       // never lost or failed for it, and asks again after the next wait.
