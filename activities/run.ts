@@ -32,10 +32,10 @@ export function createRunActivities(opts: {
      * a rolling cap is full; the run re-checks at its first step, whatever the gate read). Unknown
      * agent → non-retryable.
      */
-    async prepareRun({ agent, payloads }) {
+    async prepareRun({ agent, payloads, withoutVerdict }) {
       const def = agentOf(agents, agent);
-      const verdict = await opts.runVerdict(activityInfo().taskQueue, agent);
-      return { policy: def.policy, payload: def.mergePayload(payloads.map((payload) => ({ payload }))), verdict };
+      const verdict = withoutVerdict ? undefined : await opts.runVerdict(activityInfo().taskQueue, agent);
+      return { policy: def.policy, payload: def.mergePayload(payloads.map((payload) => ({ payload }))), ...(verdict ? { verdict } : {}) };
     },
 
     /** One model turn. Heartbeats while it waits, so a kill cancels it mid-call. Returns the reply with honest usage. */

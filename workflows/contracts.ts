@@ -129,7 +129,7 @@ export interface RunWindowInput {
 /** The run's activities (activities/run.ts). */
 export interface RunActivities {
   /** The agent's plain-JSON policy and the run's payload merged from every event it absorbed. Unknown agent → non-retryable. */
-  prepareRun(input: { agent: string; payloads: Record<string, unknown>[] }): Promise<{ policy: AgentPolicy; payload: Record<string, unknown>; verdict?: RunVerdict }>;
+  prepareRun(input: { agent: string; payloads: Record<string, unknown>[]; /** A held run that continued as new asks the supervisor through its hold (no fresh verdict, no permit). */ withoutVerdict?: boolean }): Promise<{ policy: AgentPolicy; payload: Record<string, unknown>; verdict?: RunVerdict }>;
   /** One model turn, one attempt; heartbeats while it waits. */
   modelCall(req: ModelRequest): Promise<ModelReply & { attempt: number }>;
   /** One call of one of the agent's read-only tools; heartbeats with its progress. */

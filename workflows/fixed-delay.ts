@@ -1,4 +1,4 @@
-import { ActivityCancellationType, CancellationScope, continueAsNew, isCancellation, patched, proxyActivities, setHandler, sleep, upsertMemo, workflowInfo } from '@temporalio/workflow';
+import { ActivityCancellationType, CancellationScope, isCancellation, makeContinueAsNewFunc, patched, proxyActivities, setHandler, sleep, upsertMemo, workflowInfo } from '@temporalio/workflow';
 import type { ScheduleActivities } from './contracts';
 import { cadenceQuery } from './schedule-messages';
 import type { FixedDelayInput, FixedDelayState } from './schedule-types';
@@ -72,5 +72,6 @@ export async function fixedDelayWorkflow(input: FixedDelayInput): Promise<FixedD
     phase = 'waiting';
     await sleep(input.delayMs);
   }
-  return continueAsNew<typeof fixedDelayWorkflow>({ ...input, state });
+  // Its cadence memo goes with it (`schedules list` reads it between two windows).
+  return makeContinueAsNewFunc<typeof fixedDelayWorkflow>({ memo: workflowInfo().memo })({ ...input, state });
 }

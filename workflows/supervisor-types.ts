@@ -291,6 +291,8 @@ export interface HoldRecord {
   hold: 'halted' | 'cap';
   reason: string;
   heldAt: string;
+  /** How often the run continued as new while held (its history kept short over a long hold). */
+  continuedAsNew?: number;
   releasedAt?: string;
   releasedBy?: { who: string; reason: string };
 }

@@ -1,4 +1,4 @@
-import { ActivityFailure, ApplicationFailure, allHandlersFinished, condition, continueAsNew, log, patched, proxyActivities, setHandler, upsertMemo, workflowInfo } from '@temporalio/workflow';
+import { ActivityFailure, ApplicationFailure, allHandlersFinished, condition, log, makeContinueAsNewFunc, patched, proxyActivities, setHandler, upsertMemo, workflowInfo } from '@temporalio/workflow';
 import type { SupervisorActivities } from './contracts';
 import { supervisorId } from './ids';
 import { addTo, newSeries, nextSlideMs, prune, sumOf } from './sliding-window';
@@ -548,7 +548,9 @@ export async function supervisorWorkflow(input: SupervisorInput): Promise<void> 
       await Promise.all(pagesInFlight); // a page's outcome is recorded on its trip before the state moves on
       publish();
       await condition(allHandlersFinished);
-      return continueAsNew<typeof supervisorWorkflow>({ taskQueue, policy, state });
+      // The memo goes with it: a next run with none until its first task would read as armed, and a
+      // gate or a held run reading it in that moment would pass a halt.
+      return makeContinueAsNewFunc<typeof supervisorWorkflow>({ memo: { supervisor: memoOf() } })({ taskQueue, policy, state });
     }
   }
 

@@ -29,6 +29,19 @@ export interface AbsorbedEvent {
  * the gate admitted it; a coalesced run also lists every event it absorbed (newest last), and its
  * event fields are those of the event that opened its batch.
  */
+/** What a held run carries into its next run when it continues as new (see `WakeInput.resumedHold`). */
+export interface ResumedHold {
+  record: HoldRecord;
+  /** When it was first held (workflow time, epoch ms): a release must come after it. */
+  heldAtMs: number;
+  /** Its re-check interval when it continued. */
+  waitMs: number;
+  deliveryIds: string[];
+  deliveryCount: number;
+  skipped: AbsorbedEvent[];
+  skippedOverflow: number;
+}
+
 export interface WakeInput {
   /** The run's workflow ID (workflows/ids.ts): effect keys are built from it. */
   runKey: string;
@@ -57,6 +70,11 @@ export interface WakeInput {
   absorbedOverflow?: number;
   /** The run this one restarts (overlap `cancel`): its events are among `absorbed`. */
   supersedes?: string;
+  /**
+   * Set only by the run itself: a run held by the supervisor whose history grew long while it waited
+   * continued as new, and goes on waiting in the same hold with what it had recorded.
+   */
+  resumedHold?: ResumedHold;
 }
 
 /** Redeliveries of the same logical event (one or a batch), recorded on the open run for tracing. */

@@ -1,7 +1,10 @@
 import {
+  allHandlersFinished,
   ApplicationFailure,
   CancellationScope,
   condition,
+  ContinueAsNew,
+  makeContinueAsNewFunc,
   getExternalWorkflowHandle,
   isCancellation,
   log,
@@ -34,7 +37,7 @@ import { prepareRun } from './run/proxies';
 import { runAgentLoop } from './run/agent-loop';
 import { newPool } from './run/budget';
 import { newRunState, type RunOutcome } from './run/state';
-import { haltVerdict, holdIfSupervised, NOT_YET_WORKING } from './run/hold';
+import { CONTINUE_AS_NEW, haltVerdict, holdIfSupervised, NOT_YET_WORKING } from './run/hold';
 import type { HoldRecord } from './supervisor-types';
 
 /** Workflow time (replayed from history, so deterministic); the wall-clock budget is measured in it. */
@@ -59,16 +62,17 @@ const MAX_SKIPPED_LISTED = 1000;
  * fails the workflow (recorded `failed`), which lets a redelivery run it again.
  */
 export async function wakeWorkflow(input: WakeInput): Promise<WakeResult> {
-  const deliveryIds: string[] = input.deliveryId ? [input.deliveryId] : [];
+  const resumed = input.resumedHold;
+  const deliveryIds: string[] = resumed ? [...resumed.deliveryIds] : input.deliveryId ? [input.deliveryId] : [];
   const absorbed: AbsorbedEvent[] = (input.absorbed ?? []).map(({ payload: _payload, ...e }) => ({ ...e, deliveryIds: [...e.deliveryIds] }));
-  const skipped: AbsorbedEvent[] = [];
-  let skippedOverflow = 0;
+  const skipped: AbsorbedEvent[] = resumed ? [...resumed.skipped] : [];
+  let skippedOverflow = resumed?.skippedOverflow ?? 0;
   let supersededBy: string | undefined;
-  let deliveryCount = 1;
+  let deliveryCount = resumed?.deliveryCount ?? 1;
   let indexDirty = false;
   let killedBy: KillRequest | undefined;
   let haltedBeforeWork: KillRequest | undefined;
-  const held: { record?: HoldRecord } = {};
+  const held: { record?: HoldRecord; heldAtMs?: number; waitMs?: number } = {};
   let done = false;
   const state = newRunState(workflowInfo().runStartTime.getTime());
   const runScope = new CancellationScope();
@@ -232,11 +236,25 @@ export async function wakeWorkflow(input: WakeInput): Promise<WakeResult> {
     const outcome = await runScope.run(async (): Promise<RunOutcome> => {
       state.phase = 'loading';
       // The agent's policy and the payload it works on (merged by the agent from every absorbed event), through history.
-      const { policy, payload, verdict } = await prepareRun({ agent: input.agent, payloads: input.absorbed?.map((e) => e.payload ?? {}) ?? [input.payload] });
+      const { policy, payload, verdict } = await prepareRun({
+        agent: input.agent,
+        payloads: input.absorbed?.map((e) => e.payload ?? {}) ?? [input.payload],
+        ...(resumed ? { withoutVerdict: true } : {}),
+      });
       // The supervisor's word before any token is spent: a held run waits here until it is let go.
       // A halt that reached the run before its work holds it, whatever an older read of the supervisor said.
       const first = verdict && haltedBeforeWork ? haltVerdict(haltedBeforeWork, verdict) : verdict;
-      const discarded = await holdIfSupervised(input.agent, first, state, held);
+      const discarded = await holdIfSupervised(input.agent, first, state, held, resumed);
+      if (discarded === CONTINUE_AS_NEW) {
+        const record = { ...held.record!, continuedAsNew: (held.record!.continuedAsNew ?? 0) + 1 };
+        await condition(allHandlersFinished);
+        // Its memo (the fingerprint the gate compares) and search attributes (WakeHeld, the keys) go with it.
+        const info = workflowInfo();
+        return makeContinueAsNewFunc<typeof wakeWorkflow>({ memo: info.memo, typedSearchAttributes: info.typedSearchAttributes })({
+          ...input,
+          resumedHold: { record, heldAtMs: held.heldAtMs!, waitMs: held.waitMs!, deliveryIds, deliveryCount, skipped, skippedOverflow },
+        });
+      }
       if (discarded) return discarded;
       state.pool = newPool(policy.budget);
       return runAgentLoop({ ...input, payload }, policy, state, state.pool, workflowNow());
@@ -245,6 +263,7 @@ export async function wakeWorkflow(input: WakeInput): Promise<WakeResult> {
     await tellCoalescer(result.terminalReason);
     return result;
   } catch (err) {
+    if (err instanceof ContinueAsNew) throw err; // a held run going on in its next run (see holdIfSupervised)
     // Cancelled, the run waits for its step in flight to stop; a step whose worker is gone ends in a
     // timeout instead of a cancellation, and that too is the cancellation's doing.
     if (isCancellation(err) || (runScope.consideredCancelled && patched('cancel-waits-for-steps'))) {

@@ -1,6 +1,6 @@
 /**
  * Re-record the committed histories the replay test runs over: `node --import tsx test/replay/record-histories.ts`
- * records them all; name groups to record only those (`wake`, `coalesce`, `schedules`, `supervisor`, `cancel`, `stops`, `pages`, `caps`, `drain`).
+ * records them all; name groups to record only those (`wake`, `coalesce`, `schedules`, `supervisor`, `cancel`, `stops`, `pages`, `caps`, `drain`, `held-can`).
  * Do this only on purpose (a deliberate, patched change to workflow code); the replay test exists to
  * catch an accidental one.
  */
@@ -8,6 +8,7 @@ import { writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { temporal } from '@temporalio/proto';
 import { approveSignal, killUpdate, statusQuery } from '../../workflows/messages';
+import { holdNudgeSignal } from '../../workflows/supervisor-messages';
 import { cadenceQuery, fixedDelayWorkflowId, gapsQuery, ledgerWorkflowId } from '../../workflows/schedule-messages';
 import type { FixedDelayInput } from '../../workflows/schedule-types';
 import type { WakeStatus } from '../../workflows/types';
@@ -263,6 +264,48 @@ async function main(): Promise<void> {
         },
         { activities: createActivities({ outside: standinOutside(standins), supervisor: policy }) },
       );
+    }
+    if (wanted('held-can')) {
+      // A run held on a halt that continues as new (patch held-runs-continue-as-new), on a dev server
+      // of its own that suggests continue-as-new after 60 events; then a reset and a release.
+      const canEnv = await startDevEnv({ dynamicConfig: { 'limit.historyCount.suggestContinueAsNew': 60 } });
+      try {
+        const q = unique('record-held-can');
+        const policy = testPolicy();
+        await withWorker(
+          canEnv.nativeConnection,
+          q,
+          async () => {
+            const gate = supervisedGate(canEnv.client, q, policy);
+            await actOnSupervisor(canEnv.client, q, { kind: 'halt', who: 'ana', reason: 'recording' });
+            await eventually(() => gate.supervisor.memo(0), (m) => m.mode === 'halted', 10_000);
+            const a = await gate.admit({ source: 'ping', entity: unique('long-hold'), type: 'check', occurredAt: new Date(Date.now() - 30_000).toISOString(), payload: {}, deliveryId: 'held-d' });
+            const handle = canEnv.client.workflow.getHandle(a.workflowId);
+            await eventually(() => handle.query(statusQuery), (st: WakeStatus) => st.phase === 'held', 30_000);
+            const firstRunId = (await handle.describe()).runId;
+            await eventually(
+              async () => {
+                await handle.signal(holdNudgeSignal).catch(() => undefined);
+                await new Promise((r) => setTimeout(r, 300));
+                return (await handle.describe()).runId;
+              },
+              (runId) => runId !== firstRunId,
+              60_000,
+              'the held run continuing as new',
+            );
+            await eventually(() => handle.query(statusQuery), (st: WakeStatus) => st.phase === 'held', 30_000);
+            await actOnSupervisor(canEnv.client, q, { kind: 'reset', who: 'ana', reason: 'recording' });
+            await actOnSupervisor(canEnv.client, q, { kind: 'release', who: 'ana', reason: 'recording' });
+            await handle.result();
+            await gate.close();
+            await out('wake-held-continued-as-new', canEnv.client.workflow.getHandle(a.workflowId, firstRunId));
+            await out('wake-held-resumed-released', handle);
+          },
+          { activities: createActivities({ outside: standinOutside(standins), supervisor: policy }) },
+        );
+      } finally {
+        await canEnv.teardown();
+      }
     }
     if (wanted('cancel')) {
       // Cancellation that waits for the step in flight (patches cancel-waits-for-steps,

@@ -1,8 +1,8 @@
-import { condition, isCancellation, log, patched, setHandler, upsertSearchAttributes } from '@temporalio/workflow';
+import { condition, isCancellation, log, patched, setHandler, upsertSearchAttributes, workflowInfo } from '@temporalio/workflow';
 import { WakeHeld } from '../search-attributes';
 import { holdNudgeSignal } from '../supervisor-messages';
 import type { HoldRecord, RunVerdict } from '../supervisor-types';
-import type { KillRequest } from '../types';
+import type { KillRequest, ResumedHold } from '../types';
 import { recheckHold } from './proxies';
 import type { RunOutcome, RunState } from './state';
 
@@ -12,6 +12,9 @@ const MAX_RECHECK_MS = 5 * 60_000;
 /** Workflow time (replayed from history). */
 // eslint-disable-next-line no-restricted-syntax
 const now = (): number => Date.now();
+
+/** What `holdIfSupervised` answers when the held run should continue as new. */
+export const CONTINUE_AS_NEW = 'continue-as-new' as const;
 
 /** Phases of a run that has not begun its work: a supervisor's halt holds it rather than cancels it. */
 export const NOT_YET_WORKING: ReadonlySet<string> = new Set(['starting', 'loading', 'held']);
@@ -33,22 +36,34 @@ export function haltVerdict(halt: KillRequest, verdict: RunVerdict): RunVerdict 
  * lost to a visibility lag costs time, never the wake. A person's discard ends it `discarded`; a
  * kill while held ends it `cancelled` (the caller's scope).
  */
-export async function holdIfSupervised(agent: string, first: RunVerdict | undefined, state: RunState, held: { record?: HoldRecord }): Promise<RunOutcome | undefined> {
-  if (!first || first.kind === 'run') return undefined;
+export async function holdIfSupervised(
+  agent: string,
+  first: RunVerdict | undefined,
+  state: RunState,
+  held: { record?: HoldRecord; heldAtMs?: number; waitMs?: number },
+  resumed?: ResumedHold,
+): Promise<RunOutcome | typeof CONTINUE_AS_NEW | undefined> {
+  if (!resumed && (!first || first.kind === 'run')) return undefined;
   let nudged = false;
   setHandler(holdNudgeSignal, () => {
     nudged = true;
   });
-  const heldAtMs = now();
-  let verdict: RunVerdict = first;
-  let hold = first.kind === 'hold' ? first.hold : 'halted';
-  const record: HoldRecord = { hold, reason: first.kind === 'hold' ? first.reason : 'held', heldAt: new Date(heldAtMs).toISOString() };
+  const heldAtMs = resumed?.heldAtMs ?? now();
+  // A resumed hold asks again at once, in the hold it was in (its search attribute came with it).
+  let verdict: RunVerdict = resumed ? { kind: 'hold', hold: resumed.record.hold, reason: resumed.record.reason, recheckMs: 0 } : first!;
+  let hold = verdict.kind === 'hold' ? verdict.hold : 'halted';
+  const record: HoldRecord = resumed?.record ?? { hold, reason: verdict.kind === 'hold' ? verdict.reason : 'held', heldAt: new Date(heldAtMs).toISOString() };
   held.record = record;
+  held.heldAtMs = heldAtMs;
   const phaseBefore = state.phase;
   state.phase = 'held';
-  upsertSearchAttributes([{ key: WakeHeld, value: hold }]);
-  log.warn('run held by the supervisor', { agent, hold, reason: record.reason });
-  let waitMs = first.kind === 'hold' ? first.recheckMs : 1000;
+  if (!resumed) {
+    upsertSearchAttributes([{ key: WakeHeld, value: hold }]);
+    log.warn('run held by the supervisor', { agent, hold, reason: record.reason });
+  }
+  let waitMs = verdict.kind === 'hold' ? verdict.recheckMs : 1000;
+  /** Re-checks made in this run: it continues as new only after one (never straight into another continue). */
+  let rechecks = 0;
   while (verdict.kind === 'hold') {
     if (verdict.hold !== hold) {
       hold = verdict.hold;
@@ -56,12 +71,19 @@ export async function holdIfSupervised(agent: string, first: RunVerdict | undefi
       record.reason = verdict.reason;
       upsertSearchAttributes([{ key: WakeHeld, value: hold }]);
     }
+    // A long hold (a cap full for days, a halt over a weekend) re-checks many times: when Temporal
+    // suggests it, the run continues as new and goes on waiting, its history short again.
+    if (rechecks > 0 && workflowInfo().continueAsNewSuggested && patched('held-runs-continue-as-new')) {
+      held.waitMs = resumed && waitMs === 0 ? resumed.waitMs : waitMs;
+      return CONTINUE_AS_NEW;
+    }
     // A nudge that arrives while a re-check is on its way (a discard right after a release) is kept
     // for the next round, not cleared with the one that started it. Runs held before: the old rule.
     if (!patched('hold-keeps-nudge-during-recheck')) nudged = false;
     await condition(() => nudged, waitMs);
     const wasNudged = nudged;
     nudged = false;
+    rechecks += 1;
     try {
       verdict = await recheckHold({ agent, hold, heldAtMs, ...(wasNudged ? { nudged: true } : {}) });
     } catch (err) {
@@ -72,7 +94,10 @@ export async function holdIfSupervised(agent: string, first: RunVerdict | undefi
       waitMs = Math.min(MAX_RECHECK_MS, waitMs * 2);
       continue;
     }
-    if (verdict.kind === 'hold') waitMs = verdict.hold === 'cap' ? verdict.recheckMs : Math.min(MAX_RECHECK_MS, Math.max(verdict.recheckMs, waitMs * 2));
+    if (verdict.kind === 'hold') {
+      const before = resumed && waitMs === 0 ? resumed.waitMs : waitMs;
+      waitMs = verdict.hold === 'cap' ? verdict.recheckMs : Math.min(MAX_RECHECK_MS, Math.max(verdict.recheckMs, before * 2));
+    }
   }
   record.releasedAt = new Date(now()).toISOString();
   if (verdict.kind === 'discard') {
