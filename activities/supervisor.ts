@@ -81,7 +81,7 @@ export function createSupervisorActivities(opts: { policy: SupervisorPolicy; pag
 
     /** Closed runs from visibility, with the terminal reason and spend each run recorded on itself. */
     async observeRuns({ taskQueue, fromMs, toMs, limit }) {
-      const query = `${runsOf(taskQueue)} AND ExecutionStatus != 'Running' AND CloseTime > ${quote(new Date(fromMs).toISOString())} AND CloseTime <= ${quote(new Date(toMs).toISOString())}`;
+      const query = `${runsOf(taskQueue)} AND ExecutionStatus != 'Running' AND ExecutionStatus != 'ContinuedAsNew' AND CloseTime > ${quote(new Date(fromMs).toISOString())} AND CloseTime <= ${quote(new Date(toMs).toISOString())}`;
       const found = await listAll(getClient(), query, limit * 5);
       const closures: RunClosure[] = found
         .map((info) => ({
@@ -133,7 +133,8 @@ export function createSupervisorActivities(opts: { policy: SupervisorPolicy; pag
         `${runsOf(taskQueue)} AND ExecutionStatus = 'Running' AND WakeHeld IN ('halted', 'cap')${agent ? ` AND WakeAgent = ${quote(agent)}` : ''}`,
         100_000,
       );
-      await eachLimited(held, FAN_OUT * 2, (info) => client.workflow.getHandle(info.workflowId, info.runId).signal(holdNudgeSignal));
+      // By workflow ID: a held run that continued as new since visibility listed it gets the nudge in its current run.
+      await eachLimited(held, FAN_OUT * 2, (info) => client.workflow.getHandle(info.workflowId).signal(holdNudgeSignal));
       return { nudged: held.length };
     },
   };

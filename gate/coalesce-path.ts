@@ -78,7 +78,8 @@ async function redeliveryAnswer(ctx: PathContext, input: WakeInput, base: WakeAn
     }
     if (desc.status.name === 'RUNNING') {
       if (input.deliveryId && r.decision !== 'skipped') {
-        await ctx.deliveries.record(runKey, desc.runId, input.deliveryId, input.eventKey).catch(() => undefined);
+        // Its current run (no run id): a held run may have continued as new since the describe.
+        await ctx.deliveries.record(runKey, undefined, input.deliveryId, input.eventKey).catch(() => undefined);
       }
       return { ...answer, decision: 'in_progress', workflowId: runKey, runId: desc.runId, runState: 'running' };
     }

@@ -8,7 +8,11 @@ import { holdNudgeSignal, wakesSignal } from '../workflows/supervisor-messages';
 import { oneCallAgents } from './helpers/agents';
 import { eventually, startDevEnv, unique, type DevEnv } from './helpers/env';
 import { standinOutside, startOutside } from './helpers/outside';
-import { closeGates, startPager, supervisedGate, supervisedWorker, supervisorHandle, testPolicy, viewOf } from './helpers/supervisor';
+import { closeGates, startPager, supervisedGate, supervisedWorker, supervisorHandle, supervisorStatus, testPolicy, viewOf } from './helpers/supervisor';
+import { pagerDutyPager } from '../supervisor/pager';
+import { supervisorPolicy } from '../supervisor/policy';
+import { createServer } from 'node:http';
+import type { AddressInfo } from 'node:net';
 
 /*
  * Continue-as-new where a person's halt must survive it, on a dev server of its own where Temporal
@@ -105,6 +109,10 @@ test('a run held for long continues as new and goes on waiting: the same hold an
     // Its search attributes came along (the supervisor lists it as held), and its memo: the gate
     // still compares a redelivery's fingerprint with the run's.
     await eventually(() => viewOf(env.client, taskQueue), (v) => v.held.total === 1, 15_000, 'listed as held');
+    // The run it continued from is closed (ContinuedAsNew) but did not end: the supervisor's error
+    // rate does not count it (it has no terminal reason, which would read as failed).
+    await new Promise((r) => setTimeout(r, 2500));
+    assert.deepEqual((await supervisorStatus(env.client, taskQueue))?.recentRuns, {}, 'no closed run counted');
     assert.equal((await gate.admit({ ...event, payload: { note: 'b' }, deliveryId: 'd3' })).decision, 'mismatch');
 
     assert.ok((await actOnSupervisor(env.client, taskQueue, { kind: 'reset', who: 'sam', reason: 'test: back' })).ok);
@@ -119,5 +127,44 @@ test('a run held for long continues as new and goes on waiting: the same hold an
   } finally {
     await w.worker.shutdown();
     await w.running.catch(() => undefined);
+  }
+});
+
+test('the supervisor continues as new while a page hangs: it does not wait out the pager, the halt stays published, and the page is sent again from the next run', async () => {
+  const taskQueue = unique('sup-can-page');
+  const arrived: string[] = [];
+  const hanging = createServer((req) => {
+    arrived.push(req.url ?? '');
+  });
+  await new Promise<void>((r) => hanging.listen(0, '127.0.0.1', r));
+  const slowPager = pagerDutyPager({ url: `http://127.0.0.1:${(hanging.address() as AddressInfo).port}/v2/enqueue`, routingKey: 'wakegate-test-routing-key', timeoutMs: 5000 });
+  const policy = testPolicy({ storm: { fleetPerMinute: 3, rationale: 'test: a storm is more than 3 wakes a minute' }, onTrip: { ...supervisorPolicy.onTrip } });
+  const agents = oneCallAgents();
+  const w = await supervisedWorker(env.nativeConnection, taskQueue, { supervisor: policy, pager: slowPager, agents, outside: standinOutside(standins) });
+  try {
+    const gate = supervisedGate(env.client, taskQueue, policy, agents);
+    const handle = supervisorHandle(env.client, taskQueue);
+    await Promise.all([0, 1, 2, 3].map((i) => gate.admit({ source: 'ping', entity: unique(`can-storm-${i}`), type: 'check', occurredAt: new Date(Date.now() - 30_000).toISOString(), payload: {}, deliveryId: unique('d') })));
+    await eventually(() => supervisorStatus(env.client, taskQueue), (s) => s?.mode === 'halted', 15_000, 'the storm trip');
+    await eventually(async () => arrived.length, (n) => n >= 1, 10_000, 'the page on the wire');
+    const firstRunId = (await handle.describe()).runId;
+    // Wake counts push the supervisor past 60 events while its page hangs (each attempt times out after 5 s, twenty attempts).
+    const until = Date.now() + 20_000;
+    let runId = firstRunId;
+    while (runId === firstRunId && Date.now() < until) {
+      await handle.signal(wakesSignal, { counts: { canary: 1 } });
+      runId = (await handle.describe()).runId;
+      await new Promise((r) => setTimeout(r, 20));
+    }
+    assert.notEqual(runId, firstRunId, 'the supervisor continued as new with its page still hanging');
+    const memo = (await handle.describe()).memo?.supervisor as { mode?: string } | undefined;
+    assert.equal(memo?.mode, 'halted');
+    const sentBefore = arrived.length;
+    await eventually(async () => arrived.length, (n) => n > sentBefore, 10_000, 'the page sent again from the next run');
+  } finally {
+    await w.worker.shutdown();
+    await w.running.catch(() => undefined);
+    hanging.closeAllConnections();
+    await new Promise<void>((r) => hanging.close(() => r()));
   }
 });

@@ -447,6 +447,30 @@ test('a page the pager refuses is sent again while its trip stands, at a backoff
   }
 });
 
+test('a cap page that never got through does not stand for the cap\'s window: once its hold ends, the next episode pages', async () => {
+  const taskQueue = unique('sup-cap-refused');
+  // Two wakes per 6 s; a refused page would be sent again only after a minute, long after its hold has ended.
+  const policy = testPolicy({ caps: { fleet: [], agents: { canary: [{ windowMs: 6000, wakes: 2, rationale: 'test: two wakes per 6 s' }] } }, pageResendMs: 60_000 });
+  const w = await refusingPagerWorker(taskQueue, policy, 1);
+  try {
+    const gate = supervisedGate(env.client, taskQueue, policy, oneCallAgents());
+    const run = async (name: string) => awaitRun(env.client, await gate.admit(ping(unique(name))));
+    await run('refused-a');
+    await new Promise((r) => setTimeout(r, 3000));
+    await run('refused-b');
+    // Episode 1: its page is refused; the wake runs when the first permit slides, and the hold ends.
+    assert.equal((await run('refused-c')).held?.hold, 'cap');
+    assert.equal(w.sends.count, 1);
+    // Episode 2, within 6 s of the refused page: it pages, since nobody was paged for the cap.
+    assert.equal((await run('refused-d')).held?.hold, 'cap');
+    const incidents = await eventually(async () => incidentsFor(taskQueue), (i) => i.length === 1, 10_000, 'the second episode paged');
+    assert.match(JSON.stringify(incidents[0]), /over its cap/);
+  } finally {
+    await w.worker.shutdown();
+    await w.running.catch(() => undefined);
+  }
+});
+
 test('a refused page is no longer sent once a person resets its trip', async () => {
   const taskQueue = unique('sup-page-reset');
   const policy = stormPolicy();

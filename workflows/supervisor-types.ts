@@ -163,8 +163,8 @@ export interface PageAction {
   page: PageRequest;
   tripId?: number;
   capAgent?: string;
-  /** The cap hold it is about (its `sinceMs`): a later hold of the same agent pages on its own. */
-  capSinceMs?: number;
+  /** The (agent, scope, cap) it is about: its entry in `capPages`. */
+  capKey?: string;
   /** Sends that failed so far (each one after the activity's own retries ran out). */
   failedSends?: number;
 }

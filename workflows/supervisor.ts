@@ -250,7 +250,7 @@ export async function supervisorWorkflow(input: SupervisorInput): Promise<void> 
       actions.push({
         kind: 'page',
         capAgent: agent,
-        capSinceMs: t,
+        capKey: pagedKey,
         page: {
           dedupKey,
           summary: `wakegate: ${who} is over its cap (${full}); wakes of ${agent} are ${policy.overCap[agent] === 'refuse' ? 'refused' : 'held'} until the window slides.`,
@@ -409,12 +409,16 @@ export async function supervisorWorkflow(input: SupervisorInput): Promise<void> 
     }
   };
 
-  const pagesInFlight = new Set<Promise<void>>();
+  const pagesInFlight = new Map<Promise<void>, PageAction>();
   /** A page or a stop was set to be made again while the loop waited: it recomputes its next wake-up. */
   let dueAdded = false;
   /** A failed page is still worth sending while its trip stands (not reset) or its cap hold lasts. */
   const pageStillWanted = (a: PageAction): boolean =>
-    a.tripId !== undefined ? state.mode !== 'armed' && state.trip?.id === a.tripId : a.capAgent !== undefined && state.capHolds[a.capAgent]?.sinceMs === a.capSinceMs;
+    a.tripId !== undefined ? state.mode !== 'armed' && state.trip?.id === a.tripId : a.capAgent !== undefined && state.capHolds[a.capAgent] !== undefined;
+  /** A failed page dropped for good: a cap's page that never got through no longer stands for the cap's window, so its next episode pages. */
+  const dropPage = (a: PageAction): void => {
+    if (a.capKey && state.capPages?.[a.capKey]?.dedupKey === a.page.dedupKey) delete state.capPages[a.capKey];
+  };
   const perform = async (a: Action) => {
     if (a.kind === 'page') {
       let result: NonNullable<Trip['page']>;
@@ -428,7 +432,8 @@ export async function supervisorWorkflow(input: SupervisorInput): Promise<void> 
         log.error('supervisor could not page', { supervisorId: selfId, dedupKey: a.page.dedupKey, err: why });
         // A trip no one hears of is a halt no one resets: a page whose retries ran out, or that the
         // pager refused, is sent again (same dedup key: one incident) while what it is about stands.
-        if (pageStillWanted(a) && patched('supervisor-pages-resent')) {
+        if (!pageStillWanted(a)) dropPage(a);
+        else if (patched('supervisor-pages-resent')) {
           const failedSends = (a.failedSends ?? 0) + 1;
           const dueMs = now() + Math.min(MAX_PAGE_RESEND_MS, (policy.pageResendMs ?? PAGE_RESEND_MS) * 2 ** (failedSends - 1));
           const { kind: _kind, ...again } = a;
@@ -511,7 +516,13 @@ export async function supervisorWorkflow(input: SupervisorInput): Promise<void> 
     // Stops asked for by a trip that a person has since reset are not made.
     const stillWanted = (d: { stop: StopRequest }) => state.mode !== 'armed' && d.stop.tripId === state.trip?.id;
     if (state.stopsDue) state.stopsDue = state.stopsDue.filter(stillWanted);
-    if (state.pagesDue) state.pagesDue = state.pagesDue.filter((d) => pageStillWanted(d.page));
+    if (state.pagesDue) {
+      state.pagesDue = state.pagesDue.filter((d) => {
+        if (pageStillWanted(d.page)) return true;
+        dropPage(d.page);
+        return false;
+      });
+    }
     const dues = [...(state.stopsDue ?? []), ...(state.pagesDue ?? [])];
     const nextStop = dues.length ? Math.min(...dues.map((d) => d.dueMs)) : undefined;
     dueAdded = false;
@@ -537,17 +548,24 @@ export async function supervisorWorkflow(input: SupervisorInput): Promise<void> 
       // A page retries for minutes when the pager is slow or down: it goes on beside the rest, so
       // stopping live runs (the kill switch), nudges and observation never wait behind it.
       if (a.kind === 'page' && patched('supervisor-pages-in-background')) {
+        const { kind: _kind, ...page } = a;
         const paging: Promise<void> = perform(a).finally(() => pagesInFlight.delete(paging));
-        pagesInFlight.add(paging);
+        pagesInFlight.set(paging, page);
       } else await perform(a);
     }
     if ((timedOut && !(nextStop !== undefined && nextStop < nextObserve)) || now() >= nextObserve) await observe();
     for (const s of Object.values(state.series)) prune(s, now());
     for (const [name, s] of Object.entries(state.series)) if (!s.buckets.length && !name.startsWith('permits:')) delete state.series[name];
     if (workflowInfo().continueAsNewSuggested && !actions.length) {
-      await Promise.all(pagesInFlight); // a page's outcome is recorded on its trip before the state moves on
+      // A page in flight may retry for many minutes; waiting for it here would leave a halt that
+      // comes meanwhile unpublished and its stop undone. It is sent again from the next run (the
+      // same dedup key: one incident). Runs before this rule waited for it.
+      const noWait = patched('supervisor-continues-without-waiting-for-pages');
+      if (!noWait) await Promise.all(pagesInFlight.keys());
       publish();
       await condition(allHandlersFinished);
+      if (noWait && actions.length) continue; // a person's action came in: act on it first
+      if (noWait) for (const page of pagesInFlight.values()) if (pageStillWanted(page)) (state.pagesDue ??= []).push({ dueMs: now(), page });
       // The memo goes with it: a next run with none until its first task would read as armed, and a
       // gate or a held run reading it in that moment would pass a halt.
       return makeContinueAsNewFunc<typeof supervisorWorkflow>({ memo: { supervisor: memoOf() } })({ taskQueue, policy, state });

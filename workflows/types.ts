@@ -40,6 +40,8 @@ export interface ResumedHold {
   deliveryCount: number;
   skipped: AbsorbedEvent[];
   skippedOverflow: number;
+  /** A coalesced run's events with the deliveries seen of each since it started (no payloads). */
+  absorbed?: AbsorbedEvent[];
 }
 
 export interface WakeInput {

@@ -64,7 +64,9 @@ const MAX_SKIPPED_LISTED = 1000;
 export async function wakeWorkflow(input: WakeInput): Promise<WakeResult> {
   const resumed = input.resumedHold;
   const deliveryIds: string[] = resumed ? [...resumed.deliveryIds] : input.deliveryId ? [input.deliveryId] : [];
-  const absorbed: AbsorbedEvent[] = (input.absorbed ?? []).map(({ payload: _payload, ...e }) => ({ ...e, deliveryIds: [...e.deliveryIds] }));
+  const absorbed: AbsorbedEvent[] = resumed?.absorbed
+    ? resumed.absorbed.map((e) => ({ ...e, deliveryIds: [...e.deliveryIds] }))
+    : (input.absorbed ?? []).map(({ payload: _payload, ...e }) => ({ ...e, deliveryIds: [...e.deliveryIds] }));
   const skipped: AbsorbedEvent[] = resumed ? [...resumed.skipped] : [];
   let skippedOverflow = resumed?.skippedOverflow ?? 0;
   let supersededBy: string | undefined;
@@ -244,7 +246,7 @@ export async function wakeWorkflow(input: WakeInput): Promise<WakeResult> {
       // The supervisor's word before any token is spent: a held run waits here until it is let go.
       // A halt that reached the run before its work holds it, whatever an older read of the supervisor said.
       const first = verdict && haltedBeforeWork ? haltVerdict(haltedBeforeWork, verdict) : verdict;
-      const discarded = await holdIfSupervised(input.agent, first, state, held, resumed);
+      const discarded = await holdIfSupervised(input.agent, first, state, held, resumed, () => supersededBy === undefined);
       if (discarded === CONTINUE_AS_NEW) {
         const record = { ...held.record!, continuedAsNew: (held.record!.continuedAsNew ?? 0) + 1 };
         await condition(allHandlersFinished);
@@ -252,7 +254,7 @@ export async function wakeWorkflow(input: WakeInput): Promise<WakeResult> {
         const info = workflowInfo();
         return makeContinueAsNewFunc<typeof wakeWorkflow>({ memo: info.memo, typedSearchAttributes: info.typedSearchAttributes })({
           ...input,
-          resumedHold: { record, heldAtMs: held.heldAtMs!, waitMs: held.waitMs!, deliveryIds, deliveryCount, skipped, skippedOverflow },
+          resumedHold: { record, heldAtMs: held.heldAtMs!, waitMs: held.waitMs!, deliveryIds, deliveryCount, skipped, skippedOverflow, ...(input.absorbed ? { absorbed } : {}) },
         });
       }
       if (discarded) return discarded;

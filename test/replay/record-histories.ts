@@ -8,7 +8,8 @@ import { writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { temporal } from '@temporalio/proto';
 import { approveSignal, killUpdate, statusQuery } from '../../workflows/messages';
-import { holdNudgeSignal } from '../../workflows/supervisor-messages';
+import { holdNudgeSignal, wakesSignal } from '../../workflows/supervisor-messages';
+import { supervisorId } from '../../workflows/ids';
 import { cadenceQuery, fixedDelayWorkflowId, gapsQuery, ledgerWorkflowId } from '../../workflows/schedule-messages';
 import type { FixedDelayInput } from '../../workflows/schedule-types';
 import type { WakeStatus } from '../../workflows/types';
@@ -300,6 +301,20 @@ async function main(): Promise<void> {
             await gate.close();
             await out('wake-held-continued-as-new', canEnv.client.workflow.getHandle(a.workflowId, firstRunId));
             await out('wake-held-resumed-released', handle);
+            // The supervisor pushed past 60 events by wake counts: a run that continues as new with its memo
+            // (patch supervisor-continues-without-waiting-for-pages).
+            const sup = supervisorHandle(canEnv.client, q);
+            const supFirst = (await sup.describe()).runId;
+            await eventually(
+              async () => {
+                await sup.signal(wakesSignal, { counts: { canary: 1 } });
+                return (await sup.describe()).runId;
+              },
+              (runId) => runId !== supFirst,
+              60_000,
+              'the supervisor continuing as new',
+            );
+            await out('supervisor-continued-as-new', canEnv.client.workflow.getHandle(supervisorId(q), supFirst));
           },
           { activities: createActivities({ outside: standinOutside(standins), supervisor: policy }) },
         );

@@ -42,6 +42,8 @@ export async function holdIfSupervised(
   state: RunState,
   held: { record?: HoldRecord; heldAtMs?: number; waitMs?: number },
   resumed?: ResumedHold,
+  /** False once the run is about to end anyway (its coalescer superseded it): it does not continue as new then. */
+  mayContinue: () => boolean = () => true,
 ): Promise<RunOutcome | typeof CONTINUE_AS_NEW | undefined> {
   if (!resumed && (!first || first.kind === 'run')) return undefined;
   let nudged = false;
@@ -73,15 +75,18 @@ export async function holdIfSupervised(
     }
     // A long hold (a cap full for days, a halt over a weekend) re-checks many times: when Temporal
     // suggests it, the run continues as new and goes on waiting, its history short again.
-    if (rechecks > 0 && workflowInfo().continueAsNewSuggested && patched('held-runs-continue-as-new')) {
-      held.waitMs = resumed && waitMs === 0 ? resumed.waitMs : waitMs;
+    if (rechecks > 0 && mayContinue() && workflowInfo().continueAsNewSuggested && patched('held-runs-continue-as-new')) {
+      held.waitMs = waitMs;
       return CONTINUE_AS_NEW;
     }
     // A nudge that arrives while a re-check is on its way (a discard right after a release) is kept
     // for the next round, not cleared with the one that started it. Runs held before: the old rule.
     if (!patched('hold-keeps-nudge-during-recheck')) nudged = false;
     await condition(() => nudged, waitMs);
-    const wasNudged = nudged;
+    // A resumed run re-checks at once and afresh (a nudge may have reached the run it continued
+    // from), then at the pace that run had reached.
+    const wasNudged = nudged || (resumed !== undefined && rechecks === 0);
+    if (resumed && waitMs === 0) waitMs = Math.max(1000, resumed.waitMs);
     nudged = false;
     rechecks += 1;
     try {
@@ -94,10 +99,7 @@ export async function holdIfSupervised(
       waitMs = Math.min(MAX_RECHECK_MS, waitMs * 2);
       continue;
     }
-    if (verdict.kind === 'hold') {
-      const before = resumed && waitMs === 0 ? resumed.waitMs : waitMs;
-      waitMs = verdict.hold === 'cap' ? verdict.recheckMs : Math.min(MAX_RECHECK_MS, Math.max(verdict.recheckMs, before * 2));
-    }
+    if (verdict.kind === 'hold') waitMs = verdict.hold === 'cap' ? verdict.recheckMs : Math.min(MAX_RECHECK_MS, Math.max(verdict.recheckMs, waitMs * 2));
   }
   record.releasedAt = new Date(now()).toISOString();
   if (verdict.kind === 'discard') {
