@@ -8,11 +8,8 @@ import { holdNudgeSignal, wakesSignal } from '../workflows/supervisor-messages';
 import { oneCallAgents } from './helpers/agents';
 import { eventually, startDevEnv, unique, type DevEnv } from './helpers/env';
 import { standinOutside, startOutside } from './helpers/outside';
-import { closeGates, startPager, supervisedGate, supervisedWorker, supervisorHandle, supervisorStatus, testPolicy, viewOf } from './helpers/supervisor';
-import { pagerDutyPager } from '../supervisor/pager';
+import { closeGates, pokeUntilContinued, startHangingPager, startPager, supervisedGate, supervisedWorker, supervisorHandle, supervisorStatus, testPolicy, viewOf } from './helpers/supervisor';
 import { supervisorPolicy } from '../supervisor/policy';
-import { createServer } from 'node:http';
-import type { AddressInfo } from 'node:net';
 
 /*
  * Continue-as-new where a person's halt must survive it, on a dev server of its own where Temporal
@@ -56,16 +53,13 @@ test('the supervisor continuing as new keeps its halt in its memo: no read betwe
         if (memo?.mode !== 'halted') notHalted.push(`${d.runId}: ${JSON.stringify(memo)}`);
       }
     })();
-    const runIds = new Set<string>();
-    const until = Date.now() + 45_000;
-    while (runIds.size < 4 && Date.now() < until) {
-      await handle.signal(wakesSignal, { counts: { canary: 1 } });
-      runIds.add((await handle.describe()).runId);
-      await new Promise((r) => setTimeout(r, 20));
+    const runIds = [(await handle.describe()).runId];
+    for (let i = 0; i < 3; i++) {
+      runIds.push(await pokeUntilContinued(handle, runIds[runIds.length - 1]!, () => handle.signal(wakesSignal, { counts: { canary: 1 } }), 20, 'the supervisor continuing as new', 45_000));
     }
     polling = false;
     await poller;
-    assert.ok(runIds.size >= 4, `the supervisor continued as new ${runIds.size - 1} times`);
+    assert.equal(new Set(runIds).size, 4, 'the supervisor continued as new three times');
     assert.deepEqual(notHalted, [], `${notHalted.length} of ${reads} reads did not say halted`);
   } finally {
     await w.worker.shutdown();
@@ -91,16 +85,7 @@ test('a run held for long continues as new and goes on waiting: the same hold an
     assert.equal((await gate.admit({ ...event, deliveryId: 'd2' })).workflowId, a.workflowId);
 
     // Each nudge makes the run re-check (about ten history events): a few of them pass the threshold.
-    await eventually(
-      async () => {
-        await handle.signal(holdNudgeSignal).catch(() => undefined);
-        await new Promise((r) => setTimeout(r, 300));
-        return (await handle.describe()).runId;
-      },
-      (runId) => runId !== firstRunId,
-      60_000,
-      'the held run continuing as new',
-    );
+    await pokeUntilContinued(handle, firstRunId, () => handle.signal(holdNudgeSignal), 300, 'the held run continuing as new');
     assert.equal((await env.client.workflow.getHandle(a.workflowId, firstRunId).describe()).status.name, 'CONTINUED_AS_NEW');
     const afterCan = await eventually(() => handle.query(statusQuery), (s) => s.phase === 'held' && (s.held?.continuedAsNew ?? 0) >= 1, 20_000, 'held again in the next run');
     assert.equal(afterCan.held?.heldAt, before.held?.heldAt, 'the same hold, from the same moment');
@@ -132,39 +117,27 @@ test('a run held for long continues as new and goes on waiting: the same hold an
 
 test('the supervisor continues as new while a page hangs: it does not wait out the pager, the halt stays published, and the page is sent again from the next run', async () => {
   const taskQueue = unique('sup-can-page');
-  const arrived: string[] = [];
-  const hanging = createServer((req) => {
-    arrived.push(req.url ?? '');
-  });
-  await new Promise<void>((r) => hanging.listen(0, '127.0.0.1', r));
-  const slowPager = pagerDutyPager({ url: `http://127.0.0.1:${(hanging.address() as AddressInfo).port}/v2/enqueue`, routingKey: 'wakegate-test-routing-key', timeoutMs: 5000 });
+  const hanging = await startHangingPager();
   const policy = testPolicy({ storm: { fleetPerMinute: 3, rationale: 'test: a storm is more than 3 wakes a minute' }, onTrip: { ...supervisorPolicy.onTrip } });
   const agents = oneCallAgents();
-  const w = await supervisedWorker(env.nativeConnection, taskQueue, { supervisor: policy, pager: slowPager, agents, outside: standinOutside(standins) });
+  const w = await supervisedWorker(env.nativeConnection, taskQueue, { supervisor: policy, pager: hanging.adapter, agents, outside: standinOutside(standins) });
   try {
     const gate = supervisedGate(env.client, taskQueue, policy, agents);
     const handle = supervisorHandle(env.client, taskQueue);
     await Promise.all([0, 1, 2, 3].map((i) => gate.admit({ source: 'ping', entity: unique(`can-storm-${i}`), type: 'check', occurredAt: new Date(Date.now() - 30_000).toISOString(), payload: {}, deliveryId: unique('d') })));
     await eventually(() => supervisorStatus(env.client, taskQueue), (s) => s?.mode === 'halted', 15_000, 'the storm trip');
-    await eventually(async () => arrived.length, (n) => n >= 1, 10_000, 'the page on the wire');
+    await eventually(async () => hanging.arrived.length, (n) => n >= 1, 10_000, 'the page on the wire');
     const firstRunId = (await handle.describe()).runId;
     // Wake counts push the supervisor past 60 events while its page hangs (each attempt times out after 5 s, twenty attempts).
-    const until = Date.now() + 20_000;
-    let runId = firstRunId;
-    while (runId === firstRunId && Date.now() < until) {
-      await handle.signal(wakesSignal, { counts: { canary: 1 } });
-      runId = (await handle.describe()).runId;
-      await new Promise((r) => setTimeout(r, 20));
-    }
-    assert.notEqual(runId, firstRunId, 'the supervisor continued as new with its page still hanging');
+    // (Without the rule it waits for its page, some twenty attempts of 5 s, and does not continue within this bound.)
+    await pokeUntilContinued(handle, firstRunId, () => handle.signal(wakesSignal, { counts: { canary: 1 } }), 20, 'the supervisor continuing as new with its page still hanging', 20_000);
     const memo = (await handle.describe()).memo?.supervisor as { mode?: string } | undefined;
     assert.equal(memo?.mode, 'halted');
-    const sentBefore = arrived.length;
-    await eventually(async () => arrived.length, (n) => n > sentBefore, 10_000, 'the page sent again from the next run');
+    const sentBefore = hanging.arrived.length;
+    await eventually(async () => hanging.arrived.length, (n) => n > sentBefore, 10_000, 'the page sent again from the next run');
   } finally {
     await w.worker.shutdown();
     await w.running.catch(() => undefined);
-    hanging.closeAllConnections();
-    await new Promise<void>((r) => hanging.close(() => r()));
+    await hanging.close();
   }
 });

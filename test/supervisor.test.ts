@@ -3,9 +3,6 @@ import assert from 'node:assert/strict';
 import { mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
-import { createServer } from 'node:http';
-import type { AddressInfo } from 'node:net';
-import { pagerDutyPager } from '../supervisor/pager';
 import { SupervisorLink } from '../supervisor/link';
 import { ApplicationFailure } from '@temporalio/common';
 import { createActivities } from '../activities';
@@ -23,7 +20,7 @@ import { standinOutside, startOutside } from './helpers/outside';
 import { actOnSupervisor } from '../supervisor/actions';
 import { supervisorPolicy } from '../supervisor/policy';
 import { spawnWorker } from './helpers/worker-process';
-import { closeGates, startPager, supervisedGate, supervisedWorker, supervisorHandle, supervisorStatus, testPolicy, viewOf } from './helpers/supervisor';
+import { closeGates, startHangingPager, startPager, supervisedGate, supervisedWorker, supervisorHandle, supervisorStatus, testPolicy, viewOf } from './helpers/supervisor';
 
 /*
  * The supervisor on a real dev server: the storm breaker (paging once, holding, surviving a worker
@@ -365,19 +362,13 @@ test('a storm during a person\'s drain turns it into a halt: it pages, and the l
 test('a trip whose pager hangs still stops the live runs at once: the page goes on beside the stop', async () => {
   const taskQueue = unique('sup-slow-pager');
   // A pager that takes every request and never answers (each attempt times out after 5 s and retries).
-  const arrived: string[] = [];
-  const hanging = createServer((req) => {
-    arrived.push(req.url ?? '');
-  });
-  await new Promise<void>((r) => hanging.listen(0, '127.0.0.1', r));
-  const port = (hanging.address() as AddressInfo).port;
-  const slowPager = pagerDutyPager({ url: `http://127.0.0.1:${port}/v2/enqueue`, routingKey: 'wakegate-test-routing-key', timeoutMs: 5000 });
+  const hanging = await startHangingPager();
   const policy = testPolicy({
     storm: { fleetPerMinute: 3, rationale: 'test: a storm is more than 3 wakes a minute' },
     onTrip: { ...supervisorPolicy.onTrip, canary: 'cancel' },
   });
   const agents = oneCallAgents();
-  const w = await supervisedWorker(env.nativeConnection, taskQueue, { supervisor: policy, pager: slowPager, agents, outside: standinOutside(standins) });
+  const w = await supervisedWorker(env.nativeConnection, taskQueue, { supervisor: policy, pager: hanging.adapter, agents, outside: standinOutside(standins) });
   try {
     const gate = supervisedGate(env.client, taskQueue, policy, agents);
     const holding = await Promise.all(range(2).map((i) => gate.admit(ping(unique(`slow-hold-${i}`), unique('d'), { holdMs: 60_000 }))));
@@ -392,15 +383,14 @@ test('a trip whose pager hangs still stops the live runs at once: the page goes 
     }
     const stoppedInMs = Date.now() - trippedAt;
     assert.ok(stoppedInMs < 5000, `live runs stopped ${stoppedInMs} ms after the trip, not after the page`);
-    assert.ok(arrived.length >= 1, 'the page was sent');
+    assert.ok(hanging.arrived.length >= 1, 'the page was sent');
     const status = await supervisorStatus(env.client, taskQueue);
     assert.equal(status?.trip?.id, tripped!.trip!.id);
     assert.equal(status?.trip?.page, undefined, 'the page is still being tried (it has no outcome yet)');
   } finally {
     await w.worker.shutdown();
     await w.running.catch(() => undefined);
-    hanging.closeAllConnections();
-    await new Promise<void>((r) => hanging.close(() => r()));
+    await hanging.close();
   }
 });
 

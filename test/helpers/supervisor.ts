@@ -1,4 +1,6 @@
-import type { Client } from '@temporalio/client';
+import { createServer } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import type { Client, WorkflowHandle } from '@temporalio/client';
 import type { NativeConnection, Worker } from '@temporalio/worker';
 import { createActivities, type ActivityDeps } from '../../activities';
 import type { AgentRegistry } from '../../agents/registry';
@@ -13,7 +15,7 @@ import { createWakeWorker } from '../../workers/worker';
 import { supervisorId } from '../../workflows/ids';
 import { supervisorStatusQuery } from '../../workflows/supervisor-messages';
 import type { SupervisorPolicy, SupervisorStatus } from '../../workflows/supervisor-types';
-import { workflowBundle } from './env';
+import { eventually, workflowBundle } from './env';
 
 /** A policy for tests: quick observation and re-checks, no caps and thresholds out of reach unless the test sets them. */
 export function testPolicy(change: Partial<SupervisorPolicy> = {}): SupervisorPolicy {
@@ -84,3 +86,41 @@ export const supervisorStatus = (client: Client, taskQueue: string): Promise<Sup
   supervisorHandle(client, taskQueue)
     .query(supervisorStatusQuery)
     .catch(() => undefined);
+
+/**
+ * A PagerDuty-shaped endpoint that takes every request and never answers (each send attempt times
+ * out), with the real adapter pointed at it and the requests that arrived.
+ */
+export async function startHangingPager(timeoutMs = 5000) {
+  const arrived: string[] = [];
+  const server = createServer((req) => {
+    arrived.push(req.url ?? '');
+  });
+  await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
+  const adapter = pagerDutyPager({ url: `http://127.0.0.1:${(server.address() as AddressInfo).port}/v2/enqueue`, routingKey: 'wakegate-test-routing-key', timeoutMs });
+  return {
+    arrived,
+    adapter,
+    async close(): Promise<void> {
+      server.closeAllConnections();
+      await new Promise<void>((r) => server.close(() => r()));
+    },
+  };
+}
+
+/**
+ * Poke a workflow (a signal that adds history events) until it has continued as new, on a dev
+ * server that suggests continue-as-new early; returns its current run id.
+ */
+export async function pokeUntilContinued(handle: WorkflowHandle, firstRunId: string, poke: () => Promise<unknown>, pauseMs: number, what: string, timeoutMs = 60_000): Promise<string> {
+  return eventually(
+    async () => {
+      await poke().catch(() => undefined);
+      await new Promise((r) => setTimeout(r, pauseMs));
+      return (await handle.describe()).runId;
+    },
+    (runId) => runId !== firstRunId,
+    timeoutMs,
+    what,
+  );
+}

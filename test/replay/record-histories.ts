@@ -22,7 +22,7 @@ import { awaitRun } from '../../gate/await-run';
 import { defaultRegistry } from '../../triggers/registry';
 import { createActivities } from '../../activities';
 import { actOnSupervisor } from '../../supervisor/actions';
-import { supervisedGate, supervisorHandle, supervisorStatus, testPolicy, viewOf } from '../helpers/supervisor';
+import { pokeUntilContinued, supervisedGate, supervisorHandle, supervisorStatus, testPolicy, viewOf } from '../helpers/supervisor';
 import { deferred } from '../helpers/worker-process';
 import { channelService } from '../../standins/channel';
 import { ApplicationFailure } from '@temporalio/common';
@@ -284,16 +284,7 @@ async function main(): Promise<void> {
             const handle = canEnv.client.workflow.getHandle(a.workflowId);
             await eventually(() => handle.query(statusQuery), (st: WakeStatus) => st.phase === 'held', 30_000);
             const firstRunId = (await handle.describe()).runId;
-            await eventually(
-              async () => {
-                await handle.signal(holdNudgeSignal).catch(() => undefined);
-                await new Promise((r) => setTimeout(r, 300));
-                return (await handle.describe()).runId;
-              },
-              (runId) => runId !== firstRunId,
-              60_000,
-              'the held run continuing as new',
-            );
+            await pokeUntilContinued(handle, firstRunId, () => handle.signal(holdNudgeSignal), 300, 'the held run continuing as new');
             await eventually(() => handle.query(statusQuery), (st: WakeStatus) => st.phase === 'held', 30_000);
             await actOnSupervisor(canEnv.client, q, { kind: 'reset', who: 'ana', reason: 'recording' });
             await actOnSupervisor(canEnv.client, q, { kind: 'release', who: 'ana', reason: 'recording' });
@@ -305,15 +296,7 @@ async function main(): Promise<void> {
             // (patch supervisor-continues-without-waiting-for-pages).
             const sup = supervisorHandle(canEnv.client, q);
             const supFirst = (await sup.describe()).runId;
-            await eventually(
-              async () => {
-                await sup.signal(wakesSignal, { counts: { canary: 1 } });
-                return (await sup.describe()).runId;
-              },
-              (runId) => runId !== supFirst,
-              60_000,
-              'the supervisor continuing as new',
-            );
+            await pokeUntilContinued(sup, supFirst, () => sup.signal(wakesSignal, { counts: { canary: 1 } }), 0, 'the supervisor continuing as new');
             await out('supervisor-continued-as-new', canEnv.client.workflow.getHandle(supervisorId(q), supFirst));
           },
           { activities: createActivities({ outside: standinOutside(standins), supervisor: policy }) },
