@@ -93,7 +93,13 @@ export function drainCommand(opts: PersonOptions & { timeout: string }): Promise
       await new Promise((res) => setTimeout(res, 1000));
       live = await liveRuns(client, taskQueue);
     }
-    printJson({ accepted: true, mode: r.status!.mode, drained: live === 0, live });
+    // A storm or an error rate during the drain turns it into a halt: say so, not the mode it began in.
+    const now = (await supervisorView(client, taskQueue)).status;
+    const mode = now?.mode ?? r.status!.mode;
+    printJson({ accepted: true, mode, ...(mode === 'halted' && now?.trip ? { trip: now.trip } : {}), drained: live === 0, live });
+    if (mode === 'halted') {
+      process.stderr.write(`wakegate: the drain became a halt (trip #${now?.trip?.id}, ${now?.trip?.kind}: ${now?.trip?.reason}); a person resets the supervisor\n`);
+    }
     if (live > 0) {
       process.stderr.write(`wakegate: ${live} run(s) still live after ${timeoutS} s; drain again to keep waiting\n`);
       return ExitCode.error;

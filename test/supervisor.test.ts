@@ -341,8 +341,8 @@ test('a storm during a person\'s drain turns it into a halt: it pages, and the l
     const gate = supervisedGate(env.client, taskQueue, policy, agents);
     const live = await gate.admit(ping(unique('drain-live'), unique('d'), { holdMs: 60_000 }));
     await eventually(() => env.client.workflow.getHandle(live.workflowId).query(statusQuery), (s) => s.phase === 'hold', 20_000, 'a canary holding');
-    assert.ok((await actOnSupervisor(env.client, taskQueue, { kind: 'drain', who: 'sam', reason: 'deploy' })).ok);
-    await eventually(() => gate.supervisor.memo(0), (m) => m.mode === 'draining', 5000, 'the gate reading the drain');
+    const draining = runCli(['drain', '--who', 'sam', '--reason', 'deploy', '--timeout', '60'], { TEMPORAL_ADDRESS: env.server.address, WAKEGATE_TASK_QUEUE: taskQueue });
+    await eventually(() => gate.supervisor.memo(0), (m) => m.mode === 'draining', 10_000, 'the gate reading the drain');
     // Three more wakes (held by the drain): four in a minute, over the threshold of 3.
     const held = await Promise.all(range(3).map((i) => gate.admit(ping(unique(`drain-storm-${i}`)))));
     assert.ok(held.every((a) => a.decision === 'held'), JSON.stringify(held.map((a) => a.decision)));
@@ -351,6 +351,12 @@ test('a storm during a person\'s drain turns it into a halt: it pages, and the l
     assert.match(s!.trip!.reason, /a drain: now halted/);
     const r = await awaitRun(env.client, live);
     assert.equal(r.terminalReason, 'cancelled', 'the live canary was stopped by the trip, not left to finish');
+    // `wakegate drain` was waiting for the live run: it reports the halt, not the drain it began as.
+    const drained = await draining;
+    assert.equal(drained.code, 0, drained.stderr);
+    assert.equal(drained.json.mode, 'halted');
+    assert.equal((drained.json.trip as { kind?: string } | undefined)?.kind, 'storm');
+    assert.match(drained.stderr, /the drain became a halt \(trip #\d+, storm/);
     const incidents = await eventually(async () => incidentsFor(taskQueue), (i) => i.length === 1, 10_000, 'one page');
     assert.match(JSON.stringify(incidents[0]), /storm/);
   } finally {
