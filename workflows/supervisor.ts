@@ -524,11 +524,11 @@ export async function supervisorWorkflow(input: SupervisorInput): Promise<void> 
       });
     }
     const dues = [...(state.stopsDue ?? []), ...(state.pagesDue ?? [])];
-    const nextStop = dues.length ? Math.min(...dues.map((d) => d.dueMs)) : undefined;
+    const nextDue = dues.length ? Math.min(...dues.map((d) => d.dueMs)) : undefined;
     dueAdded = false;
     let timedOut = false;
-    if (active()) timedOut = !(await condition(() => actions.length > 0 || memoChanged() || dueAdded, Math.max(1, Math.min(nextObserve, nextStop ?? Infinity) - now())));
-    else if (nextStop !== undefined) await condition(() => actions.length > 0 || memoChanged() || active() || dueAdded, Math.max(1, nextStop - now()));
+    if (active()) timedOut = !(await condition(() => actions.length > 0 || memoChanged() || dueAdded, Math.max(1, Math.min(nextObserve, nextDue ?? Infinity) - now())));
+    else if (nextDue !== undefined) await condition(() => actions.length > 0 || memoChanged() || active() || dueAdded, Math.max(1, nextDue - now()));
     else await condition(() => actions.length > 0 || memoChanged() || active() || dueAdded);
     if (state.stopsDue?.length) {
       const t = now();
@@ -538,7 +538,11 @@ export async function supervisorWorkflow(input: SupervisorInput): Promise<void> 
     }
     if (state.pagesDue?.length) {
       const t = now();
-      for (const d of state.pagesDue.filter((x) => x.dueMs <= t)) actions.push({ kind: 'page', ...d.page });
+      // As for stops: a person may have reset the trip while the loop waited.
+      for (const d of state.pagesDue.filter((x) => x.dueMs <= t)) {
+        if (pageStillWanted(d.page)) actions.push({ kind: 'page', ...d.page });
+        else dropPage(d.page);
+      }
       state.pagesDue = state.pagesDue.filter((x) => x.dueMs > t);
       if (!state.pagesDue.length) delete state.pagesDue;
     }
@@ -553,7 +557,7 @@ export async function supervisorWorkflow(input: SupervisorInput): Promise<void> 
         pagesInFlight.set(paging, page);
       } else await perform(a);
     }
-    if ((timedOut && !(nextStop !== undefined && nextStop < nextObserve)) || now() >= nextObserve) await observe();
+    if ((timedOut && !(nextDue !== undefined && nextDue < nextObserve)) || now() >= nextObserve) await observe();
     for (const s of Object.values(state.series)) prune(s, now());
     for (const [name, s] of Object.entries(state.series)) if (!s.buckets.length && !name.startsWith('permits:')) delete state.series[name];
     if (workflowInfo().continueAsNewSuggested && !actions.length) {

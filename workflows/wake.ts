@@ -246,8 +246,8 @@ export async function wakeWorkflow(input: WakeInput): Promise<WakeResult> {
       // The supervisor's word before any token is spent: a held run waits here until it is let go.
       // A halt that reached the run before its work holds it, whatever an older read of the supervisor said.
       const first = verdict && haltedBeforeWork ? haltVerdict(haltedBeforeWork, verdict) : verdict;
-      const discarded = await holdIfSupervised(input.agent, first, state, held, resumed, () => supersededBy === undefined);
-      if (discarded === CONTINUE_AS_NEW) {
+      const heldOutcome = await holdIfSupervised(input.agent, first, state, held, resumed, () => supersededBy === undefined);
+      if (heldOutcome === CONTINUE_AS_NEW) {
         const record = { ...held.record!, continuedAsNew: (held.record!.continuedAsNew ?? 0) + 1 };
         await condition(allHandlersFinished);
         // Its memo (the fingerprint the gate compares) and search attributes (WakeHeld, the keys) go with it.
@@ -257,7 +257,7 @@ export async function wakeWorkflow(input: WakeInput): Promise<WakeResult> {
           resumedHold: { record, heldAtMs: held.heldAtMs!, waitMs: held.waitMs!, deliveryIds, deliveryCount, skipped, skippedOverflow, ...(input.absorbed ? { absorbed } : {}) },
         });
       }
-      if (discarded) return discarded;
+      if (heldOutcome) return heldOutcome; // discarded
       state.pool = newPool(policy.budget);
       return runAgentLoop({ ...input, payload }, policy, state, state.pool, workflowNow());
     });
