@@ -92,6 +92,8 @@ export function createSupervisorActivities(opts: { policy: SupervisorPolicy; pag
           costUsd: info.typedSearchAttributes.get(WakeCostUsd) ?? 0,
           tokens: info.typedSearchAttributes.get(WakeTokens) ?? 0,
         }))
+        // A schedule's window that did not run the agent (already taken, or declined by its catch-up policy) is not a run to judge.
+        .filter((c) => c.reason !== 'duplicate' && c.reason !== 'skipped')
         .sort((a, b) => a.closeMs - b.closeMs);
       return { closures: closures.slice(0, limit), truncated: closures.length > limit };
     },

@@ -3,6 +3,8 @@ import { ScheduleOverlapPolicy, type ScheduleOptions } from '@temporalio/client'
 import { canonicalJson } from '../gate/fingerprint';
 import { tickWorkflowId } from '../workflows/schedule-messages';
 import type { ScheduleTickInput } from '../workflows/schedule-types';
+import { scheduleRunIdPrefix } from '../workflows/ids';
+import type { ScheduledRunInput } from '../workflows/types';
 import { keyEvent } from '../gate/key-event';
 import { defaultRegistry, type TriggerRegistry } from '../triggers/registry';
 import type { OverlapPolicy, ScheduleDefinition } from './definition';
@@ -41,9 +43,10 @@ export function catchupWindowMs(def: ScheduleDefinition): number {
 }
 
 /**
- * The tick's input. For an agent on the one-call path the gate's derivations that depend only on the
- * definition (wake key, fingerprint, validated payload) are made here, once: the tick then starts each
- * window's run itself. A definition the gate would refuse is refused here, naming the schedule.
+ * What the gate derives from the definition alone, once, at sync (the wake key, the fingerprint, the
+ * validated payload): a coalescing agent's tick passes each window to the gate; for an agent on the
+ * one-call path (`oneCall`) it becomes the input of the run the Schedule starts itself. A definition
+ * the gate would refuse is refused here, naming the schedule.
  */
 export function tickInput(def: ScheduleDefinition, registry: TriggerRegistry = defaultRegistry()): ScheduleTickInput {
   const base = { scheduleId: def.id, agent: def.agent, payload: def.payload, catchUp: def.catchUp, lateAfterMs: def.lateAfter };
@@ -56,6 +59,36 @@ export function tickInput(def: ScheduleDefinition, registry: TriggerRegistry = d
   const wake = keyed.wakes[0]!;
   if (wake.agent.policy.coalesce) return base;
   return { ...base, oneCall: { wakeKey: wake.input.wakeKey, fingerprint: wake.input.fingerprint, payload: wake.input.payload } };
+}
+
+/**
+ * What the Schedule starts for each window. An agent on the one-call path: its run itself
+ * (`wakeWorkflow`, ID `<agent>@schedule/tick/<id>-<nominal>`), with the gate's fingerprint as memo, so
+ * no workflow stands between the Schedule and the run (the run applies the catch-up policy and answers
+ * a window that already ran, see workflows/run/window.ts). A coalescing agent: a tick, which passes
+ * each window through the gate to the agent's coalescer.
+ */
+function scheduleAction(def: ScheduleDefinition, taskQueue: string, registry: TriggerRegistry, digest: string): ScheduleOptions['action'] {
+  const tick = tickInput(def, registry);
+  const memo = { [DIGEST_MEMO]: digest, scheduleId: def.id };
+  if (!tick.oneCall) {
+    return { type: 'startWorkflow', workflowType: 'scheduleTickWorkflow', workflowId: tickWorkflowId(def.id), taskQueue, args: [tick], memo };
+  }
+  const run: ScheduledRunInput = {
+    scheduled: { scheduleId: def.id, catchUp: def.catchUp, lateAfterMs: def.lateAfter },
+    agent: def.agent,
+    wakeKey: tick.oneCall.wakeKey,
+    payload: tick.oneCall.payload,
+    fingerprint: tick.oneCall.fingerprint,
+  };
+  return {
+    type: 'startWorkflow',
+    workflowType: 'wakeWorkflow',
+    workflowId: scheduleRunIdPrefix(def.agent, def.id),
+    taskQueue,
+    args: [run],
+    memo: { ...memo, fingerprint: run.fingerprint },
+  };
 }
 
 /** The Temporal Schedule for a fixed-rate definition (state left out: sync never sets it on update). */
@@ -73,14 +106,7 @@ export function toScheduleOptions(def: ScheduleDefinition, taskQueue: string, re
   return {
     scheduleId: def.id,
     spec,
-    action: {
-      type: 'startWorkflow',
-      workflowType: 'scheduleTickWorkflow',
-      workflowId: tickWorkflowId(def.id),
-      taskQueue,
-      args: [tickInput(def, registry)],
-      memo: { [DIGEST_MEMO]: digest, scheduleId: def.id },
-    },
+    action: scheduleAction(def, taskQueue, registry, digest),
     policies: { overlap: OVERLAP[def.overlap], catchupWindow: catchupWindowMs(def), pauseOnFailure: def.pauseOnFailure },
     memo: { [OWNER_MEMO]: OWNER, description: def.description, rationale: def.rationale },
   };

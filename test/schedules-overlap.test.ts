@@ -2,7 +2,8 @@ import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { scheduleGaps } from '../schedules/inspect';
 import { eventually, startDevEnv, unique, withWorker, type DevEnv } from './helpers/env';
-import { createSchedule, overlapping, resultOf, sleep, testSchedule, ticksOf, wakesOf, windowOf } from './helpers/schedules';
+import { toScheduleOptions } from '../schedules/to-temporal';
+import { createSchedule, overlapping, ranOf, resultOf, sleep, testSchedule, ticksOf, wakesOf, windowOf } from './helpers/schedules';
 
 // Schedules need the real dev server (the time-skipping server has none).
 let env: DevEnv;
@@ -54,8 +55,11 @@ describe('overlap with a run longer than the interval (dev server)', () => {
       const desc = await handle.describe();
       assert.ok(Math.max(...sizes) === 1, `buffer sizes seen: ${sizes.join(',')}`);
       assert.ok(desc.info.numActionsSkippedOverlap >= 1, 'windows beyond the one buffered are skipped');
-      const wakes = await eventually(() => wakesOf(env.client, def.id), (w) => w.length >= 2, 15_000, 'two wakes');
-      assert.equal(overlapping(wakes), false);
+      // A late buffered window (catchUp latest) folds into the newest due one and waits for its run:
+      // the runs that ran the agent never overlap.
+      const wakes = await eventually(() => wakesOf(env.client, def.id), (w) => w.length >= 2 && w.every((x) => x.status.name !== 'RUNNING'), 15_000, 'two closed wakes');
+      assert.ok(ranOf(wakes).length >= 2, `ran ${ranOf(wakes).length}`);
+      assert.equal(overlapping(ranOf(wakes)), false);
       await handle.delete();
     });
   });
@@ -74,10 +78,6 @@ describe('overlap with a run longer than the interval (dev server)', () => {
       await handle.pause('test over');
       const closed = wakes.filter((x) => x.status.name === 'COMPLETED');
       for (const w of closed) assert.equal((await resultOf(env.client, w.workflowId)).terminalReason, 'cancelled');
-      // The tick that was cancelled says so too.
-      const ticks = await ticksOf(env.client, def.id);
-      const cancelledTicks = ticks.filter((t) => t.status.name !== 'RUNNING');
-      assert.ok(cancelledTicks.length >= 1);
       assert.equal(overlapping(wakes), false, 'the new run starts only after the old one has ended');
       // Cancel the one still holding so the worker can stop.
       for (const w of wakes.filter((x) => x.status.name === 'RUNNING')) await env.client.workflow.getHandle(w.workflowId).cancel();
@@ -92,18 +92,49 @@ describe('overlap with a run longer than the interval (dev server)', () => {
       const handle = await createSchedule(env.client, def, taskQueue);
       const range = { start: new Date('2026-01-01T00:00:00Z'), end: new Date('2026-01-01T02:00:00Z') };
       await handle.backfill({ ...range, overlap: (await handle.describe()).policies.overlap });
+      // The Schedule starts each window's run itself (a one-call agent): these are the runs.
       const done = (n: number) => (t: Awaited<ReturnType<typeof ticksOf>>) => t.length >= n && t.every((x) => x.status.name !== 'RUNNING');
       const first = await eventually(() => ticksOf(env.client, def.id), done(3), 30_000, 'the first backfill');
       assert.equal(first.length, 3, 'windows 00:00, 01:00 and 02:00');
+      for (const r of first) assert.equal((await resultOf(env.client, r.workflowId)).terminalReason, 'success');
+      // Temporal starts a backfill over a completed run of the same ID (ALLOW_DUPLICATE): the run answers it.
       await handle.backfill({ ...range, overlap: (await handle.describe()).policies.overlap });
-      const ticks = await eventually(() => ticksOf(env.client, def.id), done(6), 30_000, 'the second backfill');
-      assert.equal(ticks.length, 6, 'each window was fired twice');
-      const wakes = await wakesOf(env.client, def.id);
-      assert.deepEqual(wakes.map(windowOf).sort(), ['2026-01-01T00:00:00Z', '2026-01-01T01:00:00Z', '2026-01-01T02:00:00Z']);
-      const decisions = await Promise.all(
-        ticks.map(async (t) => ((await env.client.workflow.getHandle(t.workflowId, t.runId).result()) as { run: { decision: string } }).run.decision),
+      const fired = await eventually(() => ticksOf(env.client, def.id), done(6), 30_000, 'the second backfill');
+      assert.equal(fired.length, 6, 'each window was fired twice');
+      const wakes = await eventually(() => wakesOf(env.client, def.id), (w) => w.length === 6 && w.every((x) => x.status.name === 'COMPLETED'), 15_000, 'six closed runs');
+      assert.deepEqual(ranOf(wakes).map(windowOf).sort(), ['2026-01-01T00:00:00Z', '2026-01-01T01:00:00Z', '2026-01-01T02:00:00Z']);
+      const second = wakes.filter((w) => !first.some((f) => f.runId === w.runId));
+      assert.equal(second.length, 3);
+      for (const w of second) {
+        const result = await env.client.workflow.getHandle(w.workflowId, w.runId).result();
+        assert.equal(result.terminalReason, 'duplicate', result.summary);
+        assert.equal((result.output as { takenBy: { workflowId: string; runId: string } }).takenBy.workflowId, w.workflowId);
+        assert.ok(first.some((f) => f.runId === (result.output as { takenBy: { runId: string } }).takenBy.runId), 'taken by the first run of that window');
+        // Nothing of the agent ran: no model or tool spend, no attempt beyond the first.
+        assert.equal(result.usage, undefined);
+      }
+      await handle.delete();
+    });
+  });
+
+  test('a window fired again with another payload is refused (mismatch) and pauses the schedule', async () => {
+    const taskQueue = unique('ov-mismatch');
+    const def = testSchedule({ overlap: 'buffer_all', catchUp: 'all', spec: { every: '1h' }, payload: { note: 'first' }, pauseOnFailure: true });
+    await withWorker(env.nativeConnection, taskQueue, async () => {
+      const handle = await createSchedule(env.client, def, taskQueue);
+      const range = { start: new Date('2026-02-01T00:00:00Z'), end: new Date('2026-02-01T00:00:00Z') };
+      await handle.backfill({ ...range, overlap: (await handle.describe()).policies.overlap });
+      const done = (n: number) => (t: Awaited<ReturnType<typeof ticksOf>>) => t.length >= n && t.every((x) => x.status.name !== 'RUNNING');
+      await eventually(() => ticksOf(env.client, def.id), done(1), 30_000, 'the first run');
+      await handle.update((prev) => ({ ...prev, action: toScheduleOptions({ ...def, payload: { note: 'second' } }, taskQueue).action }));
+      await handle.backfill({ ...range, overlap: (await handle.describe()).policies.overlap });
+      const runs = await eventually(() => ticksOf(env.client, def.id), done(2), 30_000, 'the second run');
+      const failed = runs.find((r) => r.status.name === 'FAILED');
+      assert.ok(failed, `statuses: ${runs.map((r) => r.status.name).join(', ')}`);
+      await assert.rejects(env.client.workflow.getHandle(failed.workflowId, failed.runId).result(), (err: Error & { cause?: Error }) =>
+        /already ran as .* with another payload/.test(String(err.cause?.message)),
       );
-      assert.deepEqual(decisions.sort(), ['completed', 'completed', 'completed', 'started', 'started', 'started']);
+      assert.equal((await eventually(() => handle.describe(), (d) => d.state.paused, 15_000, 'paused on failure')).state.paused, true);
       await handle.delete();
     });
   });

@@ -1,7 +1,7 @@
 import type { PageRequest, RunObservation, RunVerdict } from './supervisor-types';
 import type { AgentPolicy, EffectPolicy } from '../agents/policy';
 import type { AdmissionInput, OfferAnswer } from './coalesce-types';
-import type { TickReport, WindowRunResult } from './schedule-types';
+import type { TickReport, WindowTaken, WindowRunResult } from './schedule-types';
 import type { WakeInput } from './types';
 
 /**
@@ -158,6 +158,8 @@ export interface ScheduleActivities {
   windowsBetween(input: { scheduleId: string; afterIso: string; beforeIso: string }): Promise<string[]>;
   /** Hand a tick's decision to the schedule's ledger, starting the ledger if it is not running. */
   reportTick(input: { scheduleId: string; report: TickReport }): Promise<void>;
+  /** The run that already took a schedule's window, if one did (see activities/schedule.ts). */
+  windowTaken(input: { workflowId: string; runId: string; gateId: string }): Promise<WindowTaken | null>;
 }
 
 /** The supervisor's activities (activities/supervisor.ts) and a held run's re-check. */

@@ -9,6 +9,8 @@ import { isoSeconds } from './time';
  * - `agent@eventKey`: what one agent does about one logical event. On the one-call path it is the
  *   run itself; for a coalescing agent it is the event's admission record. Temporal refuses a second
  *   open execution of it, so duplicate deliveries cannot start twice.
+ * - `agent@schedule/tick/<schedule id>-<nominal>`: a schedule's window that its Temporal Schedule
+ *   started directly (one-call agents); Temporal names it so.
  * - `agent#wakeKey`: the coalescer of one (agent, wake key).
  * - `agent#wakeKey@eventKey`: a coalesced run, named after the event that opened its batch (each
  *   event opens at most one batch, so the ID is unique without a counter).
@@ -42,6 +44,21 @@ function escapeWakeKey(s: string): string {
 /** The run (one-call path) or admission record (coalescing path) of one agent for one logical event. */
 export function agentEventId(agent: string, eventKey: string): string {
   return `${agent}@${eventKey}`;
+}
+
+/**
+ * A schedule's windows for an agent on the one-call path: the Temporal Schedule's action workflow ID.
+ * Temporal appends `-<nominal, RFC 3339>` to it, so each window's run is
+ * `<agent>@schedule/tick/<schedule id>-<nominal>`, and a window fired twice by the Schedule is refused by
+ * Temporal itself (REJECT_DUPLICATE).
+ */
+export function scheduleRunIdPrefix(agent: string, scheduleId: string): string {
+  return `${agent}@schedule/tick/${component(scheduleId)}`;
+}
+
+/** The run of one window (nominal time, ISO seconds) of a schedule, as Temporal's Schedule names it. */
+export function scheduleWindowRunId(agent: string, scheduleId: string, nominal: string): string {
+  return `${scheduleRunIdPrefix(agent, scheduleId)}-${nominal}`;
 }
 
 /** The coalescer of one (agent, wake key). */

@@ -1,4 +1,4 @@
-import { defineSearchAttributeKey, SearchAttributeType, WorkflowExecutionAlreadyStartedError } from '@temporalio/common';
+import { WorkflowExecutionAlreadyStartedError } from '@temporalio/common';
 import {
   ActivityCancellationType,
   ApplicationFailure,
@@ -14,7 +14,8 @@ import {
 import type { ScheduleActivities } from './contracts';
 import { FailureType } from './failures';
 import { agentEventId, eventKey } from './ids';
-import type { ScheduleTickInput, ScheduleTickResult, TickReport, WindowRunResult } from './schedule-types';
+import type { ScheduleTickInput, ScheduleTickResult, WindowRunResult } from './schedule-types';
+import { catchUpDecision, nominalOf } from './schedule-window';
 import { isoSeconds } from './time';
 import type { WakeInput } from './types';
 import type { wakeWorkflow } from './wake';
@@ -28,25 +29,20 @@ const { runScheduledWindow } = proxyActivities<ScheduleActivities>({
   retry: { maximumAttempts: 5 },
 });
 
-const { latestDueWindow, reportTick } = proxyActivities<ScheduleActivities>({
+const { reportTick } = proxyActivities<ScheduleActivities>({
   startToCloseTimeout: '30 seconds',
   retry: { maximumAttempts: 10 },
 });
 
-/** Set by Temporal on every workflow a Schedule starts: the nominal (pre-jitter) time, in seconds. */
-const TemporalScheduledStartTime = defineSearchAttributeKey('TemporalScheduledStartTime', SearchAttributeType.DATETIME);
-
-/** No wakegate schedule fires more often than this (spec.every and delay are at least 1 s). */
-const MIN_INTERVAL_MS = 1000;
-
 
 /**
- * The one-call path of a window, without an activity round trip: the tick starts the window's run
- * itself, as a child workflow with the gate's ID (`agent@schedule/tick/<id>/<nominal>`), its reuse
- * policy (a completed window never runs again, a failed one may) and its fingerprint memo, and waits
- * for it. Cancelling the tick cancels the run and waits for it to end `cancelled`; a terminated tick
- * asks it to cancel. Returns undefined when the ID is taken (a window fired twice): the gate's
- * activity then answers from the run that holds it, as for any duplicate.
+ * A one-call agent's window in a schedule synced by an earlier wakegate, whose action is still a tick
+ * with `oneCall` (today's sync has the Schedule start such an agent's run itself, see
+ * workflows/run/window.ts): the tick starts the window's run as a child workflow with the gate's ID
+ * (`agent@schedule/tick/<id>/<nominal>`), its reuse policy (a completed window never runs again, a
+ * failed one may) and its fingerprint memo, and waits for it. Cancelling the tick cancels the run and
+ * waits for it to end `cancelled`; a terminated tick asks it to cancel. Returns undefined when the ID
+ * is taken (a window fired twice): the gate's activity then answers from the run that holds it.
  */
 async function startWindowRun(input: ScheduleTickInput, window: string): Promise<WindowRunResult | undefined> {
   const oneCall = input.oneCall!;
@@ -94,26 +90,13 @@ async function startWindowRun(input: ScheduleTickInput, window: string): Promise
 }
 
 /**
- * The nominal time of this tick. Temporal's own TemporalScheduledStartTime comes first; the
- * `-<RFC3339>` suffix Temporal appends to the workflow ID is the fallback (same value, in case the
- * attribute is not indexed); a tick started by hand (no schedule) uses its own start time.
- */
-function nominalOf(): { nominal: string; source: ScheduleTickResult['nominalSource'] } {
-  const info = workflowInfo();
-  const sa = info.typedSearchAttributes.get(TemporalScheduledStartTime);
-  if (sa instanceof Date && Number.isFinite(sa.getTime())) return { nominal: isoSeconds(sa.getTime()), source: 'search_attribute' };
-  const m = /-(\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}Z)$/.exec(info.workflowId);
-  if (m) return { nominal: m[1]!, source: 'workflow_id' };
-  return { nominal: isoSeconds(info.runStartTime.getTime()), source: 'start_time' };
-}
-
-/**
- * One tick of a wakegate schedule: the Temporal Schedule's action. Applies the catch-up policy that
- * Temporal does not have on its own (`latest`: fold a late tick into the newest due window; `skip`:
- * decline a tick that starts more than `lateAfterMs` late), reports its decision to the schedule's
- * ledger (gap records), then runs the window through the gate and waits for the wake, so Temporal's
- * overlap policy sees the real run. Cancelling the tick cancels the wake, which ends `cancelled`.
- * Fails when the wake failed (so `pauseOnFailure` pauses the schedule).
+ * One tick of a wakegate schedule whose agent coalesces: the Temporal Schedule's action. Applies the
+ * catch-up policy that Temporal does not have on its own (`latest`: fold a late tick into the newest
+ * due window; `skip`: decline a tick that starts more than `lateAfterMs` late), reports its decision
+ * to the schedule's ledger (gap records), then runs the window through the gate and waits for the
+ * wake, so Temporal's overlap policy sees the real run. Cancelling the tick cancels the wake, which
+ * ends `cancelled`. Fails when the wake failed (so `pauseOnFailure` pauses the schedule). (A one-call
+ * agent's Schedule starts the run itself, with no tick: workflows/run/window.ts.)
  */
 export async function scheduleTickWorkflow(input: ScheduleTickInput): Promise<ScheduleTickResult> {
   const { nominal, source } = nominalOf();
@@ -123,18 +106,8 @@ export async function scheduleTickWorkflow(input: ScheduleTickInput): Promise<Sc
   const startedMs = Date.now();
   const base = { scheduleId: input.scheduleId, nominal, nominalSource: source };
 
-  let window = nominal;
-  let report: TickReport = { nominal, outcome: 'run' };
-  if (input.catchUp === 'skip' && startedMs - Date.parse(nominal) > input.lateAfterMs) {
-    report = { nominal, outcome: 'late_skipped' };
-  } else if (input.catchUp === 'latest' && startedMs - Date.parse(nominal) >= MIN_INTERVAL_MS) {
-    // Only a tick at least 1 s (the shortest interval) late can have a newer window due: an on-time tick skips the look-up.
-    const latest = await latestDueWindow({ scheduleId: input.scheduleId, afterIso: nominal });
-    if (latest) {
-      window = latest;
-      report = { nominal, outcome: 'coalesced', into: latest };
-    }
-  }
+  const report = await catchUpDecision(input, nominal, startedMs);
+  const window = report.into ?? nominal;
   // The ledger report runs beside the window (not before it, to keep it off the lag), and is not
   // cancelled with the tick: a cancelled window is still a window that was decided.
   const reported = CancellationScope.nonCancellable(() => reportTick({ scheduleId: input.scheduleId, report }));

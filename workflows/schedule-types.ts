@@ -8,10 +8,9 @@ export interface ScheduleTickInput {
   /** The agent its windows wake. */
   agent: string;
   /**
-   * For an agent on the one-call path (no coalescing): what the gate derives from the schedule's
-   * payload, once, at sync (the wake key, the fingerprint, the payload as validated), so the tick can
-   * start the window's run itself as a child workflow with the gate's ID and policies, without an
-   * activity round trip. Absent: every window passes the gate in an activity (coalescing agents).
+   * Only in schedules synced by an earlier wakegate (today a one-call agent's Schedule starts its run
+   * directly): what the gate derives from the schedule's payload, so the tick starts the window's run
+   * itself as a child workflow. Absent: the window passes the gate in an activity (coalescing agents).
    */
   oneCall?: { wakeKey: string; fingerprint: string; payload: Record<string, unknown> };
   payload: Record<string, unknown>;
@@ -67,6 +66,15 @@ export interface WindowRunResult {
   /** The run that took the window (a coalesced run may have taken other wakes too). */
   workflowId: string;
   terminalReason?: string;
+}
+
+/** The run that already took a window: its workflow ID and run, how it ended, its fingerprint memo. */
+export interface WindowTaken {
+  workflowId: string;
+  runId: string;
+  status: string;
+  terminalReason?: string;
+  fingerprint?: string;
 }
 
 export interface ScheduleTickResult {

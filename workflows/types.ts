@@ -3,9 +3,12 @@ import type { HoldRecord } from './supervisor-types';
 
 /**
  * How a run ended. Recorded on the run (search attribute WakeTerminalReason and the result).
- * `failed` is for defects; every other reason is a deliberate outcome.
+ * `failed` is for defects; every other reason is a deliberate outcome. Two belong to a schedule's
+ * window that the Schedule started directly and that did not run the agent: `duplicate` (the window
+ * had already run: a manual trigger or a backfill, which Temporal starts even over a completed run of
+ * the same ID) and `skipped` (its catch-up policy declined it, or folded it into a newer window).
  */
-export const TERMINAL_REASONS = ['success', 'no_op', 'budget_exhausted', 'blocked', 'escalated', 'cancelled', 'discarded', 'failed'] as const;
+export const TERMINAL_REASONS = ['success', 'no_op', 'budget_exhausted', 'blocked', 'escalated', 'cancelled', 'discarded', 'duplicate', 'skipped', 'failed'] as const;
 export type TerminalReason = (typeof TERMINAL_REASONS)[number];
 
 /**
@@ -77,6 +80,31 @@ export interface WakeInput {
    * continued as new, and goes on waiting in the same hold with what it had recorded.
    */
   resumedHold?: ResumedHold;
+  /** A schedule's window that its Temporal Schedule started directly (see ScheduledRunInput). */
+  scheduled?: ScheduledWindow;
+}
+
+/**
+ * A schedule's window, for an agent on the one-call path: the Temporal Schedule starts the run
+ * itself (no tick in between), with one fixed input; the run takes its window (its nominal time) from
+ * Temporal (TemporalScheduledStartTime) and its workflow ID, `<agent>@schedule/tick/<id>-<nominal>`.
+ */
+export interface ScheduledWindow {
+  scheduleId: string;
+  catchUp: 'all' | 'latest' | 'skip';
+  /** catchUp `skip`: a run starting later than this after its nominal time declines. */
+  lateAfterMs: number;
+  /** Set when another window's run folded into this one (catchUp `latest`): the window to run. */
+  nominal?: string;
+}
+
+/** What `schedules sync` puts in the Temporal Schedule's action for a one-call agent. */
+export interface ScheduledRunInput {
+  scheduled: ScheduledWindow;
+  agent: string;
+  wakeKey: string;
+  payload: Record<string, unknown>;
+  fingerprint: string;
 }
 
 /** Redeliveries of the same logical event (one or a batch), recorded on the open run for tracing. */

@@ -32,13 +32,14 @@ import {
   WakeTerminalReason,
   WakeTokens,
 } from './search-attributes';
-import type { AbsorbedEvent, ApprovalDecision, BudgetUsage, KillRequest, TerminalReason, WakeInput, WakeResult } from './types';
+import type { AbsorbedEvent, ApprovalDecision, BudgetUsage, KillRequest, ScheduledRunInput, TerminalReason, WakeInput, WakeResult } from './types';
 import { prepareRun } from './run/proxies';
 import { runAgentLoop } from './run/agent-loop';
 import { newPool } from './run/budget';
 import { newRunState, type RunOutcome } from './run/state';
 import { CONTINUE_AS_NEW, haltVerdict, holdIfSupervised, NOT_YET_WORKING } from './run/hold';
 import type { HoldRecord } from './supervisor-types';
+import { isScheduledRun, openWindow, scheduledWakeInput, settleReport } from './run/window';
 
 /** Workflow time (replayed from history, so deterministic); the wall-clock budget is measured in it. */
 // eslint-disable-next-line no-restricted-syntax
@@ -60,8 +61,14 @@ const MAX_SKIPPED_LISTED = 1000;
  * `reject` decide an irreversible effect. A cancelled or killed run ends `cancelled` and completes,
  * so a later redelivery is answered with that stored outcome rather than started again. A defect
  * fails the workflow (recorded `failed`), which lets a redelivery run it again.
+ *
+ * A schedule's window for an agent on the one-call path is started by its Temporal Schedule itself,
+ * with the Schedule's fixed input (ScheduledRunInput): the run takes its window from Temporal and,
+ * before its first step, applies the catch-up policy and answers a window that already ran
+ * (run/window.ts).
  */
-export async function wakeWorkflow(input: WakeInput): Promise<WakeResult> {
+export async function wakeWorkflow(arg: WakeInput | ScheduledRunInput): Promise<WakeResult> {
+  const input = isScheduledRun(arg) ? scheduledWakeInput(arg) : arg;
   const resumed = input.resumedHold;
   const deliveryIds: string[] = resumed ? [...resumed.deliveryIds] : input.deliveryId ? [input.deliveryId] : [];
   const absorbed: AbsorbedEvent[] = resumed?.absorbed
@@ -234,9 +241,15 @@ export async function wakeWorkflow(input: WakeInput): Promise<WakeResult> {
     };
   };
 
+  let reported: Promise<void> | undefined;
   try {
     const outcome = await runScope.run(async (): Promise<RunOutcome> => {
       state.phase = 'loading';
+      if (input.scheduled && !resumed) {
+        const window = await openWindow({ ...input, scheduled: input.scheduled }, workflowNow());
+        reported = window.reported;
+        if (window.outcome) return window.outcome;
+      }
       // The agent's policy and the payload it works on (merged by the agent from every absorbed event), through history.
       const { policy, payload, verdict } = await prepareRun({
         agent: input.agent,
@@ -250,6 +263,7 @@ export async function wakeWorkflow(input: WakeInput): Promise<WakeResult> {
       if (heldOutcome === CONTINUE_AS_NEW) {
         const record = { ...held.record!, continuedAsNew: (held.record!.continuedAsNew ?? 0) + 1 };
         await condition(allHandlersFinished);
+        await settleReport(reported);
         // Its memo (the fingerprint the gate compares) and search attributes (WakeHeld, the keys) go with it.
         const info = workflowInfo();
         return makeContinueAsNewFunc<typeof wakeWorkflow>({ memo: info.memo, typedSearchAttributes: info.typedSearchAttributes })({
@@ -263,6 +277,7 @@ export async function wakeWorkflow(input: WakeInput): Promise<WakeResult> {
     });
     const result = finish(outcome);
     await tellCoalescer(result.terminalReason);
+    await settleReport(reported);
     return result;
   } catch (err) {
     if (err instanceof ContinueAsNew) throw err; // a held run going on in its next run (see holdIfSupervised)
@@ -280,12 +295,14 @@ export async function wakeWorkflow(input: WakeInput): Promise<WakeResult> {
           output: { phase: state.phase, committed: state.effects },
         });
         await tellCoalescer('cancelled');
+        await settleReport(reported);
         return result;
       });
     }
     done = true;
     record('failed');
     await tellCoalescer('failed');
+    await settleReport(reported);
     if (err instanceof ApplicationFailure) throw err;
     // Name the root cause (an activity's own failure, not "Activity task failed") and keep the chain.
     let root = err as Error;

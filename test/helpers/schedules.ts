@@ -1,6 +1,7 @@
 import type { Client, WorkflowExecutionInfo } from '@temporalio/client';
 import { defineSchedule, type ScheduleDefinitionInput } from '../../schedules/definition';
 import { toScheduleOptions } from '../../schedules/to-temporal';
+import { WakeTerminalReason } from '../../workflows/search-attributes';
 import type { WakeResult } from '../../workflows/types';
 import { unique } from './env';
 
@@ -29,15 +30,22 @@ async function list(client: Client, query: string): Promise<WorkflowExecutionInf
 
 /** The wakes a schedule's windows started (visibility; eventually consistent). */
 export const wakesOf = (client: Client, scheduleId: string) => list(client, `WakeSource = "schedule" AND WakeEntity = "${scheduleId}"`);
-/** The ticks Temporal started for a schedule (scheduled, triggered and backfilled). */
+/**
+ * The workflows Temporal started for a schedule (scheduled, triggered and backfilled): the runs
+ * themselves for a one-call agent, ticks for a coalescing one.
+ */
 export const ticksOf = (client: Client, scheduleId: string) => list(client, `TemporalScheduledById = "${scheduleId}"`);
 
 export async function resultOf(client: Client, workflowId: string): Promise<WakeResult> {
   return (await client.workflow.getHandle(workflowId).result()) as WakeResult;
 }
 
-/** The nominal window of a wake, from its event key `schedule/tick/<id>/<nominal>`. */
-export const windowOf = (wake: WorkflowExecutionInfo) => wake.workflowId.split('/').pop()!;
+/** The nominal window of a wake, from its workflow ID (`…/<nominal>` through the gate, `…-<nominal>` from the Schedule). */
+export const windowOf = (wake: WorkflowExecutionInfo) => /(\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}Z)$/.exec(wake.workflowId)![1]!;
+
+/** The wakes that ran their window (not those that found it taken, or that the catch-up policy declined). */
+export const ranOf = (wakes: WorkflowExecutionInfo[]) =>
+  wakes.filter((w) => !['duplicate', 'skipped'].includes(w.typedSearchAttributes.get(WakeTerminalReason) ?? ''));
 
 /** True if two of the runs were open at the same time (closed runs only, plus at most one still open). */
 export function overlapping(runs: WorkflowExecutionInfo[]): boolean {

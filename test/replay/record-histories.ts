@@ -1,6 +1,6 @@
 /**
  * Re-record the committed histories the replay test runs over: `node --import tsx test/replay/record-histories.ts`
- * records them all; name groups to record only those (`wake`, `coalesce`, `schedules`, `supervisor`, `cancel`, `stops`, `pages`, `caps`, `drain`, `held-can`).
+ * records them all; name groups to record only those (`wake`, `coalesce`, `schedules`, `direct`, `supervisor`, `cancel`, `stops`, `pages`, `caps`, `drain`, `held-can`).
  * Do this only on purpose (a deliberate, patched change to workflow code); the replay test exists to
  * catch an accidental one.
  */
@@ -26,6 +26,7 @@ import { pokeUntilContinued, supervisedGate, supervisorHandle, supervisorStatus,
 import { deferred } from '../helpers/worker-process';
 import { channelService } from '../../standins/channel';
 import { ApplicationFailure } from '@temporalio/common';
+import { ScheduleOverlapPolicy } from '@temporalio/client';
 
 async function main(): Promise<void> {
   const env = await startDevEnv();
@@ -116,6 +117,29 @@ async function main(): Promise<void> {
       const cadence = await loop.query(cadenceQuery);
       if (cadence.runs !== 2) throw new Error(`fixed-delay ran ${cadence.runs} windows`);
       await out('fixed-delay-two-windows', loop);
+    }, { activities });
+    // A one-call agent's windows, started by the Schedule itself: on time, found taken (a backfill
+    // over a window that ran), and late (catchUp latest folds it into the newest due window, its child).
+    if (wanted('direct')) await withWorker(env.nativeConnection, scheduleQueue, async () => {
+      const closed = (n: number) => (t: Awaited<ReturnType<typeof ticksOf>>) => t.length >= n && t.every((x) => x.status.name !== 'RUNNING');
+      const all = testSchedule({ overlap: 'buffer_all', catchUp: 'all', spec: { every: '1h' } });
+      const allSchedule = await createSchedule(env.client, all, scheduleQueue);
+      const window = { start: new Date('2026-01-01T00:00:00Z'), end: new Date('2026-01-01T00:00:00Z'), overlap: ScheduleOverlapPolicy.BUFFER_ALL };
+      await allSchedule.backfill(window);
+      const [ran] = await eventually(() => ticksOf(env.client, all.id), closed(1), 30_000, 'the backfilled window');
+      await allSchedule.backfill(window);
+      const runs = await eventually(() => ticksOf(env.client, all.id), closed(2), 30_000, 'the window backfilled again');
+      const again = runs.find((r) => r.runId !== ran!.runId)!;
+      await allSchedule.delete();
+      await out('schedule-run-window', env.client.workflow.getHandle(ran!.workflowId, ran!.runId), true);
+      await out('schedule-run-duplicate', env.client.workflow.getHandle(again.workflowId, again.runId), true);
+
+      const latest = testSchedule({ overlap: 'skip', catchUp: 'latest', spec: { every: '1h' } });
+      const latestSchedule = await createSchedule(env.client, latest, scheduleQueue);
+      await latestSchedule.backfill({ ...window, overlap: ScheduleOverlapPolicy.SKIP });
+      const [folded] = await eventually(() => ticksOf(env.client, latest.id), closed(1), 30_000, 'the late window');
+      await latestSchedule.delete();
+      await out('schedule-run-folded', env.client.workflow.getHandle(folded!.workflowId, folded!.runId), true);
     }, { activities });
     if (wanted('supervisor')) {
       // A storm trip that pages, a reset and a release (two held wakes run), a halt, and a discard.

@@ -29,6 +29,18 @@ describe('schedule definitions', () => {
     }
   });
 
+  test("a one-call agent's Schedule starts its run itself; a coalescing agent's starts a tick", () => {
+    const direct = toScheduleOptions(defineSchedule(base), 'q').action;
+    assert.equal(direct.workflowType, 'wakeWorkflow');
+    // Temporal appends `-<nominal>`: the run of 12:00 is canary@schedule/tick/unit-sched-2026-12-04T12:00:00Z.
+    assert.equal(direct.workflowId, 'canary@schedule/tick/unit-sched');
+    const [input] = direct.args as [{ scheduled: { scheduleId: string; catchUp: string; lateAfterMs: number }; fingerprint: string }];
+    assert.deepEqual(input.scheduled, { scheduleId: 'unit-sched', catchUp: 'latest', lateAfterMs: 2000 });
+    assert.equal(direct.memo?.fingerprint, input.fingerprint, 'the memo a gate compares, as on every run');
+    const report = scheduleDefinitions.find((d) => d.agent === 'campaign-reporter')!;
+    assert.equal(toScheduleOptions(report, 'q').action.workflowType, 'scheduleTickWorkflow');
+  });
+
   test('a local time zone without a DST policy is refused with a clear error', () => {
     assert.throws(
       () => defineSchedule({ ...base, spec: { cron: ['30 1 * * *'], timezone: 'America/New_York' } }),

@@ -1,0 +1,158 @@
+import { WorkflowExecutionAlreadyStartedError } from '@temporalio/common';
+import {
+  ApplicationFailure,
+  CancellationScope,
+  ChildWorkflowFailure,
+  isCancellation,
+  log,
+  ParentClosePolicy,
+  proxyActivities,
+  proxyLocalActivities,
+  startChild,
+  workflowInfo,
+  WorkflowIdReusePolicy,
+} from '@temporalio/workflow';
+import type { ScheduleActivities } from '../contracts';
+import { FailureType } from '../failures';
+import { agentEventId, eventKey, scheduleWindowRunId } from '../ids';
+import { catchUpDecision, nominalOf } from '../schedule-window';
+import { isoSeconds } from '../time';
+import type { ScheduledRunInput, ScheduledWindow, WakeInput, WakeResult } from '../types';
+import type { RunOutcome } from './state';
+
+/**
+ * A schedule's window that its Temporal Schedule started directly (agents on the one-call path): the
+ * run does what a tick in between would otherwise do, before the agent's first step. Temporal already
+ * refuses a scheduled window's second start (REJECT_DUPLICATE on `<agent>@schedule/tick/<id>-<nominal>`)
+ * and sees the run itself for its overlap policy; the run adds the catch-up policy, the ledger report
+ * and the answer to a manual trigger or a backfill of a window that has already run.
+ */
+
+const { reportTick } = proxyActivities<ScheduleActivities>({
+  startToCloseTimeout: '30 seconds',
+  retry: { maximumAttempts: 10 },
+});
+
+// A local activity: it runs inside the run's first workflow task, with no round trip through the server.
+const { windowTaken } = proxyLocalActivities<ScheduleActivities>({
+  startToCloseTimeout: '10 seconds',
+  retry: { maximumAttempts: 5 },
+});
+
+/** Whether the workflow's input is the Schedule's fixed one rather than a whole WakeInput. */
+export function isScheduledRun(arg: WakeInput | ScheduledRunInput): arg is ScheduledRunInput {
+  return !('runKey' in arg);
+}
+
+/** The run's input from the Schedule's fixed one: the window's event (source `schedule`, type `tick`), from its nominal time. */
+export function scheduledWakeInput(arg: ScheduledRunInput): WakeInput & { scheduled: ScheduledWindow } {
+  const nominal = arg.scheduled.nominal ?? nominalOf().nominal;
+  const nominalMs = Date.parse(nominal);
+  const { workflowId } = workflowInfo();
+  return {
+    runKey: workflowId,
+    agent: arg.agent,
+    wakeKey: arg.wakeKey,
+    eventKey: eventKey({ source: 'schedule', type: 'tick', entity: arg.scheduled.scheduleId, bucketStartMs: nominalMs }),
+    source: 'schedule',
+    entity: arg.scheduled.scheduleId,
+    type: 'tick',
+    occurredAt: new Date(nominalMs).toISOString(),
+    bucketStart: isoSeconds(nominalMs),
+    payload: arg.payload,
+    fingerprint: arg.fingerprint,
+    deliveryId: workflowId,
+    scheduled: { ...arg.scheduled, nominal },
+  };
+}
+
+export interface OpenedWindow {
+  /** Set when the window is not the agent's to run: the run ends with it. */
+  outcome?: RunOutcome;
+  /** The ledger report, running beside the window; the run waits for it before it closes. */
+  reported: Promise<void>;
+}
+
+/**
+ * Before the agent's first step: the catch-up decision (`skip` declines a late window, `latest` folds
+ * it into the newest due window, run as that window's own run), the report to the schedule's ledger
+ * (beside the run, off its lag), and whether an earlier run already took this window.
+ * `startedMs` is workflow time at the run's first activation.
+ */
+export async function openWindow(input: WakeInput & { scheduled: ScheduledWindow }, startedMs: number): Promise<OpenedWindow> {
+  const w = input.scheduled;
+  const nominal = w.nominal!;
+  const report = await catchUpDecision(w, nominal, startedMs);
+  const reported = CancellationScope.nonCancellable(() => reportTick({ scheduleId: w.scheduleId, report }));
+  if (report.outcome === 'late_skipped') {
+    const late = startedMs - Date.parse(nominal);
+    return {
+      reported,
+      outcome: {
+        reason: 'skipped',
+        summary: `window ${nominal} started ${late} ms after its time, later than lateAfter (${w.lateAfterMs} ms): not run, recorded as a gap (catchUp skip)`,
+        output: { nominal, catchUp: 'skip', lateMs: late },
+      },
+    };
+  }
+  if (report.outcome === 'coalesced') return { reported, outcome: await foldInto(input, report.into!) };
+
+  const info = workflowInfo();
+  const taken = await windowTaken({ workflowId: info.workflowId, runId: info.runId, gateId: agentEventId(input.agent, input.eventKey) });
+  if (!taken) return { reported };
+  if (taken.fingerprint && taken.fingerprint !== input.fingerprint) {
+    throw ApplicationFailure.nonRetryable(
+      `window ${nominal} of schedule ${w.scheduleId} already ran as ${taken.workflowId} with another payload (fingerprint ${taken.fingerprint}, now ${input.fingerprint}); rearm it to run it with this one`,
+      FailureType.ScheduleWindowMismatch,
+      { nominal, takenBy: taken },
+    );
+  }
+  return {
+    reported,
+    outcome: {
+      reason: 'duplicate',
+      summary: `window ${nominal} was already taken by ${taken.workflowId} (${taken.terminalReason ?? taken.status.toLowerCase()}): not run again`,
+      output: { nominal, takenBy: taken },
+    },
+  };
+}
+
+/**
+ * catchUp `latest`: this late window folds into the newest due one, which runs now as its own run
+ * (`<prefix>-<into>`, a child of this one, so a later fire of that window is refused by Temporal and
+ * the Schedule's overlap policy still sees the work). This run waits for it and ends `skipped`.
+ */
+async function foldInto(input: WakeInput & { scheduled: ScheduledWindow }, into: string): Promise<RunOutcome> {
+  const w = input.scheduled;
+  const workflowId = scheduleWindowRunId(input.agent, w.scheduleId, into);
+  const arg: ScheduledRunInput = { scheduled: { ...w, catchUp: 'all', nominal: into }, agent: input.agent, wakeKey: input.wakeKey, payload: input.payload, fingerprint: input.fingerprint };
+  const folded = `window ${w.nominal} started late and was folded into the newest due window ${into} (catchUp latest)`;
+  let child;
+  try {
+    child = await startChild('wakeWorkflow', {
+      workflowId,
+      args: [arg],
+      memo: { fingerprint: input.fingerprint },
+      workflowIdReusePolicy: WorkflowIdReusePolicy.ALLOW_DUPLICATE_FAILED_ONLY,
+      parentClosePolicy: ParentClosePolicy.REQUEST_CANCEL,
+    });
+  } catch (err) {
+    if (!(err instanceof WorkflowExecutionAlreadyStartedError)) throw err;
+    return { reason: 'skipped', summary: `${folded}, whose run ${workflowId} had already started`, output: { into, workflowId } };
+  }
+  try {
+    const result = (await child.result()) as WakeResult;
+    return { reason: 'skipped', summary: `${folded}, run as ${workflowId}: ${result.terminalReason}`, output: { into, workflowId, terminalReason: result.terminalReason } };
+  } catch (err) {
+    if (err instanceof ChildWorkflowFailure && !isCancellation(err)) {
+      throw ApplicationFailure.nonRetryable(`the run of window ${into} failed: ${err.cause?.message ?? err.message}`, FailureType.ScheduledWakeFailed, { into, workflowId });
+    }
+    throw err;
+  }
+}
+
+/** Wait for the ledger report before the run closes (an activity of a closed run may never be dispatched); its failure is logged, not the run's. */
+export async function settleReport(reported: Promise<void> | undefined): Promise<void> {
+  if (!reported) return;
+  await CancellationScope.nonCancellable(() => reported).catch((err: unknown) => log.warn('schedule ledger report failed', { error: (err as Error).message }));
+}
