@@ -3,6 +3,8 @@ import assert from 'node:assert/strict';
 import { scheduleGaps } from '../schedules/inspect';
 import { eventually, startDevEnv, unique, withWorker, type DevEnv } from './helpers/env';
 import { toScheduleOptions } from '../schedules/to-temporal';
+import { createActivities } from '../activities';
+import { failingCanary } from './helpers/agents';
 import { createSchedule, overlapping, ranOf, resultOf, sleep, testSchedule, ticksOf, wakesOf, windowOf } from './helpers/schedules';
 
 // Schedules need the real dev server (the time-skipping server has none).
@@ -113,6 +115,40 @@ describe('overlap with a run longer than the interval (dev server)', () => {
         // Nothing of the agent ran: no model or tool spend, no attempt beyond the first.
         assert.equal(result.usage, undefined);
       }
+      await handle.delete();
+    });
+  });
+
+  test('a window whose run failed runs again when it is fired again; one that ran does not', async () => {
+    const taskQueue = unique('ov-failed');
+    const def = testSchedule({ overlap: 'buffer_all', catchUp: 'all', spec: { every: '1h' }, payload: {}, pauseOnFailure: false });
+    const range = { start: new Date('2026-03-01T00:00:00Z'), end: new Date('2026-03-01T00:00:00Z') };
+    const closed = (n: number) => (t: Awaited<ReturnType<typeof ticksOf>>) => t.length >= n && t.every((x) => x.status.name !== 'RUNNING');
+    // The canary's recorder is down: the window's run fails.
+    await withWorker(
+      env.nativeConnection,
+      taskQueue,
+      async () => {
+        const handle = await createSchedule(env.client, def, taskQueue);
+        await handle.backfill({ ...range, overlap: (await handle.describe()).policies.overlap });
+        const [failed] = await eventually(() => ticksOf(env.client, def.id), closed(1), 30_000, 'the failing run');
+        assert.equal(failed!.status.name, 'FAILED');
+      },
+      { activities: createActivities({ agents: failingCanary() }) },
+    );
+    await withWorker(env.nativeConnection, taskQueue, async () => {
+      const handle = env.client.schedule.getHandle(def.id);
+      await handle.backfill({ ...range, overlap: (await handle.describe()).policies.overlap });
+      const runs = await eventually(() => ticksOf(env.client, def.id), closed(2), 30_000, 'the window fired again');
+      const again = runs.find((r) => r.status.name !== 'FAILED')!;
+      assert.equal((await env.client.workflow.getHandle(again.workflowId, again.runId).result()).terminalReason, 'success', 'the failed run left the window free');
+      await handle.backfill({ ...range, overlap: (await handle.describe()).policies.overlap });
+      const third = (await eventually(() => ticksOf(env.client, def.id), closed(3), 30_000, 'the window fired a third time')).find(
+        (r) => !runs.some((x) => x.runId === r.runId),
+      )!;
+      const answer = await env.client.workflow.getHandle(third.workflowId, third.runId).result();
+      assert.equal(answer.terminalReason, 'duplicate');
+      assert.equal((answer.output as { takenBy: { runId: string } }).takenBy.runId, again.runId);
       await handle.delete();
     });
   });
