@@ -1,4 +1,4 @@
-import { activityInfo, heartbeat, log } from '@temporalio/activity';
+import { activityInfo, getClient, heartbeat, log } from '@temporalio/activity';
 import { ApplicationFailure } from '@temporalio/common';
 import type { AgentRegistry } from '../agents/registry';
 import type { OutsideConfig } from '../config/config';
@@ -7,6 +7,7 @@ import type { RunActivities } from '../workflows/contracts';
 import type { RunVerdict } from '../workflows/supervisor-types';
 import { FailureType } from '../workflows/failures';
 import type { Model } from './model/types';
+import { windowTaken } from './schedule';
 
 /** The agent named, or a non-retryable UnknownAgent failure naming it. */
 export function agentOf(agents: AgentRegistry, name: string) {
@@ -30,12 +31,17 @@ export function createRunActivities(opts: {
      * the run works on, merged by the agent's own `mergePayload` from every event the run absorbed
      * (one on the one-call path), and the supervisor's verdict: run, or hold (the breaker is open, or
      * a rolling cap is full; the run re-checks at its first step, whatever the gate read). Unknown
-     * agent → non-retryable.
+     * agent → non-retryable. A schedule's window that its Schedule started directly asks first
+     * whether an earlier run already took the window (a manual trigger or a backfill of a window that
+     * ran): then there is no verdict and no permit, and the run ends `duplicate`.
      */
-    async prepareRun({ agent, payloads, withoutVerdict }) {
+    async prepareRun({ agent, payloads, withoutVerdict, window }) {
       const def = agentOf(agents, agent);
+      const base = { policy: def.policy, payload: def.mergePayload(payloads.map((payload) => ({ payload }))) };
+      const taken = window ? await windowTaken(getClient(), window) : undefined;
+      if (taken) return { ...base, taken };
       const verdict = withoutVerdict ? undefined : await opts.runVerdict(activityInfo().taskQueue, agent);
-      return { policy: def.policy, payload: def.mergePayload(payloads.map((payload) => ({ payload }))), ...(verdict ? { verdict } : {}) };
+      return { ...base, ...(verdict ? { verdict } : {}) };
     },
 
     /** One model turn. Heartbeats while it waits, so a kill cancels it mid-call. Returns the reply with honest usage. */

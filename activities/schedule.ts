@@ -9,18 +9,18 @@ import { defaultRegistry } from '../triggers/registry';
 import { ledgerWorkflowId } from '../workflows/schedule-messages';
 import type { ScheduleActivities } from '../workflows/contracts';
 import { FailureType } from '../workflows/failures';
-import type { WindowTaken } from '../workflows/schedule-types';
+import type { WindowCheck, WindowTaken } from '../workflows/schedule-types';
 import { WakeTerminalReason } from '../workflows/search-attributes';
 
 /** Outcomes of a window's run that leave the window free: it did not run the agent, or it may run again. */
 const LEAVES_WINDOW_FREE = new Set(['duplicate', 'skipped']);
 
 /** The window's run this execution stands for, if it took the window (see windowTaken). */
-function takenBy(wf: Omit<WorkflowExecutionInfo, 'raw'>): WindowTaken | null {
+function takenBy(wf: Omit<WorkflowExecutionInfo, 'raw'>): WindowTaken | undefined {
   const status = wf.status.name;
   const terminalReason = wf.typedSearchAttributes.get(WakeTerminalReason);
   const taken = status === 'RUNNING' || (status === 'COMPLETED' && !LEAVES_WINDOW_FREE.has(terminalReason ?? ''));
-  if (!taken) return null;
+  if (!taken) return undefined;
   const fingerprint = wf.memo?.fingerprint;
   return {
     workflowId: wf.workflowId,
@@ -41,6 +41,41 @@ export async function scheduleMatchingTimes(client: Client, scheduleId: string, 
     endTime: msNumberToTs(Math.ceil(endMs / 1000) * 1000),
   });
   return (res.startTime ?? []).map((t) => tsToMs(t));
+}
+
+/**
+ * Whether a schedule's window has already been taken, for a run its Schedule started directly (the
+ * run's first step asks, see activities/run.ts). Temporal starts a scheduled fire with
+ * REJECT_DUPLICATE, so the Schedule never runs a window's ID twice by itself; a manual trigger or a
+ * backfill it starts with ALLOW_DUPLICATE, over an earlier run of the same ID that has closed. Two
+ * places are looked at, side by side:
+ * - the gate's run of the same logical event (`gateId` = `agent@eventKey`: the window emitted as an
+ *   event, or run before schedules started their runs directly), by ID: consistent;
+ * - earlier executions of this very workflow ID, from visibility, each one then described by run ID
+ *   (visibility may still say Running). SQL visibility is written as a run closes; on Elasticsearch a
+ *   run closed within the refresh interval (about a second) may not be listed yet.
+ * An open run, or one that completed having run its window, takes it (a cancelled run completes
+ * `cancelled`: its window is answered, not run again). One that failed, was terminated or timed out
+ * leaves it free, as on the gate's path, and so does one that ended `duplicate` or `skipped`.
+ */
+export async function windowTaken(client: Client, { workflowId, runId, gateId }: WindowCheck): Promise<WindowTaken | undefined> {
+  const gateRun = client.workflow
+    .getHandle(gateId)
+    .describe()
+    .then(takenBy, (err: unknown) => {
+      if (err instanceof WorkflowNotFoundError) return undefined;
+      throw err;
+    });
+  const earlier = (async () => {
+    for await (const wf of client.workflow.list({ query: `WorkflowId = "${workflowId}"` })) {
+      if (wf.runId === runId) continue;
+      const taken = takenBy(wf.status.name === 'RUNNING' ? await client.workflow.getHandle(workflowId, wf.runId).describe() : wf);
+      if (taken) return taken;
+    }
+    return undefined;
+  })();
+  const [a, b] = await Promise.all([gateRun, earlier]);
+  return a ?? b;
 }
 
 /**
@@ -135,41 +170,6 @@ export function createScheduleActivities(): ScheduleActivities {
       if (before - after <= 1000) return [];
       const times = await scheduleMatchingTimes(getClient(), scheduleId, after + 1000, before - 1000);
       return times.filter((t) => t > after && t < before).map(isoSeconds);
-    },
-
-    /**
-     * Whether a schedule's window has already been taken, for a run its Schedule started directly.
-     * Temporal starts a scheduled fire with REJECT_DUPLICATE, so the Schedule never runs a window's
-     * ID twice by itself; a manual trigger or a backfill it starts with ALLOW_DUPLICATE, over an
-     * earlier run of the same ID that has closed. Two places are looked at, side by side:
-     * - the gate's run of the same logical event (`gateId` = `agent@eventKey`: the window emitted as
-     *   an event, or run before schedules started their runs directly), by ID: consistent;
-     * - earlier executions of this very workflow ID, from visibility, each one then described by run
-     *   ID (visibility may still say Running). SQL visibility is written as a run closes; on
-     *   Elasticsearch a run closed within the refresh interval (about a second) may not be listed yet.
-     * An open run, or one that completed having run its window, takes it (a cancelled run completes
-     * `cancelled`: its window is answered, not run again). One that failed, was terminated or timed
-     * out leaves it free, as on the gate's path, and so does one that ended `duplicate` or `skipped`.
-     */
-    async windowTaken({ workflowId, runId, gateId }) {
-      const client = getClient();
-      const gateRun = client.workflow
-        .getHandle(gateId)
-        .describe()
-        .then(takenBy, (err: unknown) => {
-          if (err instanceof WorkflowNotFoundError) return null;
-          throw err;
-        });
-      const earlier = (async () => {
-        for await (const wf of client.workflow.list({ query: `WorkflowId = "${workflowId}"` })) {
-          if (wf.runId === runId) continue;
-          const taken = takenBy(wf.status.name === 'RUNNING' ? await client.workflow.getHandle(workflowId, wf.runId).describe() : wf);
-          if (taken) return taken;
-        }
-        return null;
-      })();
-      const [a, b] = await Promise.all([gateRun, earlier]);
-      return a ?? b;
     },
 
     /** Hand a tick's decision to the schedule's ledger, starting the ledger if it is not running. */

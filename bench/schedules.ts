@@ -50,13 +50,19 @@ const historyOf = async (client: Client, workflowId: string, runId?: string): Pr
  * named type started (the run's first step: `prepareRun` for wakegate's run, which a window's ledger
  * report beside it must not stand in for).
  */
-function hops(h: History, activityType: string): { startedMs?: number; dispatchMs?: number; taskMs?: number; toActivityMs?: number; activityStartedMs?: number } {
+function hops(
+  h: History,
+  activityType: string,
+): { startedMs?: number; dispatchMs?: number; taskMs?: number; toActivityMs?: number; activityStartedMs?: number; activityMs?: number } {
   const started = first(h, EventType.EVENT_TYPE_WORKFLOW_EXECUTION_STARTED);
   const taskStarted = first(h, EventType.EVENT_TYPE_WORKFLOW_TASK_STARTED);
   const taskDone = first(h, EventType.EVENT_TYPE_WORKFLOW_TASK_COMPLETED);
   const scheduled = h.find((e) => e.eventType === EventType.EVENT_TYPE_ACTIVITY_TASK_SCHEDULED && e.activityTaskScheduledEventAttributes?.activityType?.name === activityType);
   const activityStarted = atMs(
     h.find((e) => e.eventType === EventType.EVENT_TYPE_ACTIVITY_TASK_STARTED && String(e.activityTaskStartedEventAttributes?.scheduledEventId) === String(scheduled?.eventId)),
+  );
+  const activityDone = atMs(
+    h.find((e) => e.eventType === EventType.EVENT_TYPE_ACTIVITY_TASK_COMPLETED && String(e.activityTaskCompletedEventAttributes?.scheduledEventId) === String(scheduled?.eventId)),
   );
   const diff = (a?: number, b?: number) => (a !== undefined && b !== undefined ? a - b : undefined);
   return {
@@ -65,6 +71,7 @@ function hops(h: History, activityType: string): { startedMs?: number; dispatchM
     taskMs: diff(taskDone, taskStarted),
     toActivityMs: diff(activityStarted, taskDone),
     activityStartedMs: activityStarted,
+    activityMs: diff(activityDone, activityStarted),
   };
 }
 
@@ -158,8 +165,9 @@ async function main(): Promise<void> {
       wg.push(run.activityStartedMs - nominal);
       add('wakegate, Schedule → run: nominal → run started (the Schedule)', run.startedMs! - nominal);
       add("wakegate: run's first workflow task dispatched", run.dispatchMs);
-      add("wakegate: run's first workflow task (worker; with the window's check, a local activity)", run.taskMs);
+      add("wakegate: run's first workflow task (worker)", run.taskMs);
       add('wakegate: run task done → first step (prepareRun) started', run.toActivityMs);
+      add("wakegate: the first step itself (with the window's check)", run.activityMs);
     }
     const bb: number[] = [];
     for (const wf of await list(client, 'WorkflowType = "bareWorkflow"')) {
@@ -182,6 +190,7 @@ async function main(): Promise<void> {
       add('reference: run\'s first workflow task dispatched', run.dispatchMs);
       add('reference: run\'s first workflow task (worker)', run.taskMs);
       add('reference: run task done → first activity started', run.toActivityMs);
+      add('reference: the first step itself', run.activityMs);
     }
     const summary = (xs: number[]) => ({ fires: xs.length, p50Ms: pct(xs, 50), p99Ms: pct(xs, 99), maxMs: Math.max(...xs) });
     const result = {

@@ -1,7 +1,7 @@
 import type { PageRequest, RunObservation, RunVerdict } from './supervisor-types';
 import type { AgentPolicy, EffectPolicy } from '../agents/policy';
 import type { AdmissionInput, OfferAnswer } from './coalesce-types';
-import type { TickReport, WindowTaken, WindowRunResult } from './schedule-types';
+import type { TickReport, WindowCheck, WindowTaken, WindowRunResult } from './schedule-types';
 import type { WakeInput } from './types';
 
 /**
@@ -129,7 +129,14 @@ export interface RunWindowInput {
 /** The run's activities (activities/run.ts). */
 export interface RunActivities {
   /** The agent's plain-JSON policy and the run's payload merged from every event it absorbed. Unknown agent → non-retryable. */
-  prepareRun(input: { agent: string; payloads: Record<string, unknown>[]; /** A held run that continued as new asks the supervisor through its hold (no fresh verdict, no permit). */ withoutVerdict?: boolean }): Promise<{ policy: AgentPolicy; payload: Record<string, unknown>; verdict?: RunVerdict }>;
+  prepareRun(input: {
+    agent: string;
+    payloads: Record<string, unknown>[];
+    /** A held run that continued as new asks the supervisor through its hold (no fresh verdict, no permit). */
+    withoutVerdict?: boolean;
+    /** A schedule's window its Schedule started directly: first, whether an earlier run already took it (then no verdict, no permit). */
+    window?: WindowCheck;
+  }): Promise<{ policy: AgentPolicy; payload: Record<string, unknown>; verdict?: RunVerdict; taken?: WindowTaken }>;
   /** One model turn, one attempt; heartbeats while it waits. */
   modelCall(req: ModelRequest): Promise<ModelReply & { attempt: number }>;
   /** One call of one of the agent's read-only tools; heartbeats with its progress. */
@@ -158,8 +165,6 @@ export interface ScheduleActivities {
   windowsBetween(input: { scheduleId: string; afterIso: string; beforeIso: string }): Promise<string[]>;
   /** Hand a tick's decision to the schedule's ledger, starting the ledger if it is not running. */
   reportTick(input: { scheduleId: string; report: TickReport }): Promise<void>;
-  /** The run that already took a schedule's window, if one did (see activities/schedule.ts). */
-  windowTaken(input: { workflowId: string; runId: string; gateId: string }): Promise<WindowTaken | null>;
 }
 
 /** The supervisor's activities (activities/supervisor.ts) and a held run's re-check. */

@@ -39,7 +39,7 @@ import { newPool } from './run/budget';
 import { newRunState, type RunOutcome } from './run/state';
 import { CONTINUE_AS_NEW, haltVerdict, holdIfSupervised, NOT_YET_WORKING } from './run/hold';
 import type { HoldRecord } from './supervisor-types';
-import { isScheduledRun, openWindow, scheduledWakeInput, settleReport } from './run/window';
+import { isScheduledRun, openWindow, scheduledWakeInput, settleReport, takenOutcome } from './run/window';
 
 /** Workflow time (replayed from history, so deterministic); the wall-clock budget is measured in it. */
 // eslint-disable-next-line no-restricted-syntax
@@ -245,17 +245,17 @@ export async function wakeWorkflow(arg: WakeInput | ScheduledRunInput): Promise<
   try {
     const outcome = await runScope.run(async (): Promise<RunOutcome> => {
       state.phase = 'loading';
-      if (input.scheduled && !resumed) {
-        const window = await openWindow({ ...input, scheduled: input.scheduled }, workflowNow());
-        reported = window.reported;
-        if (window.outcome) return window.outcome;
-      }
+      const window = input.scheduled && !resumed ? await openWindow({ ...input, scheduled: input.scheduled }, workflowNow()) : undefined;
+      reported = window?.reported;
+      if (window?.outcome) return window.outcome;
       // The agent's policy and the payload it works on (merged by the agent from every absorbed event), through history.
-      const { policy, payload, verdict } = await prepareRun({
+      const { policy, payload, verdict, taken } = await prepareRun({
         agent: input.agent,
         payloads: input.absorbed?.map((e) => e.payload ?? {}) ?? [input.payload],
         ...(resumed ? { withoutVerdict: true } : {}),
+        ...(window?.check ? { window: window.check } : {}),
       });
+      if (taken) return takenOutcome({ ...input, scheduled: input.scheduled! }, taken);
       // The supervisor's word before any token is spent: a held run waits here until it is let go.
       // A halt that reached the run before its work holds it, whatever an older read of the supervisor said.
       const first = verdict && haltedBeforeWork ? haltVerdict(haltedBeforeWork, verdict) : verdict;

@@ -7,12 +7,12 @@ import {
   log,
   ParentClosePolicy,
   proxyActivities,
-  proxyLocalActivities,
   startChild,
   workflowInfo,
   WorkflowIdReusePolicy,
 } from '@temporalio/workflow';
 import type { ScheduleActivities } from '../contracts';
+import type { WindowCheck, WindowTaken } from '../schedule-types';
 import { FailureType } from '../failures';
 import { agentEventId, eventKey, scheduleWindowRunId } from '../ids';
 import { catchUpDecision, nominalOf } from '../schedule-window';
@@ -31,12 +31,6 @@ import type { RunOutcome } from './state';
 const { reportTick } = proxyActivities<ScheduleActivities>({
   startToCloseTimeout: '30 seconds',
   retry: { maximumAttempts: 10 },
-});
-
-// A local activity: it runs inside the run's first workflow task, with no round trip through the server.
-const { windowTaken } = proxyLocalActivities<ScheduleActivities>({
-  startToCloseTimeout: '10 seconds',
-  retry: { maximumAttempts: 5 },
 });
 
 /** Whether the workflow's input is the Schedule's fixed one rather than a whole WakeInput. */
@@ -71,13 +65,16 @@ export interface OpenedWindow {
   outcome?: RunOutcome;
   /** The ledger report, running beside the window; the run waits for it before it closes. */
   reported: Promise<void>;
+  /** Otherwise: where the run's first step looks for an earlier run of the window. */
+  check?: WindowCheck;
 }
 
 /**
  * Before the agent's first step: the catch-up decision (`skip` declines a late window, `latest` folds
- * it into the newest due window, run as that window's own run), the report to the schedule's ledger
- * (beside the run, off its lag), and whether an earlier run already took this window.
- * `startedMs` is workflow time at the run's first activation.
+ * it into the newest due window, run as that window's own run) and the report to the schedule's
+ * ledger (beside the run, off its lag). Whether an earlier run already took this window is the first
+ * step's first question (`check`, see takenOutcome). `startedMs` is workflow time at the run's first
+ * activation.
  */
 export async function openWindow(input: WakeInput & { scheduled: ScheduledWindow }, startedMs: number): Promise<OpenedWindow> {
   const w = input.scheduled;
@@ -98,22 +95,27 @@ export async function openWindow(input: WakeInput & { scheduled: ScheduledWindow
   if (report.outcome === 'coalesced') return { reported, outcome: await foldInto(input, report.into!) };
 
   const info = workflowInfo();
-  const taken = await windowTaken({ workflowId: info.workflowId, runId: info.runId, gateId: agentEventId(input.agent, input.eventKey) });
-  if (!taken) return { reported };
+  return { reported, check: { workflowId: info.workflowId, runId: info.runId, gateId: agentEventId(input.agent, input.eventKey) } };
+}
+
+/**
+ * The window had already been taken (the run's first step found the earlier run): the run ends
+ * `duplicate`, pointing at it; with another payload than that run's, it fails as a mismatch (and
+ * `pauseOnFailure` can pause the schedule).
+ */
+export function takenOutcome(input: WakeInput & { scheduled: ScheduledWindow }, taken: WindowTaken): RunOutcome {
+  const { nominal, scheduleId } = input.scheduled;
   if (taken.fingerprint && taken.fingerprint !== input.fingerprint) {
     throw ApplicationFailure.nonRetryable(
-      `window ${nominal} of schedule ${w.scheduleId} already ran as ${taken.workflowId} with another payload (fingerprint ${taken.fingerprint}, now ${input.fingerprint}); rearm it to run it with this one`,
+      `window ${nominal} of schedule ${scheduleId} already ran as ${taken.workflowId} with another payload (fingerprint ${taken.fingerprint}, now ${input.fingerprint}); rearm it to run it with this one`,
       FailureType.ScheduleWindowMismatch,
       { nominal, takenBy: taken },
     );
   }
   return {
-    reported,
-    outcome: {
-      reason: 'duplicate',
-      summary: `window ${nominal} was already taken by ${taken.workflowId} (${taken.terminalReason ?? taken.status.toLowerCase()}): not run again`,
-      output: { nominal, takenBy: taken },
-    },
+    reason: 'duplicate',
+    summary: `window ${nominal} was already taken by ${taken.workflowId} (${taken.terminalReason ?? taken.status.toLowerCase()}): not run again`,
+    output: { nominal, takenBy: taken },
   };
 }
 
