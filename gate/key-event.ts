@@ -101,7 +101,7 @@ export function keyEvent(registry: TriggerRegistry, raw: WakeEventInput | unknow
     return {
       agent,
       input: {
-        runKey: agentEventId(name, key),
+        runKey: def.runId && !agent.policy.coalesce ? def.runId(name, { entity: event.entity, bucketStartMs: bucketMs }) : agentEventId(name, key),
         agent: name,
         wakeKey,
         eventKey: key,

@@ -4,6 +4,8 @@ import type { TestWorkflowEnvironment } from '@temporalio/testing';
 import { WorkflowFailedError, WorkflowNotFoundError } from '@temporalio/client';
 import { CancelledFailure } from '@temporalio/common';
 import { cadenceQuery } from '../workflows/schedule-messages';
+import { scheduleWindowRunId } from '../workflows/ids';
+import { isoSeconds } from '../workflows/time';
 import { statusQuery } from '../workflows/messages';
 import type { FixedDelayInput, FixedDelayState } from '../workflows/schedule-types';
 import type { WakeResult, WakeStatus } from '../workflows/types';
@@ -42,7 +44,7 @@ describe('fixed-delay cadence (time-skipping server)', () => {
     assert.ok(state.driftMs < 2 * HOLD_MS + 60_000, `drift ${state.driftMs}`);
     assert.equal(state.lastTerminalReason, 'success');
     // Each run passed the gate under its own window: the first and the last start are distinct wakes, both completed.
-    const wakeOf = (ms: number) => env.client.workflow.getHandle(`canary@schedule/tick/${scheduleId}/${new Date(ms).toISOString().replace(/\.\d{3}Z$/, 'Z')}`);
+    const wakeOf = (ms: number) => env.client.workflow.getHandle(scheduleWindowRunId('canary', scheduleId, isoSeconds(ms)));
     for (const ms of [state.firstStartMs!, state.lastStartMs!]) assert.equal((await wakeOf(ms).describe()).status.name, 'COMPLETED');
     assert.ok(state.lastStartMs! - state.firstStartMs! >= 2 * (DELAY_MS + HOLD_MS));
   });
@@ -57,7 +59,7 @@ describe('fixed-delay cancellation (time-skipping server)', () => {
     await withTimeSkippingWorker(env, taskQueue, async () => {
       const handle = await env.client.workflow.start('fixedDelayWorkflow', { workflowId: `wakegate-delay/${scheduleId}`, taskQueue, args: [input] });
       const running = await eventually(() => handle.query(cadenceQuery), (q) => q.phase === 'running' && q.lastStartMs !== undefined, 30_000, 'a window in flight');
-      const wake = env.client.workflow.getHandle(`canary@schedule/tick/${scheduleId}/${new Date(running.lastStartMs!).toISOString().replace(/\.\d{3}Z$/, 'Z')}`);
+      const wake = env.client.workflow.getHandle(scheduleWindowRunId('canary', scheduleId, isoSeconds(running.lastStartMs!)));
       // The loop is `running` from just before its activity starts the wake: until then there is none.
       const wakeStatus = () => wake.query(statusQuery).catch((err: unknown) => (err instanceof WorkflowNotFoundError ? undefined : Promise.reject(err)));
       await eventually(wakeStatus, (s?: WakeStatus) => s?.phase === 'hold', 30_000, 'the wake holding');

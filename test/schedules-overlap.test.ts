@@ -1,9 +1,12 @@
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
+import type { WorkflowExecutionInfo } from '@temporalio/client';
 import { scheduleGaps } from '../schedules/inspect';
 import { eventually, startDevEnv, unique, withWorker, type DevEnv } from './helpers/env';
 import { toScheduleOptions } from '../schedules/to-temporal';
 import { createActivities } from '../activities';
+import { Gate } from '../gate/gate';
+import { defaultRegistry } from '../triggers/registry';
 import { failingCanary } from './helpers/agents';
 import { createSchedule, overlapping, ranOf, resultOf, sleep, testSchedule, ticksOf, wakesOf, windowOf } from './helpers/schedules';
 
@@ -115,6 +118,23 @@ describe('overlap with a run longer than the interval (dev server)', () => {
         // Nothing of the agent ran: no model or tool spend, no attempt beyond the first.
         assert.equal(result.usage, undefined);
       }
+
+      // The same window emitted through the gate (a CLI call, a producer) names the same run: answered from it.
+      const gate = new Gate({ client: env.client, taskQueue, registry: defaultRegistry() });
+      const tick = (occurredAt: string, deliveryId: string) => ({ source: 'schedule', entity: def.id, type: 'tick', occurredAt, payload: {}, deliveryId });
+      const emitted = await gate.admit(tick('2026-01-01T01:00:00Z', 'cli-1'), { agent: 'canary' });
+      assert.equal(emitted.decision, 'completed');
+      assert.equal(emitted.workflowId, first.find((f) => windowOf(f) === '2026-01-01T01:00:00Z')!.workflowId);
+      // And a window emitted first, then fired by the Schedule: the Schedule's run finds it taken.
+      const early = await gate.admit(tick('2026-01-01T03:00:00Z', 'cli-2'), { agent: 'canary' });
+      assert.equal(early.decision, 'started');
+      await env.client.workflow.getHandle(early.workflowId).result();
+      await handle.backfill({ start: new Date('2026-01-01T03:00:00Z'), end: new Date('2026-01-01T03:00:00Z'), overlap: (await handle.describe()).policies.overlap });
+      const isThree = (x: WorkflowExecutionInfo) => windowOf(x) === '2026-01-01T03:00:00Z' && x.status.name !== 'RUNNING';
+      const three = (await eventually(() => ticksOf(env.client, def.id), (t) => t.some(isThree), 30_000, 'the window fired after it was emitted')).find(isThree)!;
+      const late = await env.client.workflow.getHandle(three.workflowId, three.runId).result();
+      assert.equal(three.workflowId, early.workflowId, 'one ID for the window, whoever starts it');
+      assert.equal(late.terminalReason, 'duplicate', late.summary);
       await handle.delete();
     });
   });

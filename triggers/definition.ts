@@ -38,6 +38,15 @@ export const TriggerDefinitionSchema = z.strictObject({
   fingerprint: z.union([z.literal('payload'), z.array(z.string().min(1)).nonempty()]),
   /** Schema the payload must satisfy. */
   payload: z.custom<z.ZodType<Record<string, unknown>>>((v) => v instanceof z.ZodType, 'payload must be a zod schema'),
+  /**
+   * The workflow ID of an event's run on the one-call path, when something other than the gate also
+   * starts that run under a name of its own (a Temporal Schedule names each window's run
+   * `<action id>-<nominal>`): both paths then share one ID, so Temporal refuses the second either way.
+   * Default `agent@eventKey`. A coalescing agent's admission record keeps the default.
+   */
+  runId: z
+    .custom<(agent: string, event: { entity: string; bucketStartMs: number }) => string>((v) => typeof v === 'function', 'runId must be a function')
+    .optional(),
 });
 
 export type TriggerDefinitionInput = z.input<typeof TriggerDefinitionSchema>;

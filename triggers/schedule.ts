@@ -1,5 +1,7 @@
 import { z } from 'zod';
 import { defineTrigger } from './definition';
+import { scheduleWindowRunId } from '../workflows/ids';
+import { isoSeconds } from '../workflows/time';
 
 /**
  * Scheduled wakes (schedules/): entity = schedule id, type `tick`, occurredAt = the window's nominal
@@ -18,4 +20,7 @@ export const scheduleTrigger = defineTrigger({
     'never splits one.',
   fingerprint: 'payload',
   payload: z.record(z.string(), z.unknown()),
+  // The Temporal Schedule starts a one-call agent's window itself, as `<agent>@schedule/tick/<id>-<nominal>`:
+  // the window emitted through the gate is the same run.
+  runId: (agent, event) => scheduleWindowRunId(agent, event.entity, isoSeconds(event.bucketStartMs)),
 });
