@@ -14,6 +14,9 @@ import { startStandins, type Standins } from '../standins';
 import { eventually, startDevEnv, unique, type DevEnv } from './helpers/env';
 import { outsideEnv } from './helpers/outside';
 import { activityEvents, deferred, spawnWorker, type WorkerProcess } from './helpers/worker-process';
+import { createSchedule, testSchedule, ticksOf } from './helpers/schedules';
+import { ScheduleOverlapPolicy } from '@temporalio/client';
+import { temporal } from '@temporalio/proto';
 
 /*
  * Seed Test 1 and Test 2 with real worker processes: the worker is SIGKILLed (or SIGSTOPped) at the
@@ -216,5 +219,35 @@ describe('crash windows with real worker processes (seed Test 1 and Test 2)', ()
     assert.equal(effects(result)[1]!.outcome, 'reconciled_redone');
     assert.equal(standins.exports.jobs.filter((j) => j.campaign === campaign).length, 1);
     hooks.exportPost = undefined;
+  });
+});
+
+describe('a schedule window the Schedule started itself, with its worker SIGKILLed', () => {
+  test('the run finishes once on another worker, and the window fired again is answered as a duplicate', async () => {
+    const taskQueue = unique('crash-sched');
+    const first = await worker(taskQueue);
+    // The canary holds 3 s in its tool (heartbeating every second; a retry resumes from the time held).
+    const def = testSchedule({ overlap: 'buffer_all', catchUp: 'all', spec: { every: '1h' }, payload: { holdMs: 3000 } });
+    const handle = await createSchedule(env.client, def, taskQueue);
+    const window = { start: new Date('2026-04-01T00:00:00Z'), end: new Date('2026-04-01T00:00:00Z'), overlap: ScheduleOverlapPolicy.BUFFER_ALL };
+    await handle.backfill(window);
+    const [run] = await eventually(() => ticksOf(env.client, def.id), (t) => t.length === 1, 20_000, 'the window started');
+    const wake = env.client.workflow.getHandle(run!.workflowId, run!.runId);
+    const holding = (p: temporal.api.workflow.v1.IPendingActivityInfo[]) =>
+      p.some((a) => a.activityType?.name === 'toolCall' && a.state === temporal.api.enums.v1.PendingActivityState.PENDING_ACTIVITY_STATE_STARTED);
+    await eventually(async () => (await wake.describe()).raw.pendingActivities ?? [], holding, 20_000, 'the canary holding in its tool');
+    await first.kill();
+    await worker(taskQueue);
+    const result = (await wake.result()) as WakeResult;
+    assert.equal(result.terminalReason, 'success', result.summary);
+    assert.ok((result.attempts ?? 1) >= 2, `the tool was retried on the second worker (attempts ${result.attempts})`);
+    // Fired again (a backfill of the same window): answered by the run that took it, nothing runs.
+    await handle.backfill(window);
+    const runs = await eventually(() => ticksOf(env.client, def.id), (t) => t.length === 2 && t.every((x) => x.status.name !== 'RUNNING'), 30_000, 'the window fired again');
+    const again = runs.find((r) => r.runId !== run!.runId)!;
+    const answer = (await env.client.workflow.getHandle(again.workflowId, again.runId).result()) as WakeResult;
+    assert.equal(answer.terminalReason, 'duplicate', answer.summary);
+    assert.equal((answer.output as { takenBy: { runId: string } }).takenBy.runId, run!.runId);
+    await handle.delete();
   });
 });
