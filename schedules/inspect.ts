@@ -61,10 +61,10 @@ export async function describeSchedule(client: Client, def: ScheduleDefinition):
   };
 }
 
-/** The schedule's durable gap records, from its ledger (empty if no tick has reported yet). */
+/** The schedule's durable gap records, from its ledger (empty if no window has reported yet). */
 export async function scheduleGaps(client: Client, scheduleId: string): Promise<LedgerState & { note: string }> {
   const note =
-    'not_started windows are found when the next tick reports; windows after lastNominal are not judged yet. ' +
+    'not_started windows are found when the next window reports; windows after lastNominal are not judged yet. ' +
     'Temporal counts (schedules list: skippedOverlap, missedCatchupWindow) cover every window, named or not.';
   try {
     const state = await client.workflow.getHandle(ledgerWorkflowId(scheduleId)).query(gapsQuery);
@@ -81,7 +81,7 @@ export async function triggerSchedule(client: Client, scheduleId: string, overla
   const policy = effectiveOverlap(await handle.describe(), overlap);
   const at = Date.now();
   await handle.trigger(policy);
-  // Temporal names the manual tick after the time it takes the request (seconds), like a scheduled one.
+  // Temporal names the manual run (or tick) after the time it takes the request (seconds), like a scheduled one.
   return { scheduleId, overlap: name(policy), requestedAt: new Date(at).toISOString() };
 }
 

@@ -16,8 +16,8 @@ const REPORTS_PER_RUN = 500;
 const isoNow = () => new Date(Date.now()).toISOString();
 
 /**
- * The durable gap ledger of one schedule (workflow ID `wakegate-ledger/<schedule id>`), fed by its
- * ticks. Temporal counts skipped and missed windows (describe: numActionsSkippedOverlap,
+ * The durable gap ledger of one schedule (workflow ID `wakegate-ledger/<schedule id>`), fed by each
+ * window as it decides (the window's run, or a coalescing agent's tick; both called ticks below). Temporal counts skipped and missed windows (describe: numActionsSkippedOverlap,
  * numActionsMissedCatchupWindow) but does not say which ones; this ledger names them. Each tick
  * reports its nominal time and decision; the windows of the spec strictly between the newest
  * nominal seen and a newer one had no tick (skipped by overlap, or missed the catch-up window), and
