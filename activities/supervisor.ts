@@ -95,7 +95,7 @@ export function createSupervisorActivities(opts: { policy: SupervisorPolicy; pag
         // A schedule's window that did not run the agent (already taken, or declined by its catch-up policy) is not a run to judge.
         .filter((c) => c.reason !== 'duplicate' && c.reason !== 'skipped')
         .sort((a, b) => a.closeMs - b.closeMs);
-      return { closures: closures.slice(0, limit), truncated: closures.length > limit };
+      return { closures: closures.slice(0, limit), truncated: closures.length > limit || found.length >= limit * 5 };
     },
 
     async sendPage(page) {

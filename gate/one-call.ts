@@ -1,4 +1,5 @@
 import { WorkflowExecutionAlreadyStartedError, WorkflowNotFoundError, type WorkflowExecutionDescription } from '@temporalio/client';
+import { agentEventId } from '../workflows/ids';
 import type { WakeInput, WakeResult } from '../workflows/types';
 import type { wakeWorkflow } from '../workflows/wake';
 import type { WakeAnswer } from './decision';
@@ -22,7 +23,7 @@ export function mismatch(input: WakeInput, stored: string, base: WakeAnswer, run
 
 /**
  * The one-call path, for an agent that does not coalesce: one Temporal start of the run with
- * workflow ID `agent@eventKey` (conflict FAIL: no second open run; reuse ALLOW_DUPLICATE_FAILED_ONLY:
+ * workflow ID `agent@eventKey`, or the name its trigger gives runs (`runId`) (conflict FAIL: no second open run; reuse ALLOW_DUPLICATE_FAILED_ONLY:
  * a completed run is never repeated, a failed one may run again). Only a duplicate pays for a second
  * call, to answer it: open → `in_progress` (its delivery id recorded on the run), completed → its
  * stored result, a different fingerprint → `mismatch`.
@@ -30,6 +31,14 @@ export function mismatch(input: WakeInput, stored: string, base: WakeAnswer, run
 export async function admitOneCall(ctx: PathContext, input: WakeInput): Promise<WakeAnswer> {
   const { client, taskQueue } = ctx;
   const base: WakeAnswer = { decision: 'started', agent: input.agent, wakeKey: input.wakeKey, workflowId: input.runKey };
+  // A trigger that names its runs otherwise (`runId`: a schedule's window) may have a run of this
+  // event under the default name, started before it did so: that run holds the event.
+  const legacyId = agentEventId(input.agent, input.eventKey);
+  if (legacyId !== input.runKey) {
+    let held = await answerFromRun(ctx, input, { ...base, workflowId: legacyId }, legacyId);
+    if (held === RETRY) held = await answerFromRun(ctx, input, { ...base, workflowId: legacyId }, legacyId);
+    if (held && held !== RETRY) return held;
+  }
   for (let round = 0; round < MAX_ROUNDS; round++) {
     try {
       const handle = await client.workflow.start<typeof wakeWorkflow>('wakeWorkflow', {
@@ -47,35 +56,42 @@ export async function admitOneCall(ctx: PathContext, input: WakeInput): Promise<
       if (!(err instanceof WorkflowExecutionAlreadyStartedError)) throw err;
     }
 
-    const handle = client.workflow.getHandle(input.runKey);
-    let desc: WorkflowExecutionDescription;
-    try {
-      desc = await handle.describe();
-    } catch (err) {
-      if (err instanceof WorkflowNotFoundError) continue;
-      throw err;
-    }
-    const stored = desc.memo?.fingerprint;
-    if (typeof stored === 'string' && stored !== input.fingerprint) return mismatch(input, stored, base, desc.runId);
-    switch (desc.status.name) {
-      case 'RUNNING':
-        if (input.deliveryId) {
-          try {
-            await ctx.deliveries.record(input.runKey, desc.runId, input.deliveryId);
-          } catch (err) {
-            if (err instanceof WorkflowNotFoundError) continue; // closed meanwhile: answer from its outcome
-            throw err;
-          }
-        }
-        return { ...base, decision: 'in_progress', runId: desc.runId };
-      case 'COMPLETED': {
-        const result = (await client.workflow.getHandle(input.runKey, desc.runId).result()) as WakeResult;
-        return { ...base, decision: 'completed', runId: desc.runId, result };
-      }
-      default:
-        // Failed, timed out, terminated: the reuse policy lets the next start through.
-        continue;
-    }
+    const answer = await answerFromRun(ctx, input, base, input.runKey);
+    if (answer && answer !== RETRY) return answer;
   }
   throw new Error(`gate: ${input.runKey} changed state ${MAX_ROUNDS} times while answering; try again`);
+}
+
+/** Answer a delivery from the run that holds its event; RETRY when that run closed meanwhile, undefined when there is none or it failed. */
+const RETRY = 'retry' as const;
+async function answerFromRun(ctx: PathContext, input: WakeInput, base: WakeAnswer, workflowId: string): Promise<WakeAnswer | typeof RETRY | undefined> {
+  const { client } = ctx;
+  let desc: WorkflowExecutionDescription;
+  try {
+    desc = await client.workflow.getHandle(workflowId).describe();
+  } catch (err) {
+    if (err instanceof WorkflowNotFoundError) return undefined;
+    throw err;
+  }
+  const stored = desc.memo?.fingerprint;
+  if (typeof stored === 'string' && stored !== input.fingerprint) return mismatch(input, stored, base, desc.runId);
+  switch (desc.status.name) {
+    case 'RUNNING':
+      if (input.deliveryId) {
+        try {
+          await ctx.deliveries.record(workflowId, desc.runId, input.deliveryId);
+        } catch (err) {
+          if (err instanceof WorkflowNotFoundError) return RETRY; // closed meanwhile: answer from its outcome
+          throw err;
+        }
+      }
+      return { ...base, decision: 'in_progress', runId: desc.runId };
+    case 'COMPLETED': {
+      const result = (await client.workflow.getHandle(workflowId, desc.runId).result()) as WakeResult;
+      return { ...base, decision: 'completed', runId: desc.runId, result };
+    }
+    default:
+      // Failed, timed out, terminated: the reuse policy lets the next start through.
+      return undefined;
+  }
 }

@@ -114,6 +114,8 @@ export function toScheduleOptions(def: ScheduleDefinition, taskQueue: string, re
 
 /** sha256 of everything sync writes for a definition: equal digest means nothing to update. */
 export function definitionDigest(def: ScheduleDefinition, taskQueue: string, registry: TriggerRegistry = defaultRegistry()): string {
-  // The tick's input too: what the agent derives from the payload (wake key, path) is part of what sync must keep current.
-  return createHash('sha256').update(canonicalJson({ def, taskQueue, tick: tickInput(def, registry) })).digest('hex').slice(0, 16);
+  // The tick's input too: what the agent derives from the payload (wake key, path) is part of what sync must keep current;
+  // and what the Schedule starts (the run itself, or a tick), so a schedule synced when every window had a tick is updated.
+  const tick = tickInput(def, registry);
+  return createHash('sha256').update(canonicalJson({ def, taskQueue, tick, starts: tick.oneCall ? 'run' : 'tick' })).digest('hex').slice(0, 16);
 }

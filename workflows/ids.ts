@@ -9,8 +9,9 @@ import { isoSeconds } from './time';
  * - `agent@eventKey`: what one agent does about one logical event. On the one-call path it is the
  *   run itself; for a coalescing agent it is the event's admission record. Temporal refuses a second
  *   open execution of it, so duplicate deliveries cannot start twice.
- * - `agent@schedule/tick/<schedule id>-<nominal>`: a schedule's window that its Temporal Schedule
- *   started directly (one-call agents); Temporal names it so.
+ * - `agent@schedule/tick/<schedule id>-<nominal>`: a schedule's window on the one-call path, in place
+ *   of `agent@eventKey`: Temporal's Schedule names the runs it starts so, and the schedule trigger
+ *   (`runId`) gives the gate's runs of schedule events the same name.
  * - `agent#wakeKey`: the coalescer of one (agent, wake key).
  * - `agent#wakeKey@eventKey`: a coalesced run, named after the event that opened its batch (each
  *   event opens at most one batch, so the ID is unique without a counter).

@@ -38,8 +38,9 @@ const { reportTick } = proxyActivities<ScheduleActivities>({
 /**
  * A one-call agent's window in a schedule synced by an earlier wakegate, whose action is still a tick
  * with `oneCall` (today's sync has the Schedule start such an agent's run itself, see
- * workflows/run/window.ts): the tick starts the window's run as a child workflow with the gate's ID
- * (`agent@schedule/tick/<id>/<nominal>`), its reuse policy (a completed window never runs again, a
+ * workflows/run/window.ts): the tick starts the window's run as a child workflow with the ID the gate
+ * gave a window then (`agent@schedule/tick/<id>/<nominal>`; the gate still answers from a run so
+ * named, see gate/one-call.ts), its reuse policy (a completed window never runs again, a
  * failed one may) and its fingerprint memo, and waits for it. Cancelling the tick cancels the run and
  * waits for it to end `cancelled`; a terminated tick asks it to cancel. Returns undefined when the ID
  * is taken (a window fired twice): the gate's activity then answers from the run that holds it.

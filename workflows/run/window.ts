@@ -92,7 +92,14 @@ export async function openWindow(input: WakeInput & { scheduled: ScheduledWindow
       },
     };
   }
-  if (report.outcome === 'coalesced') return { reported, outcome: await foldInto(input, report.into!) };
+  if (report.outcome === 'coalesced') {
+    try {
+      return { reported, outcome: await foldInto(input, report.into!) };
+    } catch (err) {
+      await settleReport(reported); // the run fails or is cancelled: its report still goes out first
+      throw err;
+    }
+  }
 
   const info = workflowInfo();
   return { reported, check: { workflowId: info.workflowId, runId: info.runId, gateId: agentEventId(input.agent, input.eventKey) } };
@@ -122,7 +129,8 @@ export function takenOutcome(input: WakeInput & { scheduled: ScheduledWindow }, 
 /**
  * catchUp `latest`: this late window folds into the newest due one, which runs now as its own run
  * (`<prefix>-<into>`, a child of this one, so a later fire of that window is refused by Temporal and
- * the Schedule's overlap policy still sees the work). This run waits for it and ends `skipped`.
+ * the Schedule's overlap policy still sees the work). This run waits for it and ends `skipped`
+ * (`cancelled` when that run was cancelled, as by this one's cancellation).
  */
 async function foldInto(input: WakeInput & { scheduled: ScheduledWindow }, into: string): Promise<RunOutcome> {
   const w = input.scheduled;
@@ -144,7 +152,9 @@ async function foldInto(input: WakeInput & { scheduled: ScheduledWindow }, into:
   }
   try {
     const result = (await child.result()) as WakeResult;
-    return { reason: 'skipped', summary: `${folded}, run as ${workflowId}: ${result.terminalReason}`, output: { into, workflowId, terminalReason: result.terminalReason } };
+    // Cancelled (this run killed or cancelled by its Schedule's overlap policy, which cancels the window it runs): say so.
+    const reason = result.terminalReason === 'cancelled' ? 'cancelled' : 'skipped';
+    return { reason, summary: `${folded}, run as ${workflowId}: ${result.terminalReason}`, output: { into, workflowId, terminalReason: result.terminalReason } };
   } catch (err) {
     if (err instanceof ChildWorkflowFailure && !isCancellation(err)) {
       throw ApplicationFailure.nonRetryable(`the run of window ${into} failed: ${err.cause?.message ?? err.message}`, FailureType.ScheduledWakeFailed, { into, workflowId });
