@@ -48,7 +48,7 @@ describe('catch-up after real downtime (dev server stopped and restarted)', () =
 
       // The runs that ran their window (closed: a run declined by its catch-up policy says so when it ends).
       const ran = async (id: string) =>
-        ranOf(await eventually(() => wakesOf(env.client, id), (w) => w.every((x) => x.status.name !== 'RUNNING'), 20_000, `the runs of ${id} closed`));
+        ranOf(await eventually(() => wakesOf(env.client, id), (w) => w.length > 0 && w.every((x) => x.status.name !== 'RUNNING'), 20_000, `the runs of ${id} closed`));
       const allWakes = await eventually(
         () => ran(all.id),
         (w) => missed.every((m) => w.some((x) => windowOf(x) === m)),
