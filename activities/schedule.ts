@@ -51,8 +51,8 @@ export async function scheduleMatchingTimes(client: Client, scheduleId: string, 
  * places are looked at, side by side:
  * - the gate's run of the same logical event (`gateId` = `agent@eventKey`: the window emitted as an
  *   event, or run before schedules started their runs directly), by ID: consistent;
- * - earlier executions of this very workflow ID, from visibility, each one then described by run ID
- *   (visibility may still say Running). SQL visibility is written as a run closes; on Elasticsearch a
+ * - earlier executions of this very workflow ID, listed from visibility, each one then described by
+ *   run ID (visibility may still say Running, or list a run `wakegate rearm` deleted). SQL visibility is written as a run closes; on Elasticsearch a
  *   run closed within the refresh interval (about a second) may not be listed yet.
  * An open run, or one that completed having run its window, takes it (a cancelled run completes
  * `cancelled`: its window is answered, not run again). One that failed, was terminated or timed out
@@ -69,7 +69,15 @@ export async function windowTaken(client: Client, { workflowId, runId, gateId }:
   const earlier = (async () => {
     for await (const wf of client.workflow.list({ query: `WorkflowId = "${workflowId}"` })) {
       if (wf.runId === runId) continue;
-      const taken = takenBy(wf.status.name === 'RUNNING' ? await client.workflow.getHandle(workflowId, wf.runId).describe() : wf);
+      // Visibility lists; the run's own record says how it stands (visibility may lag a close or a deletion).
+      let run;
+      try {
+        run = await client.workflow.getHandle(workflowId, wf.runId).describe();
+      } catch (err) {
+        if (err instanceof WorkflowNotFoundError) continue; // deleted (`wakegate rearm`)
+        throw err;
+      }
+      const taken = takenBy(run);
       if (taken) return taken;
     }
     return undefined;

@@ -80,7 +80,8 @@ async function deleteClosed(client: Client, workflowId: string, runId: string): 
 }
 
 /**
- * Re-arm a closed run: delete it, so the next delivery of its event starts afresh. For a coalesced
+ * Re-arm a closed run: delete it and any earlier closed run of the same ID, so the next delivery of
+ * its event (or the next fire of its schedule's window) starts afresh. For a coalesced
  * run, the admission records of every event it took are deleted first, so each of those events may
  * be admitted again; given an admission record (`agent@eventKey`), only that event is re-armed.
  * Refused while the run is open (kill it first). A person's explicit act: nothing re-arms by itself.
@@ -106,7 +107,15 @@ export async function rearm(key: string): Promise<number> {
       }
     }
     await deleteClosed(client, key, desc.runId);
-    printJson({ workflowId: key, rearmed: true, deletedRunId: desc.runId, wasStatus: desc.status.name, admissionsRearmed: rearmed });
+    // Earlier closed runs of the same ID go too: a schedule's window fired again may have left several
+    // (its run, then duplicates or a mismatch), and its next run looks for any earlier one.
+    const earlier: string[] = [];
+    for await (const wf of client.workflow.list({ query: `WorkflowId = "${key}"` })) {
+      if (wf.runId === desc.runId || wf.status.name === 'RUNNING') continue;
+      await deleteClosed(client, key, wf.runId);
+      earlier.push(wf.runId);
+    }
+    printJson({ workflowId: key, rearmed: true, deletedRunId: desc.runId, wasStatus: desc.status.name, admissionsRearmed: rearmed, earlierRunsDeleted: earlier });
     return ExitCode.ok;
   });
 }

@@ -9,6 +9,7 @@ import { Gate, keyEvent } from '../gate/gate';
 import { agentEventId } from '../workflows/ids';
 import { defaultRegistry } from '../triggers/registry';
 import { failingCanary } from './helpers/agents';
+import { runCli } from './helpers/cli';
 import { createSchedule, overlapping, ranOf, resultOf, sleep, testSchedule, ticksOf, wakesOf, windowOf } from './helpers/schedules';
 
 // Schedules need the real dev server (the time-skipping server has none).
@@ -208,6 +209,14 @@ describe('overlap with a run longer than the interval (dev server)', () => {
         /already ran as .* with another payload/.test(String(err.cause?.message)),
       );
       assert.equal((await eventually(() => handle.describe(), (d) => d.state.paused, 15_000, 'paused on failure')).state.paused, true);
+      // The person's way to run the window with the new payload: re-arm it (every closed run of its ID goes), fire it again.
+      const rearm = await runCli(['rearm', failed.workflowId], { TEMPORAL_ADDRESS: env.server.address });
+      assert.equal(rearm.code, 0, rearm.stderr);
+      assert.equal((rearm.json.earlierRunsDeleted as string[]).length, 1, 'the run that took the window goes too');
+      await handle.backfill({ ...range, overlap: (await handle.describe()).policies.overlap });
+      const rerun = await eventually(() => ticksOf(env.client, def.id), (t) => t.length === 1 && t[0]!.status.name !== 'RUNNING', 30_000, 'the re-armed window run');
+      const fresh = await env.client.workflow.getHandle(rerun[0]!.workflowId, rerun[0]!.runId).result();
+      assert.equal(fresh.terminalReason, 'success', fresh.summary);
       await handle.delete();
     });
   });
