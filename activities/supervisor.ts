@@ -43,6 +43,25 @@ async function listAll(client: Client, query: string, bound: number): Promise<Wo
 }
 
 const runsOf = (taskQueue: string) => `WorkflowType = 'wakeWorkflow' AND TaskQueue = ${quote(taskQueue)}`;
+/**
+ * The closed runs the supervisor judges, oldest first: the terminal reason and spend each run recorded
+ * on itself (a run that recorded no reason, terminated or timed out, counts as failed). A schedule's
+ * window that did not run the agent (`duplicate`: already taken; `skipped`: declined by its catch-up
+ * policy) is not a run to judge.
+ */
+export function closuresOf(found: Pick<WorkflowExecutionInfo, 'typedSearchAttributes' | 'closeTime'>[], toMs: number): RunClosure[] {
+  return found
+    .map((info) => ({
+      agent: info.typedSearchAttributes.get(WakeAgent) ?? '(unknown)',
+      reason: info.typedSearchAttributes.get(WakeTerminalReason) ?? 'failed',
+      closeMs: info.closeTime?.getTime() ?? toMs,
+      costUsd: info.typedSearchAttributes.get(WakeCostUsd) ?? 0,
+      tokens: info.typedSearchAttributes.get(WakeTokens) ?? 0,
+    }))
+    .filter((c) => c.reason !== 'duplicate' && c.reason !== 'skipped')
+    .sort((a, b) => a.closeMs - b.closeMs);
+}
+
 const isHeld = (info: WorkflowExecutionInfo) => {
   const h = info.typedSearchAttributes.get(WakeHeld);
   return h === 'halted' || h === 'cap';
@@ -83,18 +102,7 @@ export function createSupervisorActivities(opts: { policy: SupervisorPolicy; pag
     async observeRuns({ taskQueue, fromMs, toMs, limit }) {
       const query = `${runsOf(taskQueue)} AND ExecutionStatus != 'Running' AND ExecutionStatus != 'ContinuedAsNew' AND CloseTime > ${quote(new Date(fromMs).toISOString())} AND CloseTime <= ${quote(new Date(toMs).toISOString())}`;
       const found = await listAll(getClient(), query, limit * 5);
-      const closures: RunClosure[] = found
-        .map((info) => ({
-          agent: info.typedSearchAttributes.get(WakeAgent) ?? '(unknown)',
-          // A run that did not record a reason (terminated, timed out) counts as failed.
-          reason: info.typedSearchAttributes.get(WakeTerminalReason) ?? 'failed',
-          closeMs: info.closeTime?.getTime() ?? toMs,
-          costUsd: info.typedSearchAttributes.get(WakeCostUsd) ?? 0,
-          tokens: info.typedSearchAttributes.get(WakeTokens) ?? 0,
-        }))
-        // A schedule's window that did not run the agent (already taken, or declined by its catch-up policy) is not a run to judge.
-        .filter((c) => c.reason !== 'duplicate' && c.reason !== 'skipped')
-        .sort((a, b) => a.closeMs - b.closeMs);
+      const closures = closuresOf(found, toMs);
       return { closures: closures.slice(0, limit), truncated: closures.length > limit || found.length >= limit * 5 };
     },
 

@@ -1,24 +1,10 @@
-import { WorkflowExecutionAlreadyStartedError } from '@temporalio/common';
-import {
-  ActivityCancellationType,
-  ApplicationFailure,
-  CancellationScope,
-  ChildWorkflowFailure,
-  isCancellation,
-  ParentClosePolicy,
-  proxyActivities,
-  startChild,
-  workflowInfo,
-  WorkflowIdReusePolicy,
-} from '@temporalio/workflow';
+import { ActivityCancellationType, CancellationScope, isCancellation, proxyActivities, workflowInfo } from '@temporalio/workflow';
 import type { ScheduleActivities } from './contracts';
-import { FailureType } from './failures';
 import { agentEventId, eventKey } from './ids';
 import type { ScheduleTickInput, ScheduleTickResult, WindowRunResult } from './schedule-types';
-import { catchUpDecision, nominalOf } from './schedule-window';
+import { catchUpDecision, nominalOf, runWindowAsChild } from './schedule-window';
 import { isoSeconds } from './time';
 import type { WakeInput } from './types';
-import type { wakeWorkflow } from './wake';
 
 const { runScheduledWindow } = proxyActivities<ScheduleActivities>({
   // A window's wake may hold for a long time; the heartbeat notices a dead worker and carries cancellation.
@@ -64,30 +50,9 @@ async function startWindowRun(input: ScheduleTickInput, window: string): Promise
     fingerprint: oneCall.fingerprint,
     deliveryId: workflowInfo().workflowId,
   };
-  let child;
-  try {
-    child = await startChild<typeof wakeWorkflow>('wakeWorkflow', {
-      workflowId: runKey,
-      args: [run],
-      memo: { fingerprint: oneCall.fingerprint },
-      workflowIdReusePolicy: WorkflowIdReusePolicy.ALLOW_DUPLICATE_FAILED_ONLY,
-      parentClosePolicy: ParentClosePolicy.REQUEST_CANCEL,
-    });
-  } catch (err) {
-    if (err instanceof WorkflowExecutionAlreadyStartedError) return undefined;
-    throw err;
-  }
   const base = { nominal: window, decision: 'started', eventKey: key, workflowId: runKey };
-  try {
-    const result = await child.result();
-    return { ...base, terminalReason: result.terminalReason };
-  } catch (err) {
-    if (err instanceof ChildWorkflowFailure && !isCancellation(err)) {
-      // The wake failed: fail the tick, so `pauseOnFailure` can act.
-      throw ApplicationFailure.nonRetryable(`the wake for ${key} failed: ${err.cause?.message ?? err.message}`, FailureType.ScheduledWakeFailed, base);
-    }
-    throw err;
-  }
+  const result = await runWindowAsChild(runKey, run, base);
+  return result && { ...base, terminalReason: result.terminalReason };
 }
 
 /**

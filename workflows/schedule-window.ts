@@ -1,8 +1,19 @@
-import { defineSearchAttributeKey, SearchAttributeType } from '@temporalio/common';
-import { proxyActivities, workflowInfo } from '@temporalio/workflow';
+import { defineSearchAttributeKey, SearchAttributeType, WorkflowExecutionAlreadyStartedError } from '@temporalio/common';
+import {
+  ApplicationFailure,
+  ChildWorkflowFailure,
+  isCancellation,
+  ParentClosePolicy,
+  proxyActivities,
+  startChild,
+  workflowInfo,
+  WorkflowIdReusePolicy,
+} from '@temporalio/workflow';
 import type { ScheduleActivities } from './contracts';
+import { FailureType } from './failures';
 import type { CatchUp, ScheduleTickResult, TickReport } from './schedule-types';
 import { isoSeconds } from './time';
+import type { ScheduledRunInput, WakeInput, WakeResult } from './types';
 
 /**
  * A schedule's window as the workflow the Temporal Schedule started sees it (the tick of a coalescing
@@ -51,4 +62,40 @@ export async function catchUpDecision(policy: { scheduleId: string; catchUp: Cat
     if (latest) return { nominal, outcome: 'coalesced', into: latest };
   }
   return { nominal, outcome: 'run' };
+}
+
+/**
+ * Run a schedule's window as a child of this workflow, under the window's run ID, and wait for it:
+ * the gate's reuse policy (a completed window never runs again, a failed one may), its fingerprint
+ * memo, and parent-close `REQUEST_CANCEL` (cancelling this workflow cancels the run and waits for it
+ * to end `cancelled`; a terminated one asks it to cancel). Undefined when the ID is taken (the window
+ * fired twice). A failed run fails this workflow too (non-retryable `ScheduledWakeFailed`, with
+ * `details`), so `pauseOnFailure` can act.
+ */
+export async function runWindowAsChild(
+  workflowId: string,
+  arg: WakeInput | ScheduledRunInput,
+  details: { nominal: string } & Record<string, unknown>,
+): Promise<WakeResult | undefined> {
+  let child;
+  try {
+    child = await startChild('wakeWorkflow', {
+      workflowId,
+      args: [arg],
+      memo: { fingerprint: arg.fingerprint },
+      workflowIdReusePolicy: WorkflowIdReusePolicy.ALLOW_DUPLICATE_FAILED_ONLY,
+      parentClosePolicy: ParentClosePolicy.REQUEST_CANCEL,
+    });
+  } catch (err) {
+    if (err instanceof WorkflowExecutionAlreadyStartedError) return undefined;
+    throw err;
+  }
+  try {
+    return (await child.result()) as WakeResult;
+  } catch (err) {
+    if (err instanceof ChildWorkflowFailure && !isCancellation(err)) {
+      throw ApplicationFailure.nonRetryable(`the run ${workflowId} of window ${details.nominal} failed: ${err.cause?.message ?? err.message}`, FailureType.ScheduledWakeFailed, details);
+    }
+    throw err;
+  }
 }

@@ -1,23 +1,11 @@
-import { WorkflowExecutionAlreadyStartedError } from '@temporalio/common';
-import {
-  ApplicationFailure,
-  CancellationScope,
-  ChildWorkflowFailure,
-  isCancellation,
-  log,
-  ParentClosePolicy,
-  proxyActivities,
-  startChild,
-  workflowInfo,
-  WorkflowIdReusePolicy,
-} from '@temporalio/workflow';
+import { ApplicationFailure, CancellationScope, log, proxyActivities, workflowInfo } from '@temporalio/workflow';
 import type { ScheduleActivities } from '../contracts';
 import type { WindowCheck, WindowTaken } from '../schedule-types';
 import { FailureType } from '../failures';
 import { agentEventId, eventKey, scheduleWindowRunId } from '../ids';
-import { catchUpDecision, nominalOf } from '../schedule-window';
+import { catchUpDecision, nominalOf, runWindowAsChild } from '../schedule-window';
 import { isoSeconds } from '../time';
-import type { ScheduledRunInput, ScheduledWindow, WakeInput, WakeResult } from '../types';
+import type { ScheduledRunInput, ScheduledWindow, WakeInput } from '../types';
 import type { RunOutcome } from './state';
 
 /**
@@ -137,30 +125,11 @@ async function foldInto(input: WakeInput & { scheduled: ScheduledWindow }, into:
   const workflowId = scheduleWindowRunId(input.agent, w.scheduleId, into);
   const arg: ScheduledRunInput = { scheduled: { ...w, catchUp: 'all', nominal: into }, agent: input.agent, wakeKey: input.wakeKey, payload: input.payload, fingerprint: input.fingerprint };
   const folded = `window ${w.nominal} started late and was folded into the newest due window ${into} (catchUp latest)`;
-  let child;
-  try {
-    child = await startChild('wakeWorkflow', {
-      workflowId,
-      args: [arg],
-      memo: { fingerprint: input.fingerprint },
-      workflowIdReusePolicy: WorkflowIdReusePolicy.ALLOW_DUPLICATE_FAILED_ONLY,
-      parentClosePolicy: ParentClosePolicy.REQUEST_CANCEL,
-    });
-  } catch (err) {
-    if (!(err instanceof WorkflowExecutionAlreadyStartedError)) throw err;
-    return { reason: 'skipped', summary: `${folded}, whose run ${workflowId} had already started`, output: { into, workflowId } };
-  }
-  try {
-    const result = (await child.result()) as WakeResult;
-    // Cancelled (this run killed or cancelled by its Schedule's overlap policy, which cancels the window it runs): say so.
-    const reason = result.terminalReason === 'cancelled' ? 'cancelled' : 'skipped';
-    return { reason, summary: `${folded}, run as ${workflowId}: ${result.terminalReason}`, output: { into, workflowId, terminalReason: result.terminalReason } };
-  } catch (err) {
-    if (err instanceof ChildWorkflowFailure && !isCancellation(err)) {
-      throw ApplicationFailure.nonRetryable(`the run of window ${into} failed: ${err.cause?.message ?? err.message}`, FailureType.ScheduledWakeFailed, { into, workflowId });
-    }
-    throw err;
-  }
+  const result = await runWindowAsChild(workflowId, arg, { nominal: into, into, workflowId });
+  if (!result) return { reason: 'skipped', summary: `${folded}, whose run ${workflowId} had already started`, output: { into, workflowId } };
+  // Cancelled (this run killed or cancelled by its Schedule's overlap policy, which cancels the window it runs): say so.
+  const reason = result.terminalReason === 'cancelled' ? 'cancelled' : 'skipped';
+  return { reason, summary: `${folded}, run as ${workflowId}: ${result.terminalReason}`, output: { into, workflowId, terminalReason: result.terminalReason } };
 }
 
 /** Wait for the ledger report before the run closes (an activity of a closed run may never be dispatched); its failure is logged, not the run's. */
