@@ -1,57 +1,51 @@
-import { builtinAgents, type AgentRegistry } from '../agents/registry';
+import type { TriggerRegistry } from '../triggers/registry';
 import { loadConfig, type OutsideConfig } from '../config/config';
 import { createCoalesceActivities } from './coalesce';
 import { createScheduleActivities } from './schedule';
-import { channelAdapter } from './effects/channel';
-import { checkAdapters, createCommitActivity } from './effects/commit';
-import { localExports } from './effects/exports';
-import { pullRequestAdapter } from './effects/pulls';
-import { OfflineModel } from './model/offline';
-import { OpenAIModel } from './model/openai';
+import { checkEffects, createCommitActivity } from './effects/commit';
+import { offlineModel } from './model/offline';
+import { openaiCompatible } from './model/providers';
+import { aiSdkStep, type ModelStep } from './model/step';
 import type { Activities } from '../workflows/contracts';
-import type { Model } from './model/types';
 import { createRunActivities } from './run';
 import { createSupervisorActivities } from './supervisor';
 import { pagerDutyPager, type Pager } from '../supervisor/pager';
-import { supervisorPolicy } from '../supervisor/policy';
 import type { SupervisorPolicy } from '../workflows/supervisor-types';
 
 export interface ActivityDeps {
+  /** The triggers and the agents this worker runs (from `createWakegate`). */
+  registry: TriggerRegistry;
+  /** The supervisor's policy. */
+  supervisor: SupervisorPolicy;
   outside?: OutsideConfig;
-  /** The supervisor's policy (default: supervisor/policy.ts). */
-  supervisor?: SupervisorPolicy;
   /** Where the supervisor pages (default: PagerDuty Events API v2 at the configured URL, the local stand-in by default). */
   pager?: Pager;
-  agents?: AgentRegistry;
-  /** A model to use instead of the configured one. */
-  model?: Model;
+  /** The model of every agent that names none of its own (default: the configured one, offline unless WAKEGATE_MODEL says otherwise). */
+  model?: ModelStep;
 }
 
-/** Every activity a wakegate worker registers, wired to the configured model and adapters. */
-export function createActivities(deps: ActivityDeps = {}): Activities {
+/** The model agents use when they name none: the offline model, or an OpenAI-compatible endpoint when configured. */
+export function configuredModel(outside: OutsideConfig): ModelStep {
+  return aiSdkStep(
+    outside.model.kind === 'openai' ? openaiCompatible({ baseURL: outside.model.baseUrl, apiKey: outside.model.apiKey, model: outside.model.name }) : offlineModel(),
+  );
+}
+
+/** Every activity a wakegate worker registers, wired to the agents' own code and models. Refuses provider_key effects on providers that ignore keys. */
+export function createActivities(deps: ActivityDeps): Activities {
   const outside = deps.outside ?? loadConfig().outside;
-  const agents = deps.agents ?? builtinAgents;
-  const model =
-    deps.model ??
-    (outside.model.kind === 'openai'
-      ? new OpenAIModel({ baseUrl: outside.model.baseUrl, apiKey: outside.model.apiKey, model: outside.model.name })
-      : new OfflineModel());
-  const adapters = {
-    channel: channelAdapter(outside),
-    exports: localExports(outside.exportUrl, outside.httpTimeoutMs),
-    pulls: pullRequestAdapter(outside),
-  };
-  checkAdapters(agents, adapters);
+  const agents = deps.registry.agents;
+  checkEffects(agents, outside);
   const { runVerdict, ...supervisor } = createSupervisorActivities({
-    policy: deps.supervisor ?? supervisorPolicy,
+    policy: deps.supervisor,
     pager: deps.pager ?? pagerDutyPager({ url: outside.pager.url, routingKey: outside.pager.routingKey, timeoutMs: outside.httpTimeoutMs }),
   });
   return {
     ...createCoalesceActivities(),
-    ...createScheduleActivities(),
-    ...createRunActivities({ agents, model, outside, runVerdict }),
+    ...createScheduleActivities({ registry: deps.registry, supervisor: deps.supervisor }),
+    ...createRunActivities({ agents, model: deps.model ?? configuredModel(outside), outside, runVerdict }),
     ...supervisor,
-    ...createCommitActivity(agents, adapters),
+    ...createCommitActivity(agents, outside),
   };
 }
 

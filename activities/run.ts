@@ -6,8 +6,12 @@ import { withHeartbeat } from './heartbeat';
 import type { RunActivities } from '../workflows/contracts';
 import type { RunVerdict } from '../workflows/supervisor-types';
 import { FailureType } from '../workflows/failures';
-import type { Model } from './model/types';
+import type { ModelStep, StepReply } from './model/step';
+import { parseAnswer, parseArgs } from './model/answer';
+import { DefaultAnswer, jsonSchemaOf } from '../agents/definition';
+import type { AgentDefinition, EffectDefinition, ToolDefinition } from '../agents/plugin';
 import { windowTaken } from './schedule';
+import type { CheckedCall, ModelReply, ModelRequest, Proposal } from '../workflows/contracts';
 
 /** The agent named, or a non-retryable UnknownAgent failure naming it. */
 export function agentOf(agents: AgentRegistry, name: string) {
@@ -19,7 +23,8 @@ export function agentOf(agents: AgentRegistry, name: string) {
 /** The run's activities: the agent's policy and payload, the model, the agent's tools. */
 export function createRunActivities(opts: {
   agents: AgentRegistry;
-  model: Model;
+  /** The model of agents that name none of their own. */
+  model: ModelStep;
   outside: OutsideConfig;
   /** The supervisor's word on a run about to start (activities/supervisor.ts). */
   runVerdict: (taskQueue: string, agent: string) => Promise<RunVerdict>;
@@ -44,11 +49,21 @@ export function createRunActivities(opts: {
       return { ...base, ...(verdict ? { verdict } : {}) };
     },
 
-    /** One model turn. Heartbeats while it waits, so a kill cancels it mid-call. Returns the reply with honest usage. */
+    /**
+     * One model turn: one step of the agent's model (or the worker's default), then every tool call
+     * checked against the agent's tools and effects, or the final answer parsed against the agent's
+     * schema and passed to its `decide`. Nothing is carried out here. Heartbeats while it waits, so a
+     * kill cancels it mid-call. A provider's 4xx is `ProviderRejected` (final), a 429 `RateLimited`
+     * with its Retry-After.
+     */
     async modelCall(req) {
-      const reply = await withHeartbeat((signal) => model.complete(req, signal));
+      const def = agentOf(agents, req.agent);
+      const answerSchema = req.answer === 'agent' ? def.policy.answerSchema : DEFAULT_ANSWER_SCHEMA;
+      const step = def.model ?? model;
+      const raw = await withHeartbeat((signal) => step({ messages: req.messages, tools: req.tools, maxOutputTokens: req.maxOutputTokens, answerSchema }, signal));
       const { attempt } = activityInfo();
-      log.info('model call', { model: reply.model, attempt, ...reply.usage, toolCalls: reply.toolCalls.length });
+      const reply = readReply(def, req, raw);
+      log.info('model call', { agent: req.agent, model: reply.model, attempt, ...reply.usage, toolCalls: reply.toolCalls.length, final: reply.final ? 'answer' : reply.unparsedFinal ? 'unparsed' : undefined });
       return { ...reply, attempt };
     },
 
@@ -59,12 +74,14 @@ export function createRunActivities(opts: {
      */
     async toolCall(input) {
       const info = activityInfo();
-      const tool = agentOf(agents, input.agent).tools[input.tool];
+      const tool = agentOf(agents, input.agent).tools[input.tool] as ToolDefinition | undefined;
       if (!tool) throw ApplicationFailure.nonRetryable(`agent "${input.agent}" has no tool named "${input.tool}"`, FailureType.UnknownTool);
+      const args = parseArgs(input.args ?? {}, tool.input);
+      if (!args.ok) throw ApplicationFailure.nonRetryable(`tool "${input.tool}" of agent "${input.agent}": ${args.problem}`, FailureType.InvalidArguments);
       let progress: unknown = info.heartbeatDetails;
       const result = await withHeartbeat(
         (signal) =>
-          tool.run({
+          tool.run(args.args, {
             input,
             outside,
             signal,
@@ -80,4 +97,61 @@ export function createRunActivities(opts: {
       return { ...result, attempt: info.attempt };
     },
   };
+}
+
+const DEFAULT_ANSWER_SCHEMA = jsonSchemaOf(DefaultAnswer, 'the default answer');
+
+/** A proposal checked against the agent's effects: the parsed arguments, or what is wrong. */
+function checkProposal(def: AgentDefinition, p: { effect: string; args: unknown }): { ok: true; proposal: Proposal } | { ok: false; problem: string } {
+  const effect = def.effects[p.effect] as EffectDefinition | undefined;
+  if (!effect) return { ok: false, problem: `no effect named "${p.effect}" (effects: ${Object.keys(def.effects).join(', ') || 'none'})` };
+  const args = parseArgs(p.args, effect.input);
+  return args.ok ? { ok: true, proposal: { effect: p.effect, args: args.args } } : { ok: false, problem: `effect "${p.effect}": ${args.problem}` };
+}
+
+/** One tool call checked before anything runs: a tool with valid arguments, an effect proposal, or the error the model is told. */
+function checkCall(def: AgentDefinition, req: ModelRequest, call: StepReply['toolCalls'][number]): CheckedCall {
+  const base = { id: call.id, name: call.name, args: (call.args && typeof call.args === 'object' && !Array.isArray(call.args) ? call.args : {}) as Record<string, unknown> };
+  if (call.argsError) return { ...base, error: `the arguments are not valid JSON (${call.argsError})` };
+  const offered = req.tools.some((t) => t.name === call.name);
+  const tool = def.tools[call.name] as ToolDefinition | undefined;
+  if (offered && tool) {
+    const args = parseArgs(call.args, tool.input);
+    return args.ok ? { ...base, args: args.args } : { ...base, error: args.problem };
+  }
+  if (offered && def.policy.proposedBy === 'model' && def.effects[call.name]) {
+    const p = checkProposal(def, { effect: call.name, args: call.args });
+    return p.ok ? { ...base, args: p.proposal.args, proposes: true } : { ...base, error: p.problem };
+  }
+  return { ...base, error: `no tool named "${call.name}" is offered (tools: ${req.tools.map((t) => t.name).join(', ') || 'none'})` };
+}
+
+/** The step's reply as the run reads it: checked calls, or a parsed answer and the agent's decision, or why the answer cannot be used. */
+function readReply(def: AgentDefinition, req: ModelRequest, raw: StepReply): ModelReply {
+  const base = { model: raw.model, usage: raw.usage };
+  if (raw.toolCalls.length) return { ...base, toolCalls: raw.toolCalls.map((c) => checkCall(def, req, c)) };
+  const cut = raw.finishReason === 'length' ? ' (the reply was cut off at its output token limit)' : '';
+  const unparsed = (problem: string): ModelReply => ({ ...base, toolCalls: [], unparsedFinal: { raw: raw.text, problem: `${problem}${cut}` } });
+  if (req.answer === 'summary') {
+    const parsed = parseAnswer(raw.text, DefaultAnswer);
+    return parsed.ok ? { ...base, toolCalls: [], final: { answer: parsed.answer, summary: parsed.answer.summary, effects: [] } } : unparsed(parsed.problem);
+  }
+  const parsed = parseAnswer(raw.text, def.answer);
+  if (!parsed.ok) return unparsed(parsed.problem);
+  const answer = JSON.parse(JSON.stringify(parsed.answer)) as unknown; // plain JSON for history
+  let decision;
+  try {
+    decision = def.decide(parsed.answer, { run: req.run ?? { runKey: '', wakeKey: '', entity: '', eventKey: '', payload: {} } });
+  } catch (err) {
+    throw ApplicationFailure.nonRetryable(`agent "${req.agent}" decide() threw: ${(err as Error).message}`, FailureType.DecideFailed);
+  }
+  if ('noOp' in decision) return { ...base, toolCalls: [], final: { answer, summary: decision.noOp, noOp: decision.noOp, effects: [] } };
+  const effects: Proposal[] = [];
+  for (const p of decision.effects ?? []) {
+    const checked = checkProposal(def, p);
+    // The answer led the agent's code to an effect it cannot carry out: the model is told, like a bad call.
+    if (!checked.ok) return unparsed(`your answer leads to an effect that cannot be carried out: ${checked.problem}`);
+    effects.push(checked.proposal);
+  }
+  return { ...base, toolCalls: [], final: { answer, summary: decision.summary, effects } };
 }

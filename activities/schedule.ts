@@ -5,7 +5,9 @@ import { msNumberToTs, tsToMs } from '@temporalio/common/lib/time';
 import { awaitRun } from '../gate/await-run';
 import { Gate, keyEvent } from '../gate/gate';
 import { isoSeconds } from '../workflows/time';
-import { defaultRegistry } from '../triggers/registry';
+import type { TriggerRegistry } from '../triggers/registry';
+import { SupervisorLink } from '../supervisor/link';
+import type { SupervisorPolicy } from '../workflows/supervisor-types';
 import { ledgerWorkflowId } from '../workflows/schedule-messages';
 import type { ScheduleActivities } from '../workflows/contracts';
 import { FailureType } from '../workflows/failures';
@@ -102,7 +104,7 @@ function cancelBound(signal: AbortSignal): Promise<never> {
  * Activities of scheduled wakes. They take the client from the worker (getClient) and wake on the
  * worker's own task queue, so a schedule's tick and its wake run wherever its workers are.
  */
-export function createScheduleActivities(): ScheduleActivities {
+export function createScheduleActivities({ registry, supervisor }: { registry: TriggerRegistry; supervisor: SupervisorPolicy }): ScheduleActivities {
   return {
     /**
      * Pass one window through the same gate as every other trigger (source `schedule`, entity =
@@ -115,8 +117,7 @@ export function createScheduleActivities(): ScheduleActivities {
     async runScheduledWindow(input) {
       const client = getClient();
       const info = activityInfo();
-      const registry = defaultRegistry();
-      const gate = new Gate({ client, taskQueue: info.taskQueue, registry });
+      const gate = new Gate({ client, taskQueue: info.taskQueue, registry, supervisor: new SupervisorLink({ client, taskQueue: info.taskQueue, policy: supervisor }) });
       // The nominal time comes from Temporal's clock, not a producer's: judge it against the later of
       // this worker's clock and the server's (a time-skipping test server runs ahead of both).
       const nowMs = Math.max(Date.now(), info.currentAttemptScheduledTimestampMs);

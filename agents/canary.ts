@@ -1,6 +1,6 @@
 import { z } from 'zod';
 import { sleep } from '@temporalio/activity';
-import { defineAgent } from './definition';
+import { defineAgent, defineTool } from './definition';
 
 /**
  * The diagnostic agent behind `ping` and the heartbeat schedule: records the event it was woken for
@@ -22,20 +22,20 @@ export const canary = defineAgent({
     .passthrough(),
   budget: { turns: 1, tokens: 1, toolCalls: 2, wallClock: '3h', costUsd: 0.01 },
   tools: [
-    {
+    defineTool({
       name: 'record',
       description: 'Record the event with the worker that ran it.',
       timeout: '30s',
-      run: async ({ input, attempt }) => {
+      run: async (_args, { input, attempt }) => {
         const recorded = { runKey: input.runKey, worker: `pid:${process.pid}`, attempt };
         return { content: JSON.stringify(recorded), changed: true };
       },
-    },
-    {
+    }),
+    defineTool({
       name: 'hold',
       description: 'Wait holdMs, heartbeating every second; a retry resumes from the time already held.',
       timeout: '2h',
-      run: async ({ input, resumeFrom, progress }) => {
+      run: async (_args, { input, resumeFrom, progress }) => {
         const holdMs = typeof input.payload.holdMs === 'number' ? input.payload.holdMs : 0;
         let held = Number(resumeFrom ?? 0) || 0;
         while (held < holdMs) {
@@ -46,9 +46,8 @@ export const canary = defineAgent({
         }
         return { content: JSON.stringify({ heldMs: held }), changed: held > 0 };
       },
-    },
+    }),
   ],
   steps: ['record', 'hold'],
-  effects: [],
   approval: { irreversible: 'auto', timeout: '1h' },
 });

@@ -1,8 +1,9 @@
 import { z } from 'zod';
 import type { WakeEvent } from '../triggers/event';
-import type { AgentDefinition, EffectRequestContext, ToolImpl } from './plugin';
+import type { AgentDefinition, AnyArgs, Decision, DecideContext, EffectContext, EffectDefinition, EffectReceipt, ToolContext, ToolDefinition, ToolResult } from './plugin';
 import type { AgentPolicy } from './policy';
-import type { EffectRequest } from '../workflows/contracts';
+import type { OutsideConfig } from '../config/config';
+import type { ModelStep } from '../activities/model/step';
 import { Duration, parseDefinition } from '../definitions/parse';
 
 const Name = z
@@ -12,6 +13,154 @@ const Name = z
   .regex(/^[a-z][a-z0-9_-]*$/, 'use lower-case letters, digits, "_" or "-", starting with a letter');
 
 const fn = <T>(what: string) => z.custom<T>((v) => typeof v === 'function', `${what} must be a function`);
+const zodSchema = <T>(what: string) => z.custom<z.ZodType<T>>((v) => v instanceof z.ZodType, `${what} must be a zod schema`);
+
+/** The JSON Schema the model is offered for a zod schema (zod 4's own converter, input side). */
+export function jsonSchemaOf(schema: z.ZodType, what: string): Record<string, unknown> {
+  try {
+    const { $schema: _drop, ...rest } = z.toJSONSchema(schema, { io: 'input', unrepresentable: 'any' }) as Record<string, unknown>;
+    return rest;
+  } catch (err) {
+    throw new Error(`${what}: its zod schema has no JSON Schema form (${(err as Error).message}); use plain objects, strings, numbers, enums, arrays`);
+  }
+}
+
+const objectSchema = (schema: z.ZodType, what: string) => {
+  const json = jsonSchemaOf(schema, what);
+  if (json.type !== 'object') throw new Error(`${what} must be a z.object(...) schema: a model passes arguments as one JSON object`);
+  return json;
+};
+
+// ---------------------------------------------------------------------------------------------
+// Tools
+
+/** What `defineTool` takes. */
+export interface ToolOptions<S extends z.ZodType<Record<string, unknown>>> {
+  /** The name the model calls it by: lower-case letters, digits, `_`, `-`. @example 'search_errors' */
+  name: string;
+  /** What it reads, for the model. */
+  description: string;
+  /**
+   * Its arguments, as a zod object. The model is offered its JSON Schema; a call whose arguments do
+   * not parse goes back to the model as an error, and `run` never sees it.
+   * @default z.object({}) (no arguments)
+   * @example z.object({ service: z.string(), sinceMinutes: z.number().int().max(1440).default(60) })
+   */
+  input?: S;
+  /** One call's time limit (the activity's start-to-close timeout). @default '2 minutes' @example '30s' */
+  timeout?: string;
+  /** The tool's code: reads only (it is retried freely), never an effect. */
+  run(args: z.output<S>, ctx: ToolContext): Promise<ToolResult>;
+}
+
+const ToolSchema = z.strictObject({
+  name: Name,
+  description: z.string().min(1),
+  input: zodSchema<Record<string, unknown>>('tool input').default(() => z.object({})),
+  timeout: Duration('tool.timeout', 1000).default(120_000),
+  run: fn<ToolDefinition['run']>('tool run'),
+});
+
+/**
+ * A tool an agent may call: read-only, retried freely, with typed arguments.
+ * @example
+ * const searchErrors = defineTool({
+ *   name: 'search_errors',
+ *   description: 'Recent errors of one service',
+ *   input: z.object({ service: z.string() }),
+ *   run: async ({ service }, { signal }) => ({ content: JSON.stringify(await tracker.search(service, signal)), changed: true }),
+ * });
+ */
+export function defineTool<S extends z.ZodType<Record<string, unknown>> = z.ZodObject<Record<string, never>>>(opts: ToolOptions<S>): ToolDefinition<z.output<S>> {
+  const t = parseDefinition(ToolSchema, opts, 'tool', opts?.name);
+  objectSchema(t.input, `tool "${t.name}" input`);
+  return Object.freeze({ name: t.name, description: t.description, timeoutMs: t.timeout, input: t.input as z.ZodType<z.output<S>>, run: t.run as ToolDefinition<z.output<S>>['run'] });
+}
+
+// ---------------------------------------------------------------------------------------------
+// Effects
+
+/** What `defineEffect` takes. */
+export interface EffectOptions<S extends z.ZodType<Record<string, unknown>>> {
+  /** Its name: part of every effect key (`runKey#name@step`). @example 'file_ticket' */
+  name: string;
+  description: string;
+  /**
+   * How a retry is made safe, the seed's first question about every effect:
+   * - `idempotent`: doing it again changes nothing (an upsert, a PR keyed by its branch): redone on retry.
+   * - `provider_key`: the provider deduplicates by the effect key you pass it (`Idempotency-Key`).
+   * - `reconcile`: the provider has no key; every retry first calls `find` (landed → recorded, absent →
+   *   redone, cannot tell → the run escalates to a person).
+   */
+  class: 'idempotent' | 'provider_key' | 'reconcile';
+  /** Whether it can be undone. An irreversible effect waits for a person's approval unless the agent's approval policy is `auto`. */
+  reversible: boolean;
+  /** Its arguments, as a zod object; checked when it is proposed and again before it is carried out. @default z.object({}) */
+  input?: S;
+  /**
+   * For `provider_key`: whether the configured provider honours the key. A worker refuses to start
+   * when it does not (that would be a silent duplicate on retry). @default () => true
+   */
+  keyed?: (outside: OutsideConfig) => boolean;
+  /** Carry it out. `ctx.effectKey` is the idempotency key; `ctx.attempt` counts retries. */
+  apply(args: z.output<S>, ctx: EffectContext): Promise<EffectReceipt>;
+  /** `reconcile` only, and required there: the effect an earlier attempt made under `ctx.effectKey`, or undefined. Throw when you cannot tell. */
+  find?(ctx: EffectContext): Promise<EffectReceipt | undefined>;
+}
+
+const EffectSchema = z
+  .strictObject({
+    name: Name,
+    description: z.string().min(1),
+    class: z.enum(['idempotent', 'provider_key', 'reconcile']),
+    reversible: z.boolean(),
+    input: zodSchema<Record<string, unknown>>('effect input').default(() => z.object({})),
+    keyed: fn<(outside: OutsideConfig) => boolean>('keyed').optional(),
+    apply: fn<EffectDefinition['apply']>('apply'),
+    find: fn<NonNullable<EffectDefinition['find']>>('find').optional(),
+  })
+  .superRefine((e, ctx) => {
+    if (e.class === 'reconcile' && !e.find) ctx.addIssue({ code: 'custom', path: ['find'], message: 'a reconcile effect needs find(ctx): how a retry looks up what an earlier attempt did' });
+    if (e.class !== 'reconcile' && e.find) ctx.addIssue({ code: 'custom', path: ['find'], message: `find is for reconcile effects; a ${e.class} effect is made safe without it` });
+    if (e.class !== 'provider_key' && e.keyed) ctx.addIssue({ code: 'custom', path: ['keyed'], message: 'keyed is for provider_key effects' });
+  });
+
+/**
+ * An effect an agent may commit: its class, reversibility, typed arguments and its own code. The
+ * commit stage runs the class's rule; your code only applies (and finds, for `reconcile`).
+ * @example
+ * const fileTicket = defineEffect({
+ *   name: 'file_ticket', description: 'File one ticket', class: 'reconcile', reversible: true,
+ *   input: z.object({ title: z.string() }),
+ *   apply: ({ title }, { effectKey, signal }) => tracker.create({ title, reference: effectKey }, signal),
+ *   find: ({ effectKey, signal }) => tracker.findByReference(effectKey, signal),
+ * });
+ */
+export function defineEffect<S extends z.ZodType<Record<string, unknown>> = z.ZodObject<Record<string, never>>>(opts: EffectOptions<S>): EffectDefinition<z.output<S>> {
+  const e = parseDefinition(EffectSchema, opts, 'effect', opts?.name);
+  objectSchema(e.input, `effect "${e.name}" input`);
+  return Object.freeze({ ...e, input: e.input as z.ZodType<z.output<S>> }) as EffectDefinition<z.output<S>>;
+}
+
+// ---------------------------------------------------------------------------------------------
+// Agents
+
+/** The answer an agent gets when it names no schema of its own. */
+export const DefaultAnswer = z.object({
+  decision: z.enum(['commit', 'no_op']),
+  summary: z.string().trim().min(1, 'summary must be a non-empty string'),
+});
+export type DefaultAnswer = z.infer<typeof DefaultAnswer>;
+
+const summaryOf = (answer: unknown): string => {
+  const s = (answer as { summary?: unknown } | null)?.summary;
+  return typeof s === 'string' && s ? s : JSON.stringify(answer);
+};
+
+/** The default decision: `no_op` when the answer says so, else the model's proposals with the answer's summary. */
+function defaultDecide(answer: unknown): Decision {
+  return (answer as { decision?: unknown } | null)?.decision === 'no_op' ? { noOp: summaryOf(answer) } : { summary: summaryOf(answer) };
+}
 
 const Budget = z.strictObject({
   turns: z.number().int().positive(),
@@ -21,27 +170,6 @@ const Budget = z.strictObject({
   costUsd: z.number().positive(),
 });
 
-const Effect = z.strictObject({
-  name: Name,
-  description: z.string().min(1),
-  kind: z.enum(['channel_post', 'export_start', 'pull_request']),
-  class: z.enum(['idempotent', 'provider_key', 'reconcile']),
-  reversible: z.boolean(),
-  /** Builds the provider request from the run's input and the model's final answer (process side, in the commit activity). */
-  request: fn<(ctx: EffectRequestContext) => EffectRequest>('effects[].request'),
-});
-
-const Tool = z.strictObject({
-  name: Name,
-  description: z.string().min(1),
-  timeout: Duration('tool.timeout', 1000).default(120_000),
-  run: fn<ToolImpl['run']>('tools[].run'),
-});
-
-/**
- * Coalescing per wake key, in the field's vocabulary: `debounce { period, maxWait }` and what a wake
- * does while a run is live (`skip`, `buffer_one`, `cancel`). See {@link CoalescePolicy}.
- */
 const Coalesce = z
   .strictObject({
     debounce: z.strictObject({ period: Duration('coalesce.debounce.period', 0), maxWait: Duration('coalesce.debounce.maxWait', 0) }),
@@ -51,44 +179,36 @@ const Coalesce = z
   })
   .refine((c) => c.debounce.maxWait >= c.debounce.period, { path: ['debounce', 'maxWait'], message: 'coalesce.debounce.maxWait must be at least the period' });
 
-/**
- * An agent definition, a plugin: what wakes it and what one wake is about (its wake key, with the
- * reason), how wakes about one key coalesce, what it may spend, its tools (with their code), the
- * effects it commits (each with its class, reversibility and request builder), its approval policy.
- * Validated once at load.
- */
-export const AgentDefinitionSchema = z
+const isTool = (v: unknown) => typeof v === 'object' && v !== null && typeof (v as ToolDefinition).run === 'function' && (v as ToolDefinition).input instanceof z.ZodType;
+const isEffect = (v: unknown) => typeof v === 'object' && v !== null && typeof (v as EffectDefinition).apply === 'function' && typeof (v as EffectDefinition).class === 'string';
+
+const AgentSchema = z
   .strictObject({
     name: Name,
     description: z.string().min(1),
     triggers: z.array(Name).nonempty(),
-    /** What a wake is about, derived from any trigger's event: a campaign id, `repo:package`. */
     wakeKey: fn<(event: WakeEvent) => string>('wakeKey'),
     wakeKeyRationale: z.string().min(20, 'wakeKeyRationale: say in a sentence what one wake of this agent is about'),
     coalesce: Coalesce.optional(),
-    /** Payload the agent accepts from any trigger (validated at the gate, per agent). */
-    payload: z.custom<z.ZodType<Record<string, unknown>>>((v) => v instanceof z.ZodType, 'payload must be a zod schema').optional(),
+    payload: zodSchema<Record<string, unknown>>('payload').optional(),
     mergePayload: fn<AgentDefinition['mergePayload']>('mergePayload').optional(),
     systemPrompt: z.string().default(''),
     model: z
       .strictObject({
+        use: fn<ModelStep>('model.use').optional(),
         maxOutputTokens: z.number().int().positive(),
         inputUsdPerMTok: z.number().min(0),
         outputUsdPerMTok: z.number().min(0),
       })
       .optional(),
     budget: Budget,
-    tools: z.array(Tool),
+    tools: z.array(z.custom<ToolDefinition<AnyArgs>>(isTool, 'tools[] must be made with defineTool')).default([]),
     steps: z.array(Name).optional(),
     precheck: Name.optional(),
-    subagents: z
-      .strictObject({
-        over: z.string().min(1),
-        tool: Name,
-        grant: Budget.omit({ wallClock: true }),
-      })
-      .optional(),
-    effects: z.array(Effect),
+    subagents: z.strictObject({ over: z.string().min(1), tool: Name, grant: Budget.omit({ wallClock: true }) }).optional(),
+    effects: z.array(z.custom<EffectDefinition<AnyArgs>>(isEffect, 'effects[] must be made with defineEffect')).default([]),
+    answer: zodSchema<unknown>('answer').optional(),
+    decide: fn<(answer: never, ctx: DecideContext) => Decision>('decide').optional(),
     approval: z.strictObject({ irreversible: z.enum(['required', 'auto']), timeout: Duration('approval.timeout', 1000) }),
   })
   .superRefine((def, ctx) => {
@@ -98,29 +218,73 @@ export const AgentDefinitionSchema = z
       if (name && !tools.has(name)) ctx.addIssue({ code: 'custom', path: path.split('.'), message: `no tool named "${name}" in tools` });
     }
     if (tools.size !== def.tools.length) ctx.addIssue({ code: 'custom', path: ['tools'], message: 'tool names must be unique' });
+    const effects = new Set(def.effects.map((e) => e.name));
+    if (effects.size !== def.effects.length) ctx.addIssue({ code: 'custom', path: ['effects'], message: 'effect names must be unique (they are part of the effect key)' });
+    for (const name of effects) if (tools.has(name)) ctx.addIssue({ code: 'custom', path: ['effects'], message: `"${name}" names both a tool and an effect: the model could not tell them apart` });
     if (!def.model) {
       if (!def.steps?.length) ctx.addIssue({ code: 'custom', path: ['steps'], message: 'an agent without a model runs steps: name at least one tool' });
-      if (def.effects.length) ctx.addIssue({ code: 'custom', path: ['effects'], message: 'effects are committed on a model’s final answer: an agent without a model has none' });
+      if (def.effects.length) ctx.addIssue({ code: 'custom', path: ['effects'], message: 'effects are proposed from a model’s answer: an agent without a model has none' });
     } else {
       if (!def.systemPrompt) ctx.addIssue({ code: 'custom', path: ['systemPrompt'], message: 'an agent with a model needs a systemPrompt' });
       if (!def.effects.length) ctx.addIssue({ code: 'custom', path: ['effects'], message: 'an agent with a model commits at least one effect' });
-    }
-    for (const [i, e] of def.effects.entries()) {
-      // A PR keyed by branch is the one kind that is idempotent by construction; the others need a key or a look-up.
-      if (e.class === 'idempotent' && e.kind !== 'pull_request') {
-        ctx.addIssue({ code: 'custom', path: ['effects', i, 'class'], message: `${e.kind} is not idempotent by construction; use provider_key or reconcile` });
-      }
     }
     if (def.approval.timeout >= def.budget.wallClock) {
       // Otherwise the wall clock always ends the wait first and the run can never escalate.
       ctx.addIssue({ code: 'custom', path: ['approval', 'timeout'], message: 'the approval timeout must be shorter than the wall-clock budget' });
     }
-    if (new Set(def.effects.map((e) => e.name)).size !== def.effects.length) {
-      ctx.addIssue({ code: 'custom', path: ['effects'], message: 'effect names must be unique (they are part of the effect key)' });
-    }
   });
 
-export type AgentDefinitionInput = z.input<typeof AgentDefinitionSchema>;
+/** What `defineAgent` takes. Only `name`, `description`, `triggers`, `wakeKey`, `wakeKeyRationale`, `budget` and `approval` are always required. */
+export interface AgentOptions<A = DefaultAnswer> {
+  /** Its name: part of every run's workflow ID. @example 'incident-triage' */
+  name: string;
+  description: string;
+  /** Trigger sources that wake it (each must be defined). @example ['incidents', 'schedule'] */
+  triggers: [string, ...string[]];
+  /** What one wake is about, from any trigger's event: coalescing, admission and caps go by it. @example (event) => event.entity */
+  wakeKey: (event: WakeEvent) => string;
+  /** Why the wake key is what it is, in a sentence (at least 20 characters). */
+  wakeKeyRationale: string;
+  /**
+   * Coalescing of wakes per wake key. @default none: every logical event is its own run
+   * @example { debounce: { period: '10s', maxWait: '2m' }, whileRunning: 'skip' }
+   */
+  coalesce?: { debounce: { period: string; maxWait: string }; whileRunning: 'skip' | 'buffer_one' | 'cancel'; idleClose?: string; maxEventsPerRun?: number };
+  /** The payload it needs from an event, checked at the gate (a bad one is refused before any run). @default any object */
+  payload?: z.ZodType<Record<string, unknown>>;
+  /** The payload a run works on, from every event it absorbed (newest last). @default the newest event's */
+  mergePayload?: (events: { payload: Record<string, unknown> }[]) => Record<string, unknown>;
+  /** Required with a model. The answer's JSON Schema is appended to it. */
+  systemPrompt?: string;
+  /**
+   * Its model and prices. `use` is one model step (`aiSdkModel(anthropic('claude-…'))` or any AI SDK
+   * LanguageModel through `aiSdkModel`). @default use: the worker's default model (offline unless configured)
+   * @example { use: aiSdkModel(openai('gpt-4.1-mini')), maxOutputTokens: 400, inputUsdPerMTok: 0.4, outputUsdPerMTok: 1.6 }
+   */
+  model?: { use?: ModelStep; maxOutputTokens: number; inputUsdPerMTok: number; outputUsdPerMTok: number };
+  /** Limits of one run; every dimension is charged before the step that spends it. @example { turns: 6, tokens: 40_000, toolCalls: 12, wallClock: '10m', costUsd: 0.5 } */
+  budget: { turns: number; tokens: number; toolCalls: number; wallClock: string; costUsd: number };
+  /** Its read-only tools (made with `defineTool`). @default [] */
+  tools?: ToolDefinition<AnyArgs>[];
+  /** Tools run in order before anything else, each once (a tool-only agent's whole run). */
+  steps?: string[];
+  /** A cheap tool run before any model call: `nothingToDo` ends the run `no_op` with no token spent. */
+  precheck?: string;
+  /** One subagent (child workflow) per item of the payload array `over`: runs `tool` and one model turn on its `grant` from the run's pool. */
+  subagents?: { over: string; tool: string; grant: { turns: number; tokens: number; toolCalls: number; costUsd: number } };
+  /** The effects it may commit (made with `defineEffect`). @default [] */
+  effects?: EffectDefinition<AnyArgs>[];
+  /** Its final answer's schema. @default DefaultAnswer: `{ decision: 'commit' | 'no_op', summary }` */
+  answer?: z.ZodType<A>;
+  /**
+   * Picks effects from the typed answer, in code. With it, effects are not offered to the model;
+   * without it, the model proposes effects in its loop and `decision: 'no_op'` (if the answer has it) commits nothing.
+   * @example (a) => a.severity === 'none' ? { noOp: a.summary } : { summary: a.summary, effects: [{ effect: 'file_ticket', args: { title: a.title } }] }
+   */
+  decide?: (answer: A, ctx: DecideContext) => Decision;
+  /** Irreversible effects wait for a person (`required`) or not (`auto`), up to `timeout`, then the run escalates. @example { irreversible: 'required', timeout: '4h' } */
+  approval: { irreversible: 'required' | 'auto'; timeout: string };
+}
 
 const newest = (events: { payload: Record<string, unknown> }[]) => events[events.length - 1]?.payload ?? {};
 
@@ -128,12 +292,14 @@ const newest = (events: { payload: Record<string, unknown> }[]) => events[events
  * Validate an agent definition and split it into the plain-JSON policy the workflow runs and the
  * code that stays on the process side. Throws naming every bad field.
  */
-export function defineAgent(def: AgentDefinitionInput): AgentDefinition {
-  const data = parseDefinition(AgentDefinitionSchema, def, 'agent', def?.name);
-  const { budget, approval, coalesce, tools, effects, wakeKey, payload, mergePayload, ...rest } = data;
+export function defineAgent<A = DefaultAnswer>(def: AgentOptions<A>): AgentDefinition {
+  const data = parseDefinition(AgentSchema, def, 'agent', def?.name);
+  const { budget, approval, coalesce, tools, effects, wakeKey, payload, mergePayload, answer, decide, model, ...rest } = data;
   const { wallClock, ...limits } = budget;
+  const answerSchema = (answer ?? DefaultAnswer) as z.ZodType<unknown>;
   const policy: AgentPolicy = {
     ...rest,
+    ...(model ? { model: { maxOutputTokens: model.maxOutputTokens, inputUsdPerMTok: model.inputUsdPerMTok, outputUsdPerMTok: model.outputUsdPerMTok } } : {}),
     ...(coalesce
       ? {
           coalesce: {
@@ -145,8 +311,10 @@ export function defineAgent(def: AgentDefinitionInput): AgentDefinition {
           },
         }
       : {}),
-    tools: tools.map((t) => ({ name: t.name, description: t.description, timeoutMs: t.timeout })),
-    effects: effects.map(({ request: _request, ...e }) => e),
+    tools: tools.map((t) => ({ name: t.name, description: t.description, timeoutMs: t.timeoutMs, parameters: jsonSchemaOf(t.input, `tool "${t.name}" input`) })),
+    effects: effects.map((e) => ({ name: e.name, description: e.description, class: e.class, reversible: e.reversible, parameters: jsonSchemaOf(e.input, `effect "${e.name}" input`) })),
+    proposedBy: decide ? 'code' : 'model',
+    answerSchema: jsonSchemaOf(answerSchema, `agent "${data.name}" answer`),
     budget: { ...limits, wallClockMs: wallClock },
     approval: { irreversible: approval.irreversible, timeoutMs: approval.timeout },
   };
@@ -155,7 +323,10 @@ export function defineAgent(def: AgentDefinitionInput): AgentDefinition {
     wakeKey,
     ...(payload ? { payload } : {}),
     mergePayload: mergePayload ?? newest,
-    tools: Object.fromEntries(tools.map((t) => [t.name, { name: t.name, description: t.description, run: t.run }])),
-    requests: Object.fromEntries(effects.map((e) => [e.name, e.request])),
+    tools: Object.fromEntries(tools.map((t) => [t.name, t])),
+    effects: Object.fromEntries(effects.map((e) => [e.name, e])),
+    answer: answerSchema,
+    decide: (decide as ((answer: unknown, ctx: DecideContext) => Decision) | undefined) ?? defaultDecide,
+    ...(model?.use ? { model: model.use } : {}),
   };
 }

@@ -1,8 +1,11 @@
 /**
- * The plain-JSON form of an agent definition that the wake workflow runs. Pure types only: the
- * workflow receives a policy from the `loadAgentPolicy` activity (recorded in history), never reads
- * the definitions itself.
+ * The plain-JSON form of an agent definition that the run workflow runs. Pure types only: the
+ * workflow receives a policy from the `prepareRun` activity (recorded in history), never reads
+ * the definitions (or their code) itself.
  */
+
+/** A JSON Schema document (draft 2020-12), as zod's `z.toJSONSchema` writes it. */
+export type JsonSchema = Record<string, unknown>;
 
 /** A run's limits. Every dimension is charged before the step that spends it. */
 export interface BudgetLimits {
@@ -28,16 +31,15 @@ export const BUDGET_DIMENSIONS: readonly BudgetDimension[] = ['turns', 'tokens',
  *   not landed → do it, cannot tell → escalate).
  */
 export type EffectClass = 'idempotent' | 'provider_key' | 'reconcile';
-/** Which adapter carries the effect (chosen by configuration: local stand-in or the real service). */
-export type EffectKind = 'channel_post' | 'export_start' | 'pull_request';
 
 export interface EffectPolicy {
   name: string;
   description: string;
-  kind: EffectKind;
   class: EffectClass;
   /** An irreversible effect waits for a person's approval unless `approval.irreversible` is `auto`. */
   reversible: boolean;
+  /** JSON Schema of its arguments (offered to the model when the model proposes effects). */
+  parameters: JsonSchema;
 }
 
 export interface ToolPolicy {
@@ -45,6 +47,8 @@ export interface ToolPolicy {
   description: string;
   /** How long one call may take (the activity's start-to-close timeout), ms. */
   timeoutMs: number;
+  /** JSON Schema of its arguments, as the model is offered it. */
+  parameters: JsonSchema;
 }
 
 /**
@@ -92,6 +96,14 @@ export interface AgentPolicy {
    * one model turn. Each is granted `grant` from the run's pool; what it does not spend returns.
    */
   subagents?: { over: string; tool: string; grant: Omit<BudgetLimits, 'wallClockMs'> };
+  /** The effects the agent may commit; the commit stage carries out only these, each by its class's rule. */
   effects: EffectPolicy[];
+  /**
+   * Who proposes effects: `model` (each effect is offered to the model as a proposal it can make in
+   * its loop) or `code` (the agent's `decide` picks them from its typed answer; none is offered).
+   */
+  proposedBy: 'model' | 'code';
+  /** JSON Schema of the agent's final answer (told to the model, and in its corrective turn). */
+  answerSchema: JsonSchema;
   approval: { irreversible: 'required' | 'auto'; timeoutMs: number };
 }

@@ -18,6 +18,7 @@ import { DevServer } from '../devserver/dev-server';
 import { createWakeWorker } from '../workers/worker';
 import type { WakeResult } from '../workflows/types';
 import { percentile, round, runPool } from './stats';
+import { exampleApp } from '../test/helpers/app';
 
 const STARTS = Number(process.env.BENCH_STARTS ?? 30);
 const EMITS = Number(process.env.BENCH_EMITS ?? 100);
@@ -84,7 +85,7 @@ async function main(): Promise<void> {
   try {
     const tag = randomUUID().slice(0, 8);
     const taskQueue = `bench-cli-${tag}`;
-    const worker = await createWakeWorker({ connection: nativeConnection, namespace: 'default', taskQueue, shutdownGraceTime: '1 second' });
+    const worker = await createWakeWorker({ connection: nativeConnection, namespace: 'default', taskQueue, shutdownGraceTime: '1 second', activities: exampleApp.activities() });
     const burst = await worker.runUntil(async () => {
       const env = { TEMPORAL_ADDRESS: server.address, WAKEGATE_TASK_QUEUE: taskQueue, WAKEGATE_LOG_FORMAT: 'json' };
       const decisions: Record<string, number> = {};

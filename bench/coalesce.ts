@@ -2,16 +2,15 @@ import { randomUUID } from 'node:crypto';
 import { Client, Connection } from '@temporalio/client';
 import { bundleWorkflowCode, DefaultLogger, NativeConnection, Runtime } from '@temporalio/worker';
 import { DevServer } from '../devserver/dev-server';
-import { createActivities } from '../activities';
-import { builtinAgents, withPolicies } from '../agents/registry';
+import { withPolicies } from '../agents/registry';
 import { Gate } from '../gate/gate';
 import type { GateAnswer } from '../gate/decision';
-import { defaultRegistry } from '../triggers/registry';
 import { coalescerQuery } from '../workflows/messages';
 import { SupervisorLink } from '../supervisor/link';
 import { withSupervisorPolicy } from '../supervisor/policy';
 import { createWakeWorker } from '../workers/worker';
 import { percentile, round } from './stats';
+import { registryOf, activitiesOf, exampleAgents } from '../test/helpers/app';
 
 /**
  * `npm run bench:coalesce`: the coalescing path on one dev server, with a worker in this process.
@@ -85,7 +84,7 @@ async function main(): Promise<void> {
   const server = await DevServer.start();
   const client = new Client({ connection: await Connection.connect({ address: server.address }) });
   const connection = await NativeConnection.connect({ address: server.address });
-  const agents = withPolicies(builtinAgents, (d) =>
+  const agents = withPolicies(exampleAgents, (d) =>
     d.policy.name === 'canary'
       ? { coalesce: { debouncePeriodMs: 1000, maxWaitMs: MAX_WAIT_MS, whileRunning: 'skip', idleCloseMs: 120_000, maxEventsPerRun: 1000 } }
       : undefined,
@@ -93,12 +92,12 @@ async function main(): Promise<void> {
   const tag = randomUUID().slice(0, 8);
   const taskQueue = `bench-coalesce-${tag}`;
   const supervisor = new SupervisorLink({ client, taskQueue, policy: BENCH_POLICY });
-  const gate = new Gate({ client, taskQueue, registry: defaultRegistry(agents), decisionWaitMs: 60_000, supervisor });
+  const gate = new Gate({ client, taskQueue, registry: registryOf(agents), decisionWaitMs: 60_000, supervisor });
   const worker = await createWakeWorker({
     connection,
     namespace: server.namespace,
     taskQueue,
-    activities: createActivities({ agents, supervisor: BENCH_POLICY }),
+    activities: activitiesOf({ agents, supervisor: BENCH_POLICY }),
     workflowBundle: await bundleWorkflowCode({ workflowsPath: require.resolve('../workflows'), logger: new DefaultLogger('WARN') }),
   });
   const occurredAt = '2026-12-02T10:00:00Z';

@@ -3,10 +3,11 @@ import { Client, Connection } from '@temporalio/client';
 import { DefaultLogger, NativeConnection, Runtime } from '@temporalio/worker';
 import { DevServer } from '../devserver/dev-server';
 import { Gate } from '../gate/gate';
-import { defaultRegistry } from '../triggers/registry';
 import { createWakeWorker } from '../workers/worker';
 import type { WakeInput } from '../workflows/types';
 import { percentile, round, runPool } from './stats';
+import { registryOf } from '../test/helpers/app';
+import { exampleApp } from '../test/helpers/app';
 
 /**
  * `npm run bench:gate`: on one dev server in one run,
@@ -28,7 +29,7 @@ async function main(): Promise<void> {
   const server = await DevServer.start();
   const client = new Client({ connection: await Connection.connect({ address: server.address }) });
   try {
-    const registry = defaultRegistry();
+    const registry = registryOf();
     const runTag = randomUUID().slice(0, 8);
     const rawQueue = `bench-raw-${runTag}`;
     const gate = new Gate({ client, taskQueue: `bench-gate-${runTag}`, registry });
@@ -67,7 +68,7 @@ async function main(): Promise<void> {
     // The storm: one logical event, many deliveries, its run held open by a real worker.
     const stormQueue = `bench-storm-${runTag}`;
     const nativeConnection = await NativeConnection.connect({ address: server.address });
-    const worker = await createWakeWorker({ connection: nativeConnection, namespace: 'default', taskQueue: stormQueue });
+    const worker = await createWakeWorker({ connection: nativeConnection, namespace: 'default', taskQueue: stormQueue, activities: exampleApp.activities() });
     const stormGate = new Gate({ client, taskQueue: stormQueue, registry });
     const storm = await worker.runUntil(async () => {
       const decisions: Record<string, number> = {};

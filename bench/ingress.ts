@@ -12,10 +12,10 @@ import { queueHandler } from '../ingress/queue/handler';
 import { QueueMetrics } from '../ingress/queue/metrics';
 import { CONSUMER_GROUP, publish, RedisStreamsConsumer, streamKey } from '../ingress/queue/redis-streams';
 import { startIngress } from '../ingress/serve';
-import { campaignsSource } from '../ingress/sources/campaigns';
-import { defaultRegistry } from '../triggers/registry';
+import { campaignsSource } from '../examples/campaigns-webhook';
 import type { WakeInput } from '../workflows/types';
 import { percentile, round, runPool } from './stats';
+import { exampleApp, registryOf } from '../test/helpers/app';
 
 /**
  * `npm run bench:ingress`: on one dev server in one run,
@@ -39,11 +39,12 @@ async function main(): Promise<void> {
   const client = new Client({ connection: await Connection.connect({ address: server.address }) });
   const redis = new Redis(broker.url);
   const tag = randomUUID().slice(0, 8);
-  const registry = defaultRegistry();
+  const registry = registryOf();
   const ingress = await startIngress({
     client,
     taskQueue: `bench-ingress-${tag}`,
     registry,
+    sources: exampleApp.webhookSources,
     // Limits out of the way: this measures the accept path, not the shed policy.
     config: { ...loadConfig({}).ingress, port: 0, ratePerSecond: 1e6, burst: 1e6, maxInFlight: 4 * CONCURRENCY },
     allowDevSecrets: true,

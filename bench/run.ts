@@ -11,14 +11,12 @@ import { bundleWorkflowCode, DefaultLogger, NativeConnection, Runtime, Worker } 
 import { Client, Connection } from '@temporalio/client';
 import { DevServer } from '../devserver/dev-server';
 import { loadConfig } from '../config/config';
-import { createActivities } from '../activities';
 import { standinSettings, startStandins } from '../standins';
 import { keyEvent } from '../gate/gate';
-import { defaultRegistry } from '../triggers/registry';
-import { builtinAgents } from '../agents/registry';
 import { effectKey } from '../gate/keys';
 import type { WakeInput } from '../workflows/types';
 import { withSupervisorPolicy } from '../supervisor/policy';
+import { registryOf, activitiesOf, exampleAgents } from '../test/helpers/app';
 
 const BENCH_POLICY = withSupervisorPolicy({
   caps: { fleet: [{ windowMs: 3_600_000, wakes: 1_000_000, rationale: 'bench:run: a cap every run takes a permit from, never reached.' }], agents: {} },
@@ -37,12 +35,12 @@ async function main(): Promise<void> {
   const standins = await startStandins();
   const connection = await NativeConnection.connect({ address: server.address });
   const client = new Client({ connection: await Connection.connect({ address: server.address }), namespace: server.namespace });
-  const activities = createActivities({ outside: loadConfig(standinSettings(standins.urls)).outside, supervisor: BENCH_POLICY });
+  const activities = activitiesOf({ outside: loadConfig(standinSettings(standins.urls)).outside, supervisor: BENCH_POLICY });
   const wakeWorker = await Worker.create({ connection, taskQueue: 'bench-wake', activities, workflowBundle: await bundleWorkflowCode({ workflowsPath: require.resolve('../workflows'), logger: new DefaultLogger('WARN') }) });
   const bareWorker = await Worker.create({ connection, taskQueue: 'bench-bare', activities, workflowBundle: await bundleWorkflowCode({ workflowsPath: require.resolve('./bare-workflow'), logger: new DefaultLogger('WARN') }) });
-  const policy = builtinAgents['dependency-bump']!.policy;
+  const policy = exampleAgents['dependency-bump']!.policy;
   const input = (i: number, kind: string, to: string): WakeInput =>
-    keyEvent(defaultRegistry(), { source: 'deps', entity: `bench/${kind}:pkg${i}`, type: 'check.due', occurredAt: '2026-12-02T00:00:00Z', payload: { repo: `bench/${kind}`, package: `pkg${i}`, from: '1.0.0', to } }).input;
+    keyEvent(registryOf(), { source: 'deps', entity: `bench/${kind}:pkg${i}`, type: 'check.due', occurredAt: '2026-12-02T00:00:00Z', payload: { repo: `bench/${kind}`, package: `pkg${i}`, from: '1.0.0', to } }).input;
 
   const time = async (fn: () => Promise<unknown>) => {
     const t0 = performance.now();

@@ -7,6 +7,7 @@ import { toScheduleOptions } from '../schedules/to-temporal';
 import type { WakeInput } from '../workflows/types';
 import { WakeTerminalReason } from '../workflows/search-attributes';
 import { createWakeWorker } from '../workers/worker';
+import { exampleApp } from '../test/helpers/app';
 
 /**
  * `npm run bench:schedules`: on a dev server of its own, real fires (no backfill) of several
@@ -83,7 +84,7 @@ async function main(): Promise<void> {
   const client = new Client({ connection: await Connection.connect({ address: server.address }) });
   const native = await NativeConnection.connect({ address: server.address });
   try {
-    const wakeWorker = await createWakeWorker({ connection: native, namespace: 'default', taskQueue: 'bench-wakegate', shutdownGraceTime: '1 second' });
+    const wakeWorker = await createWakeWorker({ connection: native, namespace: 'default', taskQueue: 'bench-wakegate', shutdownGraceTime: '1 second', activities: exampleApp.activities() });
     const bareWorker = await Worker.create({
       connection: native,
       taskQueue: 'bench-bare',
@@ -106,7 +107,7 @@ async function main(): Promise<void> {
               rationale: 'benchmark: the default policy of a heartbeat-like schedule',
             }),
           );
-          for (const d of defs) await client.schedule.create(toScheduleOptions(d, 'bench-wakegate'));
+          for (const d of defs) await client.schedule.create(toScheduleOptions(d, 'bench-wakegate', exampleApp.registry));
           for (const i of ids) {
             await client.schedule.create({
               scheduleId: `bench-bare-${i}`,

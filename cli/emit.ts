@@ -5,7 +5,7 @@ import { isRefusal, isSettled, type GateAnswer } from '../gate/decision';
 import { GateInputError } from '../gate/errors';
 import { keyEvent } from '../gate/key-event';
 import { EVENT_LIMITS } from '../gate/limits';
-import { defaultRegistry } from '../triggers/registry';
+import { app } from './app';
 import type { TerminalReason, WakeResult } from '../workflows/types';
 import { ExitCode, printJson, UsageError } from './output';
 
@@ -103,13 +103,14 @@ export async function emit(opts: EmitOptions): Promise<number> {
     deliveryId: opts.deliveryId,
     ...(opts.entityVersion !== undefined ? { version: parseVersion(opts.entityVersion) } : {}),
   };
-  const registry = defaultRegistry();
+  const wakegate = app();
+  const registry = wakegate.registry;
   const keyed = keyEvent(registry, event, opts.agent ? { agent: opts.agent } : {}); // bad input is refused before any connection is made
   // The Temporal client (about 0.3 s to load) only once the input is valid: a refusal answers fast.
-  const [{ connectClient }, { Gate }] = await Promise.all([import('../config/temporal.js'), import('../gate/gate.js')]);
+  const { connectClient } = await import('../config/temporal.js');
   const client = await connectClient(config);
   try {
-    const gate = new Gate({ client, taskQueue: config.taskQueue, registry });
+    const gate = wakegate.gate(client, config.taskQueue);
     const answer = await gate.admitKeyed(keyed).finally(() => gate.close().catch(() => undefined));
     for (const w of answer.wakes) {
       if (w.held) process.stderr.write(`wakegate: ${w.agent}: held by the supervisor (${w.held.reason}); it runs once a person releases it: npx wakegate supervisor status\n`);

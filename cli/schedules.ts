@@ -2,7 +2,7 @@ import type { Client, ScheduleOverlapPolicy } from '@temporalio/client';
 import { loadConfig } from '../config/config';
 import { connectClient } from '../config/temporal';
 import type { ScheduleDefinition } from '../schedules/definition';
-import { scheduleDefinitions } from '../schedules/definitions';
+import { app } from './app';
 import { backfillSchedule, describeSchedule, scheduleGaps, triggerSchedule } from '../schedules/inspect';
 import { syncSchedules } from '../schedules/sync';
 import { overlapFromName } from '../schedules/to-temporal';
@@ -20,8 +20,9 @@ async function withClient(fn: (client: Client, taskQueue: string) => Promise<unk
 }
 
 function definitionOf(id: string): ScheduleDefinition {
-  const def = scheduleDefinitions.find((d) => d.id === id);
-  if (!def) throw new UsageError(`no schedule "${id}" in schedules/definitions.ts: known ${scheduleDefinitions.map((d) => d.id).join(', ')}`);
+  const schedules = app().schedules;
+  const def = schedules.find((d) => d.id === id);
+  if (!def) throw new UsageError(`no schedule "${id}" in this deployment: known ${schedules.map((d) => d.id).join(', ')}`);
   return def;
 }
 
@@ -42,12 +43,12 @@ function timeOpt(flag: string, value: string): Date {
 
 /** `schedules sync [--prune]`: upsert the definitions in code; never unpauses. */
 export function syncCommand(opts: { prune?: boolean }): Promise<number> {
-  return withClient((client, taskQueue) => syncSchedules({ client, taskQueue, definitions: scheduleDefinitions, prune: !!opts.prune }));
+  return withClient((client, taskQueue) => syncSchedules({ client, taskQueue, definitions: app().schedules, registry: app().registry, prune: !!opts.prune }));
 }
 
 /** `schedules list`: every schedule in code as Temporal holds it. */
 export function listCommand(): Promise<number> {
-  return withClient(async (client) => ({ schedules: await Promise.all(scheduleDefinitions.map((d) => describeSchedule(client, d))) }));
+  return withClient(async (client) => ({ schedules: await Promise.all(app().schedules.map((d) => describeSchedule(client, d))) }));
 }
 
 /** `schedules trigger <id> [--overlap P]`: arguments are checked before any connection is made. */

@@ -3,6 +3,7 @@ import { loadConfig } from '../config/config';
 import { connectClient } from '../config/temporal';
 import { actOnSupervisor, type PersonRequest, type PersonResult } from '../supervisor/actions';
 import { liveRuns, supervisorView } from '../supervisor/view';
+import { app } from './app';
 import { ExitCode, printJson, UsageError } from './output';
 
 export interface PersonOptions {
@@ -28,7 +29,7 @@ const person = (opts: PersonOptions) => {
 
 /** A person's request; the supervisor's refusal is printed and is exit 3. */
 async function act(client: Client, taskQueue: string, req: PersonRequest): Promise<Extract<PersonResult, { ok: true }> | number> {
-  const r = await actOnSupervisor(client, taskQueue, req);
+  const r = await actOnSupervisor(client, taskQueue, req, app().supervisorPolicy);
   if (r.ok) return r;
   printJson({ accepted: false, error: { code: 'refused', message: r.message } });
   process.stderr.write(`wakegate: refused: ${r.message}\n`);

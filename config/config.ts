@@ -10,6 +10,8 @@ import { ConfigError } from './errors';
  * against the dev server, a self-hosted cluster or Temporal Cloud. Nothing else reads process.env.
  */
 const Env = z.object({
+  /** The module that composes this deployment (its default export is `createWakegate(...)`), relative to the working directory. */
+  WAKEGATE_APP: z.string().min(1).default('wakegate.config.ts'),
   /** Task queue the wake workers poll. Scale out by starting more workers on it. */
   WAKEGATE_TASK_QUEUE: z.string().min(1).default('wakegate'),
   /** Activity task polls a worker keeps open at once (its activityTaskPollerBehavior, a simple maximum); default 10. */
@@ -116,6 +118,8 @@ export interface OutsideConfig {
 export type LogFormat = z.infer<typeof Env>['WAKEGATE_LOG_FORMAT'];
 
 export interface Config {
+  /** The deployment's module (WAKEGATE_APP), as given: resolved against the working directory by `loadApp`. */
+  app: string;
   taskQueue: string;
   /** Activity task polls one worker keeps open. */
   activityPollers: number;
@@ -140,6 +144,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
   }
   const connect = loadClientConnectConfig({ overrideEnvVars: env as Record<string, string> });
   return {
+    app: parsed.data.WAKEGATE_APP,
     taskQueue: parsed.data.WAKEGATE_TASK_QUEUE,
     activityPollers: parsed.data.WAKEGATE_ACTIVITY_POLLERS,
     logLevel: parsed.data.WAKEGATE_LOG_LEVEL,

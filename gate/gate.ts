@@ -8,7 +8,7 @@ import { keyEvent, type KeyedEvent, type PlannedWake } from './key-event';
 import { admitOneCall } from './one-call';
 import type { PathContext } from './path-context';
 import { SupervisorLink } from '../supervisor/link';
-import { supervisorPolicy } from '../supervisor/policy';
+import { defaultSupervisorPolicy } from '../supervisor/policy';
 
 export { keyEvent, type KeyedEvent };
 
@@ -18,7 +18,7 @@ export interface GateOptions {
   registry: TriggerRegistry;
   /** How long a delivery on the coalescing path waits for its decision before it is answered `accepted`, ms. Default 10 s. */
   decisionWaitMs?: number;
-  /** This process's line to the supervisor (default: one of its own, with the policy in supervisor/policy.ts). */
+  /** This process's line to the supervisor (default: one of its own with the default policy; `createWakegate`'s gate passes the deployment's). */
   supervisor?: SupervisorLink;
 }
 
@@ -54,7 +54,7 @@ export class Gate {
       deliveries: new DeliveryBatcher(opts.client),
       decisionWaitMs: opts.decisionWaitMs ?? 10_000,
     };
-    this.supervisor = opts.supervisor ?? new SupervisorLink({ client: opts.client, taskQueue: opts.taskQueue, policy: supervisorPolicy });
+    this.supervisor = opts.supervisor ?? new SupervisorLink({ client: opts.client, taskQueue: opts.taskQueue, policy: defaultSupervisorPolicy });
   }
 
   /** Send the wake counts this gate still holds to the supervisor (a one-shot caller, the CLI, before it exits). */

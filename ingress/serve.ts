@@ -7,14 +7,13 @@ import { IngressMetrics } from './metrics';
 import { resolveSecrets } from './secrets';
 import { buildIngress, type IngressSettings } from './server';
 import type { WebhookSource } from './source';
-import { builtinWebhookSources } from './sources';
 
 export interface StartIngressOptions {
   client: Client;
   taskQueue: string;
   registry: TriggerRegistry;
   config: Pick<IngressConfig, 'host' | 'port' | 'secrets'> & IngressSettings;
-  sources?: readonly WebhookSource<unknown>[];
+  sources: readonly WebhookSource<unknown>[];
   /** Fall back to each source's documented dev secret when its variable is unset (`npm start` only). */
   allowDevSecrets?: boolean;
   logger?: Logger;
@@ -31,7 +30,7 @@ export interface RunningIngress {
 
 /** Build the webhook ingress on its own gate and listen (port 0 = a free port). */
 export async function startIngress(opts: StartIngressOptions): Promise<RunningIngress> {
-  const sources = opts.sources ?? builtinWebhookSources;
+  const sources = opts.sources;
   const { secrets, fromDev } = resolveSecrets(sources, opts.config.secrets, opts.allowDevSecrets ?? false);
   // A coalescing agent's decision is waited for within the ingress's own deadline: past it the event
   // is already durably recorded, and the sender gets 202 `accepted` rather than a 503 that would

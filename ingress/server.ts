@@ -146,7 +146,7 @@ export function buildIngress(opts: IngressOptions): { app: FastifyInstance; metr
     maxInFlight: inFlight.limit,
     ratePerSecond: settings.ratePerSecond,
     burst: settings.burst,
-    sources: [...served.values()].map((s) => ({ name: s.source.name, trigger: s.source.trigger, scheme: s.source.scheme })),
+    sources: [...served.values()].map((s) => ({ name: s.source.name, trigger: s.source.trigger, scheme: typeof s.source.scheme === 'object' ? s.source.scheme.name : s.source.scheme })),
   }));
 
   app.post<{ Params: { source: string } }>('/webhooks/:source', {

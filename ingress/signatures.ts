@@ -1,16 +1,9 @@
 import type * as OctokitMethods from '@octokit/webhooks-methods';
 import { Webhook, WebhookVerificationError } from 'standardwebhooks';
-import type { SignatureScheme } from './source';
+import type { SignatureFailure, SignatureScheme, Verdict, Verifier } from './source';
 
-/** Why a delivery's signature was refused (401); stable codes for senders and metrics. */
-export type SignatureFailure = 'missing_signature' | 'bad_signature' | 'bad_timestamp' | 'timestamp_expired' | 'timestamp_in_future';
+export type { SignatureFailure, Verdict, Verifier };
 
-export type Verdict = { ok: true } | { ok: false; code: SignatureFailure; message: string };
-
-/** A source's secret, checked once at start-up so a malformed one fails then, not per request. */
-export interface Verifier {
-  verify(rawBody: Buffer, headers: Record<string, string | undefined>, nowMs?: number): Promise<Verdict>;
-}
 
 // @octokit/webhooks-methods is ESM only (no `require` export): load it once, on first use.
 let octokit: Promise<typeof OctokitMethods> | undefined;
@@ -24,7 +17,8 @@ async function githubVerify(secret: string, payload: string, signature: string):
   return (await octokit).verify(secret, payload, signature);
 }
 
-const fail = (code: SignatureFailure, message: string): Verdict => ({ ok: false, code, message });
+/** A refusal with its stable code (401 to the sender). */
+export const fail = (code: SignatureFailure, message: string): Verdict => ({ ok: false, code, message });
 
 /**
  * A verifier for one source. Both schemes verify the HMAC over the raw body bytes with a
@@ -35,6 +29,7 @@ const fail = (code: SignatureFailure, message: string): Verdict => ({ ok: false,
  * Throws at construction for a secret the scheme cannot use (the message never contains it).
  */
 export function createVerifier(scheme: SignatureScheme, secret: string, replayWindowS: number): Verifier {
+  if (typeof scheme === 'object') return scheme.create(secret, replayWindowS);
   if (scheme === 'standard-webhooks') {
     let webhook: Webhook;
     try {

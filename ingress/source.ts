@@ -1,8 +1,29 @@
 import type { z } from 'zod';
 import type { WakeEventInput } from '../triggers/event';
 
-/** How a webhook source signs its deliveries. */
-export type SignatureScheme = 'standard-webhooks' | 'github';
+/** Why a delivery's signature was refused (401); stable codes for senders and metrics. */
+export type SignatureFailure = 'missing_signature' | 'bad_signature' | 'bad_timestamp' | 'timestamp_expired' | 'timestamp_in_future';
+
+export type Verdict = { ok: true } | { ok: false; code: SignatureFailure; message: string };
+
+/** A source's secret, checked once at start-up so a malformed one fails then, not per request. */
+export interface Verifier {
+  verify(rawBody: Buffer, headers: Record<string, string | undefined>, nowMs?: number): Promise<Verdict>;
+}
+
+/**
+ * How a webhook source signs its deliveries: one of the built-in schemes, or your own verifier
+ * (a sender with its own signing: `{ name, create(secret, replayWindowS) }`, `create` returning a
+ * `Verifier` that checks the raw body and headers; throw from `create` for a secret it cannot use).
+ */
+export type SignatureScheme = 'standard-webhooks' | 'github' | CustomScheme;
+
+/** A signature scheme of your own. */
+export interface CustomScheme {
+  /** Shown on `/status` and in errors. @example 'hmac-sha256-hex' */
+  name: string;
+  create(secret: string, replayWindowS: number): Verifier;
+}
 
 /** What the verified request carries besides its body: header values (lower-case names) and the URL's query. */
 export interface DeliveryContext {

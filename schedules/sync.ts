@@ -2,7 +2,7 @@ import { ScheduleNotFoundError, WorkflowNotFoundError, type Client } from '@temp
 import { fixedDelayWorkflowId } from '../workflows/schedule-messages';
 import type { FixedDelayInput } from '../workflows/schedule-types';
 import { keyEvent } from '../gate/key-event';
-import { defaultRegistry, type TriggerRegistry } from '../triggers/registry';
+import type { TriggerRegistry } from '../triggers/registry';
 import type { ScheduleDefinition } from './definition';
 import { definitionDigest, DIGEST_MEMO, OWNER, OWNER_MEMO, toScheduleOptions } from './to-temporal';
 
@@ -26,14 +26,14 @@ export interface SyncOptions {
   definitions: readonly ScheduleDefinition[];
   prune?: boolean;
   /** The triggers and agents the ticks will pass the gate with; the built-in ones by default. */
-  registry?: TriggerRegistry;
+  registry: TriggerRegistry;
 }
 
 /**
  * Refuse, before anything reaches Temporal, a schedule whose agent is not woken by schedules or
  * cannot derive its wake key from the schedule's payload: the error names the schedule and the field.
  */
-export function checkScheduleAgents(definitions: readonly ScheduleDefinition[], registry: TriggerRegistry = defaultRegistry()): void {
+export function checkScheduleAgents(definitions: readonly ScheduleDefinition[], registry: TriggerRegistry): void {
   for (const def of definitions) {
     try {
       keyEvent(registry, { source: 'schedule', entity: def.id, type: 'tick', occurredAt: '2026-01-01T00:00:00Z', payload: def.payload }, { agent: def.agent });
@@ -56,7 +56,7 @@ export async function syncSchedules(opts: SyncOptions): Promise<SyncReport> {
   const report: SyncReport = { created: [], updated: [], unchanged: [], pruned: [], notInCode: [], paused: [], conflicts: [] };
   checkScheduleAgents(definitions, opts.registry);
   for (const def of definitions) {
-    if (def.cadence === 'fixed_delay') await syncFixedDelay(client, taskQueue, def, report);
+    if (def.cadence === 'fixed_delay') await syncFixedDelay(client, taskQueue, def, report, opts.registry);
     else await syncFixedRate(client, taskQueue, def, report, opts.registry);
   }
   const wanted = new Set(definitions.map((d) => d.id));
@@ -77,7 +77,7 @@ export async function syncSchedules(opts: SyncOptions): Promise<SyncReport> {
   return report;
 }
 
-async function syncFixedRate(client: Client, taskQueue: string, def: ScheduleDefinition, report: SyncReport, registry?: TriggerRegistry): Promise<void> {
+async function syncFixedRate(client: Client, taskQueue: string, def: ScheduleDefinition, report: SyncReport, registry: TriggerRegistry): Promise<void> {
   const options = toScheduleOptions(def, taskQueue, registry);
   const handle = client.schedule.getHandle(def.id);
   let desc;
@@ -104,9 +104,9 @@ async function syncFixedRate(client: Client, taskQueue: string, def: ScheduleDef
   report.updated.push(def.id);
 }
 
-async function syncFixedDelay(client: Client, taskQueue: string, def: ScheduleDefinition, report: SyncReport): Promise<void> {
+async function syncFixedDelay(client: Client, taskQueue: string, def: ScheduleDefinition, report: SyncReport, registry: TriggerRegistry): Promise<void> {
   const workflowId = fixedDelayWorkflowId(def.id);
-  const digest = definitionDigest(def, taskQueue);
+  const digest = definitionDigest(def, taskQueue, registry);
   let running = false;
   try {
     const desc = await client.workflow.getHandle(workflowId).describe();

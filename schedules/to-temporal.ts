@@ -6,7 +6,7 @@ import type { ScheduleTickInput } from '../workflows/schedule-types';
 import { scheduleRunIdPrefix } from '../workflows/ids';
 import type { ScheduledRunInput } from '../workflows/types';
 import { keyEvent } from '../gate/key-event';
-import { defaultRegistry, type TriggerRegistry } from '../triggers/registry';
+import type { TriggerRegistry } from '../triggers/registry';
 import type { OverlapPolicy, ScheduleDefinition } from './definition';
 
 /** Schedule memo key that marks a Temporal Schedule as wakegate's own: sync and prune touch nothing else. */
@@ -48,7 +48,7 @@ export function catchupWindowMs(def: ScheduleDefinition): number {
  * one-call path (`oneCall`) it becomes the input of the run the Schedule starts itself. A definition
  * the gate would refuse is refused here, naming the schedule.
  */
-export function tickInput(def: ScheduleDefinition, registry: TriggerRegistry = defaultRegistry()): ScheduleTickInput {
+export function tickInput(def: ScheduleDefinition, registry: TriggerRegistry): ScheduleTickInput {
   const base = { scheduleId: def.id, agent: def.agent, payload: def.payload, catchUp: def.catchUp, lateAfterMs: def.lateAfter };
   let keyed;
   try {
@@ -92,7 +92,7 @@ function scheduleAction(def: ScheduleDefinition, taskQueue: string, registry: Tr
 }
 
 /** The Temporal Schedule for a fixed-rate definition (state left out: sync never sets it on update). */
-export function toScheduleOptions(def: ScheduleDefinition, taskQueue: string, registry: TriggerRegistry = defaultRegistry()): ScheduleOptions {
+export function toScheduleOptions(def: ScheduleDefinition, taskQueue: string, registry: TriggerRegistry): ScheduleOptions {
   if (def.cadence !== 'fixed_rate' || !def.spec) throw new Error(`schedule "${def.id}" is fixed_delay: it runs as a workflow loop, not a Temporal Schedule`);
   const s = def.spec;
   const spec: ScheduleOptions['spec'] = {
@@ -113,7 +113,7 @@ export function toScheduleOptions(def: ScheduleDefinition, taskQueue: string, re
 }
 
 /** sha256 of everything sync writes for a definition: equal digest means nothing to update. */
-export function definitionDigest(def: ScheduleDefinition, taskQueue: string, registry: TriggerRegistry = defaultRegistry()): string {
+export function definitionDigest(def: ScheduleDefinition, taskQueue: string, registry: TriggerRegistry): string {
   // The tick's input too: what the agent derives from the payload (wake key, path) is part of what sync must keep current;
   // and what the Schedule starts (the run itself, or a tick), so a schedule synced when every window had a tick is updated.
   const tick = tickInput(def, registry);

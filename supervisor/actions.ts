@@ -2,7 +2,8 @@ import { WorkflowNotFoundError, WorkflowUpdateFailedError, type Client } from '@
 import { haltUpdate, releaseUpdate, resetUpdate } from '../workflows/supervisor-messages';
 import type { ReleaseRecord, SupervisorStatus } from '../workflows/supervisor-types';
 import { SupervisorLink } from './link';
-import { supervisorPolicy } from './policy';
+import type { SupervisorPolicy } from '../workflows/supervisor-types';
+import { defaultSupervisorPolicy } from './policy';
 
 /** What a person can do to the supervisor (the CLI and the `/supervisor` page): always with a name and a reason. */
 export type PersonRequest =
@@ -17,11 +18,11 @@ export type PersonResult = { ok: true; status?: SupervisorStatus; release?: Rele
  * A refusal by the supervisor (no name or reason, a reset of an armed breaker, a release before the
  * reset) comes back as `{ ok: false, message }`; anything else is thrown.
  */
-export async function actOnSupervisor(client: Client, taskQueue: string, req: PersonRequest): Promise<PersonResult> {
+export async function actOnSupervisor(client: Client, taskQueue: string, req: PersonRequest, policy: SupervisorPolicy = defaultSupervisorPolicy): Promise<PersonResult> {
   const who = req.who?.trim();
   const reason = req.reason?.trim();
   if (!who || !reason) return { ok: false, message: 'a name (who) and a reason are both required' };
-  const link = new SupervisorLink({ client, taskQueue, policy: supervisorPolicy });
+  const link = new SupervisorLink({ client, taskQueue, policy });
   await link.ensure(false);
   const handle = client.workflow.getHandle(link.workflowId);
   try {

@@ -1,19 +1,20 @@
-import type { SupervisorPolicy, WindowCap } from '../workflows/supervisor-types';
+import type { SupervisorPolicy } from '../workflows/supervisor-types';
 
 const MINUTE = 60_000;
 const HOUR = 60 * MINUTE;
 const DAY = 24 * HOUR;
 
 /**
- * The supervisor's policy, declared in code beside the agents it guards, each number with why.
- * The worker brings it to the supervisor when it starts (`configure`), so a deploy changes it.
+ * The supervisor's default policy, for the fleet as a whole, each number with why; a deployment
+ * passes its own (with caps and `onTrip` for its agents) to `createWakegate`. The worker brings it
+ * to the supervisor when it starts (`configure`), so a deploy changes it.
  */
-export const supervisorPolicy: SupervisorPolicy = {
+export const defaultSupervisorPolicy: SupervisorPolicy = {
   storm: {
     fleetPerMinute: 600,
     agentPerMinute: 300,
     rationale:
-      'The built-in triggers are a handful of schedules, campaign webhooks and package releases: tens of wakes a minute at a busy moment. ' +
+      'Background agents wake on schedules, webhooks and queue messages: tens of wakes a minute at a busy moment. ' +
       'Ten a second for a whole minute is an upstream firing in a loop, not business; one agent alone at half of that is one trigger gone wrong.',
   },
   errorRate: {
@@ -30,25 +31,11 @@ export const supervisorPolicy: SupervisorPolicy = {
       { windowMs: HOUR, wakes: 1000, rationale: 'The rolling cap that refuses the thousandth wake in an hour and pages instead.' },
       { windowMs: DAY, costUsd: 50, tokens: 20_000_000, rationale: 'The fleet\'s model spend per day: well-behaved loops must not burn the month\'s budget together.' },
     ],
-    agents: {
-      'campaign-reporter': [
-        {
-          windowMs: HOUR,
-          wakes: 600,
-          costUsd: 5,
-          rationale:
-            'One report per campaign and change, coalesced: a few hundred campaigns changed together is a busy hour, ten runs a minute for a whole hour ' +
-            'is a loop; $5 of model spend in an hour means the coalescing or a trigger is wrong whatever the count.',
-        },
-      ],
-      'dependency-bump': [{ windowMs: HOUR, wakes: 120, rationale: 'A release train opens a few dozen pull requests an hour at most; more is a loop of releases or re-runs.' }],
-    } satisfies Record<string, WindowCap[]>,
+    agents: {},
   },
   onTrip: {
-    // Model agents stop at their next step when the breaker trips: a run convinced it is making progress spends its budget being wrong.
-    'campaign-reporter': 'cancel',
-    'dependency-bump': 'cancel',
-    // The canary spends nothing and proves the path: let it finish.
+    // The canary spends nothing and proves the path: let it finish. An agent not named here finishes too;
+    // name your model agents `cancel` so a trip stops them at their next step.
     canary: 'finish',
   },
   overCap: {},
@@ -60,7 +47,7 @@ export const supervisorPolicy: SupervisorPolicy = {
 };
 
 /** The policy with some fields replaced (tests, benchmarks and operators: a smaller storm threshold, a short window). */
-export function withSupervisorPolicy(change: Partial<SupervisorPolicy>, base: SupervisorPolicy = supervisorPolicy): SupervisorPolicy {
+export function withSupervisorPolicy(change: Partial<SupervisorPolicy>, base: SupervisorPolicy = defaultSupervisorPolicy): SupervisorPolicy {
   return { ...base, ...change };
 }
 

@@ -7,9 +7,9 @@ import { httpChannel, slackChannel } from '../activities/effects/channel';
 import { githubPulls } from '../activities/effects/pulls';
 import { checkAdapters } from '../activities/effects/commit';
 import { localExports } from '../activities/effects/exports';
-import { builtinAgents } from '../agents/registry';
 import { defineAgent } from '../agents/definition';
 import { fakeOpenAI } from './fakes/openai';
+import { exampleAgents } from './helpers/app';
 
 /* The real adapters against local fakes of their APIs (real HTTP, no network). */
 
@@ -99,7 +99,7 @@ describe('effect adapters', () => {
     const slack = slackChannel(`${url}/services/T/B/X`, 5000);
     await slack.post('k', 'hello');
     assert.deepEqual(got, [{ text: 'hello' }]);
-    assert.throws(() => checkAdapters(builtinAgents, { channel: slack, exports: localExports(url, 1000), pulls: githubPulls(url, '', 'main', 1000) }), /takes no idempotency key/);
+    assert.throws(() => checkAdapters(exampleAgents, { channel: slack, exports: localExports(url, 1000), pulls: githubPulls(url, '', 'main', 1000) }), /takes no idempotency key/);
   });
 
   test('generic HTTP sends the effect key as Idempotency-Key; a replay is reported as such', async () => {

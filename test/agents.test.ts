@@ -3,13 +3,13 @@ import assert from 'node:assert/strict';
 import { Gate } from '../gate/gate';
 import { awaitRun } from '../gate/await-run';
 import { quickAgents } from './helpers/agents';
-import { defaultRegistry } from '../triggers/registry';
 import type { WakeResult, WakeStatus } from '../workflows/types';
 import { approveSignal, statusQuery } from '../workflows/messages';
 import { eventually, startDevEnv, unique, withWorker, type DevEnv } from './helpers/env';
 import { startOutside } from './helpers/outside';
 import type { Standins } from '../standins';
 import { WakeTokens } from '../workflows/search-attributes';
+import { registryOf } from './helpers/app';
 
 let env: DevEnv;
 let standins: Standins;
@@ -23,7 +23,7 @@ after(async () => {
   await env?.teardown();
 });
 
-const gateFor = (taskQueue: string) => new Gate({ client: env.client, taskQueue, registry: defaultRegistry(quickAgents()) });
+const gateFor = (taskQueue: string) => new Gate({ client: env.client, taskQueue, registry: registryOf(quickAgents()) });
 
 describe('the example agents end to end on the dev server', () => {
   test('dependency bump: opens one PR keyed by branch; the same trigger again returns the stored result', async () => {

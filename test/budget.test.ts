@@ -7,9 +7,9 @@ import { rejectSignal, statusQuery } from '../workflows/messages';
 import { assertClockFree, eventually, startTimeSkippingEnv, unique, withTimeSkippingWorker, workflowBundle } from './helpers/env';
 import { standinOutside, startOutside, startWake, wakeInput } from './helpers/outside';
 import { withBudget } from './helpers/agents';
-import { createActivities } from '../activities';
 import type { BudgetLimits } from '../agents/policy';
 import type { Standins } from '../standins';
+import { activitiesOf } from './helpers/app';
 
 /* Budgets, the shared subagent pool and approval timeouts on the time-skipping server (timers jump). */
 
@@ -41,7 +41,7 @@ after(async () => {
 const run = async (input: ReturnType<typeof wakeInput>, tighter?: Partial<BudgetLimits>) => {
   if (!tighter) return (await startWake(env.client, taskQueue, input)).result();
   const queue = unique('budget-tight');
-  const activities = createActivities({ agents: withBudget(input.agent, tighter), outside: standinOutside(standins) });
+  const activities = activitiesOf({ agents: withBudget(input.agent, tighter), outside: standinOutside(standins) });
   return withTimeSkippingWorker(env, queue, async () => (await startWake(env.client, queue, input)).result(), { activities });
 };
 const deps = () => {

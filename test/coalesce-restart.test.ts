@@ -5,10 +5,10 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { Gate } from '../gate/gate';
 import { awaitRun } from '../gate/await-run';
-import { defaultRegistry } from '../triggers/registry';
 import { coalescing } from './helpers/agents';
 import { startDevEnv, unique, withWorker, type DevEnv } from './helpers/env';
 import { spawnWorker, type WorkerProcess } from './helpers/worker-process';
+import { registryOf } from './helpers/app';
 
 /*
  * The coalescing path across restarts: a worker process SIGKILLed while a batch is pending, and the
@@ -26,7 +26,7 @@ after(async () => {
 });
 
 const agents = coalescing('canary', { debouncePeriodMs: 2500, maxWaitMs: 10_000 });
-const gateFor = (taskQueue: string) => new Gate({ client: env.client, taskQueue, registry: defaultRegistry(agents), decisionWaitMs: 20_000 });
+const gateFor = (taskQueue: string) => new Gate({ client: env.client, taskQueue, registry: registryOf(agents), decisionWaitMs: 20_000 });
 const ping = (entity: string, type: string, deliveryId: string) => ({ source: 'ping', entity, type, occurredAt: '2026-12-02T10:00:00Z', payload: {}, deliveryId });
 
 test('a worker killed while a batch is pending: the next worker runs it once, with every event', async () => {

@@ -3,10 +3,10 @@ import assert from 'node:assert/strict';
 import { Client, WorkflowNotFoundError } from '@temporalio/client';
 import type { TestWorkflowEnvironment } from '@temporalio/testing';
 import { Gate } from '../gate/gate';
-import { defaultRegistry } from '../triggers/registry';
 import type { WakeResult } from '../workflows/types';
 import { coalescing } from './helpers/agents';
 import { assertClockFree, startTimeSkippingEnv, unique, withTimeSkippingWorker } from './helpers/env';
+import { registryOf } from './helpers/app';
 
 // Debounce and maxWait at their real sizes (minutes, an hour) on the Java time-skipping server:
 // the coalescer's timers are what move, the test skips the time between them.
@@ -56,7 +56,7 @@ async function quiesce(gate: Gate, coalescerId: string): Promise<void> {
 
 test('debounce: each wake pushes the start back by the period; a quiet period starts the run with every wake', async () => {
   const taskQueue = unique('debounce');
-  const gate = new Gate({ client, taskQueue, registry: defaultRegistry(agents), decisionWaitMs: 60_000 });
+  const gate = new Gate({ client, taskQueue, registry: registryOf(agents), decisionWaitMs: 60_000 });
   const entity = unique('quiet');
   await withTimeSkippingWorker(env, taskQueue, async () => {
     const a = await gate.admit(ping(entity, 'a'));
@@ -77,7 +77,7 @@ test('debounce: each wake pushes the start back by the period; a quiet period st
 
 test('maxWait: wakes that never go quiet still start a run no later than maxWait after the first', async () => {
   const taskQueue = unique('maxwait');
-  const gate = new Gate({ client, taskQueue, registry: defaultRegistry(agents), decisionWaitMs: 60_000 });
+  const gate = new Gate({ client, taskQueue, registry: registryOf(agents), decisionWaitMs: 60_000 });
   const entity = unique('busy');
   await withTimeSkippingWorker(env, taskQueue, async () => {
     const t0 = await env.currentTimeMs();

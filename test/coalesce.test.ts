@@ -4,11 +4,9 @@ import type { Client } from '@temporalio/client';
 import { Gate } from '../gate/gate';
 import { awaitRun } from '../gate/await-run';
 import type { GateAnswer } from '../gate/decision';
-import { campaignReporter } from '../agents/campaign-reporter';
-import { builtinAgents, withPolicies, type AgentRegistry } from '../agents/registry';
-import { createActivities } from '../activities';
+import { campaignReporter } from '../examples/campaign-reporter';
+import { withPolicies, type AgentRegistry } from '../agents/registry';
 import { standinOutside } from './helpers/outside';
-import { defaultRegistry } from '../triggers/registry';
 import { approveSignal, coalescerQuery, offerUpdate, statusQuery } from '../workflows/messages';
 import type { WakeResult, WakeStatus } from '../workflows/types';
 import type { EffectOutcome } from '../workflows/contracts';
@@ -16,6 +14,7 @@ import { startStandins, type Standins } from '../standins';
 import { coalescing, quickAgents } from './helpers/agents';
 import { eventually, startDevEnv, unique, withWorker, type DevEnv } from './helpers/env';
 import { createSchedule, testSchedule } from './helpers/schedules';
+import { registryOf, activitiesOf, exampleAgents } from './helpers/app';
 
 /*
  * Wake keys and coalescing on the real dev server. The server suggests continue-as-new after 60
@@ -33,8 +32,8 @@ after(async () => {
   await env?.teardown();
 });
 
-const gateFor = (taskQueue: string, agents: AgentRegistry) => new Gate({ client: env.client, taskQueue, registry: defaultRegistry(agents), decisionWaitMs: 20_000 });
-const activitiesFor = (agents: AgentRegistry) => createActivities({ agents, outside: standinOutside(standins) });
+const gateFor = (taskQueue: string, agents: AgentRegistry) => new Gate({ client: env.client, taskQueue, registry: registryOf(agents), decisionWaitMs: 20_000 });
+const activitiesFor = (agents: AgentRegistry) => activitiesOf({ agents, outside: standinOutside(standins) });
 const ping = (entity: string, type: string, payload: Record<string, unknown> = {}, extra: Record<string, unknown> = {}) => ({
   source: 'ping',
   entity,
@@ -223,7 +222,7 @@ describe('one wake per thing, from every direction', () => {
 
   test('one event fanned out to two agents: two runs, disjoint effect keys', async () => {
     const digest = { ...campaignReporter, policy: { ...campaignReporter.policy, name: 'campaign-digest' } };
-    const agents = withPolicies(quickAgents({}, { ...builtinAgents, 'campaign-digest': digest }), (d) => (d.policy.approval ? { approval: { ...d.policy.approval, irreversible: 'auto' } } : undefined));
+    const agents = withPolicies(quickAgents({}, { ...exampleAgents, 'campaign-digest': digest }), (d) => (d.policy.approval ? { approval: { ...d.policy.approval, irreversible: 'auto' } } : undefined));
     const taskQueue = unique('fanout');
     const gate = gateFor(taskQueue, agents);
     const campaign = unique('both');
@@ -284,7 +283,7 @@ describe('one wake per thing, from every direction', () => {
         'the tick offered to the coalescer',
       );
       assert.equal((await env.client.workflow.count(`WorkflowType = "wakeWorkflow" AND WakeKey = "${campaign}"`)).count, 0, 'still debouncing: no run yet');
-      const change = await gateFor(taskQueue, builtinAgents).admit({ source: 'campaigns', entity: campaign, type: 'config.changed', occurredAt: '2026-12-02T12:00:00Z', payload: { dashboards: ['reach'] } });
+      const change = await gateFor(taskQueue, exampleAgents).admit({ source: 'campaigns', entity: campaign, type: 'config.changed', occurredAt: '2026-12-02T12:00:00Z', payload: { dashboards: ['reach'] } });
       assert.equal(change.decision, 'coalesced');
       assert.equal(change.workflowId, coalescer!.state.pending!.runKey);
       await eventually(() => statusOf(env.client, change.workflowId), (s?: WakeStatus) => s?.awaitingApproval !== undefined, 40_000, 'approval wait');
@@ -293,7 +292,7 @@ describe('one wake per thing, from every direction', () => {
       assert.deepEqual(result.absorbed!.map((e) => e.source), ['schedule', 'campaigns']);
       assert.equal(standins.channel.messages.filter((m) => m.text.includes(campaign)).length, 1);
       await env.client.schedule.getHandle(def.id).delete();
-    }, { activities: activitiesFor(builtinAgents) });
+    }, { activities: activitiesFor(exampleAgents) });
   });
 
   test('an offer repeated by another admission run (past the remembered answers) never puts a pending event in a batch twice', async () => {
@@ -319,7 +318,7 @@ describe('one wake per thing, from every direction', () => {
 
   test('a trigger without a coalescing policy stays on the one-call path', async () => {
     const taskQueue = unique('onecall');
-    const gate = gateFor(taskQueue, builtinAgents);
+    const gate = gateFor(taskQueue, exampleAgents);
     await withWorker(env.nativeConnection, taskQueue, async () => {
       const a = await gate.admit(ping(unique('plain'), 'check'));
       assert.equal(a.decision, 'started');
@@ -327,6 +326,6 @@ describe('one wake per thing, from every direction', () => {
       assert.equal(a.workflowId, `canary@${a.eventKey}`);
       const desc = await env.client.workflow.getHandle(a.workflowId).describe();
       assert.equal(desc.type, 'wakeWorkflow');
-    }, { activities: activitiesFor(builtinAgents) });
+    }, { activities: activitiesFor(exampleAgents) });
   });
 });

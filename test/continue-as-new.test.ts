@@ -9,7 +9,7 @@ import { oneCallAgents } from './helpers/agents';
 import { eventually, startDevEnv, unique, type DevEnv } from './helpers/env';
 import { standinOutside, startOutside } from './helpers/outside';
 import { closeGates, pokeUntilContinued, startHangingPager, startPager, supervisedGate, supervisedWorker, supervisorHandle, supervisorStatus, testPolicy, viewOf } from './helpers/supervisor';
-import { supervisorPolicy } from '../supervisor/policy';
+import { exampleApp } from './helpers/app';
 
 /*
  * Continue-as-new where a person's halt must survive it, on a dev server of its own where Temporal
@@ -118,7 +118,7 @@ test('a run held for long continues as new and goes on waiting: the same hold an
 test('the supervisor continues as new while a page hangs: it does not wait out the pager, the halt stays published, and the page is sent again from the next run', async () => {
   const taskQueue = unique('sup-can-page');
   const hanging = await startHangingPager();
-  const policy = testPolicy({ storm: { fleetPerMinute: 3, rationale: 'test: a storm is more than 3 wakes a minute' }, onTrip: { ...supervisorPolicy.onTrip } });
+  const policy = testPolicy({ storm: { fleetPerMinute: 3, rationale: 'test: a storm is more than 3 wakes a minute' }, onTrip: { ...exampleApp.supervisorPolicy.onTrip } });
   const agents = oneCallAgents();
   const w = await supervisedWorker(env.nativeConnection, taskQueue, { supervisor: policy, pager: hanging.adapter, agents, outside: standinOutside(standins) });
   try {

@@ -2,7 +2,6 @@ import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import { Gate } from '../gate/gate';
-import { defaultRegistry } from '../triggers/registry';
 import { quickAgents } from './helpers/agents';
 import type { WakeResult, WakeStatus } from '../workflows/types';
 import { approveSignal, statusQuery } from '../workflows/messages';
@@ -17,6 +16,7 @@ import { activityEvents, deferred, spawnWorker, type WorkerProcess } from './hel
 import { createSchedule, testSchedule, ticksOf } from './helpers/schedules';
 import { ScheduleOverlapPolicy } from '@temporalio/client';
 import { temporal } from '@temporalio/proto';
+import { registryOf } from './helpers/app';
 
 /*
  * Seed Test 1 and Test 2 with real worker processes: the worker is SIGKILLed (or SIGSTOPped) at the
@@ -73,7 +73,7 @@ describe('crash windows with real worker processes (seed Test 1 and Test 2)', ()
   test('Test 1: killed between the model call and the commit, the run resumes without a second model call and commits once', async () => {
     const taskQueue = unique('t1');
     const repo = unique('acme/t1');
-    const gate = new Gate({ client: env.client, taskQueue, registry: defaultRegistry(quickAgents()) });
+    const gate = new Gate({ client: env.client, taskQueue, registry: registryOf(quickAgents()) });
     const event = { source: 'deps', entity: `${repo}:react`, type: 'release.published', occurredAt: '2026-12-02T09:00:00Z', payload: { repo, package: 'react', from: '19.0.0', to: '19.1.0' } };
     const arrived = deferred();
     let calls = 0;
@@ -123,7 +123,7 @@ describe('crash windows with real worker processes (seed Test 1 and Test 2)', ()
     // the commit (the server hands the task to a poll whose process is stopped), and with Temporal's
     // default of five they could swallow every one of the commit's six attempts.
     const a = await worker(taskQueue, { WAKEGATE_ACTIVITY_POLLERS: '1' });
-    const started = await new Gate({ client: env.client, taskQueue, registry: defaultRegistry(quickAgents()) }).admit({
+    const started = await new Gate({ client: env.client, taskQueue, registry: registryOf(quickAgents()) }).admit({
       source: 'deps', entity: `${repo}:vite`, type: 'release.published', occurredAt: '2026-12-02T09:00:00Z', payload: { repo, package: 'vite', from: '7.0.0', to: '7.1.0' },
     });
     const handle = env.client.workflow.getHandle(started.workflowId);
@@ -159,7 +159,7 @@ describe('crash windows with real worker processes (seed Test 1 and Test 2)', ()
       }
     };
     let w = await worker(taskQueue);
-    const a = await new Gate({ client: env.client, taskQueue, registry: defaultRegistry(quickAgents()) }).admit({
+    const a = await new Gate({ client: env.client, taskQueue, registry: registryOf(quickAgents()) }).admit({
       source: 'campaigns', entity: campaign, type: 'report.due', occurredAt: '2026-12-02T09:00:00Z', payload: { dashboards: ['reach'] },
     });
     const handle = env.client.workflow.getHandle(a.workflowId);
@@ -205,7 +205,7 @@ describe('crash windows with real worker processes (seed Test 1 and Test 2)', ()
       await untilClientGone(req, reply);
     };
     const w = await worker(taskQueue);
-    const a = await new Gate({ client: env.client, taskQueue, registry: defaultRegistry(quickAgents()) }).admit({
+    const a = await new Gate({ client: env.client, taskQueue, registry: registryOf(quickAgents()) }).admit({
       source: 'campaigns', entity: campaign, type: 'report.due', occurredAt: '2026-12-02T09:00:00Z', payload: { dashboards: ['spend'] },
     });
     const handle = env.client.workflow.getHandle(a.workflowId);

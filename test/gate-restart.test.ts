@@ -4,9 +4,9 @@ import { mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { Gate } from '../gate/gate';
-import { defaultRegistry } from '../triggers/registry';
 import type { WakeResult } from '../workflows/types';
 import { startDevEnv, unique, withWorker, type DevEnv } from './helpers/env';
+import { registryOf } from './helpers/app';
 
 let env: DevEnv;
 before(async () => {
@@ -22,7 +22,7 @@ test('dedup survives a restart of the dev server: the stored result is still the
   const event = (deliveryId: string) => ({ source: 'ping', entity, type: 'check', occurredAt: '2026-12-02T14:05:00Z', payload: { note: 'x' }, deliveryId });
 
   const first = await withWorker(env.nativeConnection, taskQueue, async () => {
-    const gate = new Gate({ client: env.client, taskQueue, registry: defaultRegistry() });
+    const gate = new Gate({ client: env.client, taskQueue, registry: registryOf() });
     const a = await gate.admit(event('before'));
     await env.client.workflow.getHandle(a.workflowId).result();
     await gate.close(); // nothing of it left on the connection the restart closes
@@ -33,13 +33,13 @@ test('dedup survives a restart of the dev server: the stored result is still the
   await env.server.stop();
   // While Temporal is down the gate does not answer 2xx-like decisions: it fails, and the caller
   // (a webhook sender, a queue) keeps the event to redeliver.
-  const downGate = new Gate({ client: env.client, taskQueue, registry: defaultRegistry() });
+  const downGate = new Gate({ client: env.client, taskQueue, registry: registryOf() });
   await assert.rejects(env.client.withDeadline(Date.now() + 5000, () => downGate.admit(event('while-down'))));
   await downGate.close();
 
   await env.server.up();
   await env.reconnect();
-  const afterGate = new Gate({ client: env.client, taskQueue, registry: defaultRegistry() });
+  const afterGate = new Gate({ client: env.client, taskQueue, registry: registryOf() });
   const again = await afterGate.admit(event('after'));
   await afterGate.close();
   assert.equal(again.decision, 'completed');

@@ -2,11 +2,10 @@ import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { failingCanary } from './helpers/agents';
 import { Gate } from '../gate/gate';
-import { defaultRegistry } from '../triggers/registry';
-import { createActivities } from '../activities';
 import type { WakeResult } from '../workflows/types';
 import { statusQuery } from '../workflows/messages';
 import { eventually, startDevEnv, unique, withWorker, type DevEnv } from './helpers/env';
+import { registryOf, activitiesOf } from './helpers/app';
 
 let env: DevEnv;
 before(async () => {
@@ -16,7 +15,7 @@ after(async () => {
   await env?.teardown();
 });
 
-const gateFor = (taskQueue: string) => new Gate({ client: env.client, taskQueue, registry: defaultRegistry() });
+const gateFor = (taskQueue: string) => new Gate({ client: env.client, taskQueue, registry: registryOf() });
 const ping = (entity: string, payload: Record<string, unknown> = {}, deliveryId?: string) => ({
   source: 'ping',
   entity,
@@ -82,7 +81,7 @@ describe('the gate on the real dev server', () => {
     const gate = gateFor(taskQueue);
     const entity = unique('failed');
     // A fake of the outside world that fails for good: the run fails.
-    const failing = createActivities({ agents: failingCanary() });
+    const failing = activitiesOf({ agents: failingCanary() });
     const first = await withWorker(
       env.nativeConnection,
       taskQueue,

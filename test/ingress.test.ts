@@ -7,8 +7,8 @@ import { eventually, startDevEnv, unique, withWorker, type DevEnv } from './help
 import { startOutside } from './helpers/outside';
 import { quickAgents } from './helpers/agents';
 import { Gate } from '../gate/gate';
-import { defaultRegistry } from '../triggers/registry';
 import { campaignBody, githubHeaders, post, releaseBody, standardHeaders, startTestIngress } from './helpers/ingress';
+import { registryOf } from './helpers/app';
 
 let env: DevEnv;
 let standins: Standins;
@@ -97,7 +97,7 @@ describe('the webhook ingress on the real dev server', () => {
         assert.equal(a.status, 202, JSON.stringify(a.json));
         assert.equal(a.json.decision, 'started');
         // A report request about the same campaign, as `wakegate emit` sends it: another gate, the same coalescer.
-        const report = await new Gate({ client: env.client, taskQueue, registry: defaultRegistry(agents) }).admit({ source: 'campaigns', entity: campaign, type: 'report.due', occurredAt: '2026-12-02T14:06:00Z', payload: {} });
+        const report = await new Gate({ client: env.client, taskQueue, registry: registryOf(agents) }).admit({ source: 'campaigns', entity: campaign, type: 'report.due', occurredAt: '2026-12-02T14:06:00Z', payload: {} });
         assert.equal(report.decision, 'coalesced');
         assert.equal(report.workflowId, a.json.workflowId);
         // An older change delivered late: stale, recorded, 202 (stored; the sender must not retry it).

@@ -1,7 +1,6 @@
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { Gate } from '../gate/gate';
-import { defaultRegistry } from '../triggers/registry';
 import { quickAgents } from './helpers/agents';
 import type { WakeResult, WakeStatus } from '../workflows/types';
 import { statusQuery } from '../workflows/messages';
@@ -15,6 +14,7 @@ import { startOutside } from './helpers/outside';
 import { deferred } from './helpers/worker-process';
 import { cancellationSignal } from '@temporalio/activity';
 import type { ToolInput } from '../workflows/contracts';
+import { registryOf } from './helpers/app';
 
 /* The kill switch, re-arming, the runs listing, and an ambiguous effect escalated, on the dev server. */
 
@@ -66,7 +66,7 @@ describe('kill switch, re-arm and the runs listing', () => {
   test('`wakegate kill` stops a run with a tool call in flight: cancelled, nothing committed; a redelivery gets the stored outcome until re-armed', async () => {
     const taskQueue = unique('kill');
     const campaign = unique('kill');
-    const gate = new Gate({ client: env.client, taskQueue, registry: defaultRegistry(quickAgents()) });
+    const gate = new Gate({ client: env.client, taskQueue, registry: registryOf(quickAgents()) });
     const event = { source: 'campaigns', entity: campaign, type: 'config.changed', occurredAt: '2026-12-02T10:00:00Z', payload: { dashboards: ['reach'] } };
     await withWorker(env.nativeConnection, taskQueue, async () => {
       stall.dashboard = true;
@@ -117,7 +117,7 @@ describe('kill switch, re-arm and the runs listing', () => {
     const taskQueue = unique('ambig');
     const campaign = unique('ambig');
     await withWorker(env.nativeConnection, taskQueue, async () => {
-      const a = await new Gate({ client: env.client, taskQueue, registry: defaultRegistry(quickAgents()) }).admit({
+      const a = await new Gate({ client: env.client, taskQueue, registry: registryOf(quickAgents()) }).admit({
         source: 'campaigns', entity: campaign, type: 'report.due', occurredAt: '2026-12-02T10:00:00Z', payload: { dashboards: ['reach'] },
       });
       const handle = env.client.workflow.getHandle(a.workflowId);
@@ -139,7 +139,7 @@ describe('kill switch, re-arm and the runs listing', () => {
     await withWorker(env.nativeConnection, taskQueue, async () => {
       stall.channelPost = true;
       // report.due: post_summary, then start_export (which waits for a person's approval).
-      const a = await new Gate({ client: env.client, taskQueue, registry: defaultRegistry(quickAgents()) }).admit({
+      const a = await new Gate({ client: env.client, taskQueue, registry: registryOf(quickAgents()) }).admit({
         source: 'campaigns', entity: campaign, type: 'report.due', occurredAt: '2026-12-02T10:00:00Z', payload: { dashboards: ['reach'] },
       });
       await postArrived.promise;
@@ -175,7 +175,7 @@ describe('kill switch, re-arm and the runs listing', () => {
       },
     };
     await withWorker(env.nativeConnection, taskQueue, async () => {
-      const gate = new Gate({ client: env.client, taskQueue, registry: defaultRegistry(quickAgents()) });
+      const gate = new Gate({ client: env.client, taskQueue, registry: registryOf(quickAgents()) });
       const a = await gate.admit({ source: 'ping', entity: unique('gone'), type: 'check', occurredAt: '2026-12-02T10:00:00Z', payload: { holdMs: 60_000 } });
       await stuck.promise;
       const kill = await cli(['kill', a.workflowId, '--reason', 'worker is gone', '--who', 'ops']);

@@ -2,7 +2,6 @@ import { after, afterEach, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import type { TestWorkflowEnvironment } from '@temporalio/testing';
 import { Worker } from '@temporalio/worker';
-import { createActivities } from '../activities';
 import { OpenAIModel } from '../activities/model/openai';
 import type { UnparsedFinal } from '../workflows/contracts';
 import { startStandins, type Standins } from '../standins';
@@ -13,6 +12,7 @@ import { assertClockFree, startTimeSkippingEnv, unique, withTimeSkippingWorker, 
 import { withBudget } from './helpers/agents';
 import type { BudgetLimits } from '../agents/policy';
 import { standinOutside, startWake, wakeInput } from './helpers/outside';
+import { activitiesOf } from './helpers/app';
 
 /*
  * The run against an OpenAI-compatible fake provider (real HTTP through the official client) on the
@@ -37,7 +37,7 @@ before(async () => {
   openai = fakeOpenAI();
   const url = await openai.app.listen({ host: '127.0.0.1', port: 0 });
   model = new OpenAIModel({ baseUrl: `${url}/v1`, apiKey: 'sk-test', model: 'gpt-test', timeoutMs: CLIENT_TIMEOUT_MS });
-  const activities = createActivities({ outside: standinOutside(standins), model });
+  const activities = activitiesOf({ outside: standinOutside(standins), model });
   worker = await Worker.create({ connection: env.nativeConnection, taskQueue, workflowBundle: await workflowBundle(), activities });
   running = worker.run();
 });
@@ -60,7 +60,7 @@ async function bump(tighter?: Partial<BudgetLimits>) {
   const queue = tighter ? unique('model-answers-tight') : taskQueue;
   const wake = async () => (await startWake(env.client, queue, input)).result();
   const result = tighter
-    ? await withTimeSkippingWorker(env, queue, wake, { activities: createActivities({ agents: withBudget(input.agent, tighter), outside: standinOutside(standins), model }) })
+    ? await withTimeSkippingWorker(env, queue, wake, { activities: activitiesOf({ agents: withBudget(input.agent, tighter), outside: standinOutside(standins), model }) })
     : await wake();
   return { result, requests: openai.requests.slice(first), prs: standins.pulls.pulls.filter((p) => p.repo === repo) };
 }

@@ -9,10 +9,10 @@ import { Gate } from '../gate/gate';
 import { queueHandler } from '../ingress/queue/handler';
 import { QueueMetrics } from '../ingress/queue/metrics';
 import { CONSUMER_GROUP, deadLetterKey, publish, RedisStreamsConsumer, streamKey } from '../ingress/queue/redis-streams';
-import { defaultRegistry } from '../triggers/registry';
 import { oneCallAgents } from './helpers/agents';
 import type { WakeResult } from '../workflows/types';
 import { eventually, startDevEnv, unique, withWorker, type DevEnv } from './helpers/env';
+import { registryOf } from './helpers/app';
 
 let env: DevEnv;
 let broker: RedisServer;
@@ -29,7 +29,7 @@ after(async () => {
   await env?.teardown();
 });
 
-const gateFor = (taskQueue: string) => new Gate({ client: env.client, taskQueue, registry: defaultRegistry(oneCallAgents()) });
+const gateFor = (taskQueue: string) => new Gate({ client: env.client, taskQueue, registry: registryOf(oneCallAgents()) });
 const pendingCount = async (source: string) => Number(((await redis.xpending(streamKey(source), CONSUMER_GROUP)) as [number])[0]);
 const executions = (workflowId: string) => env.client.workflow.count(`WorkflowId = "${workflowId}"`).then((c) => c.count);
 const ping = (entity: string, extra: Record<string, unknown> = {}) => ({ source: 'ping', entity, type: 'queue', occurredAt: '2026-12-02T14:05:00Z', payload: {}, ...extra });

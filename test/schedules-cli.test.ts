@@ -3,7 +3,7 @@ import assert from 'node:assert/strict';
 import { startDevEnv, unique, withWorker, eventually, type DevEnv } from './helpers/env';
 import { runCli } from './helpers/cli';
 import { ticksOf } from './helpers/schedules';
-import { scheduleDefinitions } from '../schedules/definitions';
+import { exampleApp } from './helpers/app';
 
 let env: DevEnv;
 before(async () => {
@@ -22,11 +22,11 @@ describe('wakegate schedules, run as a subprocess', () => {
     await withWorker(env.nativeConnection, taskQueue, async () => {
       const first = await runCli(['schedules', 'sync'], cliEnv);
       assert.equal(first.code, 0, first.stderr);
-      assert.deepEqual(first.json.created, scheduleDefinitions.map((d) => d.id));
+      assert.deepEqual(first.json.created, exampleApp.schedules.map((d) => d.id));
       const second = await runCli(['schedules', 'sync'], cliEnv);
       assert.deepEqual(second.json.created, []);
       assert.deepEqual(second.json.updated, []);
-      assert.deepEqual(second.json.unchanged, scheduleDefinitions.map((d) => d.id));
+      assert.deepEqual(second.json.unchanged, exampleApp.schedules.map((d) => d.id));
 
       // The Web UI's pause is the same API call as the Temporal CLI's toggle.
       await env.server.cli(['schedule', 'toggle', '--schedule-id', ID, '--pause', '--reason', 'paused in the web ui']);

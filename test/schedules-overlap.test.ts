@@ -4,13 +4,13 @@ import type { WorkflowExecutionInfo } from '@temporalio/client';
 import { scheduleGaps } from '../schedules/inspect';
 import { eventually, startDevEnv, unique, withWorker, type DevEnv } from './helpers/env';
 import { toScheduleOptions } from '../schedules/to-temporal';
-import { createActivities } from '../activities';
 import { Gate, keyEvent } from '../gate/gate';
 import { agentEventId } from '../workflows/ids';
-import { defaultRegistry } from '../triggers/registry';
 import { failingCanary } from './helpers/agents';
 import { runCli } from './helpers/cli';
 import { createSchedule, overlapping, ranOf, resultOf, sleep, testSchedule, ticksOf, wakesOf, windowOf } from './helpers/schedules';
+import { registryOf, activitiesOf } from './helpers/app';
+import { exampleApp } from './helpers/app';
 
 // Schedules need the real dev server (the time-skipping server has none).
 let env: DevEnv;
@@ -122,7 +122,7 @@ describe('overlap with a run longer than the interval (dev server)', () => {
       }
 
       // The same window emitted through the gate (a CLI call, a producer) names the same run: answered from it.
-      const gate = new Gate({ client: env.client, taskQueue, registry: defaultRegistry() });
+      const gate = new Gate({ client: env.client, taskQueue, registry: registryOf() });
       const tick = (occurredAt: string, deliveryId: string) => ({ source: 'schedule', entity: def.id, type: 'tick', occurredAt, payload: {}, deliveryId });
       const emitted = await gate.admit(tick('2026-01-01T01:00:00Z', 'cli-1'), { agent: 'canary' });
       assert.equal(emitted.decision, 'completed');
@@ -141,7 +141,7 @@ describe('overlap with a run longer than the interval (dev server)', () => {
       // A window run before runs of schedule events were named as the Schedule names them
       // (`agent@schedule/tick/<id>/<nominal>`): the gate answers from it, and the Schedule's fire is a duplicate.
       const four = tick('2026-01-01T04:00:00Z', 'old-1');
-      const legacyInput = { ...keyEvent(defaultRegistry(), four, { agent: 'canary' }).input };
+      const legacyInput = { ...keyEvent(registryOf(), four, { agent: 'canary' }).input };
       legacyInput.runKey = agentEventId('canary', legacyInput.eventKey);
       const legacy = await env.client.workflow.start('wakeWorkflow', { workflowId: legacyInput.runKey, taskQueue, args: [legacyInput], memo: { fingerprint: legacyInput.fingerprint } });
       await legacy.result();
@@ -172,7 +172,7 @@ describe('overlap with a run longer than the interval (dev server)', () => {
         const [failed] = await eventually(() => ticksOf(env.client, def.id), closed(1), 30_000, 'the failing run');
         assert.equal(failed!.status.name, 'FAILED');
       },
-      { activities: createActivities({ agents: failingCanary() }) },
+      { activities: activitiesOf({ agents: failingCanary() }) },
     );
     await withWorker(env.nativeConnection, taskQueue, async () => {
       const handle = env.client.schedule.getHandle(def.id);
@@ -200,7 +200,7 @@ describe('overlap with a run longer than the interval (dev server)', () => {
       await handle.backfill({ ...range, overlap: (await handle.describe()).policies.overlap });
       const done = (n: number) => (t: Awaited<ReturnType<typeof ticksOf>>) => t.length >= n && t.every((x) => x.status.name !== 'RUNNING');
       await eventually(() => ticksOf(env.client, def.id), done(1), 30_000, 'the first run');
-      await handle.update((prev) => ({ ...prev, action: toScheduleOptions({ ...def, payload: { note: 'second' } }, taskQueue).action }));
+      await handle.update((prev) => ({ ...prev, action: toScheduleOptions({ ...def, payload: { note: 'second' } }, taskQueue, exampleApp.registry).action }));
       await handle.backfill({ ...range, overlap: (await handle.describe()).policies.overlap });
       const runs = await eventually(() => ticksOf(env.client, def.id), done(2), 30_000, 'the second run');
       const failed = runs.find((r) => r.status.name === 'FAILED');

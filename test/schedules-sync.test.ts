@@ -8,6 +8,7 @@ import { canonicalJson } from '../gate/fingerprint';
 import { DIGEST_MEMO, tickInput, toScheduleOptions } from '../schedules/to-temporal';
 import { tickWorkflowId } from '../workflows/schedule-messages';
 import { startDevEnv, unique, eventually, type DevEnv } from './helpers/env';
+import { exampleApp } from './helpers/app';
 
 let env: DevEnv;
 before(async () => {
@@ -35,18 +36,18 @@ describe('schedules sync (dev server)', () => {
     const taskQueue = unique('sync-old');
     const d = def(unique('so'));
     // What an earlier wakegate created: the tick as the action, the digest of that day (no `starts`).
-    const opts = toScheduleOptions(d, taskQueue);
-    const tick = tickInput(d);
+    const opts = toScheduleOptions(d, taskQueue, exampleApp.registry);
+    const tick = tickInput(d, exampleApp.registry);
     const oldDigest = createHash('sha256').update(canonicalJson({ def: d, taskQueue, tick })).digest('hex').slice(0, 16);
     await env.client.schedule.create({
       ...opts,
       action: { type: 'startWorkflow', workflowType: 'scheduleTickWorkflow', workflowId: tickWorkflowId(d.id), taskQueue, args: [tick], memo: { [DIGEST_MEMO]: oldDigest, scheduleId: d.id } },
     });
-    const report = await syncSchedules({ client: env.client, taskQueue, definitions: [d] });
+    const report = await syncSchedules({ client: env.client, taskQueue, registry: exampleApp.registry, definitions: [d] });
     assert.deepEqual(report.updated, [d.id]);
     const desc = await env.client.schedule.getHandle(d.id).describe();
     assert.equal(desc.action.type === 'startWorkflow' && desc.action.workflowType, 'wakeWorkflow');
-    assert.deepEqual((await syncSchedules({ client: env.client, taskQueue, definitions: [d] })).unchanged, [d.id]);
+    assert.deepEqual((await syncSchedules({ client: env.client, taskQueue, registry: exampleApp.registry, definitions: [d] })).unchanged, [d.id]);
     await env.client.schedule.getHandle(d.id).delete();
   });
 
@@ -54,9 +55,9 @@ describe('schedules sync (dev server)', () => {
     const taskQueue = unique('sync');
     const a = def(unique('sa'));
     const b = def(unique('sb'), { overlap: 'cancel' });
-    const first = await syncSchedules({ client: env.client, taskQueue, definitions: [a, b] });
+    const first = await syncSchedules({ client: env.client, taskQueue, registry: exampleApp.registry, definitions: [a, b] });
     assert.deepEqual(first.created.sort(), [a.id, b.id].sort());
-    const second = await syncSchedules({ client: env.client, taskQueue, definitions: [a, b] });
+    const second = await syncSchedules({ client: env.client, taskQueue, registry: exampleApp.registry, definitions: [a, b] });
     assert.deepEqual(second.created, []);
     assert.deepEqual(second.updated, []);
     assert.deepEqual(second.unchanged.sort(), [a.id, b.id].sort());
@@ -65,14 +66,14 @@ describe('schedules sync (dev server)', () => {
     // A person pauses `a` (as the Web UI does); code changes `a`'s payload.
     await env.client.schedule.getHandle(a.id).pause('paused by hand: investigating');
     const a2 = def(a.id, { payload: { note: 'changed' } });
-    const third = await syncSchedules({ client: env.client, taskQueue, definitions: [a2, b] });
+    const third = await syncSchedules({ client: env.client, taskQueue, registry: exampleApp.registry, definitions: [a2, b] });
     assert.deepEqual(third.updated, [a.id]);
     assert.deepEqual(third.paused, [{ id: a.id, note: 'paused by hand: investigating' }]);
     const after = await env.client.schedule.getHandle(a.id).describe();
     assert.equal(after.state.paused, true, 'sync never unpauses');
     assert.equal(after.state.note, 'paused by hand: investigating');
     assert.notEqual(after.info.lastUpdatedAt?.getTime(), before.info.lastUpdatedAt?.getTime());
-    const fourth = await syncSchedules({ client: env.client, taskQueue, definitions: [a2, b] });
+    const fourth = await syncSchedules({ client: env.client, taskQueue, registry: exampleApp.registry, definitions: [a2, b] });
     assert.deepEqual(fourth.updated, [], 'still idempotent while paused');
     assert.deepEqual(fourth.paused.map((p) => p.id), [a.id]);
 
@@ -94,17 +95,17 @@ describe('schedules sync (dev server)', () => {
       action: { type: 'startWorkflow', workflowType: 'nothing', taskQueue },
       state: { paused: true },
     });
-    const conflict = await syncSchedules({ client: env.client, taskQueue, definitions: [a2, b, def(foreign)] });
+    const conflict = await syncSchedules({ client: env.client, taskQueue, registry: exampleApp.registry, definitions: [a2, b, def(foreign)] });
     assert.equal(conflict.conflicts[0]?.id, foreign);
     // Dropped from code: left alone without --prune, removed with it (visibility is eventually consistent).
     await eventually(
-      () => syncSchedules({ client: env.client, taskQueue, definitions: [a2] }),
+      () => syncSchedules({ client: env.client, taskQueue, registry: exampleApp.registry, definitions: [a2] }),
       (r) => r.notInCode.includes(b.id),
       15_000,
       'b reported as not in code',
     );
     await env.client.schedule.getHandle(b.id).describe(); // still there
-    const pruned = await syncSchedules({ client: env.client, taskQueue, definitions: [a2], prune: true });
+    const pruned = await syncSchedules({ client: env.client, taskQueue, registry: exampleApp.registry, definitions: [a2], prune: true });
     assert.deepEqual(pruned.pruned, [b.id]);
     await assert.rejects(env.client.schedule.getHandle(b.id).describe());
     assert.equal((await env.client.schedule.getHandle(foreign).describe()).state.paused, true, 'foreign schedule untouched');

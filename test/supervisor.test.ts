@@ -5,7 +5,6 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { SupervisorLink } from '../supervisor/link';
 import { ApplicationFailure } from '@temporalio/common';
-import { createActivities } from '../activities';
 import { createWakeWorker } from '../workers/worker';
 import { awaitRun } from '../gate/await-run';
 import type { GateAnswer } from '../gate/decision';
@@ -18,9 +17,9 @@ import { runCli } from './helpers/cli';
 import { eventually, startDevEnv, unique, workflowBundle, type DevEnv } from './helpers/env';
 import { standinOutside, startOutside } from './helpers/outside';
 import { actOnSupervisor } from '../supervisor/actions';
-import { supervisorPolicy } from '../supervisor/policy';
 import { spawnWorker } from './helpers/worker-process';
 import { closeGates, startHangingPager, startPager, supervisedGate, supervisedWorker, supervisorHandle, supervisorStatus, testPolicy, viewOf } from './helpers/supervisor';
+import { activitiesOf, exampleApp } from './helpers/app';
 
 /*
  * The supervisor on a real dev server: the storm breaker (paging once, holding, surviving a worker
@@ -333,7 +332,7 @@ test('a storm during a person\'s drain turns it into a halt: it pages, and the l
   const taskQueue = unique('sup-drain-storm');
   const policy = testPolicy({
     storm: { fleetPerMinute: 3, rationale: 'test: a storm is more than 3 wakes a minute' },
-    onTrip: { ...supervisorPolicy.onTrip, canary: 'cancel' },
+    onTrip: { ...exampleApp.supervisorPolicy.onTrip, canary: 'cancel' },
   });
   const agents = oneCallAgents();
   const w = await supervisedWorker(env.nativeConnection, taskQueue, { supervisor: policy, pager: pager.adapter, agents, outside: standinOutside(standins) });
@@ -371,7 +370,7 @@ test('a trip whose pager hangs still stops the live runs at once: the page goes 
   const hanging = await startHangingPager();
   const policy = testPolicy({
     storm: { fleetPerMinute: 3, rationale: 'test: a storm is more than 3 wakes a minute' },
-    onTrip: { ...supervisorPolicy.onTrip, canary: 'cancel' },
+    onTrip: { ...exampleApp.supervisorPolicy.onTrip, canary: 'cancel' },
   });
   const agents = oneCallAgents();
   const w = await supervisedWorker(env.nativeConnection, taskQueue, { supervisor: policy, pager: hanging.adapter, agents, outside: standinOutside(standins) });
@@ -402,7 +401,7 @@ test('a trip whose pager hangs still stops the live runs at once: the page goes 
 
 /** A worker whose pager refuses the first `refusals` sends (every send, with Infinity), as a pager with a revoked routing key would; it counts the sends. */
 async function refusingPagerWorker(taskQueue: string, policy: ReturnType<typeof testPolicy>, refusals: number) {
-  const real = createActivities({ supervisor: policy, pager: pager.adapter, agents: oneCallAgents(), outside: standinOutside(standins) });
+  const real = activitiesOf({ supervisor: policy, pager: pager.adapter, agents: oneCallAgents(), outside: standinOutside(standins) });
   const sends = { count: 0 };
   const activities = {
     ...real,
@@ -492,7 +491,7 @@ test('a stop of live runs that fails is made again until it lands: the kill swit
   const taskQueue = unique('sup-stop-retry');
   const policy = testPolicy();
   const agents = oneCallAgents();
-  const real = createActivities({ supervisor: policy, pager: pager.adapter, agents, outside: standinOutside(standins) });
+  const real = activitiesOf({ supervisor: policy, pager: pager.adapter, agents, outside: standinOutside(standins) });
   let stops = 0;
   const activities = {
     ...real,
@@ -528,7 +527,7 @@ test('a stop that landed but missed a live run (not yet listed by visibility) is
   const taskQueue = unique('sup-sweep');
   const policy = testPolicy();
   const agents = oneCallAgents();
-  const real = createActivities({ supervisor: policy, pager: pager.adapter, agents, outside: standinOutside(standins) });
+  const real = activitiesOf({ supervisor: policy, pager: pager.adapter, agents, outside: standinOutside(standins) });
   const stopsAt: number[] = [];
   const activities = {
     ...real,
@@ -620,7 +619,7 @@ test('held wakes survive a SIGKILLed worker process: the next worker keeps them 
   try {
     const halted = await actOnSupervisor(env.client, taskQueue, { kind: 'halt', who: 'kim', reason: 'bad deploy' });
     assert.ok(halted.ok);
-    const gate = supervisedGate(env.client, taskQueue, supervisorPolicy);
+    const gate = supervisedGate(env.client, taskQueue, exampleApp.supervisorPolicy);
     await eventually(() => gate.supervisor.memo(0), (m) => m.mode === 'halted', 10_000, 'the gate reading the halt');
     const events = range(3).map((i) => ping(unique(`kill-${i}`)));
     const held = await Promise.all(events.map((e) => gate.admit(e)));

@@ -2,11 +2,10 @@ import { after, afterEach, before, test } from 'node:test';
 import assert from 'node:assert/strict';
 import type { TestWorkflowEnvironment } from '@temporalio/testing';
 import { keyEvent } from '../gate/gate';
-import { defaultRegistry } from '../triggers/registry';
 import { deliverySignal, statusQuery } from '../workflows/messages';
-import { createActivities } from '../activities';
 import type { WakeResult } from '../workflows/types';
 import { assertClockFree, eventually, startTimeSkippingEnv, unique, withTimeSkippingWorker } from './helpers/env';
+import { registryOf, activitiesOf } from './helpers/app';
 
 // The Java SDK's time-skipping server, from the installed wheel: the wake workflow's own logic
 // (delivery bookkeeping, status, cancellation) on a second real server implementation.
@@ -21,7 +20,7 @@ after(async () => {
 });
 
 const input = (entity: string, payload: Record<string, unknown>) =>
-  keyEvent(defaultRegistry(), { source: 'ping', entity, type: 'check', occurredAt: '2026-12-02T14:05:00Z', payload, deliveryId: 'first' }).input;
+  keyEvent(registryOf(), { source: 'ping', entity, type: 'check', occurredAt: '2026-12-02T14:05:00Z', payload, deliveryId: 'first' }).input;
 
 test('a wake records redeliveries, answers status, and ends with its terminal reason', async () => {
   const taskQueue = unique('ts-wake');
@@ -65,7 +64,7 @@ test('an unknown agent fails the run with a non-retryable error that names it', 
 test('a held run whose re-check cannot reach the supervisor stays held and asks again; it runs once it gets an answer', async () => {
   const taskQueue = unique('ts-held');
   const wake = input(unique('e'), {});
-  const real = createActivities();
+  const real = activitiesOf();
   let rechecks = 0;
   const FAILED_RECHECKS = 12; // two whole re-check activities (five attempts each) and two attempts of a third
   const activities = {

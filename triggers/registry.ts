@@ -1,10 +1,6 @@
 import type { AgentDefinition } from '../agents/plugin';
-import { builtinAgents, type AgentRegistry } from '../agents/registry';
+import type { AgentRegistry } from '../agents/registry';
 import type { TriggerDefinition } from './definition';
-import { pingTrigger } from './ping';
-import { campaignsTrigger } from './campaigns';
-import { depsTrigger } from './deps';
-import { scheduleTrigger } from './schedule';
 
 /**
  * The trigger definitions this deployment accepts, by source, and the agents each source wakes
@@ -16,7 +12,7 @@ export class TriggerRegistry {
 
   constructor(
     defs: readonly TriggerDefinition[],
-    readonly agents: AgentRegistry = builtinAgents,
+    readonly agents: AgentRegistry,
   ) {
     for (const def of defs) {
       if (this.bySource.has(def.source)) throw new Error(`trigger source "${def.source}" is defined twice`);
@@ -48,12 +44,4 @@ export class TriggerRegistry {
   agent(name: string): AgentDefinition | undefined {
     return this.agents[name];
   }
-}
-
-/** Every built-in trigger definition. */
-export const builtinTriggers: readonly TriggerDefinition[] = [pingTrigger, scheduleTrigger, campaignsTrigger, depsTrigger];
-
-/** The built-in triggers waking the given agents (the built-in ones by default). */
-export function defaultRegistry(agents: AgentRegistry = builtinAgents): TriggerRegistry {
-  return new TriggerRegistry(builtinTriggers, agents);
 }

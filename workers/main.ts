@@ -1,11 +1,11 @@
 import { NativeConnection } from '@temporalio/worker';
 import { loadConfig } from '../config/config';
 import { createLogger, installRuntimeLogger } from './logger';
-import { createWakeWorker } from './worker';
+import { loadApp } from '../runtime/load-app';
 
 /**
  * A standalone wake worker: connects with Temporal's own settings (TEMPORAL_ADDRESS, profiles, TLS,
- * API key) and polls WAKEGATE_TASK_QUEUE until SIGINT/SIGTERM, then drains and exits.
+ * API key), runs the deployment in WAKEGATE_APP and polls WAKEGATE_TASK_QUEUE until SIGINT/SIGTERM, then drains and exits.
  */
 async function main(): Promise<void> {
   const config = loadConfig();
@@ -13,7 +13,7 @@ async function main(): Promise<void> {
   installRuntimeLogger(logger);
   const connection = await NativeConnection.connect(config.temporal.connectionOptions);
   try {
-    const worker = await createWakeWorker({ connection, namespace: config.temporal.namespace, taskQueue: config.taskQueue, activityPollers: config.activityPollers });
+    const worker = await loadApp(config.app).worker({ connection, namespace: config.temporal.namespace, taskQueue: config.taskQueue, activityPollers: config.activityPollers });
     logger.info({ taskQueue: config.taskQueue, namespace: config.temporal.namespace, pid: process.pid }, 'worker polling');
     await worker.run();
   } finally {

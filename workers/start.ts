@@ -3,14 +3,9 @@ import path from 'node:path';
 import { NativeConnection } from '@temporalio/worker';
 import { loadConfig } from '../config/config';
 import { connectClient } from '../config/temporal';
-import { Gate } from '../gate/gate';
-import { SupervisorLink } from '../supervisor/link';
-import { supervisorPolicy } from '../supervisor/policy';
-import { defaultRegistry } from '../triggers/registry';
-import { scheduleDefinitions } from '../schedules/definitions';
+import { loadApp } from '../runtime/load-app';
 import { syncSchedules } from '../schedules/sync';
 import { createLogger, installRuntimeLogger } from './logger';
-import { createWakeWorker } from './worker';
 import { startStandins } from '../standins';
 import { Redis } from 'ioredis';
 import { RedisServer } from '../devserver/redis-server';
@@ -20,7 +15,6 @@ import { QueueMetrics } from '../ingress/queue/metrics';
 import { RedisStreamsConsumer, streamKey } from '../ingress/queue/redis-streams';
 import { startIngress } from '../ingress/serve';
 import { secretVariable } from '../ingress/source';
-import { builtinWebhookSources } from '../ingress/sources';
 
 /** Where `npm start` runs its own redis-server when WAKEGATE_REDIS_URL is unset (data kept under .wakegate/redis). */
 const DEV_REDIS_PORT = 6390;
@@ -35,6 +29,7 @@ const devScript = (cmd: string) => spawnSync('bash', [path.join(ROOT, 'temporal-
  */
 async function main(): Promise<void> {
   const config = loadConfig();
+  const wakegate = loadApp(config.app);
   const logger = createLogger(config.logLevel, 'wakegate', config.logFormat);
   const wasUp = devScript('status').status === 0;
   if (devScript('up').status !== 0) throw new Error('could not bring up the Temporal dev server (see above)');
@@ -55,21 +50,21 @@ async function main(): Promise<void> {
   });
 
   const connection = await NativeConnection.connect(config.temporal.connectionOptions);
-  const worker = await createWakeWorker({ connection, namespace: config.temporal.namespace, taskQueue: config.taskQueue });
+  const worker = await wakegate.worker({ connection });
   const running = worker.run();
 
   const client = await connectClient(config);
-  // The schedules in code (schedules/definitions.ts), upserted like `wakegate schedules sync`: never unpauses.
-  const synced = await syncSchedules({ client, taskQueue: config.taskQueue, definitions: scheduleDefinitions });
-  const registry = defaultRegistry();
-  // The supervisor of this task queue, up before the first wake, with the policy in code (supervisor/policy.ts).
-  const supervisor = new SupervisorLink({ client, taskQueue: config.taskQueue, policy: supervisorPolicy });
+  // The deployment's schedules, upserted like `wakegate schedules sync`: never unpauses.
+  const registry = wakegate.registry;
+  const synced = await syncSchedules({ client, taskQueue: config.taskQueue, definitions: wakegate.schedules, registry });
+  // The supervisor of this task queue, up before the first wake, with the deployment's policy.
+  const supervisor = wakegate.supervisorLink(client, config.taskQueue);
   await supervisor.ensure(true);
-  const gate = new Gate({ client, taskQueue: config.taskQueue, registry, supervisor });
+  const gate = wakegate.gate(client, config.taskQueue, { supervisor });
 
   // The trigger stage: the webhook ingress and the queue trigger, both entering the same gate.
   const metrics = new IngressMetrics({ defaultMetrics: true });
-  const ingress = await startIngress({ client, taskQueue: config.taskQueue, registry, config: config.ingress, allowDevSecrets: true, logger, metrics });
+  const ingress = await startIngress({ client, taskQueue: config.taskQueue, registry, sources: wakegate.webhookSources, config: config.ingress, allowDevSecrets: true, logger, metrics });
   const ownRedis = config.ingress.redisUrl ? undefined : await RedisServer.start({ port: DEV_REDIS_PORT, dir: path.join(ROOT, '.wakegate', 'redis') });
   const redisUrl = config.ingress.redisUrl ?? ownRedis!.url;
   const redis = new Redis(redisUrl);
@@ -122,7 +117,7 @@ async function main(): Promise<void> {
       `    npx wakegate coalescer campaign-reporter spring-sale                          # its pending batch, live run, counts`,
       `    npx wakegate approve '<workflowId from emit>'   # the export waits for a person; see: npx wakegate runs --wake-key spring-sale`,
       `    npx wakegate emit --source deps --entity acme/web:react --type release.published --payload '{"repo":"acme/web","package":"react","from":"19.0.0","to":"19.1.0"}' --wait`,
-      `  ingress:    ${ingress.url}/webhooks/<source> (${builtinWebhookSources.map((s) => s.name).join(', ')}), metrics ${ingress.url}/metrics, status ${ingress.url}/status` +
+      `  ingress:    ${ingress.url}/webhooks/<source> (${wakegate.webhookSources.map((s) => s.name).join(', ')}), metrics ${ingress.url}/metrics, status ${ingress.url}/status` +
         (config.ingress.sdkMetricsAddress ? `, Temporal SDK metrics http://${config.ingress.sdkMetricsAddress}/metrics` : ''),
       ...(ingress.devSecretSources.length
         ? [

@@ -1,14 +1,14 @@
 import type { NativeConnection} from '@temporalio/worker';
 import { bundleWorkflowCode, Worker, type WorkerOptions } from '@temporalio/worker';
-import { createActivities } from '../activities';
+import type { Activities } from '../workflows/contracts';
 import { bundlerLogger } from './logger';
 
 export interface WakeWorkerOptions {
   connection: NativeConnection;
   namespace: string;
   taskQueue: string;
-  /** Activities to register; the real ones by default (tests swap in fakes of the outside world). */
-  activities?: object;
+  /** Activities to register (from `createWakegate(...).activities()`). */
+  activities: Activities;
   /** A pre-built workflow bundle (tests bundle once per file); otherwise bundled from workflows/. */
   workflowBundle?: WorkerOptions['workflowBundle'];
   identity?: string;
@@ -24,7 +24,7 @@ export async function createWakeWorker(opts: WakeWorkerOptions): Promise<Worker>
     connection: opts.connection,
     namespace: opts.namespace,
     taskQueue: opts.taskQueue,
-    activities: opts.activities ?? createActivities(),
+    activities: opts.activities,
     // Bundled here rather than by Worker.create so the bundler's report (webpack's module listing) is
     // logged at debug, not info: it is for someone debugging the bundle, not for every start.
     workflowBundle: opts.workflowBundle ?? (await bundleWorkflowCode({ workflowsPath: require.resolve('../workflows'), logger: bundlerLogger() })),

@@ -2,7 +2,6 @@ import type { PageRequest, RunObservation, RunVerdict } from './supervisor-types
 import type { AgentPolicy, EffectPolicy } from '../agents/policy';
 import type { AdmissionInput, OfferAnswer } from './coalesce-types';
 import type { TickReport, WindowCheck, WindowTaken, WindowRunResult } from './schedule-types';
-import type { WakeInput } from './types';
 
 /**
  * The activities' wire contract: every activity's signature and the plain-JSON types that cross
@@ -29,21 +28,64 @@ export interface ChatMessage {
   toolCalls?: ToolCall[];
 }
 
+/** A tool or effect as the model is offered it. */
+export interface OfferedTool {
+  name: string;
+  description: string;
+  /** JSON Schema of its arguments. */
+  parameters: Record<string, unknown>;
+}
+
+/** The run a model call serves (what the agent's `decide` reads). */
+export interface RunContext {
+  runKey: string;
+  wakeKey: string;
+  entity: string;
+  eventKey: string;
+  payload: Record<string, unknown>;
+}
+
 /** One model turn's request (the `modelCall` activity's input). */
 export interface ModelRequest {
+  agent: string;
   messages: ChatMessage[];
-  tools: { name: string; description: string }[];
+  tools: OfferedTool[];
   /** Hard cap on the reply, so the budget's reservation is an upper bound. */
   maxOutputTokens: number;
+  /** `agent`: the reply is read against the agent's own answer schema and its `decide`; `summary`: a subagent's `{ decision, summary }`. */
+  answer: 'agent' | 'summary';
+  /** The run, for the agent's `decide` (absent for a subagent's summary). */
+  run?: RunContext;
 }
 
-/** The agent's answer once it has nothing more to read. */
-export interface FinalAnswer {
-  decision: 'commit' | 'no_op';
+/** One effect proposed for the commit stage (by the model in its loop, or by the agent's code from its answer). */
+export interface Proposal {
+  effect: string;
+  args: Record<string, unknown>;
+}
+
+/**
+ * One tool call of a reply, checked against the agent's tools and effects before anything runs:
+ * `error` (unknown name, invalid arguments) goes back to the model; `proposes` is an effect, staged
+ * for the commit stage, never carried out in the loop.
+ */
+export interface CheckedCall extends ToolCall {
+  error?: string;
+  proposes?: boolean;
+}
+
+/** A valid final answer and what the agent's code decided from it. */
+export interface FinalDecision {
+  /** The answer as parsed by the agent's schema (plain JSON). */
+  answer: unknown;
   summary: string;
+  /** Set when the agent decided there is nothing to do. */
+  noOp?: string;
+  /** Effects the agent's code added after the model's own proposals (validated). */
+  effects: Proposal[];
 }
 
-/** A reply that asked for no tool and whose text is not a valid {@link FinalAnswer}: never acted on. */
+/** A reply that asked for no tool and whose text is not a valid answer: never acted on. */
 export interface UnparsedFinal {
   /** The model's text as it came (kept for the person the run escalates to). */
   raw: string;
@@ -54,15 +96,15 @@ export interface UnparsedFinal {
 /** One model turn's reply, with the provider's honest usage. */
 export interface ModelReply {
   model: string;
-  toolCalls: ToolCall[];
+  toolCalls: CheckedCall[];
   /** Set when the reply is a valid final answer. */
-  final?: FinalAnswer;
+  final?: FinalDecision;
   /** Set when the reply asked for no tool and is not a valid final answer (fail closed: no decision). */
   unparsedFinal?: UnparsedFinal;
   usage: { inputTokens: number; outputTokens: number };
 }
 
-/** What one tool call reads: the run's input, and for a subagent the item it works on. */
+/** What one tool call reads: the run's input, its arguments, and for a subagent the item it works on. */
 export interface ToolInput {
   agent: string;
   tool: string;
@@ -72,6 +114,8 @@ export interface ToolInput {
   wakeKey: string;
   entity: string;
   payload: Record<string, unknown>;
+  /** The arguments (the model's, validated in its turn; `{}` for a step, a precheck or a subagent's read). */
+  args: Record<string, unknown>;
   /** For subagents: the item they work on (one dashboard). */
   item?: string;
 }
@@ -83,21 +127,14 @@ export interface ToolResult {
   nothingToDo?: boolean;
 }
 
-/** A provider request an agent's effect builds: one kind per provider the commit activity knows. */
-export type EffectRequest =
-  | { kind: 'channel_post'; text: string }
-  | { kind: 'export_start'; campaign: string }
-  | { kind: 'pull_request'; repo: string; branch: string; title: string; body: string };
-
-/** The `commitEffect` activity's input: one effect of one run, under its effect key. */
+/** The `commitEffect` activity's input: one staged effect of one run, under its effect key. */
 export interface CommitInput {
   agent: string;
   /** From workflows/ids.ts `effectKey()`: stable across retries and replays. */
   effectKey: string;
   effect: EffectPolicy;
-  /** What the agent's request builder reads: the run's input (its payload merged) and the model's final answer. */
-  input: WakeInput;
-  final?: FinalAnswer;
+  args: Record<string, unknown>;
+  run: { runKey: string; wakeKey: string; entity: string; eventKey: string };
 }
 
 /**

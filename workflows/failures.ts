@@ -7,6 +7,10 @@ export const FailureType = {
   UnknownAgent: 'UnknownAgent',
   /** The agent has no tool of that name (non-retryable). */
   UnknownTool: 'UnknownTool',
+  /** A tool was called (as a step, precheck or subagent read) with arguments its schema refuses (non-retryable). */
+  InvalidArguments: 'InvalidArguments',
+  /** An agent's `decide` threw: a defect in the agent's code (non-retryable). */
+  DecideFailed: 'DecideFailed',
   /** The agent has no effect of that name (non-retryable). */
   UnknownEffect: 'UnknownEffect',
   /** A provider refused the request with a 4xx other than 408/429: a retry cannot fix it (non-retryable). */

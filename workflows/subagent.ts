@@ -56,15 +56,16 @@ export async function subagentWorkflow(input: SubagentInput): Promise<SubagentRe
     wakeKey: input.wakeKey,
     entity: input.entity,
     payload: input.payload,
+    args: {},
     item: input.item,
   });
   settle(pool, r.charge, r.charge);
   state.maxAttempt = Math.max(state.maxAttempt, read.attempt);
   const messages: ChatMessage[] = [
-    { role: 'system', content: input.policy.systemPrompt },
+    { role: 'system', content: `${input.policy.systemPrompt}\n\nAnswer with exactly one JSON object: {"decision":"commit"|"no_op","summary":"<one line>"}` },
     { role: 'user', content: JSON.stringify({ task: `summarize ${input.item}`, observations: [JSON.parse(read.content)] }) },
   ];
-  const turn = await chargedModelCall(state, pool, input.policy, messages, []);
+  const turn = await chargedModelCall(state, pool, input.policy, { agent: input.agent, messages, tools: [], answer: 'summary' });
   if (turn.exhausted) return done('budget_exhausted');
   // Fail closed: an unparseable answer is not passed on as the observation's headline.
   const summary = turn.reply.final?.summary ?? `${input.item}: changed (the model's summary could not be parsed)`;

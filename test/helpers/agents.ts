@@ -1,19 +1,20 @@
 import { ApplicationFailure } from '@temporalio/common';
 import type { BudgetLimits, CoalescePolicy } from '../../agents/policy';
-import { builtinAgents, withPolicies, type AgentRegistry } from '../../agents/registry';
+import { withPolicies, type AgentRegistry } from '../../agents/registry';
+import { exampleAgents } from './app';
 
 /** The built-in agents, coalescing ones with a short debounce (tests cannot wait 10 s per run), other fields overridable. */
-export function quickAgents(over: Partial<CoalescePolicy> = {}, base: AgentRegistry = builtinAgents): AgentRegistry {
+export function quickAgents(over: Partial<CoalescePolicy> = {}, base: AgentRegistry = exampleAgents): AgentRegistry {
   return withPolicies(base, (d) => (d.policy.coalesce ? { coalesce: { ...d.policy.coalesce, debouncePeriodMs: 200, maxWaitMs: 1000, ...over } } : undefined));
 }
 
 /** The built-in agents on the one-call path (no coalescing): for tests of a trigger, not of coalescing. */
-export function oneCallAgents(base: AgentRegistry = builtinAgents): AgentRegistry {
+export function oneCallAgents(base: AgentRegistry = exampleAgents): AgentRegistry {
   return withPolicies(base, (d) => (d.policy.coalesce ? { coalesce: undefined } : undefined));
 }
 
 /** One agent of `base` given a coalescing policy (the canary has none of its own). */
-export function coalescing(name: string, policy: Partial<CoalescePolicy> = {}, base: AgentRegistry = builtinAgents): AgentRegistry {
+export function coalescing(name: string, policy: Partial<CoalescePolicy> = {}, base: AgentRegistry = exampleAgents): AgentRegistry {
   return withPolicies(base, (d) =>
     d.policy.name === name
       ? { coalesce: { debouncePeriodMs: 300, maxWaitMs: 2000, whileRunning: 'skip', idleCloseMs: 60_000, maxEventsPerRun: 1000, ...policy } }
@@ -22,7 +23,7 @@ export function coalescing(name: string, policy: Partial<CoalescePolicy> = {}, b
 }
 
 /** The built-in agents with the canary's `record` step failing for good: its runs fail. */
-export function failingCanary(base: AgentRegistry = builtinAgents): AgentRegistry {
+export function failingCanary(base: AgentRegistry = exampleAgents): AgentRegistry {
   const canary = base.canary!;
   return Object.freeze({
     ...base,
@@ -37,7 +38,7 @@ export function failingCanary(base: AgentRegistry = builtinAgents): AgentRegistr
 }
 
 /** The built-in agents with one agent's budget tightened: each limit given is the lower of it and the agent's own. */
-export function withBudget(name: string, tighter: Partial<BudgetLimits>, base: AgentRegistry = builtinAgents): AgentRegistry {
+export function withBudget(name: string, tighter: Partial<BudgetLimits>, base: AgentRegistry = exampleAgents): AgentRegistry {
   return withPolicies(base, (d) => {
     if (d.policy.name !== name) return undefined;
     const budget = { ...d.policy.budget };

@@ -10,8 +10,9 @@ import { temporal } from '@temporalio/proto';
 import { ALL_SEARCH_ATTRIBUTES } from '../../workflows/search-attributes';
 import { supervisorId } from '../../workflows/ids';
 import { SupervisorLink } from '../../supervisor/link';
-import { supervisorPolicy } from '../../supervisor/policy';
 import { supervisorStatusQuery } from '../../workflows/supervisor-messages';
+import { exampleApp } from './app';
+import type { Activities } from '../../workflows/contracts';
 
 let runtimeInstalled = false;
 /** Keep the SDK quiet in tests (one Runtime per test process). */
@@ -189,7 +190,7 @@ export async function withWorker<T>(
     connection,
     namespace: opts.namespace ?? 'default',
     taskQueue,
-    activities: opts.activities,
+    activities: (opts.activities as Activities | undefined) ?? exampleApp.activities(),
     workflowBundle: await workflowBundle(),
     shutdownGraceTime: '1 second',
   });
@@ -214,7 +215,7 @@ export async function withTimeSkippingWorker<T>(
     env.nativeConnection,
     taskQueue,
     async () => {
-      await new SupervisorLink({ client: env.client, taskQueue, policy: supervisorPolicy }).ensure(false);
+      await new SupervisorLink({ client: env.client, taskQueue, policy: exampleApp.supervisorPolicy }).ensure(false);
       await supervisorIdle(env.client, taskQueue);
       const result = await fn();
       await supervisorIdle(env.client, taskQueue);

@@ -5,14 +5,14 @@
 import { Client, Connection } from '@temporalio/client';
 import { loadConfig } from '../../config/config';
 import { startIngress } from '../../ingress/serve';
-import { defaultRegistry } from '../../triggers/registry';
 import { oneCallAgents } from './agents';
+import { exampleApp, registryOf } from './app';
 
 async function main(): Promise<void> {
   const [address, taskQueue] = [process.argv[2]!, process.argv[3]!];
   const config = loadConfig();
   const client = new Client({ connection: await Connection.connect({ address }) });
-  const ingress = await startIngress({ client, taskQueue, registry: defaultRegistry(oneCallAgents()), config: { ...config.ingress, port: 0 }, allowDevSecrets: true });
+  const ingress = await startIngress({ client, taskQueue, registry: registryOf(oneCallAgents()), sources: exampleApp.webhookSources, config: { ...config.ingress, port: 0 }, allowDevSecrets: true });
   process.stdout.write(`LISTENING ${ingress.url}\n`);
 }
 

@@ -1,14 +1,14 @@
 import { Webhook } from 'standardwebhooks';
 import type { IngressConfig } from '../../config/config';
 import { loadConfig } from '../../config/config';
-import { defaultRegistry } from '../../triggers/registry';
 import type { AgentRegistry } from '../../agents/registry';
 import { oneCallAgents } from './agents';
 import { startIngress, type RunningIngress } from '../../ingress/serve';
 import { githubSign } from '../../ingress/signatures';
-import { campaignsSource } from '../../ingress/sources/campaigns';
-import { githubSource } from '../../ingress/sources/github';
+import { campaignsSource } from '../../examples/campaigns-webhook';
+import { githubSource } from '../../examples/github-webhook';
 import type { DevEnv } from './env';
+import { appOf } from './app';
 
 /** The secrets the tests sign with (each source's documented dev secret). */
 export const CAMPAIGNS_SECRET = campaignsSource.devSecret;
@@ -20,7 +20,8 @@ export const GITHUB_SECRET = githubSource.devSecret;
  */
 export async function startTestIngress(env: DevEnv, taskQueue: string, overrides: Partial<IngressConfig> = {}, agents: AgentRegistry = oneCallAgents()): Promise<RunningIngress> {
   const config = { ...loadConfig({}).ingress, port: 0, host: '127.0.0.1', ...overrides };
-  return startIngress({ client: env.client, taskQueue, registry: defaultRegistry(agents), config, allowDevSecrets: true });
+  const app = appOf(agents);
+  return startIngress({ client: env.client, taskQueue, registry: app.registry, sources: app.webhookSources, config, allowDevSecrets: true });
 }
 
 /** Standard Webhooks headers for `body`, as the sender computes them (`at` = signing time). */

@@ -1,15 +1,14 @@
 import { loadConfig } from '../../config/config';
-import { createActivities } from '../../activities';
 import { standinSettings, startStandins, type Standins } from '../../standins';
 import type { Client } from '@temporalio/client';
 import { keyEvent } from '../../gate/gate';
-import { defaultRegistry } from '../../triggers/registry';
 import type { WakeInput, WakeResult } from '../../workflows/types';
+import { registryOf, activitiesOf } from './app';
 
 /** The local stand-ins on free ports and the real activities wired to them. */
-export async function startOutside(services?: Parameters<typeof startStandins>[1]): Promise<{ standins: Standins; activities: ReturnType<typeof createActivities> }> {
+export async function startOutside(services?: Parameters<typeof startStandins>[1]): Promise<{ standins: Standins; activities: ReturnType<typeof activitiesOf> }> {
   const standins = await startStandins({}, services);
-  return { standins, activities: createActivities({ outside: standinOutside(standins) }) };
+  return { standins, activities: activitiesOf({ outside: standinOutside(standins) }) };
 }
 
 /** Environment for a worker child process pointed at these stand-ins. */
@@ -25,7 +24,7 @@ export function standinOutside(s: Standins) {
 let n = 0;
 /** A wake input as the gate would key it. */
 export function wakeInput(source: string, entity: string, type: string, payload: Record<string, unknown>): WakeInput {
-  return keyEvent(defaultRegistry(), { source, entity, type, occurredAt: '2026-12-02T14:05:00Z', payload, deliveryId: `d-${++n}` }).input;
+  return keyEvent(registryOf(), { source, entity, type, occurredAt: '2026-12-02T14:05:00Z', payload, deliveryId: `d-${++n}` }).input;
 }
 
 /** Start a wake directly (as the gate does) and return its handle. */

@@ -9,12 +9,12 @@ import { Redis } from 'ioredis';
 import { Gate } from '../../gate/gate';
 import { queueHandler } from '../../ingress/queue/handler';
 import { RedisStreamsConsumer } from '../../ingress/queue/redis-streams';
-import { defaultRegistry } from '../../triggers/registry';
+import { registryOf } from './app';
 
 async function main(): Promise<void> {
   const args = JSON.parse(process.argv[2]!) as { temporalAddress: string; taskQueue: string; redisUrl: string; sources: string[]; claimIdleMs: number };
   const client = new Client({ connection: await Connection.connect({ address: args.temporalAddress }) });
-  const gate = new Gate({ client, taskQueue: args.taskQueue, registry: defaultRegistry() });
+  const gate = new Gate({ client, taskQueue: args.taskQueue, registry: registryOf() });
   const stalling = {
     async admit(event: unknown) {
       const answer = await gate.admit(event);

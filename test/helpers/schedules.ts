@@ -4,6 +4,7 @@ import { toScheduleOptions } from '../../schedules/to-temporal';
 import { WakeTerminalReason } from '../../workflows/search-attributes';
 import type { WakeResult } from '../../workflows/types';
 import { unique } from './env';
+import { exampleApp } from './app';
 
 /** A schedule definition with a unique id for one test. */
 export function testSchedule(over: Partial<ScheduleDefinitionInput> & Pick<ScheduleDefinitionInput, 'overlap' | 'catchUp'>) {
@@ -19,7 +20,7 @@ export function testSchedule(over: Partial<ScheduleDefinitionInput> & Pick<Sched
 }
 
 export async function createSchedule(client: Client, def: ReturnType<typeof testSchedule>, taskQueue: string) {
-  return client.schedule.create(toScheduleOptions(def, taskQueue));
+  return client.schedule.create(toScheduleOptions(def, taskQueue, exampleApp.registry));
 }
 
 async function list(client: Client, query: string): Promise<WorkflowExecutionInfo[]> {

@@ -2,27 +2,25 @@ import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import type { Client, WorkflowHandle } from '@temporalio/client';
 import type { NativeConnection, Worker } from '@temporalio/worker';
-import { createActivities, type ActivityDeps } from '../../activities';
 import type { AgentRegistry } from '../../agents/registry';
 import { Gate } from '../../gate/gate';
 import { pagerDutyPager } from '../../supervisor/pager';
 import { SupervisorLink } from '../../supervisor/link';
-import { supervisorPolicy } from '../../supervisor/policy';
 import { supervisorView } from '../../supervisor/view';
 import { pagerService } from '../../standins/pager';
-import { defaultRegistry } from '../../triggers/registry';
 import { createWakeWorker } from '../../workers/worker';
 import { supervisorId } from '../../workflows/ids';
 import { supervisorStatusQuery } from '../../workflows/supervisor-messages';
 import type { SupervisorPolicy, SupervisorStatus } from '../../workflows/supervisor-types';
 import { eventually, workflowBundle } from './env';
+import { registryOf, activitiesOf, exampleApp } from './app';
 
 /** A policy for tests: quick observation and re-checks, no caps and thresholds out of reach unless the test sets them. */
 export function testPolicy(change: Partial<SupervisorPolicy> = {}): SupervisorPolicy {
   return {
-    ...supervisorPolicy,
+    ...exampleApp.supervisorPolicy,
     storm: { fleetPerMinute: 100_000, rationale: 'test: out of reach' },
-    errorRate: { ...supervisorPolicy.errorRate, minRuns: 1_000_000 },
+    errorRate: { ...exampleApp.supervisorPolicy.errorRate, minRuns: 1_000_000 },
     caps: { fleet: [], agents: {} },
     observeEveryMs: 500,
     holdRecheckMs: 1000,
@@ -42,7 +40,7 @@ export function supervisedGate(client: Client, taskQueue: string, policy: Superv
   const gate = new Gate({
     client,
     taskQueue,
-    registry: defaultRegistry(agents),
+    registry: registryOf(agents),
     decisionWaitMs: 5000,
     supervisor: new SupervisorLink({ client, taskQueue, policy, cacheMs: 100, flushMs: 50 }),
   });
@@ -63,13 +61,13 @@ export async function closeGates(): Promise<void> {
 export async function supervisedWorker(
   connection: NativeConnection,
   taskQueue: string,
-  deps: ActivityDeps & { supervisor: SupervisorPolicy },
+  deps: Parameters<typeof activitiesOf>[0] & { supervisor: SupervisorPolicy },
 ): Promise<{ worker: Worker; running: Promise<void> }> {
   const worker = await createWakeWorker({
     connection,
     namespace: 'default',
     taskQueue,
-    activities: createActivities(deps),
+    activities: activitiesOf(deps),
     workflowBundle: await workflowBundle(),
     shutdownGraceTime: '1 second',
   });

@@ -19,14 +19,13 @@ import { standinOutside, startOutside, startWake, wakeInput } from '../helpers/o
 import { coalescing } from '../helpers/agents';
 import { Gate } from '../../gate/gate';
 import { awaitRun } from '../../gate/await-run';
-import { defaultRegistry } from '../../triggers/registry';
-import { createActivities } from '../../activities';
 import { actOnSupervisor } from '../../supervisor/actions';
 import { pokeUntilContinued, supervisedGate, supervisorHandle, supervisorStatus, testPolicy, viewOf } from '../helpers/supervisor';
 import { deferred } from '../helpers/worker-process';
 import { channelService } from '../../standins/channel';
 import { ApplicationFailure } from '@temporalio/common';
 import { ScheduleOverlapPolicy } from '@temporalio/client';
+import { registryOf, activitiesOf } from '../helpers/app';
 
 async function main(): Promise<void> {
   const env = await startDevEnv();
@@ -81,7 +80,7 @@ async function main(): Promise<void> {
     const agents = coalescing('canary', { debouncePeriodMs: 300, maxWaitMs: 2000, idleCloseMs: 2000 });
     const coalesceQueue = unique('record-coalesce');
     if (wanted('coalesce')) await withWorker(env.nativeConnection, coalesceQueue, async () => {
-      const gate = new Gate({ client: env.client, taskQueue: coalesceQueue, registry: defaultRegistry(agents) });
+      const gate = new Gate({ client: env.client, taskQueue: coalesceQueue, registry: registryOf(agents) });
       const ping = (type: string) => ({ source: 'ping', entity: 'recorded', type, occurredAt: '2026-12-02T10:00:00Z', payload: {}, deliveryId: `rec-${type}` });
       const a = await gate.admit(ping('one'));
       await gate.admit(ping('two'));
@@ -93,7 +92,7 @@ async function main(): Promise<void> {
       await out('coalescer-two-runs', coalescer);
       await out('admission-started', env.client.workflow.getHandle(a.admissionId!));
       await out('canary-coalesced', env.client.workflow.getHandle(a.workflowId));
-    }, { activities: createActivities({ agents, outside: standinOutside(standins) }) });
+    }, { activities: activitiesOf({ agents, outside: standinOutside(standins) }) });
 
     // Schedules: a Temporal Schedule's tick (one-call path: it starts the window's run as a child),
     // the schedule's ledger it reports to, and a fixed-delay loop of two windows (a durable timer between).
@@ -172,7 +171,7 @@ async function main(): Promise<void> {
           await out('wake-held-released', env.client.workflow.getHandle(released.workflowId));
           await out('wake-held-discarded', env.client.workflow.getHandle(discarded.workflowId));
         },
-        { activities: createActivities({ outside: standinOutside(standins), supervisor: policy }) },
+        { activities: activitiesOf({ outside: standinOutside(standins), supervisor: policy }) },
       );
     }
     if (wanted('stops')) {
@@ -180,7 +179,7 @@ async function main(): Promise<void> {
       // made again, the one that lands is swept once more, then a reset.
       const q = unique('record-stops');
       const policy = testPolicy();
-      const real = createActivities({ outside: standinOutside(standins), supervisor: policy });
+      const real = activitiesOf({ outside: standinOutside(standins), supervisor: policy });
       let stops = 0;
       const flaky = {
         ...real,
@@ -213,7 +212,7 @@ async function main(): Promise<void> {
       // at a backoff until it lands, then a reset.
       const q = unique('record-pages');
       const policy = testPolicy({ storm: { fleetPerMinute: 3, rationale: 'recording: a storm is more than 3 wakes a minute' }, pageResendMs: 1000 });
-      const real = createActivities({ outside: standinOutside(standins), supervisor: policy });
+      const real = activitiesOf({ outside: standinOutside(standins), supervisor: policy });
       let sends = 0;
       const refusing = {
         ...real,
@@ -264,7 +263,7 @@ async function main(): Promise<void> {
           // A run held on the cap under the rule that keeps a nudge arriving during a re-check (patch hold-keeps-nudge-during-recheck).
           await out('wake-held-on-cap', env.client.workflow.getHandle(c.runKey));
         },
-        { activities: createActivities({ outside: standinOutside(standins), supervisor: policy }) },
+        { activities: activitiesOf({ outside: standinOutside(standins), supervisor: policy }) },
       );
     }
     if (wanted('drain')) {
@@ -287,7 +286,7 @@ async function main(): Promise<void> {
           await gate.close();
           await out('supervisor-drain-storm-halts', supervisorHandle(env.client, q));
         },
-        { activities: createActivities({ outside: standinOutside(standins), supervisor: policy }) },
+        { activities: activitiesOf({ outside: standinOutside(standins), supervisor: policy }) },
       );
     }
     if (wanted('held-can')) {
@@ -323,7 +322,7 @@ async function main(): Promise<void> {
             await pokeUntilContinued(sup, supFirst, () => sup.signal(wakesSignal, { counts: { canary: 1 } }), 0, 'the supervisor continuing as new');
             await out('supervisor-continued-as-new', canEnv.client.workflow.getHandle(supervisorId(q), supFirst));
           },
-          { activities: createActivities({ outside: standinOutside(standins), supervisor: policy }) },
+          { activities: activitiesOf({ outside: standinOutside(standins), supervisor: policy }) },
         );
       } finally {
         await canEnv.teardown();

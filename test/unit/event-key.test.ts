@@ -7,8 +7,9 @@ import { canonicalJson, fingerprint } from '../../gate/fingerprint';
 import { GateInputError } from '../../gate/errors';
 import { checkOccurredAt, checkPayloadLimits, EVENT_LIMITS, nestsDeeperThan } from '../../gate/limits';
 import { defineTrigger } from '../../triggers/definition';
-import { TriggerRegistry, defaultRegistry } from '../../triggers/registry';
+import { TriggerRegistry } from '../../triggers/registry';
 import { canary } from '../../agents/canary';
+import { registryOf } from '../helpers/app';
 
 const campaign = defineTrigger({
   source: 'campaigns',
@@ -109,7 +110,7 @@ test('effect keys are stable and carry the event key, effect and step', () => {
 });
 
 test('bad input is refused with the field named', () => {
-  const reg = defaultRegistry();
+  const reg = registryOf();
   const refuse = (raw: unknown, code: string, path: string) => {
     assert.throws(
       () => keyEvent(reg, raw),
@@ -150,7 +151,7 @@ test('limits: a payload nested past the depth limit is refused by an iterative c
   const cyclic: Record<string, unknown> = {};
   cyclic.self = cyclic;
   assert.equal(nestsDeeperThan(cyclic, 32), true);
-  const ping = defaultRegistry();
+  const ping = registryOf();
   const deep = nest(200_000); // JSON.stringify or a recursive fingerprint would overflow the stack on this
   assert.throws(
     () => keyEvent(ping, { source: 'ping', entity: 'e', type: 't', occurredAt: '2026-12-02T14:05:00Z', payload: deep }),
@@ -160,7 +161,7 @@ test('limits: a payload nested past the depth limit is refused by an iterative c
 });
 
 test('limits: a payload over the size limit as compact JSON is refused; at the limit it passes', () => {
-  const ping = defaultRegistry();
+  const ping = registryOf();
   const ev = (note: string) => ({ source: 'ping', entity: 'e', type: 't', occurredAt: '2026-12-02T14:05:00Z', payload: { blob: note } });
   const overhead = JSON.stringify({ blob: '' }).length;
   assert.doesNotThrow(() => keyEvent(ping, ev('x'.repeat(EVENT_LIMITS.maxPayloadBytes - overhead))));

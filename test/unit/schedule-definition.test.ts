@@ -1,12 +1,11 @@
 import { describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { defineSchedule, type ScheduleDefinitionInput } from '../../schedules/definition';
-import { scheduleDefinitions } from '../../schedules/definitions';
 import { instantsOfWallTime, wallTimeKind } from '../../schedules/dst';
 import { catchupWindowMs, definitionDigest, toScheduleOptions } from '../../schedules/to-temporal';
-import { defaultRegistry } from '../../triggers/registry';
 import { keyEvent } from '../../gate/gate';
 import { checkScheduleAgents } from '../../schedules/sync';
+import { registryOf, exampleApp } from '../helpers/app';
 
 const base: ScheduleDefinitionInput = {
   id: 'unit-sched',
@@ -21,24 +20,24 @@ const base: ScheduleDefinitionInput = {
 
 describe('schedule definitions', () => {
   test('the project definitions are valid and map to Temporal schedules', () => {
-    assert.ok(scheduleDefinitions.length >= 1);
-    for (const d of scheduleDefinitions) {
-      const o = toScheduleOptions(d, 'q');
+    assert.ok(exampleApp.schedules.length >= 1);
+    for (const d of exampleApp.schedules) {
+      const o = toScheduleOptions(d, 'q', exampleApp.registry);
       assert.equal(o.action.type, 'startWorkflow');
       assert.equal(o.spec.timezone, 'UTC');
     }
   });
 
   test("a one-call agent's Schedule starts its run itself; a coalescing agent's starts a tick", () => {
-    const direct = toScheduleOptions(defineSchedule(base), 'q').action;
+    const direct = toScheduleOptions(defineSchedule(base), 'q', exampleApp.registry).action;
     assert.equal(direct.workflowType, 'wakeWorkflow');
     // Temporal appends `-<nominal>`: the run of 12:00 is canary@schedule/tick/unit-sched-2026-12-04T12:00:00Z.
     assert.equal(direct.workflowId, 'canary@schedule/tick/unit-sched');
     const [input] = direct.args as [{ scheduled: { scheduleId: string; catchUp: string; lateAfterMs: number }; fingerprint: string }];
     assert.deepEqual(input.scheduled, { scheduleId: 'unit-sched', catchUp: 'latest', lateAfterMs: 2000 });
     assert.equal(direct.memo?.fingerprint, input.fingerprint, 'the memo a gate compares, as on every run');
-    const report = scheduleDefinitions.find((d) => d.agent === 'campaign-reporter')!;
-    assert.equal(toScheduleOptions(report, 'q').action.workflowType, 'scheduleTickWorkflow');
+    const report = exampleApp.schedules.find((d) => d.agent === 'campaign-reporter')!;
+    assert.equal(toScheduleOptions(report, 'q', exampleApp.registry).action.workflowType, 'scheduleTickWorkflow');
   });
 
   test('a local time zone without a DST policy is refused with a clear error', () => {
@@ -77,11 +76,11 @@ describe('schedule definitions', () => {
   });
 
   test('sync refuses a schedule whose agent is not woken by schedules or cannot derive its wake key', () => {
-    assert.doesNotThrow(() => checkScheduleAgents(scheduleDefinitions));
-    assert.throws(() => checkScheduleAgents([defineSchedule({ ...base, agent: 'nobody' })]), /schedule ".*" cannot wake agent "nobody": agent "nobody" is not woken by source "schedule"/);
-    assert.throws(() => checkScheduleAgents([defineSchedule({ ...base, agent: 'dependency-bump' })]), /cannot wake agent "dependency-bump"/);
+    assert.doesNotThrow(() => checkScheduleAgents(exampleApp.schedules, exampleApp.registry));
+    assert.throws(() => checkScheduleAgents([defineSchedule({ ...base, agent: 'nobody' })], exampleApp.registry), /schedule ".*" cannot wake agent "nobody": agent "nobody" is not woken by source "schedule"/);
+    assert.throws(() => checkScheduleAgents([defineSchedule({ ...base, agent: 'dependency-bump' })], exampleApp.registry), /cannot wake agent "dependency-bump"/);
     assert.throws(
-      () => checkScheduleAgents([defineSchedule({ ...base, agent: 'campaign-reporter', payload: { dashboards: ['spend'] } })]),
+      () => checkScheduleAgents([defineSchedule({ ...base, agent: 'campaign-reporter', payload: { dashboards: ['spend'] } })], exampleApp.registry),
       /campaign-reporter.*payload\.campaignId is required/,
     );
   });
@@ -90,12 +89,12 @@ describe('schedule definitions', () => {
     assert.equal(catchupWindowMs(defineSchedule({ ...base, catchUp: 'skip' })), 10_000);
     assert.equal(catchupWindowMs(defineSchedule({ ...base, catchUp: 'latest' })), 365 * 24 * 3_600_000);
     const a = defineSchedule(base);
-    assert.equal(definitionDigest(a, 'q'), definitionDigest(defineSchedule(base), 'q'));
-    assert.notEqual(definitionDigest(a, 'q'), definitionDigest(defineSchedule({ ...base, payload: { holdMs: 1 } }), 'q'));
+    assert.equal(definitionDigest(a, 'q', exampleApp.registry), definitionDigest(defineSchedule(base), 'q', exampleApp.registry));
+    assert.notEqual(definitionDigest(a, 'q', exampleApp.registry), definitionDigest(defineSchedule({ ...base, payload: { holdMs: 1 } }), 'q', exampleApp.registry));
   });
 
   test('a scheduled window is keyed by (schedule, nominal second): two fires of one window share a key, neighbours do not', () => {
-    const reg = defaultRegistry();
+    const reg = registryOf();
     const ev = (occurredAt: string) => ({ source: 'schedule', entity: 'unit-sched', type: 'tick', occurredAt, payload: {} });
     const canary = { agent: 'canary' };
     const k1 = keyEvent(reg, ev('2026-12-02T14:00:01Z'), canary).input.eventKey;

@@ -1,6 +1,6 @@
 import { CancellationScope, executeChild, isCancellation, patched, sleep } from '@temporalio/workflow';
 import type { AgentPolicy, BudgetDimension } from '../../agents/policy';
-import type { ChatMessage, UnparsedFinal } from '../contracts';
+import type { ChatMessage, OfferedTool, Proposal, RunContext, UnparsedFinal } from '../contracts';
 import type { WakeInput } from '../types';
 import type { SubagentResult } from '../subagent';
 import { toolCallWithin } from './proxies';
@@ -48,11 +48,11 @@ async function underDeadline(state: RunState, pool: BudgetPool, nowMs: number, w
 export async function runAgentLoop(input: WakeInput, policy: AgentPolicy, state: RunState, pool: BudgetPool, nowMs: number): Promise<RunOutcome> {
   return underDeadline(state, pool, nowMs, async () => {
     const observations: unknown[] = [];
-    const tool = async (name: string, item?: string) => {
+    const tool = async (name: string, args: Record<string, unknown> = {}) => {
       const r = reserve(pool, { toolCalls: 1 });
       if (!r.ok) return undefined;
       const call = toolCallWithin(policy.tools.find((t) => t.name === name)?.timeoutMs ?? 120_000);
-      const res = await call({ agent: policy.name, tool: name, runKey: input.runKey, wakeKey: input.wakeKey, entity: input.entity, payload: input.payload, item });
+      const res = await call({ agent: policy.name, tool: name, runKey: input.runKey, wakeKey: input.wakeKey, entity: input.entity, payload: input.payload, args });
       settle(pool, r.charge, r.charge);
       state.maxAttempt = Math.max(state.maxAttempt, res.attempt);
       return res;
@@ -117,37 +117,64 @@ export async function runAgentLoop(input: WakeInput, policy: AgentPolicy, state:
     }
 
     state.phase = 'thinking';
-    const offered = policy.tools.filter((t) => t.name !== policy.precheck && t.name !== policy.subagents?.tool).map(({ name, description }) => ({ name, description }));
-    const messages: ChatMessage[] = [
-      { role: 'system', content: policy.systemPrompt },
-      { role: 'user', content: JSON.stringify({ task: policy.description, event: { key: input.eventKey, type: input.type, entity: input.entity }, observations }) },
+    // Tools are offered with their arguments' schemas; effects too when the model proposes them (the
+    // loop stages them; only the commit stage carries them out).
+    const offered: OfferedTool[] = [
+      ...policy.tools.filter((t) => t.name !== policy.precheck && t.name !== policy.subagents?.tool).map(({ name, description, parameters }) => ({ name, description, parameters })),
+      ...(policy.proposedBy === 'model'
+        ? policy.effects.map(({ name, description, parameters, reversible }) => ({ name, description: `[effect] ${description}${reversible ? '' : ' (irreversible: a person approves it)'}. Proposing stages it; it is carried out only after your final answer.`, parameters }))
+        : []),
     ];
+    const run: RunContext = { runKey: input.runKey, wakeKey: input.wakeKey, entity: input.entity, eventKey: input.eventKey, payload: input.payload };
+    const messages: ChatMessage[] = [
+      { role: 'system', content: `${policy.systemPrompt}\n\nWhen you are done, answer with exactly one JSON object matching this JSON Schema: ${JSON.stringify(policy.answerSchema)}` },
+      { role: 'user', content: JSON.stringify({ task: policy.description, event: { key: input.eventKey, type: input.type, entity: input.entity, payload: input.payload }, observations }) },
+    ];
+    const staged: Proposal[] = [];
     const unparsed: UnparsedFinal[] = [];
     for (;;) {
-      const turn = await chargedModelCall(state, pool, { model }, messages, offered);
+      const turn = await chargedModelCall(state, pool, { model }, { agent: policy.name, messages, tools: offered, answer: 'agent', run });
       if (turn.exhausted) {
         const retry = turn.failedAttempts ? `retrying a failed model call (${turn.failedAttempts} failed attempt(s) charged)` : 'the next model turn';
-        return exhausted(turn.exhausted, retry, { ...(turn.failedAttempts ? { failedModelAttempts: turn.failedAttempts } : {}), ...(unparsed.length ? { unparsedReplies: unparsed } : {}) });
+        return exhausted(turn.exhausted, retry, {
+          ...(turn.failedAttempts ? { failedModelAttempts: turn.failedAttempts } : {}),
+          ...(unparsed.length ? { unparsedReplies: unparsed } : {}),
+          ...(staged.length ? { staged } : {}),
+        });
       }
       const { reply } = turn;
-      // Fail closed: an answer that is not the expected JSON is never read as a decision. It gets
-      // one corrective turn (charged like any turn); still unusable, the run escalates with the replies.
+      // Fail closed: an answer that does not parse against the agent's schema is never read as a
+      // decision. It gets one corrective turn (charged like any turn); still unusable, the run escalates.
       const bad = unusableFinal(reply);
       if (bad) {
         unparsed.push(bad);
         if (unparsed.length > MAX_CORRECTIVE_TURNS) return unparseableOutcome(unparsed);
-        messages.push(...correctiveMessages(bad));
+        messages.push(...correctiveMessages(bad, policy.answerSchema));
         continue;
       }
       if (reply.final) {
-        if (reply.final.decision === 'no_op') return { reason: 'no_op', summary: `nothing to do: ${reply.final.summary}`, output: { final: reply.final } };
+        const { answer, summary, noOp, effects } = reply.final;
+        if (noOp !== undefined) return { reason: 'no_op', summary: `nothing to do: ${noOp}`, output: { answer, ...(staged.length ? { dropped: staged } : {}) } };
+        const proposals = [...staged, ...effects];
+        if (!proposals.length) return { reason: 'no_op', summary: `nothing to do: no effect was proposed (${summary})`, output: { answer } };
         state.phase = 'committing';
-        return commitEffects(input, policy, state, pool, reply.final);
+        return commitEffects(input, policy, state, pool, { answer, summary, proposals });
       }
-      messages.push({ role: 'assistant', content: '', toolCalls: reply.toolCalls });
+      messages.push({ role: 'assistant', content: '', toolCalls: reply.toolCalls.map(({ id, name, args }) => ({ id, name, args })) });
       for (const call of reply.toolCalls) {
-        const res = await tool(call.name);
-        if (!res) return exhausted('toolCalls', `tool ${call.name}`);
+        // A call the agent cannot take (unknown name, arguments that do not parse) goes back to the
+        // model as the call's answer: the next turn, charged like any, lets it correct itself.
+        if (call.error) {
+          messages.push({ role: 'tool', toolCallId: call.id, content: JSON.stringify({ error: call.error }) });
+          continue;
+        }
+        if (call.proposes) {
+          staged.push({ effect: call.name, args: call.args });
+          messages.push({ role: 'tool', toolCallId: call.id, content: JSON.stringify({ staged: staged.length, effect: call.name, note: 'carried out after your final answer' }) });
+          continue;
+        }
+        const res = await tool(call.name, call.args);
+        if (!res) return exhausted('toolCalls', `tool ${call.name}`, staged.length ? { staged } : {});
         messages.push({ role: 'tool', toolCallId: call.id, content: res.content });
       }
     }

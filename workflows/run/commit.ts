@@ -1,6 +1,6 @@
 import { ActivityFailure, ApplicationFailure, CancellationScope, condition, patched, sleep } from '@temporalio/workflow';
 import type { AgentPolicy } from '../../agents/policy';
-import type { FinalAnswer } from '../contracts';
+import type { Proposal } from '../contracts';
 import { FailureType } from '../failures';
 import { effectKey } from '../ids';
 import type { WakeInput } from '../types';
@@ -12,18 +12,29 @@ function failureType(err: unknown): string | undefined {
   return err instanceof ActivityFailure && err.cause instanceof ApplicationFailure ? err.cause.type ?? undefined : undefined;
 }
 
+/** What the commit stage carries out: the staged effects, in order, and the answer that closed the loop. */
+export interface Staged {
+  answer: unknown;
+  summary: string;
+  proposals: Proposal[];
+}
+
 /**
- * The commit stage: each effect in order, under its effect key `runKey#name@step` (the run's key names
- * the agent, so two agents woken by one event never share an effect key). An irreversible
- * effect waits for a person first (approve → go on; reject → `blocked`; no answer within the
- * policy's timeout → `escalated`, with the draft and what was already committed in the result).
- * A reconcile effect that cannot tell whether it landed escalates; it never guesses. A run cancelled
- * here lets the effect in flight finish and records it; nothing after it starts.
+ * The commit stage, the one place effects become visible: each staged effect in order, under its
+ * effect key `runKey#name@step` (the run's key names the agent, so two agents woken by one event
+ * never share an effect key). An irreversible effect waits for a person first, who sees its exact
+ * arguments (approve → go on; reject → `blocked`; no answer within the policy's timeout →
+ * `escalated`, with the staged effects and what was already committed in the result). A reconcile
+ * effect that cannot tell whether it landed escalates; it never guesses. A run cancelled here lets
+ * the effect in flight finish and records it; nothing after it starts.
  */
-export async function commitEffects(input: WakeInput, policy: AgentPolicy, state: RunState, pool: BudgetPool, final: FinalAnswer): Promise<RunOutcome> {
-  const preserved = () => ({ final, committed: state.effects });
+export async function commitEffects(input: WakeInput, policy: AgentPolicy, state: RunState, pool: BudgetPool, staged: Staged): Promise<RunOutcome> {
+  const { answer, proposals } = staged;
+  const preserved = () => ({ answer, staged: proposals, committed: state.effects });
   const finishWhenCancelled = patched('effects-finish-when-cancelled');
-  for (const [step, effect] of policy.effects.entries()) {
+  for (const [step, proposal] of proposals.entries()) {
+    const effect = policy.effects.find((e) => e.name === proposal.effect);
+    if (!effect) throw ApplicationFailure.create({ message: `agent "${policy.name}" has no effect named "${proposal.effect}"`, type: FailureType.UnknownEffect, nonRetryable: true });
     // A cancelled run starts no further effect, nor its approval wait (the scope throws its cancellation here).
     if (finishWhenCancelled && CancellationScope.current().consideredCancelled) await CancellationScope.current().cancelRequested;
     const key = effectKey(input.runKey, effect.name, step);
@@ -32,7 +43,7 @@ export async function commitEffects(input: WakeInput, policy: AgentPolicy, state
       // Keep a decision already recorded: replaying from scratch, the update that decided may be
       // delivered in the same activation before the step that set `pending` (it was validated against
       // `pending` when it first ran). Overwriting it here was a non-determinism the crash tests found.
-      state.approval = { ...state.approval, pending: { effectKey: key, effect: effect.name, summary: final.summary } };
+      state.approval = { ...state.approval, pending: { effectKey: key, effect: effect.name, summary: staged.summary, args: proposal.args } };
       // A timer that is never cancelled, not condition(fn, timeout): in that replay order the decision
       // is already there, and a timer started and cancelled in one activation would leave no
       // TimerStarted event where the original run recorded one.
@@ -64,7 +75,8 @@ export async function commitEffects(input: WakeInput, policy: AgentPolicy, state
       // An effect in flight when the run is cancelled (kill, halt, supersede, deadline) is let finish
       // rather than cut off halfway, where no one could say whether it landed: its outcome is
       // recorded (`committed`), and the cancellation stops the run before the next effect starts.
-      const call = () => commitEffect({ agent: policy.name, effectKey: key, effect, input, final });
+      const run = { runKey: input.runKey, wakeKey: input.wakeKey, entity: input.entity, eventKey: input.eventKey };
+      const call = () => commitEffect({ agent: policy.name, effectKey: key, effect, args: proposal.args, run });
       const outcome = await (finishWhenCancelled ? CancellationScope.nonCancellable(call) : call());
       state.effects.push(outcome);
       state.maxAttempt = Math.max(state.maxAttempt, outcome.attempt);
@@ -81,5 +93,5 @@ export async function commitEffects(input: WakeInput, policy: AgentPolicy, state
       settle(pool, r.charge, r.charge);
     }
   }
-  return { reason: 'success', summary: final.summary, output: preserved() };
+  return { reason: 'success', summary: staged.summary, output: preserved() };
 }

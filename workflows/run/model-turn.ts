@@ -1,6 +1,7 @@
 import { ActivityFailure, ApplicationFailure, isCancellation, sleep } from '@temporalio/workflow';
+import { msToNumber } from '@temporalio/common/lib/time';
 import type { AgentPolicy, BudgetDimension } from '../../agents/policy';
-import type { ChatMessage, ModelReply, ModelRequest, UnparsedFinal } from '../contracts';
+import type { ChatMessage, ModelReply, ModelRequest, OfferedTool, UnparsedFinal } from '../contracts';
 import { FailureType } from '../failures';
 import { modelCall } from './proxies';
 import { costUsd, left, reserve, settle, utf8Bytes, type BudgetPool } from './budget';
@@ -29,7 +30,7 @@ export const MAX_CORRECTIVE_TURNS = 1;
 const MIN_REPLY_TOKENS = 16;
 
 /** Worst-case tokens of a request: bytes bound the input under byte-level BPE; the reply is capped by max tokens. */
-export function inputTokenBound(messages: ChatMessage[], tools: ModelRequest['tools']): number {
+export function inputTokenBound(messages: ChatMessage[], tools: OfferedTool[]): number {
   const PER_MESSAGE = 8; // chat framing; generous against every provider's documented overhead
   let n = 3 + (tools.length ? utf8Bytes(JSON.stringify(tools)) : 0);
   for (const m of messages) n += PER_MESSAGE + utf8Bytes(m.content) + (m.toolCalls ? utf8Bytes(JSON.stringify(m.toolCalls)) : 0);
@@ -50,6 +51,14 @@ function retryable(err: unknown): boolean {
   return true; // timeouts and worker loss: the provider may answer next time
 }
 
+/** The wait before the next attempt: the provider's own `Retry-After` (a 429's `nextRetryDelay`) when it gave one, else the backoff. */
+function retryDelayMs(err: unknown, attempt: number): number {
+  const backoff = MODEL_CALL_RETRY.initialIntervalMs * MODEL_CALL_RETRY.backoffCoefficient ** (attempt - 1);
+  const cause = err instanceof ActivityFailure ? err.cause : undefined;
+  const asked = cause instanceof ApplicationFailure && cause.nextRetryDelay != null ? msToNumber(cause.nextRetryDelay) : undefined;
+  return asked !== undefined && asked > 0 ? asked : backoff;
+}
+
 /**
  * One model turn, every attempt charged before it runs: the reservation is the request's worst case
  * (input bound plus the reply cap, lowered to what is left, and their cost). A successful attempt is
@@ -62,10 +71,9 @@ export async function chargedModelCall(
   state: RunState,
   pool: BudgetPool,
   policy: { model: NonNullable<AgentPolicy['model']> },
-  messages: ChatMessage[],
-  tools: ModelRequest['tools'],
+  req: Omit<ModelRequest, 'maxOutputTokens'>,
 ): Promise<ModelTurn> {
-  const input = inputTokenBound(messages, tools);
+  const input = inputTokenBound(req.messages, req.tools);
   for (let attempt = 1; ; attempt++) {
     const maxOutputTokens = Math.min(policy.model.maxOutputTokens, left(pool, 'tokens') - input);
     if (maxOutputTokens < MIN_REPLY_TOKENS) return { exhausted: 'tokens', failedAttempts: attempt - 1 };
@@ -74,11 +82,11 @@ export async function chargedModelCall(
     state.maxAttempt = Math.max(state.maxAttempt, attempt);
     let reply: ModelReply & { attempt: number };
     try {
-      reply = await modelCall({ messages, tools, maxOutputTokens });
+      reply = await modelCall({ ...req, maxOutputTokens });
     } catch (err) {
       settle(pool, r.charge, r.charge);
       if (isCancellation(err) || attempt >= MODEL_CALL_RETRY.maximumAttempts || !retryable(err)) throw err;
-      await sleep(MODEL_CALL_RETRY.initialIntervalMs * MODEL_CALL_RETRY.backoffCoefficient ** (attempt - 1));
+      await sleep(retryDelayMs(err, attempt));
       continue;
     }
     const { inputTokens, outputTokens } = reply.usage;
@@ -96,16 +104,16 @@ export function unusableFinal(reply: ModelReply): UnparsedFinal | undefined {
 
 /**
  * The corrective turn after an unparseable final answer: the model's own reply, then a user message
- * saying what was wrong and the one shape that is accepted.
+ * saying what was wrong and the one shape that is accepted (the agent's answer schema).
  */
-export function correctiveMessages(bad: UnparsedFinal): ChatMessage[] {
+export function correctiveMessages(bad: UnparsedFinal, answerSchema: Record<string, unknown>): ChatMessage[] {
   return [
     { role: 'assistant', content: bad.raw },
     {
       role: 'user',
       content:
-        `Your last reply could not be used: ${bad.problem}. Reply again with exactly one JSON object and nothing else: ` +
-        '{"decision":"commit"|"no_op","summary":"<one paragraph>"}.',
+        `Your last reply could not be used: ${bad.problem}. Reply again with exactly one JSON object and nothing else, ` +
+        `matching this JSON Schema: ${JSON.stringify(answerSchema)}`,
     },
   ];
 }

@@ -45,7 +45,7 @@ export function toolCallWithin(timeoutMs: number): Activities['toolCall'] {
     startToCloseTimeout: timeoutMs,
     heartbeatTimeout: '10 seconds',
     cancellationType: stepCancellation(),
-    retry: { initialInterval: '1 second', maximumAttempts: 3, nonRetryableErrorTypes: [FailureType.UnknownAgent, FailureType.UnknownTool, FailureType.ProviderRejected] },
+    retry: { initialInterval: '1 second', maximumAttempts: 3, nonRetryableErrorTypes: [FailureType.UnknownAgent, FailureType.UnknownTool, FailureType.InvalidArguments, FailureType.ProviderRejected] },
   }).toolCall;
 }
 
@@ -57,7 +57,7 @@ export function toolCallWithin(timeoutMs: number): Activities['toolCall'] {
 export const { commitEffect } = proxyActivities<Activities>({
   startToCloseTimeout: '30 seconds',
   heartbeatTimeout: '5 seconds',
-  retry: { initialInterval: '1 second', maximumAttempts: 6, nonRetryableErrorTypes: [FailureType.EffectAmbiguous, FailureType.ProviderRejected, FailureType.UnknownAgent, FailureType.UnknownEffect] },
+  retry: { initialInterval: '1 second', maximumAttempts: 6, nonRetryableErrorTypes: [FailureType.EffectAmbiguous, FailureType.ProviderRejected, FailureType.UnknownAgent, FailureType.UnknownEffect, FailureType.InvalidArguments] },
 });
 
 /** A held run asks the supervisor again (its worker's cached read of the supervisor, and a permit when a cap held it). */

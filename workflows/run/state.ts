@@ -11,7 +11,8 @@ export interface RunState {
   maxAttempt: number;
   effects: EffectOutcome[];
   approval: {
-    pending?: { effectKey: string; effect: string; summary: string };
+    /** The effect waiting for a person, with the exact arguments it would be carried out with. */
+    pending?: { effectKey: string; effect: string; summary: string; args: Record<string, unknown> };
     decision?: { approved: boolean; who: string; reason?: string };
   };
 }

@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { defineTrigger } from './definition';
+import { defineTrigger } from 'wakegate';
 
 /**
  * A newer release of a dependency wakes the dependency-bump agent. Entity = `repo:package`, type

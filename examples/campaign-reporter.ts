@@ -1,8 +1,32 @@
 import { z } from 'zod';
-import { http } from '../activities/http';
-import { defineAgent } from './definition';
+import { channelAdapter, defineAgent, defineEffect, defineTool, http, localExports } from 'wakegate';
 
 const Dashboards = z.array(z.string().min(1).max(64)).min(1).max(10);
+
+/** Post a summary to the team channel: the channel deduplicates by the effect key (`Idempotency-Key`). */
+export const postSummary = defineEffect({
+  name: 'post_summary',
+  description: 'Post the summary to the channel.',
+  class: 'provider_key',
+  reversible: true,
+  input: z.object({ text: z.string().min(1).max(4000) }),
+  keyed: (outside) => channelAdapter(outside).keyed,
+  apply: async ({ text }, { effectKey, outside, signal }) => {
+    const m = await channelAdapter(outside).post(effectKey, text, signal);
+    return { ref: m.ref, existed: m.replayed };
+  },
+});
+
+/** Start the downstream export: the export service takes no key, but can be searched by the reference stored on each job. */
+export const startExport = defineEffect({
+  name: 'start_export',
+  description: 'Start the downstream export of the campaign.',
+  class: 'reconcile',
+  reversible: false,
+  input: z.object({ campaign: z.string().min(1).max(200) }),
+  apply: async ({ campaign }, { effectKey, outside, signal }) => localExports(outside.exportUrl, outside.httpTimeoutMs).start(effectKey, campaign, signal),
+  find: ({ effectKey, outside, signal }) => localExports(outside.exportUrl, outside.httpTimeoutMs).find(effectKey, signal),
+});
 
 /**
  * The seed's reporting agent: reads a campaign's dashboards (one subagent each, in parallel, drawing
@@ -37,10 +61,10 @@ export const campaignReporter = defineAgent({
   model: { maxOutputTokens: 300, inputUsdPerMTok: 2.5, outputUsdPerMTok: 10 },
   budget: { turns: 6, tokens: 40_000, toolCalls: 12, wallClock: '6h', costUsd: 0.5 },
   tools: [
-    {
+    defineTool({
       name: 'read_dashboard',
       description: 'Read one dashboard of the campaign (JSON metrics).',
-      run: async ({ input, outside, signal }) => {
+      run: async (_args, { input, outside, signal }) => {
         const name = input.item ?? 'overview';
         const res = await http({
           method: 'GET',
@@ -52,26 +76,14 @@ export const campaignReporter = defineAgent({
         const headline = `${name}: ${Object.entries(d.metrics).map(([k, v]) => `${k} ${v}`).join(', ')}`;
         return { content: JSON.stringify({ dashboard: name, changed: d.changed, headline, metrics: d.metrics }), changed: d.changed };
       },
-    },
+    }),
   ],
   subagents: { over: 'dashboards', tool: 'read_dashboard', grant: { turns: 1, tokens: 6_000, toolCalls: 1, costUsd: 0.05 } },
-  effects: [
-    {
-      name: 'post_summary',
-      kind: 'channel_post',
-      class: 'provider_key',
-      reversible: true,
-      description: 'Post the summary to the channel.',
-      request: ({ input, final }) => ({ kind: 'channel_post', text: `Campaign ${input.wakeKey}: ${final?.summary ?? ''}` }),
-    },
-    {
-      name: 'start_export',
-      kind: 'export_start',
-      class: 'reconcile',
-      reversible: false,
-      description: 'Start the downstream export of the campaign.',
-      request: ({ input }) => ({ kind: 'export_start', campaign: input.wakeKey }),
-    },
-  ],
+  effects: [postSummary, startExport],
+  // Code, not the model, picks the effects: a report posts its summary and starts the export.
+  decide: (answer, { run }) =>
+    answer.decision === 'no_op'
+      ? { noOp: answer.summary }
+      : { summary: answer.summary, effects: [{ effect: 'post_summary', args: { text: `Campaign ${run.wakeKey}: ${answer.summary}` } }, { effect: 'start_export', args: { campaign: run.wakeKey } }] },
   approval: { irreversible: 'required', timeout: '4h' },
 });

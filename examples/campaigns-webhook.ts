@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { defineWebhookSource } from '../source';
+import { defineWebhookSource } from 'wakegate';
 
 /**
  * The body the campaign service posts on a config change (Standard Webhooks).

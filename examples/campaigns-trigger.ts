@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { defineTrigger } from './definition';
+import { defineTrigger } from 'wakegate';
 
 /**
  * Campaign events: config changes and report requests. What happened is one change (or one report

@@ -1,11 +1,24 @@
 import { z } from 'zod';
-import { defineAgent } from './definition';
+import { defineAgent, defineEffect, defineTool, pullRequestAdapter } from 'wakegate';
 
 const Bump = z.object({
   repo: z.string().min(1).max(200),
   package: z.string().min(1).max(200),
   from: z.string().min(1).max(50),
   to: z.string().min(1).max(50),
+});
+
+/** Open a pull request, keyed by its branch: opening it again finds the open one (idempotent by construction). */
+export const openPullRequest = defineEffect({
+  name: 'open_pull_request',
+  description: 'Open the bump PR (by branch name).',
+  class: 'idempotent',
+  reversible: true,
+  input: z.object({ repo: z.string().min(1), branch: z.string().min(1), title: z.string().min(1), body: z.string() }),
+  apply: async (pr, { outside, signal }) => {
+    const r = await pullRequestAdapter(outside).open(pr, signal);
+    return { ref: r.ref, existed: r.existed };
+  },
 });
 
 /**
@@ -29,10 +42,10 @@ export const dependencyBump = defineAgent({
   model: { maxOutputTokens: 300, inputUsdPerMTok: 2.5, outputUsdPerMTok: 10 },
   budget: { turns: 4, tokens: 20_000, toolCalls: 6, wallClock: '10m', costUsd: 0.25 },
   tools: [
-    {
+    defineTool({
       name: 'check_dependency',
       description: 'Compare the current and the latest version of a package.',
-      run: async ({ input }) => {
+      run: async (_args, { input }) => {
         const { package: pkg, from, to } = Bump.parse(input.payload);
         const changed = from !== to;
         return {
@@ -41,22 +54,15 @@ export const dependencyBump = defineAgent({
           nothingToDo: !changed,
         };
       },
-    },
+    }),
   ],
   precheck: 'check_dependency',
-  effects: [
-    {
-      name: 'open_pull_request',
-      kind: 'pull_request',
-      class: 'idempotent',
-      reversible: true,
-      description: 'Open the bump PR (by branch name).',
-      // The branch name is the natural key: the same bump always lands on the same branch.
-      request: ({ input, final }) => {
-        const p = Bump.parse(input.payload);
-        return { kind: 'pull_request', repo: p.repo, branch: `bump/${p.package}-${p.to}`, title: `Bump ${p.package} from ${p.from} to ${p.to}`, body: final?.summary ?? '' };
-      },
-    },
-  ],
+  effects: [openPullRequest],
+  decide: (answer, { run }) => {
+    if (answer.decision === 'no_op') return { noOp: answer.summary };
+    const p = Bump.parse(run.payload);
+    // The branch name is the natural key: the same bump always lands on the same branch.
+    return { summary: answer.summary, effects: [{ effect: 'open_pull_request', args: { repo: p.repo, branch: `bump/${p.package}-${p.to}`, title: `Bump ${p.package} from ${p.from} to ${p.to}`, body: answer.summary } }] };
+  },
   approval: { irreversible: 'required', timeout: '5m' },
 });

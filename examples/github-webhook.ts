@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { defineWebhookSource, type Mapped } from '../source';
+import { defineWebhookSource, type Mapped } from 'wakegate';
 
 const Release = z.object({
   tag_name: z.string().min(1).max(100),

@@ -1,0 +1,36 @@
+import type { LanguageModelV3 } from '@ai-sdk/provider';
+import { createAnthropic } from '@ai-sdk/anthropic';
+import { createGoogleGenerativeAI } from '@ai-sdk/google';
+import { createOpenAI } from '@ai-sdk/openai';
+
+/*
+ * Language models for aiSdkStep. Base URLs and keys are always passed explicitly: left out, the SDK
+ * would read OPENAI_BASE_URL, ANTHROPIC_BASE_URL, *_API_KEY and the like from the environment, and
+ * settings are read in one place only (config/). Creating a model makes no request and cannot fail;
+ * a bad key or URL fails on the first step (ProviderRejected for a 401/403/404).
+ */
+
+/** Where a provider is and who calls it. */
+export interface ProviderSettings {
+  /** The API's base URL, up to and including its version segment (e.g. `https://api.openai.com/v1`). */
+  baseURL: string;
+  /** The API key (sent as the provider's auth header; an empty key is sent as is, never looked up). */
+  apiKey: string;
+  /** The provider's model id. */
+  model: string;
+}
+
+/** Any OpenAI-compatible endpoint through the Chat Completions API (`POST {baseURL}/chat/completions`), not the Responses API. */
+export function openaiCompatible(s: ProviderSettings): LanguageModelV3 {
+  return createOpenAI({ baseURL: s.baseURL, apiKey: s.apiKey }).chat(s.model);
+}
+
+/** Anthropic's Messages API (`POST {baseURL}/messages`). @default baseURL `https://api.anthropic.com/v1` */
+export function anthropic(s: Omit<ProviderSettings, 'baseURL'> & { baseURL?: string }): LanguageModelV3 {
+  return createAnthropic({ baseURL: s.baseURL ?? 'https://api.anthropic.com/v1', apiKey: s.apiKey }).messages(s.model);
+}
+
+/** Google's Gemini API (generateContent). @default baseURL `https://generativelanguage.googleapis.com/v1beta` */
+export function google(s: Omit<ProviderSettings, 'baseURL'> & { baseURL?: string }): LanguageModelV3 {
+  return createGoogleGenerativeAI({ baseURL: s.baseURL ?? 'https://generativelanguage.googleapis.com/v1beta', apiKey: s.apiKey }).chat(s.model);
+}

@@ -1,0 +1,117 @@
+import type { Client } from '@temporalio/client';
+import type { NativeConnection, Worker } from '@temporalio/worker';
+import { canary } from '../agents/canary';
+import type { AgentDefinition } from '../agents/plugin';
+import type { AgentRegistry } from '../agents/registry';
+import { createActivities, type Activities } from '../activities';
+import type { ModelStep } from '../activities/model/step';
+import { loadConfig, type Config, type OutsideConfig } from '../config/config';
+import { Gate, type GateOptions } from '../gate/gate';
+import type { WebhookSource } from '../ingress/source';
+import type { ScheduleDefinition } from '../schedules/definition';
+import { builtinSchedules } from '../schedules/definitions';
+import { SupervisorLink } from '../supervisor/link';
+import type { Pager } from '../supervisor/pager';
+import { defaultSupervisorPolicy } from '../supervisor/policy';
+import type { TriggerDefinition } from '../triggers/definition';
+import { pingTrigger } from '../triggers/ping';
+import { TriggerRegistry } from '../triggers/registry';
+import { scheduleTrigger } from '../triggers/schedule';
+import type { SupervisorPolicy } from '../workflows/supervisor-types';
+import { createWakeWorker, type WakeWorkerOptions } from '../workers/worker';
+
+/** What `createWakegate` takes: your agents and how they are woken. Everything but `agents` has a default. */
+export interface WakegateOptions {
+  /**
+   * Your agents (made with `defineAgent`). The built-in canary (the path check behind `ping` and the
+   * heartbeat schedule) is added unless you define one named `canary` yourself.
+   * @example [incidentTriage]
+   */
+  agents: readonly AgentDefinition[] | AgentRegistry;
+  /** Trigger sources beyond the built-in `ping` and `schedule` (made with `defineTrigger`). @default [] */
+  triggers?: readonly TriggerDefinition[];
+  /** Webhook sources the ingress serves at `POST /webhooks/<name>` (made with `defineWebhookSource`). @default [] */
+  webhookSources?: readonly WebhookSource<unknown>[];
+  /** Schedules synced into Temporal by `npm start` and `wakegate schedules sync` (made with `defineSchedule`). @default [the canary heartbeat] */
+  schedules?: readonly ScheduleDefinition[];
+  /** The fleet supervisor's policy: storm and error-rate breakers, rolling caps, what a trip does to each agent. @default defaultSupervisorPolicy */
+  supervisor?: SupervisorPolicy;
+  /** The model of agents that name none of their own. @default the configured one (offline unless WAKEGATE_MODEL says otherwise) */
+  model?: ModelStep;
+  /** Configuration. @default loadConfig() (the environment) */
+  config?: Config;
+  /** Where the supervisor pages. @default PagerDuty Events API v2 at WAKEGATE_PAGER_URL */
+  pager?: Pager;
+}
+
+/** A composed wakegate: the one place its registries are built; the worker, CLI, ingress, benchmarks and tests all take them from here. */
+export interface Wakegate {
+  readonly config: Config;
+  readonly agents: AgentRegistry;
+  /** Triggers and the agents each wakes. */
+  readonly registry: TriggerRegistry;
+  readonly webhookSources: readonly WebhookSource<unknown>[];
+  readonly schedules: readonly ScheduleDefinition[];
+  readonly supervisorPolicy: SupervisorPolicy;
+  /** Every activity a worker registers, wired to the agents' code (overrides: tests point providers at stand-ins). */
+  activities(overrides?: { outside?: OutsideConfig; model?: ModelStep; pager?: Pager; supervisor?: SupervisorPolicy }): Activities;
+  /** A gate on `taskQueue` (its own supervisor link with this policy unless given one). */
+  gate(client: Client, taskQueue: string, opts?: Omit<GateOptions, 'client' | 'taskQueue' | 'registry'>): Gate;
+  /** This process's line to the supervisor of `taskQueue`. */
+  supervisorLink(client: Client, taskQueue: string): SupervisorLink;
+  /** A worker on `taskQueue` running the run, coalescer and supervisor workflows and these activities. */
+  worker(opts: { connection: NativeConnection; namespace?: string; taskQueue?: string } & Omit<WakeWorkerOptions, 'connection' | 'namespace' | 'taskQueue' | 'activities'> & { activities?: Activities }): Promise<Worker>;
+}
+
+function byName(agents: readonly AgentDefinition[] | AgentRegistry): Record<string, AgentDefinition> {
+  const list = Array.isArray(agents) ? (agents as readonly AgentDefinition[]) : Object.values(agents as AgentRegistry);
+  const out: Record<string, AgentDefinition> = {};
+  for (const a of list) {
+    if (out[a.policy.name]) throw new Error(`agent "${a.policy.name}" is defined twice`);
+    out[a.policy.name] = a;
+  }
+  return out;
+}
+
+/**
+ * Compose wakegate around your agents: validates that every agent's triggers exist and every
+ * schedule's agent does, and returns what the worker, the gate, the ingress and the CLI need.
+ * @example
+ * export default createWakegate({ agents: [incidentTriage], triggers: [incidents], webhookSources: [tracker] });
+ */
+export function createWakegate(opts: WakegateOptions): Wakegate {
+  const config = opts.config ?? loadConfig();
+  const agents: AgentRegistry = Object.freeze({ canary, ...byName(opts.agents) });
+  const registry = new TriggerRegistry([pingTrigger, scheduleTrigger, ...(opts.triggers ?? [])], agents);
+  const schedules = opts.schedules ?? builtinSchedules;
+  for (const s of schedules) {
+    if (!agents[s.agent]) throw new Error(`schedule "${s.id}" wakes agent "${s.agent}", which is not defined (agents: ${Object.keys(agents).join(', ')})`);
+  }
+  const webhookSources = opts.webhookSources ?? [];
+  for (const w of webhookSources) {
+    if (!registry.get(w.trigger)) throw new Error(`webhook source "${w.name}" feeds trigger "${w.trigger}", which is not defined (${registry.sources().join(', ')})`);
+  }
+  const supervisorPolicy = opts.supervisor ?? defaultSupervisorPolicy;
+  const activities: Wakegate['activities'] = (o = {}) =>
+    createActivities({
+      registry,
+      supervisor: o.supervisor ?? supervisorPolicy,
+      outside: o.outside ?? config.outside,
+      ...(o.pager ?? opts.pager ? { pager: o.pager ?? opts.pager } : {}),
+      ...(o.model ?? opts.model ? { model: o.model ?? opts.model } : {}),
+    });
+  const supervisorLink = (client: Client, taskQueue: string) => new SupervisorLink({ client, taskQueue, policy: supervisorPolicy });
+  return {
+    config,
+    agents,
+    registry,
+    webhookSources,
+    schedules,
+    supervisorPolicy,
+    activities,
+    supervisorLink,
+    gate: (client, taskQueue, o = {}) => new Gate({ client, taskQueue, registry, supervisor: o.supervisor ?? supervisorLink(client, taskQueue), ...o }),
+    worker: ({ namespace, taskQueue, activities: given, ...rest }) =>
+      createWakeWorker({ ...rest, namespace: namespace ?? config.temporal.namespace, taskQueue: taskQueue ?? config.taskQueue, activities: given ?? activities() }),
+  };
+}

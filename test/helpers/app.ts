@@ -1,0 +1,27 @@
+import { createWakegate, type Wakegate, type WakegateOptions } from '../../runtime/wakegate';
+import type { AgentRegistry } from '../../agents/registry';
+import type { ModelStep } from '../../activities/model/step';
+import type { OutsideConfig } from '../../config/config';
+import type { Pager } from '../../supervisor/pager';
+import type { SupervisorPolicy } from '../../workflows/supervisor-types';
+import { exampleOptions } from '../../examples/app';
+
+/** The example deployment, composed the one way every process composes it (`createWakegate`). */
+export const exampleApp: Wakegate = createWakegate(exampleOptions);
+
+/** The example agents (and the canary), by name. */
+export const exampleAgents: AgentRegistry = exampleApp.agents;
+
+/** The example deployment with other agents (a test's variant of them) or other options. */
+export function appOf(agents: AgentRegistry = exampleAgents, over: Partial<WakegateOptions> = {}): Wakegate {
+  return createWakegate({ ...exampleOptions, agents, ...over });
+}
+
+/** The example triggers waking `agents`. */
+export const registryOf = (agents?: AgentRegistry) => appOf(agents).registry;
+
+/** The activities of the example deployment with `agents`, their providers at `outside` (the stand-ins). */
+export function activitiesOf(deps: { agents?: AgentRegistry; outside?: OutsideConfig; supervisor?: SupervisorPolicy; pager?: Pager; model?: ModelStep } = {}) {
+  const { agents, ...rest } = deps;
+  return appOf(agents).activities(rest);
+}
