@@ -48,7 +48,23 @@ export default tseslint.config(
       'import-x/parsers': { '@typescript-eslint/parser': ['.ts'] },
       'import-x/resolver-next': [createNodeResolver({ extensions: ['.ts', '.js', '.json'] })],
     },
-    rules: { 'import-x/no-cycle': ['error', { ignoreExternal: true }] },
+    rules: {
+      'import-x/no-cycle': ['error', { ignoreExternal: true }],
+      // The product is a library for users' agents: nothing in it may reach into the examples, which
+      // are written against the public entry like any user's code.
+      'import-x/no-restricted-paths': [
+        'error',
+        {
+          zones: [
+            {
+              target: ['./activities', './agents', './cli', './config', './definitions', './devserver', './gate', './ingress', './runtime', './schedules', './standins', './supervisor', './triggers', './workers', './workflows', './index.ts'],
+              from: './examples',
+              message: 'Product code may not import the examples: they are users of the public entry.',
+            },
+          ],
+        },
+      ],
+    },
   },
   {
     // Workflow code is replayed: it may not reach the outside world, the clock or the environment.
@@ -67,6 +83,12 @@ export default tseslint.config(
             },
             {
               group: ['**/config', '**/config/**', '**/gate', '**/gate/**', '**/cli', '**/cli/**', '**/workers', '**/workers/**', '**/devserver', '**/devserver/**', '**/ingress', '**/ingress/**', '**/standins', '**/standins/**', '**/schedules', '**/schedules/**', '**/triggers', '**/triggers/**', '**/supervisor/**'],
+              message: 'Workflows may not import process-side modules: pass what they need as input or through an activity.',
+            },
+            {
+              // Agent definitions carry code (tools, effects, models): workflows see their plain-JSON policy types only.
+              group: ['**/agents', '**/agents/**', '**/runtime', '**/runtime/**', '**/examples', '**/examples/**', '**/definitions', '**/definitions/**'],
+              allowTypeImports: true,
               message: 'Workflows may not import process-side modules: pass what they need as input or through an activity.',
             },
             {

@@ -127,7 +127,7 @@ function checkCall(def: AgentDefinition, req: ModelRequest, call: StepReply['too
 }
 
 /** The step's reply as the run reads it: checked calls, or a parsed answer and the agent's decision, or why the answer cannot be used. */
-function readReply(def: AgentDefinition, req: ModelRequest, raw: StepReply): ModelReply {
+export function readReply(def: AgentDefinition, req: ModelRequest, raw: StepReply): ModelReply {
   const base = { model: raw.model, usage: raw.usage };
   if (raw.toolCalls.length) return { ...base, toolCalls: raw.toolCalls.map((c) => checkCall(def, req, c)) };
   const cut = raw.finishReason === 'length' ? ' (the reply was cut off at its output token limit)' : '';

@@ -1,14 +1,16 @@
-import { after, before, describe, test } from 'node:test';
+import { after, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import Fastify, { type FastifyInstance } from 'fastify';
-import { OpenAIModel } from '../activities/model/openai';
-import { OfflineModel, chatTokens } from '../activities/model/offline';
+import { z } from 'zod';
+import { chatTokens } from '../activities/model/offline';
+import type { StepReply } from '../activities/model/step';
+import { readReply } from '../activities/run';
+import type { ModelRequest } from '../workflows/contracts';
+import { loadConfig } from '../config/config';
 import { httpChannel, slackChannel } from '../activities/effects/channel';
 import { githubPulls } from '../activities/effects/pulls';
-import { checkAdapters } from '../activities/effects/commit';
-import { localExports } from '../activities/effects/exports';
-import { defineAgent } from '../agents/definition';
-import { fakeOpenAI } from './fakes/openai';
+import { checkEffects } from '../activities/effects/commit';
+import { defineAgent, defineEffect, defineTool } from '../agents/definition';
 import { exampleAgents } from './helpers/app';
 
 /* The real adapters against local fakes of their APIs (real HTTP, no network). */
@@ -22,40 +24,54 @@ after(async () => {
   await Promise.all(apps.map((a) => a.close()));
 });
 
-describe('model adapters', () => {
-  let openai: ReturnType<typeof fakeOpenAI>;
-  let url: string;
-  before(async () => {
-    openai = fakeOpenAI();
-    url = await serve(openai.app);
+describe('what the run reads from a model step', () => {
+  const tracker = defineTool({ name: 'search_errors', description: 'recent errors of a service', input: z.object({ service: z.string().min(1) }), run: async () => ({ content: '{}', changed: true }) });
+  const ticket = defineEffect({ name: 'file_ticket', description: 'file one ticket', class: 'idempotent', reversible: true, input: z.object({ title: z.string().min(3) }), apply: async () => ({ ref: 't1' }) });
+  const agent = defineAgent({
+    name: 'triage',
+    description: 'triage one incident',
+    triggers: ['ping'],
+    wakeKey: (e) => e.entity,
+    wakeKeyRationale: 'one wake per pinged entity, for this test',
+    systemPrompt: 'triage',
+    model: { maxOutputTokens: 100, inputUsdPerMTok: 1, outputUsdPerMTok: 1 },
+    budget: { turns: 3, tokens: 10_000, toolCalls: 3, wallClock: '1m', costUsd: 1 },
+    tools: [tracker],
+    effects: [ticket],
+    approval: { irreversible: 'required', timeout: '30s' },
   });
+  const req: ModelRequest = {
+    agent: 'triage',
+    messages: [{ role: 'user', content: 'go' }],
+    tools: [...agent.policy.tools, ...agent.policy.effects].map(({ name, description, parameters }) => ({ name, description, parameters })),
+    maxOutputTokens: 100,
+    answer: 'agent',
+    run: { runKey: 'r', wakeKey: 'w', entity: 'e', eventKey: 'k', payload: {} },
+  };
+  const step = (over: Partial<StepReply>): StepReply => ({ model: 'm', text: '', toolCalls: [], finishReason: 'stop', usage: { inputTokens: 1, outputTokens: 1 }, ...over });
 
-  test('OpenAI-compatible: the official client with base URL, key and model; tool calls, then a final answer; provider usage', async () => {
-    const model = new OpenAIModel({ baseUrl: `${url}/v1`, apiKey: 'sk-test', model: 'gpt-test' });
-    const tools = [{ name: 'read_dashboard', description: 'read one' }];
-    const first = await model.complete({ messages: [{ role: 'user', content: 'report' }], tools, maxOutputTokens: 100 });
-    assert.deepEqual(first.toolCalls.map((c) => c.name), ['read_dashboard']);
-    assert.equal(first.final, undefined);
-    const second = await model.complete({
-      messages: [
-        { role: 'user', content: 'report' },
-        { role: 'assistant', content: '', toolCalls: first.toolCalls },
-        { role: 'tool', toolCallId: first.toolCalls[0]!.id, content: JSON.stringify({ changed: true, headline: 'reach up 5%' }) },
+  test('tool calls are checked before anything runs: valid arguments pass, invalid ones and unknown names become errors for the model, effects are proposals', () => {
+    const reply = readReply(agent, req, step({
+      finishReason: 'tool-calls',
+      toolCalls: [
+        { id: '1', name: 'search_errors', args: { service: 'api' } },
+        { id: '2', name: 'search_errors', args: {} },
+        { id: '3', name: 'delete_everything', args: {} },
+        { id: '4', name: 'file_ticket', args: { title: 'API 500s' } },
+        { id: '5', name: 'file_ticket', args: { title: 'x' } },
+        { id: '6', name: 'search_errors', args: {}, argsError: 'Unexpected end of JSON input' },
       ],
-      tools,
-      maxOutputTokens: 100,
-    });
-    assert.deepEqual(second.final, { decision: 'commit', summary: 'reach up 5%' });
-    assert.equal(second.model, 'gpt-test-fake');
-    assert.equal(second.usage.outputTokens, 7);
-    assert.equal(openai.requests.length, 2);
-    assert.equal(openai.requests[0]!.authorization, 'Bearer sk-test');
-    assert.equal(openai.requests[0]!.max_tokens, 100);
+    }));
+    const [ok, bad, unknown, proposal, badProposal, notJson] = reply.toolCalls;
+    assert.deepEqual([ok!.error, ok!.proposes, ok!.args], [undefined, undefined, { service: 'api' }]);
+    assert.match(bad!.error!, /invalid arguments: service/);
+    assert.match(unknown!.error!, /no tool named "delete_everything"/);
+    assert.deepEqual([proposal!.proposes, proposal!.error], [true, undefined]);
+    assert.match(badProposal!.error!, /effect "file_ticket": invalid arguments: title/);
+    assert.match(notJson!.error!, /not valid JSON/);
   });
 
-  test('OpenAI-compatible: a final answer that is not the expected JSON fails closed (no decision), with the raw text kept', async () => {
-    const model = new OpenAIModel({ baseUrl: `${url}/v1`, apiKey: 'sk-test', model: 'gpt-test' });
-    const ask = () => model.complete({ messages: [{ role: 'user', content: 'report' }], tools: [], maxOutputTokens: 100 });
+  test('a final answer is read against the agent\'s schema and fails closed, with the raw text kept', () => {
     const cases: [string, RegExp][] = [
       ['I think we should commit this change.', /not one JSON object/],
       ['{"decision":"commit","summ', /not one JSON object/],
@@ -63,25 +79,27 @@ describe('model adapters', () => {
       ['{"decision":"commit"}', /summary/],
       ['', /empty/],
     ];
-    for (const [content, problem] of cases) {
-      openai.script({ content });
-      const reply = await ask();
-      assert.equal(reply.final, undefined, content);
-      assert.equal(reply.unparsedFinal?.raw, content);
-      assert.match(reply.unparsedFinal!.problem, problem, content);
+    for (const [text, problem] of cases) {
+      const reply = readReply(agent, req, step({ text }));
+      assert.equal(reply.final, undefined, text);
+      assert.equal(reply.unparsedFinal?.raw, text);
+      assert.match(reply.unparsedFinal!.problem, problem, text);
     }
-    // The one shape that is accepted, also inside a single Markdown code fence.
-    openai.script({ content: '```json\n{"decision":"no_op","summary":"quiet"}\n```' });
-    assert.deepEqual((await ask()).final, { decision: 'no_op', summary: 'quiet' });
+    // The one shape that is accepted, also inside a single Markdown code fence; no_op by the default decision.
+    const quiet = readReply(agent, req, step({ text: '```json\n{"decision":"no_op","summary":"quiet"}\n```' }));
+    assert.deepEqual(quiet.final, { answer: { decision: 'no_op', summary: 'quiet' }, summary: 'quiet', noOp: 'quiet', effects: [] });
   });
 
-  test('offline model: deterministic, with token counts from the o200k tokenizer', async () => {
-    const m = new OfflineModel();
-    const req = { messages: [{ role: 'user' as const, content: JSON.stringify({ observations: [{ changed: false }] }) }], tools: [], maxOutputTokens: 50 };
-    const a = await m.complete(req);
-    assert.deepEqual(a, await m.complete(req));
-    assert.equal(a.final?.decision, 'no_op');
-    assert.equal(a.usage.inputTokens, chatTokens(req.messages));
+  test('effects the agent\'s code picks from its answer are checked like the model\'s: a bad one goes back to the model', () => {
+    const coded = { ...agent, decide: (a: unknown) => ({ summary: 's', effects: [{ effect: 'file_ticket', args: { title: (a as { summary: string }).summary } }] }) };
+    const good = readReply(coded, req, step({ text: '{"decision":"commit","summary":"API 500s since 14:00"}' }));
+    assert.deepEqual(good.final?.effects, [{ effect: 'file_ticket', args: { title: 'API 500s since 14:00' } }]);
+    const bad = readReply(coded, req, step({ text: '{"decision":"commit","summary":"x"}' }));
+    assert.equal(bad.final, undefined);
+    assert.match(bad.unparsedFinal!.problem, /cannot be carried out: effect "file_ticket": invalid arguments: title/);
+  });
+
+  test('offline model: token counts from the o200k tokenizer', () => {
     // "hello world" is two tokens in o200k_base: the counts come from a real tokenizer, not a length heuristic.
     assert.equal(chatTokens([{ role: 'user', content: 'hello world' }]) - chatTokens([{ role: 'user', content: '' }]), 2);
   });
@@ -99,7 +117,9 @@ describe('effect adapters', () => {
     const slack = slackChannel(`${url}/services/T/B/X`, 5000);
     await slack.post('k', 'hello');
     assert.deepEqual(got, [{ text: 'hello' }]);
-    assert.throws(() => checkAdapters(exampleAgents, { channel: slack, exports: localExports(url, 1000), pulls: githubPulls(url, '', 'main', 1000) }), /takes no idempotency key/);
+    const onSlack = loadConfig({ WAKEGATE_CHANNEL_ADAPTER: 'slack', WAKEGATE_CHANNEL_URL: `${url}/services/T/B/X` }).outside;
+    assert.throws(() => checkEffects(exampleAgents, onSlack), /"post_summary" is provider_key, but its configured provider takes no idempotency key/);
+    assert.doesNotThrow(() => checkEffects(exampleAgents, loadConfig({}).outside));
   });
 
   test('generic HTTP sends the effect key as Idempotency-Key; a replay is reported as such', async () => {
@@ -164,10 +184,31 @@ describe('effect adapters', () => {
           tools: [],
           wakeKey: (e) => e.entity,
           wakeKeyRationale: 'one wake per entity, for this test',
-          effects: [{ name: 'post', kind: 'channel_post', class: 'idempotent', reversible: true, description: 'x', request: () => ({ kind: 'channel_post', text: 'x' }) }],
+          effects: [{ name: 'post' } as never],
           approval: { irreversible: 'required', timeout: '5m' },
         }),
-      (err: Error) => /name:/.test(err.message) && /effects\.0\.class/.test(err.message) && /approval\.timeout/.test(err.message),
+      (err: Error) => /name:/.test(err.message) && /effects\.0: effects\[\] must be made with defineEffect/.test(err.message),
     );
+    assert.throws(
+      () =>
+        defineAgent({
+          name: 'slow',
+          description: 'x',
+          triggers: ['x'],
+          wakeKey: (e) => e.entity,
+          wakeKeyRationale: 'one wake per entity, for this test',
+          budget: { turns: 1, tokens: 10, toolCalls: 1, wallClock: '1m', costUsd: 1 },
+          tools: [defineTool({ name: 'read', description: 'x', run: async () => ({ content: '', changed: false }) })],
+          steps: ['read'],
+          approval: { irreversible: 'required', timeout: '5m' },
+        }),
+      /approval\.timeout: the approval timeout must be shorter than the wall-clock budget/,
+    );
+    // Each class's rule needs what it runs on: a reconcile effect without find is refused where it is defined.
+    assert.throws(
+      () => defineEffect({ name: 'file_ticket', description: 'x', class: 'reconcile', reversible: true, apply: async () => ({ ref: 'x' }) }),
+      /find: a reconcile effect needs find/,
+    );
+    assert.throws(() => defineTool({ name: 'read', description: 'x', input: z.string() as never, run: async () => ({ content: '', changed: false }) }), /must be a z.object/);
   });
 });

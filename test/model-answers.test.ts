@@ -2,7 +2,8 @@ import { after, afterEach, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import type { TestWorkflowEnvironment } from '@temporalio/testing';
 import { Worker } from '@temporalio/worker';
-import { OpenAIModel } from '../activities/model/openai';
+import { openaiCompatible } from '../activities/model/providers';
+import { aiSdkStep, type ModelStep } from '../activities/model/step';
 import type { UnparsedFinal } from '../workflows/contracts';
 import { startStandins, type Standins } from '../standins';
 import { inputTokenBound, MODEL_CALL_RETRY } from '../workflows/run/model-turn';
@@ -25,7 +26,7 @@ let standins: Standins;
 let worker: Worker;
 let running: Promise<void>;
 let openai: ReturnType<typeof fakeOpenAI>;
-let model: OpenAIModel;
+let model: ModelStep;
 const taskQueue = unique('model-answers');
 // The client gives up on a stalled provider after this long (real time); the fake stalls longer.
 const CLIENT_TIMEOUT_MS = 300;
@@ -36,7 +37,7 @@ before(async () => {
   standins = await startStandins({});
   openai = fakeOpenAI();
   const url = await openai.app.listen({ host: '127.0.0.1', port: 0 });
-  model = new OpenAIModel({ baseUrl: `${url}/v1`, apiKey: 'sk-test', model: 'gpt-test', timeoutMs: CLIENT_TIMEOUT_MS });
+  model = aiSdkStep(openaiCompatible({ baseURL: `${url}/v1`, apiKey: 'sk-test', model: 'gpt-test', timeoutMs: CLIENT_TIMEOUT_MS }));
   const activities = activitiesOf({ outside: standinOutside(standins), model });
   worker = await Worker.create({ connection: env.nativeConnection, taskQueue, workflowBundle: await workflowBundle(), activities });
   running = worker.run();
@@ -65,7 +66,7 @@ async function bump(tighter?: Partial<BudgetLimits>) {
   return { result, requests: openai.requests.slice(first), prs: standins.pulls.pulls.filter((p) => p.repo === repo) };
 }
 /** The reservation the workflow took for a request: its input bound plus the reply cap it sent. */
-const worstCase = (r: FakeRequest) => inputTokenBound(r.messages, r.tools) + r.max_tokens!;
+const worstCase = (r: FakeRequest) => inputTokenBound(r.messages, r.tools.map((t) => ({ ...t, parameters: t.parameters ?? {} }))) + r.max_tokens!;
 const output = <T>(r: WakeResult) => r.output as T;
 
 describe('the final answer fails closed', () => {

@@ -18,19 +18,30 @@ export interface ProviderSettings {
   apiKey: string;
   /** The provider's model id. */
   model: string;
+  /** Give up on one request after this long, ms (a retryable timeout; the run's retry and budget apply). @default no limit of its own (the activity's timeouts) */
+  timeoutMs?: number;
+}
+
+/** `fetch` with a per-request time limit on top of the caller's abort signal. */
+function fetchWithin(timeoutMs: number | undefined): typeof fetch | undefined {
+  if (!timeoutMs) return undefined;
+  return (input, init) => {
+    const limit = AbortSignal.timeout(timeoutMs);
+    return fetch(input, { ...init, signal: init?.signal ? AbortSignal.any([init.signal, limit]) : limit });
+  };
 }
 
 /** Any OpenAI-compatible endpoint through the Chat Completions API (`POST {baseURL}/chat/completions`), not the Responses API. */
 export function openaiCompatible(s: ProviderSettings): LanguageModelV3 {
-  return createOpenAI({ baseURL: s.baseURL, apiKey: s.apiKey }).chat(s.model);
+  return createOpenAI({ baseURL: s.baseURL, apiKey: s.apiKey, fetch: fetchWithin(s.timeoutMs) }).chat(s.model);
 }
 
 /** Anthropic's Messages API (`POST {baseURL}/messages`). @default baseURL `https://api.anthropic.com/v1` */
 export function anthropic(s: Omit<ProviderSettings, 'baseURL'> & { baseURL?: string }): LanguageModelV3 {
-  return createAnthropic({ baseURL: s.baseURL ?? 'https://api.anthropic.com/v1', apiKey: s.apiKey }).messages(s.model);
+  return createAnthropic({ baseURL: s.baseURL ?? 'https://api.anthropic.com/v1', apiKey: s.apiKey, fetch: fetchWithin(s.timeoutMs) }).messages(s.model);
 }
 
 /** Google's Gemini API (generateContent). @default baseURL `https://generativelanguage.googleapis.com/v1beta` */
 export function google(s: Omit<ProviderSettings, 'baseURL'> & { baseURL?: string }): LanguageModelV3 {
-  return createGoogleGenerativeAI({ baseURL: s.baseURL ?? 'https://generativelanguage.googleapis.com/v1beta', apiKey: s.apiKey }).chat(s.model);
+  return createGoogleGenerativeAI({ baseURL: s.baseURL ?? 'https://generativelanguage.googleapis.com/v1beta', apiKey: s.apiKey, fetch: fetchWithin(s.timeoutMs) }).chat(s.model);
 }

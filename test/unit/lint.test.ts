@@ -90,3 +90,17 @@ describe('settings', () => {
     assert.deepEqual(await lint(code, 'config/temporal.ts'), []);
   });
 });
+
+describe('the examples are users of the public entry', () => {
+  test('a product file that imports an example is an error', async () => {
+    const messages = await lint("import { exampleOptions } from '../examples/app';\nexport const opts = exampleOptions;\n", 'gate/gate.ts');
+    const zone = messages.filter((m) => m.ruleId === 'import-x/no-restricted-paths');
+    assert.equal(zone.length, 1, JSON.stringify(messages));
+    assert.match(zone[0]!.message, /may not import the examples/);
+  });
+
+  test('an example may import the public entry', async () => {
+    const messages = await lint("import { defineTool } from 'wakegate';\nexport const t = defineTool;\n", 'examples/app.ts');
+    assert.deepEqual(messages.filter((m) => m.ruleId === 'import-x/no-restricted-paths' || m.ruleId === 'no-restricted-imports'), []);
+  });
+});
