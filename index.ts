@@ -42,9 +42,12 @@ export type { SupervisorPolicy, WindowCap } from './workflows/supervisor-types';
 
 // Configuration, and helpers for providers
 export { loadConfig, type Config, type OutsideConfig } from './config/config';
+export { z } from 'zod';
 export { http, type HttpRequest, type HttpResponse } from './activities/http';
 export { channelAdapter, type ChannelAdapter } from './activities/effects/channel';
 export { localExports, type ExportAdapter } from './activities/effects/exports';
 export { pullRequestAdapter, type PullRequestAdapter } from './activities/effects/pulls';
 export { FailureType } from './workflows/failures';
-export type { TerminalReason, WakeResult } from './workflows/types';
+export type { TerminalReason, WakeResult, WakeStatus } from './workflows/types';
+export type { EffectOutcome } from './workflows/contracts';
+export type { WakeAnswer } from './gate/decision';

@@ -13,7 +13,9 @@ const Name = z
   .regex(/^[a-z][a-z0-9_-]*$/, 'use lower-case letters, digits, "_" or "-", starting with a letter');
 
 const fn = <T>(what: string) => z.custom<T>((v) => typeof v === 'function', `${what} must be a function`);
-const zodSchema = <T>(what: string) => z.custom<z.ZodType<T>>((v) => v instanceof z.ZodType, `${what} must be a zod schema`);
+// Duck-typed, not `instanceof`: a user's package may bring its own copy of zod 4.
+const isZod = (v: unknown): boolean => typeof v === 'object' && v !== null && '_zod' in v && typeof (v as z.ZodType).safeParse === 'function';
+const zodSchema = <T>(what: string) => z.custom<z.ZodType<T>>(isZod, `${what} must be a zod 4 schema`);
 
 /** The JSON Schema the model is offered for a zod schema (zod 4's own converter, input side). */
 export function jsonSchemaOf(schema: z.ZodType, what: string): Record<string, unknown> {
@@ -179,7 +181,7 @@ const Coalesce = z
   })
   .refine((c) => c.debounce.maxWait >= c.debounce.period, { path: ['debounce', 'maxWait'], message: 'coalesce.debounce.maxWait must be at least the period' });
 
-const isTool = (v: unknown) => typeof v === 'object' && v !== null && typeof (v as ToolDefinition).run === 'function' && (v as ToolDefinition).input instanceof z.ZodType;
+const isTool = (v: unknown) => typeof v === 'object' && v !== null && typeof (v as ToolDefinition).run === 'function' && isZod((v as ToolDefinition).input);
 const isEffect = (v: unknown) => typeof v === 'object' && v !== null && typeof (v as EffectDefinition).apply === 'function' && typeof (v as EffectDefinition).class === 'string';
 
 const AgentSchema = z
@@ -209,7 +211,7 @@ const AgentSchema = z
     effects: z.array(z.custom<EffectDefinition<AnyArgs>>(isEffect, 'effects[] must be made with defineEffect')).default([]),
     answer: zodSchema<unknown>('answer').optional(),
     decide: fn<(answer: never, ctx: DecideContext) => Decision>('decide').optional(),
-    approval: z.strictObject({ irreversible: z.enum(['required', 'auto']), timeout: Duration('approval.timeout', 1000) }),
+    approval: z.strictObject({ irreversible: z.enum(['required', 'auto']), timeout: Duration('approval.timeout', 1000) }).default({ irreversible: 'required', timeout: 3_600_000 }),
   })
   .superRefine((def, ctx) => {
     const tools = new Set(def.tools.map((t) => t.name));
@@ -228,13 +230,14 @@ const AgentSchema = z
       if (!def.systemPrompt) ctx.addIssue({ code: 'custom', path: ['systemPrompt'], message: 'an agent with a model needs a systemPrompt' });
       if (!def.effects.length) ctx.addIssue({ code: 'custom', path: ['effects'], message: 'an agent with a model commits at least one effect' });
     }
-    if (def.approval.timeout >= def.budget.wallClock) {
+    const waits = def.approval.irreversible === 'required' && def.effects.some((e) => !e.reversible);
+    if (waits && def.approval.timeout >= def.budget.wallClock) {
       // Otherwise the wall clock always ends the wait first and the run can never escalate.
       ctx.addIssue({ code: 'custom', path: ['approval', 'timeout'], message: 'the approval timeout must be shorter than the wall-clock budget' });
     }
   });
 
-/** What `defineAgent` takes. Only `name`, `description`, `triggers`, `wakeKey`, `wakeKeyRationale`, `budget` and `approval` are always required. */
+/** What `defineAgent` takes. Only `name`, `description`, `triggers`, `wakeKey`, `wakeKeyRationale` and `budget` are always required. */
 export interface AgentOptions<A = DefaultAnswer> {
   /** Its name: part of every run's workflow ID. @example 'incident-triage' */
   name: string;
@@ -282,8 +285,12 @@ export interface AgentOptions<A = DefaultAnswer> {
    * @example (a) => a.severity === 'none' ? { noOp: a.summary } : { summary: a.summary, effects: [{ effect: 'file_ticket', args: { title: a.title } }] }
    */
   decide?: (answer: A, ctx: DecideContext) => Decision;
-  /** Irreversible effects wait for a person (`required`) or not (`auto`), up to `timeout`, then the run escalates. @example { irreversible: 'required', timeout: '4h' } */
-  approval: { irreversible: 'required' | 'auto'; timeout: string };
+  /**
+   * Irreversible effects wait for a person (`required`) or not (`auto`), up to `timeout`, then the run
+   * escalates; the timeout must be shorter than the wall-clock budget when an irreversible effect waits.
+   * @default { irreversible: 'required', timeout: '1h' } @example { irreversible: 'required', timeout: '4h' }
+   */
+  approval?: { irreversible: 'required' | 'auto'; timeout: string };
 }
 
 const newest = (events: { payload: Record<string, unknown> }[]) => events[events.length - 1]?.payload ?? {};

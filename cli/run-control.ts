@@ -58,7 +58,7 @@ async function decide(key: string, def: typeof approveSignal, arg: { who: string
     if (!waiting) return refuse(`no effect of ${key} is waiting for approval (phase ${status.phase})`);
     if (arg.effectKey && arg.effectKey !== waiting.effectKey) return refuse(`the waiting effect is ${waiting.effectKey}, not ${arg.effectKey}`);
     await handle.signal(def, { ...arg, effectKey: waiting.effectKey });
-    printJson({ workflowId: key, accepted: true, effectKey: waiting.effectKey, phase: status.phase });
+    printJson({ workflowId: key, accepted: true, effectKey: waiting.effectKey, effect: waiting.effect, args: waiting.args, phase: status.phase });
     return ExitCode.ok;
   });
 }

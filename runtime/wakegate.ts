@@ -3,14 +3,14 @@ import type { NativeConnection, Worker } from '@temporalio/worker';
 import { canary } from '../agents/canary';
 import type { AgentDefinition } from '../agents/plugin';
 import type { AgentRegistry } from '../agents/registry';
-import { createActivities, type Activities } from '../activities';
+import type { Activities } from '../activities';
 import type { ModelStep } from '../activities/model/step';
 import { loadConfig, type Config, type OutsideConfig } from '../config/config';
-import { Gate, type GateOptions } from '../gate/gate';
+import type { Gate, GateOptions } from '../gate/gate';
 import type { WebhookSource } from '../ingress/source';
 import type { ScheduleDefinition } from '../schedules/definition';
 import { builtinSchedules } from '../schedules/definitions';
-import { SupervisorLink } from '../supervisor/link';
+import type { SupervisorLink } from '../supervisor/link';
 import type { Pager } from '../supervisor/pager';
 import { defaultSupervisorPolicy } from '../supervisor/policy';
 import type { TriggerDefinition } from '../triggers/definition';
@@ -18,7 +18,32 @@ import { pingTrigger } from '../triggers/ping';
 import { TriggerRegistry } from '../triggers/registry';
 import { scheduleTrigger } from '../triggers/schedule';
 import type { SupervisorPolicy } from '../workflows/supervisor-types';
-import { createWakeWorker, type WakeWorkerOptions } from '../workers/worker';
+import type { WakeAnswer } from '../gate/decision';
+import type { WakeResult } from '../workflows/types';
+import type { WakeWorkerOptions } from '../workers/worker';
+import type * as ActivitiesModule from '../activities';
+import type * as GateModule from '../gate/gate';
+import type * as AwaitRunModule from '../gate/await-run';
+import type * as LinkModule from '../supervisor/link';
+import type * as TemporalModule from '../config/temporal';
+import type * as WorkerModule from '../workers/worker';
+import type * as NativeModule from '@temporalio/worker';
+
+/*
+ * Composing is cheap: the Temporal client, the worker and the activities are loaded when first used,
+ * so a process that only keys events (the CLI refusing bad input) never loads them.
+ */
+/* eslint-disable @typescript-eslint/no-require-imports */
+const lazy = {
+  activities: () => require('../activities') as typeof ActivitiesModule,
+  gate: () => require('../gate/gate') as typeof GateModule,
+  awaitRun: () => require('../gate/await-run') as typeof AwaitRunModule,
+  link: () => require('../supervisor/link') as typeof LinkModule,
+  temporal: () => require('../config/temporal') as typeof TemporalModule,
+  worker: () => require('../workers/worker') as typeof WorkerModule,
+  native: () => require('@temporalio/worker') as typeof NativeModule,
+};
+/* eslint-enable @typescript-eslint/no-require-imports */
 
 /** What `createWakegate` takes: your agents and how they are woken. Everything but `agents` has a default. */
 export interface WakegateOptions {
@@ -59,8 +84,15 @@ export interface Wakegate {
   gate(client: Client, taskQueue: string, opts?: Omit<GateOptions, 'client' | 'taskQueue' | 'registry'>): Gate;
   /** This process's line to the supervisor of `taskQueue`. */
   supervisorLink(client: Client, taskQueue: string): SupervisorLink;
-  /** A worker on `taskQueue` running the run, coalescer and supervisor workflows and these activities. */
-  worker(opts: { connection: NativeConnection; namespace?: string; taskQueue?: string } & Omit<WakeWorkerOptions, 'connection' | 'namespace' | 'taskQueue' | 'activities'> & { activities?: Activities }): Promise<Worker>;
+  /**
+   * A worker on `taskQueue` (default: the configured one) running the run, coalescer and supervisor
+   * workflows and these activities; it connects with the configured Temporal settings unless given a connection.
+   */
+  worker(opts?: { connection?: NativeConnection; namespace?: string; taskQueue?: string } & Omit<WakeWorkerOptions, 'connection' | 'namespace' | 'taskQueue' | 'activities'> & { activities?: Activities }): Promise<Worker>;
+  /** A Temporal client with the configured settings (TEMPORAL_ADDRESS, namespace, TLS, API key); fails with what to check when Temporal is unreachable. */
+  client(): Promise<Client>;
+  /** The result of the run a gate's answer names, waiting while it is pending. */
+  awaitRun(client: Client, answer: WakeAnswer): Promise<WakeResult>;
 }
 
 function byName(agents: readonly AgentDefinition[] | AgentRegistry): Record<string, AgentDefinition> {
@@ -93,14 +125,14 @@ export function createWakegate(opts: WakegateOptions): Wakegate {
   }
   const supervisorPolicy = opts.supervisor ?? defaultSupervisorPolicy;
   const activities: Wakegate['activities'] = (o = {}) =>
-    createActivities({
+    lazy.activities().createActivities({
       registry,
       supervisor: o.supervisor ?? supervisorPolicy,
       outside: o.outside ?? config.outside,
       ...(o.pager ?? opts.pager ? { pager: o.pager ?? opts.pager } : {}),
       ...(o.model ?? opts.model ? { model: o.model ?? opts.model } : {}),
     });
-  const supervisorLink = (client: Client, taskQueue: string) => new SupervisorLink({ client, taskQueue, policy: supervisorPolicy });
+  const supervisorLink = (client: Client, taskQueue: string) => new (lazy.link().SupervisorLink)({ client, taskQueue, policy: supervisorPolicy });
   return {
     config,
     agents,
@@ -110,8 +142,16 @@ export function createWakegate(opts: WakegateOptions): Wakegate {
     supervisorPolicy,
     activities,
     supervisorLink,
-    gate: (client, taskQueue, o = {}) => new Gate({ client, taskQueue, registry, supervisor: o.supervisor ?? supervisorLink(client, taskQueue), ...o }),
-    worker: ({ namespace, taskQueue, activities: given, ...rest }) =>
-      createWakeWorker({ ...rest, namespace: namespace ?? config.temporal.namespace, taskQueue: taskQueue ?? config.taskQueue, activities: given ?? activities() }),
+    gate: (client, taskQueue, o = {}) => new (lazy.gate().Gate)({ client, taskQueue, registry, supervisor: o.supervisor ?? supervisorLink(client, taskQueue), ...o }),
+    worker: async ({ connection, namespace, taskQueue, activities: given, ...rest } = {}) =>
+      lazy.worker().createWakeWorker({
+        ...rest,
+        connection: connection ?? (await lazy.native().NativeConnection.connect(config.temporal.connectionOptions)),
+        namespace: namespace ?? config.temporal.namespace,
+        taskQueue: taskQueue ?? config.taskQueue,
+        activities: given ?? activities(),
+      }),
+    client: () => lazy.temporal().connectClient(config),
+    awaitRun: (client, answer) => lazy.awaitRun().awaitRun(client, answer),
   };
 }

@@ -112,8 +112,10 @@ describe('approval of irreversible effects', () => {
     const campaign = unique('esc');
     const r = await run(wakeInput('campaigns', campaign, 'report.due', { dashboards: ['reach'] }));
     assert.equal(r.terminalReason, 'escalated');
-    const out = r.output as { final: { summary: string }; committed: { name: string }[]; awaiting: { effectKey: string } };
-    assert.match(out.final.summary, /reach/);
+    const out = r.output as { answer: { summary: string }; staged: { effect: string; args: unknown }[]; committed: { name: string }[]; awaiting: { effectKey: string } };
+    assert.match(out.answer.summary, /reach/);
+    // What waits for a person is the exact effect with its arguments, as staged.
+    assert.deepEqual(out.staged[1], { effect: 'start_export', args: { campaign } });
     assert.deepEqual(out.committed.map((e) => e.name), ['post_summary']);
     assert.match(out.awaiting.effectKey, /#start_export@1$/);
     assert.equal(standins.exports.jobs.filter((j) => j.campaign === campaign).length, 0);

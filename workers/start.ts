@@ -112,11 +112,12 @@ async function main(): Promise<void> {
       `    npx wakegate emit --source ping --entity demo --type check --payload '{"holdMs":5000}'   # again: completed, stored result`,
       `  pager:      ${o.pager.url}${portOf(o.pager.url) ? ` (local stand-in: pages print here; incidents ${standins.urls.pager}/incidents)` : ''}; set WAKEGATE_PAGER_URL and WAKEGATE_PAGER_ROUTING_KEY for PagerDuty`,
       `  stand-ins: channel ${standins.urls.channel}/messages, exports ${standins.urls.exports}/exports, PRs ${standins.urls.pulls}/pulls`,
-      `    npx wakegate emit --source campaigns --entity spring-sale --type config.changed --payload '{"dashboards":["reach","spend"]}'`,
-      `    npx wakegate emit --source campaigns --entity spring-sale --type report.due   # coalesced: the same run (wake key spring-sale)`,
-      `    npx wakegate coalescer campaign-reporter spring-sale                          # its pending batch, live run, counts`,
-      `    npx wakegate approve '<workflowId from emit>'   # the export waits for a person; see: npx wakegate runs --wake-key spring-sale`,
-      `    npx wakegate emit --source deps --entity acme/web:react --type release.published --payload '{"repo":"acme/web","package":"react","from":"19.0.0","to":"19.1.0"}' --wait`,
+      `  agents (${config.app}):`,
+      ...Object.values(wakegate.agents).map(
+        (a) => `    ${a.policy.name}: woken by ${a.policy.triggers.join(', ')}${a.policy.coalesce ? ` (coalesced per wake key, ${a.policy.coalesce.whileRunning} while running)` : ''}`,
+      ),
+      `    npx wakegate emit --source <trigger> --entity <id> --type <type> --payload '{...}' --wait   # wakes every agent of that trigger`,
+      `    npx wakegate runs; npx wakegate approve '<workflowId>'   # an irreversible effect waits for a person`,
       `  ingress:    ${ingress.url}/webhooks/<source> (${wakegate.webhookSources.map((s) => s.name).join(', ')}), metrics ${ingress.url}/metrics, status ${ingress.url}/status` +
         (config.ingress.sdkMetricsAddress ? `, Temporal SDK metrics http://${config.ingress.sdkMetricsAddress}/metrics` : ''),
       ...(ingress.devSecretSources.length

@@ -158,7 +158,8 @@ export interface WakeStatus {
   deliveryCount: number;
   usage?: BudgetUsage;
   /** The irreversible effect waiting for a person, if any. */
-  awaitingApproval?: { effectKey: string; effect: string; summary: string };
+  /** The effect waiting for a person, with the exact arguments it would be carried out with. */
+  awaitingApproval?: { effectKey: string; effect: string; summary: string; args: Record<string, unknown> };
   /** Held by the supervisor (phase `held`), or was. */
   held?: HoldRecord;
 }

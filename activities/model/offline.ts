@@ -41,7 +41,8 @@ export function offlineModel(): LanguageModelV3 {
     options.abortSignal?.throwIfAborted();
     const messages = fromPrompt(options.prompt);
     const tools = (options.tools ?? []).flatMap((t) => (t.type === 'function' ? [{ name: t.name, description: t.description ?? '', parameters: t.inputSchema }] : []));
-    const d = decide(messages, tools, options.responseFormat?.type === 'json' ? options.responseFormat.schema : undefined);
+    const told = options.providerOptions?.wakegate?.answerSchema as JSONSchema7 | undefined;
+    const d = decide(messages, tools, options.responseFormat?.type === 'json' ? options.responseFormat.schema : told);
     const calls = d.calls.map((c, i) => ({ id: `call_${messages.length}_${i}`, name: c.name, args: c.args }));
     const emitted = d.answer ?? JSON.stringify(calls);
     const content: LanguageModelV3Content[] = d.answer !== undefined

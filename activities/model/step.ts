@@ -1,4 +1,4 @@
-import { APICallError, type JSONSchema7, type LanguageModelV3, type LanguageModelV3CallOptions, type LanguageModelV3GenerateResult, type LanguageModelV3Message } from '@ai-sdk/provider';
+import { APICallError, type JSONObject, type JSONSchema7, type LanguageModelV3, type LanguageModelV3CallOptions, type LanguageModelV3GenerateResult, type LanguageModelV3Message } from '@ai-sdk/provider';
 import { ApplicationFailure } from '@temporalio/common';
 import type { ChatMessage } from '../../workflows/contracts';
 import { FailureType } from '../../workflows/failures';
@@ -67,7 +67,9 @@ export function aiSdkStep(model: LanguageModelV3): ModelStep {
       // (Anthropic's older models) emulate a JSON format with a forced tool call that would crowd out the agent's tools.
       ...(req.answerSchema && !req.tools.length ? { responseFormat: { type: 'json' as const, schema: req.answerSchema as JSONSchema7 } } : {}),
       // Not OpenAI's strict mode: it refuses any schema with an optional property, which zod writes for every `.optional()`.
-      providerOptions: { openai: { strictJsonSchema: false } },
+      // The answer's schema also rides along for the offline model on every turn (other providers ignore
+      // options not keyed by their name; the prompt already states the schema to a real model).
+      providerOptions: { openai: { strictJsonSchema: false }, ...(req.answerSchema ? { wakegate: { answerSchema: req.answerSchema as JSONObject } } : {}) },
       ...(signal ? { abortSignal: signal } : {}),
     };
     let result: LanguageModelV3GenerateResult;
