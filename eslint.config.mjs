@@ -57,9 +57,21 @@ export default tseslint.config(
         {
           zones: [
             {
-              target: ['./activities', './agents', './cli', './config', './definitions', './devserver', './gate', './ingress', './runtime', './schedules', './standins', './supervisor', './triggers', './workers', './workflows', './index.ts'],
+              target: ['./activities', './agents', './cli', './config', './core', './devserver', './gate', './ingress', './providers', './runtime', './schedules', './standins', './supervisor', './triggers', './workers', './workflows', './index.ts'],
               from: './examples',
               message: 'Product code may not import the examples: they are users of the public entry.',
+            },
+            {
+              // The core holds plain contracts that workflow code and every process-side layer import: it imports none of them.
+              target: './core',
+              from: ['./activities', './agents', './cli', './config', './devserver', './gate', './ingress', './providers', './runtime', './schedules', './standins', './supervisor', './triggers', './workers', './workflows', './examples', './index.ts'],
+              message: 'core/ is the bottom layer: plain contracts, importing nothing of the project outside core/.',
+            },
+            {
+              // Providers talk to the outside world for effects, tools and pages; they know nothing of the layers that use them.
+              target: './providers',
+              from: ['./activities', './agents', './cli', './gate', './ingress', './runtime', './schedules', './supervisor', './triggers', './workers', './workflows'],
+              message: 'providers/ are adapters to the outside world: they import core/ and config/ only.',
             },
           ],
         },
@@ -79,10 +91,10 @@ export default tseslint.config(
             {
               group: ['**/activities', '**/activities/**'],
               allowTypeImports: true,
-              message: 'Import activities with `import type` only (their wire types live in workflows/contracts.ts).',
+              message: 'Import activities with `import type` only (their wire types live in core/contracts.ts).',
             },
             {
-              group: ['**/config', '**/config/**', '**/gate', '**/gate/**', '**/cli', '**/cli/**', '**/workers', '**/workers/**', '**/devserver', '**/devserver/**', '**/ingress', '**/ingress/**', '**/standins', '**/standins/**', '**/schedules', '**/schedules/**', '**/triggers', '**/triggers/**', '**/supervisor/**'],
+              group: ['**/config', '**/config/**', '**/gate', '**/gate/**', '**/cli', '**/cli/**', '**/workers', '**/workers/**', '**/devserver', '**/devserver/**', '**/ingress', '**/ingress/**', '**/standins', '**/standins/**', '**/schedules', '**/schedules/**', '**/triggers', '**/triggers/**', '**/supervisor/**', '**/providers', '**/providers/**'],
               message: 'Workflows may not import process-side modules: pass what they need as input or through an activity.',
             },
             {

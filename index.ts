@@ -21,16 +21,16 @@ export type {
   ToolResult,
 } from './agents/plugin';
 export type { AgentRegistry } from './agents/registry';
-export type { EffectClass } from './agents/policy';
+export type { EffectClass } from './core/policy';
 
 // Models: any AI SDK language model, one step per activity
-export { aiSdkStep as aiSdkModel, type ModelStep, type StepReply, type StepRequest } from './activities/model/step';
-export { offlineModel } from './activities/model/offline';
-export { anthropic, google, openaiCompatible, type ProviderSettings } from './activities/model/providers';
+export { aiSdkStep as aiSdkModel, type ModelStep, type StepReply, type StepRequest } from './activities/run/model/step';
+export { offlineModel } from './activities/run/model/offline';
+export { anthropic, google, openaiCompatible, type ProviderSettings } from './activities/run/model/providers';
 
 // Triggers, webhook sources, schedules
 export { defineTrigger, type TriggerDefinition, type TriggerDefinitionInput } from './triggers/definition';
-export type { WakeEvent } from './triggers/event';
+export type { WakeEvent } from './core/event';
 export { defineWebhookSource, type CustomScheme, type DeliveryContext, type Mapped, type SignatureScheme, type WebhookSource } from './ingress/source';
 export { fail as refuseSignature, type SignatureFailure, type Verdict, type Verifier } from './ingress/signatures';
 export { defineSchedule, type ScheduleDefinition, type ScheduleDefinitionInput } from './schedules/definition';
@@ -38,16 +38,16 @@ export { builtinSchedules } from './schedules/definitions';
 
 // The supervisor
 export { defaultSupervisorPolicy, withSupervisorPolicy } from './supervisor/policy';
-export type { SupervisorPolicy, WindowCap } from './workflows/supervisor-types';
+export type { SupervisorPolicy, WindowCap } from './core/supervisor-types';
 
 // Configuration, and helpers for providers
 export { loadConfig, type Config, type OutsideConfig } from './config/config';
 export { z } from 'zod';
-export { http, type HttpRequest, type HttpResponse } from './activities/http';
-export { channelAdapter, type ChannelAdapter } from './activities/effects/channel';
-export { localExports, type ExportAdapter } from './activities/effects/exports';
-export { pullRequestAdapter, type PullRequestAdapter } from './activities/effects/pulls';
-export { FailureType } from './workflows/failures';
-export type { TerminalReason, WakeResult, WakeStatus } from './workflows/types';
-export type { EffectOutcome } from './workflows/contracts';
+export { http, type HttpRequest, type HttpResponse } from './providers/http';
+export { channelAdapter, type ChannelAdapter } from './providers/channel';
+export { localExports, type ExportAdapter } from './providers/exports';
+export { pullRequestAdapter, type PullRequestAdapter } from './providers/pulls';
+export { FailureType } from './core/failures';
+export type { TerminalReason, WakeResult, WakeStatus } from './core/types';
+export type { EffectOutcome } from './core/contracts';
 export type { WakeAnswer } from './gate/decision';

@@ -1,16 +1,16 @@
 import type { TriggerRegistry } from '../triggers/registry';
 import { loadConfig, type OutsideConfig } from '../config/config';
 import { createCoalesceActivities } from './coalesce';
-import { createScheduleActivities } from './schedule';
-import { checkEffects, createCommitActivity } from './effects/commit';
-import { offlineModel } from './model/offline';
-import { openaiCompatible } from './model/providers';
-import { aiSdkStep, type ModelStep } from './model/step';
-import type { Activities } from '../workflows/contracts';
-import { createRunActivities } from './run';
+import { createScheduleActivities } from './schedule/schedule';
+import { checkEffects, createCommitActivity } from './commit/commit';
+import { offlineModel } from './run/model/offline';
+import { openaiCompatible } from './run/model/providers';
+import { aiSdkStep, type ModelStep } from './run/model/step';
+import type { Activities } from '../core/contracts';
+import { createRunActivities } from './run/run';
 import { createSupervisorActivities } from './supervisor';
 import { pagerDutyPager, type Pager } from '../supervisor/pager';
-import type { SupervisorPolicy } from '../workflows/supervisor-types';
+import type { SupervisorPolicy } from '../core/supervisor-types';
 
 export interface ActivityDeps {
   /** The triggers and the agents this worker runs (from `createWakegate`). */

@@ -2,11 +2,11 @@ import { ApplicationFailure, activityInfo, getClient, log } from '@temporalio/ac
 import type { Client, WorkflowExecutionInfo } from '@temporalio/client';
 import { SupervisorLink } from '../supervisor/link';
 import type { Pager } from '../supervisor/pager';
-import type { SupervisorActivities } from '../workflows/contracts';
-import { holdNudgeSignal } from '../workflows/supervisor-messages';
-import { killUpdate } from '../workflows/messages';
-import { WakeAgent, WakeCostUsd, WakeHeld, WakeTerminalReason, WakeTokens } from '../workflows/search-attributes';
-import type { RunClosure, RunVerdict, SupervisorPolicy } from '../workflows/supervisor-types';
+import type { SupervisorActivities } from '../core/contracts';
+import { holdNudgeSignal } from '../core/supervisor-messages';
+import { killUpdate } from '../core/messages';
+import { WakeAgent, WakeCostUsd, WakeHeld, WakeTerminalReason, WakeTokens } from '../core/search-attributes';
+import type { RunClosure, RunVerdict, SupervisorPolicy } from '../core/supervisor-types';
 
 /** Runs handled at once when stopping or nudging many. */
 const FAN_OUT = 16;
@@ -74,7 +74,7 @@ const isHeld = (info: WorkflowExecutionInfo) => {
  * worker's policy.
  */
 export function createSupervisorActivities(opts: { policy: SupervisorPolicy; pager: Pager }): SupervisorActivities & {
-  /** The first step's verdict for a run of `agent` (activities/run.ts calls it in prepareRun). */
+  /** The first step's verdict for a run of `agent` (activities/run/run.ts calls it in prepareRun). */
   runVerdict(taskQueue: string, agent: string): Promise<RunVerdict>;
 } {
   const links = new Map<string, Promise<SupervisorLink>>();

@@ -1,10 +1,10 @@
 import { z } from 'zod';
-import type { WakeEvent } from '../triggers/event';
+import type { WakeEvent } from '../core/event';
 import type { AgentDefinition, AnyArgs, Decision, DecideContext, EffectContext, EffectDefinition, EffectReceipt, ToolContext, ToolDefinition, ToolResult } from './plugin';
-import type { AgentPolicy } from './policy';
+import type { AgentPolicy } from '../core/policy';
 import type { OutsideConfig } from '../config/config';
-import type { ModelStep } from '../activities/model/step';
-import { Duration, parseDefinition } from '../definitions/parse';
+import type { ModelStep } from '../core/model';
+import { Duration, parseDefinition } from '../core/parse';
 
 const Name = z
   .string()

@@ -1,9 +1,9 @@
 import type { z } from 'zod';
 import type { OutsideConfig } from '../config/config';
-import type { ModelStep } from '../activities/model/step';
-import type { Proposal, ToolInput, ToolResult } from '../workflows/contracts';
-import type { WakeEvent } from '../triggers/event';
-import type { AgentPolicy, EffectClass } from './policy';
+import type { ModelStep } from '../core/model';
+import type { Proposal, ToolInput, ToolResult } from '../core/contracts';
+import type { WakeEvent } from '../core/event';
+import type { AgentPolicy, EffectClass } from '../core/policy';
 
 export type { Proposal, ToolInput, ToolResult };
 

@@ -1,5 +1,5 @@
 import { proxyActivities } from '@temporalio/workflow';
-import type { Activities } from '../workflows/contracts';
+import type { Activities } from '../core/contracts';
 
 const acts = proxyActivities<Activities>({ startToCloseTimeout: '30 seconds' });
 

@@ -15,8 +15,8 @@ import path from 'node:path';
 import { Client, Connection } from '@temporalio/client';
 import { DefaultLogger, NativeConnection, Runtime } from '@temporalio/worker';
 import { DevServer } from '../devserver/dev-server';
-import { createWakeWorker } from '../workers/worker';
-import type { WakeResult } from '../workflows/types';
+import { createWakeWorker } from '../runtime/worker';
+import type { WakeResult } from '../core/types';
 import { percentile, round, runPool } from './stats';
 import { exampleApp } from '../test/helpers/app';
 

@@ -5,10 +5,10 @@ import { DevServer } from '../devserver/dev-server';
 import { withPolicies } from '../agents/registry';
 import { Gate } from '../gate/gate';
 import type { GateAnswer } from '../gate/decision';
-import { coalescerQuery } from '../workflows/messages';
+import { coalescerQuery } from '../core/messages';
 import { SupervisorLink } from '../supervisor/link';
 import { withSupervisorPolicy } from '../supervisor/policy';
-import { createWakeWorker } from '../workers/worker';
+import { createWakeWorker } from '../runtime/worker';
 import { percentile, round } from './stats';
 import { registryOf, activitiesOf, exampleAgents } from '../test/helpers/app';
 

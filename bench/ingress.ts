@@ -13,7 +13,7 @@ import { QueueMetrics } from '../ingress/queue/metrics';
 import { CONSUMER_GROUP, publish, RedisStreamsConsumer, streamKey } from '../ingress/queue/redis-streams';
 import { startIngress } from '../ingress/serve';
 import { campaignsSource } from '../examples/campaigns-webhook';
-import type { WakeInput } from '../workflows/types';
+import type { WakeInput } from '../core/types';
 import { percentile, round, runPool } from './stats';
 import { exampleApp, registryOf } from '../test/helpers/app';
 

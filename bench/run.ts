@@ -14,7 +14,7 @@ import { loadConfig } from '../config/config';
 import { standinSettings, startStandins } from '../standins';
 import { keyEvent } from '../gate/gate';
 import { effectKey } from '../gate/keys';
-import type { WakeInput } from '../workflows/types';
+import type { WakeInput } from '../core/types';
 import { withSupervisorPolicy } from '../supervisor/policy';
 import { registryOf, activitiesOf, exampleAgents } from '../test/helpers/app';
 

@@ -4,9 +4,9 @@ import { bundleWorkflowCode, DefaultLogger, NativeConnection, Runtime, Worker } 
 import { DevServer } from '../devserver/dev-server';
 import { defineSchedule } from '../schedules/definition';
 import { toScheduleOptions } from '../schedules/to-temporal';
-import type { WakeInput } from '../workflows/types';
-import { WakeTerminalReason } from '../workflows/search-attributes';
-import { createWakeWorker } from '../workers/worker';
+import type { WakeInput } from '../core/types';
+import { WakeTerminalReason } from '../core/search-attributes';
+import { createWakeWorker } from '../runtime/worker';
 import { exampleApp } from '../test/helpers/app';
 
 /**

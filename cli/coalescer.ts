@@ -1,8 +1,8 @@
 import { WorkflowNotFoundError } from '@temporalio/client';
 import { loadConfig } from '../config/config';
 import { connectClient } from '../config/temporal';
-import { coalescerId } from '../workflows/ids';
-import { coalescerQuery } from '../workflows/messages';
+import { coalescerId } from '../core/ids';
+import { coalescerQuery } from '../core/messages';
 import { ExitCode, printJson } from './output';
 
 /**

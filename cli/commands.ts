@@ -1,5 +1,5 @@
 import type { Command } from 'commander';
-import { TERMINAL_REASONS } from '../workflows/types';
+import { TERMINAL_REASONS } from '../core/types';
 import type { EmitOptions } from './emit';
 import type { RunsOptions } from './runs';
 import type { PersonOptions } from './supervisor';

@@ -6,7 +6,7 @@ import { GateInputError } from '../gate/errors';
 import { keyEvent } from '../gate/key-event';
 import { EVENT_LIMITS } from '../gate/limits';
 import { app } from './app';
-import type { TerminalReason, WakeResult } from '../workflows/types';
+import type { TerminalReason, WakeResult } from '../core/types';
 import { ExitCode, printJson, UsageError } from './output';
 
 /** The options of `wakegate emit`, as commander parses them. */

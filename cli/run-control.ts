@@ -1,9 +1,9 @@
 import { WorkflowNotFoundError, WorkflowUpdateFailedError, type Client } from '@temporalio/client';
 import { loadConfig } from '../config/config';
 import { connectClient } from '../config/temporal';
-import { agentEventId } from '../workflows/ids';
-import { approveSignal, killUpdate, rejectSignal, statusQuery } from '../workflows/messages';
-import type { WakeResult } from '../workflows/types';
+import { agentEventId } from '../core/ids';
+import { approveSignal, killUpdate, rejectSignal, statusQuery } from '../core/messages';
+import type { WakeResult } from '../core/types';
 import { ExitCode, printJson, UsageError } from './output';
 
 /** `<key>` is the run's workflow ID, as `emit` prints it (`workflowId`): `agent@eventKey` or, coalesced, `agent#wakeKey@eventKey`. */

@@ -1,6 +1,6 @@
 import { loadConfig } from '../config/config';
 import { connectClient } from '../config/temporal';
-import { TERMINAL_REASONS } from '../workflows/types';
+import { TERMINAL_REASONS } from '../core/types';
 import {
   WakeAbsorbedEventKeys,
   WakeAgent,
@@ -12,7 +12,7 @@ import {
   WakeEventKey,
   WakeTerminalReason,
   WakeTokens,
-} from '../workflows/search-attributes';
+} from '../core/search-attributes';
 import { ExitCode, printJson, UsageError } from './output';
 
 /** The options of `wakegate runs`, as commander parses them. */

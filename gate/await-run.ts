@@ -1,5 +1,5 @@
 import { WorkflowNotFoundError, type Client } from '@temporalio/client';
-import type { WakeResult } from '../workflows/types';
+import type { WakeResult } from '../core/types';
 import type { WakeAnswer } from './decision';
 
 /** How often a caller looks for a run that has not started yet (a pending coalesced batch). */

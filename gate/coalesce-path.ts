@@ -6,11 +6,11 @@ import {
   type WorkflowExecutionDescription,
   type WorkflowHandle,
 } from '@temporalio/client';
-import type { CoalescePolicy } from '../agents/policy';
+import type { CoalescePolicy } from '../core/policy';
 import type { admissionWorkflow } from '../workflows/admission';
-import type { AdmissionInput, AdmissionResult } from '../workflows/coalesce-types';
-import { coalescerId } from '../workflows/ids';
-import type { WakeInput, WakeResult } from '../workflows/types';
+import type { AdmissionInput, AdmissionResult } from '../core/coalesce-types';
+import { coalescerId } from '../core/ids';
+import type { WakeInput, WakeResult } from '../core/types';
 import type { WakeAnswer } from './decision';
 import { mismatch } from './one-call';
 import type { PathContext } from './path-context';

@@ -1,4 +1,4 @@
-import type { WakeResult } from '../workflows/types';
+import type { WakeResult } from '../core/types';
 
 /**
  * What the gate answered for one delivery, per agent the event wakes.

@@ -1,5 +1,5 @@
 import type { Client } from '@temporalio/client';
-import { deliverySignal } from '../workflows/messages';
+import { deliverySignal } from '../core/messages';
 
 interface Waiter {
   deliveryId: string;

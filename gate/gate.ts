@@ -1,5 +1,5 @@
 import type { Client } from '@temporalio/client';
-import type { WakeEventInput } from '../triggers/event';
+import type { WakeEventInput } from '../core/event';
 import type { TriggerRegistry } from '../triggers/registry';
 import { admitCoalesced } from './coalesce-path';
 import { isRefusal, type GateAnswer, type WakeAnswer } from './decision';

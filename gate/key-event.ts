@@ -1,13 +1,13 @@
 import type { AgentDefinition } from '../agents/plugin';
 import type { TriggerDefinition } from '../triggers/definition';
-import { WakeEventSchema, type WakeEvent, type WakeEventInput } from '../triggers/event';
+import { WakeEventSchema, type WakeEvent, type WakeEventInput } from '../core/event';
 import type { TriggerRegistry } from '../triggers/registry';
-import { agentEventId } from '../workflows/ids';
-import type { WakeInput } from '../workflows/types';
+import { agentEventId } from '../core/ids';
+import type { WakeInput } from '../core/types';
 import { GateInputError } from './errors';
 import { fingerprint } from './fingerprint';
 import { checkEventLimits } from './limits';
-import { isoSeconds } from '../workflows/time';
+import { isoSeconds } from '../core/time';
 import { bucketStartMs, eventKey, wakeKeyProblem } from './keys';
 
 /** One agent's wake of an event: the agent, and its run input (one-call path) or offer (coalescing path). */

@@ -1,18 +1,18 @@
-import { eventKey as eventKeyOf, type EventKeyParts } from '../workflows/ids';
-export { effectKey, type EffectKey, type EventKeyParts } from '../workflows/ids';
+import { eventKey as eventKeyOf, type EventKeyParts } from '../core/ids';
+export { effectKey, type EffectKey, type EventKeyParts } from '../core/ids';
 
 /**
  * The two keys the gate derives from every event, kept apart everywhere:
  *
  * - EventKey: what *happened* (source, event type, entity, time bucket of the event's own time).
  *   Deduplication goes by it: the same event twice is one decision, reuse with other inputs is a
- *   mismatch. It names the workflow that records one agent's handling of it (workflows/ids.ts).
+ *   mismatch. It names the workflow that records one agent's handling of it (core/ids.ts).
  * - WakeKey: what a wake of one agent is *about* (a campaign, `repo:package`), declared by the agent
  *   and derived from any trigger's event. Coalescing and admission go by it, per agent.
  *
  * Neither is ever derived from a delivery id, a delivery time or an attempt number: all three change
  * on redelivery, and a key built from them would deduplicate nothing. Run IDs and effect keys are
- * built from these in workflows/ids.ts.
+ * built from these in core/ids.ts.
  */
 export type EventKey = string & { readonly __brand: 'EventKey' };
 export type WakeKey = string & { readonly __brand: 'WakeKey' };
@@ -27,7 +27,7 @@ export function bucketStartMs(occurredAtMs: number, bucketMs: number): number {
 
 /**
  * `source/type/entity/bucketStart`, e.g. `github/pull_request.opened/acme%2Fweb/2026-12-02T14:00:00Z`:
- * readable in the Web UI, with entity and type visible. Built in workflows/ids.ts (pure: a schedule's
+ * readable in the Web UI, with entity and type visible. Built in core/ids.ts (pure: a schedule's
  * tick builds its window's key there too).
  */
 export function eventKey(parts: EventKeyParts): EventKey {

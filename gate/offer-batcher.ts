@@ -1,6 +1,6 @@
 import { WithStartWorkflowOperation, type Client } from '@temporalio/client';
-import type { AdmissionInput, Offer, OfferAnswer } from '../workflows/coalesce-types';
-import { offerUpdate } from '../workflows/messages';
+import type { AdmissionInput, Offer, OfferAnswer } from '../core/coalesce-types';
+import { offerUpdate } from '../core/messages';
 
 interface Waiting {
   offer: Offer;

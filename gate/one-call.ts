@@ -1,7 +1,7 @@
 import { WorkflowExecutionAlreadyStartedError, WorkflowNotFoundError, type WorkflowExecutionDescription } from '@temporalio/client';
-import { agentEventId } from '../workflows/ids';
-import type { WakeInput, WakeResult } from '../workflows/types';
-import type { wakeWorkflow } from '../workflows/wake';
+import { agentEventId } from '../core/ids';
+import type { WakeInput, WakeResult } from '../core/types';
+import type { wakeWorkflow } from '../workflows/run/workflow';
 import type { WakeAnswer } from './decision';
 import type { PathContext } from './path-context';
 
@@ -48,7 +48,7 @@ export async function admitOneCall(ctx: PathContext, input: WakeInput): Promise<
         workflowIdConflictPolicy: 'FAIL',
         workflowIdReusePolicy: 'ALLOW_DUPLICATE_FAILED_ONLY',
         // The start carries no search attributes: each indexed attribute makes the server's start
-        // write heavier, so the run indexes itself in its first workflow task (workflows/wake.ts).
+        // write heavier, so the run indexes itself in its first workflow task (workflows/run/workflow.ts).
         memo: { fingerprint: input.fingerprint },
       });
       return { ...base, decision: 'started', runId: handle.firstExecutionRunId };

@@ -1,5 +1,5 @@
 import type { z } from 'zod';
-import type { WakeEventInput } from '../triggers/event';
+import type { WakeEventInput } from '../core/event';
 
 /** Why a delivery's signature was refused (401); stable codes for senders and metrics. */
 export type SignatureFailure = 'missing_signature' | 'bad_signature' | 'bad_timestamp' | 'timestamp_expired' | 'timestamp_in_future';

@@ -5,7 +5,7 @@ import escapeHtml from 'escape-html';
 import type { FastifyInstance } from 'fastify';
 import { actOnSupervisor, type PersonRequest } from '../supervisor/actions';
 import { supervisorView, type SupervisorView } from '../supervisor/view';
-import type { CounterView, Trip } from '../workflows/supervisor-types';
+import type { CounterView, Trip } from '../core/supervisor-types';
 
 const e = (v: unknown) => escapeHtml(String(v ?? ''));
 const seconds = (ms: number) => (ms % 3_600_000 === 0 ? `${ms / 3_600_000} h` : ms % 60_000 === 0 ? `${ms / 60_000} min` : `${ms / 1000} s`);

@@ -4,7 +4,7 @@ import { canary } from '../agents/canary';
 import type { AgentDefinition } from '../agents/plugin';
 import type { AgentRegistry } from '../agents/registry';
 import type { Activities } from '../activities';
-import type { ModelStep } from '../activities/model/step';
+import type { ModelStep } from '../core/model';
 import { loadConfig, type Config, type OutsideConfig } from '../config/config';
 import type { Gate, GateOptions } from '../gate/gate';
 import type { WebhookSource } from '../ingress/source';
@@ -17,16 +17,16 @@ import type { TriggerDefinition } from '../triggers/definition';
 import { pingTrigger } from '../triggers/ping';
 import { TriggerRegistry } from '../triggers/registry';
 import { scheduleTrigger } from '../triggers/schedule';
-import type { SupervisorPolicy } from '../workflows/supervisor-types';
+import type { SupervisorPolicy } from '../core/supervisor-types';
 import type { WakeAnswer } from '../gate/decision';
-import type { WakeResult } from '../workflows/types';
-import type { WakeWorkerOptions } from '../workers/worker';
+import type { WakeResult } from '../core/types';
+import type { WakeWorkerOptions } from './worker';
 import type * as ActivitiesModule from '../activities';
 import type * as GateModule from '../gate/gate';
 import type * as AwaitRunModule from '../gate/await-run';
 import type * as LinkModule from '../supervisor/link';
 import type * as TemporalModule from '../config/temporal';
-import type * as WorkerModule from '../workers/worker';
+import type * as WorkerModule from './worker';
 import type * as NativeModule from '@temporalio/worker';
 
 /*
@@ -40,7 +40,7 @@ const lazy = {
   awaitRun: () => require('../gate/await-run') as typeof AwaitRunModule,
   link: () => require('../supervisor/link') as typeof LinkModule,
   temporal: () => require('../config/temporal') as typeof TemporalModule,
-  worker: () => require('../workers/worker') as typeof WorkerModule,
+  worker: () => require('./worker') as typeof WorkerModule,
   native: () => require('@temporalio/worker') as typeof NativeModule,
 };
 /* eslint-enable @typescript-eslint/no-require-imports */

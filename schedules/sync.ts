@@ -1,6 +1,6 @@
 import { ScheduleNotFoundError, WorkflowNotFoundError, type Client } from '@temporalio/client';
-import { fixedDelayWorkflowId } from '../workflows/schedule-messages';
-import type { FixedDelayInput } from '../workflows/schedule-types';
+import { fixedDelayWorkflowId } from '../core/schedule-messages';
+import type { FixedDelayInput } from '../core/schedule-types';
 import { keyEvent } from '../gate/key-event';
 import type { TriggerRegistry } from '../triggers/registry';
 import type { ScheduleDefinition } from './definition';

@@ -1,10 +1,10 @@
 import { createHash } from 'node:crypto';
 import { ScheduleOverlapPolicy, type ScheduleOptions } from '@temporalio/client';
 import { canonicalJson } from '../gate/fingerprint';
-import { tickWorkflowId } from '../workflows/schedule-messages';
-import type { ScheduleTickInput } from '../workflows/schedule-types';
-import { scheduleRunIdPrefix } from '../workflows/ids';
-import type { ScheduledRunInput } from '../workflows/types';
+import { tickWorkflowId } from '../core/schedule-messages';
+import type { ScheduleTickInput } from '../core/schedule-types';
+import { scheduleRunIdPrefix } from '../core/ids';
+import type { ScheduledRunInput } from '../core/types';
 import { keyEvent } from '../gate/key-event';
 import type { TriggerRegistry } from '../triggers/registry';
 import type { OverlapPolicy, ScheduleDefinition } from './definition';

@@ -1,8 +1,8 @@
 import { WorkflowNotFoundError, WorkflowUpdateFailedError, type Client } from '@temporalio/client';
-import { haltUpdate, releaseUpdate, resetUpdate } from '../workflows/supervisor-messages';
-import type { ReleaseRecord, SupervisorStatus } from '../workflows/supervisor-types';
+import { haltUpdate, releaseUpdate, resetUpdate } from '../core/supervisor-messages';
+import type { ReleaseRecord, SupervisorStatus } from '../core/supervisor-types';
 import { SupervisorLink } from './link';
-import type { SupervisorPolicy } from '../workflows/supervisor-types';
+import type { SupervisorPolicy } from '../core/supervisor-types';
 import { defaultSupervisorPolicy } from './policy';
 
 /** What a person can do to the supervisor (the CLI and the `/supervisor` page): always with a name and a reason. */

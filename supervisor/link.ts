@@ -1,7 +1,7 @@
 import { WorkflowNotFoundError, type Client } from '@temporalio/client';
-import { supervisorId } from '../workflows/ids';
-import { configureUpdate, leaseUpdate, wakesSignal } from '../workflows/supervisor-messages';
-import type { LeaseAnswer, RunVerdict, SupervisorMemo, SupervisorMode, SupervisorPolicy } from '../workflows/supervisor-types';
+import { supervisorId } from '../core/ids';
+import { configureUpdate, leaseUpdate, wakesSignal } from '../core/supervisor-messages';
+import type { LeaseAnswer, RunVerdict, SupervisorMemo, SupervisorMode, SupervisorPolicy } from '../core/supervisor-types';
 import type { supervisorWorkflow } from '../workflows/supervisor';
 import { capsApply } from './policy';
 

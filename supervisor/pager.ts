@@ -1,6 +1,6 @@
 import { z } from 'zod';
-import { http } from '../activities/http';
-import type { PageRequest } from '../workflows/supervisor-types';
+import { http } from '../providers/http';
+import type { PageRequest } from '../core/supervisor-types';
 
 export type PageSeverity = PageRequest['severity'];
 /** One page: `dedupKey` makes repeats of the same trip one incident (PagerDuty's `dedup_key`). */

@@ -1,4 +1,4 @@
-import type { SupervisorPolicy } from '../workflows/supervisor-types';
+import type { SupervisorPolicy } from '../core/supervisor-types';
 
 const MINUTE = 60_000;
 const HOUR = 60 * MINUTE;

@@ -1,8 +1,8 @@
 import { WorkflowNotFoundError, type Client, type WorkflowExecutionInfo } from '@temporalio/client';
-import { supervisorId } from '../workflows/ids';
-import { WakeAgent, WakeEventKey, WakeHeld, WakeKey } from '../workflows/search-attributes';
-import { supervisorStatusQuery } from '../workflows/supervisor-messages';
-import type { SupervisorMemo, SupervisorStatus } from '../workflows/supervisor-types';
+import { supervisorId } from '../core/ids';
+import { WakeAgent, WakeEventKey, WakeHeld, WakeKey } from '../core/search-attributes';
+import { supervisorStatusQuery } from '../core/supervisor-messages';
+import type { SupervisorMemo, SupervisorStatus } from '../core/supervisor-types';
 
 /** One held wake: the run that waits, what it is about, and since when. */
 export interface HeldWake {

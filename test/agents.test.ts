@@ -3,12 +3,12 @@ import assert from 'node:assert/strict';
 import { Gate } from '../gate/gate';
 import { awaitRun } from '../gate/await-run';
 import { quickAgents } from './helpers/agents';
-import type { WakeResult, WakeStatus } from '../workflows/types';
-import { approveSignal, statusQuery } from '../workflows/messages';
+import type { WakeResult, WakeStatus } from '../core/types';
+import { approveSignal, statusQuery } from '../core/messages';
 import { eventually, startDevEnv, unique, withWorker, type DevEnv } from './helpers/env';
 import { startOutside } from './helpers/outside';
 import type { Standins } from '../standins';
-import { WakeTokens } from '../workflows/search-attributes';
+import { WakeTokens } from '../core/search-attributes';
 import { registryOf } from './helpers/app';
 
 let env: DevEnv;

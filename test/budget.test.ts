@@ -2,12 +2,12 @@ import { after, afterEach, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import type { TestWorkflowEnvironment } from '@temporalio/testing';
 import { Worker } from '@temporalio/worker';
-import type { WakeResult, WakeStatus } from '../workflows/types';
-import { rejectSignal, statusQuery } from '../workflows/messages';
+import type { WakeResult, WakeStatus } from '../core/types';
+import { rejectSignal, statusQuery } from '../core/messages';
 import { assertClockFree, eventually, startTimeSkippingEnv, unique, withTimeSkippingWorker, workflowBundle } from './helpers/env';
 import { standinOutside, startOutside, startWake, wakeInput } from './helpers/outside';
 import { withBudget } from './helpers/agents';
-import type { BudgetLimits } from '../agents/policy';
+import type { BudgetLimits } from '../core/policy';
 import type { Standins } from '../standins';
 import { activitiesOf } from './helpers/app';
 

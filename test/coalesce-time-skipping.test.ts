@@ -3,7 +3,7 @@ import assert from 'node:assert/strict';
 import { Client, WorkflowNotFoundError } from '@temporalio/client';
 import type { TestWorkflowEnvironment } from '@temporalio/testing';
 import { Gate } from '../gate/gate';
-import type { WakeResult } from '../workflows/types';
+import type { WakeResult } from '../core/types';
 import { coalescing } from './helpers/agents';
 import { assertClockFree, startTimeSkippingEnv, unique, withTimeSkippingWorker } from './helpers/env';
 import { registryOf } from './helpers/app';

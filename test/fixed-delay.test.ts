@@ -3,12 +3,12 @@ import assert from 'node:assert/strict';
 import type { TestWorkflowEnvironment } from '@temporalio/testing';
 import { WorkflowFailedError, WorkflowNotFoundError } from '@temporalio/client';
 import { CancelledFailure } from '@temporalio/common';
-import { cadenceQuery } from '../workflows/schedule-messages';
-import { scheduleWindowRunId } from '../workflows/ids';
-import { isoSeconds } from '../workflows/time';
-import { statusQuery } from '../workflows/messages';
-import type { FixedDelayInput, FixedDelayState } from '../workflows/schedule-types';
-import type { WakeResult, WakeStatus } from '../workflows/types';
+import { cadenceQuery } from '../core/schedule-messages';
+import { scheduleWindowRunId } from '../core/ids';
+import { isoSeconds } from '../core/time';
+import { statusQuery } from '../core/messages';
+import type { FixedDelayInput, FixedDelayState } from '../core/schedule-types';
+import type { WakeResult, WakeStatus } from '../core/types';
 import { assertClockFree, eventually, startTimeSkippingEnv, unique, withTimeSkippingWorker } from './helpers/env';
 
 // Timers of an hour in seconds of real time: the time-skipping test server.

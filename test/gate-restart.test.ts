@@ -4,7 +4,7 @@ import { mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { Gate } from '../gate/gate';
-import type { WakeResult } from '../workflows/types';
+import type { WakeResult } from '../core/types';
 import { startDevEnv, unique, withWorker, type DevEnv } from './helpers/env';
 import { registryOf } from './helpers/app';
 

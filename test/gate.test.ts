@@ -2,8 +2,8 @@ import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { failingCanary } from './helpers/agents';
 import { Gate } from '../gate/gate';
-import type { WakeResult } from '../workflows/types';
-import { statusQuery } from '../workflows/messages';
+import type { WakeResult } from '../core/types';
+import { statusQuery } from '../core/messages';
 import { eventually, startDevEnv, unique, withWorker, type DevEnv } from './helpers/env';
 import { registryOf, activitiesOf } from './helpers/app';
 

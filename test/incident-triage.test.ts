@@ -5,7 +5,7 @@ import { createWakegate, type CustomScheme, type Wakegate, type WakeResult } fro
 import { awaitRun } from '../gate/await-run';
 import { loadConfig } from '../config/config';
 import { startIngress } from '../ingress/serve';
-import type { EffectOutcome } from '../workflows/contracts';
+import type { EffectOutcome } from '../core/contracts';
 import { incidentTriageOptions } from '../examples/incident-triage/app';
 import { trackerService, type Ticket, type TrackerService } from '../examples/incident-triage/tracker';
 import { SIGNATURE_HEADER, signTrackerDelivery, trackerSource, type AlertFired } from '../examples/incident-triage/webhook';

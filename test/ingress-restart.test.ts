@@ -5,7 +5,7 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import type { RunningIngress } from '../ingress/serve';
 import type { Standins } from '../standins';
-import type { WakeResult } from '../workflows/types';
+import type { WakeResult } from '../core/types';
 import { eventually, startDevEnv, unique, withWorker, type DevEnv } from './helpers/env';
 import { startOutside } from './helpers/outside';
 import { campaignBody, post, standardHeaders, startTestIngress } from './helpers/ingress';

@@ -1,7 +1,7 @@
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
-import type { WakeResult, WakeStatus } from '../workflows/types';
-import { approveSignal, statusQuery } from '../workflows/messages';
+import type { WakeResult, WakeStatus } from '../core/types';
+import { approveSignal, statusQuery } from '../core/messages';
 import type { Standins } from '../standins';
 import { eventually, startDevEnv, unique, withWorker, type DevEnv } from './helpers/env';
 import { startOutside } from './helpers/outside';

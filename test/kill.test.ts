@@ -2,8 +2,8 @@ import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { Gate } from '../gate/gate';
 import { quickAgents } from './helpers/agents';
-import type { WakeResult, WakeStatus } from '../workflows/types';
-import { statusQuery } from '../workflows/messages';
+import type { WakeResult, WakeStatus } from '../core/types';
+import { statusQuery } from '../core/messages';
 import { dashboardService } from '../standins/dashboards';
 import { exportService } from '../standins/exports';
 import { channelService } from '../standins/channel';
@@ -13,7 +13,7 @@ import { runCli } from './helpers/cli';
 import { startOutside } from './helpers/outside';
 import { deferred } from './helpers/worker-process';
 import { cancellationSignal } from '@temporalio/activity';
-import type { ToolInput } from '../workflows/contracts';
+import type { ToolInput } from '../core/contracts';
 import { registryOf } from './helpers/app';
 
 /* The kill switch, re-arming, the runs listing, and an ambiguous effect escalated, on the dev server. */

@@ -3,7 +3,7 @@ import assert from 'node:assert/strict';
 import { ApplicationFailure } from '@temporalio/common';
 import { pagerDutyPager, SUMMARY_MAX, type Page } from '../supervisor/pager';
 import { pagerService } from '../standins/pager';
-import { FailureType } from '../workflows/failures';
+import { FailureType } from '../core/failures';
 
 /* The PagerDuty Events API v2 adapter against the local stand-in of that API (real HTTP, no network). */
 

@@ -10,7 +10,7 @@ import { queueHandler } from '../ingress/queue/handler';
 import { QueueMetrics } from '../ingress/queue/metrics';
 import { CONSUMER_GROUP, deadLetterKey, publish, RedisStreamsConsumer, streamKey } from '../ingress/queue/redis-streams';
 import { oneCallAgents } from './helpers/agents';
-import type { WakeResult } from '../workflows/types';
+import type { WakeResult } from '../core/types';
 import { eventually, startDevEnv, unique, withWorker, type DevEnv } from './helpers/env';
 import { registryOf } from './helpers/app';
 

@@ -1,6 +1,6 @@
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
-import { scheduleMatchingTimes } from '../activities/schedule';
+import { scheduleMatchingTimes } from '../activities/schedule/schedule';
 import { defineSchedule } from '../schedules/definition';
 import { instantsOfWallTime } from '../schedules/dst';
 import { toScheduleOptions } from '../schedules/to-temporal';

@@ -5,7 +5,7 @@ import { scheduleGaps } from '../schedules/inspect';
 import { eventually, startDevEnv, unique, withWorker, type DevEnv } from './helpers/env';
 import { toScheduleOptions } from '../schedules/to-temporal';
 import { Gate, keyEvent } from '../gate/gate';
-import { agentEventId } from '../workflows/ids';
+import { agentEventId } from '../core/ids';
 import { failingCanary } from './helpers/agents';
 import { runCli } from './helpers/cli';
 import { createSchedule, overlapping, ranOf, resultOf, sleep, testSchedule, ticksOf, wakesOf, windowOf } from './helpers/schedules';

@@ -6,7 +6,7 @@ import { syncSchedules } from '../schedules/sync';
 import { createHash } from 'node:crypto';
 import { canonicalJson } from '../gate/fingerprint';
 import { DIGEST_MEMO, tickInput, toScheduleOptions } from '../schedules/to-temporal';
-import { tickWorkflowId } from '../workflows/schedule-messages';
+import { tickWorkflowId } from '../core/schedule-messages';
 import { startDevEnv, unique, eventually, type DevEnv } from './helpers/env';
 import { exampleApp } from './helpers/app';
 

@@ -1,7 +1,7 @@
 import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
 import type { RunningIngress } from '../ingress/serve';
-import type { WakeResult } from '../workflows/types';
+import type { WakeResult } from '../core/types';
 import { chromiumPath, launch, step } from './helpers/browser';
 import { eventually, startDevEnv, unique, type DevEnv } from './helpers/env';
 import { startTestIngress } from './helpers/ingress';

@@ -8,7 +8,7 @@ import { promisify } from 'node:util';
 import { TypedSearchAttributes } from '@temporalio/common';
 import { freePort } from '../devserver/dev-server';
 import { temporalCliPath } from '../devserver/binaries';
-import { ALL_SEARCH_ATTRIBUTES } from '../workflows/search-attributes';
+import { ALL_SEARCH_ATTRIBUTES } from '../core/search-attributes';
 
 const exec = promisify(execFile);
 const ROOT = path.resolve(__dirname, '..');

@@ -2,8 +2,8 @@ import { after, afterEach, before, test } from 'node:test';
 import assert from 'node:assert/strict';
 import type { TestWorkflowEnvironment } from '@temporalio/testing';
 import { keyEvent } from '../gate/gate';
-import { deliverySignal, statusQuery } from '../workflows/messages';
-import type { WakeResult } from '../workflows/types';
+import { deliverySignal, statusQuery } from '../core/messages';
+import type { WakeResult } from '../core/types';
 import { assertClockFree, eventually, startTimeSkippingEnv, unique, withTimeSkippingWorker } from './helpers/env';
 import { registryOf, activitiesOf } from './helpers/app';
 

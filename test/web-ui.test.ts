@@ -1,7 +1,7 @@
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import type { WorkflowExecutionInfo } from '@temporalio/client';
-import type { WakeResult } from '../workflows/types';
+import type { WakeResult } from '../core/types';
 import { runCli } from './helpers/cli';
 import { eventually, startDevEnv, unique, withWorker, type DevEnv } from './helpers/env';
 import { startOutside } from './helpers/outside';

@@ -1,12 +1,7 @@
 import { z } from 'zod';
-import { Duration, parseDefinition } from '../definitions/parse';
+import { Duration, Name, parseDefinition } from '../core/parse';
 
-/** Names used in keys and search attributes: lower-case, digits, `-`, `_`, `.`. */
-export const Name = z
-  .string()
-  .min(1)
-  .max(64)
-  .regex(/^[a-z][a-z0-9._-]*$/, 'use lower-case letters, digits, ".", "_" or "-", starting with a letter');
+export { Name };
 
 /**
  * A trigger definition: which source it accepts, how its logical event key is built and why, and

@@ -1,7 +1,7 @@
 import { z } from 'zod';
 import { defineTrigger } from './definition';
-import { scheduleWindowRunId } from '../workflows/ids';
-import { isoSeconds } from '../workflows/time';
+import { scheduleWindowRunId } from '../core/ids';
+import { isoSeconds } from '../core/time';
 
 /**
  * Scheduled wakes (schedules/): entity = schedule id, type `tick`, occurredAt = the window's nominal

@@ -1,6 +1,6 @@
 import { NativeConnection } from '@temporalio/worker';
 import { loadConfig } from '../config/config';
-import { createLogger, installRuntimeLogger } from './logger';
+import { createLogger, installRuntimeLogger } from '../runtime/logger';
 import { loadApp } from '../runtime/load-app';
 
 /**

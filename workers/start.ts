@@ -5,7 +5,7 @@ import { loadConfig } from '../config/config';
 import { connectClient } from '../config/temporal';
 import { loadApp } from '../runtime/load-app';
 import { syncSchedules } from '../schedules/sync';
-import { createLogger, installRuntimeLogger } from './logger';
+import { createLogger, installRuntimeLogger } from '../runtime/logger';
 import { startStandins } from '../standins';
 import { Redis } from 'ioredis';
 import { RedisServer } from '../devserver/redis-server';

@@ -10,11 +10,11 @@ import {
   workflowInfo,
   WorkflowIdReusePolicy,
 } from '@temporalio/workflow';
-import type { Batch, CoalescerInput, CoalescerState, Offer, OfferAnswer, RunEnded } from './coalesce-types';
-import { batchRunId, coalescerId as coalescerIdOf } from './ids';
-import { coalescerQuery, deliverySignal, offerUpdate, runEndedSignal, skippedSignal, supersedeSignal } from './messages';
-import type { AbsorbedEvent, TerminalReason, WakeInput, WakeResult } from './types';
-import type { wakeWorkflow } from './wake';
+import type { Batch, CoalescerInput, CoalescerState, Offer, OfferAnswer, RunEnded } from '../core/coalesce-types';
+import { batchRunId, coalescerId as coalescerIdOf } from '../core/ids';
+import { coalescerQuery, deliverySignal, offerUpdate, runEndedSignal, skippedSignal, supersedeSignal } from '../core/messages';
+import type { AbsorbedEvent, TerminalReason, WakeInput, WakeResult } from '../core/types';
+import type { wakeWorkflow } from './run/workflow';
 
 /** Answers kept for retried offers that cross a continue-as-new. */
 const RECENT_ANSWERS = 1000;

@@ -1,9 +1,9 @@
 // The one workflow bundle entry.
-export { wakeWorkflow } from './wake';
+export { wakeWorkflow } from './run/workflow';
 export { admissionWorkflow } from './admission';
 export { coalescerWorkflow } from './coalescer';
-export { scheduleTickWorkflow } from './schedule-tick';
-export { scheduleLedgerWorkflow } from './schedule-ledger';
-export { fixedDelayWorkflow } from './fixed-delay';
-export { subagentWorkflow } from './subagent';
+export { scheduleTickWorkflow } from './schedule/tick';
+export { scheduleLedgerWorkflow } from './schedule/ledger';
+export { fixedDelayWorkflow } from './schedule/fixed-delay';
+export { subagentWorkflow } from './run/subagent';
 export { supervisorWorkflow } from './supervisor';

@@ -1,8 +1,8 @@
 import { ActivityFailure, ApplicationFailure, allHandlersFinished, condition, log, makeContinueAsNewFunc, patched, proxyActivities, setHandler, upsertMemo, workflowInfo } from '@temporalio/workflow';
-import type { SupervisorActivities } from './contracts';
-import { supervisorId } from './ids';
+import type { SupervisorActivities } from '../core/contracts';
+import { supervisorId } from '../core/ids';
 import { addTo, newSeries, nextSlideMs, prune, sumOf } from './sliding-window';
-import { configureUpdate, haltUpdate, leaseUpdate, releaseUpdate, resetUpdate, supervisorStatusQuery, wakesSignal } from './supervisor-messages';
+import { configureUpdate, haltUpdate, leaseUpdate, releaseUpdate, resetUpdate, supervisorStatusQuery, wakesSignal } from '../core/supervisor-messages';
 import type {
   CounterView,
   PageAction,
@@ -16,7 +16,7 @@ import type {
   Trip,
   TripKind,
   WindowCap,
-} from './supervisor-types';
+} from '../core/supervisor-types';
 
 /** Workflow time (replayed from history): the windows slide in it. */
 // eslint-disable-next-line no-restricted-syntax

@@ -2,7 +2,7 @@ import { hostname } from 'node:os';
 import { randomUUID } from 'node:crypto';
 import type { Redis } from 'ioredis';
 import type { Logger } from 'pino';
-import type { WakeEventInput } from '../../triggers/event';
+import type { WakeEventInput } from '../../core/event';
 import type { QueueMetrics } from './metrics';
 import type { MessageHandler, QueueConsumer, QueueMessage } from './consumer';
 

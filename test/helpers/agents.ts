@@ -1,5 +1,5 @@
 import { ApplicationFailure } from '@temporalio/common';
-import type { BudgetLimits, CoalescePolicy } from '../../agents/policy';
+import type { BudgetLimits, CoalescePolicy } from '../../core/policy';
 import { withPolicies, type AgentRegistry } from '../../agents/registry';
 import { exampleAgents } from './app';
 

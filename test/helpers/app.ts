@@ -1,9 +1,9 @@
 import { createWakegate, type Wakegate, type WakegateOptions } from '../../runtime/wakegate';
 import type { AgentRegistry } from '../../agents/registry';
-import type { ModelStep } from '../../activities/model/step';
+import type { ModelStep } from '../../activities/run/model/step';
 import type { OutsideConfig } from '../../config/config';
 import type { Pager } from '../../supervisor/pager';
-import type { SupervisorPolicy } from '../../workflows/supervisor-types';
+import type { SupervisorPolicy } from '../../core/supervisor-types';
 import { exampleOptions } from '../../examples/app';
 
 /** The example deployment, composed the one way every process composes it (`createWakegate`). */

@@ -5,14 +5,14 @@ import { bundleWorkflowCode, NativeConnection, Runtime, DefaultLogger, type Work
 import { TestWorkflowEnvironment } from '@temporalio/testing';
 import { DevServer, type DevServerOptions } from '../../devserver/dev-server';
 import { temporalTestServerPath } from '../../devserver/binaries';
-import { createWakeWorker } from '../../workers/worker';
+import { createWakeWorker } from '../../runtime/worker';
 import { temporal } from '@temporalio/proto';
-import { ALL_SEARCH_ATTRIBUTES } from '../../workflows/search-attributes';
-import { supervisorId } from '../../workflows/ids';
+import { ALL_SEARCH_ATTRIBUTES } from '../../core/search-attributes';
+import { supervisorId } from '../../core/ids';
 import { SupervisorLink } from '../../supervisor/link';
-import { supervisorStatusQuery } from '../../workflows/supervisor-messages';
+import { supervisorStatusQuery } from '../../core/supervisor-messages';
 import { exampleApp } from './app';
-import type { Activities } from '../../workflows/contracts';
+import type { Activities } from '../../core/contracts';
 
 let runtimeInstalled = false;
 /** Keep the SDK quiet in tests (one Runtime per test process). */

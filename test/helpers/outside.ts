@@ -2,7 +2,7 @@ import { loadConfig } from '../../config/config';
 import { standinSettings, startStandins, type Standins } from '../../standins';
 import type { Client } from '@temporalio/client';
 import { keyEvent } from '../../gate/gate';
-import type { WakeInput, WakeResult } from '../../workflows/types';
+import type { WakeInput, WakeResult } from '../../core/types';
 import { registryOf, activitiesOf } from './app';
 
 /** The local stand-ins on free ports and the real activities wired to them. */

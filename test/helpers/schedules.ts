@@ -1,8 +1,8 @@
 import type { Client, WorkflowExecutionInfo } from '@temporalio/client';
 import { defineSchedule, type ScheduleDefinitionInput } from '../../schedules/definition';
 import { toScheduleOptions } from '../../schedules/to-temporal';
-import { WakeTerminalReason } from '../../workflows/search-attributes';
-import type { WakeResult } from '../../workflows/types';
+import { WakeTerminalReason } from '../../core/search-attributes';
+import type { WakeResult } from '../../core/types';
 import { unique } from './env';
 import { exampleApp } from './app';
 

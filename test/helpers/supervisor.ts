@@ -8,10 +8,10 @@ import { pagerDutyPager } from '../../supervisor/pager';
 import { SupervisorLink } from '../../supervisor/link';
 import { supervisorView } from '../../supervisor/view';
 import { pagerService } from '../../standins/pager';
-import { createWakeWorker } from '../../workers/worker';
-import { supervisorId } from '../../workflows/ids';
-import { supervisorStatusQuery } from '../../workflows/supervisor-messages';
-import type { SupervisorPolicy, SupervisorStatus } from '../../workflows/supervisor-types';
+import { createWakeWorker } from '../../runtime/worker';
+import { supervisorId } from '../../core/ids';
+import { supervisorStatusQuery } from '../../core/supervisor-messages';
+import type { SupervisorPolicy, SupervisorStatus } from '../../core/supervisor-types';
 import { eventually, workflowBundle } from './env';
 import { registryOf, activitiesOf, exampleApp } from './app';
 

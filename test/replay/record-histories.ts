@@ -7,12 +7,12 @@
 import { writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { temporal } from '@temporalio/proto';
-import { approveSignal, killUpdate, statusQuery } from '../../workflows/messages';
-import { holdNudgeSignal, wakesSignal } from '../../workflows/supervisor-messages';
-import { supervisorId } from '../../workflows/ids';
-import { cadenceQuery, fixedDelayWorkflowId, gapsQuery, ledgerWorkflowId } from '../../workflows/schedule-messages';
-import type { FixedDelayInput } from '../../workflows/schedule-types';
-import type { WakeStatus } from '../../workflows/types';
+import { approveSignal, killUpdate, statusQuery } from '../../core/messages';
+import { holdNudgeSignal, wakesSignal } from '../../core/supervisor-messages';
+import { supervisorId } from '../../core/ids';
+import { cadenceQuery, fixedDelayWorkflowId, gapsQuery, ledgerWorkflowId } from '../../core/schedule-messages';
+import type { FixedDelayInput } from '../../core/schedule-types';
+import type { WakeStatus } from '../../core/types';
 import { eventually, startDevEnv, unique, withWorker } from '../helpers/env';
 import { createSchedule, testSchedule, ticksOf } from '../helpers/schedules';
 import { standinOutside, startOutside, startWake, wakeInput } from '../helpers/outside';

@@ -74,6 +74,18 @@ function findCycles(graph: Map<string, string[]>): string[][] {
   return cycles;
 }
 
+/** The same graph between folders: a file's edges become its folder's (within a folder, none). */
+function folderGraph(graph: Map<string, string[]>): Map<string, string[]> {
+  const folder = (f: string) => path.relative(root, path.dirname(f)) || '.';
+  const out = new Map<string, Set<string>>();
+  for (const [from, tos] of graph) {
+    const edges = out.get(folder(from)) ?? new Set<string>();
+    for (const to of tos) if (folder(to) !== folder(from)) edges.add(folder(to));
+    out.set(folder(from), edges);
+  }
+  return new Map([...out].map(([k, v]) => [k, [...v]]));
+}
+
 describe('import graph', () => {
   test('the cycle finder finds a planted cycle, type edges included', () => {
     const planted = new Map([
@@ -92,8 +104,21 @@ describe('import graph', () => {
     // The walk really saw the project: a broken resolver would report no cycle over no edges.
     assert.ok(graph.size > 100 && edges > 300, `${graph.size} modules, ${edges} edges`);
     // Type-only imports are edges too: the activity proxies import nothing but the contracts' types.
-    assert.deepEqual(graph.get(path.join(root, 'workflows', 'run', 'proxies.ts')), [path.join(root, 'workflows', 'contracts.ts'), path.join(root, 'workflows', 'failures.ts')]);
+    assert.deepEqual(graph.get(path.join(root, 'workflows', 'run', 'proxies.ts')), [path.join(root, 'core', 'contracts.ts'), path.join(root, 'core', 'failures.ts')]);
     const cycles = findCycles(graph).map((c) => c.map((f) => path.relative(root, f)));
     assert.deepEqual(cycles, [], `import cycles:\n${cycles.map((c) => c.join(' ⇄ ')).join('\n')}`);
+  });
+
+  test('no two folders import each other, even through others (type-only imports included)', () => {
+    const folders = folderGraph(importGraph());
+    assert.ok(folders.has('core') && folders.has(path.join('workflows', 'run')) && folders.has(path.join('activities', 'commit')), [...folders.keys()].join(', '));
+    // The finder sees a folder cycle when there is one: the planted edge closes core → workflows/run → core.
+    const planted = new Map(folders);
+    planted.set('core', [...(planted.get('core') ?? []), path.join('workflows', 'run')]);
+    assert.ok(findCycles(planted).some((c) => c.includes('core')));
+    const cycles = findCycles(folders);
+    assert.deepEqual(cycles, [], `folder cycles:\n${cycles.map((c) => c.join(' ⇄ ')).join('\n')}`);
+    // core/ is the bottom layer: it imports no other folder of the project.
+    assert.deepEqual(folders.get('core'), []);
   });
 });

@@ -6,12 +6,12 @@ import { ESLint } from 'eslint';
 /*
  * The determinism lint holds at any depth under workflows/: the project's own eslint.config.mjs, run
  * through ESLint's Node API on in-memory code. The code is linted as if it were an existing file one
- * folder deeper (workflows/run/state.ts), so the type-aware rules find it in the TypeScript project.
+ * folder deeper (workflows/run/proxies.ts), so the type-aware rules find it in the TypeScript project.
  */
 const root = path.resolve(__dirname, '..', '..');
 const eslint = new ESLint({ cwd: root });
 
-async function lint(code: string, filePath = 'workflows/run/state.ts'): Promise<{ ruleId: string | null; message: string }[]> {
+async function lint(code: string, filePath = 'workflows/run/proxies.ts'): Promise<{ ruleId: string | null; message: string }[]> {
   const [result] = await eslint.lintText(code, { filePath: path.join(root, filePath) });
   assert.ok(result, 'ESLint returned no result');
   return result.messages.map((m) => ({ ruleId: m.ruleId, message: m.message }));
@@ -27,7 +27,7 @@ describe('workflow import rules, one folder below workflows/', () => {
   });
 
   test('a value import of one activity module is an error too', async () => {
-    const messages = await lint("import { scheduleMatchingTimes } from '../../activities/schedule';\nexport const times = scheduleMatchingTimes;\n");
+    const messages = await lint("import { scheduleMatchingTimes } from '../../activities/schedule/schedule';\nexport const times = scheduleMatchingTimes;\n");
     assert.equal(restricted(messages).length, 1, JSON.stringify(messages));
   });
 
@@ -52,7 +52,7 @@ describe('workflow import rules, one folder below workflows/', () => {
   test('pure modules stay allowed: agent policy types, contracts, ids, time, failure types', async () => {
     const messages = await lint(
       [
-        "import type { AgentPolicy } from '../../agents/policy';",
+        "import type { AgentPolicy } from '../../core/policy';",
         "import type { ModelReply } from '../contracts';",
         "import { FailureType } from '../failures';",
         "import { agentEventId } from '../ids';",
@@ -66,15 +66,15 @@ describe('workflow import rules, one folder below workflows/', () => {
   });
 
   test('the same import is clean outside workflows/', async () => {
-    const messages = await lint("import { createActivities } from '../activities';\nexport const make = createActivities;\n", 'workers/worker.ts');
+    const messages = await lint("import { createActivities } from '../activities';\nexport const make = createActivities;\n", 'runtime/worker.ts');
     assert.deepEqual(restricted(messages), []);
   });
 });
 
 describe('import cycles', () => {
   test('a value import that closes a cycle is an error (import-x/no-cycle resolves the project\'s modules)', async () => {
-    // workflows/ids.ts imports ./time; time.ts importing ./ids back closes the cycle.
-    const messages = await lint("import { agentEventId } from './ids';\nexport const id = agentEventId;\n", 'workflows/time.ts');
+    // core/ids.ts imports ./time; time.ts importing ./ids back closes the cycle.
+    const messages = await lint("import { agentEventId } from './ids';\nexport const id = agentEventId;\n", 'core/time.ts');
     assert.deepEqual(
       messages.map((m) => m.ruleId),
       ['import-x/no-cycle'],

@@ -2,7 +2,7 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import type { Logger as TemporalLogger, LogLevel, LogMetadata } from '@temporalio/common';
 import { ConfigError, loadConfig } from '../../config/config';
-import { bundlerLogger, prettyLogs } from '../../workers/logger';
+import { bundlerLogger, prettyLogs } from '../../runtime/logger';
 
 test('WAKEGATE_LOG_FORMAT: auto is pretty on a terminal only; json and pretty are chosen outright; anything else is refused by name', () => {
   assert.equal(prettyLogs('auto', true), true);

@@ -3,11 +3,11 @@ import assert from 'node:assert/strict';
 import { APICallError, type LanguageModelV3 } from '@ai-sdk/provider';
 import { ApplicationFailure } from '@temporalio/common';
 import { countTokens } from 'gpt-tokenizer';
-import { chatTokens, offlineModel } from '../../activities/model/offline';
-import { anthropic, openaiCompatible } from '../../activities/model/providers';
-import { aiSdkStep, type ModelStep, type StepRequest, type StepTool } from '../../activities/model/step';
-import type { ChatMessage } from '../../workflows/contracts';
-import { FailureType } from '../../workflows/failures';
+import { chatTokens, offlineModel } from '../../activities/run/model/offline';
+import { anthropic, openaiCompatible } from '../../activities/run/model/providers';
+import { aiSdkStep, type ModelStep, type StepRequest, type StepTool } from '../../activities/run/model/step';
+import type { ChatMessage } from '../../core/contracts';
+import { FailureType } from '../../core/failures';
 import { fakeAnthropic } from '../fakes/anthropic';
 import { fakeOpenAI } from '../fakes/openai';
 

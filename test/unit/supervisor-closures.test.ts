@@ -2,7 +2,7 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { TypedSearchAttributes } from '@temporalio/common';
 import { closuresOf } from '../../activities/supervisor';
-import { WakeAgent, WakeCostUsd, WakeTerminalReason, WakeTokens } from '../../workflows/search-attributes';
+import { WakeAgent, WakeCostUsd, WakeTerminalReason, WakeTokens } from '../../core/search-attributes';
 
 const run = (reason: string | undefined, closeMs: number) => ({
   closeTime: new Date(closeMs),

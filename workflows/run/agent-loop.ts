@@ -1,13 +1,13 @@
 import { CancellationScope, executeChild, isCancellation, patched, sleep } from '@temporalio/workflow';
-import type { AgentPolicy, BudgetDimension } from '../../agents/policy';
-import type { ChatMessage, OfferedTool, Proposal, RunContext, UnparsedFinal } from '../contracts';
-import type { WakeInput } from '../types';
-import type { SubagentResult } from '../subagent';
+import type { AgentPolicy, BudgetDimension } from '../../core/policy';
+import type { ChatMessage, OfferedTool, Proposal, RunContext, UnparsedFinal } from '../../core/contracts';
+import type { WakeInput } from '../../core/types';
+import type { SubagentResult } from './subagent';
 import { toolCallWithin } from './proxies';
-import { reserve, settle, type BudgetPool } from './budget';
-import { commitEffects } from './commit';
+import { reserve, settle, type BudgetPool } from '../../core/budget';
+import { commitEffects } from '../commit/commit';
 import { chargedModelCall, correctiveMessages, MAX_CORRECTIVE_TURNS, unparseableOutcome, unusableFinal } from './model-turn';
-import type { RunOutcome, RunState } from './state';
+import type { RunOutcome, RunState } from '../../core/run-state';
 
 export const exhausted = (dimension: BudgetDimension, detail: string, more: Record<string, unknown> = {}): RunOutcome => ({
   reason: 'budget_exhausted',

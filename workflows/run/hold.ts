@@ -1,10 +1,10 @@
 import { condition, isCancellation, log, patched, setHandler, upsertSearchAttributes, workflowInfo } from '@temporalio/workflow';
-import { WakeHeld } from '../search-attributes';
-import { holdNudgeSignal } from '../supervisor-messages';
-import type { HoldRecord, RunVerdict } from '../supervisor-types';
-import type { KillRequest, ResumedHold } from '../types';
+import { WakeHeld } from '../../core/search-attributes';
+import { holdNudgeSignal } from '../../core/supervisor-messages';
+import type { HoldRecord, RunVerdict } from '../../core/supervisor-types';
+import type { KillRequest, ResumedHold } from '../../core/types';
 import { recheckHold } from './proxies';
-import type { RunOutcome, RunState } from './state';
+import type { RunOutcome, RunState } from '../../core/run-state';
 
 /** A run held on a halt re-checks at most this rarely (a release nudges it at once). */
 const MAX_RECHECK_MS = 5 * 60_000;

@@ -1,11 +1,11 @@
 import { ActivityFailure, ApplicationFailure, isCancellation, sleep } from '@temporalio/workflow';
 import { msToNumber } from '@temporalio/common/lib/time';
-import type { AgentPolicy, BudgetDimension } from '../../agents/policy';
-import type { ChatMessage, ModelReply, ModelRequest, OfferedTool, UnparsedFinal } from '../contracts';
-import { FailureType } from '../failures';
+import type { AgentPolicy, BudgetDimension } from '../../core/policy';
+import type { ChatMessage, ModelReply, ModelRequest, OfferedTool, UnparsedFinal } from '../../core/contracts';
+import { FailureType } from '../../core/failures';
 import { modelCall } from './proxies';
-import { costUsd, left, reserve, settle, utf8Bytes, type BudgetPool } from './budget';
-import type { RunOutcome, RunState } from './state';
+import { costUsd, left, reserve, settle, utf8Bytes, type BudgetPool } from '../../core/budget';
+import type { RunOutcome, RunState } from '../../core/run-state';
 
 /**
  * How a model call is retried. The retry loop is here, in the workflow, not in Temporal's activity

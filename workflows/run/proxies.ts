@@ -1,6 +1,6 @@
 import { ActivityCancellationType, patched, proxyActivities } from '@temporalio/workflow';
-import type { Activities } from '../contracts';
-import { FailureType } from '../failures';
+import type { Activities } from '../../core/contracts';
+import { FailureType } from '../../core/failures';
 
 /** The agent's policy and the run's merged payload: cheap, retried a few times. */
 export const { prepareRun } = proxyActivities<Activities>({
@@ -49,16 +49,6 @@ export function toolCallWithin(timeoutMs: number): Activities['toolCall'] {
   }).toolCall;
 }
 
-/**
- * Effects: retried until they land or fail for good, always under the same effect key. The server
- * refuses a timed-out attempt's late completion (the fence), so only one attempt's outcome counts.
- * A cancelled run does not cancel an effect in flight (see `commitEffects`): it lets it finish.
- */
-export const { commitEffect } = proxyActivities<Activities>({
-  startToCloseTimeout: '30 seconds',
-  heartbeatTimeout: '5 seconds',
-  retry: { initialInterval: '1 second', maximumAttempts: 6, nonRetryableErrorTypes: [FailureType.EffectAmbiguous, FailureType.ProviderRejected, FailureType.UnknownAgent, FailureType.UnknownEffect, FailureType.InvalidArguments] },
-});
 
 /** A held run asks the supervisor again (its worker's cached read of the supervisor, and a permit when a cap held it). */
 export const { recheckHold } = proxyActivities<Activities>({

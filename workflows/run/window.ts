@@ -1,12 +1,12 @@
 import { ApplicationFailure, CancellationScope, log, proxyActivities, workflowInfo } from '@temporalio/workflow';
-import type { ScheduleActivities } from '../contracts';
-import type { WindowCheck, WindowTaken } from '../schedule-types';
-import { FailureType } from '../failures';
-import { agentEventId, eventKey, scheduleWindowRunId } from '../ids';
-import { catchUpDecision, nominalOf, runWindowAsChild } from '../schedule-window';
-import { isoSeconds } from '../time';
-import type { ScheduledRunInput, ScheduledWindow, WakeInput } from '../types';
-import type { RunOutcome } from './state';
+import type { ScheduleActivities } from '../../core/contracts';
+import type { WindowCheck, WindowTaken } from '../../core/schedule-types';
+import { FailureType } from '../../core/failures';
+import { agentEventId, eventKey, scheduleWindowRunId } from '../../core/ids';
+import { catchUpDecision, nominalOf, runWindowAsChild } from '../schedule/window';
+import { isoSeconds } from '../../core/time';
+import type { ScheduledRunInput, ScheduledWindow, WakeInput } from '../../core/types';
+import type { RunOutcome } from '../../core/run-state';
 
 /**
  * A schedule's window that its Temporal Schedule started directly (agents on the one-call path): the

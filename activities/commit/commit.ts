@@ -1,0 +1,74 @@
+import { activityInfo, log } from '@temporalio/activity';
+import { ApplicationFailure } from '@temporalio/common';
+import type { AgentRegistry } from '../../agents/registry';
+import type { EffectContext, EffectDefinition, EffectReceipt } from '../../agents/plugin';
+import type { OutsideConfig } from '../../config/config';
+import type { CommitActivities, EffectOutcome } from '../../core/contracts';
+import { FailureType } from '../../core/failures';
+import { agentOf } from '../run/run';
+import { parseArgs } from '../run/answer';
+import { withHeartbeat } from '../shared/heartbeat';
+
+/**
+ * Refuse at worker start an agent whose `provider_key` effect goes to a provider that declares it
+ * ignores idempotency keys (e.g. a Slack webhook): that would be a silent duplicate on retry.
+ */
+export function checkEffects(agents: AgentRegistry, outside: OutsideConfig): void {
+  for (const agent of Object.values(agents)) {
+    for (const e of Object.values(agent.effects) as EffectDefinition[]) {
+      if (e.class === 'provider_key' && e.keyed && !e.keyed(outside)) {
+        throw new Error(
+          `agent "${agent.policy.name}" effect "${e.name}" is provider_key, but its configured provider takes no idempotency key; ` +
+            'configure a provider that honours the key, or declare the effect reconcile (with find) against a searchable one',
+        );
+      }
+    }
+  }
+}
+
+type Outcome = EffectOutcome['outcome'];
+
+/**
+ * Each class's rule, written once for every effect:
+ * - `idempotent`: redo it; redoing changes nothing.
+ * - `provider_key`: pass the effect key; the provider deduplicates.
+ * - `reconcile`: on every retry attempt, look first: landed → recorded, absent → redone, the look-up
+ *   fails → non-retryable `EffectAmbiguous` (the run escalates; it never guesses).
+ */
+async function byClass(effect: EffectDefinition, args: Record<string, unknown>, ctx: EffectContext): Promise<{ receipt: EffectReceipt; outcome: Outcome }> {
+  const applied = (r: EffectReceipt, fresh: Outcome) => ({ receipt: r, outcome: r.existed ? ('already_applied' as const) : fresh });
+  if (effect.class !== 'reconcile' || ctx.attempt === 1) return applied(await effect.apply(args, ctx), 'applied');
+  // An earlier attempt may have landed and lost its answer (a crash, a timeout): look first.
+  let found: EffectReceipt | undefined;
+  try {
+    found = await effect.find!(ctx);
+  } catch (err) {
+    throw ApplicationFailure.nonRetryable(`cannot tell whether effect ${ctx.effectKey} landed (attempt ${ctx.attempt}): ${(err as Error).message}`, FailureType.EffectAmbiguous);
+  }
+  if (found) return { receipt: found, outcome: 'reconciled_landed' };
+  return applied(await effect.apply(args, ctx), 'reconciled_redone');
+}
+
+/** The commit activity: carries out one staged effect with the agent's own code, under its class's rule. */
+export function createCommitActivity(agents: AgentRegistry, outside: OutsideConfig): CommitActivities {
+  return {
+    /**
+     * Carry out one effect, safe to retry under its class (see `byClass`). Its arguments are checked
+     * against its schema again here. Fails non-retryably with `EffectAmbiguous` when a retry cannot
+     * tell whether the earlier attempt landed: the run escalates instead of guessing.
+     */
+    async commitEffect(input) {
+      const { attempt } = activityInfo();
+      const effect = agentOf(agents, input.agent).effects[input.effect.name] as EffectDefinition | undefined;
+      if (!effect) throw ApplicationFailure.nonRetryable(`agent "${input.agent}" has no effect named "${input.effect.name}"`, FailureType.UnknownEffect);
+      const args = parseArgs(input.args, effect.input);
+      if (!args.ok) throw ApplicationFailure.nonRetryable(`effect "${effect.name}": ${args.problem}`, FailureType.InvalidArguments);
+      const { receipt, outcome } = await withHeartbeat((signal) =>
+        byClass(effect, args.args, { effectKey: input.effectKey, attempt, signal, run: { ...input.run, agent: input.agent }, outside }),
+      );
+      const result: EffectOutcome = { effectKey: input.effectKey, name: effect.name, class: effect.class, outcome, ref: receipt.ref, attempt };
+      log.info('effect committed', { ...result });
+      return result;
+    },
+  };
+}

@@ -1,0 +1,157 @@
+import { activityInfo, getClient, heartbeat, log } from '@temporalio/activity';
+import { ApplicationFailure } from '@temporalio/common';
+import type { AgentRegistry } from '../../agents/registry';
+import type { OutsideConfig } from '../../config/config';
+import { withHeartbeat } from '../shared/heartbeat';
+import type { RunActivities } from '../../core/contracts';
+import type { RunVerdict } from '../../core/supervisor-types';
+import { FailureType } from '../../core/failures';
+import type { ModelStep, StepReply } from './model/step';
+import { parseAnswer, parseArgs } from './answer';
+import { DefaultAnswer, jsonSchemaOf } from '../../agents/definition';
+import type { AgentDefinition, EffectDefinition, ToolDefinition } from '../../agents/plugin';
+import { windowTaken } from '../schedule/schedule';
+import type { CheckedCall, ModelReply, ModelRequest, Proposal } from '../../core/contracts';
+
+/** The agent named, or a non-retryable UnknownAgent failure naming it. */
+export function agentOf(agents: AgentRegistry, name: string) {
+  const def = agents[name];
+  if (!def) throw ApplicationFailure.nonRetryable(`no agent named "${name}" is defined in this worker`, FailureType.UnknownAgent);
+  return def;
+}
+
+/** The run's activities: the agent's policy and payload, the model, the agent's tools. */
+export function createRunActivities(opts: {
+  agents: AgentRegistry;
+  /** The model of agents that name none of their own. */
+  model: ModelStep;
+  outside: OutsideConfig;
+  /** The supervisor's word on a run about to start (activities/supervisor.ts). */
+  runVerdict: (taskQueue: string, agent: string) => Promise<RunVerdict>;
+}): RunActivities {
+  const { agents, model, outside } = opts;
+  return {
+    /**
+     * The named agent's policy (plain JSON, so the workflow gets it through history) and the payload
+     * the run works on, merged by the agent's own `mergePayload` from every event the run absorbed
+     * (one on the one-call path), and the supervisor's verdict: run, or hold (the breaker is open, or
+     * a rolling cap is full; the run re-checks at its first step, whatever the gate read). Unknown
+     * agent → non-retryable. A schedule's window that its Schedule started directly asks first
+     * whether an earlier run already took the window (a manual trigger or a backfill of a window that
+     * ran): then there is no verdict and no permit, and the run ends `duplicate`.
+     */
+    async prepareRun({ agent, payloads, withoutVerdict, window }) {
+      const def = agentOf(agents, agent);
+      const base = { policy: def.policy, payload: def.mergePayload(payloads.map((payload) => ({ payload }))) };
+      const taken = window ? await windowTaken(getClient(), window) : undefined;
+      if (taken) return { ...base, taken };
+      const verdict = withoutVerdict ? undefined : await opts.runVerdict(activityInfo().taskQueue, agent);
+      return { ...base, ...(verdict ? { verdict } : {}) };
+    },
+
+    /**
+     * One model turn: one step of the agent's model (or the worker's default), then every tool call
+     * checked against the agent's tools and effects, or the final answer parsed against the agent's
+     * schema and passed to its `decide`. Nothing is carried out here. Heartbeats while it waits, so a
+     * kill cancels it mid-call. A provider's 4xx is `ProviderRejected` (final), a 429 `RateLimited`
+     * with its Retry-After.
+     */
+    async modelCall(req) {
+      const def = agentOf(agents, req.agent);
+      const answerSchema = req.answer === 'agent' ? def.policy.answerSchema : DEFAULT_ANSWER_SCHEMA;
+      const step = def.model ?? model;
+      const raw = await withHeartbeat((signal) => step({ messages: req.messages, tools: req.tools, maxOutputTokens: req.maxOutputTokens, answerSchema }, signal));
+      const { attempt } = activityInfo();
+      const reply = readReply(def, req, raw);
+      log.info('model call', { agent: req.agent, model: reply.model, attempt, ...reply.usage, toolCalls: reply.toolCalls.length, final: reply.final ? 'answer' : reply.unparsedFinal ? 'unparsed' : undefined });
+      return { ...reply, attempt };
+    },
+
+    /**
+     * One call of one of the agent's tools (its own code, from its definition): reads only, never an
+     * effect. Heartbeats every second with the tool's last recorded progress, which a retry receives
+     * as `resumeFrom`; cancellation (kill, wall clock, shutdown) aborts it through the signal.
+     */
+    async toolCall(input) {
+      const info = activityInfo();
+      const tool = agentOf(agents, input.agent).tools[input.tool] as ToolDefinition | undefined;
+      if (!tool) throw ApplicationFailure.nonRetryable(`agent "${input.agent}" has no tool named "${input.tool}"`, FailureType.UnknownTool);
+      const args = parseArgs(input.args ?? {}, tool.input);
+      if (!args.ok) throw ApplicationFailure.nonRetryable(`tool "${input.tool}" of agent "${input.agent}": ${args.problem}`, FailureType.InvalidArguments);
+      let progress: unknown = info.heartbeatDetails;
+      const result = await withHeartbeat(
+        (signal) =>
+          tool.run(args.args, {
+            input,
+            outside,
+            signal,
+            attempt: info.attempt,
+            resumeFrom: info.heartbeatDetails,
+            progress: (details) => {
+              progress = details;
+              heartbeat(details);
+            },
+          }),
+        () => progress,
+      );
+      return { ...result, attempt: info.attempt };
+    },
+  };
+}
+
+const DEFAULT_ANSWER_SCHEMA = jsonSchemaOf(DefaultAnswer, 'the default answer');
+
+/** A proposal checked against the agent's effects: the parsed arguments, or what is wrong. */
+function checkProposal(def: AgentDefinition, p: { effect: string; args: unknown }): { ok: true; proposal: Proposal } | { ok: false; problem: string } {
+  const effect = def.effects[p.effect] as EffectDefinition | undefined;
+  if (!effect) return { ok: false, problem: `no effect named "${p.effect}" (effects: ${Object.keys(def.effects).join(', ') || 'none'})` };
+  const args = parseArgs(p.args, effect.input);
+  return args.ok ? { ok: true, proposal: { effect: p.effect, args: args.args } } : { ok: false, problem: `effect "${p.effect}": ${args.problem}` };
+}
+
+/** One tool call checked before anything runs: a tool with valid arguments, an effect proposal, or the error the model is told. */
+function checkCall(def: AgentDefinition, req: ModelRequest, call: StepReply['toolCalls'][number]): CheckedCall {
+  const base = { id: call.id, name: call.name, args: (call.args && typeof call.args === 'object' && !Array.isArray(call.args) ? call.args : {}) as Record<string, unknown> };
+  if (call.argsError) return { ...base, error: `the arguments are not valid JSON (${call.argsError})` };
+  const offered = req.tools.some((t) => t.name === call.name);
+  const tool = def.tools[call.name] as ToolDefinition | undefined;
+  if (offered && tool) {
+    const args = parseArgs(call.args, tool.input);
+    return args.ok ? { ...base, args: args.args } : { ...base, error: args.problem };
+  }
+  if (offered && def.policy.proposedBy === 'model' && def.effects[call.name]) {
+    const p = checkProposal(def, { effect: call.name, args: call.args });
+    return p.ok ? { ...base, args: p.proposal.args, proposes: true } : { ...base, error: p.problem };
+  }
+  return { ...base, error: `no tool named "${call.name}" is offered (tools: ${req.tools.map((t) => t.name).join(', ') || 'none'})` };
+}
+
+/** The step's reply as the run reads it: checked calls, or a parsed answer and the agent's decision, or why the answer cannot be used. */
+export function readReply(def: AgentDefinition, req: ModelRequest, raw: StepReply): ModelReply {
+  const base = { model: raw.model, usage: raw.usage };
+  if (raw.toolCalls.length) return { ...base, toolCalls: raw.toolCalls.map((c) => checkCall(def, req, c)) };
+  const cut = raw.finishReason === 'length' ? ' (the reply was cut off at its output token limit)' : '';
+  const unparsed = (problem: string): ModelReply => ({ ...base, toolCalls: [], unparsedFinal: { raw: raw.text, problem: `${problem}${cut}` } });
+  if (req.answer === 'summary') {
+    const parsed = parseAnswer(raw.text, DefaultAnswer);
+    return parsed.ok ? { ...base, toolCalls: [], final: { answer: parsed.answer, summary: parsed.answer.summary, effects: [] } } : unparsed(parsed.problem);
+  }
+  const parsed = parseAnswer(raw.text, def.answer);
+  if (!parsed.ok) return unparsed(parsed.problem);
+  const answer = JSON.parse(JSON.stringify(parsed.answer)) as unknown; // plain JSON for history
+  let decision;
+  try {
+    decision = def.decide(parsed.answer, { run: req.run ?? { runKey: '', wakeKey: '', entity: '', eventKey: '', payload: {} } });
+  } catch (err) {
+    throw ApplicationFailure.nonRetryable(`agent "${req.agent}" decide() threw: ${(err as Error).message}`, FailureType.DecideFailed);
+  }
+  if ('noOp' in decision) return { ...base, toolCalls: [], final: { answer, summary: decision.noOp, noOp: decision.noOp, effects: [] } };
+  const effects: Proposal[] = [];
+  for (const p of decision.effects ?? []) {
+    const checked = checkProposal(def, p);
+    // The answer led the agent's code to an effect it cannot carry out: the model is told, like a bad call.
+    if (!checked.ok) return unparsed(`your answer leads to an effect that cannot be carried out: ${checked.problem}`);
+    effects.push(checked.proposal);
+  }
+  return { ...base, toolCalls: [], final: { answer, summary: decision.summary, effects } };
+}

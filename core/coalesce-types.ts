@@ -1,0 +1,105 @@
+import type { CoalescePolicy } from './policy';
+import type { AbsorbedEvent, TerminalReason } from './types';
+
+/** Plain-JSON types of the coalescing path: the gate, the admission record, the coalescer and the run share them. */
+
+/** One event offered to a coalescer: the event as the gate keyed it, with its payload. */
+export interface Offer {
+  event: AbsorbedEvent & { payload: Record<string, unknown>; fingerprint: string; bucketStart: string };
+  /** The run of the admission record offering it: a retry of that record's offer repeats its answer; a re-armed event (a new record) is offered afresh. */
+  admissionRunId?: string;
+}
+
+/**
+ * What the coalescer decided for one offered event.
+ * - `started`: the event opened a new batch; its run starts once the debounce allows (`startsInMs`).
+ * - `coalesced`: absorbed into a run that has not started yet (`runState: 'pending'`): one debouncing,
+ *   or the follow-up of a live run (`buffer_one`), or the restart of a cancelled one (`cancel`).
+ * - `skipped`: a run for the wake key is live and the policy is `skip`; recorded on that run, nothing runs.
+ * - `stale`: the event's version is older than the newest the coalescer has seen from its source; recorded, nothing runs.
+ */
+export type OfferDecision = 'started' | 'coalesced' | 'skipped' | 'stale';
+
+export interface OfferAnswer {
+  decision: OfferDecision;
+  coalescerId: string;
+  /** The run that took the event (for `skipped`: the live run it was recorded on). Absent for `stale`. */
+  runKey?: string;
+  runState?: 'pending' | 'running';
+  /** For a pending run: ms until it may start (debounce), 0 when it waits only for a live run to end. */
+  startsInMs?: number;
+  /** For `stale`: the newest version seen from this source. */
+  newestVersion?: number;
+}
+
+/** What the coalescer knows about one of its runs. */
+export interface CoalescedRun {
+  runKey: string;
+  events: number;
+  startedAt: string;
+  endedAt?: string;
+  terminalReason?: TerminalReason;
+}
+
+/** A batch of events about one wake key that will become one run. */
+export interface Batch {
+  runKey: string;
+  /** Event key of the event that opened the batch (the run's ID is built from it). */
+  openedBy: string;
+  openedAtMs: number;
+  lastAtMs: number;
+  events: Offer['event'][];
+  overflow: number;
+  supersedes?: string;
+}
+
+/** The coalescer's whole state: plain JSON, carried across continue-as-new. */
+export interface CoalescerState {
+  pending?: Batch;
+  running?: { runKey: string; startedAtMs: number; events: Offer['event'][]; overflow: number; cancelRequested?: boolean };
+  /** Newest entity version seen, per source (version spaces of different sources are not comparable). */
+  newestVersion: Record<string, number>;
+  /** Answers to the most recent offers, so a retried offer that crosses a continue-as-new gets the same answer. */
+  recent: { eventKey: string; admissionRunId?: string; answer: OfferAnswer }[];
+  lastActivityMs: number;
+  counts: { offered: number; started: number; coalesced: number; skipped: number; stale: number; runs: number };
+  runs: CoalescedRun[];
+  staleEvents: AbsorbedEvent[];
+}
+
+/** The coalescer's input (and its continue-as-new argument). */
+export interface CoalescerInput {
+  agent: string;
+  wakeKey: string;
+  policy: CoalescePolicy;
+  state?: CoalescerState;
+}
+
+/** What the `coalescer` query answers: its policy, its state, and what it is waiting for. */
+export interface CoalescerStatus extends CoalescerInput {
+  state: CoalescerState;
+  coalescerId: string;
+  historyLength: number;
+}
+
+/** A run tells its coalescer it has ended. */
+export interface RunEnded {
+  runKey: string;
+  terminalReason: TerminalReason;
+}
+
+/** The admission record's input: one event of one coalescing agent. */
+export interface AdmissionInput {
+  agent: string;
+  wakeKey: string;
+  coalescerId: string;
+  policy: CoalescePolicy;
+  offer: Offer;
+}
+
+/** The admission record's result: the coalescer's decision for the event, kept as long as the namespace keeps closed runs. */
+export interface AdmissionResult extends OfferAnswer {
+  agent: string;
+  wakeKey: string;
+  eventKey: string;
+}

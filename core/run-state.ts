@@ -1,0 +1,29 @@
+import type { EffectOutcome } from './contracts';
+import type { TerminalReason } from './types';
+import type { BudgetPool } from './budget';
+
+/** The run's state, plain JSON in the workflow's closure; the handlers (kill, approve, status) read and write it. */
+export interface RunState {
+  phase: string;
+  pool?: BudgetPool;
+  startedAtMs: number;
+  /** Highest activity attempt seen (1 = nothing retried). */
+  maxAttempt: number;
+  effects: EffectOutcome[];
+  approval: {
+    /** The effect waiting for a person, with the exact arguments it would be carried out with. */
+    pending?: { effectKey: string; effect: string; summary: string; args: Record<string, unknown> };
+    decision?: { approved: boolean; who: string; reason?: string };
+  };
+}
+
+/** How the agent loop ended; the wake workflow turns it into the result. */
+export interface RunOutcome {
+  reason: TerminalReason;
+  summary: string;
+  output?: unknown;
+}
+
+export function newRunState(startedAtMs: number): RunState {
+  return { phase: 'starting', startedAtMs, maxAttempt: 1, effects: [], approval: {} };
+}

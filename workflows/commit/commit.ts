@@ -1,0 +1,97 @@
+import { ActivityFailure, ApplicationFailure, CancellationScope, condition, patched, sleep } from '@temporalio/workflow';
+import type { AgentPolicy } from '../../core/policy';
+import type { Proposal } from '../../core/contracts';
+import { FailureType } from '../../core/failures';
+import { effectKey } from '../../core/ids';
+import type { WakeInput } from '../../core/types';
+import { commitEffect } from './proxies';
+import { reserve, settle, type BudgetPool } from '../../core/budget';
+import type { RunOutcome, RunState } from '../../core/run-state';
+
+function failureType(err: unknown): string | undefined {
+  return err instanceof ActivityFailure && err.cause instanceof ApplicationFailure ? err.cause.type ?? undefined : undefined;
+}
+
+/** What the commit stage carries out: the staged effects, in order, and the answer that closed the loop. */
+export interface Staged {
+  answer: unknown;
+  summary: string;
+  proposals: Proposal[];
+}
+
+/**
+ * The commit stage, the one place effects become visible: each staged effect in order, under its
+ * effect key `runKey#name@step` (the run's key names the agent, so two agents woken by one event
+ * never share an effect key). An irreversible effect waits for a person first, who sees its exact
+ * arguments (approve → go on; reject → `blocked`; no answer within the policy's timeout →
+ * `escalated`, with the staged effects and what was already committed in the result). A reconcile
+ * effect that cannot tell whether it landed escalates; it never guesses. A run cancelled here lets
+ * the effect in flight finish and records it; nothing after it starts.
+ */
+export async function commitEffects(input: WakeInput, policy: AgentPolicy, state: RunState, pool: BudgetPool, staged: Staged): Promise<RunOutcome> {
+  const { answer, proposals } = staged;
+  const preserved = () => ({ answer, staged: proposals, committed: state.effects });
+  const finishWhenCancelled = patched('effects-finish-when-cancelled');
+  for (const [step, proposal] of proposals.entries()) {
+    const effect = policy.effects.find((e) => e.name === proposal.effect);
+    if (!effect) throw ApplicationFailure.create({ message: `agent "${policy.name}" has no effect named "${proposal.effect}"`, type: FailureType.UnknownEffect, nonRetryable: true });
+    // A cancelled run starts no further effect, nor its approval wait (the scope throws its cancellation here).
+    if (finishWhenCancelled && CancellationScope.current().consideredCancelled) await CancellationScope.current().cancelRequested;
+    const key = effectKey(input.runKey, effect.name, step);
+    if (!effect.reversible && policy.approval.irreversible === 'required') {
+      state.phase = 'awaiting_approval';
+      // Keep a decision already recorded: replaying from scratch, the update that decided may be
+      // delivered in the same activation before the step that set `pending` (it was validated against
+      // `pending` when it first ran). Overwriting it here was a non-determinism the crash tests found.
+      state.approval = { ...state.approval, pending: { effectKey: key, effect: effect.name, summary: staged.summary, args: proposal.args } };
+      // A timer that is never cancelled, not condition(fn, timeout): in that replay order the decision
+      // is already there, and a timer started and cancelled in one activation would leave no
+      // TimerStarted event where the original run recorded one.
+      let timedOut = false;
+      sleep(policy.approval.timeoutMs).then(
+        () => (timedOut = true),
+        () => undefined, // cancelled with the run (kill, wall clock)
+      );
+      await condition(() => state.approval.decision !== undefined || timedOut);
+      const decision = state.approval.decision;
+      const decided = decision !== undefined;
+      state.approval.pending = undefined;
+      if (!decided || !decision) {
+        return {
+          reason: 'escalated',
+          summary: `no decision on irreversible effect ${effect.name} within ${policy.approval.timeoutMs} ms; handed to a person`,
+          output: { ...preserved(), awaiting: { effectKey: key, effect: effect.name } },
+        };
+      }
+      if (!decision.approved) {
+        return { reason: 'blocked', summary: `${decision.who} rejected ${effect.name}${decision.reason ? `: ${decision.reason}` : ''}`, output: { ...preserved(), decision } };
+      }
+      state.approval = {}; // consumed: a later irreversible effect needs its own decision
+      state.phase = 'committing';
+    }
+    const r = reserve(pool, { toolCalls: 1 });
+    if (!r.ok) return { reason: 'budget_exhausted', summary: `stopped before effect ${effect.name}: the toolCalls budget would be crossed`, output: { dimension: 'toolCalls', ...preserved() } };
+    try {
+      // An effect in flight when the run is cancelled (kill, halt, supersede, deadline) is let finish
+      // rather than cut off halfway, where no one could say whether it landed: its outcome is
+      // recorded (`committed`), and the cancellation stops the run before the next effect starts.
+      const run = { runKey: input.runKey, wakeKey: input.wakeKey, entity: input.entity, eventKey: input.eventKey };
+      const call = () => commitEffect({ agent: policy.name, effectKey: key, effect, args: proposal.args, run });
+      const outcome = await (finishWhenCancelled ? CancellationScope.nonCancellable(call) : call());
+      state.effects.push(outcome);
+      state.maxAttempt = Math.max(state.maxAttempt, outcome.attempt);
+    } catch (err) {
+      if (failureType(err) === FailureType.EffectAmbiguous) {
+        return {
+          reason: 'escalated',
+          summary: `cannot tell whether ${effect.name} landed; a person must check ${key}`,
+          output: { ...preserved(), ambiguous: { effectKey: key, effect: effect.name, detail: (err as ActivityFailure).cause?.message } },
+        };
+      }
+      throw err;
+    } finally {
+      settle(pool, r.charge, r.charge);
+    }
+  }
+  return { reason: 'success', summary: staged.summary, output: preserved() };
+}

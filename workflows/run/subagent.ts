@@ -1,0 +1,73 @@
+import { workflowInfo } from '@temporalio/workflow';
+import type { AgentPolicy } from '../../core/policy';
+import type { ChatMessage } from '../../core/contracts';
+import { toolCallWithin } from './proxies';
+import { chargedModelCall } from './model-turn';
+import { newPool, reserve, settle, type Spend } from '../../core/budget';
+import { newRunState } from '../../core/run-state';
+import type { TerminalReason } from '../../core/types';
+
+export interface SubagentInput {
+  agent: string;
+  /** The parent run's key. */
+  runKey: string;
+  wakeKey: string;
+  entity: string;
+  payload: Record<string, unknown>;
+  /** What this subagent works on (one dashboard). */
+  item: string;
+  tool: string;
+  toolTimeoutMs: number;
+  /** Its slice of the parent's pool, reserved there before this child started. */
+  grant: Spend;
+  policy: { model: NonNullable<AgentPolicy['model']>; systemPrompt: string };
+}
+
+export interface SubagentResult {
+  item: string;
+  terminalReason: TerminalReason;
+  /** What it actually spent; the parent settles its grant to this. Never more than the grant. */
+  spent: Spend;
+  attempts: number;
+  observation?: { item: string; changed: boolean; headline: string };
+}
+
+/**
+ * A subagent: reads one item with its tool and summarizes it in one model turn, spending only its
+ * grant. A child workflow of the wake, cancelled with it (kill, wall clock).
+ */
+export async function subagentWorkflow(input: SubagentInput): Promise<SubagentResult> {
+  // The parent's wall clock covers the child (it cancels the child); the child counts only counters.
+  const pool = newPool({ ...input.grant, wallClockMs: Number.MAX_SAFE_INTEGER });
+  const state = newRunState(workflowInfo().runStartTime.getTime());
+  const done = (terminalReason: TerminalReason, observation?: SubagentResult['observation']): SubagentResult => ({
+    item: input.item,
+    terminalReason,
+    spent: pool.spent,
+    attempts: state.maxAttempt,
+    observation,
+  });
+  const r = reserve(pool, { toolCalls: 1 });
+  if (!r.ok) return done('budget_exhausted');
+  const read = await toolCallWithin(input.toolTimeoutMs)({
+    agent: input.agent,
+    tool: input.tool,
+    runKey: input.runKey,
+    wakeKey: input.wakeKey,
+    entity: input.entity,
+    payload: input.payload,
+    args: {},
+    item: input.item,
+  });
+  settle(pool, r.charge, r.charge);
+  state.maxAttempt = Math.max(state.maxAttempt, read.attempt);
+  const messages: ChatMessage[] = [
+    { role: 'system', content: `${input.policy.systemPrompt}\n\nAnswer with exactly one JSON object: {"decision":"commit"|"no_op","summary":"<one line>"}` },
+    { role: 'user', content: JSON.stringify({ task: `summarize ${input.item}`, observations: [JSON.parse(read.content)] }) },
+  ];
+  const turn = await chargedModelCall(state, pool, input.policy, { agent: input.agent, messages, tools: [], answer: 'summary' });
+  if (turn.exhausted) return done('budget_exhausted');
+  // Fail closed: an unparseable answer is not passed on as the observation's headline.
+  const summary = turn.reply.final?.summary ?? `${input.item}: changed (the model's summary could not be parsed)`;
+  return done('success', { item: input.item, changed: read.changed, headline: read.changed ? summary : `${input.item}: unchanged` });
+}
