@@ -130,6 +130,70 @@ describe('incident triage in process, against the fake Anthropic API', () => {
   });
 });
 
+describe('seed Test 1 and the model proposing effects, in process', () => {
+  test('seed Test 1: the same alert delivered again is answered from the run that took it: one ticket, no second model call', async () => {
+    const taskQueue = unique('triage-twice');
+    const service = unique('ledger');
+    const title = `Ledger errors ${service}`;
+    const from = fake.requests.length;
+    fake.script(toolUse('toolu_t1', { service }), final({ severity: 'low', title, summary: 'slow queries' }));
+    const event = alert(service);
+    const { first, again, result } = await withWorker(
+      env.nativeConnection,
+      taskQueue,
+      async () => {
+        const gate = app.gate(env.client, taskQueue);
+        const first = await gate.admit(event);
+        const result = await awaitRun(env.client, first);
+        const again = await gate.admit({ ...event, deliveryId: unique('redelivery') });
+        return { first, again, result };
+      },
+      { activities: app.activities() },
+    );
+    assert.equal(first.decision, 'started');
+    assert.equal(result.terminalReason, 'success', result.summary);
+    assert.equal(again.decision, 'completed');
+    assert.equal(again.workflowId, first.workflowId);
+    assert.deepEqual(again.result, result, 'the stored result, not a second run');
+    assert.equal(fake.requests.length - from, 2, 'the model was called for the first delivery only');
+    assert.equal(ticketsOf(title).length, 1);
+  });
+
+  test('the model proposes the ticket in its loop: staged, filed only after its final answer, by the commit stage', async () => {
+    const modelApp = createWakegate(incidentTriageOptions({ trackerUrl, effectsBy: 'model', model: { baseURL: anthropicUrl, apiKey: 'sk-ant-test', model: 'claude-test' } }));
+    const taskQueue = unique('triage-proposed');
+    const service = unique('search');
+    const title = `Search errors ${service}`;
+    const from = fake.requests.length;
+    let ticketsWhenAnswering = -1;
+    fake.script(
+      toolUse('toolu_p1', { service }),
+      // A proposal whose arguments do not parse goes back to the model like a bad tool call.
+      { reply: { content: [{ type: 'tool_use', id: 'toolu_p2', name: 'file_ticket', input: { title, severity: 'urgent' } }] } },
+      { reply: { content: [{ type: 'tool_use', id: 'toolu_p3', name: 'file_ticket', input: { title, severity: 'high' } }] } },
+      {
+        compute: () => {
+          ticketsWhenAnswering = ticketsOf(title).length;
+          return { reply: { content: JSON.stringify({ severity: 'high', title, summary: 'search is down' }) } };
+        },
+      },
+    );
+    const result = await withWorker(env.nativeConnection, taskQueue, async () => awaitRun(env.client, await modelApp.gate(env.client, taskQueue).admit(alert(service))), {
+      activities: modelApp.activities(),
+    });
+    assert.equal(result.terminalReason, 'success', result.summary);
+    const requests = fake.requests.slice(from);
+    assert.deepEqual((requests[0]!.body.tools ?? []).map((t) => t.name).sort(), ['file_ticket', 'search_errors'], 'the effect is offered to the model');
+    const [bad] = toolResults(requests[2]!.body).filter((r) => r.tool_use_id === 'toolu_p2');
+    assert.match((JSON.parse(text(bad!.content)) as { error: string }).error, /effect "file_ticket": invalid arguments: severity/);
+    assert.equal(ticketsWhenAnswering, 0, 'nothing was filed while the loop ran');
+    const out = result.output as { staged: { effect: string; args: unknown }[]; committed: EffectOutcome[] };
+    assert.deepEqual(out.staged, [{ effect: 'file_ticket', args: { title, severity: 'high' } }]);
+    assert.deepEqual(out.committed.map((e) => [e.name, e.outcome]), [['file_ticket', 'applied']]);
+    assert.equal(ticketsOf(title).length, 1);
+  });
+});
+
 describe('seed Test 2 with real worker processes: killed after the tracker created the ticket, before the worker heard', () => {
   const worker = async (taskQueue: string) => {
     const w = spawnWorker({

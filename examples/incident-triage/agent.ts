@@ -24,6 +24,12 @@ export interface IncidentTriageOptions {
   trackerUrl: string;
   /** Anthropic's Messages API settings. @default the worker's default model */
   model?: Omit<ProviderSettings, 'baseURL'> & { baseURL?: string };
+  /**
+   * Who proposes the ticket: `code` (`decide` files one from the answer's severity) or `model` (the
+   * model proposes `file_ticket` itself during its loop; the commit stage files what it staged).
+   * @default 'code'
+   */
+  effectsBy?: 'code' | 'model';
 }
 
 /**
@@ -86,11 +92,13 @@ export function incidentTriage(opts: IncidentTriageOptions): AgentDefinition {
     tools: [searchErrors],
     effects: [fileTicket],
     answer: TriageAnswer,
-    decide: (answer) =>
-      answer.severity === 'none'
-        ? { noOp: answer.summary }
-        : { summary: answer.summary, effects: [{ effect: 'file_ticket', args: { title: answer.title, severity: answer.severity } }] },
-    // Its one effect is reversible, so nothing waits for a person; the field is required all the same.
-    approval: { irreversible: 'required', timeout: '5m' },
+    ...(opts.effectsBy === 'model'
+      ? {}
+      : {
+          decide: (answer: TriageAnswer) =>
+            answer.severity === 'none'
+              ? { noOp: answer.summary }
+              : { summary: answer.summary, effects: [{ effect: 'file_ticket', args: { title: answer.title, severity: answer.severity } }] },
+        }),
   });
 }

@@ -37,7 +37,7 @@ export interface AnthropicError {
 }
 
 /** What the fake does with one request. Unscripted requests get a 500 `api_error` saying so (a test sent one more than it meant to). */
-export type AnthropicBehaviour = { reply: AnthropicReply } | { error: AnthropicError };
+export type AnthropicBehaviour = { reply: AnthropicReply } | { error: AnthropicError } | { compute: () => AnthropicBehaviour };
 
 /** One request as the fake received it. */
 export interface AnthropicRequest {
@@ -68,7 +68,9 @@ export function fakeAnthropic() {
   const requests: AnthropicRequest[] = [];
   const queue: AnthropicBehaviour[] = [];
   app.post<{ Body: AnthropicRequestBody }>('/v1/messages', async (req, res) => {
-    const behaviour = queue.shift();
+    let behaviour = queue.shift();
+    // Decided when the request arrives (a test looks at the world at that moment).
+    while (behaviour && 'compute' in behaviour) behaviour = behaviour.compute();
     requests.push({ apiKey: header(req.headers['x-api-key']), version: header(req.headers['anthropic-version']), body: req.body, behaviour });
     const error: AnthropicError | undefined = behaviour
       ? 'error' in behaviour

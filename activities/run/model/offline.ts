@@ -1,4 +1,10 @@
-import { countTokens } from 'gpt-tokenizer';
+import type * as Tokenizer from 'gpt-tokenizer';
+
+// The tokenizer's ranks take a fifth of a second to load: only a process that counts tokens pays it
+// (a CLI call that keys an event never does).
+let tokenizer: typeof Tokenizer | undefined;
+// eslint-disable-next-line @typescript-eslint/no-require-imports
+const countTokens = (text: string): number => (tokenizer ??= require('gpt-tokenizer') as typeof Tokenizer).countTokens(text);
 import type {
   JSONSchema7,
   LanguageModelV3,

@@ -1,7 +1,14 @@
 import type { LanguageModelV3 } from '@ai-sdk/provider';
-import { createAnthropic } from '@ai-sdk/anthropic';
-import { createGoogleGenerativeAI } from '@ai-sdk/google';
-import { createOpenAI } from '@ai-sdk/openai';
+import type * as AnthropicSdk from '@ai-sdk/anthropic';
+import type * as GoogleSdk from '@ai-sdk/google';
+import type * as OpenAISdk from '@ai-sdk/openai';
+
+// Each provider package is loaded when a model of it is made, not by every process that imports wakegate.
+/* eslint-disable @typescript-eslint/no-require-imports */
+const createOpenAI: typeof OpenAISdk.createOpenAI = (o) => (require('@ai-sdk/openai') as typeof OpenAISdk).createOpenAI(o);
+const createAnthropic: typeof AnthropicSdk.createAnthropic = (o) => (require('@ai-sdk/anthropic') as typeof AnthropicSdk).createAnthropic(o);
+const createGoogleGenerativeAI: typeof GoogleSdk.createGoogleGenerativeAI = (o) => (require('@ai-sdk/google') as typeof GoogleSdk).createGoogleGenerativeAI(o);
+/* eslint-enable @typescript-eslint/no-require-imports */
 
 /*
  * Language models for aiSdkStep. Base URLs and keys are always passed explicitly: left out, the SDK
