@@ -3,7 +3,7 @@ import { loadConfig, type OutsideConfig } from '../config/config';
 import { createCoalesceActivities } from './coalesce';
 import { createScheduleActivities } from './schedule/schedule';
 import { checkEffects, createCommitActivity } from './commit/commit';
-import { offlineModel } from './run/model/offline';
+import { chatTokens, offlineModel } from './run/model/offline';
 import { openaiCompatible } from './run/model/providers';
 import { aiSdkStep, type ModelStep } from './run/model/step';
 import type { Activities } from '../core/contracts';
@@ -36,6 +36,8 @@ export function createActivities(deps: ActivityDeps): Activities {
   const outside = deps.outside ?? loadConfig().outside;
   const agents = deps.registry.agents;
   checkEffects(agents, outside);
+  // A worker counts tokens: load the tokenizer now rather than inside its first model call.
+  chatTokens([]);
   const { runVerdict, ...supervisor } = createSupervisorActivities({
     policy: deps.supervisor,
     pager: deps.pager ?? pagerDutyPager({ url: outside.pager.url, routingKey: outside.pager.routingKey, timeoutMs: outside.httpTimeoutMs }),

@@ -140,3 +140,42 @@ describe('every attempt of a model call is charged', () => {
     openai.script();
   });
 });
+
+describe('provider errors through the AI SDK', () => {
+  /** A bump whose run is started directly, for its handle and history. */
+  async function bumpHandle() {
+    const repo = unique('acme/e');
+    const input = wakeInput('deps', `${repo}:lodash`, 'release.published', { repo, package: 'lodash', from: '4.17.20', to: '4.17.21' });
+    const first = openai.requests.length;
+    const handle = await startWake(env.client, taskQueue, input);
+    return { handle, requests: () => openai.requests.slice(first), prs: () => standins.pulls.pulls.filter((p) => p.repo === repo) };
+  }
+
+  test('a 4xx the provider refuses the request with is final: one attempt, charged once, the run fails as ProviderRejected', async () => {
+    openai.script({ error: { status: 400, message: 'model "gpt-test" does not accept tools' } });
+    const { handle, requests, prs } = await bumpHandle();
+    await assert.rejects(handle.result(), (err: Error) => {
+      const chain: Error[] = [];
+      for (let e: unknown = err; e instanceof Error; e = e.cause) chain.push(e);
+      const rejected = chain.find((e) => (e as { type?: string }).type === 'ProviderRejected');
+      assert.ok(rejected, chain.map((e) => `${e.name}: ${e.message}`).join(' <- '));
+      assert.match(rejected.message, /HTTP 400/);
+      return true;
+    });
+    assert.equal(requests().length, 1, 'no retry of a request the provider refused');
+    assert.equal(prs().length, 0);
+  });
+
+  test("a 429 is retried after the provider's Retry-After, not the backoff", async () => {
+    openai.script({ error: { status: 429, message: 'slow down', retryAfter: '7' } });
+    const { handle, requests, prs } = await bumpHandle();
+    const result = await handle.result();
+    assert.equal(result.terminalReason, 'success', result.summary);
+    assert.equal(requests().length, 2);
+    assert.equal(result.usage!.turns, 2, 'the refused attempt is charged like any');
+    assert.equal(prs().length, 1);
+    const history = await handle.fetchHistory();
+    const timers = (history.events ?? []).flatMap((e) => (e.timerStartedEventAttributes ? [Number(e.timerStartedEventAttributes.startToFireTimeout?.seconds ?? 0)] : []));
+    assert.ok(timers.includes(7), `a 7 s timer before the retry (timers: ${timers.join(', ')} s)`);
+  });
+});

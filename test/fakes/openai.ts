@@ -70,6 +70,9 @@ const COMPLETION_TOKENS = 7;
  * follows a script of behaviours (`script(...)`, one per request, then `answer`).
  */
 export function fakeOpenAI() {
+  // Load the tokenizer now (it loads on first use): a test's first request must not wait for it
+  // against a client time limit of a few hundred ms.
+  chatTokens([{ role: 'user', content: 'warm' }]);
   // The client's keep-alive sockets (some left mid-request by a stall) must not hold close() open.
   const app = Fastify({ forceCloseConnections: true });
   const requests: FakeRequest[] = [];

@@ -1,5 +1,4 @@
 import { ActivityFailure, ApplicationFailure, isCancellation, sleep } from '@temporalio/workflow';
-import { msToNumber } from '@temporalio/common/lib/time';
 import type { AgentPolicy, BudgetDimension } from '../../core/policy';
 import type { ChatMessage, ModelReply, ModelRequest, OfferedTool, UnparsedFinal } from '../../core/contracts';
 import { FailureType } from '../../core/failures';
@@ -51,12 +50,16 @@ function retryable(err: unknown): boolean {
   return true; // timeouts and worker loss: the provider may answer next time
 }
 
-/** The wait before the next attempt: the provider's own `Retry-After` (a 429's `nextRetryDelay`) when it gave one, else the backoff. */
+/**
+ * The wait before the next attempt: the provider's own `Retry-After` when a 429 gave one (carried in
+ * the `RateLimited` failure's details, since SDK 1.24 drops `nextRetryDelay` on its way into workflow
+ * code), else the backoff.
+ */
 function retryDelayMs(err: unknown, attempt: number): number {
   const backoff = MODEL_CALL_RETRY.initialIntervalMs * MODEL_CALL_RETRY.backoffCoefficient ** (attempt - 1);
   const cause = err instanceof ActivityFailure ? err.cause : undefined;
-  const asked = cause instanceof ApplicationFailure && cause.nextRetryDelay != null ? msToNumber(cause.nextRetryDelay) : undefined;
-  return asked !== undefined && asked > 0 ? asked : backoff;
+  const asked = cause instanceof ApplicationFailure && cause.type === FailureType.RateLimited ? (cause.details?.[0] as { retryAfterMs?: unknown } | undefined)?.retryAfterMs : undefined;
+  return typeof asked === 'number' && asked > 0 ? asked : backoff;
 }
 
 /**

@@ -129,6 +129,9 @@ function providerFailure(err: unknown, signal: AbortSignal | undefined): unknown
         type: FailureType.RateLimited,
         message: `model provider rate-limited the request (HTTP 429, retry after ${delay} ms): ${err.message}`,
         nextRetryDelay: delay,
+        // Also in the details: SDK 1.24's failure converter does not carry nextRetryDelay back into
+        // workflow code, where the run's own retry loop (one reservation per attempt) reads it.
+        details: [{ retryAfterMs: delay }],
         cause: err,
       });
     }
