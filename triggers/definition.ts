@@ -10,34 +10,40 @@ export { Name };
  * trigger (CLI, schedule, webhook, queue) goes through the same gate with one of these.
  */
 export const TriggerDefinitionSchema = z.strictObject({
+  /** The source's name: the CLI's `--source`, an agent's `triggers`, the first part of every event key. @example 'incidents' */
   source: Name,
+  /** What this source's events are, for people. */
   description: z.string().min(1),
   /**
    * Which agents an event wakes: `all` agents whose triggers name this source (fan-out), or only the
-   * one `named` with the event (a schedule wakes the agent its definition names). Default `all`.
+   * one `named` with the event (a schedule wakes the agent its definition names).
+   * @default 'all'
    */
   wakes: z.enum(['all', 'named']).default('all'),
-  /** Event types accepted; `'*'` accepts any. */
+  /** Event types accepted; `'*'` accepts any. @example ['alert.fired', 'alert.resolved'] */
   eventTypes: z.union([z.literal('*'), z.array(z.string().min(1)).nonempty()]),
   /**
    * Width of the time bucket of the event's own occurrence time (UTC, epoch-aligned), as a duration
    * string. Repeated notifications about one change inside a bucket are one logical event.
+   * @example '1s' (each change its own event; bursts are the coalescer's job) or '1d' (one check a day)
    */
   bucket: Duration('bucket', 1000),
-  /** Why this key: what one logical event is for this source. Written down so the next trigger does not guess. */
+  /** Why this key: what one logical event is for this source. Written down so the next trigger does not guess. @example 'One logical event per (service, alert, second it fired): a redelivered alert carries the same time.' */
   keyRationale: z.string().min(10),
   /**
    * Payload fields that identify the event's inputs: the same key arriving with different values of
    * these fields is refused (`mismatch`). `'payload'` means the whole payload.
+   * @example ['service', 'alert']
    */
   fingerprint: z.union([z.literal('payload'), z.array(z.string().min(1)).nonempty()]),
-  /** Schema the payload must satisfy. */
-  payload: z.custom<z.ZodType<Record<string, unknown>>>((v) => v instanceof z.ZodType, 'payload must be a zod schema'),
+  /** Schema the payload must satisfy (checked at the gate; a bad payload is refused before any run). @example z.object({ service: z.string() }).passthrough() */
+  payload: z.custom<z.ZodType<Record<string, unknown>>>((v) => typeof v === 'object' && v !== null && '_zod' in v, 'payload must be a zod 4 schema'),
   /**
    * The workflow ID of an event's run on the one-call path, when something other than the gate also
    * starts that run under a name of its own (a Temporal Schedule names each window's run
    * `<action id>-<nominal>`): both paths then share one ID, so Temporal refuses the second either way.
-   * Default `agent@eventKey`. A coalescing agent's admission record keeps the default.
+   * A coalescing agent's admission record keeps the default.
+   * @default `agent@eventKey`
    */
   runId: z
     .custom<(agent: string, event: { entity: string; bucketStartMs: number }) => string>((v) => typeof v === 'function', 'runId must be a function')
