@@ -46,7 +46,7 @@ async function main(): Promise<void> {
     registry,
     sources: exampleApp.webhookSources,
     // Limits out of the way: this measures the accept path, not the shed policy.
-    config: { ...loadConfig({}).ingress, port: 0, ratePerSecond: 1e6, burst: 1e6, maxInFlight: 4 * CONCURRENCY },
+    config: { ...loadConfig({}).ingress, port: 0, operatorPort: 0, ratePerSecond: 1e6, burst: 1e6, maxInFlight: 4 * CONCURRENCY },
     allowDevSecrets: true,
   });
   const webhook = new Webhook(campaignsSource.devSecret);

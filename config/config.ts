@@ -54,6 +54,12 @@ const Env = z.object({
   /** Webhook ingress (ingress/): listen address and port. */
   WAKEGATE_INGRESS_HOST: z.string().min(1).default('127.0.0.1'),
   WAKEGATE_INGRESS_PORT: z.coerce.number().int().min(0).max(65535).default(8787),
+  /**
+   * Where the operator's listener binds: the `/supervisor` page and its actions (halt, reset, release,
+   * discard, drain), `/metrics`, `/status`. Never on the public webhook listener; loopback only for now.
+   */
+  WAKEGATE_OPERATOR_HOST: z.string().min(1).default('127.0.0.1'),
+  WAKEGATE_OPERATOR_PORT: z.coerce.number().int().min(0).max(65535).default(8788),
   /** Largest webhook body accepted, bytes (413 above). */
   WAKEGATE_INGRESS_BODY_LIMIT_BYTES: z.coerce.number().int().positive().default(256 * 1024),
   /** Per-source rate limit: sustained requests per second, and the burst a source may send at once (token bucket). */
@@ -87,6 +93,9 @@ const WebhookSecrets = z.record(z.string().regex(/^WAKEGATE_WEBHOOK_SECRET_[A-Z0
 export interface IngressConfig {
   host: string;
   port: number;
+  /** The operator's listener (supervisor page and actions, metrics, status): its own address, loopback by default. */
+  operatorHost: string;
+  operatorPort: number;
   bodyLimitBytes: number;
   ratePerSecond: number;
   burst: number;
@@ -173,6 +182,8 @@ function ingressConfig(e: z.infer<typeof Env>, env: NodeJS.ProcessEnv): IngressC
   return {
     host: e.WAKEGATE_INGRESS_HOST,
     port: e.WAKEGATE_INGRESS_PORT,
+    operatorHost: e.WAKEGATE_OPERATOR_HOST,
+    operatorPort: e.WAKEGATE_OPERATOR_PORT,
     bodyLimitBytes: e.WAKEGATE_INGRESS_BODY_LIMIT_BYTES,
     ratePerSecond: e.WAKEGATE_INGRESS_RATE_PER_S,
     burst: e.WAKEGATE_INGRESS_BURST,

@@ -12,7 +12,7 @@ export interface StartIngressOptions {
   client: Client;
   taskQueue: string;
   registry: TriggerRegistry;
-  config: Pick<IngressConfig, 'host' | 'port' | 'secrets'> & IngressSettings;
+  config: Pick<IngressConfig, 'host' | 'port' | 'operatorHost' | 'operatorPort' | 'secrets'> & IngressSettings;
   sources: readonly WebhookSource<unknown>[];
   /** Fall back to each source's documented dev secret when its variable is unset (`npm start` only). */
   allowDevSecrets?: boolean;
@@ -20,9 +20,12 @@ export interface StartIngressOptions {
   metrics?: IngressMetrics;
 }
 
-/** A listening ingress: where it is, its metrics, which sources use a dev secret, and how to stop it. */
+/** A listening ingress: where its two listeners are, its metrics, which sources use a dev secret, and how to stop it. */
 export interface RunningIngress {
+  /** The public listener: webhooks and the health check only. */
   url: string;
+  /** The operator's listener: the supervisor page and its actions, metrics, status. */
+  operatorUrl: string;
   metrics: IngressMetrics;
   devSecretSources: string[];
   close(): Promise<void>;
@@ -36,7 +39,8 @@ export async function startIngress(opts: StartIngressOptions): Promise<RunningIn
   // is already durably recorded, and the sender gets 202 `accepted` rather than a 503 that would
   // make it retry something stored.
   const gate = new Gate({ client: opts.client, taskQueue: opts.taskQueue, registry: opts.registry, decisionWaitMs: Math.max(100, Math.floor(opts.config.temporalTimeoutMs / 2)) });
-  const { app, metrics } = buildIngress({
+  assertLoopback(opts.config.operatorHost);
+  const { app, operator, metrics } = buildIngress({
     gate,
     client: opts.client,
     registry: opts.registry,
@@ -48,13 +52,38 @@ export async function startIngress(opts: StartIngressOptions): Promise<RunningIn
     supervisorPage: { taskQueue: opts.taskQueue },
   });
   const address = await app.listen({ host: opts.config.host, port: opts.config.port });
+  let operatorAddress: string;
+  try {
+    operatorAddress = await operator.listen({ host: opts.config.operatorHost, port: opts.config.operatorPort });
+  } catch (err) {
+    await app.close();
+    throw err;
+  }
   return {
     url: address,
+    operatorUrl: operatorAddress,
     metrics,
     devSecretSources: fromDev,
     close: async () => {
       await app.close();
+      await operator.close();
       await gate.close();
     },
   };
+}
+
+const LOOPBACK = /^(127\.\d{1,3}\.\d{1,3}\.\d{1,3}|::1|localhost)$/;
+
+/**
+ * The operator's listener carries the kill switch, the breaker's reset and the release of held
+ * wakes, and it has no sign-in yet: it binds to a loopback address only, and anything else is a
+ * start-up error that says how to reach it instead.
+ */
+export function assertLoopback(host: string): void {
+  if (!LOOPBACK.test(host)) {
+    throw new Error(
+      `WAKEGATE_OPERATOR_HOST=${host}: the operator's listener (supervisor page and actions, metrics, status) binds to loopback only, ` +
+        'because it has no sign-in: keep the default 127.0.0.1 and reach it through an SSH tunnel or an authenticating proxy on this host',
+    );
+  }
 }

@@ -57,13 +57,15 @@ const refuse = (status: number, code: string, message: string, issues?: { path: 
   new Reply(status, errorBody(code, message, issues), code);
 
 /**
- * The webhook ingress: `POST /webhooks/<source>` and `GET /metrics`. A delivery is answered 202
+ * The webhook ingress, two listeners: the public one serves `POST /webhooks/<source>` and
+ * `GET /healthz` and nothing else (every sender on the internet reaches it); the operator's serves
+ * the `/supervisor` page and its actions, `/metrics` and `/status`, on its own address. A delivery is answered 202
  * only after the gate returned, that is after Temporal durably accepted the event (a started run,
  * or the open or finished run that already holds its key). Statuses: 401 signature, 400 body, 404
  * source, 413 size, 415 content type, 409/422 refusal, 429 shed (Retry-After), 503 Temporal did not
  * accept in time (Retry-After). Nothing is buffered: over a limit, the request is shed at once.
  */
-export function buildIngress(opts: IngressOptions): { app: FastifyInstance; metrics: IngressMetrics; inFlight: InFlightCap } {
+export function buildIngress(opts: IngressOptions): { app: FastifyInstance; operator: FastifyInstance; metrics: IngressMetrics; inFlight: InFlightCap } {
   const { settings } = opts;
   const metrics = opts.metrics ?? new IngressMetrics();
   const served = new Map<string, Served>();
@@ -134,13 +136,17 @@ export function buildIngress(opts: IngressOptions): { app: FastifyInstance; metr
     return send(request, reply, '(unknown)', performance.now(), refuse(404, 'not_found', `no route ${request.method} ${request.url.split('?')[0]}`));
   });
 
-  if (opts.supervisorPage) registerSupervisorPage(app, { client: opts.client, taskQueue: opts.supervisorPage.taskQueue });
+  // A load balancer's health check: answers without touching Temporal or saying anything about the fleet.
+  app.get('/healthz', async () => ({ ok: true }));
 
-  app.get('/metrics', async (_request, reply) => {
+  // The operator's paths never share the public listener: a request for one there is a 404 like any unknown path.
+  const operator = Fastify({ logger: false });
+  if (opts.supervisorPage) registerSupervisorPage(operator, { client: opts.client, taskQueue: opts.supervisorPage.taskQueue });
+  operator.get('/metrics', async (_request, reply) => {
     metrics.inFlight.set(inFlight.inFlight);
     return reply.header('content-type', metrics.registry.contentType).send(await metrics.registry.metrics());
   });
-  app.get('/status', async () => ({
+  operator.get('/status', async () => ({
     shedPolicy: SHED_POLICY,
     inFlight: inFlight.inFlight,
     maxInFlight: inFlight.limit,
@@ -247,5 +253,5 @@ export function buildIngress(opts: IngressOptions): { app: FastifyInstance; metr
     }
   }
 
-  return { app, metrics, inFlight };
+  return { app, operator, metrics, inFlight };
 }

@@ -308,7 +308,7 @@ describe('the tracker webhook source’s own signature scheme', () => {
     const taskQueue = unique('triage-ingress');
     const service = unique('ledger');
     const title = `Ledger errors ${service}`;
-    const config = { ...loadConfig({}).ingress, host: '127.0.0.1', port: 0, secrets: { WAKEGATE_WEBHOOK_SECRET_TRACKER: SECRET } };
+    const config = { ...loadConfig({}).ingress, host: '127.0.0.1', port: 0, operatorPort: 0, secrets: { WAKEGATE_WEBHOOK_SECRET_TRACKER: SECRET } };
     const ingress = await startIngress({ client: env.client, taskQueue, registry: app.registry, sources: app.webhookSources, config });
     try {
       const delivery = JSON.stringify({ incidentId: unique('inc'), service, alert: 'p99 latency above 2s', firedAt: '2026-12-04T18:05:00Z' } satisfies AlertFired);

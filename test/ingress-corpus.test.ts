@@ -215,7 +215,7 @@ test('a generated corpus of 500+ invalid deliveries: each its documented status 
   assert.deepEqual(wrong, [], `${wrong.length} of ${cases.length} answered wrongly`);
   assert.equal(Object.keys(statuses).filter((s) => Number(s) < 300 || Number(s) >= 500).length, 0, JSON.stringify(statuses));
   // Still alive and counting: nothing crashed, nothing was accepted.
-  const metrics = await (await fetch(`${ingress.url}/metrics`)).text();
+  const metrics = await (await fetch(`${ingress.operatorUrl}/metrics`)).text();
   assert.doesNotMatch(metrics, /wakegate_ingress_accepted_total\{/);
   assert.match(metrics, /wakegate_ingress_refused_total\{source="campaigns",reason="timestamp_expired"\} 40\n/);
   // A valid delivery after the corpus is still accepted (the process survived every case).

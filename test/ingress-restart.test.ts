@@ -41,7 +41,7 @@ test('Temporal stopped: 503 with Retry-After and nothing accepted, the in-flight
   assert.equal(down.status, 503, JSON.stringify(down.json));
   assert.equal(down.retryAfter, '7');
   assert.equal(down.json.error?.code, 'temporal_unavailable');
-  assert.match(await (await fetch(`${ingress!.url}/metrics`)).text(), /wakegate_ingress_unavailable_total\{source="campaigns"\} 1\n/);
+  assert.match(await (await fetch(`${ingress!.operatorUrl}/metrics`)).text(), /wakegate_ingress_unavailable_total\{source="campaigns"\} 1\n/);
 
   // While Temporal does not answer, requests pile up in the ingress; the in-flight cap sheds the
   // ones beyond it at once (429, reject-newest) instead of holding them.
@@ -55,7 +55,7 @@ test('Temporal stopped: 503 with Retry-After and nothing accepted, the in-flight
     );
     assert.deepEqual(stuck.map((a) => a.status).sort(), [429, 429, 429, 503, 503]);
     for (const a of stuck.filter((x) => x.status === 429)) assert.equal(a.retryAfter, '1');
-    assert.match(await (await fetch(`${capped.url}/metrics`)).text(), /wakegate_ingress_shed_total\{source="campaigns",reason="in_flight",policy="reject-newest"\} 3\n/);
+    assert.match(await (await fetch(`${capped.operatorUrl}/metrics`)).text(), /wakegate_ingress_shed_total\{source="campaigns",reason="in_flight",policy="reject-newest"\} 3\n/);
   } finally {
     await capped.close();
   }

@@ -73,7 +73,7 @@ describe('the webhook ingress on the real dev server', () => {
         assert.equal(refused.json.error?.code, 'mismatch');
         assert.equal(await executions(first.json.workflowId!), 1);
 
-        const metrics = await (await fetch(`${ingress.url}/metrics`)).text();
+        const metrics = await (await fetch(`${ingress.operatorUrl}/metrics`)).text();
         assert.match(metrics, /wakegate_ingress_accepted_total\{source="campaigns",decision="started"\} 1\n/);
         assert.match(metrics, /wakegate_ingress_duplicate_total\{source="campaigns"\} 6\n/);
         assert.match(metrics, /wakegate_ingress_refused_total\{source="campaigns",reason="mismatch"\} 1\n/);
@@ -105,7 +105,7 @@ describe('the webhook ingress on the real dev server', () => {
         const b = await post(url, older, standardHeaders(older, 'hook-b'));
         assert.equal(b.status, 202, JSON.stringify(b.json));
         assert.equal(b.json.decision, 'stale');
-        const metrics = await (await fetch(`${ingress.url}/metrics`)).text();
+        const metrics = await (await fetch(`${ingress.operatorUrl}/metrics`)).text();
         assert.match(metrics, /wakegate_ingress_stale_total\{source="campaigns"\} 1\n/);
       }, { activities });
     } finally {
@@ -171,11 +171,48 @@ describe('the webhook ingress on the real dev server', () => {
           const result = (await env.client.workflow.getHandle(a.json.workflowId!).result()) as WakeResult;
           assert.equal(result.terminalReason, 'success', result.summary);
         }
-        const metrics = await (await fetch(`${ingress.url}/metrics`)).text();
+        const metrics = await (await fetch(`${ingress.operatorUrl}/metrics`)).text();
         assert.match(metrics, new RegExp(`wakegate_ingress_shed_total\\{source="github",reason="rate_limit",policy="reject-newest"\\} ${shed.length}\\n`));
       }, { activities });
     } finally {
       await ingress.close();
     }
+  });
+});
+
+describe('the operator’s paths are not on the public listener', () => {
+  test('the halt a stranger sends with a hand-written Origin to the webhook port is a 404 and halts nothing; the operator listener serves the page, metrics and status', async () => {
+    const taskQueue = unique('ingress-operator');
+    const ingress = await startTestIngress(env, taskQueue);
+    try {
+      const publicUrl = new URL(ingress.url);
+      const halt = await fetch(`${ingress.url}/supervisor/halt`, {
+        method: 'POST',
+        headers: { origin: publicUrl.origin, 'content-type': 'application/x-www-form-urlencoded' },
+        body: 'who=stranger&reason=no+login+needed',
+        redirect: 'manual',
+      });
+      assert.equal(halt.status, 404);
+      for (const p of ['/supervisor', '/supervisor/reset', '/metrics', '/status']) {
+        assert.equal((await fetch(`${ingress.url}${p}`)).status, 404, `${p} on the public listener`);
+      }
+      assert.deepEqual(await (await fetch(`${ingress.url}/healthz`)).json(), { ok: true });
+      // Nothing was halted: a wake through the gate is not held.
+      const a = await new Gate({ client: env.client, taskQueue, registry: registryOf() }).admit({ source: 'ping', entity: unique('after-stranger'), type: 'check', occurredAt: new Date().toISOString(), payload: {} });
+      assert.notEqual(a.decision, 'held');
+
+      assert.notEqual(new URL(ingress.operatorUrl).port, publicUrl.port, 'two listeners');
+      assert.equal(new URL(ingress.operatorUrl).hostname, '127.0.0.1');
+      assert.equal((await fetch(`${ingress.operatorUrl}/supervisor`)).status, 200);
+      assert.match(await (await fetch(`${ingress.operatorUrl}/metrics`)).text(), /wakegate_ingress/);
+      assert.ok(Array.isArray(((await (await fetch(`${ingress.operatorUrl}/status`)).json()) as { sources: unknown[] }).sources));
+      assert.equal((await fetch(`${ingress.operatorUrl}/webhooks/campaigns`, { method: 'POST' })).status, 404, 'and no webhooks on the operator listener');
+    } finally {
+      await ingress.close();
+    }
+  });
+
+  test('the operator listener refuses to bind anywhere but loopback, saying how to reach it instead', async () => {
+    await assert.rejects(startTestIngress(env, unique('ingress-operator-public'), { operatorHost: '0.0.0.0' }), /binds to loopback only.*SSH tunnel/);
   });
 });

@@ -47,7 +47,7 @@ test('the status page shows a trip, and a reset and a release made through its f
 
     ingress = await startTestIngress(env, taskQueue);
     const page = await browser.context.newPage();
-    const url = `${ingress.url}/supervisor`;
+    const url = `${ingress.operatorUrl}/supervisor`;
     await step(page, 'the page shows the trip', async () => {
       await page.goto(url);
       assert.equal(await page.getByTestId('mode').innerText(), 'halted');

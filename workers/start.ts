@@ -105,7 +105,7 @@ async function main(): Promise<void> {
       `  schedules:  created ${synced.created.length}, updated ${synced.updated.length}, unchanged ${synced.unchanged.length}` +
         (synced.paused.length ? `, paused by hand: ${synced.paused.map((p) => p.id).join(', ')}` : '') +
         ` (${ui}/namespaces/${config.temporal.namespace}/schedules; npx wakegate schedules list)`,
-      `  supervisor: ${supervisor.workflowId} (npx wakegate supervisor status; npx wakegate halt|drain --who --reason), page ${ingress.url}/supervisor`,
+      `  supervisor: ${supervisor.workflowId} (npx wakegate supervisor status; npx wakegate halt|drain --who --reason), page ${ingress.operatorUrl}/supervisor (operator listener: loopback only, never on the webhook port)`,
       `  runs by reason: ${ui}/namespaces/${config.temporal.namespace}/workflows?query=${encodeURIComponent('WakeTerminalReason="success"')}`,
       '  try:',
       `    npx wakegate emit --source ping --entity demo --type check --payload '{"holdMs":5000}' --wait`,
@@ -118,7 +118,7 @@ async function main(): Promise<void> {
       ),
       `    npx wakegate emit --source <trigger> --entity <id> --type <type> --payload '{...}' --wait   # wakes every agent of that trigger`,
       `    npx wakegate runs; npx wakegate approve '<workflowId>'   # an irreversible effect waits for a person`,
-      `  ingress:    ${ingress.url}/webhooks/<source> (${wakegate.webhookSources.map((s) => s.name).join(', ')}), metrics ${ingress.url}/metrics, status ${ingress.url}/status` +
+      `  ingress:    ${ingress.url}/webhooks/<source> (${wakegate.webhookSources.map((s) => s.name).join(', ')}), health ${ingress.url}/healthz; operator: metrics ${ingress.operatorUrl}/metrics, status ${ingress.operatorUrl}/status` +
         (config.ingress.sdkMetricsAddress ? `, Temporal SDK metrics http://${config.ingress.sdkMetricsAddress}/metrics` : ''),
       ...(ingress.devSecretSources.length
         ? [
