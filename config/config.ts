@@ -56,10 +56,20 @@ const Env = z.object({
   WAKEGATE_INGRESS_PORT: z.coerce.number().int().min(0).max(65535).default(8787),
   /**
    * Where the operator's listener binds: the `/supervisor` page and its actions (halt, reset, release,
-   * discard, drain), `/metrics`, `/status`. Never on the public webhook listener; loopback only for now.
+   * discard, drain), `/metrics`, `/status`. Never on the public webhook listener; anywhere but
+   * loopback only with WAKEGATE_OPERATORS set.
    */
   WAKEGATE_OPERATOR_HOST: z.string().min(1).default('127.0.0.1'),
   WAKEGATE_OPERATOR_PORT: z.coerce.number().int().min(0).max(65535).default(8788),
+  /** The operators who may act there, `name:secret` comma-separated (secrets at least 16 characters); unset: no sign-in, loopback only. */
+  WAKEGATE_OPERATORS: z.string().default(''),
+  /** 64 hex digits sealing the operator's session cookie (share it between ingress processes); unset: a key per process. */
+  WAKEGATE_OPERATOR_SESSION_KEY: z
+    .string()
+    .regex(/^[0-9a-fA-F]{64}$/, 'WAKEGATE_OPERATOR_SESSION_KEY must be 64 hex digits (32 bytes), e.g. from `openssl rand -hex 32`')
+    .optional(),
+  /** How long an operator's sign-in lasts, s. */
+  WAKEGATE_OPERATOR_SESSION_TTL_S: z.coerce.number().int().min(1).max(7 * 86_400).default(8 * 3600),
   /** Largest webhook body accepted, bytes (413 above). */
   WAKEGATE_INGRESS_BODY_LIMIT_BYTES: z.coerce.number().int().positive().default(256 * 1024),
   /** Per-source rate limit: sustained requests per second, and the burst a source may send at once (token bucket). */
@@ -96,6 +106,8 @@ export interface IngressConfig {
   /** The operator's listener (supervisor page and actions, metrics, status): its own address, loopback by default. */
   operatorHost: string;
   operatorPort: number;
+  /** Its operators (name → secret) and sessions; no operators: no sign-in, loopback only. */
+  operatorAuth: { operators: Record<string, string>; sessionKey?: Buffer; sessionTtlS: number };
   bodyLimitBytes: number;
   ratePerSecond: number;
   burst: number;
@@ -184,6 +196,11 @@ function ingressConfig(e: z.infer<typeof Env>, env: NodeJS.ProcessEnv): IngressC
     port: e.WAKEGATE_INGRESS_PORT,
     operatorHost: e.WAKEGATE_OPERATOR_HOST,
     operatorPort: e.WAKEGATE_OPERATOR_PORT,
+    operatorAuth: {
+      operators: parseOperators(e.WAKEGATE_OPERATORS),
+      ...(e.WAKEGATE_OPERATOR_SESSION_KEY ? { sessionKey: Buffer.from(e.WAKEGATE_OPERATOR_SESSION_KEY, 'hex') } : {}),
+      sessionTtlS: e.WAKEGATE_OPERATOR_SESSION_TTL_S,
+    },
     bodyLimitBytes: e.WAKEGATE_INGRESS_BODY_LIMIT_BYTES,
     ratePerSecond: e.WAKEGATE_INGRESS_RATE_PER_S,
     burst: e.WAKEGATE_INGRESS_BURST,
@@ -230,4 +247,24 @@ export function binarySettings(env: NodeJS.ProcessEnv = process.env): BinarySett
     temporalTestServerPath: env.TEMPORAL_TEST_SERVER_PATH || undefined,
     searchPath: (env.PATH ?? '').split(path.delimiter).filter(Boolean),
   };
+}
+
+/**
+ * `WAKEGATE_OPERATORS`: `name:secret` pairs, comma-separated. A bad entry fails at start naming the
+ * entry's position and what is wrong, never the secret.
+ */
+export function parseOperators(spec: string): Record<string, string> {
+  const out: Record<string, string> = {};
+  const entries = spec.split(',').map((x) => x.trim()).filter(Boolean);
+  for (const [i, entry] of entries.entries()) {
+    const at = entry.indexOf(':');
+    const name = at > 0 ? entry.slice(0, at) : '';
+    const secret = at > 0 ? entry.slice(at + 1) : '';
+    const where = `WAKEGATE_OPERATORS entry ${i + 1}`;
+    if (!/^[A-Za-z0-9._@-]{1,100}$/.test(name)) throw new ConfigError(`${where}: write name:secret, the name in letters, digits, ".", "_", "@" or "-"`);
+    if (secret.length < 16) throw new ConfigError(`${where} (${name}): the secret must be at least 16 characters`);
+    if (out[name] !== undefined) throw new ConfigError(`${where}: operator "${name}" is named twice`);
+    out[name] = secret;
+  }
+  return out;
 }

@@ -12,7 +12,7 @@ export interface StartIngressOptions {
   client: Client;
   taskQueue: string;
   registry: TriggerRegistry;
-  config: Pick<IngressConfig, 'host' | 'port' | 'operatorHost' | 'operatorPort' | 'secrets'> & IngressSettings;
+  config: Pick<IngressConfig, 'host' | 'port' | 'operatorHost' | 'operatorPort' | 'operatorAuth' | 'secrets'> & IngressSettings;
   sources: readonly WebhookSource<unknown>[];
   /** Fall back to each source's documented dev secret when its variable is unset (`npm start` only). */
   allowDevSecrets?: boolean;
@@ -39,7 +39,7 @@ export async function startIngress(opts: StartIngressOptions): Promise<RunningIn
   // is already durably recorded, and the sender gets 202 `accepted` rather than a 503 that would
   // make it retry something stored.
   const gate = new Gate({ client: opts.client, taskQueue: opts.taskQueue, registry: opts.registry, decisionWaitMs: Math.max(100, Math.floor(opts.config.temporalTimeoutMs / 2)) });
-  assertLoopback(opts.config.operatorHost);
+  assertOperatorBind(opts.config.operatorHost, Object.keys(opts.config.operatorAuth.operators).length > 0);
   const { app, operator, metrics } = buildIngress({
     gate,
     client: opts.client,
@@ -50,6 +50,7 @@ export async function startIngress(opts: StartIngressOptions): Promise<RunningIn
     metrics: opts.metrics ?? new IngressMetrics({ defaultMetrics: true }),
     logger: opts.logger,
     supervisorPage: { taskQueue: opts.taskQueue },
+    operatorAuth: opts.config.operatorAuth,
   });
   const address = await app.listen({ host: opts.config.host, port: opts.config.port });
   let operatorAddress: string;
@@ -76,14 +77,15 @@ const LOOPBACK = /^(127\.\d{1,3}\.\d{1,3}\.\d{1,3}|::1|localhost)$/;
 
 /**
  * The operator's listener carries the kill switch, the breaker's reset and the release of held
- * wakes, and it has no sign-in yet: it binds to a loopback address only, and anything else is a
- * start-up error that says how to reach it instead.
+ * wakes: without operators to sign in it binds to a loopback address only, and anything else is a
+ * start-up error that says how to configure them.
  */
-export function assertLoopback(host: string): void {
-  if (!LOOPBACK.test(host)) {
+export function assertOperatorBind(host: string, signIn: boolean): void {
+  if (!signIn && !LOOPBACK.test(host)) {
     throw new Error(
-      `WAKEGATE_OPERATOR_HOST=${host}: the operator's listener (supervisor page and actions, metrics, status) binds to loopback only, ` +
-        'because it has no sign-in: keep the default 127.0.0.1 and reach it through an SSH tunnel or an authenticating proxy on this host',
+      `WAKEGATE_OPERATOR_HOST=${host}: the operator's listener (supervisor page and actions, metrics, status) has no sign-in configured, ` +
+        'so it binds to loopback only: set WAKEGATE_OPERATORS=name:secret,... (secrets of 16+ characters) to serve it elsewhere, ' +
+        'or keep the default 127.0.0.1 and reach it through an SSH tunnel',
     );
   }
 }

@@ -9,6 +9,7 @@ import { InFlightCap, retryAfterSeconds, SHED_POLICY, TokenBucket, type ShedReas
 import { answerBody, errorBody, jsonDepth, statusOf } from './answers';
 import { IngressMetrics } from './metrics';
 import { registerSupervisorPage } from './supervisor-page';
+import { registerOperatorAuth, type OperatorAuthSettings } from './operator-auth';
 import { createVerifier, type Verifier } from './signatures';
 import type { DeliveryContext, WebhookSource } from './source';
 
@@ -36,6 +37,8 @@ export interface IngressOptions {
   logger?: Logger;
   /** Serve the supervisor's status page (`/supervisor`) for the fleet on this task queue. */
   supervisorPage?: { taskQueue: string };
+  /** The operator listener's sign-in (no operators: open, for loopback only). */
+  operatorAuth?: OperatorAuthSettings;
 }
 
 interface Served {
@@ -141,19 +144,23 @@ export function buildIngress(opts: IngressOptions): { app: FastifyInstance; oper
 
   // The operator's paths never share the public listener: a request for one there is a 404 like any unknown path.
   const operator = Fastify({ logger: false });
-  if (opts.supervisorPage) registerSupervisorPage(operator, { client: opts.client, taskQueue: opts.supervisorPage.taskQueue });
-  operator.get('/metrics', async (_request, reply) => {
-    metrics.inFlight.set(inFlight.inFlight);
-    return reply.header('content-type', metrics.registry.contentType).send(await metrics.registry.metrics());
+  // Every operator path is in one scope behind the sign-in: nothing there answers a request that acts as no one.
+  void operator.register(async (scope) => {
+    await registerOperatorAuth(scope, opts.operatorAuth ?? { operators: {}, sessionTtlS: 8 * 3600 });
+    if (opts.supervisorPage) registerSupervisorPage(scope, { client: opts.client, taskQueue: opts.supervisorPage.taskQueue });
+    scope.get('/metrics', async (_request, reply) => {
+      metrics.inFlight.set(inFlight.inFlight);
+      return reply.header('content-type', metrics.registry.contentType).send(await metrics.registry.metrics());
+    });
+    scope.get('/status', async () => ({
+      shedPolicy: SHED_POLICY,
+      inFlight: inFlight.inFlight,
+      maxInFlight: inFlight.limit,
+      ratePerSecond: settings.ratePerSecond,
+      burst: settings.burst,
+      sources: [...served.values()].map((s) => ({ name: s.source.name, trigger: s.source.trigger, scheme: typeof s.source.scheme === 'object' ? s.source.scheme.name : s.source.scheme })),
+    }));
   });
-  operator.get('/status', async () => ({
-    shedPolicy: SHED_POLICY,
-    inFlight: inFlight.inFlight,
-    maxInFlight: inFlight.limit,
-    ratePerSecond: settings.ratePerSecond,
-    burst: settings.burst,
-    sources: [...served.values()].map((s) => ({ name: s.source.name, trigger: s.source.trigger, scheme: typeof s.source.scheme === 'object' ? s.source.scheme.name : s.source.scheme })),
-  }));
 
   app.post<{ Params: { source: string } }>('/webhooks/:source', {
     // Before the body is read: unknown source (404), then the in-flight cap (429). The slot is

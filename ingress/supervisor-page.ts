@@ -1,8 +1,8 @@
-import { isIP } from 'node:net';
-import formbody from '@fastify/formbody';
 import type { Client } from '@temporalio/client';
 import escapeHtml from 'escape-html';
 import type { FastifyInstance } from 'fastify';
+import { formToken, requireFormProof, type Acting } from './operator-auth';
+import type { SupervisorPolicy } from '../core/supervisor-types';
 import { actOnSupervisor, type PersonRequest } from '../supervisor/actions';
 import { supervisorView, type SupervisorView } from '../supervisor/view';
 import type { CounterView, Trip } from '../core/supervisor-types';
@@ -39,15 +39,18 @@ function tripBlock(t: Trip | undefined): string {
   return `<p data-testid="trip">Trip #${e(t.id)} (${e(t.kind)}) at ${e(t.at)}: <strong>${e(t.reason)}</strong>. ${page}.</p>`;
 }
 
-function personForm(action: string, label: string, extra = ''): string {
-  return `<form method="post" action="/supervisor/${action}" data-form="${action}">
-<label>Your name<input name="who" required maxlength="100"></label>
+/** Who the page is for: a signed-in operator (forms carry its CSRF token, the audit records its name) or an open loopback listener (forms ask for a name). */
+export type PageSession = { operator: string; csrf: string } | undefined;
+
+function personForm(session: PageSession, action: string, label: string, extra = ''): string {
+  const who = session ? `<input type="hidden" name="_csrf" value="${e(session.csrf)}">` : '<label>Your name<input name="who" required maxlength="100"></label>';
+  return `<form method="post" action="/supervisor/${action}" data-form="${action}">${who}
 <label>Reason<input name="reason" required maxlength="500" size="40"></label>${extra}
 <button type="submit">${e(label)}</button></form>`;
 }
 
 /** The page: breaker state, why it tripped, counters against caps, held wakes, live runs, recent runs by reason, and the forms. */
-export function renderSupervisorPage(view: SupervisorView, flash?: { ok: boolean; text: string }): string {
+export function renderSupervisorPage(view: SupervisorView, flash?: { ok: boolean; text: string }, session?: PageSession): string {
   const s = view.status;
   const mode = s?.mode ?? view.memo?.mode ?? 'armed';
   const agents = Object.keys(view.held.byAgent);
@@ -68,16 +71,21 @@ export function renderSupervisorPage(view: SupervisorView, flash?: { ok: boolean
   const agentSelect = `<label>Agent<select name="agent"><option value="">all agents</option>${agents.map((a) => `<option>${e(a)}</option>`).join('')}</select></label>`;
   return `<!doctype html><html lang="en"><head><meta charset="utf-8"><title>wakegate supervisor: ${e(mode)}</title><style>${STYLE}</style></head><body>
 <h1>wakegate supervisor <small>${e(view.supervisorId)}</small></h1>
+${
+  session
+    ? `<form method="post" action="/logout" data-form="logout">Signed in as <strong data-testid="operator">${e(session.operator)}</strong><input type="hidden" name="_csrf" value="${e(session.csrf)}"><button type="submit">Sign out</button></form>`
+    : '<p data-testid="operator">No sign-in on this listener (loopback only): actions record the name you type.</p>'
+}
 ${flash ? `<div class="flash ${flash.ok ? 'ok' : 'err'}" data-testid="flash">${e(flash.text)}</div>` : ''}
 <p>Breaker: <span class="mode ${e(mode)}" data-testid="mode">${e(mode)}</span>
  · live runs <strong data-testid="live">${view.live}</strong> · held wakes <strong data-testid="held-total">${view.held.total}</strong>
  · <a href="/supervisor">refresh</a></p>
 ${view.statusError ? `<p class="flash err">${e(view.statusError)}</p>` : ''}
 ${tripBlock(s?.trip)}
-${mode !== 'armed' ? `<h2>Reset the breaker</h2><p>A halt does not clear itself: reset it once you have looked. Held wakes stay held until released.</p>${personForm('reset', 'Reset')}` : ''}
+${mode !== 'armed' ? `<h2>Reset the breaker</h2><p>A halt does not clear itself: reset it once you have looked. Held wakes stay held until released.</p>${personForm(session, 'reset', 'Reset')}` : ''}
 <h2>Held wakes</h2>
 ${view.held.total ? `<table><thead><tr><th>agent</th><th>wake key</th><th>held</th><th>runs</th></tr></thead><tbody>${heldRows}</tbody></table>
-${personForm('release', 'Release or discard', `${agentSelect}<label>Action<select name="action"><option value="release">release: run them (once)</option><option value="discard">discard them</option></select></label>`)}` : '<p>None.</p>'}
+${personForm(session, 'release', 'Release or discard', `${agentSelect}<label>Action<select name="action"><option value="release">release: run them (once)</option><option value="discard">discard them</option></select></label>`)}` : '<p>None.</p>'}
 <h2>Counters against caps</h2>
 <table><thead><tr><th>counter</th><th>scope</th><th>window</th><th>value / limit</th><th>why this limit</th></tr></thead><tbody>${(s?.counters ?? []).map(counterRow).join('')}</tbody></table>
 <h2>Recent runs by terminal reason</h2>
@@ -88,66 +96,50 @@ ${reasons ? `<table><tbody>${reasons}</tbody></table>` : '<p>None closed in the 
 ${(s?.resets ?? []).length ? `<table><tbody>${s!.resets.map((r) => `<tr data-reset><td>${e(r.at)}</td><td>trip #${e(r.tripId)}</td><td>${e(r.who)}</td><td>${e(r.reason)}</td></tr>`).join('')}</tbody></table>` : '<p>None.</p>'}
 <h2>Releases and discards</h2>
 ${(s?.releases ?? []).length ? `<table><tbody>${s!.releases.map((r) => `<tr><td>${e(r.at)}</td><td>${e(r.action)}</td><td>${e(r.agent ?? 'all')}</td><td>${e(r.who)}</td><td>${e(r.reason)}</td></tr>`).join('')}</tbody></table>` : '<p>None.</p>'}
-${mode === 'armed' ? `<h2>Halt or drain</h2>${personForm('halt', 'Halt: cancel live runs')}${personForm('drain', 'Drain: let live runs finish')}` : ''}
+${mode === 'armed' ? `<h2>Halt or drain</h2>${personForm(session, 'halt', 'Halt: cancel live runs')}${personForm(session, 'drain', 'Drain: let live runs finish')}` : ''}
 </body></html>`;
 }
 
-/** Host names a form may be posted to: IP literals and localhost (a DNS name could be rebound to this port by another site). */
-const postableHost = (hostname: string) => hostname === 'localhost' || isIP(hostname.replace(/^\[|\]$/g, '')) !== 0;
-
 /**
- * Why a form post is refused, or undefined when it came from this page: the browser's `Origin`
- * must be present (not `null`, which sandboxed frames send) and be this very host, `Sec-Fetch-Site`
- * (when sent) must say same-origin, and the host must not be a DNS name.
+ * `/supervisor` on the operator's listener: the page above and its forms (`POST /supervisor/reset`,
+ * `/release`, `/halt`, `/drain`), each needing a reason. Registered in the scope that
+ * `registerOperatorAuth` guards, so every request here acts as someone (or the listener is open on
+ * loopback); a form post must also pass `requireFormProof` (origin, and in a session the CSRF token).
+ * The audit records the signed-in operator; on an open listener, the typed name marked as not signed in.
+ * The answer redirects back with what happened.
  */
-export function crossSiteRefusal(headers: { origin?: string; host?: string; 'sec-fetch-site'?: string | string[] }): string | undefined {
-  const { origin, host } = headers;
-  if (!origin || origin === 'null' || !host) return 'post the form from this page (no Origin header: refused)';
-  let from: URL;
-  try {
-    from = new URL(origin);
-  } catch {
-    return 'post the form from this page (unreadable Origin header)';
-  }
-  if (from.host !== host) return 'post the form from this page (another origin)';
-  if (headers['sec-fetch-site'] !== undefined && headers['sec-fetch-site'] !== 'same-origin') return 'post the form from this page (not same-origin)';
-  if (!postableHost(from.hostname)) return `forms are taken on an IP address or localhost only, not on ${from.hostname} (DNS rebinding); use the CLI`;
-  return undefined;
+export function registerSupervisorPage(app: FastifyInstance, opts: { client: Client; taskQueue: string; policy?: SupervisorPolicy }): void {
+  app.get<{ Querystring: { ok?: string; error?: string } }>('/supervisor', async (request, reply) => {
+    const q = request.query ?? {};
+    const flash = q.ok ? { ok: true, text: q.ok } : q.error ? { ok: false, text: q.error } : undefined;
+    const view = await supervisorView(opts.client, opts.taskQueue);
+    const acting = request.acting;
+    const csrf = formToken(request, reply);
+    const session = acting && acting.via !== 'open' && csrf ? { operator: acting.name, csrf } : undefined;
+    return reply.type('text/html; charset=utf-8').header('cache-control', 'no-store').send(renderSupervisorPage(view, flash, session));
+  });
+  app.post<{ Params: { action: string }; Body: Record<string, string | undefined> }>('/supervisor/:action', { preHandler: requireFormProof(app) }, async (request, reply) => {
+    const back = (key: 'ok' | 'error', text: string) => reply.redirect(`/supervisor?${key}=${encodeURIComponent(text)}`, 303);
+    const action = request.params.action;
+    if (!['reset', 'release', 'halt', 'drain'].includes(action)) return reply.code(404).send({ error: { code: 'not_found', message: `no action ${action}` } });
+    const body = (request.body ?? {}) as Record<string, string | undefined>;
+    const who = actingName(request.acting, body.who);
+    const reason = body.reason ?? '';
+    const req: PersonRequest =
+      action === 'release'
+        ? { kind: body.action === 'discard' ? 'discard' : 'release', who, reason, ...(body.agent ? { agent: body.agent } : {}) }
+        : { kind: action as 'reset' | 'halt' | 'drain', who, reason };
+    const r = await actOnSupervisor(opts.client, opts.taskQueue, req, opts.policy);
+    if (!r.ok) return back('error', `refused: ${r.message}`);
+    const done =
+      req.kind === 'reset' ? `reset by ${who}: the breaker is armed; held wakes stay held until released` : req.kind === 'release' || req.kind === 'discard' ? `${req.kind}d ${req.agent ? `${req.agent}'s` : 'all'} held wakes (${who})` : `${req.kind === 'halt' ? 'halted' : 'draining'} (${who})`;
+    return back('ok', done);
+  });
 }
 
-/**
- * `/supervisor` on the ingress: the page above, and its forms (`POST /supervisor/reset`, `/release`,
- * `/halt`, `/drain`), each needing a name and a reason. A form post must come from this page's own
- * origin (a browser elsewhere cannot post it for you); the answer redirects back with what happened.
- * Registered in its own scope, so form bodies are parsed here and nowhere else (webhooks take JSON only).
- */
-export function registerSupervisorPage(app: FastifyInstance, opts: { client: Client; taskQueue: string }): void {
-  void app.register(async (scope) => {
-    await scope.register(formbody, { bodyLimit: 16 * 1024 });
-    scope.get<{ Querystring: { ok?: string; error?: string } }>('/supervisor', async (request, reply) => {
-      const q = request.query ?? {};
-      const flash = q.ok ? { ok: true, text: q.ok } : q.error ? { ok: false, text: q.error } : undefined;
-      const view = await supervisorView(opts.client, opts.taskQueue);
-      return reply.type('text/html; charset=utf-8').header('cache-control', 'no-store').send(renderSupervisorPage(view, flash));
-    });
-    scope.post<{ Params: { action: string }; Body: Record<string, string | undefined> }>('/supervisor/:action', async (request, reply) => {
-      const back = (key: 'ok' | 'error', text: string) => reply.redirect(`/supervisor?${key}=${encodeURIComponent(text)}`, 303);
-      const refusal = crossSiteRefusal(request.headers);
-      if (refusal) return reply.code(403).send({ error: { code: 'cross_origin', message: refusal } });
-      const action = request.params.action;
-      if (!['reset', 'release', 'halt', 'drain'].includes(action)) return reply.code(404).send({ error: { code: 'not_found', message: `no action ${action}` } });
-      const body = (request.body ?? {}) as Record<string, string | undefined>;
-      const who = body.who ?? '';
-      const reason = body.reason ?? '';
-      const req: PersonRequest =
-        action === 'release'
-          ? { kind: body.action === 'discard' ? 'discard' : 'release', who, reason, ...(body.agent ? { agent: body.agent } : {}) }
-          : { kind: action as 'reset' | 'halt' | 'drain', who, reason };
-      const r = await actOnSupervisor(opts.client, opts.taskQueue, req);
-      if (!r.ok) return back('error', `refused: ${r.message}`);
-      const done =
-        req.kind === 'reset' ? `reset by ${who}: the breaker is armed; held wakes stay held until released` : req.kind === 'release' || req.kind === 'discard' ? `${req.kind}d ${req.agent ? `${req.agent}'s` : 'all'} held wakes (${who})` : `${req.kind === 'halt' ? 'halted' : 'draining'} (${who})`;
-      return back('ok', done);
-    });
-  });
+/** The name an action is recorded under: the authenticated operator; on an open listener the typed one, marked (empty stays empty, and is refused). */
+export function actingName(acting: Acting | undefined, typed: string | undefined): string {
+  if (acting && acting.via !== 'open') return acting.name;
+  const name = (typed ?? '').trim();
+  return name ? `${name} (not signed in)` : '';
 }

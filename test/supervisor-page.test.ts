@@ -8,11 +8,12 @@ import { startTestIngress } from './helpers/ingress';
 import { closeGates, startPager, supervisedGate, supervisedWorker, supervisorStatus, testPolicy, viewOf } from './helpers/supervisor';
 
 /*
- * The supervisor's status page (`/supervisor`, served with the ingress) in a real browser: Debian's
- * chromium through playwright-core. A storm trips the breaker; the page shows the trip, the counters
- * and the held wakes; a person resets it through the form (a blank name is refused) and releases the
- * held wakes through the other form, and each runs once. Screenshots are kept only on failure, in
- * the temp dir.
+ * The supervisor's status page (`/supervisor`, on the ingress's operator listener) in a real
+ * browser: Debian's chromium through playwright-core. A storm trips the breaker; an operator signs
+ * in; the page shows the trip, the counters and the held wakes; the operator resets the breaker
+ * through the form (a blank reason is refused) and releases the held wakes through the other form,
+ * each runs once, and the audit names the signed-in operator, not a typed name. Screenshots are
+ * kept only on failure, in the temp dir.
  */
 
 let env: DevEnv;
@@ -29,7 +30,9 @@ after(async () => {
 
 const ping = (entity: string) => ({ source: 'ping', entity, type: 'check', occurredAt: new Date(Date.now() - 30_000).toISOString(), payload: {}, deliveryId: `${entity}-d` });
 
-test('the status page shows a trip, and a reset and a release made through its forms', async () => {
+const ROBIN_SECRET = 'robin-secret-0123456789';
+
+test('an operator signs in; the status page shows a trip, and a reset and a release made through its forms name the operator', async () => {
   chromiumPath();
   const taskQueue = unique('sup-page');
   const policy = testPolicy({ storm: { fleetPerMinute: 3, rationale: 'test: more than 3 wakes a minute is a storm' } });
@@ -45,9 +48,25 @@ test('the status page shows a trip, and a reset and a release made through its f
     assert.deepEqual(held.map((a) => a.decision), ['held', 'held']);
     const before = await eventually(() => viewOf(env.client, taskQueue), (v) => v.held.total >= 2 && v.live === 0, 20_000, 'held wakes listed');
 
-    ingress = await startTestIngress(env, taskQueue);
+    ingress = await startTestIngress(env, taskQueue, { operatorAuth: { operators: { robin: ROBIN_SECRET }, sessionTtlS: 3600 } });
     const page = await browser.context.newPage();
     const url = `${ingress.operatorUrl}/supervisor`;
+    await step(page, 'the page asks for a sign-in; a wrong secret is refused', async () => {
+      await page.goto(url);
+      await page.waitForURL(/\/login$/);
+      await page.locator('input[name="name"]').fill('robin');
+      await page.locator('input[name="secret"]').fill('not-robins-secret-at-all');
+      await page.locator('form[data-form="login"] button').click();
+      assert.match(await page.getByTestId('login-error').innerText(), /unknown operator or wrong secret/);
+    });
+    await step(page, 'robin signs in', async () => {
+      await page.locator('input[name="name"]').fill('robin');
+      await page.locator('input[name="secret"]').fill(ROBIN_SECRET);
+      await page.locator('form[data-form="login"] button').click();
+      await page.waitForURL(/\/supervisor$/);
+      assert.equal(await page.getByTestId('operator').innerText(), 'robin');
+      assert.equal(await page.locator('form[data-form="reset"] input[name="who"]').count(), 0, 'no name to type: the audit takes the sign-in');
+    });
     await step(page, 'the page shows the trip', async () => {
       await page.goto(url);
       assert.equal(await page.getByTestId('mode').innerText(), 'halted');
@@ -56,10 +75,9 @@ test('the status page shows a trip, and a reset and a release made through its f
       assert.equal(await page.locator('tr[data-held^="canary|"]').count(), before.held.total);
       assert.match(await page.locator('tr[data-counter="wakes per minute|*"]').innerText(), /\/ 3/);
     });
-    await step(page, 'a reset without a real name is refused', async () => {
+    await step(page, 'a reset without a real reason is refused', async () => {
       const form = page.locator('form[data-form="reset"]');
-      await form.locator('input[name="who"]').fill('   ');
-      await form.locator('input[name="reason"]').fill('looked at it');
+      await form.locator('input[name="reason"]').fill('   ');
       await form.locator('button').click();
       await page.waitForURL(/error=/);
       assert.match(await page.getByTestId('flash').innerText(), /refused: a name \(who\) and a reason are both required/);
@@ -67,7 +85,6 @@ test('the status page shows a trip, and a reset and a release made through its f
     });
     await step(page, 'a reset through the form', async () => {
       const form = page.locator('form[data-form="reset"]');
-      await form.locator('input[name="who"]').fill('robin');
       await form.locator('input[name="reason"]').fill('the webhook loop is fixed');
       await form.locator('button').click();
       await page.waitForURL(/ok=/);
@@ -78,7 +95,6 @@ test('the status page shows a trip, and a reset and a release made through its f
     });
     await step(page, 'a release through the form', async () => {
       const form = page.locator('form[data-form="release"]');
-      await form.locator('input[name="who"]').fill('robin');
       await form.locator('input[name="reason"]').fill('replay what was held');
       await form.locator('select[name="action"]').selectOption('release');
       await form.locator('button').click();
@@ -104,9 +120,23 @@ test('the status page shows a trip, and a reset and a release made through its f
         'the page after the release',
       );
     });
-    // A form posted from another origin is refused.
-    const cross = await fetch(`${url}/reset`, { method: 'POST', headers: { origin: 'http://evil.example', 'content-type': 'application/x-www-form-urlencoded' }, body: 'who=x&reason=y' });
-    assert.equal(cross.status, 403);
+    await step(page, 'robin halts through the form, and the audit names robin', async () => {
+      const form = page.locator('form[data-form="halt"]');
+      await form.locator('input[name="reason"]').fill('bad deploy, stop everything');
+      await form.locator('button').click();
+      await page.waitForURL(/ok=/);
+      assert.match(await page.getByTestId('flash').innerText(), /halted \(robin\)/);
+      assert.equal(await page.getByTestId('mode').innerText(), 'halted');
+    });
+    const halted = await supervisorStatus(env.client, taskQueue);
+    assert.equal(halted?.trip?.kind, 'halt');
+    assert.equal(halted?.trip?.by?.who, 'robin');
+    // Without the session, the same post is refused before it reaches the supervisor, with or without a forged Origin.
+    for (const origin of [new URL(url).origin, 'http://evil.example']) {
+      const r = await fetch(`${url}/reset`, { method: 'POST', headers: { origin, 'content-type': 'application/x-www-form-urlencoded' }, body: 'who=x&reason=y', redirect: 'manual' });
+      assert.equal(r.status, 401, origin);
+    }
+    assert.equal((await supervisorStatus(env.client, taskQueue))?.mode, 'halted', 'nothing changed');
   } finally {
     await browser.close();
     await ingress?.close();

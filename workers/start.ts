@@ -105,7 +105,7 @@ async function main(): Promise<void> {
       `  schedules:  created ${synced.created.length}, updated ${synced.updated.length}, unchanged ${synced.unchanged.length}` +
         (synced.paused.length ? `, paused by hand: ${synced.paused.map((p) => p.id).join(', ')}` : '') +
         ` (${ui}/namespaces/${config.temporal.namespace}/schedules; npx wakegate schedules list)`,
-      `  supervisor: ${supervisor.workflowId} (npx wakegate supervisor status; npx wakegate halt|drain --who --reason), page ${ingress.operatorUrl}/supervisor (operator listener: loopback only, never on the webhook port)`,
+      `  supervisor: ${supervisor.workflowId} (npx wakegate supervisor status; npx wakegate halt|drain --who --reason), page ${ingress.operatorUrl}/supervisor (operator listener, never on the webhook port; ${Object.keys(config.ingress.operatorAuth.operators).length ? `sign-in for ${Object.keys(config.ingress.operatorAuth.operators).join(', ')}` : 'no sign-in configured, so loopback only: set WAKEGATE_OPERATORS=name:secret to require one'})`,
       `  runs by reason: ${ui}/namespaces/${config.temporal.namespace}/workflows?query=${encodeURIComponent('WakeTerminalReason="success"')}`,
       '  try:',
       `    npx wakegate emit --source ping --entity demo --type check --payload '{"holdMs":5000}' --wait`,
