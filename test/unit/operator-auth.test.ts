@@ -113,6 +113,7 @@ describe('a signed-in session', () => {
     const post = (headers: Record<string, string>, body: Record<string, string>) =>
       app.inject({ method: 'POST', url: '/supervisor/halt', headers: { ...FORM, cookie: robin.cookie, ...headers }, payload: form({ reason: 'r', ...body }) });
     assert.equal((await post({}, {})).statusCode, 403, 'no CSRF token');
+    assert.equal((await post({ origin: 'http://evil.example' }, {})).statusCode, 403, 'a forged Origin, signed in, no CSRF token');
     assert.equal((await post({}, { _csrf: 'forged-token' })).statusCode, 403, 'a made-up token');
     assert.equal((await post({ origin: 'http://evil.example' }, { _csrf: robinToken })).statusCode, 403, 'a forged Origin with a valid token');
     assert.equal((await post({ origin: 'null' }, { _csrf: robinToken })).statusCode, 403, 'a sandboxed frame');
