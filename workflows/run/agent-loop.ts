@@ -1,6 +1,6 @@
 import { CancellationScope, executeChild, isCancellation, patched, sleep } from '@temporalio/workflow';
 import type { AgentPolicy, BudgetDimension } from '../../core/policy';
-import type { ChatMessage, OfferedTool, Proposal, RunContext, UnparsedFinal } from '../../core/contracts';
+import { EFFECT_TOOL_MARK, type ChatMessage, type OfferedTool, type Proposal, type RunContext, type UnparsedFinal } from '../../core/contracts';
 import type { WakeInput } from '../../core/types';
 import type { SubagentResult } from './subagent';
 import { toolCallWithin } from './proxies';
@@ -122,7 +122,7 @@ export async function runAgentLoop(input: WakeInput, policy: AgentPolicy, state:
     const offered: OfferedTool[] = [
       ...policy.tools.filter((t) => t.name !== policy.precheck && t.name !== policy.subagents?.tool).map(({ name, description, parameters }) => ({ name, description, parameters })),
       ...(policy.proposedBy === 'model'
-        ? policy.effects.map(({ name, description, parameters, reversible }) => ({ name, description: `[effect] ${description}${reversible ? '' : ' (irreversible: a person approves it)'}. Proposing stages it; it is carried out only after your final answer.`, parameters }))
+        ? policy.effects.map(({ name, description, parameters, reversible }) => ({ name, description: `${EFFECT_TOOL_MARK} ${description}${reversible ? '' : ' (irreversible: a person approves it)'}. Proposing stages it; it is carried out only after your final answer.`, parameters }))
         : []),
     ];
     const run: RunContext = { runKey: input.runKey, wakeKey: input.wakeKey, entity: input.entity, eventKey: input.eventKey, payload: input.payload };

@@ -14,7 +14,7 @@ import type {
   LanguageModelV3Prompt,
   LanguageModelV3StreamPart,
 } from '@ai-sdk/provider';
-import type { ChatMessage } from '../../../core/contracts';
+import { EFFECT_TOOL_MARK, type ChatMessage } from '../../../core/contracts';
 
 /**
  * Tokens of a chat as the o200k tokenizer counts them, with the chat format's per-message overhead,
@@ -132,7 +132,7 @@ interface Decision {
 function decide(messages: ChatMessage[], tools: { name: string; description: string; parameters: JSONSchema7 }[], answerSchema: JSONSchema7 | undefined): Decision {
   const called = new Set(messages.flatMap((m) => m.toolCalls?.map((c) => c.name) ?? []));
   // An [effect] tool proposes a change; the offline model only reads, and decides with commit/no_op.
-  const pending = tools.filter((t) => !called.has(t.name) && !t.description.startsWith('[effect]'));
+  const pending = tools.filter((t) => !called.has(t.name) && !t.description.startsWith(EFFECT_TOOL_MARK));
   if (pending.length) {
     const payload = eventPayload(messages);
     return { calls: pending.map((t) => ({ name: t.name, args: argsFor(t.parameters, payload) })) };
