@@ -85,7 +85,10 @@ export default tseslint.config(
       'no-restricted-imports': [
         'error',
         {
-          paths: nodeBuiltins.map((name) => ({ name, message: 'Workflow code must be deterministic: no Node built-ins.' })),
+          paths: [
+            ...nodeBuiltins.map((name) => ({ name, message: 'Workflow code must be deterministic: no Node built-ins.' })),
+            { name: '@temporalio/workflow', importNames: ['patched', 'deprecatePatch'], message: 'Patch IDs live in one registry: use isPatched() from workflows/patches.ts.' },
+          ],
           // Globs, not relative paths: a file at any depth under workflows/ is held to the same rule.
           patterns: [
             {
@@ -122,5 +125,10 @@ export default tseslint.config(
         { selector: "MemberExpression[object.name='Date'][property.name='now']", message: 'Use workflow time deliberately; Date.now() in a workflow is replay time, say why if you need it.' },
       ],
     },
+  },
+  {
+    // The registry itself is where patched() and deprecatePatch() are called.
+    files: ['workflows/patches.ts'],
+    rules: { 'no-restricted-imports': 'off' },
   },
 );

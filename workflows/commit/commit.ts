@@ -1,4 +1,4 @@
-import { ActivityFailure, ApplicationFailure, CancellationScope, condition, patched, sleep } from '@temporalio/workflow';
+import { ActivityFailure, ApplicationFailure, CancellationScope, condition, sleep } from '@temporalio/workflow';
 import type { AgentPolicy } from '../../core/policy';
 import type { Proposal } from '../../core/contracts';
 import { FailureType } from '../../core/failures';
@@ -31,12 +31,11 @@ export interface Staged {
 export async function commitEffects(input: WakeInput, policy: AgentPolicy, state: RunState, pool: BudgetPool, staged: Staged): Promise<RunOutcome> {
   const { answer, proposals } = staged;
   const preserved = () => ({ answer, staged: proposals, committed: state.effects });
-  const finishWhenCancelled = patched('effects-finish-when-cancelled');
   for (const [step, proposal] of proposals.entries()) {
     const effect = policy.effects.find((e) => e.name === proposal.effect);
     if (!effect) throw ApplicationFailure.create({ message: `agent "${policy.name}" has no effect named "${proposal.effect}"`, type: FailureType.UnknownEffect, nonRetryable: true });
     // A cancelled run starts no further effect, nor its approval wait (the scope throws its cancellation here).
-    if (finishWhenCancelled && CancellationScope.current().consideredCancelled) await CancellationScope.current().cancelRequested;
+    if (CancellationScope.current().consideredCancelled) await CancellationScope.current().cancelRequested;
     const key = effectKey(input.runKey, effect.name, step);
     if (!effect.reversible && policy.approval.irreversible === 'required') {
       state.phase = 'awaiting_approval';
@@ -76,8 +75,7 @@ export async function commitEffects(input: WakeInput, policy: AgentPolicy, state
       // rather than cut off halfway, where no one could say whether it landed: its outcome is
       // recorded (`committed`), and the cancellation stops the run before the next effect starts.
       const run = { runKey: input.runKey, wakeKey: input.wakeKey, entity: input.entity, eventKey: input.eventKey };
-      const call = () => commitEffect({ agent: policy.name, effectKey: key, effect, args: proposal.args, run });
-      const outcome = await (finishWhenCancelled ? CancellationScope.nonCancellable(call) : call());
+      const outcome = await CancellationScope.nonCancellable(() => commitEffect({ agent: policy.name, effectKey: key, effect, args: proposal.args, run }));
       state.effects.push(outcome);
       state.maxAttempt = Math.max(state.maxAttempt, outcome.attempt);
     } catch (err) {

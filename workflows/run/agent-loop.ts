@@ -1,4 +1,4 @@
-import { CancellationScope, executeChild, isCancellation, patched, sleep } from '@temporalio/workflow';
+import { CancellationScope, executeChild, isCancellation, sleep } from '@temporalio/workflow';
 import type { AgentPolicy, BudgetDimension } from '../../core/policy';
 import { EFFECT_TOOL_MARK, type ChatMessage, type OfferedTool, type Proposal, type RunContext, type UnparsedFinal } from '../../core/contracts';
 import type { WakeInput } from '../../core/types';
@@ -35,7 +35,7 @@ async function underDeadline(state: RunState, pool: BudgetPool, nowMs: number, w
     return await scope.run(work);
   } catch (err) {
     // The step in flight is waited for; one whose worker is gone ends in a timeout, not a cancellation.
-    if (timedOut && (isCancellation(err) || (scope.consideredCancelled && patched('cancel-waits-for-steps')))) return exhausted('wallClockMs', `finishing "${state.phase}"`);
+    if (timedOut && (isCancellation(err) || scope.consideredCancelled)) return exhausted('wallClockMs', `finishing "${state.phase}"`);
     throw err;
   }
 }

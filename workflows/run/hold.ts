@@ -1,4 +1,4 @@
-import { condition, isCancellation, log, patched, setHandler, upsertSearchAttributes, workflowInfo } from '@temporalio/workflow';
+import { condition, isCancellation, log, setHandler, upsertSearchAttributes, workflowInfo } from '@temporalio/workflow';
 import { WakeHeld } from '../../core/search-attributes';
 import { holdNudgeSignal } from '../../core/supervisor-messages';
 import type { HoldRecord, RunVerdict } from '../../core/supervisor-types';
@@ -75,13 +75,12 @@ export async function holdIfSupervised(
     }
     // A long hold (a cap full for days, a halt over a weekend) re-checks many times: when Temporal
     // suggests it, the run continues as new and goes on waiting, its history short again.
-    if (rechecks > 0 && mayContinue() && workflowInfo().continueAsNewSuggested && patched('held-runs-continue-as-new')) {
+    if (rechecks > 0 && mayContinue() && workflowInfo().continueAsNewSuggested) {
       held.waitMs = waitMs;
       return CONTINUE_AS_NEW;
     }
     // A nudge that arrives while a re-check is on its way (a discard right after a release) is kept
-    // for the next round, not cleared with the one that started it. Runs held before: the old rule.
-    if (!patched('hold-keeps-nudge-during-recheck')) nudged = false;
+    // for the next round, not cleared with the one that started it.
     await condition(() => nudged, waitMs);
     // A resumed run re-checks at once and afresh (a nudge may have reached the run it continued
     // from), then at the pace that run had reached.

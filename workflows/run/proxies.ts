@@ -1,4 +1,4 @@
-import { ActivityCancellationType, patched, proxyActivities } from '@temporalio/workflow';
+import { ActivityCancellationType, proxyActivities } from '@temporalio/workflow';
 import type { Activities } from '../../core/contracts';
 import { FailureType } from '../../core/failures';
 
@@ -13,11 +13,10 @@ export const { prepareRun } = proxyActivities<Activities>({
  * waits for the step in flight to have stopped before it ends: a model call or a tool call left
  * running after the run says `cancelled` would go on spending tokens that no run shows, and on
  * Temporal's test server would hold the clock. Steps heartbeat at least every second (the worker's
- * `maxHeartbeatThrottleInterval`), so the wait is about a second. Runs begun before this rule
- * replay with the old one (fire-and-forget cancellation).
+ * `maxHeartbeatThrottleInterval`), so the wait is about a second.
  */
 function stepCancellation(): ActivityCancellationType {
-  return patched('cancel-waits-for-steps') ? ActivityCancellationType.WAIT_CANCELLATION_COMPLETED : ActivityCancellationType.TRY_CANCEL;
+  return ActivityCancellationType.WAIT_CANCELLATION_COMPLETED;
 }
 
 /**

@@ -8,7 +8,6 @@ import {
   getExternalWorkflowHandle,
   isCancellation,
   log,
-  patched,
   setHandler,
   upsertSearchAttributes,
   workflowInfo,
@@ -283,7 +282,7 @@ export async function wakeWorkflow(arg: WakeInput | ScheduledRunInput): Promise<
     if (err instanceof ContinueAsNew) throw err; // a held run going on in its next run (see holdIfSupervised)
     // Cancelled, the run waits for its step in flight to stop; a step whose worker is gone ends in a
     // timeout instead of a cancellation, and that too is the cancellation's doing.
-    if (isCancellation(err) || (runScope.consideredCancelled && patched('cancel-waits-for-steps'))) {
+    if (isCancellation(err) || runScope.consideredCancelled) {
       return CancellationScope.nonCancellable(async () => {
         const result = finish({
           reason: 'cancelled',

@@ -1,4 +1,4 @@
-import { ActivityCancellationType, CancellationScope, isCancellation, makeContinueAsNewFunc, patched, proxyActivities, setHandler, sleep, upsertMemo, workflowInfo } from '@temporalio/workflow';
+import { ActivityCancellationType, CancellationScope, isCancellation, makeContinueAsNewFunc, proxyActivities, setHandler, sleep, upsertMemo, workflowInfo } from '@temporalio/workflow';
 import type { ScheduleActivities } from '../../core/contracts';
 import { cadenceQuery } from '../../core/schedule-messages';
 import type { FixedDelayInput, FixedDelayState } from '../../core/schedule-types';
@@ -6,14 +6,13 @@ import { isoSeconds } from '../../core/time';
 
 /**
  * A window's run. Cancelled (the loop cancelled), the loop waits until the window's wake has really
- * ended `cancelled`, as a Schedule's tick does; loops begun before this rule replay with the old
- * one (fire-and-forget cancellation).
+ * ended `cancelled`, as a Schedule's tick does.
  */
 function runScheduledWindow(window: Parameters<ScheduleActivities['runScheduledWindow']>[0]): ReturnType<ScheduleActivities['runScheduledWindow']> {
   return proxyActivities<ScheduleActivities>({
     startToCloseTimeout: '24 hours',
     heartbeatTimeout: '10 seconds',
-    cancellationType: patched('fixed-delay-waits-for-window') ? ActivityCancellationType.WAIT_CANCELLATION_COMPLETED : ActivityCancellationType.TRY_CANCEL,
+    cancellationType: ActivityCancellationType.WAIT_CANCELLATION_COMPLETED,
     retry: { maximumAttempts: 5 },
   }).runScheduledWindow(window);
 }
