@@ -130,6 +130,7 @@ async function main(): Promise<void> {
               bucketStart: new Date().toISOString(),
               payload: {},
               fingerprint: 'bench',
+              origin: { kind: 'event' },
             };
             await client.schedule.create({
               scheduleId: `bench-direct-${i}`,

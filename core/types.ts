@@ -27,11 +27,6 @@ export interface AbsorbedEvent {
   payload?: Record<string, unknown>;
 }
 
-/**
- * The wake workflow's input: one run of one agent. On the one-call path that is one logical event as
- * the gate admitted it; a coalesced run also lists every event it absorbed (newest last), and its
- * event fields are those of the event that opened its batch.
- */
 /** What a held run carries into its next run when it continues as new (see `WakeInput.resumedHold`). */
 export interface ResumedHold {
   record: HoldRecord;
@@ -47,6 +42,7 @@ export interface ResumedHold {
   absorbed?: AbsorbedEvent[];
 }
 
+/** The run workflow's input: one run of one agent, about one event (the one that opened it), from its origin. */
 export interface WakeInput {
   /** The run's workflow ID (core/ids.ts): effect keys are built from it. */
   runKey: string;
@@ -68,21 +64,35 @@ export interface WakeInput {
   deliveryId?: string;
   /** The entity's version, when the source counts one (out-of-order detection). */
   version?: number;
-  /** A coalesced run: its coalescer (told when the run ends) and every event it took. */
-  coalescerId?: string;
-  absorbed?: AbsorbedEvent[];
-  /** Events absorbed past the policy's maxEventsPerRun: counted, not listed. */
-  absorbedOverflow?: number;
-  /** The run this one restarts (overlap `cancel`): its events are among `absorbed`. */
-  supersedes?: string;
+  /** Which stage started the run, and what the run needs to know of it. */
+  origin: RunOrigin;
   /**
    * Set only by the run itself: a run held by the supervisor whose history grew long while it waited
    * continued as new, and goes on waiting in the same hold with what it had recorded.
    */
   resumedHold?: ResumedHold;
-  /** A schedule's window that its Temporal Schedule started directly (see ScheduledRunInput). */
-  scheduled?: ScheduledWindow;
 }
+
+/**
+ * Where a run comes from. The run knows of the stage that started it only what its origin says:
+ * - `event`: one logical event, admitted by the gate (the one-call path) or by a schedule's tick;
+ * - `batch`: a coalescer's batch: the coalescer (told when the run ends) and every event it took,
+ *   newest last; the run's event fields are those of the event that opened the batch;
+ * - `window`: a schedule's window whose Temporal Schedule started the run directly (ScheduledRunInput);
+ *   workflows/schedule/window-run.ts applies its catch-up policy before the agent's first step.
+ */
+export type RunOrigin =
+  | { kind: 'event' }
+  | {
+      kind: 'batch';
+      coalescerId: string;
+      absorbed: AbsorbedEvent[];
+      /** Events absorbed past the policy's maxEventsPerRun: counted, not listed. */
+      absorbedOverflow?: number;
+      /** The run this one restarts (overlap `cancel`): its events are among `absorbed`. */
+      supersedes?: string;
+    }
+  | { kind: 'window'; window: ScheduledWindow };
 
 /**
  * A schedule's window, for an agent on the one-call path: the Temporal Schedule starts the run

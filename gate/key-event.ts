@@ -112,6 +112,7 @@ export function keyEvent(registry: TriggerRegistry, raw: WakeEventInput | unknow
         bucketStart: isoSeconds(bucketMs),
         payload: payload.data,
         fingerprint: print,
+        origin: { kind: 'event' },
         ...(event.deliveryId ? { deliveryId: event.deliveryId } : {}),
         ...(event.version !== undefined ? { version: event.version } : {}),
       },

@@ -65,7 +65,7 @@ export function tickInput(def: ScheduleDefinition, registry: TriggerRegistry): S
  * What the Schedule starts for each window. An agent on the one-call path: its run itself
  * (`wakeWorkflow`, ID `<agent>@schedule/tick/<id>-<nominal>`), with the gate's fingerprint as memo, so
  * no workflow stands between the Schedule and the run (the run applies the catch-up policy and answers
- * a window that already ran, see workflows/run/window.ts). A coalescing agent: a tick, which passes
+ * a window that already ran, see workflows/schedule/window-run.ts). A coalescing agent: a tick, which passes
  * each window through the gate to the agent's coalescer.
  */
 function scheduleAction(def: ScheduleDefinition, taskQueue: string, registry: TriggerRegistry, digest: string): ScheduleOptions['action'] {

@@ -203,10 +203,7 @@ export async function coalescerWorkflow(input: CoalescerInput): Promise<Coalesce
       payload: opener.payload,
       fingerprint: opener.fingerprint,
       ...(opener.deliveryIds[0] ? { deliveryId: opener.deliveryIds[0] } : {}),
-      coalescerId: selfId,
-      absorbed: b.events,
-      ...(b.overflow ? { absorbedOverflow: b.overflow } : {}),
-      ...(b.supersedes ? { supersedes: b.supersedes } : {}),
+      origin: { kind: 'batch', coalescerId: selfId, absorbed: b.events, ...(b.overflow ? { absorbedOverflow: b.overflow } : {}), ...(b.supersedes ? { supersedes: b.supersedes } : {}) },
     };
     try {
       const child = await startChild<typeof wakeWorkflow>('wakeWorkflow', {

@@ -24,7 +24,7 @@ const { reportTick } = proxyActivities<ScheduleActivities>({
 /**
  * A one-call agent's window in a schedule synced by an earlier wakegate, whose action is still a tick
  * with `oneCall` (today's sync has the Schedule start such an agent's run itself, see
- * workflows/run/window.ts): the tick starts the window's run as a child workflow with the ID the gate
+ * workflows/schedule/window-run.ts): the tick starts the window's run as a child workflow with the ID the gate
  * gave a window then (`agent@schedule/tick/<id>/<nominal>`; the gate still answers from a run so
  * named, see gate/one-call.ts), its reuse policy (a completed window never runs again, a
  * failed one may) and its fingerprint memo, and waits for it. Cancelling the tick cancels the run and
@@ -49,6 +49,7 @@ async function startWindowRun(input: ScheduleTickInput, window: string): Promise
     payload: oneCall.payload,
     fingerprint: oneCall.fingerprint,
     deliveryId: workflowInfo().workflowId,
+    origin: { kind: 'event' },
   };
   const base = { nominal: window, decision: 'started', eventKey: key, workflowId: runKey };
   const result = await runWindowAsChild(runKey, run, base);
@@ -62,7 +63,7 @@ async function startWindowRun(input: ScheduleTickInput, window: string): Promise
  * to the schedule's ledger (gap records), then runs the window through the gate and waits for the
  * wake, so Temporal's overlap policy sees the real run. Cancelling the tick cancels the wake, which
  * ends `cancelled`. Fails when the wake failed (so `pauseOnFailure` pauses the schedule). (A one-call
- * agent's Schedule starts the run itself, with no tick: workflows/run/window.ts.)
+ * agent's Schedule starts the run itself, with no tick: workflows/schedule/window-run.ts.)
  */
 export async function scheduleTickWorkflow(input: ScheduleTickInput): Promise<ScheduleTickResult> {
   const { nominal, source } = nominalOf();

@@ -3,7 +3,7 @@ import type { ScheduleActivities } from '../../core/contracts';
 import type { WindowCheck, WindowTaken } from '../../core/schedule-types';
 import { FailureType } from '../../core/failures';
 import { agentEventId, eventKey, scheduleWindowRunId } from '../../core/ids';
-import { catchUpDecision, nominalOf, runWindowAsChild } from '../schedule/window';
+import { catchUpDecision, nominalOf, runWindowAsChild } from './window';
 import { isoSeconds } from '../../core/time';
 import type { ScheduledRunInput, ScheduledWindow, WakeInput } from '../../core/types';
 import type { RunOutcome } from '../../core/run-state';
@@ -27,7 +27,7 @@ export function isScheduledRun(arg: WakeInput | ScheduledRunInput): arg is Sched
 }
 
 /** The run's input from the Schedule's fixed one: the window's event (source `schedule`, type `tick`), from its nominal time. */
-export function scheduledWakeInput(arg: ScheduledRunInput): WakeInput & { scheduled: ScheduledWindow } {
+export function scheduledWakeInput(arg: ScheduledRunInput): WakeInput {
   const nominal = arg.scheduled.nominal ?? nominalOf().nominal;
   const nominalMs = Date.parse(nominal);
   const { workflowId } = workflowInfo();
@@ -44,7 +44,7 @@ export function scheduledWakeInput(arg: ScheduledRunInput): WakeInput & { schedu
     payload: arg.payload,
     fingerprint: arg.fingerprint,
     deliveryId: workflowId,
-    scheduled: { ...arg.scheduled, nominal },
+    origin: { kind: 'window', window: { ...arg.scheduled, nominal } },
   };
 }
 
@@ -64,8 +64,7 @@ export interface OpenedWindow {
  * step's first question (`check`, see takenOutcome). `startedMs` is workflow time at the run's first
  * activation.
  */
-export async function openWindow(input: WakeInput & { scheduled: ScheduledWindow }, startedMs: number): Promise<OpenedWindow> {
-  const w = input.scheduled;
+export async function openWindow(input: WakeInput, w: ScheduledWindow, startedMs: number): Promise<OpenedWindow> {
   const nominal = w.nominal!;
   const report = await catchUpDecision(w, nominal, startedMs);
   const reported = CancellationScope.nonCancellable(() => reportTick({ scheduleId: w.scheduleId, report }));
@@ -82,7 +81,7 @@ export async function openWindow(input: WakeInput & { scheduled: ScheduledWindow
   }
   if (report.outcome === 'coalesced') {
     try {
-      return { reported, outcome: await foldInto(input, report.into!) };
+      return { reported, outcome: await foldInto(input, w, report.into!) };
     } catch (err) {
       await settleReport(reported); // the run fails or is cancelled: its report still goes out first
       throw err;
@@ -98,8 +97,8 @@ export async function openWindow(input: WakeInput & { scheduled: ScheduledWindow
  * `duplicate`, pointing at it; with another payload than that run's, it fails as a mismatch (and
  * `pauseOnFailure` can pause the schedule).
  */
-export function takenOutcome(input: WakeInput & { scheduled: ScheduledWindow }, taken: WindowTaken): RunOutcome {
-  const { nominal, scheduleId } = input.scheduled;
+export function takenOutcome(input: WakeInput, w: ScheduledWindow, taken: WindowTaken): RunOutcome {
+  const { nominal, scheduleId } = w;
   if (taken.fingerprint && taken.fingerprint !== input.fingerprint) {
     throw ApplicationFailure.nonRetryable(
       `window ${nominal} of schedule ${scheduleId} already ran as ${taken.workflowId} with another payload (fingerprint ${taken.fingerprint}, now ${input.fingerprint}); rearm it to run it with this one`,
@@ -120,8 +119,7 @@ export function takenOutcome(input: WakeInput & { scheduled: ScheduledWindow }, 
  * the Schedule's overlap policy still sees the work). This run waits for it and ends `skipped`
  * (`cancelled` when that run was cancelled, as by this one's cancellation).
  */
-async function foldInto(input: WakeInput & { scheduled: ScheduledWindow }, into: string): Promise<RunOutcome> {
-  const w = input.scheduled;
+async function foldInto(input: WakeInput, w: ScheduledWindow, into: string): Promise<RunOutcome> {
   const workflowId = scheduleWindowRunId(input.agent, w.scheduleId, into);
   const arg: ScheduledRunInput = { scheduled: { ...w, catchUp: 'all', nominal: into }, agent: input.agent, wakeKey: input.wakeKey, payload: input.payload, fingerprint: input.fingerprint };
   const folded = `window ${w.nominal} started late and was folded into the newest due window ${into} (catchUp latest)`;

@@ -1,0 +1,255 @@
+import { CancellationScope, condition, getExternalWorkflowHandle, log, setHandler, upsertSearchAttributes } from '@temporalio/workflow';
+import { approveSignal, deliverySignal, killUpdate, rejectSignal, runEndedSignal, skippedSignal, statusQuery, supersedeSignal } from '../../core/messages';
+import {
+  MAX_DELIVERY_IDS_INDEXED,
+  WakeAbsorbedEventKeys,
+  WakeKey,
+  WakeAgent,
+  WakeAttempts,
+  WakeCostUsd,
+  WakeDeliveryCount,
+  WakeDeliveryIds,
+  WakeEntity,
+  WakeEventKey,
+  WakeEventType,
+  WakeOccurredAt,
+  WakeSource,
+  WakeTerminalReason,
+  WakeTokens,
+} from '../../core/search-attributes';
+import type { AbsorbedEvent, ApprovalDecision, BudgetUsage, KillRequest, ResumedHold, RunOrigin, TerminalReason, WakeInput, WakeResult } from '../../core/types';
+import type { HoldRecord } from '../../core/supervisor-types';
+import type { RunOutcome, RunState } from '../../core/run-state';
+import { NOT_YET_WORKING } from './hold';
+
+/** Workflow time (replayed from history, so deterministic); the wall-clock budget is measured in it. */
+// eslint-disable-next-line no-restricted-syntax
+export const workflowNow = (): number => Date.now();
+
+/** Events listed on a run's result and status (the rest are counted). */
+const MAX_SKIPPED_LISTED = 1000;
+
+type Batch = Extract<RunOrigin, { kind: 'batch' }>;
+
+/**
+ * What a run records about itself while it is open: the deliveries and events it saw, who killed
+ * or superseded it, its hold; the messages that change them (delivery, skipped, supersede, kill,
+ * approve, reject, status); its search attributes; and its result. The run workflow (workflow.ts)
+ * does the work; this is its trail.
+ */
+export class RunTrail {
+  readonly deliveryIds: string[];
+  readonly absorbed: AbsorbedEvent[];
+  readonly skipped: AbsorbedEvent[];
+  skippedOverflow: number;
+  deliveryCount: number;
+  supersededBy?: string;
+  killedBy?: KillRequest;
+  haltedBeforeWork?: KillRequest;
+  readonly held: { record?: HoldRecord; heldAtMs?: number; waitMs?: number } = {};
+  done = false;
+  private indexDirty = false;
+  /** The coalescer's batch, for a coalesced run. */
+  readonly batch: Batch | undefined;
+
+  constructor(
+    private readonly input: WakeInput,
+    private readonly state: RunState,
+  ) {
+    const resumed = input.resumedHold;
+    this.batch = input.origin.kind === 'batch' ? input.origin : undefined;
+    this.deliveryIds = resumed ? [...resumed.deliveryIds] : input.deliveryId ? [input.deliveryId] : [];
+    this.absorbed = resumed?.absorbed
+      ? resumed.absorbed.map((e) => ({ ...e, deliveryIds: [...e.deliveryIds] }))
+      : (this.batch?.absorbed ?? []).map(({ payload: _payload, ...e }) => ({ ...e, deliveryIds: [...e.deliveryIds] }));
+    this.skipped = resumed ? [...resumed.skipped] : [];
+    this.skippedOverflow = resumed?.skippedOverflow ?? 0;
+    this.deliveryCount = resumed?.deliveryCount ?? 1;
+  }
+
+  usage(): BudgetUsage | undefined {
+    const pool = this.state.pool;
+    return pool && { ...pool.spent, costUsd: Math.round(pool.spent.costUsd * 1e6) / 1e6, wallClockMs: workflowNow() - this.state.startedAtMs };
+  }
+
+  /** The run's messages. A kill cancels `scope`; a halt before the run's work holds it instead. */
+  listen(scope: CancellationScope): void {
+    const { input, state } = this;
+    const seen = new Set(this.deliveryIds);
+    setHandler(deliverySignal, (notice) => {
+      const mine = notice.eventKey ? this.absorbed.find((e) => e.eventKey === notice.eventKey) : undefined;
+      if (mine) for (const id of notice.deliveryIds) if (!mine.deliveryIds.includes(id)) mine.deliveryIds.push(id);
+      for (const id of notice.deliveryIds) {
+        this.deliveryCount += 1;
+        if (!seen.has(id)) {
+          seen.add(id);
+          this.deliveryIds.push(id);
+        }
+      }
+      this.indexDirty = true;
+    });
+    setHandler(skippedSignal, ({ events }) => {
+      for (const e of events) {
+        if (this.skipped.length < MAX_SKIPPED_LISTED) this.skipped.push(e);
+        else this.skippedOverflow += 1;
+      }
+    });
+    setHandler(supersedeSignal, ({ by }) => {
+      this.supersededBy = by;
+    });
+    setHandler(statusQuery, () => ({
+      runKey: input.runKey,
+      eventKey: input.eventKey,
+      agent: input.agent,
+      wakeKey: input.wakeKey,
+      absorbed: this.absorbed,
+      skipped: this.skipped,
+      phase: state.phase,
+      deliveryIds: this.deliveryIds,
+      deliveryCount: this.deliveryCount,
+      usage: this.usage(),
+      awaitingApproval: state.approval.pending,
+      ...(this.held.record ? { held: this.held.record } : {}),
+    }));
+    setHandler(
+      killUpdate,
+      (req) => {
+        if (req.halt && NOT_YET_WORKING.has(state.phase)) {
+          this.haltedBeforeWork = req;
+          return { accepted: true, phase: state.phase, held: true };
+        }
+        this.killedBy = req;
+        scope.cancel();
+        return { accepted: true, phase: state.phase };
+      },
+      {
+        validator: (req) => {
+          if (this.done) throw new Error('the run has already finished');
+          if (!req?.who || !req?.reason) throw new Error('kill needs who and reason');
+        },
+      },
+    );
+    // The first decision wins; one for another effect key than the waiting one is ignored. It may
+    // arrive before the wait begins (same workflow task): the commit stage keeps it.
+    const decide = (approved: boolean) => (d: ApprovalDecision) => {
+      if (this.done || state.approval.decision || !d?.who) return;
+      const pending = state.approval.pending;
+      if (pending && d.effectKey && d.effectKey !== pending.effectKey) return;
+      state.approval.decision = { approved, who: d.who, reason: d.reason };
+    };
+    setHandler(approveSignal, decide(true));
+    setHandler(rejectSignal, decide(false));
+  }
+
+  /**
+   * The gate's start carries no search attributes (each one makes the start write heavier); the run
+   * indexes itself in its first workflow task, and again after each burst of redeliveries (many
+   * signals in one activation are indexed once; a cancelled run still records them).
+   */
+  index(): void {
+    const { input } = this;
+    upsertSearchAttributes([
+      { key: WakeEventKey, value: input.eventKey },
+      { key: WakeSource, value: input.source },
+      { key: WakeEntity, value: input.entity },
+      { key: WakeEventType, value: input.type },
+      { key: WakeAgent, value: input.agent },
+      { key: WakeKey, value: input.wakeKey },
+      { key: WakeOccurredAt, value: new Date(input.occurredAt) },
+      ...(this.absorbed.length ? [{ key: WakeAbsorbedEventKeys, value: this.absorbed.slice(0, MAX_DELIVERY_IDS_INDEXED).map((e) => e.eventKey) }] : []),
+      { key: WakeDeliveryIds, value: this.deliveryIds.slice(0, MAX_DELIVERY_IDS_INDEXED) },
+      { key: WakeDeliveryCount, value: this.deliveryCount },
+    ]);
+    void CancellationScope.nonCancellable(async () => {
+      for (;;) {
+        await condition(() => this.indexDirty);
+        this.indexDirty = false;
+        upsertSearchAttributes([
+          { key: WakeDeliveryIds, value: this.deliveryIds.slice(0, MAX_DELIVERY_IDS_INDEXED) },
+          { key: WakeDeliveryCount, value: this.deliveryCount },
+        ]);
+      }
+    });
+  }
+
+  /** The terminal reason and what was spent, indexed and logged. */
+  record(terminalReason: TerminalReason): BudgetUsage | undefined {
+    const u = this.usage();
+    upsertSearchAttributes([
+      { key: WakeTerminalReason, value: terminalReason },
+      { key: WakeDeliveryIds, value: this.deliveryIds.slice(0, MAX_DELIVERY_IDS_INDEXED) },
+      { key: WakeDeliveryCount, value: this.deliveryCount },
+      { key: WakeAttempts, value: this.state.maxAttempt },
+      ...(u ? [{ key: WakeTokens, value: u.tokens }, { key: WakeCostUsd, value: u.costUsd }] : []),
+    ]);
+    const { runKey, eventKey, agent, wakeKey } = this.input;
+    log.info('wake finished', {
+      runKey,
+      eventKey,
+      agent,
+      wakeKey,
+      terminalReason,
+      deliveryIds: this.deliveryIds,
+      deliveryCount: this.deliveryCount,
+      absorbed: this.absorbed.length + (this.batch?.absorbedOverflow ?? 0),
+      skipped: this.skipped.length + this.skippedOverflow,
+      attempts: this.state.maxAttempt,
+      usage: u,
+    });
+    return u;
+  }
+
+  /** The run's result from its outcome; the run is done. */
+  finish(o: RunOutcome): WakeResult {
+    this.done = true;
+    this.state.phase = 'done';
+    const u = this.record(o.reason);
+    const { runKey, eventKey, agent, wakeKey } = this.input;
+    const batch = this.batch;
+    return {
+      runKey,
+      eventKey,
+      agent,
+      wakeKey,
+      terminalReason: o.reason,
+      summary: o.summary,
+      deliveryIds: this.deliveryIds,
+      deliveryCount: this.deliveryCount,
+      output: o.output,
+      attempts: this.state.maxAttempt,
+      ...(u ? { usage: u } : {}),
+      ...(this.killedBy ? { killedBy: this.killedBy } : {}),
+      ...(batch ? { absorbed: this.absorbed, ...(batch.absorbedOverflow ? { absorbedOverflow: batch.absorbedOverflow } : {}) } : {}),
+      ...(batch ? { skipped: this.skipped, ...(this.skippedOverflow ? { skippedOverflow: this.skippedOverflow } : {}) } : {}),
+      ...(this.supersededBy ? { supersededBy: this.supersededBy } : {}),
+      ...(this.held.record ? { held: this.held.record } : {}),
+    };
+  }
+
+  /** What a held run carries into its next run when it continues as new. */
+  resumedHold(record: HoldRecord): ResumedHold {
+    const { held } = this;
+    return {
+      record,
+      heldAtMs: held.heldAtMs!,
+      waitMs: held.waitMs!,
+      deliveryIds: this.deliveryIds,
+      deliveryCount: this.deliveryCount,
+      skipped: this.skipped,
+      skippedOverflow: this.skippedOverflow,
+      ...(this.batch ? { absorbed: this.absorbed } : {}),
+    };
+  }
+
+  /**
+   * A coalesced run tells its coalescer it has ended, so the next batch may start. Awaited before the
+   * run closes: Temporal drops a signal whose sender has closed by the time it is delivered. A
+   * coalescer that is gone has nothing left to start, so a failure to deliver is ignored.
+   */
+  async tellCoalescer(terminalReason: TerminalReason): Promise<void> {
+    const batch = this.batch;
+    if (!batch) return;
+    const signal = () => getExternalWorkflowHandle(batch.coalescerId).signal(runEndedSignal, { runKey: this.input.runKey, terminalReason });
+    await CancellationScope.nonCancellable(signal).catch(() => undefined);
+  }
+}
