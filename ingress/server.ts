@@ -71,19 +71,7 @@ const refuse = (status: number, code: string, message: string, issues?: { path: 
 export function buildIngress(opts: IngressOptions): { app: FastifyInstance; operator: FastifyInstance; metrics: IngressMetrics; inFlight: InFlightCap } {
   const { settings } = opts;
   const metrics = opts.metrics ?? new IngressMetrics();
-  const served = new Map<string, Served>();
-  for (const source of opts.sources) {
-    if (!opts.registry.get(source.trigger)) throw new Error(`webhook source "${source.name}" feeds trigger "${source.trigger}", which is not registered`);
-    const secret = opts.secrets[source.name];
-    if (!secret) throw new Error(`webhook source "${source.name}" has no secret`);
-    let verifier: Verifier;
-    try {
-      verifier = createVerifier(source.scheme, secret, settings.replayWindowS);
-    } catch (err) {
-      throw new Error(`webhook source "${source.name}": ${(err as Error).message}`);
-    }
-    served.set(source.name, { source, verifier, bucket: new TokenBucket(settings.ratePerSecond, settings.burst) });
-  }
+  const served = servedSources(opts);
   const inFlight = new InFlightCap(settings.maxInFlight);
   metrics.inFlightLimit.set(settings.maxInFlight);
 
@@ -109,15 +97,6 @@ export function buildIngress(opts: IngressOptions): { app: FastifyInstance; oper
     void reply.code(r.status).headers(r.headers).send(r.body);
     return reply;
   };
-  const shed = (source: string, reason: ShedReason, retryAfterS: number) => {
-    metrics.shed.inc({ source, reason, policy: SHED_POLICY });
-    return new Reply(
-      429,
-      errorBody('shed', `${reason === 'rate_limit' ? `source "${source}" is over its rate limit` : 'the ingress is at its in-flight cap'}; shed policy ${SHED_POLICY}: retry after the Retry-After seconds`),
-      `shed_${reason}`,
-      { 'retry-after': retryAfterSeconds(retryAfterS), 'x-wakegate-shed-policy': SHED_POLICY },
-    );
-  };
 
   // Errors Fastify raises before the handler: over the body limit, not JSON, unreadable body.
   app.setErrorHandler((err: { statusCode?: number; code?: string; message: string }, request, reply) => {
@@ -142,6 +121,84 @@ export function buildIngress(opts: IngressOptions): { app: FastifyInstance; oper
   // A load balancer's health check: answers without touching Temporal or saying anything about the fleet.
   app.get('/healthz', async () => ({ ok: true }));
 
+  const operator = buildOperator(opts, metrics, inFlight, served);
+
+  app.post<{ Params: { source: string } }>('/webhooks/:source', {
+    // Before the body is read: unknown source (404), then the in-flight cap (429). The slot is
+    // released when the handler is done, or when the response closes if the handler never ran.
+    onRequest: async (request, reply) => {
+      const startedAt = performance.now();
+      (request as { startedAt?: number }).startedAt = startedAt;
+      const name = request.params.source;
+      if (!served.has(name)) {
+        metrics.refused.inc({ source: '(unknown)', reason: 'unknown_source' });
+        return send(request, reply, '(unknown)', startedAt, refuse(404, 'unknown_source', `no webhook source "${name}": this ingress serves ${[...served.keys()].join(', ')}`));
+      }
+      if (!inFlight.enter()) return send(request, reply, name, startedAt, shed(metrics, name, 'in_flight', 1));
+      let released = false;
+      const release = () => {
+        if (!released) {
+          released = true;
+          inFlight.leave();
+        }
+      };
+      (request as { release?: () => void }).release = release;
+      reply.raw.once('close', () => {
+        if (!(request as { handling?: boolean }).handling) release();
+      });
+    },
+    handler: async (request, reply) => {
+      (request as { handling?: boolean }).handling = true;
+      const startedAt = (request as { startedAt?: number }).startedAt ?? performance.now();
+      const s = served.get(request.params.source)!;
+      try {
+        const { reply: r, extra } = await handle(opts, metrics, s, request);
+        if (r.status >= 400 && r.status !== 429 && r.status !== 503) metrics.refused.inc({ source: s.source.name, reason: r.reason });
+        if (r.status === 503) metrics.unavailable.inc({ source: s.source.name });
+        return send(request, reply, s.source.name, startedAt, r, extra);
+      } finally {
+        (request as { release?: () => void }).release?.();
+      }
+    },
+  });
+
+
+  return { app, operator, metrics, inFlight };
+}
+
+/** Each webhook source with its verifier and rate bucket; a source without a trigger or a secret is refused. */
+function servedSources(opts: IngressOptions): Map<string, Served> {
+  const { settings } = opts;
+  const served = new Map<string, Served>();
+  for (const source of opts.sources) {
+    if (!opts.registry.get(source.trigger)) throw new Error(`webhook source "${source.name}" feeds trigger "${source.trigger}", which is not registered`);
+    const secret = opts.secrets[source.name];
+    if (!secret) throw new Error(`webhook source "${source.name}" has no secret`);
+    let verifier: Verifier;
+    try {
+      verifier = createVerifier(source.scheme, secret, settings.replayWindowS);
+    } catch (err) {
+      throw new Error(`webhook source "${source.name}": ${(err as Error).message}`);
+    }
+    served.set(source.name, { source, verifier, bucket: new TokenBucket(settings.ratePerSecond, settings.burst) });
+  }
+  return served;
+}
+
+/** 429 with Retry-After: the request is shed at once, nothing is buffered. */
+function shed(metrics: IngressMetrics, source: string, reason: ShedReason, retryAfterS: number): Reply {
+  metrics.shed.inc({ source, reason, policy: SHED_POLICY });
+  return new Reply(
+    429,
+    errorBody('shed', `${reason === 'rate_limit' ? `source "${source}" is over its rate limit` : 'the ingress is at its in-flight cap'}; shed policy ${SHED_POLICY}: retry after the Retry-After seconds`),
+    `shed_${reason}`,
+    { 'retry-after': retryAfterSeconds(retryAfterS), 'x-wakegate-shed-policy': SHED_POLICY },
+  );
+}
+
+/** The operator's listener: the /supervisor page and its actions, /metrics and /status, all behind the sign-in. */
+function buildOperator(opts: IngressOptions, metrics: IngressMetrics, inFlight: InFlightCap, served: Map<string, Served>): FastifyInstance {
+  const { settings } = opts;
   // The operator's paths never share the public listener: a request for one there is a 404 like any unknown path.
   const operator = Fastify({ logger: false });
   // Every operator path is in one scope behind the sign-in: nothing there answers a request that acts as no one.
@@ -162,103 +219,66 @@ export function buildIngress(opts: IngressOptions): { app: FastifyInstance; oper
     }));
   });
 
-  app.post<{ Params: { source: string } }>('/webhooks/:source', {
-    // Before the body is read: unknown source (404), then the in-flight cap (429). The slot is
-    // released when the handler is done, or when the response closes if the handler never ran.
-    onRequest: async (request, reply) => {
-      const startedAt = performance.now();
-      (request as { startedAt?: number }).startedAt = startedAt;
-      const name = request.params.source;
-      if (!served.has(name)) {
-        metrics.refused.inc({ source: '(unknown)', reason: 'unknown_source' });
-        return send(request, reply, '(unknown)', startedAt, refuse(404, 'unknown_source', `no webhook source "${name}": this ingress serves ${[...served.keys()].join(', ')}`));
-      }
-      if (!inFlight.enter()) return send(request, reply, name, startedAt, shed(name, 'in_flight', 1));
-      let released = false;
-      const release = () => {
-        if (!released) {
-          released = true;
-          inFlight.leave();
-        }
-      };
-      (request as { release?: () => void }).release = release;
-      reply.raw.once('close', () => {
-        if (!(request as { handling?: boolean }).handling) release();
-      });
-    },
-    handler: async (request, reply) => {
-      (request as { handling?: boolean }).handling = true;
-      const startedAt = (request as { startedAt?: number }).startedAt ?? performance.now();
-      const s = served.get(request.params.source)!;
-      try {
-        const { reply: r, extra } = await handle(s, request);
-        if (r.status >= 400 && r.status !== 429 && r.status !== 503) metrics.refused.inc({ source: s.source.name, reason: r.reason });
-        if (r.status === 503) metrics.unavailable.inc({ source: s.source.name });
-        return send(request, reply, s.source.name, startedAt, r, extra);
-      } finally {
-        (request as { release?: () => void }).release?.();
-      }
-    },
-  });
+  return operator;
+}
 
-  async function handle(s: Served, request: FastifyRequest): Promise<{ reply: Reply; extra?: Record<string, unknown> }> {
-    const name = s.source.name;
-    const raw = request.body;
-    if (!Buffer.isBuffer(raw)) return { reply: refuse(415, 'unsupported_media_type', 'send the body as application/json') };
-    const headers: Record<string, string | undefined> = {};
-    for (const [k, v] of Object.entries(request.headers)) headers[k] = Array.isArray(v) ? v.join(',') : v;
+/** One delivery after its source and slot were found: signature, rate, body, mapping, then the gate. */
+async function handle(opts: IngressOptions, metrics: IngressMetrics, s: Served, request: FastifyRequest): Promise<{ reply: Reply; extra?: Record<string, unknown> }> {
+  const { settings } = opts;
+  const name = s.source.name;
+  const raw = request.body;
+  if (!Buffer.isBuffer(raw)) return { reply: refuse(415, 'unsupported_media_type', 'send the body as application/json') };
+  const headers: Record<string, string | undefined> = {};
+  for (const [k, v] of Object.entries(request.headers)) headers[k] = Array.isArray(v) ? v.join(',') : v;
 
-    const verdict = await s.verifier.verify(raw, headers);
-    if (!verdict.ok) return { reply: refuse(401, verdict.code, verdict.message) };
+  const verdict = await s.verifier.verify(raw, headers);
+  if (!verdict.ok) return { reply: refuse(401, verdict.code, verdict.message) };
 
-    const wait = s.bucket.take();
-    if (wait > 0) return { reply: shed(name, 'rate_limit', wait) };
+  const wait = s.bucket.take();
+  if (wait > 0) return { reply: shed(metrics, name, 'rate_limit', wait) };
 
-    let parsed: unknown;
-    try {
-      parsed = JSON.parse(raw.toString('utf8'));
-    } catch (err) {
-      return { reply: refuse(400, 'invalid_json', `the body is not JSON: ${(err as Error).message.slice(0, 200)}`) };
-    }
-    if (parsed === null || typeof parsed !== 'object' || Array.isArray(parsed)) return { reply: refuse(400, 'invalid_json', 'the body must be a JSON object') };
-    if (jsonDepth(parsed, MAX_JSON_DEPTH) > MAX_JSON_DEPTH) return { reply: refuse(400, 'too_deep', `the body nests deeper than ${MAX_JSON_DEPTH} levels`) };
-    const body = s.source.body.safeParse(parsed);
-    if (!body.success) {
-      const issues = body.error.issues.map((i) => ({ path: ['body', ...i.path].join('.'), message: i.message }));
-      return { reply: refuse(400, 'invalid_event', `invalid ${name} body: ${issues.map((i) => `${i.path}: ${i.message}`).join('; ')}`, issues) };
-    }
-    const query = (request.query ?? {}) as Record<string, unknown>;
-    const ctx: DeliveryContext = {
-      headers,
-      query: Object.fromEntries(Object.entries(query).map(([k, v]) => [k, typeof v === 'string' ? v : undefined])),
-    };
-    const mapped = s.source.map(body.data, ctx);
-    if (mapped.kind === 'ignore') return { reply: new Reply(200, { ignored: true, reason: mapped.reason }, 'ignored') };
-    if (mapped.kind === 'reject') return { reply: refuse(mapped.status, mapped.code, mapped.message, mapped.issues) };
-
-    const deliveryId = mapped.event.deliveryId;
-    const t0 = performance.now();
-    try {
-      const answer = await opts.client.withDeadline(Date.now() + settings.temporalTimeoutMs, () => opts.gate.admit(mapped.event));
-      metrics.gateSeconds.observe({ source: name }, (performance.now() - t0) / 1000);
-      const status = statusOf(answer);
-      metrics.countDecision(name, answer.decision, status === 202);
-      const headers: Record<string, string> = status === 429 ? { 'retry-after': String(settings.unavailableRetryAfterS * 12) } : {};
-      return { reply: new Reply(status, answerBody(answer), answer.decision, headers), extra: { deliveryId, eventKey: answer.eventKey, decision: answer.decision } };
-    } catch (err) {
-      if (err instanceof GateInputError) return { reply: refuse(400, err.code, err.message, err.issues), extra: { deliveryId } };
-      opts.logger?.warn({ source: name, deliveryId, err: (err as Error).message }, 'Temporal did not accept the delivery');
-      return {
-        reply: new Reply(
-          503,
-          errorBody('temporal_unavailable', 'Temporal did not accept the event in time; nothing is promised: retry after Retry-After seconds'),
-          'temporal_unavailable',
-          { 'retry-after': String(settings.unavailableRetryAfterS) },
-        ),
-        extra: { deliveryId },
-      };
-    }
+  let parsed: unknown;
+  try {
+    parsed = JSON.parse(raw.toString('utf8'));
+  } catch (err) {
+    return { reply: refuse(400, 'invalid_json', `the body is not JSON: ${(err as Error).message.slice(0, 200)}`) };
   }
+  if (parsed === null || typeof parsed !== 'object' || Array.isArray(parsed)) return { reply: refuse(400, 'invalid_json', 'the body must be a JSON object') };
+  if (jsonDepth(parsed, MAX_JSON_DEPTH) > MAX_JSON_DEPTH) return { reply: refuse(400, 'too_deep', `the body nests deeper than ${MAX_JSON_DEPTH} levels`) };
+  const body = s.source.body.safeParse(parsed);
+  if (!body.success) {
+    const issues = body.error.issues.map((i) => ({ path: ['body', ...i.path].join('.'), message: i.message }));
+    return { reply: refuse(400, 'invalid_event', `invalid ${name} body: ${issues.map((i) => `${i.path}: ${i.message}`).join('; ')}`, issues) };
+  }
+  const query = (request.query ?? {}) as Record<string, unknown>;
+  const ctx: DeliveryContext = {
+    headers,
+    query: Object.fromEntries(Object.entries(query).map(([k, v]) => [k, typeof v === 'string' ? v : undefined])),
+  };
+  const mapped = s.source.map(body.data, ctx);
+  if (mapped.kind === 'ignore') return { reply: new Reply(200, { ignored: true, reason: mapped.reason }, 'ignored') };
+  if (mapped.kind === 'reject') return { reply: refuse(mapped.status, mapped.code, mapped.message, mapped.issues) };
 
-  return { app, operator, metrics, inFlight };
+  const deliveryId = mapped.event.deliveryId;
+  const t0 = performance.now();
+  try {
+    const answer = await opts.client.withDeadline(Date.now() + settings.temporalTimeoutMs, () => opts.gate.admit(mapped.event));
+    metrics.gateSeconds.observe({ source: name }, (performance.now() - t0) / 1000);
+    const status = statusOf(answer);
+    metrics.countDecision(name, answer.decision, status === 202);
+    const headers: Record<string, string> = status === 429 ? { 'retry-after': String(settings.unavailableRetryAfterS * 12) } : {};
+    return { reply: new Reply(status, answerBody(answer), answer.decision, headers), extra: { deliveryId, eventKey: answer.eventKey, decision: answer.decision } };
+  } catch (err) {
+    if (err instanceof GateInputError) return { reply: refuse(400, err.code, err.message, err.issues), extra: { deliveryId } };
+    opts.logger?.warn({ source: name, deliveryId, err: (err as Error).message }, 'Temporal did not accept the delivery');
+    return {
+      reply: new Reply(
+        503,
+        errorBody('temporal_unavailable', 'Temporal did not accept the event in time; nothing is promised: retry after Retry-After seconds'),
+        'temporal_unavailable',
+        { 'retry-after': String(settings.unavailableRetryAfterS) },
+      ),
+      extra: { deliveryId },
+    };
+  }
 }
