@@ -152,6 +152,7 @@ describe('the webhook ingress on the real dev server', () => {
       await withWorker(env.nativeConnection, taskQueue, async () => {
         const repo = unique('acme/burst');
         const sent = 50; // 5x the 10-per-second limit, all at once
+        const began = performance.now();
         const answers = await Promise.all(
           Array.from({ length: sent }, async (_, i) => {
             const body = releaseBody(`upstream/pkg-${i}`, 'v2.0.0');
@@ -161,7 +162,9 @@ describe('the webhook ingress on the real dev server', () => {
         const accepted = answers.filter((a) => a.status === 202);
         const shed = answers.filter((a) => a.status === 429);
         assert.equal(accepted.length + shed.length, sent, JSON.stringify(answers.filter((a) => a.status !== 202 && a.status !== 429)));
-        assert.ok(accepted.length >= 10 && accepted.length <= 15, `accepted ${accepted.length}`);
+        // A token bucket of 10 refilling at 10/s: at most the burst plus what refilled while the 50 were being sent.
+        const refilled = Math.ceil(((performance.now() - began) / 1000) * 10);
+        assert.ok(accepted.length >= 10 && accepted.length <= 10 + refilled, `accepted ${accepted.length}, bound ${10 + refilled}`);
         for (const s of shed) {
           assert.ok(Number(s.retryAfter) >= 1, `Retry-After ${s.retryAfter}`);
           assert.equal(s.json.error?.code, 'shed');
