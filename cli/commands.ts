@@ -43,7 +43,7 @@ export function registerCommands(program: Command): void {
     .action((opts: { prune?: boolean }) => run(async () => (await import('./schedules.js')).syncCommand(opts)));
   schedules
     .command('list')
-    .description('Per schedule: policy, next and recent runs, skipped/missed counts, buffer, paused state and note.')
+    .description('Per schedule: the agent it wakes, policy, next and recent runs, skipped/missed counts, buffer, paused state and note.')
     .action(() => run(async () => (await import('./schedules.js')).listCommand()));
   schedules
     .command('trigger <id>')
