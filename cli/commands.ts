@@ -80,10 +80,14 @@ export function registerCommands(program: Command): void {
 
   program
     .command('kill <key>')
-    .description('Stop a live run before its next step (in-flight activities are cancelled); it ends `cancelled`.')
+    .description(
+      'Stop a live run before its next step (in-flight activities are cancelled); it ends `cancelled`. <key> is the run\'s workflow ID, ' +
+        'or an event key: the run that took the event (for a coalesced event, the run that absorbed it); exit 2 when it woke several agents and --agent names none.',
+    )
     .requiredOption('--reason <why>', 'why it is being stopped (recorded on the run)')
     .option('--who <name>', 'who stops it (default: $USER)')
-    .action((key: string, opts: { reason: string; who?: string }) => run(async () => (await import('./run-control.js')).kill(key, opts)));
+    .option('--agent <agent>', 'with an event key: the run of this agent, where the event woke several')
+    .action((key: string, opts: { reason: string; who?: string; agent?: string }) => run(async () => (await import('./run-control.js')).kill(key, opts)));
   for (const decision of ['approve', 'reject'] as const) {
     program
       .command(`${decision} <key>`)
