@@ -101,7 +101,7 @@ export function registerCommands(program: Command): void {
   }
   program
     .command('rearm <key>')
-    .description('Delete a closed run (and the admission records of the events it took) so their next delivery starts afresh.')
+    .description('Delete a closed run (and the admission records of the events it took) so their next delivery starts afresh; exit 3 when there is no such workflow.')
     .action((key: string) => run(async () => (await import('./run-control.js')).rearm(key)));
 
   const supervisor = program.command('supervisor').description('The supervisor: breaker state, rolling caps, held wakes; reset, release or discard (a person, with a reason).');

@@ -93,7 +93,8 @@ async function deleteClosed(client: Client, workflowId: string, runId: string): 
  */
 export async function rearm(key: string): Promise<number> {
   return withClient(async (client) => {
-    const desc = await client.workflow.getHandle(key).describe();
+    const desc = await describeId(client, key);
+    if (!desc) return refuse({ workflowId: key }, `no workflow ${key}: rearm takes a closed run's workflow ID or an admission record (agent@eventKey), as emit and runs print them`);
     if (desc.status.name === 'RUNNING') throw new UsageError(`${key} is still running; kill it first`);
     const admissions: string[] = [];
     if (desc.type === 'wakeWorkflow' && desc.status.name === 'COMPLETED') {

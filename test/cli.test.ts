@@ -147,7 +147,7 @@ describe('wakegate kill and rearm by key, run as a subprocess', () => {
   const errorOf = (run: CliRun) => run.json.error as { code: string; message: string };
   const resultOf = (workflowId: string) => env.client.workflow.getHandle(workflowId).result() as Promise<WakeResult>;
 
-  test('kill <event key>: the one run the event woke; unknown keys and IDs exit 3', async () => {
+  test('kill <event key>: the one run the event woke; unknown keys and IDs, and rearm of an unknown key, exit 3', async () => {
     const taskQueue = unique('cli-kill');
     const cliEnv = { TEMPORAL_ADDRESS: env.server.address, WAKEGATE_TASK_QUEUE: taskQueue };
     const entity = unique('cli-kill');
@@ -181,6 +181,10 @@ describe('wakegate kill and rearm by key, run as a subprocess', () => {
         assert.equal(unknown.code, 3, `${key}: ${unknown.stdout}`);
         assert.equal(errorOf(unknown).code, 'refused');
         assert.match(errorOf(unknown).message, /no run .* and no run took an event with that key/);
+        const rearm = await runCli(['rearm', key], cliEnv);
+        assert.equal(rearm.code, 3, `${key}: ${rearm.stdout}`);
+        assert.equal(errorOf(rearm).code, 'refused');
+        assert.match(errorOf(rearm).message, /^no workflow .*: rearm takes a closed run's workflow ID/);
       }
     });
   });
