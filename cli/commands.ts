@@ -43,7 +43,7 @@ export function registerCommands(program: Command): void {
     .action((opts: { prune?: boolean }) => run(async () => (await import('./schedules.js')).syncCommand(opts)));
   schedules
     .command('list')
-    .description('Per schedule: policy, next and recent runs, skipped/missed counts, buffer, paused state and note.')
+    .description('Per schedule: the agent it wakes, policy, next and recent runs, skipped/missed counts, buffer, paused state and note.')
     .action(() => run(async () => (await import('./schedules.js')).listCommand()));
   schedules
     .command('trigger <id>')
@@ -80,10 +80,14 @@ export function registerCommands(program: Command): void {
 
   program
     .command('kill <key>')
-    .description('Stop a live run before its next step (in-flight activities are cancelled); it ends `cancelled`.')
+    .description(
+      'Stop a live run before its next step (in-flight activities are cancelled); it ends `cancelled`. <key> is the run\'s workflow ID, ' +
+        'or an event key: the run that took the event (for a coalesced event, the run that absorbed it); exit 2 when it woke several agents and --agent names none.',
+    )
     .requiredOption('--reason <why>', 'why it is being stopped (recorded on the run)')
     .option('--who <name>', 'who stops it (default: $USER)')
-    .action((key: string, opts: { reason: string; who?: string }) => run(async () => (await import('./run-control.js')).kill(key, opts)));
+    .option('--agent <agent>', 'with an event key: the run of this agent, where the event woke several')
+    .action((key: string, opts: { reason: string; who?: string; agent?: string }) => run(async () => (await import('./run-control.js')).kill(key, opts)));
   for (const decision of ['approve', 'reject'] as const) {
     program
       .command(`${decision} <key>`)
@@ -97,7 +101,7 @@ export function registerCommands(program: Command): void {
   }
   program
     .command('rearm <key>')
-    .description('Delete a closed run (and the admission records of the events it took) so their next delivery starts afresh.')
+    .description('Delete a closed run (and the admission records of the events it took) so their next delivery starts afresh; exit 3 when there is no such workflow.')
     .action((key: string) => run(async () => (await import('./run-control.js')).rearm(key)));
 
   const supervisor = program.command('supervisor').description('The supervisor: breaker state, rolling caps, held wakes; reset, release or discard (a person, with a reason).');

@@ -2,8 +2,20 @@ import { Command, CommanderError } from 'commander';
 import { registerCommands } from './commands';
 import { ExitCode, reportError, UsageError } from './output';
 
+/** Shown after the command list: what scripts rely on, and how to call the command so that it never hangs. */
+const FOR_SCRIPTS = `
+Output: one JSON object on stdout per call; a line on stderr when something is wrong.
+Exit codes: ${ExitCode.ok} ok, ${ExitCode.error} error, ${ExitCode.badInput} bad input, ${ExitCode.refused} refused (a mismatch or refusal; a run or key unknown or not open), ${ExitCode.unreachable} Temporal unreachable.
+
+In scripts, call the bin itself, not npx: many \`npx wakegate\` calls in parallel can hang in npx
+itself, with no server involved. In a project that depends on wakegate: node_modules/.bin/wakegate
+(or wakegate, with node_modules/.bin on PATH); in a checkout of wakegate: node bin/wakegate.js.
+From code, admit events through your deployment's gate instead of spawning the command:
+  createWakegate({ ... }).gate(client, taskQueue).admit(event)`;
+
 const program = new Command('wakegate')
   .description('The trigger layer for background agents: every wake passes the gate before any model token is spent.')
+  .addHelpText('after', FOR_SCRIPTS)
   .showHelpAfterError()
   .exitOverride();
 

@@ -3,10 +3,15 @@ import { loadConfig } from '../config/config';
 import { connectClient } from '../config/temporal';
 import { agentEventId } from '../core/ids';
 import { approveSignal, killUpdate, rejectSignal, statusQuery } from '../core/messages';
-import type { WakeResult } from '../core/types';
+import type { KillRequest, WakeResult } from '../core/types';
+import { app } from './app';
 import { ExitCode, printJson, UsageError } from './output';
+import { agentOfId, describeId, runOfAdmission, runPerAgent, runsOfEvent, type RunOfEvent } from './resolve-run';
 
-/** `<key>` is the run's workflow ID, as `emit` prints it (`workflowId`): `agent@eventKey` or, coalesced, `agent#wakeKey@eventKey`. */
+/**
+ * `<key>` is a run's workflow ID, as `emit` and `runs` print it (`workflowId`): `agent@eventKey` or,
+ * coalesced, `agent#wakeKey@eventKey`; `kill` also takes an event key (`eventKey`).
+ */
 async function withClient(fn: (client: Client) => Promise<number>): Promise<number> {
   const client = await connectClient(loadConfig());
   try {
@@ -18,22 +23,26 @@ async function withClient(fn: (client: Client) => Promise<number>): Promise<numb
 
 const who = (opts: { who?: string }) => opts.who ?? loadConfig().operator;
 
-async function update(key: string, def: typeof killUpdate, arg: object): Promise<number> {
-  return withClient(async (client) => {
-    try {
-      const ack = await client.workflow.getHandle(key).executeUpdate(def, { args: [arg as never] });
-      printJson({ workflowId: key, ...ack });
-      return ExitCode.ok;
-    } catch (err) {
-      if (err instanceof WorkflowUpdateFailedError || err instanceof WorkflowNotFoundError) {
-        const message = (err.cause instanceof Error ? err.cause.message : undefined) ?? err.message;
-        printJson({ workflowId: key, accepted: false, error: { code: 'refused', message } });
-        process.stderr.write(`wakegate: refused: ${message}\n`);
-        return ExitCode.refused;
-      }
-      throw err;
+/** A refusal: one JSON object naming what was refused and why, a line on stderr, exit 3. */
+function refuse(subject: Record<string, unknown>, message: string): number {
+  printJson({ ...subject, accepted: false, error: { code: 'refused', message } });
+  process.stderr.write(`wakegate: refused: ${message}\n`);
+  return ExitCode.refused;
+}
+
+/** Send the `kill` update to an open run; refused (exit 3) when the run is not open. */
+async function sendKill(client: Client, workflowId: string, req: KillRequest, about: Record<string, unknown> = {}): Promise<number> {
+  try {
+    const ack = await client.workflow.getHandle(workflowId).executeUpdate(killUpdate, { args: [req] });
+    printJson({ workflowId, ...about, ...ack });
+    return ExitCode.ok;
+  } catch (err) {
+    if (err instanceof WorkflowUpdateFailedError || err instanceof WorkflowNotFoundError) {
+      const message = (err.cause instanceof Error ? err.cause.message : undefined) ?? err.message;
+      return refuse({ workflowId, ...about }, message);
     }
-  });
+    throw err;
+  }
 }
 
 /**
@@ -43,20 +52,16 @@ async function update(key: string, def: typeof killUpdate, arg: object): Promise
 async function decide(key: string, def: typeof approveSignal, arg: { who: string; reason?: string; effectKey?: string }): Promise<number> {
   return withClient(async (client) => {
     const handle = client.workflow.getHandle(key);
-    const refuse = (message: string) => {
-      printJson({ workflowId: key, accepted: false, error: { code: 'refused', message } });
-      process.stderr.write(`wakegate: refused: ${message}\n`);
-      return ExitCode.refused;
-    };
+    const subject = { workflowId: key };
     let status;
     try {
       status = await handle.query(statusQuery);
     } catch (err) {
-      return refuse(`no open run ${key}: ${(err as Error).message}`);
+      return refuse(subject, `no open run ${key}: ${(err as Error).message}`);
     }
     const waiting = status.awaitingApproval;
-    if (!waiting) return refuse(`no effect of ${key} is waiting for approval (phase ${status.phase})`);
-    if (arg.effectKey && arg.effectKey !== waiting.effectKey) return refuse(`the waiting effect is ${waiting.effectKey}, not ${arg.effectKey}`);
+    if (!waiting) return refuse(subject, `no effect of ${key} is waiting for approval (phase ${status.phase})`);
+    if (arg.effectKey && arg.effectKey !== waiting.effectKey) return refuse(subject, `the waiting effect is ${waiting.effectKey}, not ${arg.effectKey}`);
     await handle.signal(def, { ...arg, effectKey: waiting.effectKey });
     printJson({ workflowId: key, accepted: true, effectKey: waiting.effectKey, effect: waiting.effect, args: waiting.args, phase: status.phase });
     return ExitCode.ok;
@@ -88,7 +93,8 @@ async function deleteClosed(client: Client, workflowId: string, runId: string): 
  */
 export async function rearm(key: string): Promise<number> {
   return withClient(async (client) => {
-    const desc = await client.workflow.getHandle(key).describe();
+    const desc = await describeId(client, key);
+    if (!desc) return refuse({ workflowId: key }, `no workflow ${key}: rearm takes a closed run's workflow ID or an admission record (agent@eventKey), as emit and runs print them`);
     if (desc.status.name === 'RUNNING') throw new UsageError(`${key} is still running; kill it first`);
     const admissions: string[] = [];
     if (desc.type === 'wakeWorkflow' && desc.status.name === 'COMPLETED') {
@@ -120,9 +126,60 @@ export async function rearm(key: string): Promise<number> {
   });
 }
 
-/** `wakegate kill <key> --reason R [--who W]`: the `kill` update; refused (exit 3) when the run is not open. */
-export function kill(key: string, opts: { reason: string; who?: string }): Promise<number> {
-  return update(key, killUpdate, { who: who(opts), reason: opts.reason });
+const listed = (runs: readonly RunOfEvent[]) => runs.map((r) => `${r.agent} (${r.workflowId}, ${r.status.toLowerCase()})`).join(', ');
+
+/**
+ * The run `kill <key>` means: `key` is a run's workflow ID; or an admission record's (`agent@eventKey`
+ * of a coalescing agent), meaning the run that took its event; or an event key, meaning the run each
+ * agent it woke has for it (a coalesced event: the run that absorbed it), one of them named by
+ * `--agent` when there are several. Returns the exit code instead when there is nothing to kill.
+ */
+async function killTarget(client: Client, key: string, agent: string | undefined): Promise<{ workflowId: string; about?: Record<string, unknown> } | number> {
+  const desc = await describeId(client, key);
+  if (desc?.type === 'wakeWorkflow') {
+    if (agent !== undefined && agentOfId(key) !== agent) throw new UsageError(`${key} is a run of ${agentOfId(key)}, not of ${agent}`);
+    return { workflowId: key };
+  }
+  if (desc && desc.type !== 'admissionWorkflow') {
+    return refuse({ workflowId: key }, `${key} is a ${desc.type}, not a run: kill takes a run's workflow ID or an event key, as emit and runs print them`);
+  }
+  const found = desc ? await runOfAdmission(client, key, desc) : undefined;
+  const all = runPerAgent(desc ? (found ? [found] : []) : await runsOfEvent(client, app().registry, key));
+  const about = { eventKey: desc ? key.slice(key.indexOf('@') + 1) : key };
+  const runs = agent === undefined ? all : all.filter((r) => r.agent === agent);
+  if (runs.length === 0) {
+    if (all.length) return refuse(about, `event ${about.eventKey} woke no run of ${agent}; it woke ${listed(all)}`);
+    if (desc) return refuse(about, `the event of admission record ${key} started no run (skipped, stale or not admitted): nothing to kill`);
+    return refuse({ workflowId: key }, `no run ${key}, and no run took an event with that key: kill takes a run's workflow ID or an event key, as emit and runs print them`);
+  }
+  if (runs.length > 1) {
+    const message = `event ${about.eventKey} woke ${runs.length} agents: ${listed(runs)}; name one with --agent`;
+    printJson({ ...about, accepted: false, error: { code: 'ambiguous', message }, runs });
+    process.stderr.write(`wakegate: ${message}\n`);
+    return ExitCode.badInput;
+  }
+  const run = runs[0]!;
+  const mine = { ...about, agent: run.agent };
+  if (run.status === 'PENDING') {
+    return refuse({ workflowId: run.workflowId, ...mine }, `${run.workflowId}, the run that took event ${about.eventKey}, has not started yet (its batch is pending in its coalescer); kill it once it has started`);
+  }
+  if (run.status === 'UNDECIDED') {
+    return refuse({ workflowId: run.workflowId, ...mine }, `event ${about.eventKey} is not decided yet for ${run.agent} (its admission record ${run.workflowId} is open: no worker has taken it); try again`);
+  }
+  return { workflowId: run.workflowId, about: mine };
+}
+
+/**
+ * `wakegate kill <workflowId|eventKey> --reason R [--who W] [--agent A]`: the `kill` update to the
+ * run; refused (exit 3) when it is not open or there is none, exit 2 when an event key names runs of
+ * several agents and `--agent` does not pick one.
+ */
+export function kill(key: string, opts: { reason: string; who?: string; agent?: string }): Promise<number> {
+  const req = { who: who(opts), reason: opts.reason };
+  return withClient(async (client) => {
+    const target = await killTarget(client, key, opts.agent);
+    return typeof target === 'number' ? target : sendKill(client, target.workflowId, req, target.about);
+  });
 }
 
 /** `wakegate approve|reject <key> [--who] [--reason] [--effect-key]`. */

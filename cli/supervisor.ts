@@ -50,7 +50,7 @@ export function resetCommand(opts: PersonOptions): Promise<number> {
   return withClient(async (client, taskQueue) => {
     const r = await act(client, taskQueue, { kind: 'reset', ...p });
     if (typeof r === 'number') return r;
-    printJson({ accepted: true, mode: r.status!.mode, reset: r.status!.resets.at(-1), next: 'held wakes stay held: npx wakegate supervisor release --who --reason (or discard)' });
+    printJson({ accepted: true, mode: r.status!.mode, reset: r.status!.resets.at(-1), next: 'held wakes stay held: wakegate supervisor release --who --reason (or discard)' });
     return ExitCode.ok;
   });
 }
@@ -72,7 +72,7 @@ export function haltCommand(opts: PersonOptions): Promise<number> {
   return withClient(async (client, taskQueue) => {
     const r = await act(client, taskQueue, { kind: 'halt', ...p });
     if (typeof r === 'number') return r;
-    printJson({ accepted: true, mode: r.status!.mode, trip: r.status!.trip, live: 'being cancelled: npx wakegate supervisor status' });
+    printJson({ accepted: true, mode: r.status!.mode, trip: r.status!.trip, live: 'being cancelled: wakegate supervisor status' });
     return ExitCode.ok;
   });
 }

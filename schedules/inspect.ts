@@ -11,7 +11,7 @@ export function effectiveOverlap(desc: ScheduleDescription, override?: ScheduleO
 
 const name = (p: ScheduleOverlapPolicy) => Object.entries(OVERLAP).find(([, v]) => v === p)?.[0] ?? String(p).toLowerCase();
 
-/** One schedule as `schedules list` shows it: all read from Temporal (so Web UI changes show). */
+/** One schedule as `schedules list` shows it: the agent it wakes (from code), the rest read from Temporal (so Web UI changes show). */
 export async function describeSchedule(client: Client, def: ScheduleDefinition): Promise<Record<string, unknown>> {
   const policy = { cadence: def.cadence, overlap: def.overlap, catchUp: def.catchUp, rationale: def.rationale };
   if (def.cadence === 'fixed_delay') {
@@ -19,9 +19,9 @@ export async function describeSchedule(client: Client, def: ScheduleDefinition):
       const handle = client.workflow.getHandle(fixedDelayWorkflowId(def.id));
       const desc = await handle.describe();
       const cadence = desc.status.name === 'RUNNING' ? await handle.query(cadenceQuery) : undefined;
-      return { id: def.id, policy: { ...policy, delayMs: def.delay }, status: desc.status.name, cadence };
+      return { id: def.id, agent: def.agent, policy: { ...policy, delayMs: def.delay }, status: desc.status.name, cadence };
     } catch (err) {
-      if (err instanceof WorkflowNotFoundError) return { id: def.id, policy, status: 'not_synced' };
+      if (err instanceof WorkflowNotFoundError) return { id: def.id, agent: def.agent, policy, status: 'not_synced' };
       throw err;
     }
   }
@@ -29,13 +29,14 @@ export async function describeSchedule(client: Client, def: ScheduleDefinition):
   try {
     desc = await client.schedule.getHandle(def.id).describe();
   } catch (err) {
-    if (err instanceof ScheduleNotFoundError) return { id: def.id, policy, status: 'not_synced' };
+    if (err instanceof ScheduleNotFoundError) return { id: def.id, agent: def.agent, policy, status: 'not_synced' };
     throw err;
   }
   const raw = desc.raw.info;
   const toNum = (v: unknown) => (v === null || v === undefined ? 0 : Number(v));
   return {
     id: def.id,
+    agent: def.agent,
     owned: desc.memo?.[OWNER_MEMO] === OWNER,
     policy: {
       ...policy,

@@ -4,8 +4,13 @@ import { mkdtemp, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { freePort } from '../devserver/dev-server';
-import { startDevEnv, unique, withWorker, type DevEnv } from './helpers/env';
-import { runCli } from './helpers/cli';
+import { Gate } from '../gate/gate';
+import type { WakeResult } from '../core/types';
+import { eventually, startDevEnv, unique, withWorker, type DevEnv } from './helpers/env';
+import { runCli, type CliRun } from './helpers/cli';
+import { coalescing } from './helpers/agents';
+import { activitiesOf, registryOf } from './helpers/app';
+import fanoutApp from './fixtures/fanout-app';
 
 let env: DevEnv;
 before(async () => {
@@ -135,5 +140,113 @@ describe('wakegate emit, run as a subprocess', () => {
     assert.equal(err.code, 'temporal_unreachable');
     assert.match(err.message, new RegExp(`127\\.0\\.0\\.1:${port}`));
     assert.match(err.message, /temporal-dev\.sh up/);
+  });
+});
+
+describe('wakegate kill and rearm by key, run as a subprocess', () => {
+  const errorOf = (run: CliRun) => run.json.error as { code: string; message: string };
+  const resultOf = (workflowId: string) => env.client.workflow.getHandle(workflowId).result() as Promise<WakeResult>;
+
+  test('kill <event key>: the one run the event woke; unknown keys and IDs, and rearm of an unknown key, exit 3', async () => {
+    const taskQueue = unique('cli-kill');
+    const cliEnv = { TEMPORAL_ADDRESS: env.server.address, WAKEGATE_TASK_QUEUE: taskQueue };
+    const entity = unique('cli-kill');
+    await withWorker(env.nativeConnection, taskQueue, async () => {
+      const emitted = await runCli(['emit', '--source', 'ping', '--entity', entity, '--type', 'check', '--occurred-at', '2026-12-02T14:05:00Z', '--payload', '{"holdMs":60000}'], cliEnv);
+      assert.equal(emitted.code, 0, emitted.stderr);
+      const eventKey = String(emitted.json.eventKey);
+      const killed = await runCli(['kill', eventKey, '--reason', 'by its event', '--who', 'ops'], cliEnv);
+      assert.equal(killed.code, 0, killed.stderr);
+      assert.equal(killed.json.accepted, true);
+      assert.equal(killed.json.workflowId, `canary@${eventKey}`);
+      assert.equal(killed.json.eventKey, eventKey);
+      assert.equal(killed.json.agent, 'canary');
+      const result = await resultOf(`canary@${eventKey}`);
+      assert.equal(result.terminalReason, 'cancelled');
+      assert.deepEqual(result.killedBy, { who: 'ops', reason: 'by its event' });
+
+      const again = await runCli(['kill', eventKey, '--reason', 'twice'], cliEnv);
+      assert.equal(again.code, 3, again.stdout);
+      assert.equal(again.json.workflowId, `canary@${eventKey}`);
+      const otherAgent = await runCli(['kill', eventKey, '--reason', 'r', '--agent', 'nobody'], cliEnv);
+      assert.equal(otherAgent.code, 3, otherAgent.stdout);
+      assert.match(errorOf(otherAgent).message, /woke no run of nobody; it woke canary \(canary@/);
+      const wrongAgent = await runCli(['kill', `canary@${eventKey}`, '--reason', 'r', '--agent', 'nobody'], cliEnv);
+      assert.equal(wrongAgent.code, 2, wrongAgent.stdout);
+      assert.match(errorOf(wrongAgent).message, /is a run of canary, not of nobody/);
+
+      const unknownKey = `ping/check/${unique('nothing')}/2026-12-02T14:00:00Z`;
+      for (const key of [unknownKey, `canary@${unknownKey}`, 'not a key at all']) {
+        const unknown = await runCli(['kill', key, '--reason', 'r'], cliEnv);
+        assert.equal(unknown.code, 3, `${key}: ${unknown.stdout}`);
+        assert.equal(errorOf(unknown).code, 'refused');
+        assert.match(errorOf(unknown).message, /no run .* and no run took an event with that key/);
+        const rearm = await runCli(['rearm', key], cliEnv);
+        assert.equal(rearm.code, 3, `${key}: ${rearm.stdout}`);
+        assert.equal(errorOf(rearm).code, 'refused');
+        assert.match(errorOf(rearm).message, /^no workflow .*: rearm takes a closed run's workflow ID/);
+      }
+    });
+  });
+
+  test('kill <event key> of a coalesced event: the run that absorbed it, refused while its batch has not started', async () => {
+    const agents = coalescing('canary', { debouncePeriodMs: 2000, maxWaitMs: 5000 });
+    const taskQueue = unique('cli-kill-coalesced');
+    const cliEnv = { TEMPORAL_ADDRESS: env.server.address, WAKEGATE_TASK_QUEUE: taskQueue };
+    const entity = unique('cli-kill-coalesced');
+    const gate = new Gate({ client: env.client, taskQueue, registry: registryOf(agents) });
+    const ping = (type: string) => ({ source: 'ping', entity, type, occurredAt: '2026-12-02T14:05:00Z', payload: { holdMs: 60_000 } });
+    await withWorker(env.nativeConnection, taskQueue, async () => {
+      const first = await gate.admit(ping('first'));
+      const second = await gate.admit(ping('second'));
+      assert.equal(first.decision, 'started');
+      assert.equal(second.decision, 'coalesced');
+      assert.equal(second.workflowId, first.workflowId, 'one run for both');
+      assert.notEqual(second.eventKey, first.eventKey);
+
+      const early = await runCli(['kill', second.eventKey, '--reason', 'too early'], cliEnv);
+      assert.equal(early.code, 3, early.stdout);
+      assert.equal(early.json.workflowId, first.workflowId);
+      assert.match(errorOf(early).message, /has not started yet/);
+
+      await eventually(() => env.client.workflow.getHandle(first.workflowId).describe().catch(() => undefined), (d) => d?.status.name === 'RUNNING', 15_000, 'the batch run started');
+      const killed = await runCli(['kill', second.eventKey, '--reason', 'absorbed event', '--who', 'ops'], cliEnv);
+      assert.equal(killed.code, 0, killed.stderr);
+      assert.equal(killed.json.workflowId, first.workflowId);
+      assert.equal(killed.json.eventKey, second.eventKey);
+      const result = await resultOf(first.workflowId);
+      assert.equal(result.terminalReason, 'cancelled');
+      assert.deepEqual(result.absorbed!.map((e) => e.eventKey), [first.eventKey, second.eventKey]);
+    }, { activities: activitiesOf({ agents }) });
+  });
+
+  test('kill <event key> of an event that woke two agents: exit 2 listing both until --agent names one', async () => {
+    const taskQueue = unique('cli-kill-fanout');
+    const cliEnv = { TEMPORAL_ADDRESS: env.server.address, WAKEGATE_TASK_QUEUE: taskQueue };
+    const fanoutEnv = { ...cliEnv, WAKEGATE_APP: 'test/fixtures/fanout-app.ts' };
+    const entity = unique('cli-kill-fanout');
+    await withWorker(env.nativeConnection, taskQueue, async () => {
+      const emitted = await runCli(['emit', '--source', 'ping', '--entity', entity, '--type', 'check', '--payload', '{"holdMs":60000}'], fanoutEnv);
+      assert.equal(emitted.code, 0, emitted.stderr);
+      const eventKey = String(emitted.json.eventKey);
+      const wakes = emitted.json.wakes as { agent: string; workflowId: string; decision: string }[];
+      assert.deepEqual(wakes.map((w) => [w.agent, w.decision]), [['canary', 'started'], ['canary-echo', 'started']]);
+
+      const ambiguous = await runCli(['kill', eventKey, '--reason', 'which one?'], fanoutEnv);
+      assert.equal(ambiguous.code, 2, ambiguous.stdout);
+      assert.equal(errorOf(ambiguous).code, 'ambiguous');
+      assert.match(errorOf(ambiguous).message, /woke 2 agents: canary \(canary@.*\), canary-echo \(canary-echo@.*\); name one with --agent/);
+      assert.deepEqual((ambiguous.json.runs as { agent: string; workflowId: string }[]).map((r) => [r.agent, r.workflowId]), wakes.map((w) => [w.agent, w.workflowId]));
+
+      // This checkout's own deployment has no canary-echo: its run is found in the visibility store, once indexed.
+      const echo = await eventually(() => runCli(['kill', eventKey, '--reason', 'the echo', '--agent', 'canary-echo', '--who', 'ops'], cliEnv), (r) => r.code !== 3, 15_000, 'the echo run indexed');
+      assert.equal(echo.code, 0, echo.stderr);
+      assert.equal(echo.json.workflowId, `canary-echo@${eventKey}`);
+      const main = await runCli(['kill', eventKey, '--reason', 'the canary', '--agent', 'canary', '--who', 'ops'], fanoutEnv);
+      assert.equal(main.code, 0, main.stderr);
+      assert.equal(main.json.workflowId, `canary@${eventKey}`);
+      const results = await Promise.all(wakes.map((w) => resultOf(w.workflowId)));
+      assert.deepEqual(results.map((r) => [r.terminalReason, r.killedBy?.reason]), [['cancelled', 'the canary'], ['cancelled', 'the echo']]);
+    }, { activities: fanoutApp.activities() });
   });
 });

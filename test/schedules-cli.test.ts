@@ -33,7 +33,10 @@ describe('wakegate schedules, run as a subprocess', () => {
       const afterPause = await runCli(['schedules', 'sync'], cliEnv);
       assert.deepEqual(afterPause.json.paused, [{ id: ID, note: 'paused in the web ui' }]);
       const list = await runCli(['schedules', 'list'], cliEnv);
-      const row = (list.json.schedules as Record<string, unknown>[]).find((s) => s.id === ID)!;
+      const rows = list.json.schedules as Record<string, unknown>[];
+      assert.deepEqual(rows.map((s) => [s.id, s.agent]), exampleApp.schedules.map((d) => [d.id, d.agent]), 'each schedule names the agent it wakes');
+      const row = rows.find((s) => s.id === ID)!;
+      assert.equal(row.agent, 'canary');
       assert.equal(row.paused, true);
       assert.equal(row.note, 'paused in the web ui');
       assert.equal((row.policy as { catchUp: string }).catchUp, 'latest');

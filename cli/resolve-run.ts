@@ -1,0 +1,141 @@
+import { WorkflowNotFoundError, type Client, type WorkflowExecutionDescription } from '@temporalio/client';
+import type { AdmissionResult } from '../core/coalesce-types';
+import { agentEventId } from '../core/ids';
+import { WakeAgent } from '../core/search-attributes';
+import type { WakeResult } from '../core/types';
+import { parseEventKey } from '../gate/keys';
+import type { TriggerRegistry } from '../triggers/registry';
+
+/** A restarted run (overlap `cancel`) names its successor; follow at most this many, as the gate does. */
+const MAX_SUPERSEDED_HOPS = 10;
+/** At most this many runs are read from the visibility store for one event key. */
+const MAX_INDEXED = 50;
+
+/** One run that took an event, as `wakegate kill <event key>` sees it. */
+export interface RunOfEvent {
+  agent: string;
+  workflowId: string;
+  /**
+   * Temporal's status of the run (`RUNNING`, `COMPLETED`, ...), or `PENDING`: a coalesced run whose
+   * batch has not started yet; or `UNDECIDED`: the event's admission record (`workflowId`) has no
+   * decision yet.
+   */
+  status: string;
+  startTime?: string;
+}
+
+/** The agent named by a run's or an admission record's workflow ID (agent names never contain `@` or `#`). */
+export function agentOfId(workflowId: string): string {
+  return workflowId.split(/[@#]/, 1)[0]!;
+}
+
+/** The execution with this workflow ID (its latest run), or undefined when there is none. */
+export async function describeId(client: Client, workflowId: string): Promise<WorkflowExecutionDescription | undefined> {
+  try {
+    return await client.workflow.getHandle(workflowId).describe();
+  } catch (err) {
+    if (err instanceof WorkflowNotFoundError) return undefined;
+    throw err;
+  }
+}
+
+const ofRun = (agent: string, workflowId: string, desc: WorkflowExecutionDescription): RunOfEvent => ({
+  agent,
+  workflowId,
+  status: desc.status.name,
+  startTime: desc.startTime.toISOString(),
+});
+
+/**
+ * The run an admission record's event went to, following restarts (overlap `cancel`) to the run that
+ * holds the event now. Undefined when the event started nothing: skipped (a live run was only told of
+ * it), stale, or a failed record (the gate admits the event again).
+ */
+export async function runOfAdmission(client: Client, admissionId: string, desc: WorkflowExecutionDescription): Promise<RunOfEvent | undefined> {
+  const agent = agentOfId(admissionId);
+  if (desc.status.name === 'RUNNING') return { agent, workflowId: admissionId, status: 'UNDECIDED' };
+  if (desc.status.name !== 'COMPLETED') return undefined;
+  const r = (await client.workflow.getHandle(admissionId, desc.runId).result()) as AdmissionResult;
+  if ((r.decision !== 'started' && r.decision !== 'coalesced') || !r.runKey) return undefined;
+  let runKey = r.runKey;
+  for (let hop = 0; ; hop++) {
+    const run = await describeId(client, runKey);
+    if (!run) return { agent, workflowId: runKey, status: 'PENDING' };
+    if (run.status.name === 'COMPLETED' && hop < MAX_SUPERSEDED_HOPS) {
+      const result = (await client.workflow.getHandle(runKey, run.runId).result()) as WakeResult;
+      if (result.supersededBy) {
+        runKey = result.supersededBy;
+        continue;
+      }
+    }
+    return ofRun(agent, runKey, run);
+  }
+}
+
+/** What one workflow ID derived from an event key holds: a run, or an admission record pointing at one. */
+async function runAt(client: Client, workflowId: string): Promise<RunOfEvent | undefined> {
+  const desc = await describeId(client, workflowId);
+  if (desc?.type === 'wakeWorkflow') return ofRun(agentOfId(workflowId), workflowId, desc);
+  if (desc?.type === 'admissionWorkflow') return runOfAdmission(client, workflowId, desc);
+  return undefined;
+}
+
+/** The workflow IDs the gate gives one event's runs or admission records, one or two per agent its source wakes (core/ids.ts). */
+function derivedIds(registry: TriggerRegistry, eventKey: string): string[] {
+  let parts;
+  try {
+    parts = parseEventKey(eventKey);
+  } catch {
+    return []; // a malformed %-escape: not an event key the gate made
+  }
+  if (!parts) return [];
+  const def = registry.get(parts.source);
+  const ids = new Set<string>();
+  for (const agent of registry.agentsFor(parts.source)) {
+    const name = agent.policy.name;
+    ids.add(agentEventId(name, eventKey));
+    if (def?.runId) ids.add(def.runId(name, { entity: parts.entity, bucketStartMs: parts.bucketStartMs }));
+  }
+  return [...ids];
+}
+
+/** Runs the visibility store lists with the event key, as the event that opened them or one they absorbed (the first 20). */
+async function indexedRuns(client: Client, eventKey: string): Promise<RunOfEvent[]> {
+  const quoted = `"${eventKey.replace(/\\/g, '\\\\').replace(/"/g, '\\"')}"`;
+  const query = `WorkflowType = "wakeWorkflow" AND ExecutionStatus != "ContinuedAsNew" AND (WakeEventKey = ${quoted} OR WakeAbsorbedEventKeys = ${quoted})`;
+  const runs: RunOfEvent[] = [];
+  for await (const w of client.workflow.list({ query, pageSize: MAX_INDEXED })) {
+    runs.push({ agent: w.typedSearchAttributes.get(WakeAgent) ?? agentOfId(w.workflowId), workflowId: w.workflowId, status: w.status.name, startTime: w.startTime.toISOString() });
+    if (runs.length >= MAX_INDEXED) break;
+  }
+  return runs;
+}
+
+/**
+ * Every run an event key woke, by two ways that complement each other: the IDs the gate derives from
+ * the key for each agent of its source in this deployment (exact at once, and through a coalescing
+ * agent's admission record also the run that absorbed the event, started or not), and the runs the
+ * visibility store indexes with the key (agents this deployment no longer names; indexed about a
+ * second after a run's first workflow task).
+ */
+export async function runsOfEvent(client: Client, registry: TriggerRegistry, eventKey: string): Promise<RunOfEvent[]> {
+  const [derived, indexed] = await Promise.all([Promise.all(derivedIds(registry, eventKey).map((id) => runAt(client, id))), indexedRuns(client, eventKey)]);
+  const found = new Map<string, RunOfEvent>();
+  for (const r of [...derived, ...indexed]) if (r && !found.has(r.workflowId)) found.set(r.workflowId, r);
+  return [...found.values()];
+}
+
+const rank = (status: string) => (status === 'RUNNING' ? 0 : status === 'PENDING' || status === 'UNDECIDED' ? 1 : 2);
+
+/**
+ * One run per agent: the one that holds the event now (a restarted run's successor, not the run it
+ * cancelled), that is the open one, else one not started yet, else the newest; sorted by agent.
+ */
+export function runPerAgent(runs: readonly RunOfEvent[]): RunOfEvent[] {
+  const best = new Map<string, RunOfEvent>();
+  for (const r of runs) {
+    const b = best.get(r.agent);
+    if (!b || rank(r.status) < rank(b.status) || (rank(r.status) === rank(b.status) && (r.startTime ?? '') > (b.startTime ?? ''))) best.set(r.agent, r);
+  }
+  return [...best.values()].sort((a, b) => (a.agent < b.agent ? -1 : a.agent > b.agent ? 1 : 0));
+}
