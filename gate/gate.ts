@@ -133,7 +133,7 @@ export class Gate {
         agent: name,
         wakeKey: input.wakeKey,
         workflowId: input.runKey,
-        message: `${name} is over a rolling cap and its supervisor policy is refuse: nothing was started; send it again later (npx wakegate supervisor status)`,
+        message: `${name} is over a rolling cap and its supervisor policy is refuse: nothing was started; send it again later (wakegate supervisor status)`,
       };
     }
     this.supervisor.noteWake(name);

@@ -218,7 +218,7 @@ export class SupervisorLink {
     if (grant.mode !== 'armed') return { kind: 'hold', hold: 'halted', reason: `the supervisor is ${grant.mode}; a person resets it and releases held wakes`, recheckMs };
     // Re-checked when the window can have slid (not every holdRecheckMs): a long cap hold adds little to the run's history.
     const capRecheckMs = grant.retryAfterMs === undefined ? recheckMs : Math.min(MAX_CAP_RECHECK_MS, Math.max(recheckMs, grant.retryAfterMs + 250));
-    return { kind: 'hold', hold: 'cap', reason: `${agent} is over a rolling cap (npx wakegate supervisor status); it runs when the window slides`, recheckMs: capRecheckMs };
+    return { kind: 'hold', hold: 'cap', reason: `${agent} is over a rolling cap (wakegate supervisor status); it runs when the window slides`, recheckMs: capRecheckMs };
   }
 
   /**
@@ -239,6 +239,6 @@ export class SupervisorLink {
 
 function haltReason(memo: SupervisorMemo): string {
   return memo.mode === 'armed'
-    ? 'held while the supervisor was halted: a person releases it (npx wakegate supervisor release --who --reason)'
+    ? 'held while the supervisor was halted: a person releases it (wakegate supervisor release --who --reason)'
     : `the supervisor is ${memo.mode} (trip #${memo.tripId}: ${memo.tripReason}); a person resets it and releases held wakes`;
 }

@@ -28,7 +28,7 @@ const page = (over: Partial<Page> = {}): Page => ({
   summary: 'wakegate halted (trip #1, storm): 700 wakes in the last minute',
   severity: 'critical',
   source: 'wakegate supervisor (task queue q)',
-  details: { tripId: 1, counters: { 'wakes per minute [*]': 700 }, howToReset: 'npx wakegate supervisor reset --who <you> --reason <why>' },
+  details: { tripId: 1, counters: { 'wakes per minute [*]': 700 }, howToReset: 'wakegate supervisor reset --who <you> --reason <why>' },
   ...over,
 });
 const pager = () => pagerDutyPager({ url, routingKey: 'R0UT1NGKEY0000000000000000000000', timeoutMs: 5000 });
