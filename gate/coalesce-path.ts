@@ -7,7 +7,7 @@ import {
   type WorkflowHandle,
 } from '@temporalio/client';
 import type { CoalescePolicy } from '../core/policy';
-import type { admissionWorkflow } from '../workflows/admission';
+import type { admissionWorkflow } from '../workflows/coalesce/admission';
 import type { AdmissionInput, AdmissionResult } from '../core/coalesce-types';
 import { coalescerId } from '../core/ids';
 import type { WakeInput, WakeResult } from '../core/types';
