@@ -295,7 +295,7 @@ describe('one wake per thing, from every direction', () => {
     }, { activities: activitiesFor(exampleAgents) });
   });
 
-  test('an offer repeated by another admission run (past the remembered answers) never puts a pending event in a batch twice', async () => {
+  test('an offer repeated by another admission run (past the remembered answers) never puts a pending event in a batch twice, nor one with other inputs', async () => {
     const agents = coalescing('canary', { debouncePeriodMs: 5000, maxWaitMs: 20_000 });
     const taskQueue = unique('reoffer');
     const gate = gateFor(taskQueue, agents);
@@ -311,6 +311,10 @@ describe('one wake per thing, from every direction', () => {
       assert.equal(again[0]!.decision, 'started');
       assert.equal(again[0]!.runKey, first.workflowId);
       assert.equal((await coalescer.query(coalescerQuery)).state.pending!.events.length, 1, 'the event is in its batch once');
+      // The same key with other inputs (as after its admission record was deleted by hand) is refused, not taken.
+      const other = await coalescer.executeUpdate(offerUpdate, { args: [[{ event: { ...pending.events[0]!, fingerprint: 'other-inputs' }, admissionRunId: 'a-third-run' }]] });
+      assert.deepEqual([other[0]!.decision, other[0]!.runKey], ['mismatch', first.workflowId]);
+      assert.equal((await coalescer.query(coalescerQuery)).state.pending!.events[0]!.fingerprint, pending.events[0]!.fingerprint);
       const result = await awaitRun(env.client, first);
       assert.equal(result.absorbed!.length, 1);
     }, { activities: activitiesFor(agents) });

@@ -213,6 +213,21 @@ describe('the coalescer machine', () => {
     assert.equal(m.state.counts.offered, 2);
   });
 
+  test('mismatch: an event key already held, offered with other inputs, is refused and the held event kept', () => {
+    const m = machineOf({ whileRunning: 'buffer_one' });
+    m.offer(offerOf('a'), T0);
+    const other = m.offer(offerOf('a', { fingerprint: 'fp-other', payload: { name: 'other' } }, 'rearmed-run'), T0 + 100);
+    assert.deepEqual(other, { decision: 'mismatch', coalescerId: 'canary#order-7', runKey: runKeyOf('a'), runState: 'pending' });
+    assert.deepEqual(m.offer(offerOf('a', { fingerprint: 'fp-other' }, 'rearmed-run'), T0 + 200), other, 'its retry gets the same answer');
+    assert.deepEqual(m.state.pending!.events.map((e) => e.fingerprint), ['fp-a']);
+    assert.equal(m.state.pending!.lastAtMs, T0, 'the debounce is not pushed back');
+    started(m, T0 + 1000);
+    assert.equal(m.offer(offerOf('a', { fingerprint: 'fp-other' }, 'a-third-run'), T0 + 1100).runState, 'running');
+    assert.equal(m.offer(offerOf('a', { fingerprint: 'fp-other' }, 'a-third-run'), T0 + 1100).decision, 'mismatch');
+    assert.equal(m.state.pending, undefined);
+    assert.equal(m.state.counts.offered, 1);
+  });
+
   test('a redelivery of a pending event keeps its delivery id once, and the run names the opener’s first delivery', () => {
     const m = machineOf();
     m.offer(offerOf('a'), T0);

@@ -86,7 +86,7 @@ export class CoalescerMachine {
    * one left):
    * - a retried offer (same event, same admission run) gets its earlier answer again;
    * - an event already in the pending batch or the live run is never taken twice: `started` or
-   *   `coalesced` as it was;
+   *   `coalesced` as it was, or `mismatch` if this offer's inputs (fingerprint) differ from the held event's;
    * - a version older than the newest seen from the event's source is `stale`;
    * - with a live run: `skip` records the event on it (`skipped`); `buffer_one` gathers one follow-up
    *   batch; `cancel` opens a batch that takes the live run's events too and supersedes that run;
@@ -205,6 +205,7 @@ export class CoalescerMachine {
       const held = batch?.events.find((x) => x.eventKey === e.eventKey);
       if (!batch || !held) continue;
       const taken = { coalescerId: this.coalescerId, runKey: batch.runKey, runState };
+      if (held.fingerprint !== e.fingerprint) return { decision: 'mismatch', ...taken };
       const opened = 'openedBy' in batch ? batch.openedBy === e.eventKey : batch.events[0]?.eventKey === e.eventKey;
       return { decision: opened ? 'started' : 'coalesced', ...taken };
     }
