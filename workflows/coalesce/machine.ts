@@ -15,7 +15,7 @@ export interface CoalescerIdentity {
   policy: CoalescePolicy;
 }
 
-/** An event as a run lists it: without its payload and the gate's bookkeeping. */
+/** An event as offered, with its payload and fingerprint (a run's record of it drops them). */
 type OfferedEvent = Offer['event'];
 
 /**
