@@ -1,6 +1,6 @@
 import type { TriggerRegistry } from '../triggers/registry';
 import { loadConfig, type OutsideConfig } from '../config/config';
-import { createCoalesceActivities } from './coalesce';
+import { createCoalesceActivities } from './coalesce/coalesce';
 import { createScheduleActivities } from './schedule/schedule';
 import { checkEffects, createCommitActivity } from './commit/commit';
 import { chatTokens, offlineModel } from './run/model/offline';

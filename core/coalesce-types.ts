@@ -17,13 +17,15 @@ export interface Offer {
  *   or the follow-up of a live run (`buffer_one`), or the restart of a cancelled one (`cancel`).
  * - `skipped`: a run for the wake key is live and the policy is `skip`; recorded on that run, nothing runs.
  * - `stale`: the event's version is older than the newest the coalescer has seen from its source; recorded, nothing runs.
+ * - `mismatch`: the pending batch or the live run (`runKey`) already holds an event with this key but
+ *   other inputs (fingerprint); nothing is taken.
  */
-export type OfferDecision = 'started' | 'coalesced' | 'skipped' | 'stale';
+export type OfferDecision = 'started' | 'coalesced' | 'skipped' | 'stale' | 'mismatch';
 
 export interface OfferAnswer {
   decision: OfferDecision;
   coalescerId: string;
-  /** The run that took the event (for `skipped`: the live run it was recorded on). Absent for `stale`. */
+  /** The run that took the event (for `skipped`: the live run it was recorded on; for `mismatch`: the run holding the other event). Absent for `stale`. */
   runKey?: string;
   runState?: 'pending' | 'running';
   /** For a pending run: ms until it may start (debounce), 0 when it waits only for a live run to end. */

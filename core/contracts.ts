@@ -192,7 +192,7 @@ export interface CommitActivities {
   commitEffect(input: CommitInput): Promise<EffectOutcome>;
 }
 
-/** The coalescing path's activity (activities/coalesce.ts). */
+/** The coalescing path's activity (activities/coalesce/coalesce.ts). */
 export interface CoalesceActivities {
   /** Offer one admitted event to its coalescer by update-with-start and return the coalescer's decision. */
   offerToCoalescer(input: AdmissionInput): Promise<OfferAnswer>;

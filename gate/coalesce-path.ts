@@ -7,7 +7,7 @@ import {
   type WorkflowHandle,
 } from '@temporalio/client';
 import type { CoalescePolicy } from '../core/policy';
-import type { admissionWorkflow } from '../workflows/admission';
+import type { admissionWorkflow } from '../workflows/coalesce/admission';
 import type { AdmissionInput, AdmissionResult } from '../core/coalesce-types';
 import { coalescerId } from '../core/ids';
 import type { WakeInput, WakeResult } from '../core/types';
@@ -53,6 +53,9 @@ function firstAnswer(base: WakeAnswer, r: AdmissionResult): WakeAnswer {
     ...(r.runState ? { runState: r.runState } : {}),
     ...(r.startsInMs !== undefined ? { startsInMs: r.startsInMs } : {}),
     ...(r.newestVersion !== undefined ? { newestVersion: r.newestVersion } : {}),
+    ...(r.decision === 'mismatch'
+      ? { message: `event key ${r.eventKey} is already held by ${r.runKey} with different inputs (fingerprint); nothing was taken. Use a new key for a different event, or send the original inputs.` }
+      : {}),
   };
 }
 
@@ -60,10 +63,11 @@ function firstAnswer(base: WakeAnswer, r: AdmissionResult): WakeAnswer {
  * The answer to a later delivery of an event already admitted: whatever became of the run that took
  * it. Pending (not started yet) or running → `in_progress`, with the delivery id recorded where the
  * event is held; finished → `completed` with its stored result (following a restart to the run that
- * finally took the event). `stale` stays `stale`.
+ * finally took the event). `stale` stays `stale`, `mismatch` stays `mismatch`.
  */
 async function redeliveryAnswer(ctx: PathContext, input: WakeInput, base: WakeAnswer, r: AdmissionResult): Promise<WakeAnswer> {
   const answer = { ...firstAnswer(base, r), original: r.decision };
+  if (r.decision === 'mismatch') return answer;
   if (r.decision === 'stale' || !r.runKey) return { ...answer, decision: 'stale' };
   let runKey = r.runKey;
   for (let hop = 0; hop <= MAX_SUPERSEDED_HOPS; hop++) {

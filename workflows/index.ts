@@ -1,7 +1,7 @@
 // The one workflow bundle entry.
 export { wakeWorkflow } from './run/workflow';
-export { admissionWorkflow } from './admission';
-export { coalescerWorkflow } from './coalescer';
+export { admissionWorkflow } from './coalesce/admission';
+export { coalescerWorkflow } from './coalesce/workflow';
 export { scheduleTickWorkflow } from './schedule/tick';
 export { scheduleLedgerWorkflow } from './schedule/ledger';
 export { fixedDelayWorkflow } from './schedule/fixed-delay';

@@ -1,6 +1,6 @@
 import { activityInfo, getClient } from '@temporalio/activity';
-import { OfferBatcher } from '../gate/offer-batcher';
-import type { CoalesceActivities } from '../core/contracts';
+import { OfferBatcher } from '../../gate/offer-batcher';
+import type { CoalesceActivities } from '../../core/contracts';
 
 /** Activities of the coalescing path. */
 export function createCoalesceActivities(): CoalesceActivities {

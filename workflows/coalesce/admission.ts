@@ -1,6 +1,6 @@
 import { proxyActivities, workflowInfo } from '@temporalio/workflow';
-import type { CoalesceActivities } from '../core/contracts';
-import type { AdmissionInput, AdmissionResult } from '../core/coalesce-types';
+import type { CoalesceActivities } from '../../core/contracts';
+import type { AdmissionInput, AdmissionResult } from '../../core/coalesce-types';
 
 /**
  * A regular activity, not a local one: a local activity holds its workflow task's slot while it runs,

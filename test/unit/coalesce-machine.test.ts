@@ -1,0 +1,269 @@
+import { describe, test } from 'node:test';
+import assert from 'node:assert/strict';
+import type { CoalescerState, Offer } from '../../core/coalesce-types';
+import type { CoalescePolicy } from '../../core/policy';
+import { CoalescerMachine, initialState, runInputOf, type Step } from '../../workflows/coalesce/machine';
+
+/*
+ * The coalescer's decisions without a server: each rule is driven through the machine the workflow
+ * shell drives, with the clock in the test's hands. test/coalesce*.test.ts keep the wiring (the gate,
+ * admission records, child runs, signals and timers on a real server).
+ */
+const T0 = Date.parse('2026-12-02T10:00:00Z');
+
+function machineOf(over: Partial<CoalescePolicy> = {}, state: CoalescerState = initialState(T0)): CoalescerMachine {
+  const policy: CoalescePolicy = { debouncePeriodMs: 1000, maxWaitMs: 5000, whileRunning: 'skip', idleCloseMs: 60_000, maxEventsPerRun: 100, ...over };
+  return new CoalescerMachine({ agent: 'canary', wakeKey: 'order-7', policy }, state);
+}
+
+/** An event offered by its own admission record. */
+function offerOf(name: string, extra: Partial<Offer['event']> = {}, admissionRunId = `adm-${name}`): Offer {
+  return {
+    event: {
+      eventKey: `ev-${name}`,
+      source: 'ping',
+      type: name,
+      entity: 'order-7',
+      occurredAt: '2026-12-02T10:00:00Z',
+      bucketStart: '2026-12-02T10:00:00Z',
+      deliveryIds: [`d-${name}`],
+      payload: { name },
+      fingerprint: `fp-${name}`,
+      ...extra,
+    },
+    admissionRunId,
+  };
+}
+
+const runKeyOf = (name: string) => `canary#order-7@ev-${name}`;
+
+/** The step the loop would take at `atMs`, asserted to be a `start`: the batch it starts. */
+function started(m: CoalescerMachine, atMs: number) {
+  const step = m.next(atMs, false);
+  assert.equal(step.kind, 'start', JSON.stringify(step));
+  return (step as Extract<Step, { kind: 'start' }>).batch;
+}
+
+/** A machine with a live run that took `name`. */
+function withLiveRun(over: Partial<CoalescePolicy>, name = 'a'): CoalescerMachine {
+  const m = machineOf(over);
+  m.offer(offerOf(name), T0);
+  started(m, T0 + 1000);
+  assert.equal(m.state.running?.runKey, runKeyOf(name));
+  return m;
+}
+
+describe('the coalescer machine', () => {
+  test('debounce: each event pushes the start back by the period; a quiet period starts one run with every event', () => {
+    const m = machineOf({ debouncePeriodMs: 1000, maxWaitMs: 5000 });
+    const a = m.offer(offerOf('a'), T0);
+    assert.deepEqual(a, { decision: 'started', coalescerId: 'canary#order-7', runKey: runKeyOf('a'), runState: 'pending', startsInMs: 1000 });
+    assert.deepEqual(m.next(T0, false), { kind: 'wait', untilMs: T0 + 1000 });
+    const b = m.offer(offerOf('b'), T0 + 600);
+    assert.equal(b.decision, 'coalesced');
+    assert.equal(b.runKey, runKeyOf('a'));
+    assert.equal(b.startsInMs, 1000);
+    // The first event's due time has passed, but the second pushed the start to 600 + 1000.
+    assert.deepEqual(m.next(T0 + 1000, false), { kind: 'wait', untilMs: T0 + 1600 });
+    assert.deepEqual(m.next(T0 + 1599, false), { kind: 'wait', untilMs: T0 + 1600 });
+    const batch = started(m, T0 + 1600);
+    assert.deepEqual(
+      batch.events.map((e) => e.eventKey),
+      ['ev-a', 'ev-b'],
+    );
+    assert.equal(m.state.pending, undefined);
+    assert.deepEqual(m.state.running, { runKey: runKeyOf('a'), startedAtMs: T0 + 1600, events: batch.events, overflow: 0 });
+    assert.deepEqual(m.state.counts, { offered: 2, started: 1, coalesced: 1, skipped: 0, stale: 0, runs: 1 });
+    assert.deepEqual(m.state.runs, [{ runKey: runKeyOf('a'), events: 2, startedAt: '2026-12-02T10:00:01.600Z' }]);
+  });
+
+  test('maxWait: events that never go quiet still start the run maxWait after the first', () => {
+    const m = machineOf({ debouncePeriodMs: 1000, maxWaitMs: 3000 });
+    for (let t = 0; t < 3000; t += 800) {
+      m.offer(offerOf(`e${t}`), T0 + t);
+      const step = m.next(T0 + t, false);
+      assert.equal(step.kind, 'wait');
+      assert.equal((step as Extract<Step, { kind: 'wait' }>).untilMs, Math.min(T0 + t + 1000, T0 + 3000));
+    }
+    // The last event came at 2400: the debounce alone would wait until 3400.
+    const answer = m.offer(offerOf('late'), T0 + 2900);
+    assert.equal(answer.startsInMs, 100, 'bounded by maxWait, not the period');
+    const batch = started(m, T0 + 3000);
+    assert.equal(batch.events.length, 5);
+    assert.equal(batch.openedAtMs, T0);
+  });
+
+  test('skip: an event during a live run is recorded on that run in one signal, and runs nothing', () => {
+    const m = withLiveRun({ whileRunning: 'skip' });
+    const b = m.offer(offerOf('b'), T0 + 2000);
+    const c = m.offer(offerOf('c'), T0 + 2100);
+    assert.deepEqual(b, { decision: 'skipped', coalescerId: 'canary#order-7', runKey: runKeyOf('a'), runState: 'running' });
+    assert.equal(c.decision, 'skipped');
+    assert.equal(m.state.pending, undefined, 'no follow-up batch');
+    const step = m.next(T0 + 2100, false);
+    assert.equal(step.kind, 'record-skipped');
+    const { runKey, events } = step as Extract<Step, { kind: 'record-skipped' }>;
+    assert.equal(runKey, runKeyOf('a'));
+    assert.deepEqual(
+      events.map((e) => e.eventKey),
+      ['ev-b', 'ev-c'],
+    );
+    assert.ok(events.every((e) => !('payload' in e) && !('fingerprint' in e)), 'recorded without payload');
+    // Handed out once; with the live run still going, the loop waits with no timer.
+    assert.deepEqual(m.next(T0 + 2100, false), { kind: 'wait' });
+    assert.equal(m.state.counts.skipped, 2);
+  });
+
+  test('skip: skips owed to a run that has ended meanwhile stay counted and answered, and are not signalled', () => {
+    const m = withLiveRun({ whileRunning: 'skip' });
+    assert.equal(m.offer(offerOf('b'), T0 + 2000).decision, 'skipped');
+    assert.equal(m.runEnded({ runKey: runKeyOf('a'), terminalReason: 'success' }, T0 + 2100), true);
+    assert.deepEqual(m.next(T0 + 2100, false), { kind: 'wait', untilMs: T0 + 2100 + 60_000 });
+    assert.equal(m.state.counts.skipped, 1);
+    assert.deepEqual(m.state.runs[0], { runKey: runKeyOf('a'), events: 1, startedAt: '2026-12-02T10:00:01.000Z', endedAt: '2026-12-02T10:00:02.100Z', terminalReason: 'success' });
+  });
+
+  test('buffer_one: events during a live run gather in one follow-up batch that starts only when the run ends', () => {
+    const m = withLiveRun({ whileRunning: 'buffer_one' });
+    const b = m.offer(offerOf('b'), T0 + 2000);
+    const c = m.offer(offerOf('c'), T0 + 2100);
+    assert.deepEqual(b, { decision: 'started', coalescerId: 'canary#order-7', runKey: runKeyOf('b'), runState: 'pending', startsInMs: 0 });
+    assert.equal(c.decision, 'coalesced');
+    assert.equal(c.runKey, runKeyOf('b'));
+    // Long past its due time, the follow-up still waits for the live run.
+    assert.deepEqual(m.next(T0 + 60_000, false), { kind: 'wait' });
+    assert.equal(m.runEnded({ runKey: 'canary#order-7@some-other-run', terminalReason: 'success' }, T0 + 60_000), false, 'another run ending frees nothing');
+    assert.equal(m.runEnded({ runKey: runKeyOf('a'), terminalReason: 'success' }, T0 + 60_000), true);
+    const batch = started(m, T0 + 60_000);
+    assert.deepEqual(
+      batch.events.map((e) => e.eventKey),
+      ['ev-b', 'ev-c'],
+    );
+    assert.equal(batch.supersedes, undefined);
+    assert.equal(m.state.counts.runs, 2);
+  });
+
+  test('cancel: an event during a live run supersedes it; the restart takes both runs’ events', () => {
+    const m = withLiveRun({ whileRunning: 'cancel' });
+    const b = m.offer(offerOf('b'), T0 + 2000);
+    assert.deepEqual(b, { decision: 'started', coalescerId: 'canary#order-7', runKey: runKeyOf('b'), runState: 'pending', startsInMs: 0 });
+    assert.equal(m.state.running?.cancelRequested, true);
+    assert.deepEqual(m.next(T0 + 2000, false), { kind: 'supersede', runKey: runKeyOf('a'), by: runKeyOf('b') });
+    // A later event joins the restart; the live run is not superseded twice.
+    assert.equal(m.offer(offerOf('c'), T0 + 2100).decision, 'coalesced');
+    assert.deepEqual(m.next(T0 + 60_000, false), { kind: 'wait' });
+    m.runEnded({ runKey: runKeyOf('a'), terminalReason: 'cancelled' }, T0 + 2500);
+    const batch = started(m, T0 + 60_000);
+    assert.deepEqual(
+      batch.events.map((e) => e.eventKey),
+      ['ev-a', 'ev-b', 'ev-c'],
+    );
+    assert.equal(batch.supersedes, runKeyOf('a'));
+    const input = runInputOf({ agent: 'canary', wakeKey: 'order-7' }, batch);
+    assert.equal(input.origin.kind === 'batch' && input.origin.supersedes, runKeyOf('a'));
+    assert.equal(input.eventKey, 'ev-b', 'the run is named after, and opened by, the event that restarted it');
+  });
+
+  test('stale: a version older than the newest seen from its source is answered stale and runs nothing', () => {
+    const m = machineOf();
+    assert.equal(m.offer(offerOf('v5', { version: 5 }), T0).decision, 'started');
+    const v3 = m.offer(offerOf('v3', { version: 3 }), T0 + 100);
+    assert.deepEqual(v3, { decision: 'stale', coalescerId: 'canary#order-7', newestVersion: 5 });
+    assert.equal(m.offer(offerOf('v6', { version: 6 }), T0 + 200).decision, 'coalesced');
+    // Versions of another source are not comparable: its version 1 is taken.
+    assert.equal(m.offer(offerOf('other', { version: 1, source: 'campaigns' }), T0 + 300).decision, 'coalesced');
+    assert.deepEqual(
+      m.state.pending!.events.map((e) => e.eventKey),
+      ['ev-v5', 'ev-v6', 'ev-other'],
+    );
+    assert.deepEqual(
+      m.state.staleEvents.map((e) => [e.eventKey, e.version]),
+      [['ev-v3', 3]],
+    );
+    assert.deepEqual(m.state.newestVersion, { ping: 6, campaigns: 1 });
+    assert.equal(m.state.counts.stale, 1);
+  });
+
+  test('dedup: a retried offer gets its first answer again, across a continue-as-new, and changes nothing', () => {
+    const m = machineOf();
+    const first = m.offer(offerOf('a'), T0);
+    m.offer(offerOf('b'), T0 + 100);
+    const counts = structuredClone(m.state.counts);
+    assert.deepEqual(m.offer(offerOf('a'), T0 + 200), first);
+    assert.deepEqual(m.state.counts, counts);
+    assert.equal(m.state.pending!.events.length, 2);
+    // The state crosses continue-as-new as plain JSON: the next run answers the retry the same way.
+    const next = machineOf({}, JSON.parse(JSON.stringify(m.state)) as CoalescerState);
+    assert.deepEqual(next.offer(offerOf('b'), T0 + 300), { ...first, decision: 'coalesced', startsInMs: 1000 });
+    assert.equal(next.state.pending!.events.length, 2);
+  });
+
+  test('dedup: an event already held is never taken twice, even offered by another admission run', () => {
+    const m = machineOf({ whileRunning: 'buffer_one' });
+    m.offer(offerOf('a'), T0);
+    m.offer(offerOf('b'), T0 + 100);
+    const again = m.offer(offerOf('a', {}, 'another-run'), T0 + 200);
+    assert.deepEqual(again, { decision: 'started', coalescerId: 'canary#order-7', runKey: runKeyOf('a'), runState: 'pending' });
+    assert.equal(m.offer(offerOf('b', {}, 'another-run'), T0 + 200).decision, 'coalesced');
+    assert.equal(m.state.pending!.events.length, 2);
+    started(m, T0 + 1100);
+    // Held by the live run now.
+    assert.deepEqual(m.offer(offerOf('b', {}, 'a-third-run'), T0 + 1200), { decision: 'coalesced', coalescerId: 'canary#order-7', runKey: runKeyOf('a'), runState: 'running' });
+    assert.equal(m.state.pending, undefined, 'no follow-up batch for a held event');
+    assert.equal(m.state.counts.offered, 2);
+  });
+
+  test('mismatch: an event key already held, offered with other inputs, is refused and the held event kept', () => {
+    const m = machineOf({ whileRunning: 'buffer_one' });
+    m.offer(offerOf('a'), T0);
+    const other = m.offer(offerOf('a', { fingerprint: 'fp-other', payload: { name: 'other' } }, 'rearmed-run'), T0 + 100);
+    assert.deepEqual(other, { decision: 'mismatch', coalescerId: 'canary#order-7', runKey: runKeyOf('a'), runState: 'pending' });
+    assert.deepEqual(m.offer(offerOf('a', { fingerprint: 'fp-other' }, 'rearmed-run'), T0 + 200), other, 'its retry gets the same answer');
+    assert.deepEqual(m.state.pending!.events.map((e) => e.fingerprint), ['fp-a']);
+    assert.equal(m.state.pending!.lastAtMs, T0, 'the debounce is not pushed back');
+    started(m, T0 + 1000);
+    assert.equal(m.offer(offerOf('a', { fingerprint: 'fp-other' }, 'a-third-run'), T0 + 1100).runState, 'running');
+    assert.equal(m.offer(offerOf('a', { fingerprint: 'fp-other' }, 'a-third-run'), T0 + 1100).decision, 'mismatch');
+    assert.equal(m.state.pending, undefined);
+    assert.equal(m.state.counts.offered, 1);
+  });
+
+  test('a redelivery of a pending event keeps its delivery id once, and the run names the opener’s first delivery', () => {
+    const m = machineOf();
+    m.offer(offerOf('a'), T0);
+    m.redelivered('ev-a', ['d-a', 'd-a2']);
+    m.redelivered('ev-unknown', ['d-x']);
+    const batch = started(m, T0 + 1000);
+    assert.deepEqual(batch.events[0]!.deliveryIds, ['d-a', 'd-a2']);
+    const input = runInputOf({ agent: 'canary', wakeKey: 'order-7' }, batch);
+    assert.equal(input.runKey, runKeyOf('a'));
+    assert.equal(input.deliveryId, 'd-a');
+    assert.equal(input.origin.kind === 'batch' && input.origin.coalescerId, 'canary#order-7');
+    assert.deepEqual(input.payload, { name: 'a' });
+  });
+
+  test('a full batch counts the overflow and keeps the newest event in its last slot', () => {
+    const m = machineOf({ maxEventsPerRun: 2 });
+    for (const name of ['a', 'b', 'c', 'd']) m.offer(offerOf(name), T0);
+    const batch = started(m, T0 + 1000);
+    assert.deepEqual(
+      batch.events.map((e) => e.eventKey),
+      ['ev-a', 'ev-d'],
+    );
+    assert.equal(batch.overflow, 2);
+    const { origin } = runInputOf({ agent: 'canary', wakeKey: 'order-7' }, batch);
+    assert.equal(origin.kind === 'batch' && origin.absorbedOverflow, 2);
+    assert.equal(m.state.runs[0]!.events, 4);
+  });
+
+  test('owed signals go out before a continue-as-new; idle for idleCloseMs, the coalescer closes', () => {
+    const m = withLiveRun({ whileRunning: 'skip', idleCloseMs: 10_000 });
+    m.offer(offerOf('b'), T0 + 2000);
+    assert.equal(m.next(T0 + 2000, true).kind, 'record-skipped');
+    assert.deepEqual(m.next(T0 + 2000, true), { kind: 'continue-as-new' });
+    m.runEnded({ runKey: runKeyOf('a'), terminalReason: 'success' }, T0 + 3000);
+    assert.equal(m.idle, true);
+    assert.deepEqual(m.next(T0 + 12_999, false), { kind: 'wait', untilMs: T0 + 13_000 });
+    assert.deepEqual(m.next(T0 + 13_000, false), { kind: 'close' });
+  });
+});

@@ -1,0 +1,284 @@
+import type { Batch, CoalescerState, Offer, OfferAnswer, RunEnded } from '../../core/coalesce-types';
+import { batchRunId, coalescerId } from '../../core/ids';
+import type { CoalescePolicy } from '../../core/policy';
+import type { AbsorbedEvent, WakeInput } from '../../core/types';
+
+/** Answers kept for retried offers that cross a continue-as-new. */
+const RECENT_ANSWERS = 1000;
+const RECENT_RUNS = 10;
+const STALE_KEPT = 20;
+
+/** Who a coalescer is, and its policy: fixed for its whole life, continue-as-new included. */
+export interface CoalescerIdentity {
+  agent: string;
+  wakeKey: string;
+  policy: CoalescePolicy;
+}
+
+/** An event as offered, with its payload and fingerprint (a run's record of it drops them). */
+type OfferedEvent = Offer['event'];
+
+/**
+ * What the coalescer's workflow does next. The machine has already applied it to its state (a
+ * started batch is the live run, a handed-out signal is no longer owed); the shell only performs it.
+ * - `supersede`: tell the live run `runKey` who restarts it (`by`), then cancel it (overlap `cancel`).
+ * - `record-skipped`: tell the live run of the events skipped while it ran, in one signal.
+ * - `start`: start `batch` as a run (its input: {@link runInputOf}).
+ * - `continue-as-new`: Temporal suggested it; carry `state` over.
+ * - `close`: idle for `idleCloseMs`; close once no handler is running, unless an offer arrived meanwhile.
+ * - `wait`: until something arrives, or until `untilMs` (a batch's due time, or the idle close).
+ */
+export type Step =
+  | { kind: 'supersede'; runKey: string; by: string }
+  | { kind: 'record-skipped'; runKey: string; events: AbsorbedEvent[] }
+  | { kind: 'start'; batch: Batch }
+  | { kind: 'continue-as-new' }
+  | { kind: 'close' }
+  | { kind: 'wait'; untilMs?: number };
+
+/** A coalescer's state before its first offer. */
+export function initialState(nowMs: number): CoalescerState {
+  return {
+    newestVersion: {},
+    recent: [],
+    lastActivityMs: nowMs,
+    counts: { offered: 0, started: 0, coalesced: 0, skipped: 0, stale: 0, runs: 0 },
+    runs: [],
+    staleEvents: [],
+  };
+}
+
+/** When a pending batch may start: a quiet `debouncePeriodMs` after its last event, at the latest `maxWaitMs` after its first, epoch ms. */
+export function dueAt(b: Batch, policy: CoalescePolicy): number {
+  return Math.min(b.lastAtMs + policy.debouncePeriodMs, b.openedAtMs + policy.maxWaitMs);
+}
+
+function record(e: OfferedEvent): AbsorbedEvent {
+  const { payload: _p, fingerprint: _f, bucketStart: _b, ...rest } = e;
+  return rest;
+}
+
+/**
+ * The coalescer's decisions, with no Temporal in them: deterministic, driven by the workflow shell
+ * (workflow.ts) and by unit tests alike. Its `state` is the plain JSON the workflow carries across
+ * continue-as-new and answers queries with; the signals it owes live runs are not part of it (the
+ * shell hands them out before it continues as new).
+ */
+export class CoalescerMachine {
+  readonly coalescerId: string;
+  private owedSupersede?: { runKey: string; by: string };
+  private owedSkipped: AbsorbedEvent[] = [];
+
+  constructor(
+    readonly self: CoalescerIdentity,
+    readonly state: CoalescerState,
+  ) {
+    this.coalescerId = coalescerId(self.agent, self.wakeKey);
+  }
+
+  /** Neither a pending batch nor a live run. */
+  get idle(): boolean {
+    return !this.state.pending && !this.state.running;
+  }
+
+  /**
+   * The decision for one offered event, in the order offers arrive (each sees the state the previous
+   * one left):
+   * - a retried offer (same event, same admission run) gets its earlier answer again;
+   * - an event already in the pending batch or the live run is never taken twice: `started` or
+   *   `coalesced` as it was, or `mismatch` if this offer's inputs (fingerprint) differ from the held event's;
+   * - a version older than the newest seen from the event's source is `stale`;
+   * - with a live run: `skip` records the event on it (`skipped`); `buffer_one` gathers one follow-up
+   *   batch; `cancel` opens a batch that takes the live run's events too and supersedes that run;
+   * - otherwise the event joins the pending batch (`coalesced`) or opens one (`started`).
+   */
+  offer(offer: Offer, nowMs: number): OfferAnswer {
+    const { state } = this;
+    const e = offer.event;
+    const seen = state.recent.find((r) => r.eventKey === e.eventKey && r.admissionRunId === offer.admissionRunId);
+    if (seen) return seen.answer;
+    const held = this.heldAnswer(e);
+    if (held) return this.remember(offer, held);
+    state.counts.offered += 1;
+    state.lastActivityMs = nowMs;
+    if (e.version !== undefined) {
+      const newest = state.newestVersion[e.source];
+      if (newest !== undefined && e.version < newest) {
+        state.counts.stale += 1;
+        state.staleEvents.push(record(e));
+        if (state.staleEvents.length > STALE_KEPT) state.staleEvents.shift();
+        return this.remember(offer, { decision: 'stale', coalescerId: this.coalescerId, newestVersion: newest });
+      }
+      state.newestVersion[e.source] = e.version;
+    }
+    const { running, pending } = state;
+    const { whileRunning } = this.self.policy;
+    if (running && whileRunning === 'skip') {
+      state.counts.skipped += 1;
+      this.owedSkipped.push(record(e));
+      return this.remember(offer, { decision: 'skipped', coalescerId: this.coalescerId, runKey: running.runKey, runState: 'running' });
+    }
+    if (pending) {
+      this.addTo(pending, e, nowMs);
+      state.counts.coalesced += 1;
+      return this.remember(offer, this.pendingAnswer(pending, 'coalesced', nowMs));
+    }
+    if (running && whileRunning === 'cancel' && !running.cancelRequested) {
+      // Restart on the newest state: the new batch takes the live run's events too, and the live run
+      // learns who supersedes it before its cancellation arrives (signals and cancel are delivered in order).
+      running.cancelRequested = true;
+      state.pending = this.open(e, nowMs, running);
+      this.owedSupersede = { runKey: running.runKey, by: state.pending.runKey };
+    } else {
+      state.pending = this.open(e, nowMs);
+    }
+    state.counts.started += 1;
+    return this.remember(offer, this.pendingAnswer(state.pending, 'started', nowMs));
+  }
+
+  /**
+   * A run has ended (its own signal, or the coalescer saw its result). Its summary is closed; if it
+   * was the live run, the coalescer is free to start the pending batch: returns whether it was.
+   */
+  runEnded({ runKey, terminalReason }: RunEnded, nowMs: number): boolean {
+    const { state } = this;
+    // The newest with this key: a re-armed event's batch reuses the ID of the run that was deleted.
+    const summary = [...state.runs].reverse().find((r) => r.runKey === runKey);
+    if (summary && !summary.endedAt) {
+      summary.endedAt = new Date(nowMs).toISOString();
+      summary.terminalReason = terminalReason;
+    }
+    if (state.running?.runKey !== runKey) return false;
+    state.running = undefined;
+    state.lastActivityMs = nowMs;
+    return true;
+  }
+
+  /** A redelivery of an event still waiting in the pending batch: keep its delivery ids with the event. */
+  redelivered(eventKey: string, deliveryIds: string[]): void {
+    const e = this.state.pending?.events.find((x) => x.eventKey === eventKey);
+    if (e) e.deliveryIds.push(...deliveryIds.filter((d) => !e.deliveryIds.includes(d)));
+  }
+
+  /**
+   * What to do next at `nowMs`, in order: signals owed to live runs, a due batch (none starts while a
+   * run is live), continue-as-new when Temporal suggests it, the idle close, else wait.
+   */
+  next(nowMs: number, continueAsNewSuggested: boolean): Step {
+    const { state } = this;
+    const { policy } = this.self;
+    if (this.owedSupersede) {
+      const owed = this.owedSupersede;
+      this.owedSupersede = undefined;
+      return { kind: 'supersede', ...owed };
+    }
+    const skipped = this.owedSkipped;
+    this.owedSkipped = [];
+    // One signal carries every skip since the last: a storm costs a few history events, not one each.
+    // With no live run left to record them on, the skips stay counted and answered.
+    if (skipped.length && state.running) return { kind: 'record-skipped', runKey: state.running.runKey, events: skipped };
+    if (state.pending && !state.running && nowMs >= dueAt(state.pending, policy)) return { kind: 'start', batch: this.start(state.pending, nowMs) };
+    if (continueAsNewSuggested) return { kind: 'continue-as-new' };
+    if (this.idle && nowMs - state.lastActivityMs >= policy.idleCloseMs) return { kind: 'close' };
+    if (state.pending && !state.running) return { kind: 'wait', untilMs: dueAt(state.pending, policy) };
+    return this.idle ? { kind: 'wait', untilMs: state.lastActivityMs + policy.idleCloseMs } : { kind: 'wait' };
+  }
+
+  /** The pending batch becomes the live run. */
+  private start(b: Batch, nowMs: number): Batch {
+    const { state } = this;
+    state.pending = undefined;
+    state.running = { runKey: b.runKey, startedAtMs: nowMs, events: b.events, overflow: b.overflow };
+    state.counts.runs += 1;
+    state.runs.push({ runKey: b.runKey, events: b.events.length + b.overflow, startedAt: new Date(nowMs).toISOString() });
+    if (state.runs.length > RECENT_RUNS) state.runs.shift();
+    return b;
+  }
+
+  /** The answer for an event already held by the pending batch or the live run, if it is. */
+  private heldAnswer(e: OfferedEvent): OfferAnswer | undefined {
+    const { pending, running } = this.state;
+    for (const [batch, runState] of [
+      [pending, 'pending'],
+      [running, 'running'],
+    ] as const) {
+      const held = batch?.events.find((x) => x.eventKey === e.eventKey);
+      if (!batch || !held) continue;
+      const taken = { coalescerId: this.coalescerId, runKey: batch.runKey, runState };
+      if (held.fingerprint !== e.fingerprint) return { decision: 'mismatch', ...taken };
+      const opened = 'openedBy' in batch ? batch.openedBy === e.eventKey : batch.events[0]?.eventKey === e.eventKey;
+      return { decision: opened ? 'started' : 'coalesced', ...taken };
+    }
+    return undefined;
+  }
+
+  private remember(offer: Offer, answer: OfferAnswer): OfferAnswer {
+    const { recent } = this.state;
+    recent.push({ eventKey: offer.event.eventKey, ...(offer.admissionRunId ? { admissionRunId: offer.admissionRunId } : {}), answer });
+    if (recent.length > RECENT_ANSWERS) recent.splice(0, recent.length - RECENT_ANSWERS);
+    return answer;
+  }
+
+  private addTo(batch: Batch, e: OfferedEvent, nowMs: number): void {
+    batch.lastAtMs = nowMs;
+    if (batch.events.length < this.self.policy.maxEventsPerRun) batch.events.push(e);
+    else {
+      // Full: count it, and keep the newest event in the last slot (the run works on the newest state).
+      batch.overflow += 1;
+      batch.events[batch.events.length - 1] = e;
+    }
+  }
+
+  private open(e: OfferedEvent, nowMs: number, carried?: { runKey: string; events: OfferedEvent[]; overflow: number }): Batch {
+    const { agent, wakeKey, policy } = this.self;
+    const carriedEvents = carried?.events ?? [];
+    return {
+      runKey: batchRunId(agent, wakeKey, e.eventKey),
+      openedBy: e.eventKey,
+      openedAtMs: nowMs,
+      lastAtMs: nowMs,
+      events: [...carriedEvents, e].slice(-policy.maxEventsPerRun),
+      overflow: (carried?.overflow ?? 0) + Math.max(0, carriedEvents.length + 1 - policy.maxEventsPerRun),
+      ...(carried ? { supersedes: carried.runKey } : {}),
+    };
+  }
+
+  private pendingAnswer(b: Batch, decision: 'started' | 'coalesced', nowMs: number): OfferAnswer {
+    return {
+      decision,
+      coalescerId: this.coalescerId,
+      runKey: b.runKey,
+      runState: 'pending',
+      startsInMs: this.state.running ? 0 : Math.max(0, dueAt(b, this.self.policy) - nowMs),
+    };
+  }
+}
+
+/**
+ * The run's input for a batch: the opening event (the run's ID is built from it) with every event the
+ * batch holds. The one place that shapes a coalesced run's input.
+ */
+export function runInputOf(self: Pick<CoalescerIdentity, 'agent' | 'wakeKey'>, b: Batch): WakeInput {
+  const opener = b.events.find((e) => e.eventKey === b.openedBy) ?? b.events[b.events.length - 1]!;
+  return {
+    runKey: b.runKey,
+    agent: self.agent,
+    wakeKey: self.wakeKey,
+    eventKey: opener.eventKey,
+    source: opener.source,
+    entity: opener.entity,
+    type: opener.type,
+    occurredAt: opener.occurredAt,
+    bucketStart: opener.bucketStart,
+    payload: opener.payload,
+    fingerprint: opener.fingerprint,
+    ...(opener.deliveryIds[0] ? { deliveryId: opener.deliveryIds[0] } : {}),
+    origin: {
+      kind: 'batch',
+      coalescerId: coalescerId(self.agent, self.wakeKey),
+      absorbed: b.events,
+      ...(b.overflow ? { absorbedOverflow: b.overflow } : {}),
+      ...(b.supersedes ? { supersedes: b.supersedes } : {}),
+    },
+  };
+}

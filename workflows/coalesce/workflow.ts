@@ -1,0 +1,122 @@
+import { WorkflowExecutionAlreadyStartedError } from '@temporalio/common';
+import {
+  allHandlersFinished,
+  condition,
+  continueAsNew,
+  getExternalWorkflowHandle,
+  ParentClosePolicy,
+  setHandler,
+  startChild,
+  workflowInfo,
+  WorkflowIdReusePolicy,
+} from '@temporalio/workflow';
+import type { Batch, CoalescerInput, CoalescerState } from '../../core/coalesce-types';
+import { coalescerQuery, deliverySignal, offerUpdate, runEndedSignal, skippedSignal, supersedeSignal } from '../../core/messages';
+import type { TerminalReason, WakeResult } from '../../core/types';
+import type { wakeWorkflow } from '../run/workflow';
+import { CoalescerMachine, initialState, runInputOf } from './machine';
+
+/** Workflow time (the activation's, replayed from history): debounce and idle timing are measured in it. */
+// eslint-disable-next-line no-restricted-syntax
+const now = (): number => Date.now();
+
+/**
+ * The coalescer of one (agent, wake key): an entity workflow (ID `agent#wakeKey`) that turns every
+ * wake about one thing, from every trigger, into as few runs as the agent's policy allows. Events
+ * reach it from their admission records by update-with-start (`offer`, batched per worker process),
+ * each answered with its decision; the coalescer itself never deduplicates events (their admission
+ * records do), except that it repeats its answer to a retried offer and never takes an event twice.
+ *
+ * The decisions (debounce, maxWait, `whileRunning`, stale, repeated offers) are {@link CoalescerMachine}'s;
+ * this workflow feeds it messages and performs what it decides:
+ * - Runs are child workflows (ID `agent#wakeKey@<opening event key>`), abandoned on close so the
+ *   coalescer can continue-as-new under them; a run tells its coalescer when it ends.
+ * - Bounded history: continues as new when Temporal suggests it (history size, or 90% of the
+ *   per-run update limit); closes after `idleCloseMs` with no event and no run.
+ */
+export async function coalescerWorkflow(input: CoalescerInput): Promise<CoalescerState> {
+  const { agent, wakeKey, policy } = input;
+  const machine = new CoalescerMachine({ agent, wakeKey, policy }, input.state ?? initialState(now()));
+  let dirty = false;
+
+  const ended = (runKey: string, terminalReason: TerminalReason) => {
+    if (machine.runEnded({ runKey, terminalReason }, now())) dirty = true;
+  };
+
+  setHandler(
+    offerUpdate,
+    (offers) => {
+      const answers = offers.map((o) => machine.offer(o, now()));
+      dirty = true;
+      return answers;
+    },
+    {
+      validator: (offers) => {
+        if (!Array.isArray(offers) || offers.some((o) => !o?.event?.eventKey || !o.event.source)) throw new Error('each offer needs event.eventKey and event.source');
+      },
+    },
+  );
+  setHandler(runEndedSignal, ({ runKey, terminalReason }) => ended(runKey, terminalReason));
+  setHandler(deliverySignal, ({ eventKey, deliveryIds }) => {
+    if (eventKey) machine.redelivered(eventKey, deliveryIds);
+  });
+  setHandler(coalescerQuery, () => ({ agent, wakeKey, policy, state: machine.state, coalescerId: machine.coalescerId, historyLength: workflowInfo().historyLength }));
+
+  const startRun = async (b: Batch) => {
+    try {
+      const child = await startChild<typeof wakeWorkflow>('wakeWorkflow', {
+        workflowId: b.runKey,
+        args: [runInputOf({ agent, wakeKey }, b)],
+        // The run outlives a continue-as-new (or a close) of its coalescer; it reports its end by signal.
+        parentClosePolicy: ParentClosePolicy.ABANDON,
+        workflowIdReusePolicy: WorkflowIdReusePolicy.REJECT_DUPLICATE,
+      });
+      // Also watch it directly while this coalescer run lives: a run terminated by hand sends no signal.
+      void child.result().then(
+        (r: WakeResult) => ended(b.runKey, r.terminalReason),
+        () => ended(b.runKey, 'failed'),
+      );
+    } catch (err) {
+      // Its ID is taken only if this very batch was started before (the IDs are unique per opening
+      // event): it runs, and it will report. Anything else is a defect for the workflow task to retry.
+      if (!(err instanceof WorkflowExecutionAlreadyStartedError)) throw err;
+    }
+  };
+
+  // Signals to runs are awaited in the loop, never sent from a handler: Temporal drops a signal whose
+  // sender has closed (continued as new) by the time it is delivered.
+  for (;;) {
+    const step = machine.next(now(), workflowInfo().continueAsNewSuggested);
+    switch (step.kind) {
+      case 'supersede': {
+        const live = getExternalWorkflowHandle(step.runKey);
+        // The live run learns who supersedes it before its cancellation arrives (delivered in order).
+        await live
+          .signal(supersedeSignal, { by: step.by })
+          .then(() => live.cancel())
+          .catch(() => undefined); // the run already ended: its runEnded signal is on the way
+        break;
+      }
+      case 'record-skipped':
+        await getExternalWorkflowHandle(step.runKey)
+          .signal(skippedSignal, { events: step.events })
+          .catch(() => undefined);
+        break;
+      case 'start':
+        await startRun(step.batch);
+        break;
+      case 'continue-as-new':
+        await condition(allHandlersFinished);
+        return continueAsNew<typeof coalescerWorkflow>({ agent, wakeKey, policy, state: machine.state });
+      case 'close':
+        await condition(allHandlersFinished);
+        if (machine.idle) return machine.state;
+        break;
+      case 'wait':
+        dirty = false;
+        if (step.untilMs === undefined) await condition(() => dirty);
+        else await condition(() => dirty, Math.max(1, step.untilMs - now()));
+        break;
+    }
+  }
+}
