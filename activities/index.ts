@@ -8,7 +8,7 @@ import { openaiCompatible } from './run/model/providers';
 import { aiSdkStep, type ModelStep } from './run/model/step';
 import type { Activities } from '../core/contracts';
 import { createRunActivities } from './run/run';
-import { createSupervisorActivities } from './supervisor';
+import { createSupervisorActivities } from './supervise/supervise';
 import { pagerDutyPager, type Pager } from '../supervisor/pager';
 import type { SupervisorPolicy } from '../core/supervisor-types';
 

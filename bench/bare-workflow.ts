@@ -13,4 +13,4 @@ export async function bareWorkflow(steps: { name: 'prepareRun' | 'toolCall' | 'm
  * prepareRun asks the supervisor of its task queue for a permit, as a run's first step does; the
  * bare series' queue has its supervisor too, so both series pay that step alike.
  */
-export { supervisorWorkflow } from '../workflows/supervisor';
+export { supervisorWorkflow } from '../workflows/supervise/workflow';

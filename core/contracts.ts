@@ -210,7 +210,7 @@ export interface ScheduleActivities {
   reportTick(input: { scheduleId: string; report: TickReport }): Promise<void>;
 }
 
-/** The supervisor's activities (activities/supervisor.ts) and a held run's re-check. */
+/** The supervisor's activities (activities/supervise/supervise.ts) and a held run's re-check. */
 export interface SupervisorActivities {
   /** Runs of this task queue that closed in (fromMs, toMs], oldest first, at most `limit`. */
   observeRuns(input: { taskQueue: string; fromMs: number; toMs: number; limit: number }): Promise<RunObservation>;

@@ -1,5 +1,5 @@
 /**
- * Wire types of the supervisor (workflows/supervisor.ts): its policy, state, messages and what it
+ * Wire types of the supervisor (workflows/supervise/): its policy, state, messages and what it
  * tells the processes that read it. Plain JSON, shared by the workflow, the gate, the runs' first
  * step, the CLI and the status page.
  */
@@ -119,7 +119,7 @@ export interface SupervisorState {
   releases: ReleaseRecord[];
   nextTripId: number;
   nextReleaseId: number;
-  /** Named series (see workflows/supervisor.ts for the names). */
+  /** Named series (see workflows/supervise/state.ts for the names). */
   series: Record<string, SeriesState>;
   /** Agents (or `*`, the fleet) whose cap refused a permit and has not granted one since. */
   capHolds: Record<string, CapHold>;

@@ -2,7 +2,7 @@ import { WorkflowNotFoundError, type Client } from '@temporalio/client';
 import { supervisorId } from '../core/ids';
 import { configureUpdate, leaseUpdate, wakesSignal } from '../core/supervisor-messages';
 import type { LeaseAnswer, RunVerdict, SupervisorMemo, SupervisorMode, SupervisorPolicy } from '../core/supervisor-types';
-import type { supervisorWorkflow } from '../workflows/supervisor';
+import type { supervisorWorkflow } from '../workflows/supervise/workflow';
 import { capsApply } from './policy';
 
 export interface SupervisorLinkOptions {

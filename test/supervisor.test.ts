@@ -24,7 +24,10 @@ import { activitiesOf, exampleApp } from './helpers/app';
 /*
  * The supervisor on a real dev server: the storm breaker (paging once, holding, surviving a worker
  * and a dev-server restart, released by a person so each held wake runs once), the error-rate
- * breaker, a spend cap over a sliding window, and a person's halt and drain.
+ * breaker, a spend cap over a sliding window, and a person's halt and drain. Each rule is proven on
+ * the supervisor's pure machine (test/unit/supervise-machine.test.ts); these cases prove the wiring:
+ * the gate, the runs' leases and holds, visibility, the pager, the CLI, the activities' failures and
+ * the workflow's timers for what comes due.
  */
 
 let env: DevEnv;
@@ -228,33 +231,6 @@ test('a spend cap over a sliding window holds the next wake when the window is s
   }
 });
 
-test('a steady load over a wake cap pages once per cap window, not at every slide: a second episode within the window is held, not paged', async () => {
-  const taskQueue = unique('sup-cap-episodes');
-  const windowMs = 6000;
-  const policy = testPolicy({ caps: { fleet: [], agents: { canary: [{ windowMs, wakes: 2, rationale: 'test: two wakes per 6 s' }] } } });
-  const agents = oneCallAgents();
-  const w = await supervisedWorker(env.nativeConnection, taskQueue, { supervisor: policy, pager: pager.adapter, agents, outside: standinOutside(standins) });
-  try {
-    const gate = supervisedGate(env.client, taskQueue, policy, agents);
-    const run = async (name: string) => awaitRun(env.client, await gate.admit(ping(unique(name))));
-    // Permits at t0 and t0+3 s; the third wake is over the cap (episode 1, paged) and runs when the first permit slides (t0+6 s).
-    assert.equal((await run('cap-a')).terminalReason, 'success');
-    await new Promise((r) => setTimeout(r, 3000));
-    assert.equal((await run('cap-b')).terminalReason, 'success');
-    const c = await run('cap-c');
-    assert.equal(c.held?.hold, 'cap', 'the third wake waited on the cap');
-    await eventually(async () => incidentsFor(taskQueue), (i) => i.length === 1, 10_000, 'the first episode paged');
-    // At once over the cap again (the second permit slides only at t0+9 s): episode 2, within the cap's window of the page.
-    const d = await run('cap-d');
-    assert.equal(d.held?.hold, 'cap', 'the fourth wake waited on the cap too');
-    await new Promise((r) => setTimeout(r, 1000));
-    assert.equal(incidentsFor(taskQueue).length, 1, 'one page for both episodes within the window');
-  } finally {
-    await w.worker.shutdown();
-    await w.running.catch(() => undefined);
-  }
-});
-
 test('halt with runs live: they end cancelled with nothing further committed; drain: live runs finish, nothing new starts, and it reports empty', async () => {
   const taskQueue = unique('sup-halt');
   const policy = testPolicy();
@@ -442,51 +418,6 @@ test('a page the pager refuses is sent again while its trip stands, at a backoff
   }
 });
 
-test('a cap page that never got through does not stand for the cap\'s window: once its hold ends, the next episode pages', async () => {
-  const taskQueue = unique('sup-cap-refused');
-  // Two wakes per 6 s; a refused page would be sent again only after a minute, long after its hold has ended.
-  const policy = testPolicy({ caps: { fleet: [], agents: { canary: [{ windowMs: 6000, wakes: 2, rationale: 'test: two wakes per 6 s' }] } }, pageResendMs: 60_000 });
-  const w = await refusingPagerWorker(taskQueue, policy, 1);
-  try {
-    const gate = supervisedGate(env.client, taskQueue, policy, oneCallAgents());
-    const run = async (name: string) => awaitRun(env.client, await gate.admit(ping(unique(name))));
-    await run('refused-a');
-    await new Promise((r) => setTimeout(r, 3000));
-    await run('refused-b');
-    // Episode 1: its page is refused; the wake runs when the first permit slides, and the hold ends.
-    assert.equal((await run('refused-c')).held?.hold, 'cap');
-    assert.equal(w.sends.count, 1);
-    // Episode 2, within 6 s of the refused page: it pages, since nobody was paged for the cap.
-    assert.equal((await run('refused-d')).held?.hold, 'cap');
-    const incidents = await eventually(async () => incidentsFor(taskQueue), (i) => i.length === 1, 10_000, 'the second episode paged');
-    assert.match(JSON.stringify(incidents[0]), /over its cap/);
-  } finally {
-    await w.worker.shutdown();
-    await w.running.catch(() => undefined);
-  }
-});
-
-test('a refused page is no longer sent once a person resets its trip', async () => {
-  const taskQueue = unique('sup-page-reset');
-  const policy = stormPolicy();
-  const w = await refusingPagerWorker(taskQueue, policy, Infinity);
-  try {
-    const gate = supervisedGate(env.client, taskQueue, policy, oneCallAgents());
-    await Promise.all(range(4).map((i) => gate.admit(ping(unique(`reset-storm-${i}`)))));
-    await eventually(async () => w.sends.count, (n) => n >= 2, 15_000, 'a refused page sent again');
-    assert.ok((await actOnSupervisor(env.client, taskQueue, { kind: 'reset', who: 'sam', reason: 'test: the pager key is being fixed' })).ok);
-    const atReset = w.sends.count;
-    // Unreset, the third send would come 2 s after the second and the fourth 4 s after that: both within this wait.
-    await new Promise((r) => setTimeout(r, 9000));
-    assert.ok(w.sends.count <= atReset + 1, `sends after the reset: ${w.sends.count - atReset} (at most one already on its way)`);
-    const status = await supervisorStatus(env.client, taskQueue);
-    assert.equal(status?.mode, 'armed');
-  } finally {
-    await w.worker.shutdown();
-    await w.running.catch(() => undefined);
-  }
-});
-
 test('a stop of live runs that fails is made again until it lands: the kill switch is not lost to a passing outage', async () => {
   const taskQueue = unique('sup-stop-retry');
   const policy = testPolicy();
@@ -517,40 +448,6 @@ test('a stop of live runs that fails is made again until it lands: the kill swit
     assert.ok(stops >= 2, `the stop was made ${stops} times`);
     const status = await supervisorStatus(env.client, taskQueue);
     assert.equal(status?.visibilityError, undefined, 'the failure is cleared once the stop landed');
-  } finally {
-    await worker.shutdown();
-    await running.catch(() => undefined);
-  }
-});
-
-test('a stop that landed but missed a live run (not yet listed by visibility) is swept once more: the run still ends cancelled', async () => {
-  const taskQueue = unique('sup-sweep');
-  const policy = testPolicy();
-  const agents = oneCallAgents();
-  const real = activitiesOf({ supervisor: policy, pager: pager.adapter, agents, outside: standinOutside(standins) });
-  const stopsAt: number[] = [];
-  const activities = {
-    ...real,
-    // The first stop lands but lists none of the live runs, as when visibility has not indexed a run
-    // that began just before the halt; the sweep after it is the real one.
-    stopLiveRuns: async (input: Parameters<typeof real.stopLiveRuns>[0]) => {
-      stopsAt.push(Date.now());
-      return real.stopLiveRuns(stopsAt.length === 1 ? { ...input, agents: ['(an agent with no runs)'] } : input);
-    },
-  };
-  const worker = await createWakeWorker({ connection: env.nativeConnection, namespace: 'default', taskQueue, activities, workflowBundle: await workflowBundle(), shutdownGraceTime: '1 second' });
-  const running = worker.run();
-  try {
-    const gate = supervisedGate(env.client, taskQueue, policy, agents);
-    const live = await gate.admit(ping(unique('sweep-hold'), unique('d'), { holdMs: 60_000 }));
-    await eventually(() => env.client.workflow.getHandle(live.workflowId).query(statusQuery), (s) => s.phase === 'hold', 20_000, 'a canary holding');
-    assert.ok((await actOnSupervisor(env.client, taskQueue, { kind: 'halt', who: 'ops', reason: 'stop everything' })).ok);
-    const r = await awaitRun(env.client, live);
-    assert.equal(r.terminalReason, 'cancelled');
-    assert.equal(r.killedBy?.who, 'ops');
-    assert.equal(stopsAt.length, 2, 'the stop, then one sweep');
-    const gapMs = stopsAt[1]! - stopsAt[0]!;
-    assert.ok(gapMs >= 2500 && gapMs < 10_000, `the sweep came ${gapMs} ms after the stop (3 s)`);
   } finally {
     await worker.shutdown();
     await running.catch(() => undefined);

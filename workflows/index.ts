@@ -6,4 +6,4 @@ export { scheduleTickWorkflow } from './schedule/tick';
 export { scheduleLedgerWorkflow } from './schedule/ledger';
 export { fixedDelayWorkflow } from './schedule/fixed-delay';
 export { subagentWorkflow } from './run/subagent';
-export { supervisorWorkflow } from './supervisor';
+export { supervisorWorkflow } from './supervise/workflow';

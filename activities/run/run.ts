@@ -26,7 +26,7 @@ export function createRunActivities(opts: {
   /** The model of agents that name none of their own. */
   model: ModelStep;
   outside: OutsideConfig;
-  /** The supervisor's word on a run about to start (activities/supervisor.ts). */
+  /** The supervisor's word on a run about to start (activities/supervise/supervise.ts). */
   runVerdict: (taskQueue: string, agent: string) => Promise<RunVerdict>;
 }): RunActivities {
   const { agents, model, outside } = opts;

@@ -1,7 +1,7 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { TypedSearchAttributes } from '@temporalio/common';
-import { closuresOf } from '../../activities/supervisor';
+import { closuresOf } from '../../activities/supervise/supervise';
 import { WakeAgent, WakeCostUsd, WakeTerminalReason, WakeTokens } from '../../core/search-attributes';
 
 const run = (reason: string | undefined, closeMs: number) => ({

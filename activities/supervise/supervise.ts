@@ -1,12 +1,12 @@
 import { ApplicationFailure, activityInfo, getClient, log } from '@temporalio/activity';
 import type { Client, WorkflowExecutionInfo } from '@temporalio/client';
-import { SupervisorLink } from '../supervisor/link';
-import type { Pager } from '../supervisor/pager';
-import type { SupervisorActivities } from '../core/contracts';
-import { holdNudgeSignal } from '../core/supervisor-messages';
-import { killUpdate } from '../core/messages';
-import { WakeAgent, WakeCostUsd, WakeHeld, WakeTerminalReason, WakeTokens } from '../core/search-attributes';
-import type { RunClosure, RunVerdict, SupervisorPolicy } from '../core/supervisor-types';
+import { SupervisorLink } from '../../supervisor/link';
+import type { Pager } from '../../supervisor/pager';
+import type { SupervisorActivities } from '../../core/contracts';
+import { holdNudgeSignal } from '../../core/supervisor-messages';
+import { killUpdate } from '../../core/messages';
+import { WakeAgent, WakeCostUsd, WakeHeld, WakeTerminalReason, WakeTokens } from '../../core/search-attributes';
+import type { RunClosure, RunVerdict, SupervisorPolicy } from '../../core/supervisor-types';
 
 /** Runs handled at once when stopping or nudging many. */
 const FAN_OUT = 16;

@@ -1,4 +1,4 @@
-import type { SeriesState } from '../core/supervisor-types';
+import type { SeriesState } from '../../core/supervisor-types';
 
 /**
  * Sliding-window counters for the supervisor: a series keeps buckets of `windowMs / 60` (at least
