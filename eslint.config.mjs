@@ -97,7 +97,7 @@ export default tseslint.config(
               message: 'Import activities with `import type` only (their wire types live in core/contracts.ts).',
             },
             {
-              group: ['**/config', '**/config/**', '**/gate', '**/gate/**', '**/cli', '**/cli/**', '**/workers', '**/workers/**', '**/devserver', '**/devserver/**', '**/ingress', '**/ingress/**', '**/standins', '**/standins/**', '**/schedules', '**/schedules/**', '**/triggers', '**/triggers/**', '**/supervisor/**', '**/providers', '**/providers/**'],
+              group: ['**/config', '**/config/**', '**/gate', '**/gate/**', '**/cli', '**/cli/**', '**/workers', '**/workers/**', '**/devserver', '**/devserver/**', '**/ingress', '**/ingress/**', '**/standins', '**/standins/**', '**/schedules', '**/schedules/**', '**/triggers', '**/triggers/**', '**/supervisor', '**/supervisor/**', '**/providers', '**/providers/**'],
               message: 'Workflows may not import process-side modules: pass what they need as input or through an activity.',
             },
             {
@@ -130,5 +130,14 @@ export default tseslint.config(
     // The registry itself is where patched() and deprecatePatch() are called.
     files: ['workflows/patches.ts'],
     rules: { 'no-restricted-imports': 'off' },
+  },
+  {
+    // A file or a function a reader cannot hold at once is a module or a machine waiting to be split.
+    files: ['**/*.ts'],
+    ignores: ['test/**', 'bench/**', 'scripts/**'],
+    rules: {
+      'max-lines': ['error', { max: 350, skipBlankLines: false, skipComments: false }],
+      'max-lines-per-function': ['error', { max: 150, skipBlankLines: true, skipComments: true, IIFEs: true }],
+    },
   },
 );

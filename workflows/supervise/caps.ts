@@ -82,7 +82,7 @@ function grant(turn: Turn, agent: string, want: number): { granted: number; free
         summary: `wakegate: ${who} is over its cap (${full}); wakes of ${agent} are ${m.policy.overCap[agent] === 'refuse' ? 'refused' : 'held'} until the window slides.`,
         severity: 'warning',
         source: `wakegate supervisor (task queue ${m.taskQueue})`,
-        details: { agent, scope: fullScope, cap: full, counters: counterRecord(m, nowMs), howToInspect: 'npx wakegate supervisor status' },
+        details: { agent, scope: fullScope, cap: full, counters: counterRecord(m, nowMs), howToInspect: 'wakegate supervisor status' },
       },
     });
   } else if (!short && m.capHolds[agent]) {

@@ -10,7 +10,7 @@ import { counterRecord } from './status';
 
 /** How a person puts things right, in every trip's page. */
 const HOW_TO_RESET =
-  'npx wakegate supervisor status; npx wakegate supervisor reset --who <you> --reason <what you fixed>; then npx wakegate supervisor release --who <you> --reason <why> (or discard)';
+  'wakegate supervisor status; wakegate supervisor reset --who <you> --reason <what you fixed>; then wakegate supervisor release --who <you> --reason <why> (or discard)';
 
 /**
  * Trip the breaker. A storm or an error rate pages, and stops the live runs of agents whose policy
