@@ -48,6 +48,6 @@ export { channelAdapter, type ChannelAdapter } from './providers/channel';
 export { localExports, type ExportAdapter } from './providers/exports';
 export { pullRequestAdapter, type PullRequestAdapter } from './providers/pulls';
 export { FailureType } from './core/failures';
-export type { TerminalReason, WakeResult, WakeStatus } from './core/types';
+export type { TerminalReason, RunResult, WakeStatus } from './core/types';
 export type { EffectOutcome } from './core/contracts';
 export type { WakeAnswer } from './gate/decision';

@@ -16,7 +16,7 @@ import { Client, Connection } from '@temporalio/client';
 import { DefaultLogger, NativeConnection, Runtime } from '@temporalio/worker';
 import { DevServer } from '../devserver/dev-server';
 import { createWakeWorker } from '../runtime/worker';
-import type { WakeResult } from '../core/types';
+import type { RunResult } from '../core/types';
 import { percentile, round, runPool } from './stats';
 import { exampleApp } from '../test/helpers/app';
 
@@ -111,7 +111,7 @@ async function main(): Promise<void> {
         latencies.push(run.ms);
       });
       const wallMs = performance.now() - t0;
-      const results = await Promise.all(workflowIds.map((id) => client.workflow.getHandle(id).result() as Promise<WakeResult>));
+      const results = await Promise.all(workflowIds.map((id) => client.workflow.getHandle(id).result() as Promise<RunResult>));
       const succeeded = results.filter((r) => r.terminalReason === 'success').length;
       return { decisions, latencies, wallMs, failures, succeeded };
     });

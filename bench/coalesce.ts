@@ -101,7 +101,7 @@ async function main(): Promise<void> {
     workflowBundle: await bundleWorkflowCode({ workflowsPath: require.resolve('../workflows'), logger: new DefaultLogger('WARN') }),
   });
   const occurredAt = '2026-12-02T10:00:00Z';
-  const runsAbout = (wakeKey: string) => client.workflow.count(`WorkflowType = "wakeWorkflow" AND WakeKey = "${wakeKey}"`).then((c) => c.count);
+  const runsAbout = (wakeKey: string) => client.workflow.count(`WorkflowType = "runWorkflow" AND WakeKey = "${wakeKey}"`).then((c) => c.count);
   try {
     await worker.runUntil(async () => {
       // Warm-up: connections, the bundle's first tasks, server caches.
@@ -127,7 +127,7 @@ async function main(): Promise<void> {
         gate.admit({ source: 'ping', entity: `k-${tag}-${Math.floor(i / PER_KEY)}`, type: `e-${i % PER_KEY}`, occurredAt }),
       );
       await new Promise((r) => setTimeout(r, MAX_WAIT_MS + 5000));
-      const manyRuns = (await client.workflow.count(`WorkflowType = "wakeWorkflow" AND WakeKey STARTS_WITH "k-${tag}-"`)).count;
+      const manyRuns = (await client.workflow.count(`WorkflowType = "runWorkflow" AND WakeKey STARTS_WITH "k-${tag}-"`)).count;
       const rssAfterMany = process.memoryUsage().rss;
 
       console.log(`wakegate bench:coalesce, dev server on this machine, worker in this process (debounce 1 s, maxWait ${MAX_WAIT_MS / 1000} s, skip)`);

@@ -4,7 +4,7 @@ import { DefaultLogger, NativeConnection, Runtime } from '@temporalio/worker';
 import { DevServer } from '../devserver/dev-server';
 import { Gate } from '../gate/gate';
 import { createWakeWorker } from '../runtime/worker';
-import type { WakeInput } from '../core/types';
+import type { RunInput } from '../core/types';
 import { percentile, round, runPool } from './stats';
 import { registryOf } from '../test/helpers/app';
 import { exampleApp } from '../test/helpers/app';
@@ -36,10 +36,10 @@ async function main(): Promise<void> {
     const occurredAt = '2026-12-02T14:05:00Z';
 
     const raw = (round: number) => (i: number) =>
-      client.workflow.start('wakeWorkflow', {
+      client.workflow.start('runWorkflow', {
         workflowId: `raw-${runTag}-${round}-${i}`,
         taskQueue: rawQueue,
-        args: [{ eventKey: `raw-${i}` } as WakeInput],
+        args: [{ eventKey: `raw-${i}` } as RunInput],
       });
     const gated = (round: number) => (i: number) =>
       gate.admit({ source: 'ping', entity: `e-${runTag}-${round}-${i}`, type: 'bench', occurredAt, deliveryId: `d-${i}` }).then((a) => {

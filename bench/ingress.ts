@@ -13,7 +13,7 @@ import { QueueMetrics } from '../ingress/queue/metrics';
 import { CONSUMER_GROUP, publish, RedisStreamsConsumer, streamKey } from '../ingress/queue/redis-streams';
 import { startIngress } from '../ingress/serve';
 import { campaignsSource } from '../examples/campaigns-webhook';
-import type { WakeInput } from '../core/types';
+import type { RunInput } from '../core/types';
 import { percentile, round, runPool } from './stats';
 import { exampleApp, registryOf } from '../test/helpers/app';
 
@@ -65,7 +65,7 @@ async function main(): Promise<void> {
       if (res.status !== 202) throw new Error(`expected 202, got ${res.status}: ${text}`);
     };
     const raw = (r: number) => (i: number) =>
-      client.workflow.start('wakeWorkflow', { workflowId: `raw-${tag}-${r}-${i}`, taskQueue: `bench-raw-${tag}`, args: [{ eventKey: `raw-${i}` } as WakeInput] });
+      client.workflow.start('runWorkflow', { workflowId: `raw-${tag}-${r}-${i}`, taskQueue: `bench-raw-${tag}`, args: [{ eventKey: `raw-${i}` } as RunInput] });
 
     await runPool(100, CONCURRENCY, raw(-1));
     await runPool(100, CONCURRENCY, webhookTask(signed(`warm-${tag}`, 100)));

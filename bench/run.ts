@@ -16,7 +16,7 @@ import { loadConfig } from '../config/config';
 import { standinSettings, startStandins } from '../standins';
 import { keyEvent } from '../gate/gate';
 import { effectKey } from '../gate/keys';
-import type { WakeInput } from '../core/types';
+import type { RunInput } from '../core/types';
 import { withSupervisorPolicy } from '../supervisor/policy';
 import { registryOf, activitiesOf, exampleAgents } from '../test/helpers/app';
 
@@ -41,7 +41,7 @@ async function main(): Promise<void> {
   const wakeWorker = await Worker.create({ connection, taskQueue: 'bench-wake', activities, workflowBundle: await bundleWorkflowCode({ workflowsPath: require.resolve('../workflows'), logger: new DefaultLogger('WARN') }) });
   const bareWorker = await Worker.create({ connection, taskQueue: 'bench-bare', activities, workflowBundle: await bundleWorkflowCode({ workflowsPath: require.resolve('./bare-workflow'), logger: new DefaultLogger('WARN') }) });
   const policy = exampleAgents['dependency-bump']!.policy;
-  const input = (i: number, kind: string, to: string): WakeInput =>
+  const input = (i: number, kind: string, to: string): RunInput =>
     keyEvent(registryOf(), { source: 'deps', entity: `bench/${kind}:pkg${i}`, type: 'check.due', occurredAt: '2026-12-02T00:00:00Z', payload: { repo: `bench/${kind}`, package: `pkg${i}`, from: '1.0.0', to } }).input;
 
   const time = async (fn: () => Promise<unknown>) => {
@@ -57,7 +57,7 @@ async function main(): Promise<void> {
   };
   // "Accepted wake → terminal state": the timer starts once the start call is accepted.
   const wake = (kind: string, to: string) => async (i: number) => {
-    const h = await client.workflow.start('wakeWorkflow', { workflowId: `${kind}-${i}-${Date.now()}`, taskQueue: 'bench-wake', args: [input(i, kind, to)] });
+    const h = await client.workflow.start('runWorkflow', { workflowId: `${kind}-${i}-${Date.now()}`, taskQueue: 'bench-wake', args: [input(i, kind, to)] });
     return h.result();
   };
   const bare = (kind: string, three: boolean) => async (i: number) => {

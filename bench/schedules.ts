@@ -4,7 +4,7 @@ import { bundleWorkflowCode, DefaultLogger, NativeConnection, Runtime, Worker } 
 import { DevServer } from '../devserver/dev-server';
 import { defineSchedule } from '../schedules/definition';
 import { toScheduleOptions } from '../schedules/to-temporal';
-import type { WakeInput } from '../core/types';
+import type { RunInput } from '../core/types';
 import { WakeTerminalReason } from '../core/search-attributes';
 import { createWakeWorker } from '../runtime/worker';
 import { exampleApp } from '../test/helpers/app';
@@ -18,7 +18,7 @@ import { exampleApp } from '../test/helpers/app';
  * median of each hop on the way (from the workflows' histories). Prints one JSON object.
  *
  * A third series is a reference: a bare Schedule starting wakegate's run workflow with one fixed,
- * whole input (`wakeWorkflow`, the canary), without the window's check (a local activity), catch-up
+ * whole input (`runWorkflow`, the canary), without the window's check (a local activity), catch-up
  * policy or ledger report. The difference to wakegate's series is what those cost.
  */
 const SCHEDULES = Number(process.env.BENCH_SCHEDULES ?? 5);
@@ -118,7 +118,7 @@ async function main(): Promise<void> {
           }
           for (const i of ids) {
             const runKey = `canary@bench-direct/tick/${i}`;
-            const run: WakeInput = {
+            const run: RunInput = {
               runKey,
               agent: 'canary',
               wakeKey: `bench-direct-${i}`,
@@ -135,7 +135,7 @@ async function main(): Promise<void> {
             await client.schedule.create({
               scheduleId: `bench-direct-${i}`,
               spec: { intervals: [{ every: EVERY }] },
-              action: { type: 'startWorkflow', workflowType: 'wakeWorkflow', taskQueue: 'bench-wakegate', workflowId: runKey, args: [run] },
+              action: { type: 'startWorkflow', workflowType: 'runWorkflow', taskQueue: 'bench-wakegate', workflowId: runKey, args: [run] },
               policies: { overlap: ScheduleOverlapPolicy.SKIP },
             });
           }
@@ -188,7 +188,7 @@ async function main(): Promise<void> {
       const run = hops(await historyOf(client, wf.workflowId, wf.runId), 'prepareRun');
       if (run.activityStartedMs === undefined) continue;
       direct.push(run.activityStartedMs - nominal);
-      add('reference, Schedule → wakeWorkflow: nominal → run started (the Schedule)', run.startedMs! - nominal);
+      add('reference, Schedule → runWorkflow: nominal → run started (the Schedule)', run.startedMs! - nominal);
       add('reference: run\'s first workflow task dispatched', run.dispatchMs);
       add('reference: run\'s first workflow task (worker)', run.taskMs);
       add('reference: run task done → first activity started', run.toActivityMs);
@@ -204,7 +204,7 @@ async function main(): Promise<void> {
       bareTemporal: summary(bb),
       ratio: { p50: +(pct(wg, 50) / pct(bb, 50)).toFixed(2), p99: +(pct(wg, 99) / pct(bb, 99)).toFixed(2) },
       reference: {
-        what: 'a bare Schedule starting wakeWorkflow with a fixed whole input: no check of the window, no catch-up, no ledger report',
+        what: 'a bare Schedule starting runWorkflow with a fixed whole input: no check of the window, no catch-up, no ledger report',
         ...summary(direct),
         ratio: { p50: +(pct(direct, 50) / pct(bb, 50)).toFixed(2), p99: +(pct(direct, 99) / pct(bb, 99)).toFixed(2) },
       },

@@ -6,7 +6,7 @@ import { GateInputError } from '../gate/errors';
 import { keyEvent } from '../gate/key-event';
 import { EVENT_LIMITS } from '../gate/limits';
 import { app } from './app';
-import type { TerminalReason, WakeResult } from '../core/types';
+import type { TerminalReason, RunResult } from '../core/types';
 import { ExitCode, printJson, UsageError } from './output';
 
 /** The options of `wakegate emit`, as commander parses them. */
@@ -77,7 +77,7 @@ function parseVersion(text: string): number {
 }
 
 /** The outcome of `--wait`: the result of the run that took the event (waiting while it is pending), or how it failed. */
-async function waitFor(client: Client, answer: GateAnswer): Promise<{ result?: WakeResult; terminalReason?: TerminalReason; error?: string }> {
+async function waitFor(client: Client, answer: GateAnswer): Promise<{ result?: RunResult; terminalReason?: TerminalReason; error?: string }> {
   if (isSettled(answer) && !answer.result) return {};
   const [{ awaitRun }, { WorkflowFailedError }] = await Promise.all([import('../gate/await-run.js'), import('@temporalio/client')]);
   try {

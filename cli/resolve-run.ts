@@ -2,7 +2,7 @@ import { WorkflowNotFoundError, type Client, type WorkflowExecutionDescription }
 import type { AdmissionResult } from '../core/coalesce-types';
 import { agentEventId } from '../core/ids';
 import { WakeAgent } from '../core/search-attributes';
-import type { WakeResult } from '../core/types';
+import type { RunResult } from '../core/types';
 import { parseEventKey } from '../gate/keys';
 import type { TriggerRegistry } from '../triggers/registry';
 
@@ -62,7 +62,7 @@ export async function runOfAdmission(client: Client, admissionId: string, desc: 
     const run = await describeId(client, runKey);
     if (!run) return { agent, workflowId: runKey, status: 'PENDING' };
     if (run.status.name === 'COMPLETED' && hop < MAX_SUPERSEDED_HOPS) {
-      const result = (await client.workflow.getHandle(runKey, run.runId).result()) as WakeResult;
+      const result = (await client.workflow.getHandle(runKey, run.runId).result()) as RunResult;
       if (result.supersededBy) {
         runKey = result.supersededBy;
         continue;
@@ -75,7 +75,7 @@ export async function runOfAdmission(client: Client, admissionId: string, desc: 
 /** What one workflow ID derived from an event key holds: a run, or an admission record pointing at one. */
 async function runAt(client: Client, workflowId: string): Promise<RunOfEvent | undefined> {
   const desc = await describeId(client, workflowId);
-  if (desc?.type === 'wakeWorkflow') return ofRun(agentOfId(workflowId), workflowId, desc);
+  if (desc?.type === 'runWorkflow') return ofRun(agentOfId(workflowId), workflowId, desc);
   if (desc?.type === 'admissionWorkflow') return runOfAdmission(client, workflowId, desc);
   return undefined;
 }
@@ -102,7 +102,7 @@ function derivedIds(registry: TriggerRegistry, eventKey: string): string[] {
 /** Runs the visibility store lists with the event key, as the event that opened them or one they absorbed (the first 20). */
 async function indexedRuns(client: Client, eventKey: string): Promise<RunOfEvent[]> {
   const quoted = `"${eventKey.replace(/\\/g, '\\\\').replace(/"/g, '\\"')}"`;
-  const query = `WorkflowType = "wakeWorkflow" AND ExecutionStatus != "ContinuedAsNew" AND (WakeEventKey = ${quoted} OR WakeAbsorbedEventKeys = ${quoted})`;
+  const query = `WorkflowType = "runWorkflow" AND ExecutionStatus != "ContinuedAsNew" AND (WakeEventKey = ${quoted} OR WakeAbsorbedEventKeys = ${quoted})`;
   const runs: RunOfEvent[] = [];
   for await (const w of client.workflow.list({ query, pageSize: MAX_INDEXED })) {
     runs.push({ agent: w.typedSearchAttributes.get(WakeAgent) ?? agentOfId(w.workflowId), workflowId: w.workflowId, status: w.status.name, startTime: w.startTime.toISOString() });

@@ -3,7 +3,7 @@ import { loadConfig } from '../config/config';
 import { connectClient } from '../config/temporal';
 import { agentEventId } from '../core/ids';
 import { approveSignal, killUpdate, rejectSignal, statusQuery } from '../core/messages';
-import type { KillRequest, WakeResult } from '../core/types';
+import type { KillRequest, RunResult } from '../core/types';
 import { app } from './app';
 import { ExitCode, printJson, UsageError } from './output';
 import { agentOfId, describeId, runOfAdmission, runPerAgent, runsOfEvent, type RunOfEvent } from './resolve-run';
@@ -97,8 +97,8 @@ export async function rearm(key: string): Promise<number> {
     if (!desc) return refuse({ workflowId: key }, `no workflow ${key}: rearm takes a closed run's workflow ID or an admission record (agent@eventKey), as emit and runs print them`);
     if (desc.status.name === 'RUNNING') throw new UsageError(`${key} is still running; kill it first`);
     const admissions: string[] = [];
-    if (desc.type === 'wakeWorkflow' && desc.status.name === 'COMPLETED') {
-      const result = (await client.workflow.getHandle(key, desc.runId).result()) as WakeResult;
+    if (desc.type === 'runWorkflow' && desc.status.name === 'COMPLETED') {
+      const result = (await client.workflow.getHandle(key, desc.runId).result()) as RunResult;
       for (const e of result.absorbed ?? []) admissions.push(agentEventId(result.agent, e.eventKey));
     }
     const rearmed: string[] = [];
@@ -136,7 +136,7 @@ const listed = (runs: readonly RunOfEvent[]) => runs.map((r) => `${r.agent} (${r
  */
 async function killTarget(client: Client, key: string, agent: string | undefined): Promise<{ workflowId: string; about?: Record<string, unknown> } | number> {
   const desc = await describeId(client, key);
-  if (desc?.type === 'wakeWorkflow') {
+  if (desc?.type === 'runWorkflow') {
     if (agent !== undefined && agentOfId(key) !== agent) throw new UsageError(`${key} is a run of ${agentOfId(key)}, not of ${agent}`);
     return { workflowId: key };
   }

@@ -31,7 +31,7 @@ export async function listRuns(opts: RunsOptions): Promise<number> {
   const limit = Number(opts.limit);
   if (!Number.isInteger(limit) || limit < 1 || limit > 1000) throw new UsageError('--limit must be a whole number from 1 to 1000');
   // A held run that continued as new is listed once, as its current run.
-  const clauses = ['WorkflowType = "wakeWorkflow"', 'ExecutionStatus != "ContinuedAsNew"'];
+  const clauses = ['WorkflowType = "runWorkflow"', 'ExecutionStatus != "ContinuedAsNew"'];
   if (opts.reason) clauses.push(`WakeTerminalReason = "${opts.reason}"`);
   if (opts.agent) clauses.push(`WakeAgent = "${opts.agent.replace(/"/g, '')}"`);
   if (opts.wakeKey) clauses.push(`WakeKey = "${opts.wakeKey.replace(/"/g, '')}"`);

@@ -27,7 +27,7 @@ export interface AbsorbedEvent {
   payload?: Record<string, unknown>;
 }
 
-/** What a held run carries into its next run when it continues as new (see `WakeInput.resumedHold`). */
+/** What a held run carries into its next run when it continues as new (see `RunInput.resumedHold`). */
 export interface ResumedHold {
   record: HoldRecord;
   /** When it was first held (workflow time, epoch ms): a release must come after it. */
@@ -43,7 +43,7 @@ export interface ResumedHold {
 }
 
 /** The run workflow's input: one run of one agent, about one event (the one that opened it), from its origin. */
-export interface WakeInput {
+export interface RunInput {
   /** The run's workflow ID (core/ids.ts): effect keys are built from it. */
   runKey: string;
   /** What the run is about: the agent's wake key. */
@@ -125,7 +125,7 @@ export interface DeliveryNotice {
 }
 
 /** What a finished wake returns; the gate hands it to later deliveries of the same event. */
-export interface WakeResult {
+export interface RunResult {
   runKey: string;
   eventKey: string;
   agent: string;

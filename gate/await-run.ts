@@ -1,5 +1,5 @@
 import { WorkflowNotFoundError, type Client } from '@temporalio/client';
-import type { WakeResult } from '../core/types';
+import type { RunResult } from '../core/types';
 import type { WakeAnswer } from './decision';
 
 /** How often a caller looks for a run that has not started yet (a pending coalesced batch). */
@@ -13,15 +13,15 @@ const MAX_SUPERSEDED_HOPS = 10;
  * Rejects as `handle.result()` does (WorkflowFailedError for a failed run). `onWait` is called while
  * waiting (heartbeats); `signal` stops the wait.
  */
-export async function awaitRun(client: Client, answer: WakeAnswer, opts: { onWait?: () => void; signal?: AbortSignal } = {}): Promise<WakeResult> {
+export async function awaitRun(client: Client, answer: WakeAnswer, opts: { onWait?: () => void; signal?: AbortSignal } = {}): Promise<RunResult> {
   if (answer.result && !answer.result.supersededBy) return answer.result;
   let workflowId = answer.result?.supersededBy ?? answer.workflowId;
   for (let hop = 0; hop <= MAX_SUPERSEDED_HOPS; hop++) {
-    let result: WakeResult;
+    let result: RunResult;
     for (;;) {
       opts.signal?.throwIfAborted();
       try {
-        result = (await client.workflow.getHandle(workflowId).result()) as WakeResult;
+        result = (await client.workflow.getHandle(workflowId).result()) as RunResult;
         break;
       } catch (err) {
         if (!(err instanceof WorkflowNotFoundError)) throw err;

@@ -10,7 +10,7 @@ import type { CoalescePolicy } from '../core/policy';
 import type { admissionWorkflow } from '../workflows/coalesce/admission';
 import type { AdmissionInput, AdmissionResult } from '../core/coalesce-types';
 import { coalescerId } from '../core/ids';
-import type { WakeInput, WakeResult } from '../core/types';
+import type { RunInput, RunResult } from '../core/types';
 import type { WakeAnswer } from './decision';
 import { mismatch } from './one-call';
 import type { PathContext } from './path-context';
@@ -20,7 +20,7 @@ const MAX_ROUNDS = 5;
 const MAX_SUPERSEDED_HOPS = 10;
 
 /** The admission record's input for one agent's wake of one event. */
-export function admissionInput(input: WakeInput, policy: CoalescePolicy): AdmissionInput {
+export function admissionInput(input: RunInput, policy: CoalescePolicy): AdmissionInput {
   return {
     agent: input.agent,
     wakeKey: input.wakeKey,
@@ -65,7 +65,7 @@ function firstAnswer(base: WakeAnswer, r: AdmissionResult): WakeAnswer {
  * event is held; finished → `completed` with its stored result (following a restart to the run that
  * finally took the event). `stale` stays `stale`, `mismatch` stays `mismatch`.
  */
-async function redeliveryAnswer(ctx: PathContext, input: WakeInput, base: WakeAnswer, r: AdmissionResult): Promise<WakeAnswer> {
+async function redeliveryAnswer(ctx: PathContext, input: RunInput, base: WakeAnswer, r: AdmissionResult): Promise<WakeAnswer> {
   const answer = { ...firstAnswer(base, r), original: r.decision };
   if (r.decision === 'mismatch') return answer;
   if (r.decision === 'stale' || !r.runKey) return { ...answer, decision: 'stale' };
@@ -96,7 +96,7 @@ async function redeliveryAnswer(ctx: PathContext, input: WakeInput, base: WakeAn
         message: `the run ${runKey} that took this event ended ${desc.status.name.toLowerCase()}; \`wakegate rearm ${base.admissionId}\` lets the event be admitted again`,
       };
     }
-    const result = (await ctx.client.workflow.getHandle(runKey, desc.runId).result()) as WakeResult;
+    const result = (await ctx.client.workflow.getHandle(runKey, desc.runId).result()) as RunResult;
     if (result.supersededBy && r.decision !== 'skipped') {
       runKey = result.supersededBy;
       continue;
@@ -113,7 +113,7 @@ async function redeliveryAnswer(ctx: PathContext, input: WakeInput, base: WakeAn
  * for that decision up to `decisionWaitMs`; past it (no worker polling) the event is still durably
  * recorded, and the delivery is answered `accepted`.
  */
-export async function admitCoalesced(ctx: PathContext, input: WakeInput, policy: CoalescePolicy): Promise<WakeAnswer> {
+export async function admitCoalesced(ctx: PathContext, input: RunInput, policy: CoalescePolicy): Promise<WakeAnswer> {
   const { client, taskQueue } = ctx;
   const admissionId = input.runKey;
   const base: WakeAnswer = { decision: 'accepted', agent: input.agent, wakeKey: input.wakeKey, workflowId: admissionId, admissionId, coalescerId: coalescerId(input.agent, input.wakeKey) };

@@ -1,4 +1,4 @@
-import type { WakeResult } from '../core/types';
+import type { RunResult } from '../core/types';
 
 /**
  * What the gate answered for one delivery, per agent the event wakes.
@@ -42,7 +42,7 @@ export interface WakeAnswer {
   /** For a redelivery: what the first delivery was answered. */
   original?: Decision;
   /** The stored result, for `completed`. */
-  result?: WakeResult;
+  result?: RunResult;
   /** For `mismatch`, `refused` (and a failed run): why, in words. */
   message?: string;
   /** Admitted while the supervisor was halted or draining: the new run waits before its first step. */

@@ -3,7 +3,7 @@ import type { TriggerDefinition } from '../triggers/definition';
 import { WakeEventSchema, type WakeEvent, type WakeEventInput } from '../core/event';
 import type { TriggerRegistry } from '../triggers/registry';
 import { agentEventId } from '../core/ids';
-import type { WakeInput } from '../core/types';
+import type { RunInput } from '../core/types';
 import { GateInputError } from './errors';
 import { fingerprint } from './fingerprint';
 import { checkEventLimits } from './limits';
@@ -14,7 +14,7 @@ import { bucketStartMs, eventKey, wakeKeyProblem } from './keys';
 export interface PlannedWake {
   agent: AgentDefinition;
   /** `runKey` is `agent@eventKey` (or the name the trigger gives runs, `runId`, on the one-call path): the run on the one-call path, the admission record when the agent coalesces. */
-  input: WakeInput;
+  input: RunInput;
 }
 
 /** An event the gate has validated and keyed, with every wake it makes, ready for Temporal. */
@@ -23,7 +23,7 @@ export interface KeyedEvent {
   event: WakeEvent;
   wakes: PlannedWake[];
   /** The first wake's input (most sources wake one agent). */
-  input: WakeInput;
+  input: RunInput;
 }
 
 const issuesOf = (err: { issues: { path: PropertyKey[]; message: string }[] }, prefix: string[] = []) =>

@@ -1,7 +1,7 @@
 import { WorkflowExecutionAlreadyStartedError, WorkflowNotFoundError, type WorkflowExecutionDescription } from '@temporalio/client';
 import { agentEventId } from '../core/ids';
-import type { WakeInput, WakeResult } from '../core/types';
-import type { wakeWorkflow } from '../workflows/run/workflow';
+import type { RunInput, RunResult } from '../core/types';
+import type { runWorkflow } from '../workflows/run/workflow';
 import type { WakeAnswer } from './decision';
 import type { PathContext } from './path-context';
 
@@ -9,7 +9,7 @@ import type { PathContext } from './path-context';
 const MAX_ROUNDS = 5;
 
 /** The `mismatch` answer: the key was already used with other inputs; nothing was started. */
-export function mismatch(input: WakeInput, stored: string, base: WakeAnswer, runId: string): WakeAnswer {
+export function mismatch(input: RunInput, stored: string, base: WakeAnswer, runId: string): WakeAnswer {
   return {
     ...base,
     decision: 'mismatch',
@@ -28,7 +28,7 @@ export function mismatch(input: WakeInput, stored: string, base: WakeAnswer, run
  * call, to answer it: open → `in_progress` (its delivery id recorded on the run), completed → its
  * stored result, a different fingerprint → `mismatch`.
  */
-export async function admitOneCall(ctx: PathContext, input: WakeInput): Promise<WakeAnswer> {
+export async function admitOneCall(ctx: PathContext, input: RunInput): Promise<WakeAnswer> {
   const { client, taskQueue } = ctx;
   const base: WakeAnswer = { decision: 'started', agent: input.agent, wakeKey: input.wakeKey, workflowId: input.runKey };
   // A trigger that names its runs otherwise (`runId`: a schedule's window) may have a run of this
@@ -41,7 +41,7 @@ export async function admitOneCall(ctx: PathContext, input: WakeInput): Promise<
   }
   for (let round = 0; round < MAX_ROUNDS; round++) {
     try {
-      const handle = await client.workflow.start<typeof wakeWorkflow>('wakeWorkflow', {
+      const handle = await client.workflow.start<typeof runWorkflow>('runWorkflow', {
         workflowId: input.runKey,
         taskQueue,
         args: [input],
@@ -64,7 +64,7 @@ export async function admitOneCall(ctx: PathContext, input: WakeInput): Promise<
 
 /** Answer a delivery from the run that holds its event; RETRY when that run closed meanwhile, undefined when there is none or it failed. */
 const RETRY = 'retry' as const;
-async function answerFromRun(ctx: PathContext, input: WakeInput, base: WakeAnswer, workflowId: string): Promise<WakeAnswer | typeof RETRY | undefined> {
+async function answerFromRun(ctx: PathContext, input: RunInput, base: WakeAnswer, workflowId: string): Promise<WakeAnswer | typeof RETRY | undefined> {
   const { client } = ctx;
   let desc: WorkflowExecutionDescription;
   try {
@@ -87,7 +87,7 @@ async function answerFromRun(ctx: PathContext, input: WakeInput, base: WakeAnswe
       }
       return { ...base, decision: 'in_progress', runId: desc.runId };
     case 'COMPLETED': {
-      const result = (await client.workflow.getHandle(workflowId, desc.runId).result()) as WakeResult;
+      const result = (await client.workflow.getHandle(workflowId, desc.runId).result()) as RunResult;
       return { ...base, decision: 'completed', runId: desc.runId, result };
     }
     default:

@@ -19,7 +19,7 @@ import { TriggerRegistry } from '../triggers/registry';
 import { scheduleTrigger } from '../triggers/schedule';
 import type { SupervisorPolicy } from '../core/supervisor-types';
 import type { WakeAnswer } from '../gate/decision';
-import type { WakeResult } from '../core/types';
+import type { RunResult } from '../core/types';
 import type { WakeWorkerOptions } from './worker';
 import type * as ActivitiesModule from '../activities';
 import type * as GateModule from '../gate/gate';
@@ -92,7 +92,7 @@ export interface Wakegate {
   /** A Temporal client with the configured settings (TEMPORAL_ADDRESS, namespace, TLS, API key); fails with what to check when Temporal is unreachable. */
   client(): Promise<Client>;
   /** The result of the run a gate's answer names, waiting while it is pending. */
-  awaitRun(client: Client, answer: WakeAnswer): Promise<WakeResult>;
+  awaitRun(client: Client, answer: WakeAnswer): Promise<RunResult>;
 }
 
 function byName(agents: readonly AgentDefinition[] | AgentRegistry): Record<string, AgentDefinition> {

@@ -63,7 +63,7 @@ export function tickInput(def: ScheduleDefinition, registry: TriggerRegistry): S
 
 /**
  * What the Schedule starts for each window. An agent on the one-call path: its run itself
- * (`wakeWorkflow`, ID `<agent>@schedule/tick/<id>-<nominal>`), with the gate's fingerprint as memo, so
+ * (`runWorkflow`, ID `<agent>@schedule/tick/<id>-<nominal>`), with the gate's fingerprint as memo, so
  * no workflow stands between the Schedule and the run (the run applies the catch-up policy and answers
  * a window that already ran, see workflows/schedule/window-run.ts). A coalescing agent: a tick, which passes
  * each window through the gate to the agent's coalescer.
@@ -83,7 +83,7 @@ function scheduleAction(def: ScheduleDefinition, taskQueue: string, registry: Tr
   };
   return {
     type: 'startWorkflow',
-    workflowType: 'wakeWorkflow',
+    workflowType: 'runWorkflow',
     workflowId: scheduleRunIdPrefix(def.agent, def.id),
     taskQueue,
     args: [run],
@@ -117,5 +117,5 @@ export function definitionDigest(def: ScheduleDefinition, taskQueue: string, reg
   // The tick's input too: what the agent derives from the payload (wake key, path) is part of what sync must keep current;
   // and what the Schedule starts (the run itself, or a tick), so a schedule synced when every window had a tick is updated.
   const tick = tickInput(def, registry);
-  return createHash('sha256').update(canonicalJson({ def, taskQueue, tick, starts: tick.oneCall ? 'run' : 'tick' })).digest('hex').slice(0, 16);
+  return createHash('sha256').update(canonicalJson({ def, taskQueue, tick, starts: tick.oneCall ? 'runWorkflow' : 'scheduleTickWorkflow' })).digest('hex').slice(0, 16);
 }

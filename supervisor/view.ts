@@ -30,7 +30,7 @@ export interface SupervisorView {
 }
 
 const quote = (s: string) => `'${s.replace(/\\/g, '\\\\').replace(/'/g, "\\'")}'`;
-const openRuns = (taskQueue: string) => `WorkflowType = 'wakeWorkflow' AND TaskQueue = ${quote(taskQueue)} AND ExecutionStatus = 'Running'`;
+const openRuns = (taskQueue: string) => `WorkflowType = 'runWorkflow' AND TaskQueue = ${quote(taskQueue)} AND ExecutionStatus = 'Running'`;
 /** Held wakes listed in full up to this many (all are counted). */
 const HELD_LISTED = 500;
 

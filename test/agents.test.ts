@@ -3,7 +3,7 @@ import assert from 'node:assert/strict';
 import { Gate } from '../gate/gate';
 import { awaitRun } from '../gate/await-run';
 import { quickAgents } from './helpers/agents';
-import type { WakeResult, WakeStatus } from '../core/types';
+import type { RunResult, WakeStatus } from '../core/types';
 import { approveSignal, statusQuery } from '../core/messages';
 import { eventually, startDevEnv, unique, withWorker, type DevEnv } from './helpers/env';
 import { startOutside } from './helpers/outside';
@@ -74,7 +74,7 @@ describe('the example agents end to end on the dev server', () => {
       assert.equal(standins.channel.messages.filter((m) => m.text.includes(campaign)).length, 1, 'the reversible post went ahead');
       assert.equal(standins.exports.jobs.filter((j) => j.campaign === campaign).length, 0, 'no export before approval');
       await handle.signal(approveSignal, { who: 'ana', reason: 'looks right' });
-      const result = (await handle.result()) as WakeResult;
+      const result = (await handle.result()) as RunResult;
       assert.equal(result.terminalReason, 'success', result.summary);
       assert.equal(standins.exports.jobs.filter((j) => j.campaign === campaign).length, 1);
       assert.match(result.summary, /reach: impressions/);

@@ -2,7 +2,7 @@ import { after, afterEach, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import type { TestWorkflowEnvironment } from '@temporalio/testing';
 import { Worker } from '@temporalio/worker';
-import type { WakeResult, WakeStatus } from '../core/types';
+import type { RunResult, WakeStatus } from '../core/types';
 import { rejectSignal, statusQuery } from '../core/messages';
 import { assertClockFree, eventually, startTimeSkippingEnv, unique, withTimeSkippingWorker, workflowBundle } from './helpers/env';
 import { standinOutside, startOutside, startWake, wakeInput } from './helpers/outside';
@@ -48,7 +48,7 @@ const deps = () => {
   const repo = unique('acme/b');
   return { repo, input: wakeInput('deps', `${repo}:lodash`, 'release.published', { repo, package: 'lodash', from: '4.17.20', to: '4.17.21' }) };
 };
-const dimension = (r: WakeResult) => (r.output as { dimension: string }).dimension;
+const dimension = (r: RunResult) => (r.output as { dimension: string }).dimension;
 
 describe('budgets: a run stops before it would cross any line', () => {
   test('turns', async () => {

@@ -5,7 +5,7 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { freePort } from '../devserver/dev-server';
 import { Gate } from '../gate/gate';
-import type { WakeResult } from '../core/types';
+import type { RunResult } from '../core/types';
 import { eventually, startDevEnv, unique, withWorker, type DevEnv } from './helpers/env';
 import { runCli, type CliRun } from './helpers/cli';
 import { coalescing } from './helpers/agents';
@@ -145,7 +145,7 @@ describe('wakegate emit, run as a subprocess', () => {
 
 describe('wakegate kill and rearm by key, run as a subprocess', () => {
   const errorOf = (run: CliRun) => run.json.error as { code: string; message: string };
-  const resultOf = (workflowId: string) => env.client.workflow.getHandle(workflowId).result() as Promise<WakeResult>;
+  const resultOf = (workflowId: string) => env.client.workflow.getHandle(workflowId).result() as Promise<RunResult>;
 
   test('kill <event key>: the one run the event woke; unknown keys and IDs, and rearm of an unknown key, exit 3', async () => {
     const taskQueue = unique('cli-kill');

@@ -48,7 +48,7 @@ test('a worker killed while a batch is pending: the next worker runs it once, wi
   const result = await awaitRun(env.client, a);
   assert.equal(result.terminalReason, 'success');
   assert.deepEqual(result.absorbed!.map((e) => e.type), ['one', 'two']);
-  assert.equal((await env.client.workflow.count(`WorkflowType = "wakeWorkflow" AND WakeKey = "${entity}"`)).count, 1);
+  assert.equal((await env.client.workflow.count(`WorkflowType = "runWorkflow" AND WakeKey = "${entity}"`)).count, 1);
   const again = await gate.admit(ping(entity, 'two', 'd2-again'));
   assert.equal(again.decision, 'completed');
   assert.deepEqual(again.result, result);
@@ -83,5 +83,5 @@ test('the dev server restarted: a pending batch still runs once, and redeliverie
     assert.deepEqual(again.result, result);
   }
   await gate.close();
-  assert.equal((await env.client.workflow.count(`WorkflowType = "wakeWorkflow" AND WakeKey = "${entity}"`)).count, 1);
+  assert.equal((await env.client.workflow.count(`WorkflowType = "runWorkflow" AND WakeKey = "${entity}"`)).count, 1);
 });

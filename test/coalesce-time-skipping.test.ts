@@ -3,7 +3,7 @@ import assert from 'node:assert/strict';
 import { Client, WorkflowNotFoundError } from '@temporalio/client';
 import type { TestWorkflowEnvironment } from '@temporalio/testing';
 import { Gate } from '../gate/gate';
-import type { WakeResult } from '../core/types';
+import type { RunResult } from '../core/types';
 import { coalescing } from './helpers/agents';
 import { assertClockFree, startTimeSkippingEnv, unique, withTimeSkippingWorker } from './helpers/env';
 import { registryOf } from './helpers/app';
@@ -69,7 +69,7 @@ test('debounce: each wake pushes the start back by the period; a quiet period st
     await env.sleep(8 * MIN); // 13 min after the first wake, 8 after the last: still quiet-waiting
     assert.equal(await started(a.workflowId), false);
     await env.sleep(3 * MIN); // 11 min after the last wake
-    const result = (await client.workflow.getHandle(a.workflowId).result()) as WakeResult;
+    const result = (await client.workflow.getHandle(a.workflowId).result()) as RunResult;
     assert.deepEqual(result.absorbed!.map((e) => e.type), ['a', 'b']);
     await quiesce(gate, a.coalescerId!);
   });
@@ -91,7 +91,7 @@ test('maxWait: wakes that never go quiet still start a run no later than maxWait
     assert.ok(startedAt !== undefined, 'the run started');
     assert.ok(startedAt! - t0 <= 60 * MIN + 8 * MIN, `started ${(startedAt! - t0) / MIN} min after the first wake`);
     assert.ok(startedAt! - t0 >= 56 * MIN, 'not before maxWait (the debounce never went quiet)');
-    const result = (await client.workflow.getHandle(first.workflowId).result()) as WakeResult;
+    const result = (await client.workflow.getHandle(first.workflowId).result()) as RunResult;
     assert.equal(result.absorbed!.length, 8, 'the wakes of the first hour');
     await quiesce(gate, first.coalescerId!);
   });

@@ -8,7 +8,7 @@ import { campaignReporter } from '../examples/campaign-reporter';
 import { withPolicies, type AgentRegistry } from '../agents/registry';
 import { standinOutside } from './helpers/outside';
 import { approveSignal, coalescerQuery, offerUpdate, statusQuery } from '../core/messages';
-import type { WakeResult, WakeStatus } from '../core/types';
+import type { RunResult, WakeStatus } from '../core/types';
 import type { EffectOutcome } from '../core/contracts';
 import { startStandins, type Standins } from '../standins';
 import { coalescing, quickAgents } from './helpers/agents';
@@ -121,7 +121,7 @@ describe('one wake per thing, from every direction', () => {
       const result = await awaitRun(env.client, answers[0]!);
       assert.equal(result.terminalReason, 'success');
       assert.equal(result.absorbed!.length, 20);
-      const runs = await env.client.workflow.count(`WorkflowType = "wakeWorkflow" AND WakeKey = "${entity}"`);
+      const runs = await env.client.workflow.count(`WorkflowType = "runWorkflow" AND WakeKey = "${entity}"`);
       assert.equal(runs.count, 1);
     }, { activities: activitiesFor(agents) });
   });
@@ -146,7 +146,7 @@ describe('one wake per thing, from every direction', () => {
       assert.deepEqual(r1.absorbed!.map((e) => e.type), ['one']);
       assert.deepEqual(r2.absorbed!.map((e) => e.type), ['two', 'three']);
       assert.ok(Date.parse(r2.absorbed![0]!.occurredAt) > 0);
-      assert.equal((await env.client.workflow.count(`WorkflowType = "wakeWorkflow" AND WakeKey = "${entity}"`)).count, 2);
+      assert.equal((await env.client.workflow.count(`WorkflowType = "runWorkflow" AND WakeKey = "${entity}"`)).count, 2);
     }, { activities: activitiesFor(agents) });
   });
 
@@ -160,7 +160,7 @@ describe('one wake per thing, from every direction', () => {
       await eventually(() => statusOf(env.client, first.workflowId), (s?: WakeStatus) => s?.phase === 'hold', 15_000, 'the first run holding');
       const newer = await gate.admit(ping(entity, 'new', { holdMs: 0 }));
       assert.equal(newer.decision, 'started');
-      const cancelled = (await env.client.workflow.getHandle(first.workflowId).result()) as WakeResult;
+      const cancelled = (await env.client.workflow.getHandle(first.workflowId).result()) as RunResult;
       assert.equal(cancelled.terminalReason, 'cancelled');
       assert.equal(cancelled.supersededBy, newer.workflowId);
       const restarted = await awaitRun(env.client, newer);
@@ -258,7 +258,7 @@ describe('one wake per thing, from every direction', () => {
         20_000,
         'the tick offered to the coalescer',
       );
-      assert.equal((await env.client.workflow.count(`WorkflowType = "wakeWorkflow" AND WakeKey = "${campaign}"`)).count, 0, 'still debouncing: no run yet');
+      assert.equal((await env.client.workflow.count(`WorkflowType = "runWorkflow" AND WakeKey = "${campaign}"`)).count, 0, 'still debouncing: no run yet');
       const change = await gateFor(taskQueue, exampleAgents).admit({ source: 'campaigns', entity: campaign, type: 'config.changed', occurredAt: '2026-12-02T12:00:00Z', payload: { dashboards: ['reach'] } });
       assert.equal(change.decision, 'coalesced');
       assert.equal(change.workflowId, coalescer!.state.pending!.runKey);
@@ -305,7 +305,7 @@ describe('one wake per thing, from every direction', () => {
       assert.equal(a.admissionId, undefined);
       assert.equal(a.workflowId, `canary@${a.eventKey}`);
       const desc = await env.client.workflow.getHandle(a.workflowId).describe();
-      assert.equal(desc.type, 'wakeWorkflow');
+      assert.equal(desc.type, 'runWorkflow');
     }, { activities: activitiesFor(exampleAgents) });
   });
 });

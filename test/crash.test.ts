@@ -3,7 +3,7 @@ import assert from 'node:assert/strict';
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import { Gate } from '../gate/gate';
 import { quickAgents } from './helpers/agents';
-import type { WakeResult, WakeStatus } from '../core/types';
+import type { RunResult, WakeStatus } from '../core/types';
 import { approveSignal, statusQuery } from '../core/messages';
 import type { EffectOutcome } from '../core/contracts';
 import { channelService } from '../standins/channel';
@@ -67,7 +67,7 @@ const untilClientGone = async (req: FastifyRequest, reply: FastifyReply) => {
   await new Promise<void>((r) => (req.raw.socket.destroyed ? r() : req.raw.socket.once('close', () => r())));
   await reply.code(503).send({ error: 'client went away' });
 };
-const effects = (r: WakeResult) => (r.output as { committed: EffectOutcome[] }).committed;
+const effects = (r: RunResult) => (r.output as { committed: EffectOutcome[] }).committed;
 
 describe('crash windows with real worker processes (seed Test 1 and Test 2)', () => {
   test('Test 1: killed between the model call and the commit, the run resumes without a second model call and commits once', async () => {
@@ -90,7 +90,7 @@ describe('crash windows with real worker processes (seed Test 1 and Test 2)', ()
     assert.equal(model.completed, 1, 'the model call completed before the crash');
     await a.kill();
     await worker(taskQueue);
-    const result = (await handle.result()) as WakeResult;
+    const result = (await handle.result()) as RunResult;
     assert.equal(result.terminalReason, 'success', result.summary);
     assert.deepEqual((await activityEvents(handle, 'modelCall')).startedAttempts, [1], 'the model was called once, never again');
     const commit = await activityEvents(handle, 'commitEffect');
@@ -139,7 +139,7 @@ describe('crash windows with real worker processes (seed Test 1 and Test 2)', ()
     await new Promise((r) => setTimeout(r, 3000));
     assert.equal((await activityEvents(handle, 'commitEffect')).completed, 0, 'the stale completion was refused');
     held[1]!.resolve();
-    const result = (await handle.result()) as WakeResult;
+    const result = (await handle.result()) as RunResult;
     assert.equal(result.terminalReason, 'success');
     assert.ok(effects(result)[0]!.attempt >= 2, 'the outcome recorded is a later attempt’s, not the stale one’s');
     assert.equal((await activityEvents(handle, 'commitEffect')).completed, 1);
@@ -183,7 +183,7 @@ describe('crash windows with real worker processes (seed Test 1 and Test 2)', ()
     await exported.promise;
     await w.kill();
     await worker(taskQueue);
-    const result = (await handle.result()) as WakeResult;
+    const result = (await handle.result()) as RunResult;
     assert.equal(result.terminalReason, 'success', result.summary);
     const [post, exp] = effects(result);
     assert.equal(post!.outcome, 'already_applied');
@@ -214,7 +214,7 @@ describe('crash windows with real worker processes (seed Test 1 and Test 2)', ()
     await arrived.promise;
     await w.kill();
     await worker(taskQueue);
-    const result = (await handle.result()) as WakeResult;
+    const result = (await handle.result()) as RunResult;
     assert.equal(result.terminalReason, 'success', result.summary);
     assert.equal(effects(result)[1]!.outcome, 'reconciled_redone');
     assert.equal(standins.exports.jobs.filter((j) => j.campaign === campaign).length, 1);
@@ -238,14 +238,14 @@ describe('a schedule window the Schedule started itself, with its worker SIGKILL
     await eventually(async () => (await wake.describe()).raw.pendingActivities ?? [], holding, 20_000, 'the canary holding in its tool');
     await first.kill();
     await worker(taskQueue);
-    const result = (await wake.result()) as WakeResult;
+    const result = (await wake.result()) as RunResult;
     assert.equal(result.terminalReason, 'success', result.summary);
     assert.ok((result.attempts ?? 1) >= 2, `the tool was retried on the second worker (attempts ${result.attempts})`);
     // Fired again (a backfill of the same window): answered by the run that took it, nothing runs.
     await handle.backfill(window);
     const runs = await eventually(() => ticksOf(env.client, def.id), (t) => t.length === 2 && t.every((x) => x.status.name !== 'RUNNING'), 30_000, 'the window fired again');
     const again = runs.find((r) => r.runId !== run!.runId)!;
-    const answer = (await env.client.workflow.getHandle(again.workflowId, again.runId).result()) as WakeResult;
+    const answer = (await env.client.workflow.getHandle(again.workflowId, again.runId).result()) as RunResult;
     assert.equal(answer.terminalReason, 'duplicate', answer.summary);
     assert.equal((answer.output as { takenBy: { runId: string } }).takenBy.runId, run!.runId);
     await handle.delete();

@@ -8,7 +8,7 @@ import { scheduleWindowRunId } from '../core/ids';
 import { isoSeconds } from '../core/time';
 import { statusQuery } from '../core/messages';
 import type { FixedDelayInput, FixedDelayState } from '../core/schedule-types';
-import type { WakeResult, WakeStatus } from '../core/types';
+import type { RunResult, WakeStatus } from '../core/types';
 import { assertClockFree, eventually, startTimeSkippingEnv, unique, withTimeSkippingWorker } from './helpers/env';
 
 // Timers of an hour in seconds of real time: the time-skipping test server.
@@ -69,7 +69,7 @@ describe('fixed-delay cancellation (time-skipping server)', () => {
       const q = await handle.query(cadenceQuery);
       assert.equal(q.lastTerminalReason, 'cancelled');
       assert.equal(q.runs, 0, 'a cancelled window is not counted as a run');
-      const woke = (await wake.result()) as WakeResult;
+      const woke = (await wake.result()) as RunResult;
       assert.equal(woke.terminalReason, 'cancelled');
     });
   });

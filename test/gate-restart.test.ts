@@ -4,7 +4,7 @@ import { mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { Gate } from '../gate/gate';
-import type { WakeResult } from '../core/types';
+import type { RunResult } from '../core/types';
 import { startDevEnv, unique, withWorker, type DevEnv } from './helpers/env';
 import { registryOf } from './helpers/app';
 
@@ -44,6 +44,6 @@ test('dedup survives a restart of the dev server: the stored result is still the
   await afterGate.close();
   assert.equal(again.decision, 'completed');
   assert.equal(again.runId, first.runId);
-  assert.equal((again.result as WakeResult).terminalReason, 'success');
-  assert.deepEqual((again.result as WakeResult).deliveryIds, ['before']);
+  assert.equal((again.result as RunResult).terminalReason, 'success');
+  assert.deepEqual((again.result as RunResult).deliveryIds, ['before']);
 });

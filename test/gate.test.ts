@@ -2,7 +2,7 @@ import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { failingCanary } from './helpers/agents';
 import { Gate } from '../gate/gate';
-import type { WakeResult } from '../core/types';
+import type { RunResult } from '../core/types';
 import { statusQuery } from '../core/messages';
 import { eventually, startDevEnv, unique, withWorker, type DevEnv } from './helpers/env';
 import { registryOf, activitiesOf } from './helpers/app';
@@ -47,7 +47,7 @@ describe('the gate on the real dev server', () => {
       assert.equal(new Set(answers.map((a) => a.workflowId)).size, 1);
       assert.equal(new Set(answers.map((a) => a.runId)).size, 1);
       const workflowId = answers[0]!.workflowId;
-      const result = (await env.client.workflow.getHandle(workflowId).result()) as WakeResult;
+      const result = (await env.client.workflow.getHandle(workflowId).result()) as RunResult;
       assert.equal(result.terminalReason, 'success');
       // Every delivery that was answered while the run was open is recorded on it.
       const recorded = new Set(result.deliveryIds);
@@ -97,7 +97,7 @@ describe('the gate on the real dev server', () => {
       const second = await gate.admit(ping(entity, {}, 'second'));
       assert.equal(second.decision, 'started');
       assert.notEqual(second.runId, first.runId);
-      const result = (await env.client.workflow.getHandle(second.workflowId, second.runId).result()) as WakeResult;
+      const result = (await env.client.workflow.getHandle(second.workflowId, second.runId).result()) as RunResult;
       assert.equal(result.terminalReason, 'success');
       assert.equal(await eventually(() => executions(first.workflowId), (n) => n >= 2), 2);
     });
@@ -113,7 +113,7 @@ describe('the gate on the real dev server', () => {
       const whileOpen = await gate.admit(ping(entity, { holdMs: 1000, note: 'changed' }, 'x'));
       assert.equal(whileOpen.decision, 'mismatch');
       assert.match(whileOpen.message ?? '', /different inputs/);
-      const result = (await env.client.workflow.getHandle(first.workflowId).result()) as WakeResult;
+      const result = (await env.client.workflow.getHandle(first.workflowId).result()) as RunResult;
       assert.deepEqual(result.deliveryIds, [], 'a refused delivery is not recorded on the run');
       const afterDone = await gate.admit(ping(entity, { holdMs: 1000, note: 'changed' }));
       assert.equal(afterDone.decision, 'mismatch');
@@ -155,7 +155,7 @@ describe('the gate on the real dev server', () => {
       const handle = env.client.workflow.getHandle(first.workflowId);
       await eventually(() => handle.query(statusQuery), (s) => s.phase === 'hold', 15_000, 'the hold');
       await handle.cancel();
-      const result = (await handle.result()) as WakeResult;
+      const result = (await handle.result()) as RunResult;
       assert.equal(result.terminalReason, 'cancelled');
       const again = await gate.admit(ping(entity, { holdMs: 60_000 }));
       assert.equal(again.decision, 'completed');

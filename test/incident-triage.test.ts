@@ -1,7 +1,7 @@
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import type { FastifyRequest } from 'fastify';
-import { createWakegate, type CustomScheme, type Wakegate, type WakeResult } from 'wakegate';
+import { createWakegate, type CustomScheme, type Wakegate, type RunResult } from 'wakegate';
 import { awaitRun } from '../gate/await-run';
 import { loadConfig } from '../config/config';
 import { startIngress } from '../ingress/serve';
@@ -54,7 +54,7 @@ const alert = (service: string, at = '2026-12-04T18:00:00Z') => ({
 });
 const toolUse = (id: string, input: unknown): AnthropicBehaviour => ({ reply: { content: [{ type: 'tool_use', id, name: 'search_errors', input }] } });
 const final = (answer: { severity: string; title: string; summary: string }): AnthropicBehaviour => ({ reply: { content: JSON.stringify(answer) } });
-const committed = (r: WakeResult) => (r.output as { committed: EffectOutcome[] }).committed;
+const committed = (r: RunResult) => (r.output as { committed: EffectOutcome[] }).committed;
 const ticketsOf = (title: string) => tracker.tickets.filter((t) => t.title === title);
 /** The tool_result blocks the model was sent in one request. */
 const toolResults = (body: { messages: { content: string | AnthropicBlock[] }[] }) =>
@@ -233,7 +233,7 @@ describe('seed Test 2 with real worker processes: killed after the tracker creat
     await first.kill();
     between();
     await worker(taskQueue);
-    const result = (await handle.result()) as WakeResult;
+    const result = (await handle.result()) as RunResult;
     tracker.afterCreate = undefined;
     return { result, handle, ticket, title };
   };
@@ -327,7 +327,7 @@ describe('the tracker webhook source’s own signature scheme', () => {
           const answer = (await res.json()) as { decision: string; workflowId: string };
           assert.equal(res.status, 202, JSON.stringify(answer));
           assert.equal(answer.decision, 'started');
-          return (await env.client.workflow.getHandle(answer.workflowId).result()) as WakeResult;
+          return (await env.client.workflow.getHandle(answer.workflowId).result()) as RunResult;
         },
         { activities: app.activities() },
       );

@@ -3,7 +3,7 @@ import assert from 'node:assert/strict';
 import { spawn } from 'node:child_process';
 import path from 'node:path';
 import type { Standins } from '../standins';
-import type { WakeResult } from '../core/types';
+import type { RunResult } from '../core/types';
 import { eventually, startDevEnv, unique, withWorker, type DevEnv } from './helpers/env';
 import { startOutside } from './helpers/outside';
 import { campaignBody, post, standardHeaders, type Answer } from './helpers/ingress';
@@ -65,7 +65,7 @@ test('the ingress process SIGKILLed mid-burst: every delivery answered 202 has i
     for (const a of accepted) {
       const handle = env.client.workflow.getHandle(a.json.workflowId!);
       assert.equal((await handle.describe()).runId, a.json.runId);
-      const result = (await handle.result()) as WakeResult;
+      const result = (await handle.result()) as RunResult;
       assert.equal(result.terminalReason, 'no_op', result.summary);
     }
   }, { activities });

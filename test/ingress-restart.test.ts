@@ -5,7 +5,7 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import type { RunningIngress } from '../ingress/serve';
 import type { Standins } from '../standins';
-import type { WakeResult } from '../core/types';
+import type { RunResult } from '../core/types';
 import { eventually, startDevEnv, unique, withWorker, type DevEnv } from './helpers/env';
 import { startOutside } from './helpers/outside';
 import { campaignBody, post, standardHeaders, startTestIngress } from './helpers/ingress';
@@ -71,7 +71,7 @@ test('Temporal stopped: 503 with Retry-After and nothing accepted, the in-flight
   assert.equal(again.json.runId, retry.json.runId);
 
   await withWorker(env.nativeConnection, taskQueue, async () => {
-    const result = (await env.client.workflow.getHandle(retry.json.workflowId!).result()) as WakeResult;
+    const result = (await env.client.workflow.getHandle(retry.json.workflowId!).result()) as RunResult;
     assert.equal(result.terminalReason, 'no_op', result.summary);
     assert.deepEqual(result.deliveryIds, ['down-1']);
   }, { activities });

@@ -1,6 +1,6 @@
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
-import type { WakeResult, WakeStatus } from '../core/types';
+import type { RunResult, WakeStatus } from '../core/types';
 import { approveSignal, statusQuery } from '../core/messages';
 import type { Standins } from '../standins';
 import { eventually, startDevEnv, unique, withWorker, type DevEnv } from './helpers/env';
@@ -52,7 +52,7 @@ describe('the webhook ingress on the real dev server', () => {
 
         const waiting = await eventually(() => handle.query(statusQuery), (s: WakeStatus) => s.awaitingApproval !== undefined, 30_000, 'approval wait');
         await handle.signal(approveSignal, { who: 'ingress-test', effectKey: waiting.awaitingApproval!.effectKey });
-        const result = (await handle.result()) as WakeResult;
+        const result = (await handle.result()) as RunResult;
         assert.equal(result.terminalReason, 'success', result.summary);
         assert.ok(result.deliveryIds.includes('msg-1'));
         assert.equal(await eventually(() => executions(first.json.workflowId!), (n) => n >= 1), 1);
@@ -63,7 +63,7 @@ describe('the webhook ingress on the real dev server', () => {
         const late = await post(url, body, standardHeaders(body, 'msg-1'));
         assert.equal(late.status, 202);
         assert.equal(late.json.decision, 'completed');
-        assert.equal((late.json.result as WakeResult).terminalReason, 'success');
+        assert.equal((late.json.result as RunResult).terminalReason, 'success');
 
         // The same event key with other inputs is refused like Stripe's idempotency error: 409, nothing started.
         const changed = campaignBody(campaign, { dashboards: ['other'] });
@@ -125,7 +125,7 @@ describe('the webhook ingress on the real dev server', () => {
         assert.equal(a.status, 202, JSON.stringify(a.json));
         assert.equal(a.json.decision, 'started');
         assert.equal(a.json.eventKey, `deps/release.published/${repo.replace('/', '%2F')}:react/2026-12-02T00:00:00Z`);
-        const result = (await env.client.workflow.getHandle(a.json.workflowId!).result()) as WakeResult;
+        const result = (await env.client.workflow.getHandle(a.json.workflowId!).result()) as RunResult;
         assert.equal(result.terminalReason, 'success', result.summary);
         const again = await post(url, body, await githubHeaders(body, 'release', 'gh-2'));
         assert.equal(again.json.decision, 'completed');
@@ -171,7 +171,7 @@ describe('the webhook ingress on the real dev server', () => {
         }
         for (const a of accepted) {
           assert.equal(a.json.decision, 'started');
-          const result = (await env.client.workflow.getHandle(a.json.workflowId!).result()) as WakeResult;
+          const result = (await env.client.workflow.getHandle(a.json.workflowId!).result()) as RunResult;
           assert.equal(result.terminalReason, 'success', result.summary);
         }
         const metrics = await (await fetch(`${ingress.operatorUrl}/metrics`)).text();

@@ -2,7 +2,7 @@ import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { Gate } from '../gate/gate';
 import { quickAgents } from './helpers/agents';
-import type { WakeResult, WakeStatus } from '../core/types';
+import type { RunResult, WakeStatus } from '../core/types';
 import { statusQuery } from '../core/messages';
 import { dashboardService } from '../standins/dashboards';
 import { exportService } from '../standins/exports';
@@ -78,7 +78,7 @@ describe('kill switch, re-arm and the runs listing', () => {
       const killedAtMs = Date.now();
       let readStopped = false;
       void stalledClosed.promise.then(() => (readStopped = true));
-      const result = (await env.client.workflow.getHandle(a.workflowId).result()) as WakeResult;
+      const result = (await env.client.workflow.getHandle(a.workflowId).result()) as RunResult;
       // The step learns of the cancellation at its next heartbeat (sent every second), so the run
       // ends about a second after the kill; 3 s leaves room for a loaded machine, not for a timeout (10 s).
       const endedInMs = Date.now() - killedAtMs;
@@ -126,7 +126,7 @@ describe('kill switch, re-arm and the runs listing', () => {
       stall.exportSearchDown = true;
       const ok = await cli(['approve', a.workflowId, '--who', 'ana']);
       assert.equal(ok.code, 0, ok.stderr);
-      const result = (await handle.result()) as WakeResult;
+      const result = (await handle.result()) as RunResult;
       stall.exportSearchDown = false;
       assert.equal(result.terminalReason, 'escalated', result.summary);
       assert.match((result.output as { ambiguous: { effectKey: string } }).ambiguous.effectKey, /#start_export@1$/);
@@ -150,7 +150,7 @@ describe('kill switch, re-arm and the runs listing', () => {
       await new Promise((r) => setTimeout(r, 1500));
       assert.equal((await handle.describe()).status.name, 'RUNNING', 'the run waits for its effect in flight');
       postReleased.resolve();
-      const result = (await handle.result()) as WakeResult;
+      const result = (await handle.result()) as RunResult;
       assert.equal(result.terminalReason, 'cancelled');
       assert.deepEqual(result.killedBy, { who: 'ops', reason: 'stop the report' });
       const committed = (result.output as { committed: { name: string; outcome: string }[] }).committed;
@@ -181,7 +181,7 @@ describe('kill switch, re-arm and the runs listing', () => {
       const kill = await cli(['kill', a.workflowId, '--reason', 'worker is gone', '--who', 'ops']);
       assert.equal(kill.code, 0, kill.stderr);
       const t0 = Date.now();
-      const result = (await env.client.workflow.getHandle(a.workflowId).result()) as WakeResult;
+      const result = (await env.client.workflow.getHandle(a.workflowId).result()) as RunResult;
       assert.equal(result.terminalReason, 'cancelled', result.summary);
       assert.deepEqual(result.killedBy, { who: 'ops', reason: 'worker is gone' });
       assert.ok(Date.now() - t0 < 20_000, 'within the tool\'s heartbeat timeout (10 s) and a little');

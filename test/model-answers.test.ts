@@ -7,7 +7,7 @@ import { aiSdkStep, type ModelStep } from '../activities/run/model/step';
 import type { UnparsedFinal } from '../core/contracts';
 import { startStandins, type Standins } from '../standins';
 import { inputTokenBound, MODEL_CALL_RETRY } from '../workflows/run/model-turn';
-import type { WakeResult } from '../core/types';
+import type { RunResult } from '../core/types';
 import { fakeOpenAI, type FakeRequest } from './fakes/openai';
 import { assertClockFree, startTimeSkippingEnv, unique, withTimeSkippingWorker, workflowBundle } from './helpers/env';
 import { withBudget } from './helpers/agents';
@@ -67,7 +67,7 @@ async function bump(tighter?: Partial<BudgetLimits>) {
 }
 /** The reservation the workflow took for a request: its input bound plus the reply cap it sent. */
 const worstCase = (r: FakeRequest) => inputTokenBound(r.messages, r.tools.map((t) => ({ ...t, parameters: t.parameters ?? {} }))) + r.max_tokens!;
-const output = <T>(r: WakeResult) => r.output as T;
+const output = <T>(r: RunResult) => r.output as T;
 
 describe('the final answer fails closed', () => {
   const garbled: [string, string][] = [

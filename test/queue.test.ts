@@ -10,7 +10,7 @@ import { queueHandler } from '../ingress/queue/handler';
 import { QueueMetrics } from '../ingress/queue/metrics';
 import { CONSUMER_GROUP, deadLetterKey, publish, RedisStreamsConsumer, streamKey } from '../ingress/queue/redis-streams';
 import { oneCallAgents } from './helpers/agents';
-import type { WakeResult } from '../core/types';
+import type { RunResult } from '../core/types';
 import { eventually, startDevEnv, unique, withWorker, type DevEnv } from './helpers/env';
 import { registryOf } from './helpers/app';
 
@@ -56,7 +56,7 @@ describe('the queue trigger on Redis Streams and the real dev server', () => {
           (r) => r !== undefined,
           15_000,
           'the run',
-        )) as WakeResult;
+        )) as RunResult;
         assert.equal(result.terminalReason, 'success');
         assert.deepEqual(result.deliveryIds, ['producer-1']);
         await eventually(() => pendingCount('ping'), (n) => n === 0, 10_000, 'the ack');
@@ -102,7 +102,7 @@ describe('the queue trigger on Redis Streams and the real dev server', () => {
         assert.equal((await c.metrics.reclaimed.get()).values[0]?.value, 1);
         assert.ok(values.some((v) => (v.labels.decision === 'in_progress' || v.labels.decision === 'completed') && v.value === 1), JSON.stringify(values));
         assert.ok(!values.some((v) => v.labels.decision === 'started'), 'the redelivery started nothing');
-        const result = (await env.client.workflow.getHandle(workflowId).result()) as WakeResult;
+        const result = (await env.client.workflow.getHandle(workflowId).result()) as RunResult;
         assert.equal(result.terminalReason, 'success');
         assert.equal(await eventually(() => executions(workflowId), (n) => n >= 1), 1);
         await new Promise((r) => setTimeout(r, 1000));
@@ -172,7 +172,7 @@ describe('the queue trigger on Redis Streams and the real dev server', () => {
             (r) => r !== undefined,
             30_000,
             `the run of ${e}`,
-          )) as WakeResult;
+          )) as RunResult;
           assert.equal(result.terminalReason, 'success');
         }
         await eventually(() => pendingCount('ping'), (n) => n === 0, 30_000, 'every message acked');

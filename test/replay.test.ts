@@ -24,7 +24,7 @@ describe('replay over committed histories', () => {
         return json.events[0]?.workflowExecutionStartedEventAttributes?.workflowType?.name;
       }),
     );
-    const expected = ['wakeWorkflow', 'subagentWorkflow', 'coalescerWorkflow', 'admissionWorkflow', 'scheduleTickWorkflow', 'scheduleLedgerWorkflow', 'fixedDelayWorkflow', 'supervisorWorkflow'];
+    const expected = ['runWorkflow', 'subagentWorkflow', 'coalescerWorkflow', 'admissionWorkflow', 'scheduleTickWorkflow', 'scheduleLedgerWorkflow', 'fixedDelayWorkflow', 'supervisorWorkflow'];
     assert.deepEqual(expected.filter((t) => !types.has(t)), [], `histories in ${dir} cover ${[...types].join(', ')}`);
   });
   for (const file of files) {

@@ -143,7 +143,7 @@ describe('overlap with a run longer than the interval (dev server)', () => {
       const four = tick('2026-01-01T04:00:00Z', 'old-1');
       const legacyInput = { ...keyEvent(registryOf(), four, { agent: 'canary' }).input };
       legacyInput.runKey = agentEventId('canary', legacyInput.eventKey);
-      const legacy = await env.client.workflow.start('wakeWorkflow', { workflowId: legacyInput.runKey, taskQueue, args: [legacyInput], memo: { fingerprint: legacyInput.fingerprint } });
+      const legacy = await env.client.workflow.start('runWorkflow', { workflowId: legacyInput.runKey, taskQueue, args: [legacyInput], memo: { fingerprint: legacyInput.fingerprint } });
       await legacy.result();
       const again = await gate.admit({ ...four, deliveryId: 'old-2' }, { agent: 'canary' });
       assert.deepEqual([again.decision, again.workflowId], ['completed', legacyInput.runKey]);

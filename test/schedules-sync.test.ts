@@ -46,7 +46,7 @@ describe('schedules sync (dev server)', () => {
     const report = await syncSchedules({ client: env.client, taskQueue, registry: exampleApp.registry, definitions: [d] });
     assert.deepEqual(report.updated, [d.id]);
     const desc = await env.client.schedule.getHandle(d.id).describe();
-    assert.equal(desc.action.type === 'startWorkflow' && desc.action.workflowType, 'wakeWorkflow');
+    assert.equal(desc.action.type === 'startWorkflow' && desc.action.workflowType, 'runWorkflow');
     assert.deepEqual((await syncSchedules({ client: env.client, taskQueue, registry: exampleApp.registry, definitions: [d] })).unchanged, [d.id]);
     await env.client.schedule.getHandle(d.id).delete();
   });

@@ -1,7 +1,7 @@
 import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
 import type { RunningIngress } from '../ingress/serve';
-import type { WakeResult } from '../core/types';
+import type { RunResult } from '../core/types';
 import { chromiumPath, launch, step } from './helpers/browser';
 import { eventually, startDevEnv, unique, type DevEnv } from './helpers/env';
 import { startTestIngress } from './helpers/ingress';
@@ -104,7 +104,7 @@ test('an operator signs in; the status page shows a trip, and a reset and a rele
     const after = await eventually(() => viewOf(env.client, taskQueue), (v) => v.held.total === 0 && v.live === 0, 30_000, 'held wakes ran');
     assert.equal(after.status?.releases.at(-1)?.who, 'robin');
     for (const a of held) {
-      const result = (await env.client.workflow.getHandle(a.workflowId).result()) as WakeResult;
+      const result = (await env.client.workflow.getHandle(a.workflowId).result()) as RunResult;
       assert.equal(result.terminalReason, 'success');
       assert.equal(result.held?.releasedBy?.who, 'robin');
     }

@@ -10,7 +10,7 @@ import { awaitRun } from '../gate/await-run';
 import type { GateAnswer } from '../gate/decision';
 import type { Standins } from '../standins';
 import { releaseUpdate, resetUpdate, supervisorStatusQuery } from '../core/supervisor-messages';
-import type { WakeResult } from '../core/types';
+import type { RunResult } from '../core/types';
 import { approveSignal, statusQuery } from '../core/messages';
 import { failingCanary, oneCallAgents } from './helpers/agents';
 import { runCli } from './helpers/cli';
@@ -57,7 +57,7 @@ const ping = (entity: string, deliveryId = `${entity}-d1`, payload: Record<strin
 /** An update the supervisor's validator refused, with this reason. */
 const refusedWith = (re: RegExp) => (err: Error) => re.test((err.cause as Error | undefined)?.message ?? '');
 const range = (n: number) => Array.from({ length: n }, (_, i) => i);
-const runsClosed = async (taskQueue: string) => (await env.client.workflow.count(`WorkflowType = 'wakeWorkflow' AND TaskQueue = '${taskQueue}' AND ExecutionStatus != 'Running'`)).count;
+const runsClosed = async (taskQueue: string) => (await env.client.workflow.count(`WorkflowType = 'runWorkflow' AND TaskQueue = '${taskQueue}' AND ExecutionStatus != 'Running'`)).count;
 const incidentsFor = (taskQueue: string) => pager.incidents.filter((i) => JSON.stringify(i).includes(taskQueue));
 
 test('a storm trips the breaker, pages once and holds the rest; the halt survives a worker and a dev-server restart; a person resets and releases, and each held wake runs once', async () => {
@@ -141,7 +141,7 @@ test('a storm trips the breaker, pages once and holds the rest; the halt survive
     await eventually(() => viewOf(env.client, taskQueue), (v) => v.held.total === 0 && v.live === 0, 30_000, 'every held wake ran');
     const allHeld = [...held.map((h) => h.workflowId), afterWorker.workflowId, afterServer.workflowId];
     for (const id of allHeld) {
-      const result = (await env.client.workflow.getHandle(id).result()) as WakeResult;
+      const result = (await env.client.workflow.getHandle(id).result()) as RunResult;
       assert.equal(result.terminalReason, 'success', id);
       assert.equal(result.held?.releasedBy?.who, 'dana');
       assert.equal((await env.client.workflow.count(`WorkflowId = '${id}'`)).count, 1, `${id} ran once`);

@@ -5,7 +5,7 @@ import { cpSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:f
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { promisify } from 'node:util';
-import type { WakeResult } from '../core/types';
+import type { RunResult } from '../core/types';
 import { startDevEnv, unique, type DevEnv } from './helpers/env';
 
 const run = promisify(execFile);
@@ -41,7 +41,7 @@ describe('a user package that depends on wakegate by path', () => {
       env: { ...process.env, TEMPORAL_ADDRESS: env.server.address, WAKEGATE_TASK_QUEUE: taskQueue, WAKEGATE_LOG_LEVEL: 'warn' },
       timeout: 120_000,
     });
-    const out = JSON.parse(stdout.trim().split('\n').at(-1)!) as { first: string; again: string; result: WakeResult };
+    const out = JSON.parse(stdout.trim().split('\n').at(-1)!) as { first: string; again: string; result: RunResult };
     assert.equal(out.first, 'started');
     assert.equal(out.again, 'completed', 'the same release delivered again is answered from the run');
     assert.equal(out.result.terminalReason, 'success', out.result.summary);

@@ -3,7 +3,7 @@ import assert from 'node:assert/strict';
 import type { TestWorkflowEnvironment } from '@temporalio/testing';
 import { keyEvent } from '../gate/gate';
 import { deliverySignal, statusQuery } from '../core/messages';
-import type { WakeResult } from '../core/types';
+import type { RunResult } from '../core/types';
 import { assertClockFree, eventually, startTimeSkippingEnv, unique, withTimeSkippingWorker } from './helpers/env';
 import { registryOf, activitiesOf } from './helpers/app';
 
@@ -26,14 +26,14 @@ test('a wake records redeliveries, answers status, and ends with its terminal re
   const taskQueue = unique('ts-wake');
   const wake = input(unique('e'), { holdMs: 2000 });
   await withTimeSkippingWorker(env, taskQueue, async () => {
-    const handle = await env.client.workflow.start('wakeWorkflow', { workflowId: wake.eventKey, taskQueue, args: [wake] });
+    const handle = await env.client.workflow.start('runWorkflow', { workflowId: wake.eventKey, taskQueue, args: [wake] });
     await eventually(() => handle.query(statusQuery), (s) => s.phase === 'hold', 15_000, 'the hold');
     await handle.signal(deliverySignal, { deliveryIds: ['second'] });
     await handle.signal(deliverySignal, { deliveryIds: ['second', 'third'] }); // a delivery seen twice is listed once
     const status = await handle.query(statusQuery);
     assert.deepEqual(status.deliveryIds, ['first', 'second', 'third']);
     assert.equal(status.deliveryCount, 4);
-    const result = (await handle.result()) as WakeResult;
+    const result = (await handle.result()) as RunResult;
     assert.equal(result.terminalReason, 'success');
     assert.deepEqual(result.deliveryIds, ['first', 'second', 'third']);
     assert.equal((result.output as { steps: { step: string; heldMs?: number }[] }).steps.find((s) => s.step === 'hold')?.heldMs, 2000);
@@ -44,10 +44,10 @@ test('cancelling a wake during its hold cancels the activity and ends `cancelled
   const taskQueue = unique('ts-cancel');
   const wake = input(unique('e'), { holdMs: 600_000 });
   await withTimeSkippingWorker(env, taskQueue, async () => {
-    const handle = await env.client.workflow.start('wakeWorkflow', { workflowId: wake.eventKey, taskQueue, args: [wake] });
+    const handle = await env.client.workflow.start('runWorkflow', { workflowId: wake.eventKey, taskQueue, args: [wake] });
     await eventually(() => handle.query(statusQuery), (s) => s.phase === 'hold', 15_000, 'the hold');
     await handle.cancel();
-    const result = (await handle.result()) as WakeResult;
+    const result = (await handle.result()) as RunResult;
     assert.equal(result.terminalReason, 'cancelled');
   });
 });
@@ -56,7 +56,7 @@ test('an unknown agent fails the run with a non-retryable error that names it', 
   const taskQueue = unique('ts-unknown');
   const wake = { ...input(unique('e'), {}), agent: 'nobody' };
   await withTimeSkippingWorker(env, taskQueue, async () => {
-    const handle = await env.client.workflow.start('wakeWorkflow', { workflowId: wake.eventKey, taskQueue, args: [wake] });
+    const handle = await env.client.workflow.start('runWorkflow', { workflowId: wake.eventKey, taskQueue, args: [wake] });
     await assert.rejects(handle.result(), (e: Error & { cause?: Error }) => /no agent named "nobody"/.test(e.cause?.message ?? ''));
   });
 });
@@ -81,8 +81,8 @@ test('a held run whose re-check cannot reach the supervisor stays held and asks 
     env,
     taskQueue,
     async () => {
-      const handle = await env.client.workflow.start('wakeWorkflow', { workflowId: wake.eventKey, taskQueue, args: [wake] });
-      const result = (await handle.result()) as WakeResult;
+      const handle = await env.client.workflow.start('runWorkflow', { workflowId: wake.eventKey, taskQueue, args: [wake] });
+      const result = (await handle.result()) as RunResult;
       assert.equal(result.terminalReason, 'success', 'never failed for a supervisor it could not reach');
       assert.equal(result.held?.hold, 'halted');
       assert.deepEqual(result.held?.releasedBy, { who: 'test', reason: 'the supervisor answers again' });

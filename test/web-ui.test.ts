@@ -1,7 +1,7 @@
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import type { WorkflowExecutionInfo } from '@temporalio/client';
-import type { WakeResult } from '../core/types';
+import type { RunResult } from '../core/types';
 import { runCli } from './helpers/cli';
 import { eventually, startDevEnv, unique, withWorker, type DevEnv } from './helpers/env';
 import { startOutside } from './helpers/outside';
@@ -105,7 +105,7 @@ async function pauseAndTrigger(cliEnv: Record<string, string>): Promise<void> {
   }
 
   // The triggered run happened (the Schedule starts the canary's run itself) and ended success.
-  const wake = (await env.client.workflow.getHandle(triggered!.workflowId).result()) as WakeResult;
+  const wake = (await env.client.workflow.getHandle(triggered!.workflowId).result()) as RunResult;
   assert.equal(wake.terminalReason, 'success', wake.summary);
   assert.equal(wake.agent, 'canary');
 

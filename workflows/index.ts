@@ -1,5 +1,5 @@
 // The one workflow bundle entry.
-export { wakeWorkflow } from './run/workflow';
+export { runWorkflow } from './run/workflow';
 export { admissionWorkflow } from './coalesce/admission';
 export { coalescerWorkflow } from './coalesce/workflow';
 export { scheduleTickWorkflow } from './schedule/tick';

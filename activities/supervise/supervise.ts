@@ -42,7 +42,7 @@ async function listAll(client: Client, query: string, bound: number): Promise<Wo
   return out;
 }
 
-const runsOf = (taskQueue: string) => `WorkflowType = 'wakeWorkflow' AND TaskQueue = ${quote(taskQueue)}`;
+const runsOf = (taskQueue: string) => `WorkflowType = 'runWorkflow' AND TaskQueue = ${quote(taskQueue)}`;
 /**
  * The closed runs the supervisor judges, oldest first: the terminal reason and spend each run recorded
  * on itself (a run that recorded no reason, terminated or timed out, counts as failed). A schedule's

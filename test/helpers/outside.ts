@@ -2,7 +2,7 @@ import { loadConfig } from '../../config/config';
 import { standinSettings, startStandins, type Standins } from '../../standins';
 import type { Client } from '@temporalio/client';
 import { keyEvent } from '../../gate/gate';
-import type { WakeInput, WakeResult } from '../../core/types';
+import type { RunInput, RunResult } from '../../core/types';
 import { registryOf, activitiesOf } from './app';
 
 /** The local stand-ins on free ports and the real activities wired to them. */
@@ -23,11 +23,11 @@ export function standinOutside(s: Standins) {
 
 let n = 0;
 /** A wake input as the gate would key it. */
-export function wakeInput(source: string, entity: string, type: string, payload: Record<string, unknown>): WakeInput {
+export function wakeInput(source: string, entity: string, type: string, payload: Record<string, unknown>): RunInput {
   return keyEvent(registryOf(), { source, entity, type, occurredAt: '2026-12-02T14:05:00Z', payload, deliveryId: `d-${++n}` }).input;
 }
 
 /** Start a wake directly (as the gate does) and return its handle. */
-export function startWake(client: Client, taskQueue: string, input: WakeInput) {
-  return client.workflow.start<(i: WakeInput) => Promise<WakeResult>>('wakeWorkflow', { workflowId: input.runKey, taskQueue, args: [input] });
+export function startWake(client: Client, taskQueue: string, input: RunInput) {
+  return client.workflow.start<(i: RunInput) => Promise<RunResult>>('runWorkflow', { workflowId: input.runKey, taskQueue, args: [input] });
 }

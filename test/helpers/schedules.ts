@@ -2,7 +2,7 @@ import type { Client, WorkflowExecutionInfo } from '@temporalio/client';
 import { defineSchedule, type ScheduleDefinitionInput } from '../../schedules/definition';
 import { toScheduleOptions } from '../../schedules/to-temporal';
 import { WakeTerminalReason } from '../../core/search-attributes';
-import type { WakeResult } from '../../core/types';
+import type { RunResult } from '../../core/types';
 import { unique } from './env';
 import { exampleApp } from './app';
 
@@ -37,8 +37,8 @@ export const wakesOf = (client: Client, scheduleId: string) => list(client, `Wak
  */
 export const ticksOf = (client: Client, scheduleId: string) => list(client, `TemporalScheduledById = "${scheduleId}"`);
 
-export async function resultOf(client: Client, workflowId: string): Promise<WakeResult> {
-  return (await client.workflow.getHandle(workflowId).result()) as WakeResult;
+export async function resultOf(client: Client, workflowId: string): Promise<RunResult> {
+  return (await client.workflow.getHandle(workflowId).result()) as RunResult;
 }
 
 /** The nominal window of a wake, from its workflow ID (`…/<nominal>` through the gate, `…-<nominal>` from the Schedule). */

@@ -30,7 +30,7 @@ describe('schedule definitions', () => {
 
   test("a one-call agent's Schedule starts its run itself; a coalescing agent's starts a tick", () => {
     const direct = toScheduleOptions(defineSchedule(base), 'q', exampleApp.registry).action;
-    assert.equal(direct.workflowType, 'wakeWorkflow');
+    assert.equal(direct.workflowType, 'runWorkflow');
     // Temporal appends `-<nominal>`: the run of 12:00 is canary@schedule/tick/unit-sched-2026-12-04T12:00:00Z.
     assert.equal(direct.workflowId, 'canary@schedule/tick/unit-sched');
     const [input] = direct.args as [{ scheduled: { scheduleId: string; catchUp: string; lateAfterMs: number }; fingerprint: string }];

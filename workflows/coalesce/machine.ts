@@ -1,7 +1,7 @@
 import type { Batch, CoalescerState, Offer, OfferAnswer, RunEnded } from '../../core/coalesce-types';
 import { batchRunId, coalescerId } from '../../core/ids';
 import type { CoalescePolicy } from '../../core/policy';
-import type { AbsorbedEvent, WakeInput } from '../../core/types';
+import type { AbsorbedEvent, RunInput } from '../../core/types';
 
 /** Answers kept for retried offers that cross a continue-as-new. */
 const RECENT_ANSWERS = 1000;
@@ -258,7 +258,7 @@ export class CoalescerMachine {
  * The run's input for a batch: the opening event (the run's ID is built from it) with every event the
  * batch holds. The one place that shapes a coalesced run's input.
  */
-export function runInputOf(self: Pick<CoalescerIdentity, 'agent' | 'wakeKey'>, b: Batch): WakeInput {
+export function runInputOf(self: Pick<CoalescerIdentity, 'agent' | 'wakeKey'>, b: Batch): RunInput {
   const opener = b.events.find((e) => e.eventKey === b.openedBy) ?? b.events[b.events.length - 1]!;
   return {
     runKey: b.runKey,

@@ -12,8 +12,8 @@ import {
 } from '@temporalio/workflow';
 import type { Batch, CoalescerInput, CoalescerState } from '../../core/coalesce-types';
 import { coalescerQuery, deliverySignal, offerUpdate, runEndedSignal, skippedSignal, supersedeSignal } from '../../core/messages';
-import type { TerminalReason, WakeResult } from '../../core/types';
-import type { wakeWorkflow } from '../run/workflow';
+import type { TerminalReason, RunResult } from '../../core/types';
+import type { runWorkflow } from '../run/workflow';
 import { CoalescerMachine, initialState, runInputOf } from './machine';
 
 /** Workflow time (the activation's, replayed from history): debounce and idle timing are measured in it. */
@@ -64,7 +64,7 @@ export async function coalescerWorkflow(input: CoalescerInput): Promise<Coalesce
 
   const startRun = async (b: Batch) => {
     try {
-      const child = await startChild<typeof wakeWorkflow>('wakeWorkflow', {
+      const child = await startChild<typeof runWorkflow>('runWorkflow', {
         workflowId: b.runKey,
         args: [runInputOf({ agent, wakeKey }, b)],
         // The run outlives a continue-as-new (or a close) of its coalescer; it reports its end by signal.
@@ -73,7 +73,7 @@ export async function coalescerWorkflow(input: CoalescerInput): Promise<Coalesce
       });
       // Also watch it directly while this coalescer run lives: a run terminated by hand sends no signal.
       void child.result().then(
-        (r: WakeResult) => ended(b.runKey, r.terminalReason),
+        (r: RunResult) => ended(b.runKey, r.terminalReason),
         () => ended(b.runKey, 'failed'),
       );
     } catch (err) {

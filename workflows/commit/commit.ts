@@ -3,7 +3,7 @@ import type { AgentPolicy } from '../../core/policy';
 import type { Proposal } from '../../core/contracts';
 import { FailureType } from '../../core/failures';
 import { effectKey } from '../../core/ids';
-import type { WakeInput } from '../../core/types';
+import type { RunInput } from '../../core/types';
 import { commitEffect } from './proxies';
 import { reserve, settle, type BudgetPool } from '../../core/budget';
 import type { RunOutcome, RunState } from '../../core/run-state';
@@ -28,7 +28,7 @@ export interface Staged {
  * effect that cannot tell whether it landed escalates; it never guesses. A run cancelled here lets
  * the effect in flight finish and records it; nothing after it starts.
  */
-export async function commitEffects(input: WakeInput, policy: AgentPolicy, state: RunState, pool: BudgetPool, staged: Staged): Promise<RunOutcome> {
+export async function commitEffects(input: RunInput, policy: AgentPolicy, state: RunState, pool: BudgetPool, staged: Staged): Promise<RunOutcome> {
   const { answer, proposals } = staged;
   const preserved = () => ({ answer, staged: proposals, committed: state.effects });
   for (const [step, proposal] of proposals.entries()) {

@@ -1,7 +1,7 @@
 import { CancellationScope, executeChild, isCancellation, sleep } from '@temporalio/workflow';
 import type { AgentPolicy, BudgetDimension } from '../../core/policy';
 import { EFFECT_TOOL_MARK, type ChatMessage, type OfferedTool, type Proposal, type RunContext, type UnparsedFinal } from '../../core/contracts';
-import type { WakeInput } from '../../core/types';
+import type { RunInput } from '../../core/types';
 import type { SubagentResult } from './subagent';
 import { toolCallWithin } from './proxies';
 import { reserve, settle, type BudgetPool } from '../../core/budget';
@@ -45,7 +45,7 @@ async function underDeadline(state: RunState, pool: BudgetPool, nowMs: number, w
  * workflows granted slices of this run's pool), model turns with tool calls, then the commit stage.
  * Every expensive step is charged before it runs.
  */
-export async function runAgentLoop(input: WakeInput, policy: AgentPolicy, state: RunState, pool: BudgetPool, nowMs: number): Promise<RunOutcome> {
+export async function runAgentLoop(input: RunInput, policy: AgentPolicy, state: RunState, pool: BudgetPool, nowMs: number): Promise<RunOutcome> {
   return underDeadline(state, pool, nowMs, async () => {
     const observations: unknown[] = [];
     const tool = async (name: string, args: Record<string, unknown> = {}) => {

@@ -17,7 +17,7 @@ import {
   WakeTerminalReason,
   WakeTokens,
 } from '../../core/search-attributes';
-import type { AbsorbedEvent, ApprovalDecision, BudgetUsage, KillRequest, ResumedHold, RunOrigin, TerminalReason, WakeInput, WakeResult } from '../../core/types';
+import type { AbsorbedEvent, ApprovalDecision, BudgetUsage, KillRequest, ResumedHold, RunOrigin, TerminalReason, RunInput, RunResult } from '../../core/types';
 import type { HoldRecord } from '../../core/supervisor-types';
 import type { RunOutcome, RunState } from '../../core/run-state';
 import { NOT_YET_WORKING } from './hold';
@@ -53,7 +53,7 @@ export class RunTrail {
   readonly batch: Batch | undefined;
 
   constructor(
-    private readonly input: WakeInput,
+    private readonly input: RunInput,
     private readonly state: RunState,
   ) {
     const resumed = input.resumedHold;
@@ -183,7 +183,7 @@ export class RunTrail {
       ...(u ? [{ key: WakeTokens, value: u.tokens }, { key: WakeCostUsd, value: u.costUsd }] : []),
     ]);
     const { runKey, eventKey, agent, wakeKey } = this.input;
-    log.info('wake finished', {
+    log.info('run finished', {
       runKey,
       eventKey,
       agent,
@@ -200,7 +200,7 @@ export class RunTrail {
   }
 
   /** The run's result from its outcome; the run is done. */
-  finish(o: RunOutcome): WakeResult {
+  finish(o: RunOutcome): RunResult {
     this.done = true;
     this.state.phase = 'done';
     const u = this.record(o.reason);

@@ -1,13 +1,13 @@
 import { allHandlersFinished, ApplicationFailure, CancellationScope, condition, ContinueAsNew, makeContinueAsNewFunc, isCancellation, workflowInfo } from '@temporalio/workflow';
 import { FailureType } from '../../core/failures';
-import type { ScheduledRunInput, WakeInput, WakeResult } from '../../core/types';
+import type { ScheduledRunInput, RunInput, RunResult } from '../../core/types';
 import { prepareRun } from './proxies';
 import { runAgentLoop } from './agent-loop';
 import { newPool } from '../../core/budget';
 import { newRunState, type RunOutcome } from '../../core/run-state';
 import { CONTINUE_AS_NEW, haltVerdict, holdIfSupervised } from './hold';
 import { RunTrail, workflowNow } from './trail';
-import { isScheduledRun, openWindow, scheduledWakeInput, settleReport, takenOutcome } from '../schedule/window-run';
+import { isScheduledRun, openWindow, windowRunInput, settleReport, takenOutcome } from '../schedule/window-run';
 
 /**
  * One run of one agent. On the one-call path it is the run for one logical event (workflow ID
@@ -28,8 +28,8 @@ import { isScheduledRun, openWindow, scheduledWakeInput, settleReport, takenOutc
  * before its first step, applies the catch-up policy and answers a window that already ran
  * (schedule/window-run.ts).
  */
-export async function wakeWorkflow(arg: WakeInput | ScheduledRunInput): Promise<WakeResult> {
-  const input = isScheduledRun(arg) ? scheduledWakeInput(arg) : arg;
+export async function runWorkflow(arg: RunInput | ScheduledRunInput): Promise<RunResult> {
+  const input = isScheduledRun(arg) ? windowRunInput(arg) : arg;
   const resumed = input.resumedHold;
   const { origin } = input;
   const state = newRunState(workflowInfo().runStartTime.getTime());
@@ -63,7 +63,7 @@ export async function wakeWorkflow(arg: WakeInput | ScheduledRunInput): Promise<
       await settleReport(reported);
       // Its memo (the fingerprint the gate compares) and search attributes (WakeHeld, the keys) go with it.
       const info = workflowInfo();
-      return makeContinueAsNewFunc<typeof wakeWorkflow>({ memo: info.memo, typedSearchAttributes: info.typedSearchAttributes })({ ...input, resumedHold: trail.resumedHold(record) });
+      return makeContinueAsNewFunc<typeof runWorkflow>({ memo: info.memo, typedSearchAttributes: info.typedSearchAttributes })({ ...input, resumedHold: trail.resumedHold(record) });
     }
     if (heldOutcome) return heldOutcome; // discarded
     state.pool = newPool(policy.budget);

@@ -4,7 +4,7 @@ import { agentEventId, eventKey } from '../../core/ids';
 import type { ScheduleTickInput, ScheduleTickResult, WindowRunResult } from '../../core/schedule-types';
 import { catchUpDecision, nominalOf, runWindowAsChild } from './window';
 import { isoSeconds } from '../../core/time';
-import type { WakeInput } from '../../core/types';
+import type { RunInput } from '../../core/types';
 
 const { runScheduledWindow } = proxyActivities<ScheduleActivities>({
   // A window's wake may hold for a long time; the heartbeat notices a dead worker and carries cancellation.
@@ -36,7 +36,7 @@ async function startWindowRun(input: ScheduleTickInput, window: string): Promise
   const nominalMs = Date.parse(window);
   const key = eventKey({ source: 'schedule', type: 'tick', entity: input.scheduleId, bucketStartMs: nominalMs });
   const runKey = agentEventId(input.agent, key);
-  const run: WakeInput = {
+  const run: RunInput = {
     runKey,
     agent: input.agent,
     wakeKey: oneCall.wakeKey,

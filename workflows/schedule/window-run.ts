@@ -5,7 +5,7 @@ import { FailureType } from '../../core/failures';
 import { agentEventId, eventKey, scheduleWindowRunId } from '../../core/ids';
 import { catchUpDecision, nominalOf, runWindowAsChild } from './window';
 import { isoSeconds } from '../../core/time';
-import type { ScheduledRunInput, ScheduledWindow, WakeInput } from '../../core/types';
+import type { ScheduledRunInput, ScheduledWindow, RunInput } from '../../core/types';
 import type { RunOutcome } from '../../core/run-state';
 
 /**
@@ -21,13 +21,13 @@ const { reportTick } = proxyActivities<ScheduleActivities>({
   retry: { maximumAttempts: 10 },
 });
 
-/** Whether the workflow's input is the Schedule's fixed one rather than a whole WakeInput. */
-export function isScheduledRun(arg: WakeInput | ScheduledRunInput): arg is ScheduledRunInput {
+/** Whether the workflow's input is the Schedule's fixed one rather than a whole RunInput. */
+export function isScheduledRun(arg: RunInput | ScheduledRunInput): arg is ScheduledRunInput {
   return !('runKey' in arg);
 }
 
 /** The run's input from the Schedule's fixed one: the window's event (source `schedule`, type `tick`), from its nominal time. */
-export function scheduledWakeInput(arg: ScheduledRunInput): WakeInput {
+export function windowRunInput(arg: ScheduledRunInput): RunInput {
   const nominal = arg.scheduled.nominal ?? nominalOf().nominal;
   const nominalMs = Date.parse(nominal);
   const { workflowId } = workflowInfo();
@@ -64,7 +64,7 @@ export interface OpenedWindow {
  * step's first question (`check`, see takenOutcome). `startedMs` is workflow time at the run's first
  * activation.
  */
-export async function openWindow(input: WakeInput, w: ScheduledWindow, startedMs: number): Promise<OpenedWindow> {
+export async function openWindow(input: RunInput, w: ScheduledWindow, startedMs: number): Promise<OpenedWindow> {
   const nominal = w.nominal!;
   const report = await catchUpDecision(w, nominal, startedMs);
   const reported = CancellationScope.nonCancellable(() => reportTick({ scheduleId: w.scheduleId, report }));
@@ -97,7 +97,7 @@ export async function openWindow(input: WakeInput, w: ScheduledWindow, startedMs
  * `duplicate`, pointing at it; with another payload than that run's, it fails as a mismatch (and
  * `pauseOnFailure` can pause the schedule).
  */
-export function takenOutcome(input: WakeInput, w: ScheduledWindow, taken: WindowTaken): RunOutcome {
+export function takenOutcome(input: RunInput, w: ScheduledWindow, taken: WindowTaken): RunOutcome {
   const { nominal, scheduleId } = w;
   if (taken.fingerprint && taken.fingerprint !== input.fingerprint) {
     throw ApplicationFailure.nonRetryable(
@@ -119,7 +119,7 @@ export function takenOutcome(input: WakeInput, w: ScheduledWindow, taken: Window
  * the Schedule's overlap policy still sees the work). This run waits for it and ends `skipped`
  * (`cancelled` when that run was cancelled, as by this one's cancellation).
  */
-async function foldInto(input: WakeInput, w: ScheduledWindow, into: string): Promise<RunOutcome> {
+async function foldInto(input: RunInput, w: ScheduledWindow, into: string): Promise<RunOutcome> {
   const workflowId = scheduleWindowRunId(input.agent, w.scheduleId, into);
   const arg: ScheduledRunInput = { scheduled: { ...w, catchUp: 'all', nominal: into }, agent: input.agent, wakeKey: input.wakeKey, payload: input.payload, fingerprint: input.fingerprint };
   const folded = `window ${w.nominal} started late and was folded into the newest due window ${into} (catchUp latest)`;

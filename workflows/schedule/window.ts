@@ -13,7 +13,7 @@ import type { ScheduleActivities } from '../../core/contracts';
 import { FailureType } from '../../core/failures';
 import type { CatchUp, ScheduleTickResult, TickReport } from '../../core/schedule-types';
 import { isoSeconds } from '../../core/time';
-import type { ScheduledRunInput, WakeInput, WakeResult } from '../../core/types';
+import type { ScheduledRunInput, RunInput, RunResult } from '../../core/types';
 
 /**
  * A schedule's window as the workflow the Temporal Schedule started sees it (the tick of a coalescing
@@ -74,12 +74,12 @@ export async function catchUpDecision(policy: { scheduleId: string; catchUp: Cat
  */
 export async function runWindowAsChild(
   workflowId: string,
-  arg: WakeInput | ScheduledRunInput,
+  arg: RunInput | ScheduledRunInput,
   details: { nominal: string } & Record<string, unknown>,
-): Promise<WakeResult | undefined> {
+): Promise<RunResult | undefined> {
   let child;
   try {
-    child = await startChild('wakeWorkflow', {
+    child = await startChild('runWorkflow', {
       workflowId,
       args: [arg],
       memo: { fingerprint: arg.fingerprint },
@@ -91,7 +91,7 @@ export async function runWindowAsChild(
     throw err;
   }
   try {
-    return (await child.result()) as WakeResult;
+    return (await child.result()) as RunResult;
   } catch (err) {
     if (err instanceof ChildWorkflowFailure && !isCancellation(err)) {
       throw ApplicationFailure.nonRetryable(`the run ${workflowId} of window ${details.nominal} failed: ${err.cause?.message ?? err.message}`, FailureType.ScheduledWakeFailed, details);
