@@ -16,6 +16,7 @@ import { campaignsSource } from '../examples/campaigns-webhook';
 import type { WakeInput } from '../core/types';
 import { percentile, round, runPool } from './stats';
 import { exampleApp, registryOf } from '../test/helpers/app';
+import { benchRecorder } from './results';
 
 /**
  * `npm run bench:ingress`: on one dev server in one run,
@@ -33,6 +34,16 @@ const QUEUE_N = Number(process.env.BENCH_QUEUE_N ?? 1000);
 const BURST_S = Number(process.env.BENCH_BURST_S ?? 30);
 
 async function main(): Promise<void> {
+  const recorder = benchRecorder('ingress', {
+    startsPerRound: N,
+    rounds: ROUNDS,
+    concurrency: CONCURRENCY,
+    queueMessages: QUEUE_N,
+    burstSeconds: BURST_S,
+    temporal: 'dev server of its own (temporal server start-dev, SQLite), localhost; no worker: both sides measure the accept path',
+    webhook: 'POST /webhooks/campaigns, Standard Webhooks signature, answered 202 after the gate returned; rate limits out of the way',
+    queue: 'a Redis stream of its own, one consumer (batch = concurrency) through the gate',
+  });
   Runtime.install({ logger: new DefaultLogger('WARN') });
   const server = await DevServer.start();
   const broker = await RedisServer.start();
@@ -121,35 +132,31 @@ async function main(): Promise<void> {
     const third = Math.max(1, Math.floor(rss.length / 3));
     const mean = (xs: number[]) => xs.reduce((s, x) => s + x, 0) / Math.max(1, xs.length);
 
-    console.log(
-      JSON.stringify(
-        {
-          benchmark: 'ingress',
-          temporal: 'dev server (temporal server start-dev, SQLite), one process, localhost; no worker',
-          startsPerRound: N,
-          rounds: ROUNDS,
-          concurrency: CONCURRENCY,
-          rawStartsPerSecond: round(total(rates.raw)),
-          webhookAcceptsPerSecond: round(total(rates.webhook)),
-          ratio: round(total(rates.webhook) / total(rates.raw), 3),
-          medianRoundRatio: round(percentile(rates.webhook.map((w, i) => w / rates.raw[i]!), 50), 3),
-          perRound: { raw: rates.raw.map((x) => round(x)), webhook: rates.webhook.map((x) => round(x)) },
-          latencyMs: {
-            raw: { p50: round(percentile(lat.raw, 50)), p99: round(percentile(lat.raw, 99)) },
-            webhook: { p50: round(percentile(lat.webhook, 50)), p99: round(percentile(lat.webhook, 99)) },
-          },
-          queue: { messages: QUEUE_N, seconds: round(queueSeconds, 2), acceptedPerSecond: round(QUEUE_N / queueSeconds), pendingAfter: stillPending },
-          burst: {
-            seconds: BURST_S,
-            accepted: burstSent,
-            acceptedPerSecond: round(burstSent / BURST_S),
-            rssMb: { start: mb(rssStart), max: mb(Math.max(...rss)), firstThirdMean: mb(mean(rss.slice(0, third))), lastThirdMean: mb(mean(rss.slice(-third))) },
-          },
-        },
-        null,
-        2,
-      ),
-    );
+    const report = {
+      rawStartsPerSecond: round(total(rates.raw)),
+      webhookAcceptsPerSecond: round(total(rates.webhook)),
+      ratio: round(total(rates.webhook) / total(rates.raw), 3),
+      medianRoundRatio: round(percentile(rates.webhook.map((w, i) => w / rates.raw[i]!), 50), 3),
+      perRound: { raw: rates.raw.map((x) => round(x)), webhook: rates.webhook.map((x) => round(x)) },
+      latencyMs: {
+        raw: { p50: round(percentile(lat.raw, 50)), p99: round(percentile(lat.raw, 99)) },
+        webhook: { p50: round(percentile(lat.webhook, 50)), p99: round(percentile(lat.webhook, 99)) },
+      },
+      queue: { messages: QUEUE_N, seconds: round(queueSeconds, 2), acceptedPerSecond: round(QUEUE_N / queueSeconds), pendingAfter: stillPending },
+      burst: {
+        seconds: BURST_S,
+        accepted: burstSent,
+        acceptedPerSecond: round(burstSent / BURST_S),
+        rssMb: { start: mb(rssStart), max: mb(Math.max(...rss)), firstThirdMean: mb(mean(rss.slice(0, third))), lastThirdMean: mb(mean(rss.slice(-third))) },
+      },
+    };
+    console.log(JSON.stringify(report, null, 2));
+    const problems = stillPending === 0 ? [] : [`${stillPending} queue messages still pending after the drain`];
+    recorder.write(report, problems);
+    if (problems.length > 0) {
+      console.error(problems.join('\n'));
+      process.exitCode = 1;
+    }
   } finally {
     await ingress.close();
     redis.disconnect();
