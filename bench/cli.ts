@@ -19,6 +19,7 @@ import { createWakeWorker } from '../runtime/worker';
 import type { RunResult } from '../core/types';
 import { percentile, round, runPool } from './stats';
 import { exampleApp } from '../test/helpers/app';
+import { benchRecorder } from './results';
 
 const STARTS = Number(process.env.BENCH_STARTS ?? 30);
 const EMITS = Number(process.env.BENCH_EMITS ?? 100);
@@ -73,6 +74,14 @@ async function startups(args: string[]): Promise<number[]> {
 }
 
 async function main(): Promise<void> {
+  const recorder = benchRecorder('cli', {
+    startups: STARTS,
+    emits: EMITS,
+    parallel: PARALLEL,
+    timeoutMs: TIMEOUT_MS,
+    temporal: 'dev server of its own (temporal server start-dev, SQLite), localhost; a wake worker in the benchmark process',
+    deployment: 'WAKEGATE_APP default (wakegate.config.ts: the examples), loaded by every emit',
+  });
   Runtime.install({ logger: new DefaultLogger('WARN') });
   // Start-up first, on a quiet machine: no server or worker running yet.
   await startups([BIN]); // warm the file cache
@@ -117,8 +126,6 @@ async function main(): Promise<void> {
     });
 
     const report = {
-      benchmark: 'cli',
-      temporal: 'dev server (temporal server start-dev, SQLite), one process, localhost',
       startup: {
         runs: STARTS,
         command: 'wakegate --help (node bin/wakegate.js: the compiled bundle lib/cli/main.js)',
@@ -137,8 +144,10 @@ async function main(): Promise<void> {
       },
     };
     console.log(JSON.stringify(report, null, 2));
-    if (burst.failures.length > 0 || burst.succeeded !== EMITS) {
-      console.error(`unanswered emits or runs that did not succeed:\n${burst.failures.join('\n')}`);
+    const problems = [...burst.failures, ...(burst.succeeded === EMITS - burst.failures.length ? [] : [`${EMITS - burst.failures.length - burst.succeeded} answered runs did not end success`])];
+    recorder.write(report, problems);
+    if (problems.length > 0) {
+      console.error(`unanswered emits or runs that did not succeed:\n${problems.join('\n')}`);
       process.exitCode = 1;
     }
   } finally {

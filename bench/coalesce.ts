@@ -11,6 +11,7 @@ import { withSupervisorPolicy } from '../supervisor/policy';
 import { createWakeWorker } from '../runtime/worker';
 import { percentile, round } from './stats';
 import { registryOf, activitiesOf, exampleAgents } from '../test/helpers/app';
+import { benchRecorder } from './results';
 
 /**
  * `npm run bench:coalesce`: the coalescing path on one dev server, with a worker in this process.
@@ -80,6 +81,17 @@ async function openLoop(n: number, intervalMs: number, send: (i: number) => Prom
 }
 
 async function main(): Promise<void> {
+  const recorder = benchRecorder('coalesce', {
+    hotKeyEvents: EVENTS,
+    hotKeySeconds: SECONDS,
+    keys: KEYS,
+    eventsPerKey: PER_KEY,
+    maxInFlight: IN_FLIGHT,
+    policy: { debounceMs: 1000, maxWaitMs: MAX_WAIT_MS, whileRunning: 'skip' },
+    agent: 'canary with a coalescing policy (its run: two short activities)',
+    temporal: 'dev server of its own (temporal server start-dev, SQLite), localhost; the worker in the benchmark process',
+    supervisor: 'on, with a benchmark policy: storm thresholds raised out of the way, every run takes a permit at its first step',
+  });
   Runtime.install({ logger: new DefaultLogger('WARN') });
   const server = await DevServer.start();
   const client = new Client({ connection: await Connection.connect({ address: server.address }) });
@@ -130,15 +142,41 @@ async function main(): Promise<void> {
       const manyRuns = (await client.workflow.count(`WorkflowType = "runWorkflow" AND WakeKey STARTS_WITH "k-${tag}-"`)).count;
       const rssAfterMany = process.memoryUsage().rss;
 
-      console.log(`wakegate bench:coalesce, dev server on this machine, worker in this process (debounce 1 s, maxWait ${MAX_WAIT_MS / 1000} s, skip)`);
-      console.log('supervisor on, benchmark policy: storm thresholds raised out of the way, every run takes a permit at its first step');
-      console.log(`1. one wake key, ${EVENTS} events offered over ${SECONDS} s (open loop, at most ${IN_FLIGHT} in flight):`);
-      console.log(`   achieved ${round(one.rate)} events/s over ${round(one.seconds)} s; answers p50 ${round(one.p50)} ms, p99 ${round(one.p99)} ms`);
-      console.log(`   decisions ${JSON.stringify(decisions)}; errors ${one.errors.length}${one.errors.length ? ` (first: ${one.errors[0]})` : ''}`);
-      console.log(`   runs started ${hotRuns} (bound ${Math.floor(one.seconds / (MAX_WAIT_MS / 1000)) + 1} for ${round(one.seconds)} s)`);
-      console.log(`   coalescer: ${executions} executions (continued as new ${executions - 1} times), current history ${status.historyLength} events`);
-      console.log(`2. ${KEYS} wake keys x ${PER_KEY} events, key after key: ${round(many.rate)} events/s; p50 ${round(many.p50)} ms, p99 ${round(many.p99)} ms; runs started ${manyRuns}; errors ${many.errors.length}`);
-      console.log(`RSS of this process (gate + worker): ${mb(rssBefore)} MB before, ${mb(rssAfterHot)} MB after phase 1, ${mb(rssAfterMany)} MB after phase 2`);
+      const report = {
+        hotKey: {
+          offered: EVENTS,
+          offeredPerSecond: round(EVENTS / SECONDS),
+          achievedPerSecond: round(one.rate),
+          seconds: round(one.seconds),
+          answerMs: { p50: round(one.p50), p99: round(one.p99) },
+          decisions,
+          errors: one.errors.length,
+          firstError: one.errors[0],
+          runsStarted: hotRuns,
+          runBound: Math.floor(one.seconds / (MAX_WAIT_MS / 1000)) + 1,
+          coalescerExecutions: executions,
+          coalescerHistoryLength: status.historyLength,
+        },
+        manyKeys: {
+          keys: KEYS,
+          eventsPerKey: PER_KEY,
+          achievedPerSecond: round(many.rate),
+          answerMs: { p50: round(many.p50), p99: round(many.p99) },
+          runsStarted: manyRuns,
+          errors: many.errors.length,
+        },
+        rssMb: { before: mb(rssBefore), afterHotKey: mb(rssAfterHot), afterManyKeys: mb(rssAfterMany) },
+      };
+      console.log(JSON.stringify(report, null, 2));
+      const problems = [
+        ...(one.errors.length + many.errors.length > 0 ? [`${one.errors.length + many.errors.length} offers failed (first: ${one.errors[0] ?? many.errors[0]})`] : []),
+        ...(hotRuns > report.hotKey.runBound ? [`the hot key started ${hotRuns} runs, over its bound of ${report.hotKey.runBound}`] : []),
+      ];
+      recorder.write(report, problems);
+      if (problems.length > 0) {
+        console.error(problems.join('\n'));
+        process.exitCode = 1;
+      }
     });
   } finally {
     await gate.close();

@@ -7,8 +7,6 @@
  * 120 an hour, so the caps are raised out of the way but kept (every run, and the bare series'
  * prepareRun, takes a permit from the supervisor as a real run's first step does).
  */
-import { mkdirSync, writeFileSync } from 'node:fs';
-import path from 'node:path';
 import { bundleWorkflowCode, DefaultLogger, NativeConnection, Runtime, Worker } from '@temporalio/worker';
 import { Client, Connection } from '@temporalio/client';
 import { DevServer } from '../devserver/dev-server';
@@ -19,12 +17,15 @@ import { effectKey } from '../gate/keys';
 import type { RunInput } from '../core/types';
 import { withSupervisorPolicy } from '../supervisor/policy';
 import { registryOf, activitiesOf, exampleAgents } from '../test/helpers/app';
+import { benchRecorder } from './results';
+import { round } from './stats';
 
 const BENCH_POLICY = withSupervisorPolicy({
   caps: { fleet: [{ windowMs: 3_600_000, wakes: 1_000_000, rationale: 'bench:run: a cap every run takes a permit from, never reached.' }], agents: {} },
 });
 
 const N = Number(process.env.BENCH_RUNS ?? 200);
+const WARM_UP = 10;
 
 function pct(xs: number[], p: number): number {
   const s = [...xs].sort((a, b) => a - b);
@@ -32,6 +33,14 @@ function pct(xs: number[], p: number): number {
 }
 
 async function main(): Promise<void> {
+  const recorder = benchRecorder('run', {
+    runs: N,
+    warmUpRuns: WARM_UP,
+    agent: 'dependency-bump (examples/), offline model through aiSdkModel, local stand-ins',
+    temporal: 'dev server of its own (temporal server start-dev, SQLite), localhost',
+    supervisor: 'on, with a benchmark policy: caps kept but out of reach, so every run takes a permit at its first step',
+    measured: 'accepted wake (the start call returned) → terminal state, sequential runs',
+  });
   Runtime.install({ logger: new DefaultLogger('WARN') });
   const server = await DevServer.start();
   const standins = await startStandins();
@@ -50,7 +59,7 @@ async function main(): Promise<void> {
     return performance.now() - t0;
   };
   const series = async (name: string, one: (i: number) => Promise<unknown>) => {
-    for (let i = 0; i < 10; i++) await one(-1 - i); // warm-up
+    for (let i = 0; i < WARM_UP; i++) await one(-1 - i);
     const xs: number[] = [];
     for (let i = 0; i < N; i++) xs.push(await time(() => one(i)));
     return { name, p50: pct(xs, 50), p99: pct(xs, 99) };
@@ -116,26 +125,12 @@ async function main(): Promise<void> {
   const [nw, nb, tw, tb] = results as [typeof results[0], typeof results[0], typeof results[0], typeof results[0]];
   console.log(`ratio no_op       p50 ${(nw.p50 / nb.p50).toFixed(2)}x  p99 ${(nw.p99 / nb.p99).toFixed(2)}x`);
   console.log(`ratio three-step  p50 ${(tw.p50 / tb.p50).toFixed(2)}x  p99 ${(tw.p99 / tb.p99).toFixed(2)}x`);
-  // The figures the docs quote come from this file, not from hand copies.
-  const file = path.join(__dirname, 'results', 'run.json');
-  mkdirSync(path.dirname(file), { recursive: true });
-  const ratio = (a: number, b: number) => Math.round((a / b) * 100) / 100;
-  writeFileSync(
-    file,
-    JSON.stringify(
-      {
-        bench: 'run',
-        at: new Date().toISOString(),
-        runs: N,
-        unit: 'ms, accepted → terminal, sequential',
-        series: results,
-        ratio: { noOp: { p50: ratio(nw.p50, nb.p50), p99: ratio(nw.p99, nb.p99) }, threeStep: { p50: ratio(tw.p50, tb.p50), p99: ratio(tw.p99, tb.p99) } },
-      },
-      null,
-      2,
-    ) + '\n',
-  );
-  console.log(`results: ${path.relative(process.cwd(), file)}`);
+  const ratio = (a: number, b: number) => round(a / b, 2);
+  recorder.write({
+    unit: 'ms, accepted → terminal, sequential',
+    series: results.map((r) => ({ name: r.name, p50: round(r.p50), p99: round(r.p99) })),
+    ratio: { noOp: { p50: ratio(nw.p50, nb.p50), p99: ratio(nw.p99, nb.p99) }, threeStep: { p50: ratio(tw.p50, tb.p50), p99: ratio(tw.p99, tb.p99) } },
+  });
   await client.connection.close();
   await connection.close();
   await standins.close();

@@ -8,6 +8,7 @@ import type { RunInput } from '../core/types';
 import { WakeTerminalReason } from '../core/search-attributes';
 import { createWakeWorker } from '../runtime/worker';
 import { exampleApp } from '../test/helpers/app';
+import { benchRecorder } from './results';
 
 /**
  * `npm run bench:schedules`: on a dev server of its own, real fires (no backfill) of several
@@ -79,6 +80,15 @@ function hops(
 const nominalFromId = (id: string) => Date.parse(id.slice(id.lastIndexOf('/') + 1).replace(/^.*-(\d{4}-)/, '$1'));
 
 async function main(): Promise<void> {
+  const recorder = benchRecorder('schedules', {
+    schedulesPerSeries: SCHEDULES,
+    every: EVERY,
+    seconds: SECONDS,
+    overlap: 'skip',
+    fires: 'real fires, no backfill; the three series fire at the same instants',
+    temporal: 'dev server of its own (temporal server start-dev, SQLite), localhost',
+    agent: 'canary (the one-call path): the Schedule starts its run directly',
+  });
   Runtime.install({ logger: new DefaultLogger('ERROR') });
   const server = await DevServer.start({});
   const client = new Client({ connection: await Connection.connect({ address: server.address }) });
@@ -197,9 +207,6 @@ async function main(): Promise<void> {
     const summary = (xs: number[]) => ({ fires: xs.length, p50Ms: pct(xs, 50), p99Ms: pct(xs, 99), maxMs: Math.max(...xs) });
     const result = {
       what: 'lag from nominal time to the first step of the run (its first activity; prepareRun for wakegate; real fires, several schedules in parallel)',
-      schedules: SCHEDULES,
-      every: EVERY,
-      seconds: SECONDS,
       wakegate: { ...summary(wg), notRun },
       bareTemporal: summary(bb),
       ratio: { p50: +(pct(wg, 50) / pct(bb, 50)).toFixed(2), p99: +(pct(wg, 99) / pct(bb, 99)).toFixed(2) },
@@ -211,7 +218,9 @@ async function main(): Promise<void> {
       medianHopsMs: Object.fromEntries(Object.entries(parts).map(([name, xs]) => [name, pct(xs, 50)])),
     };
     process.stdout.write(`${JSON.stringify(result, null, 2)}\n`);
-    if (wg.length < 100 || bb.length < 100) throw new Error(`too few fires for a p99 (wakegate ${wg.length}, bare ${bb.length}); raise BENCH_SECONDS`);
+    const problems = wg.length < 100 || bb.length < 100 ? [`too few fires for a p99 (wakegate ${wg.length}, bare ${bb.length}); raise BENCH_SECONDS`] : [];
+    recorder.write(result, problems);
+    if (problems.length > 0) throw new Error(problems.join('\n'));
   } finally {
     await client.connection.close();
     await native.close();

@@ -99,7 +99,7 @@ const Env = z.object({
 export const WEBHOOK_SECRET_PREFIX = 'WAKEGATE_WEBHOOK_SECRET_';
 const WebhookSecrets = z.record(z.string().regex(/^WAKEGATE_WEBHOOK_SECRET_[A-Z0-9_]+$/), z.string().min(8, 'a webhook secret has at least 8 characters'));
 
-/** The webhook ingress and queue trigger settings (see ingress/ and the README). */
+/** The webhook ingress and queue trigger settings (see ingress/ and docs/OPERATIONS.md). */
 export interface IngressConfig {
   host: string;
   port: number;

@@ -2,7 +2,7 @@ import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom
 
 /**
  * The ingress's Prometheus metrics, on a registry of its own (one per ingress, so tests can run
- * several), served at `GET /metrics`. Names and labels are documented in the README.
+ * several), served at `GET /metrics`. Names and labels are documented in docs/OPERATIONS.md.
  */
 export class IngressMetrics {
   readonly registry = new Registry();

@@ -123,7 +123,7 @@ async function main(): Promise<void> {
       ...(ingress.devSecretSources.length
         ? [
             `    dev secrets in use for ${ingress.devSecretSources.join(', ')}: ${ingress.devSecretSources.map(secretVariable).join(', ')} unset, so the ` +
-              'documented dev secret (README, "Webhook ingress") verifies them. Never expose this ingress with dev secrets.',
+              'documented dev secret (docs/OPERATIONS.md, "Webhooks") verifies them. Never expose this ingress with dev secrets.',
           ]
         : []),
       `  queue:      Redis ${redisUrl}${ownRedis ? ' (started here)' : ''}: XADD ${queueSources.map(streamKey).join(', ')} (dead letters: wakegate:dead:<source>)`,

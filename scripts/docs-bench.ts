@@ -1,0 +1,163 @@
+import { existsSync, readFileSync } from 'node:fs';
+import path from 'node:path';
+import type { BenchResultsFile } from '../bench/results';
+
+/**
+ * The benchmark tables of the docs, made from `bench/results/<name>.json` alone: each section says
+ * which command made its file, when, and how loaded the machine was, then gives the figures. Nothing
+ * here measures or rounds anew; a figure the file does not hold is not shown.
+ */
+
+export const BENCHES = ['gate', 'run', 'schedules', 'coalesce', 'ingress', 'cli'] as const;
+export type BenchName = (typeof BENCHES)[number];
+
+type Json = Record<string, unknown>;
+type Renderer = (r: Json) => string[];
+
+export function resultsFile(root: string, name: string): string {
+  return path.join(root, 'bench', 'results', `${name}.json`);
+}
+
+export function readResults(root: string, name: string): BenchResultsFile<Json> | undefined {
+  const file = resultsFile(root, name);
+  return existsSync(file) ? (JSON.parse(readFileSync(file, 'utf8')) as BenchResultsFile<Json>) : undefined;
+}
+
+const obj = (v: unknown): Json => (v && typeof v === 'object' ? (v as Json) : {});
+const num = (v: unknown): string => (typeof v === 'number' && Number.isFinite(v) ? String(v) : '–');
+const row = (...cells: unknown[]) => `| ${cells.map((c) => String(c)).join(' | ')} |`;
+const counts = (v: unknown) =>
+  Object.entries(obj(v))
+    .map(([k, n]) => `${num(n)} \`${k}\``)
+    .join(', ') || 'none';
+const p = (v: unknown, key = 'p50') => num(obj(v)[key]);
+
+const gate: Renderer = (r) => {
+  const lat = obj(r.startLatencyMs);
+  const storm = obj(r.storm);
+  const perRound = obj(r.perRound);
+  return [
+    row('series', 'starts/s', 'start p50 ms', 'start p99 ms', 'per round, starts/s'),
+    row('---', '---', '---', '---', '---'),
+    row('raw `client.workflow.start`, unique IDs', num(r.rawStartsPerSecond), p(lat.raw), p(lat.raw, 'p99'), (perRound.raw as number[] | undefined)?.join(' / ') ?? '–'),
+    row('the gate, unique keys (one-call path)', num(r.gateStartsPerSecond), p(lat.gate), p(lat.gate, 'p99'), (perRound.gate as number[] | undefined)?.join(' / ') ?? '–'),
+    '',
+    `Ratio gate / raw: **${num(r.ratio)}** on the totals, ${num(r.medianRoundRatio)} as the median of the per-round ratios.`,
+    '',
+    `Storm: ${num(storm.deliveries)} concurrent deliveries of one logical event started **${num(storm.executions)}** execution(s) ` +
+      `(${counts(storm.decisions)}); answers p50 ${p(storm.answerMs)} ms, p99 ${p(storm.answerMs, 'p99')} ms, max ${p(storm.answerMs, 'max')} ms.`,
+  ];
+};
+
+const run: Renderer = (r) => {
+  const series = (r.series as { name: string; p50: number; p99: number }[] | undefined) ?? [];
+  const ratio = obj(r.ratio);
+  return [
+    row('series', 'p50 ms', 'p99 ms'),
+    row('---', '---', '---'),
+    ...series.map((s) => row(`\`${s.name}\``, num(s.p50), num(s.p99))),
+    '',
+    `Ratio run / bare: \`no_op\` p50 **${p(ratio.noOp)}**, p99 ${p(ratio.noOp, 'p99')}; three-step p50 **${p(ratio.threeStep)}**, p99 ${p(ratio.threeStep, 'p99')}.`,
+  ];
+};
+
+const schedules: Renderer = (r) => {
+  const s = (label: string, v: unknown, ratio?: unknown) => {
+    const x = obj(v);
+    return row(label, num(x.fires), num(x.p50Ms), num(x.p99Ms), num(x.maxMs), ratio ? `${p(ratio)} / ${p(ratio, 'p99')}` : '–');
+  };
+  const reference = obj(r.reference);
+  const wakegate = obj(r.wakegate);
+  return [
+    row('series', 'fires', 'lag p50 ms', 'lag p99 ms', 'max ms', 'ratio to bare, p50 / p99'),
+    row('---', '---', '---', '---', '---', '---'),
+    s('wakegate: the Schedule starts the run; lag to its first step', wakegate, r.ratio),
+    s('bare Temporal: a Schedule starting a one-activity workflow', r.bareTemporal),
+    s('reference: a bare Schedule starting the run workflow with a fixed input', reference, reference.ratio),
+    '',
+    `Windows of wakegate's series that did not run the agent (not counted as lag): ${counts(wakegate.notRun)}.`,
+    '',
+    row('hop', 'median ms'),
+    row('---', '---'),
+    ...Object.entries(obj(r.medianHopsMs)).map(([hop, ms]) => row(hop, num(ms))),
+  ];
+};
+
+const coalesce: Renderer = (r) => {
+  const hot = obj(r.hotKey);
+  const many = obj(r.manyKeys);
+  const rss = obj(r.rssMb);
+  return [
+    row('', 'result'),
+    row('---', '---'),
+    row(`one wake key: ${num(hot.offered)} distinct events offered at ${num(hot.offeredPerSecond)}/s`, `**${num(hot.achievedPerSecond)} events/s** achieved over ${num(hot.seconds)} s; answers p50 ${p(hot.answerMs)} ms, p99 ${p(hot.answerMs, 'p99')} ms; ${num(hot.errors)} errors`),
+    row('its decisions', counts(hot.decisions)),
+    row('runs started', `**${num(hot.runsStarted)}** (bound: seconds / maxWait + 1 = ${num(hot.runBound)})`),
+    row("the coalescer's history", `${num(hot.coalescerExecutions)} executions (continued as new ${typeof hot.coalescerExecutions === 'number' ? hot.coalescerExecutions - 1 : '–'} times); the current one at ${num(hot.coalescerHistoryLength)} events`),
+    row(`${num(many.keys)} wake keys × ${num(many.eventsPerKey)} events, key after key`, `${num(many.achievedPerSecond)} events/s; answers p50 ${p(many.answerMs)} ms, p99 ${p(many.answerMs, 'p99')} ms; ${num(many.runsStarted)} runs; ${num(many.errors)} errors`),
+    row('RSS of the benchmark process (gate and worker)', `${num(rss.before)} MB before, ${num(rss.afterHotKey)} MB after the hot key, ${num(rss.afterManyKeys)} MB after the many keys`),
+  ];
+};
+
+const ingress: Renderer = (r) => {
+  const lat = obj(r.latencyMs);
+  const perRound = obj(r.perRound);
+  const queue = obj(r.queue);
+  const burst = obj(r.burst);
+  const rss = obj(burst.rssMb);
+  return [
+    row('series', 'per second', 'p50 ms', 'p99 ms', 'per round'),
+    row('---', '---', '---', '---', '---'),
+    row('raw `client.workflow.start`, unique IDs', num(r.rawStartsPerSecond), p(lat.raw), p(lat.raw, 'p99'), (perRound.raw as number[] | undefined)?.join(' / ') ?? '–'),
+    row('signed webhook → 202 (verify, parse, gate, start)', num(r.webhookAcceptsPerSecond), p(lat.webhook), p(lat.webhook, 'p99'), (perRound.webhook as number[] | undefined)?.join(' / ') ?? '–'),
+    '',
+    `Ratio webhook / raw: **${num(r.ratio)}** on the totals, ${num(r.medianRoundRatio)} as the median of the per-round ratios.`,
+    '',
+    `Queue: ${num(queue.messages)} messages drained through the gate by one consumer in ${num(queue.seconds)} s, ` +
+      `**${num(queue.acceptedPerSecond)} accepted and acked/s**, ${num(queue.pendingAfter)} pending after.`,
+    '',
+    `Sustained burst: ${num(burst.seconds)} s, ${num(burst.accepted)} accepted (${num(burst.acceptedPerSecond)}/s); RSS ${num(rss.start)} MB at start, ` +
+      `max ${num(rss.max)} MB, mean of the first third ${num(rss.firstThirdMean)} MB, of the last third ${num(rss.lastThirdMean)} MB.`,
+  ];
+};
+
+const cli: Renderer = (r) => {
+  const startup = obj(r.startup);
+  const source = obj(startup.fromSourceThroughTsx);
+  const emits = obj(r.emits);
+  const ms = (v: unknown) => `p50 ${p(v)} ms, p99 ${p(v, 'p99')} ms, max ${p(v, 'max')} ms`;
+  return [
+    row('', 'result'),
+    row('---', '---'),
+    row(`\`wakegate --help\`, the compiled bin, ${num(startup.runs)} fresh processes`, ms(startup.ms)),
+    row('the same from source through tsx', ms(source.ms)),
+    row(`${num(emits.calls)} \`wakegate emit\` processes, ${num(emits.parallel)} at a time`, `**${num(emits.answered)} answered** (${counts(emits.decisions)}); ${num(emits.runsSucceeded)} runs ended \`success\``),
+    row('time to answer, spawn to exit', `${ms(emits.answerMs)}; the whole burst ${num(emits.wallMs)} ms`),
+  ];
+};
+
+const RENDERERS: Record<BenchName, Renderer> = { gate, run, schedules, coalesce, ingress, cli };
+
+/** How a results file was made: command, date, machine and its load, parameters, problems found. */
+function provenance(f: BenchResultsFile<Json>): string[] {
+  const m = f.machine;
+  const params = Object.entries(f.parameters)
+    .map(([k, v]) => `\`${k}\` ${typeof v === 'string' ? v : JSON.stringify(v)}`)
+    .join('; ');
+  return [
+    `\`${f.command}\`, ${f.at.slice(0, 16).replace('T', ' ')} UTC, ${f.durationS} s; ${m.cpus} × ${m.cpuModel}, Node ${m.node}; ` +
+      `load average ${m.loadavgAtStart.join(' / ')} at the start, ${m.loadavgAtEnd.join(' / ')} at the end (1 / 5 / 15 min).`,
+    '',
+    `Parameters: ${params}.`,
+    '',
+    ...(f.problems.length ? [`**Problems the benchmark found:** ${f.problems.map((x) => `\`${x}\``).join('; ')}.`, ''] : []),
+  ];
+}
+
+/** The generated section of one benchmark, from its results file. */
+export function benchSection(root: string, name: string): string {
+  if (!(BENCHES as readonly string[]).includes(name)) throw new Error(`no benchmark named "${name}" (known: ${BENCHES.join(', ')})`);
+  const f = readResults(root, name);
+  if (!f) return `_No results file yet: run \`npm run bench:${name}\`, then \`npm run docs\`._`;
+  return [...provenance(f), ...RENDERERS[name as BenchName](f.results)].join('\n');
+}
