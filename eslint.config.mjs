@@ -68,6 +68,28 @@ export default tseslint.config(
               message: 'core/ is the bottom layer: plain contracts, importing nothing of the project outside core/.',
             },
             {
+              // Stages inside workflows/: the run knows only what its origin says of the coalescer, and
+              // nothing of the supervisor's workflow; the commit, schedule and supervise stages know no other stage's workflow code.
+              target: './workflows/run',
+              from: ['./workflows/coalesce', './workflows/supervise'],
+              message: 'The run knows the coalescer and the supervisor only through its input (origin) and its activities.',
+            },
+            {
+              target: './workflows/commit',
+              from: ['./workflows/run', './workflows/coalesce', './workflows/schedule', './workflows/supervise'],
+              message: 'The commit stage takes staged effects and knows nothing of who started the run.',
+            },
+            {
+              target: './workflows/schedule',
+              from: ['./workflows/run', './workflows/coalesce', './workflows/supervise', './workflows/commit'],
+              message: 'The schedule stage starts runs by workflow type name, not by importing them.',
+            },
+            {
+              target: './workflows/supervise',
+              from: ['./workflows/run', './workflows/coalesce', './workflows/schedule', './workflows/commit'],
+              message: 'The supervisor is its own stage: it hears of runs through messages only.',
+            },
+            {
               // Providers talk to the outside world for effects, tools and pages; they know nothing of the layers that use them.
               target: './providers',
               from: ['./activities', './agents', './cli', './gate', './ingress', './runtime', './schedules', './supervisor', './triggers', './workers', './workflows'],
