@@ -25,6 +25,7 @@ import { deferred } from '../helpers/worker-process';
 import { channelService } from '../../standins/channel';
 import { ApplicationFailure } from '@temporalio/common';
 import { ScheduleOverlapPolicy } from '@temporalio/client';
+import { toScheduleOptions } from '../../schedules/to-temporal';
 import { registryOf, activitiesOf } from '../helpers/app';
 
 async function main(): Promise<void> {
@@ -94,20 +95,27 @@ async function main(): Promise<void> {
       await out('canary-coalesced', env.client.workflow.getHandle(a.workflowId));
     }, { activities: activitiesOf({ agents, outside: standinOutside(standins) }) });
 
-    // Schedules: a Temporal Schedule's tick (one-call path: it starts the window's run as a child),
-    // the schedule's ledger it reports to, and a fixed-delay loop of two windows (a durable timer between).
+    // Schedules: a Temporal Schedule's tick (a coalescing agent's window: the tick passes the gate,
+    // which offers it to the coalescer, and waits for the run) and the schedule's ledger it reports to.
     const scheduleQueue = unique('record-schedules');
-    if (wanted('schedules')) await withWorker(env.nativeConnection, scheduleQueue, async () => {
+    const tickAgents = coalescing('canary', { debouncePeriodMs: 300, maxWaitMs: 2000, idleCloseMs: 2000 });
+    const tickQueue = unique('record-ticks');
+    if (wanted('schedules')) await withWorker(env.nativeConnection, tickQueue, async () => {
       const def = testSchedule({ overlap: 'skip', catchUp: 'latest', spec: { every: '2s' } });
-      const schedule = await createSchedule(env.client, def, scheduleQueue);
-      const ticks = await eventually(() => ticksOf(env.client, def.id), (t) => t.filter((w) => w.status.name === 'COMPLETED').length >= 2, 60_000, 'two completed ticks');
+      const schedule = await env.client.schedule.create(toScheduleOptions(def, tickQueue, registryOf(tickAgents)));
+      const ticks = await eventually(() => ticksOf(env.client, def.id), (t) => t.filter((x) => x.status.name === 'COMPLETED').length >= 2, 60_000, 'two completed ticks');
       await schedule.delete();
-      const tick = ticks.filter((w) => w.status.name === 'COMPLETED').sort((a, b) => a.startTime.getTime() - b.startTime.getTime())[0]!;
-      await out('schedule-tick-one-call', env.client.workflow.getHandle(tick.workflowId), true);
+      const tick = ticks.filter((x) => x.status.name === 'COMPLETED').sort((a, b) => a.startTime.getTime() - b.startTime.getTime())[0]!;
+      if (tick.type !== 'scheduleTickWorkflow') throw new Error(`the coalescing agent's Schedule started ${tick.type}, not a tick`);
+      await out('schedule-tick-coalescing', env.client.workflow.getHandle(tick.workflowId), true);
       const ledger = env.client.workflow.getHandle(ledgerWorkflowId(def.id));
       await eventually(() => ledger.query(gapsQuery), (q) => q.reports >= 2, 30_000, 'the ledger holding two reports');
       await out('schedule-ledger-open', ledger);
       await ledger.terminate('recorded');
+    }, { activities: activitiesOf({ agents: tickAgents, outside: standinOutside(standins) }) });
+
+    // A fixed-delay loop of two windows (a durable timer between).
+    if (wanted('schedules')) await withWorker(env.nativeConnection, scheduleQueue, async () => {
 
       const scheduleId = unique('fixed');
       const input: FixedDelayInput = { scheduleId, agent: 'canary', payload: {}, delayMs: 1000, maxRuns: 2 };
