@@ -52,7 +52,15 @@ export async function runAgentLoop(input: RunInput, policy: AgentPolicy, state: 
       const r = reserve(pool, { toolCalls: 1 });
       if (!r.ok) return undefined;
       const call = toolCallWithin(policy.tools.find((t) => t.name === name)?.timeoutMs ?? 120_000);
-      const res = await call({ agent: policy.name, tool: name, runKey: input.runKey, wakeKey: input.wakeKey, entity: input.entity, payload: input.payload, args });
+      const res = await call({
+        agent: policy.name,
+        tool: name,
+        runKey: input.runKey,
+        wakeKey: input.wakeKey,
+        entity: input.entity,
+        payload: input.payload,
+        args,
+      });
       settle(pool, r.charge, r.charge);
       state.maxAttempt = Math.max(state.maxAttempt, res.attempt);
       return res;
@@ -80,55 +88,40 @@ export async function runAgentLoop(input: RunInput, policy: AgentPolicy, state: 
 
     if (policy.subagents) {
       state.phase = 'subagents';
-      const sub = policy.subagents;
-      const items = Array.isArray(input.payload[sub.over]) ? (input.payload[sub.over] as string[]) : [];
-      // Grants are reserved synchronously, before any child starts: all of them together fit the pool.
-      const grants = items.map((item) => ({ item, r: reserve(pool, sub.grant) }));
-      const results = await Promise.all(
-        grants.map(async ({ item, r }): Promise<SubagentResult> => {
-          if (!r.ok) return { item, terminalReason: 'budget_exhausted', spent: { turns: 0, tokens: 0, toolCalls: 0, costUsd: 0 }, attempts: 1 };
-          const res = await executeChild('subagentWorkflow', {
-            workflowId: `${input.runKey}/sub/${item}`,
-            args: [
-              {
-                agent: policy.name,
-                runKey: input.runKey,
-                wakeKey: input.wakeKey,
-                entity: input.entity,
-                payload: input.payload,
-                item,
-                tool: sub.tool,
-                toolTimeoutMs: policy.tools.find((t) => t.name === sub.tool)?.timeoutMs ?? 120_000,
-                grant: r.charge,
-                policy: { model, systemPrompt: policy.systemPrompt },
-              },
-            ],
-          });
-          settle(pool, r.charge, res.spent);
-          return res;
-        }),
-      );
-      for (const res of results) state.maxAttempt = Math.max(state.maxAttempt, res.attempts);
-      const unfunded = results.filter((r) => r.terminalReason !== 'success').map((r) => r.item);
-      if (unfunded.length) {
-        return { reason: 'budget_exhausted', summary: `the pool could not fund subagents for ${unfunded.join(', ')}`, output: { dimension: 'pool', subagents: results } };
-      }
-      observations.push(...results.map((r) => r.observation));
+      const funded = await runSubagents(input, policy, policy.subagents, model, state, pool);
+      if (!Array.isArray(funded)) return funded;
+      observations.push(...funded);
     }
 
     state.phase = 'thinking';
     // Tools are offered with their arguments' schemas; effects too when the model proposes them (the
     // loop stages them; only the commit stage carries them out).
     const offered: OfferedTool[] = [
-      ...policy.tools.filter((t) => t.name !== policy.precheck && t.name !== policy.subagents?.tool).map(({ name, description, parameters }) => ({ name, description, parameters })),
+      ...policy.tools
+        .filter((t) => t.name !== policy.precheck && t.name !== policy.subagents?.tool)
+        .map(({ name, description, parameters }) => ({ name, description, parameters })),
       ...(policy.proposedBy === 'model'
-        ? policy.effects.map(({ name, description, parameters, reversible }) => ({ name, description: `${EFFECT_TOOL_MARK} ${description}${reversible ? '' : ' (irreversible: a person approves it)'}. Proposing stages it; it is carried out only after your final answer.`, parameters }))
+        ? policy.effects.map(({ name, description, parameters, reversible }) => ({
+            name,
+            description: `${EFFECT_TOOL_MARK} ${description}${reversible ? '' : ' (irreversible: a person approves it)'}. Proposing stages it; it is carried out only after your final answer.`,
+            parameters,
+          }))
         : []),
     ];
     const run: RunContext = { runKey: input.runKey, wakeKey: input.wakeKey, entity: input.entity, eventKey: input.eventKey, payload: input.payload };
     const messages: ChatMessage[] = [
-      { role: 'system', content: `${policy.systemPrompt}\n\nWhen you are done, answer with exactly one JSON object matching this JSON Schema: ${JSON.stringify(policy.answerSchema)}` },
-      { role: 'user', content: JSON.stringify({ task: policy.description, event: { key: input.eventKey, type: input.type, entity: input.entity, payload: input.payload }, observations }) },
+      {
+        role: 'system',
+        content: `${policy.systemPrompt}\n\nWhen you are done, answer with exactly one JSON object matching this JSON Schema: ${JSON.stringify(policy.answerSchema)}`,
+      },
+      {
+        role: 'user',
+        content: JSON.stringify({
+          task: policy.description,
+          event: { key: input.eventKey, type: input.type, entity: input.entity, payload: input.payload },
+          observations,
+        }),
+      },
     ];
     const staged: Proposal[] = [];
     const unparsed: UnparsedFinal[] = [];
@@ -154,7 +147,8 @@ export async function runAgentLoop(input: RunInput, policy: AgentPolicy, state: 
       }
       if (reply.final) {
         const { answer, summary, noOp, effects } = reply.final;
-        if (noOp !== undefined) return { reason: 'no_op', summary: `nothing to do: ${noOp}`, output: { answer, ...(staged.length ? { dropped: staged } : {}) } };
+        if (noOp !== undefined)
+          return { reason: 'no_op', summary: `nothing to do: ${noOp}`, output: { answer, ...(staged.length ? { dropped: staged } : {}) } };
         const proposals = [...staged, ...effects];
         if (!proposals.length) return { reason: 'no_op', summary: `nothing to do: no effect was proposed (${summary})`, output: { answer } };
         state.phase = 'committing';
@@ -170,7 +164,11 @@ export async function runAgentLoop(input: RunInput, policy: AgentPolicy, state: 
         }
         if (call.proposes) {
           staged.push({ effect: call.name, args: call.args });
-          messages.push({ role: 'tool', toolCallId: call.id, content: JSON.stringify({ staged: staged.length, effect: call.name, note: 'carried out after your final answer' }) });
+          messages.push({
+            role: 'tool',
+            toolCallId: call.id,
+            content: JSON.stringify({ staged: staged.length, effect: call.name, note: 'carried out after your final answer' }),
+          });
           continue;
         }
         const res = await tool(call.name, call.args);
@@ -179,4 +177,55 @@ export async function runAgentLoop(input: RunInput, policy: AgentPolicy, state: 
       }
     }
   });
+}
+
+/**
+ * Subagents: one child workflow per item of the payload's `over` list, each granted a slice of this
+ * run's pool. The grants are reserved synchronously, before any child starts, so together they fit
+ * the pool. Their observations, or the outcome when the pool could not fund them all.
+ */
+async function runSubagents(
+  input: RunInput,
+  policy: AgentPolicy,
+  sub: NonNullable<AgentPolicy['subagents']>,
+  model: NonNullable<AgentPolicy['model']>,
+  state: RunState,
+  pool: BudgetPool,
+): Promise<unknown[] | RunOutcome> {
+  const items = Array.isArray(input.payload[sub.over]) ? (input.payload[sub.over] as string[]) : [];
+  const grants = items.map((item) => ({ item, r: reserve(pool, sub.grant) }));
+  const results = await Promise.all(
+    grants.map(async ({ item, r }): Promise<SubagentResult> => {
+      if (!r.ok) return { item, terminalReason: 'budget_exhausted', spent: { turns: 0, tokens: 0, toolCalls: 0, costUsd: 0 }, attempts: 1 };
+      const res = await executeChild('subagentWorkflow', {
+        workflowId: `${input.runKey}/sub/${item}`,
+        args: [
+          {
+            agent: policy.name,
+            runKey: input.runKey,
+            wakeKey: input.wakeKey,
+            entity: input.entity,
+            payload: input.payload,
+            item,
+            tool: sub.tool,
+            toolTimeoutMs: policy.tools.find((t) => t.name === sub.tool)?.timeoutMs ?? 120_000,
+            grant: r.charge,
+            policy: { model, systemPrompt: policy.systemPrompt },
+          },
+        ],
+      });
+      settle(pool, r.charge, res.spent);
+      return res;
+    }),
+  );
+  for (const res of results) state.maxAttempt = Math.max(state.maxAttempt, res.attempts);
+  const unfunded = results.filter((r) => r.terminalReason !== 'success').map((r) => r.item);
+  if (unfunded.length) {
+    return {
+      reason: 'budget_exhausted',
+      summary: `the pool could not fund subagents for ${unfunded.join(', ')}`,
+      output: { dimension: 'pool', subagents: results },
+    };
+  }
+  return results.map((r) => r.observation);
 }
