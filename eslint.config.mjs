@@ -4,6 +4,7 @@ import tseslint from 'typescript-eslint';
 import { builtinModules } from 'node:module';
 import { importX } from 'eslint-plugin-import-x';
 import { createNodeResolver } from 'eslint-plugin-import-x/node-resolver';
+import prettier from 'eslint-config-prettier';
 
 const nodeBuiltins = [...builtinModules, ...builtinModules.map((m) => `node:${m}`)];
 
@@ -57,14 +58,50 @@ export default tseslint.config(
         {
           zones: [
             {
-              target: ['./activities', './agents', './cli', './config', './core', './devserver', './gate', './ingress', './providers', './runtime', './schedules', './standins', './supervisor', './triggers', './workers', './workflows', './index.ts'],
+              target: [
+                './activities',
+                './agents',
+                './cli',
+                './config',
+                './core',
+                './devserver',
+                './gate',
+                './ingress',
+                './providers',
+                './runtime',
+                './schedules',
+                './standins',
+                './supervisor',
+                './triggers',
+                './workers',
+                './workflows',
+                './index.ts',
+              ],
               from: './examples',
               message: 'Product code may not import the examples: they are users of the public entry.',
             },
             {
               // The core holds plain contracts that workflow code and every process-side layer import: it imports none of them.
               target: './core',
-              from: ['./activities', './agents', './cli', './config', './devserver', './gate', './ingress', './providers', './runtime', './schedules', './standins', './supervisor', './triggers', './workers', './workflows', './examples', './index.ts'],
+              from: [
+                './activities',
+                './agents',
+                './cli',
+                './config',
+                './devserver',
+                './gate',
+                './ingress',
+                './providers',
+                './runtime',
+                './schedules',
+                './standins',
+                './supervisor',
+                './triggers',
+                './workers',
+                './workflows',
+                './examples',
+                './index.ts',
+              ],
               message: 'core/ is the bottom layer: plain contracts, importing nothing of the project outside core/.',
             },
             {
@@ -92,7 +129,19 @@ export default tseslint.config(
             {
               // Providers talk to the outside world for effects, tools and pages; they know nothing of the layers that use them.
               target: './providers',
-              from: ['./activities', './agents', './cli', './gate', './ingress', './runtime', './schedules', './supervisor', './triggers', './workers', './workflows'],
+              from: [
+                './activities',
+                './agents',
+                './cli',
+                './gate',
+                './ingress',
+                './runtime',
+                './schedules',
+                './supervisor',
+                './triggers',
+                './workers',
+                './workflows',
+              ],
               message: 'providers/ are adapters to the outside world: they import core/ and config/ only.',
             },
           ],
@@ -109,7 +158,11 @@ export default tseslint.config(
         {
           paths: [
             ...nodeBuiltins.map((name) => ({ name, message: 'Workflow code must be deterministic: no Node built-ins.' })),
-            { name: '@temporalio/workflow', importNames: ['patched', 'deprecatePatch'], message: 'Patch IDs live in one registry: use isPatched() from workflows/patches.ts.' },
+            {
+              name: '@temporalio/workflow',
+              importNames: ['patched', 'deprecatePatch'],
+              message: 'Patch IDs live in one registry: use isPatched() from workflows/patches.ts.',
+            },
           ],
           // Globs, not relative paths: a file at any depth under workflows/ is held to the same rule.
           patterns: [
@@ -119,7 +172,30 @@ export default tseslint.config(
               message: 'Import activities with `import type` only (their wire types live in core/contracts.ts).',
             },
             {
-              group: ['**/config', '**/config/**', '**/gate', '**/gate/**', '**/cli', '**/cli/**', '**/workers', '**/workers/**', '**/devserver', '**/devserver/**', '**/ingress', '**/ingress/**', '**/standins', '**/standins/**', '**/schedules', '**/schedules/**', '**/triggers', '**/triggers/**', '**/supervisor', '**/supervisor/**', '**/providers', '**/providers/**'],
+              group: [
+                '**/config',
+                '**/config/**',
+                '**/gate',
+                '**/gate/**',
+                '**/cli',
+                '**/cli/**',
+                '**/workers',
+                '**/workers/**',
+                '**/devserver',
+                '**/devserver/**',
+                '**/ingress',
+                '**/ingress/**',
+                '**/standins',
+                '**/standins/**',
+                '**/schedules',
+                '**/schedules/**',
+                '**/triggers',
+                '**/triggers/**',
+                '**/supervisor',
+                '**/supervisor/**',
+                '**/providers',
+                '**/providers/**',
+              ],
               message: 'Workflows may not import process-side modules: pass what they need as input or through an activity.',
             },
             {
@@ -144,7 +220,10 @@ export default tseslint.config(
       ],
       'no-restricted-syntax': [
         'error',
-        { selector: "MemberExpression[object.name='Date'][property.name='now']", message: 'Use workflow time deliberately; Date.now() in a workflow is replay time, say why if you need it.' },
+        {
+          selector: "MemberExpression[object.name='Date'][property.name='now']",
+          message: 'Use workflow time deliberately; Date.now() in a workflow is replay time, say why if you need it.',
+        },
       ],
     },
   },
@@ -162,4 +241,6 @@ export default tseslint.config(
       'max-lines-per-function': ['error', { max: 150, skipBlankLines: true, skipComments: true, IIFEs: true }],
     },
   },
+  // Layout is prettier's (npm run format; lint checks it): no eslint rule may disagree with it.
+  prettier,
 );

@@ -27,7 +27,9 @@ export interface ActivityDeps {
 /** The model agents use when they name none: the offline model, or an OpenAI-compatible endpoint when configured. */
 export function configuredModel(outside: OutsideConfig): ModelStep {
   return aiSdkStep(
-    outside.model.kind === 'openai' ? openaiCompatible({ baseURL: outside.model.baseUrl, apiKey: outside.model.apiKey, model: outside.model.name }) : offlineModel(),
+    outside.model.kind === 'openai'
+      ? openaiCompatible({ baseURL: outside.model.baseUrl, apiKey: outside.model.apiKey, model: outside.model.name })
+      : offlineModel(),
   );
 }
 

@@ -46,7 +46,8 @@ const Coalesce = z
   .refine((c) => c.debounce.maxWait >= c.debounce.period, { path: ['debounce', 'maxWait'], message: 'coalesce.debounce.maxWait must be at least the period' });
 
 const isTool = (v: unknown) => typeof v === 'object' && v !== null && typeof (v as ToolDefinition).run === 'function' && isZod((v as ToolDefinition).input);
-const isEffect = (v: unknown) => typeof v === 'object' && v !== null && typeof (v as EffectDefinition).apply === 'function' && typeof (v as EffectDefinition).class === 'string';
+const isEffect = (v: unknown) =>
+  typeof v === 'object' && v !== null && typeof (v as EffectDefinition).apply === 'function' && typeof (v as EffectDefinition).class === 'string';
 
 const AgentSchema = z
   .strictObject({
@@ -75,21 +76,31 @@ const AgentSchema = z
     effects: z.array(z.custom<EffectDefinition<AnyArgs>>(isEffect, 'effects[] must be made with defineEffect')).default([]),
     answer: zodSchema<unknown>('answer').optional(),
     decide: fn<(answer: never, ctx: DecideContext) => Decision>('decide').optional(),
-    approval: z.strictObject({ irreversible: z.enum(['required', 'auto']), timeout: Duration('approval.timeout', 1000) }).default({ irreversible: 'required', timeout: 3_600_000 }),
+    approval: z
+      .strictObject({ irreversible: z.enum(['required', 'auto']), timeout: Duration('approval.timeout', 1000) })
+      .default({ irreversible: 'required', timeout: 3_600_000 }),
   })
   .superRefine((def, ctx) => {
     const tools = new Set(def.tools.map((t) => t.name));
-    const named: [string, string | undefined][] = [['precheck', def.precheck], ['subagents.tool', def.subagents?.tool], ...(def.steps ?? []).map((s, i): [string, string] => [`steps.${i}`, s])];
+    const named: [string, string | undefined][] = [
+      ['precheck', def.precheck],
+      ['subagents.tool', def.subagents?.tool],
+      ...(def.steps ?? []).map((s, i): [string, string] => [`steps.${i}`, s]),
+    ];
     for (const [path, name] of named) {
       if (name && !tools.has(name)) ctx.addIssue({ code: 'custom', path: path.split('.'), message: `no tool named "${name}" in tools` });
     }
     if (tools.size !== def.tools.length) ctx.addIssue({ code: 'custom', path: ['tools'], message: 'tool names must be unique' });
     const effects = new Set(def.effects.map((e) => e.name));
-    if (effects.size !== def.effects.length) ctx.addIssue({ code: 'custom', path: ['effects'], message: 'effect names must be unique (they are part of the effect key)' });
-    for (const name of effects) if (tools.has(name)) ctx.addIssue({ code: 'custom', path: ['effects'], message: `"${name}" names both a tool and an effect: the model could not tell them apart` });
+    if (effects.size !== def.effects.length)
+      ctx.addIssue({ code: 'custom', path: ['effects'], message: 'effect names must be unique (they are part of the effect key)' });
+    for (const name of effects)
+      if (tools.has(name))
+        ctx.addIssue({ code: 'custom', path: ['effects'], message: `"${name}" names both a tool and an effect: the model could not tell them apart` });
     if (!def.model) {
       if (!def.steps?.length) ctx.addIssue({ code: 'custom', path: ['steps'], message: 'an agent without a model runs steps: name at least one tool' });
-      if (def.effects.length) ctx.addIssue({ code: 'custom', path: ['effects'], message: 'effects are proposed from a model’s answer: an agent without a model has none' });
+      if (def.effects.length)
+        ctx.addIssue({ code: 'custom', path: ['effects'], message: 'effects are proposed from a model’s answer: an agent without a model has none' });
     } else {
       if (!def.systemPrompt) ctx.addIssue({ code: 'custom', path: ['systemPrompt'], message: 'an agent with a model needs a systemPrompt' });
       if (!def.effects.length) ctx.addIssue({ code: 'custom', path: ['effects'], message: 'an agent with a model commits at least one effect' });
@@ -182,8 +193,19 @@ export function defineAgent<A = DefaultAnswer>(def: AgentOptions<A>): AgentDefin
           },
         }
       : {}),
-    tools: tools.map((t) => ({ name: t.name, description: t.description, timeoutMs: t.timeoutMs, parameters: jsonSchemaOf(t.input, `tool "${t.name}" input`) })),
-    effects: effects.map((e) => ({ name: e.name, description: e.description, class: e.class, reversible: e.reversible, parameters: jsonSchemaOf(e.input, `effect "${e.name}" input`) })),
+    tools: tools.map((t) => ({
+      name: t.name,
+      description: t.description,
+      timeoutMs: t.timeoutMs,
+      parameters: jsonSchemaOf(t.input, `tool "${t.name}" input`),
+    })),
+    effects: effects.map((e) => ({
+      name: e.name,
+      description: e.description,
+      class: e.class,
+      reversible: e.reversible,
+      parameters: jsonSchemaOf(e.input, `effect "${e.name}" input`),
+    })),
     proposedBy: decide ? 'code' : 'model',
     answerSchema: jsonSchemaOf(answerSchema, `agent "${data.name}" answer`),
     budget: { ...limits, wallClockMs: wallClock },

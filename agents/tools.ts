@@ -71,10 +71,18 @@ const ToolSchema = z.strictObject({
  *   run: async ({ service }, { signal }) => ({ content: JSON.stringify(await tracker.search(service, signal)), changed: true }),
  * });
  */
-export function defineTool<S extends z.ZodType<Record<string, unknown>> = z.ZodObject<Record<string, never>>>(opts: ToolOptions<S>): ToolDefinition<z.output<S>> {
+export function defineTool<S extends z.ZodType<Record<string, unknown>> = z.ZodObject<Record<string, never>>>(
+  opts: ToolOptions<S>,
+): ToolDefinition<z.output<S>> {
   const t = parseDefinition(ToolSchema, opts, 'tool', opts?.name);
   objectSchema(t.input, `tool "${t.name}" input`);
-  return Object.freeze({ name: t.name, description: t.description, timeoutMs: t.timeout, input: t.input as z.ZodType<z.output<S>>, run: t.run as ToolDefinition<z.output<S>>['run'] });
+  return Object.freeze({
+    name: t.name,
+    description: t.description,
+    timeoutMs: t.timeout,
+    input: t.input as z.ZodType<z.output<S>>,
+    run: t.run as ToolDefinition<z.output<S>>['run'],
+  });
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -120,8 +128,10 @@ const EffectSchema = z
     find: fn<NonNullable<EffectDefinition['find']>>('find').optional(),
   })
   .superRefine((e, ctx) => {
-    if (e.class === 'reconcile' && !e.find) ctx.addIssue({ code: 'custom', path: ['find'], message: 'a reconcile effect needs find(ctx): how a retry looks up what an earlier attempt did' });
-    if (e.class !== 'reconcile' && e.find) ctx.addIssue({ code: 'custom', path: ['find'], message: `find is for reconcile effects; a ${e.class} effect is made safe without it` });
+    if (e.class === 'reconcile' && !e.find)
+      ctx.addIssue({ code: 'custom', path: ['find'], message: 'a reconcile effect needs find(ctx): how a retry looks up what an earlier attempt did' });
+    if (e.class !== 'reconcile' && e.find)
+      ctx.addIssue({ code: 'custom', path: ['find'], message: `find is for reconcile effects; a ${e.class} effect is made safe without it` });
     if (e.class !== 'provider_key' && e.keyed) ctx.addIssue({ code: 'custom', path: ['keyed'], message: 'keyed is for provider_key effects' });
   });
 
@@ -136,7 +146,9 @@ const EffectSchema = z
  *   find: ({ effectKey, signal }) => tracker.findByReference(effectKey, signal),
  * });
  */
-export function defineEffect<S extends z.ZodType<Record<string, unknown>> = z.ZodObject<Record<string, never>>>(opts: EffectOptions<S>): EffectDefinition<z.output<S>> {
+export function defineEffect<S extends z.ZodType<Record<string, unknown>> = z.ZodObject<Record<string, never>>>(
+  opts: EffectOptions<S>,
+): EffectDefinition<z.output<S>> {
   const e = parseDefinition(EffectSchema, opts, 'effect', opts?.name);
   objectSchema(e.input, `effect "${e.name}" input`);
   return Object.freeze({ ...e, input: e.input as z.ZodType<z.output<S>> }) as EffectDefinition<z.output<S>>;

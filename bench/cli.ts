@@ -94,7 +94,13 @@ async function main(): Promise<void> {
   try {
     const tag = randomUUID().slice(0, 8);
     const taskQueue = `bench-cli-${tag}`;
-    const worker = await createWakeWorker({ connection: nativeConnection, namespace: 'default', taskQueue, shutdownGraceTime: '1 second', activities: exampleApp.activities() });
+    const worker = await createWakeWorker({
+      connection: nativeConnection,
+      namespace: 'default',
+      taskQueue,
+      shutdownGraceTime: '1 second',
+      activities: exampleApp.activities(),
+    });
     const burst = await worker.runUntil(async () => {
       const env = { TEMPORAL_ADDRESS: server.address, WAKEGATE_TASK_QUEUE: taskQueue, WAKEGATE_LOG_FORMAT: 'json' };
       const decisions: Record<string, number> = {};
@@ -144,7 +150,10 @@ async function main(): Promise<void> {
       },
     };
     console.log(JSON.stringify(report, null, 2));
-    const problems = [...burst.failures, ...(burst.succeeded === EMITS - burst.failures.length ? [] : [`${EMITS - burst.failures.length - burst.succeeded} answered runs did not end success`])];
+    const problems = [
+      ...burst.failures,
+      ...(burst.succeeded === EMITS - burst.failures.length ? [] : [`${EMITS - burst.failures.length - burst.succeeded} answered runs did not end success`]),
+    ];
     recorder.write(report, problems);
     if (problems.length > 0) {
       console.error(`unanswered emits or runs that did not succeed:\n${problems.join('\n')}`);

@@ -169,7 +169,9 @@ async function main(): Promise<void> {
       };
       console.log(JSON.stringify(report, null, 2));
       const problems = [
-        ...(one.errors.length + many.errors.length > 0 ? [`${one.errors.length + many.errors.length} offers failed (first: ${one.errors[0] ?? many.errors[0]})`] : []),
+        ...(one.errors.length + many.errors.length > 0
+          ? [`${one.errors.length + many.errors.length} offers failed (first: ${one.errors[0] ?? many.errors[0]})`]
+          : []),
         ...(hotRuns > report.hotKey.runBound ? [`the hot key started ${hotRuns} runs, over its bound of ${report.hotKey.runBound}`] : []),
       ];
       recorder.write(report, problems);

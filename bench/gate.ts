@@ -32,7 +32,8 @@ async function main(): Promise<void> {
     concurrency: CONCURRENCY,
     stormDeliveries: STORM,
     temporal: 'dev server of its own (temporal server start-dev, SQLite), localhost',
-    supervisor: "on: the gate's default link (memo read cached per process, wake counts sent in batches); no worker polls the gate's queue, so the start path is measured alone",
+    supervisor:
+      "on: the gate's default link (memo read cached per process, wake counts sent in batches); no worker polls the gate's queue, so the start path is measured alone",
     agent: 'canary (source ping): the one-call path',
   });
   Runtime.install({ logger: new DefaultLogger('WARN') });
@@ -100,7 +101,13 @@ async function main(): Promise<void> {
       rawStartsPerSecond: round(rawRate),
       gateStartsPerSecond: round(gateRate),
       ratio: round(gateRate / rawRate, 3),
-      medianRoundRatio: round(percentile(rates.gate.map((g, i) => g / rates.raw[i]!), 50), 3),
+      medianRoundRatio: round(
+        percentile(
+          rates.gate.map((g, i) => g / rates.raw[i]!),
+          50,
+        ),
+        3,
+      ),
       perRound: { raw: rates.raw.map((x) => round(x)), gate: rates.gate.map((x) => round(x)) },
       startLatencyMs: {
         raw: { p50: round(percentile(lat.raw, 50)), p99: round(percentile(lat.raw, 99)) },

@@ -71,10 +71,24 @@ async function main(): Promise<void> {
   try {
     const signed = (prefix: string, n: number) =>
       Array.from({ length: n }, (_, i) => {
-        const body = JSON.stringify({ type: 'config.changed', campaignId: `${prefix}-${i}`, occurredAt: '2026-12-02T14:05:00Z', version: 1, dashboards: ['reach'] });
+        const body = JSON.stringify({
+          type: 'config.changed',
+          campaignId: `${prefix}-${i}`,
+          occurredAt: '2026-12-02T14:05:00Z',
+          version: 1,
+          dashboards: ['reach'],
+        });
         const at = new Date();
         const id = `${prefix}-${i}`;
-        return { body, headers: { 'content-type': 'application/json', 'webhook-id': id, 'webhook-timestamp': String(Math.floor(at.getTime() / 1000)), 'webhook-signature': webhook.sign(id, at, body) } };
+        return {
+          body,
+          headers: {
+            'content-type': 'application/json',
+            'webhook-id': id,
+            'webhook-timestamp': String(Math.floor(at.getTime() / 1000)),
+            'webhook-signature': webhook.sign(id, at, body),
+          },
+        };
       });
     const webhookTask = (requests: ReturnType<typeof signed>) => async (i: number) => {
       const res = await fetch(url, { method: 'POST', body: requests[i]!.body, headers: requests[i]!.headers });
@@ -142,7 +156,13 @@ async function main(): Promise<void> {
       rawStartsPerSecond: round(total(rates.raw)),
       webhookAcceptsPerSecond: round(total(rates.webhook)),
       ratio: round(total(rates.webhook) / total(rates.raw), 3),
-      medianRoundRatio: round(percentile(rates.webhook.map((w, i) => w / rates.raw[i]!), 50), 3),
+      medianRoundRatio: round(
+        percentile(
+          rates.webhook.map((w, i) => w / rates.raw[i]!),
+          50,
+        ),
+        3,
+      ),
       perRound: { raw: rates.raw.map((x) => round(x)), webhook: rates.webhook.map((x) => round(x)) },
       latencyMs: {
         raw: { p50: round(percentile(lat.raw, 50)), p99: round(percentile(lat.raw, 99)) },

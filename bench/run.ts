@@ -47,11 +47,27 @@ async function main(): Promise<void> {
   const connection = await NativeConnection.connect({ address: server.address });
   const client = new Client({ connection: await Connection.connect({ address: server.address }), namespace: server.namespace });
   const activities = activitiesOf({ outside: loadConfig(standinSettings(standins.urls)).outside, supervisor: BENCH_POLICY });
-  const wakeWorker = await Worker.create({ connection, taskQueue: 'bench-wake', activities, workflowBundle: await bundleWorkflowCode({ workflowsPath: require.resolve('../workflows'), logger: new DefaultLogger('WARN') }) });
-  const bareWorker = await Worker.create({ connection, taskQueue: 'bench-bare', activities, workflowBundle: await bundleWorkflowCode({ workflowsPath: require.resolve('./bare-workflow'), logger: new DefaultLogger('WARN') }) });
+  const wakeWorker = await Worker.create({
+    connection,
+    taskQueue: 'bench-wake',
+    activities,
+    workflowBundle: await bundleWorkflowCode({ workflowsPath: require.resolve('../workflows'), logger: new DefaultLogger('WARN') }),
+  });
+  const bareWorker = await Worker.create({
+    connection,
+    taskQueue: 'bench-bare',
+    activities,
+    workflowBundle: await bundleWorkflowCode({ workflowsPath: require.resolve('./bare-workflow'), logger: new DefaultLogger('WARN') }),
+  });
   const policy = exampleAgents['dependency-bump']!.policy;
   const input = (i: number, kind: string, to: string): RunInput =>
-    keyEvent(registryOf(), { source: 'deps', entity: `bench/${kind}:pkg${i}`, type: 'check.due', occurredAt: '2026-12-02T00:00:00Z', payload: { repo: `bench/${kind}`, package: `pkg${i}`, from: '1.0.0', to } }).input;
+    keyEvent(registryOf(), {
+      source: 'deps',
+      entity: `bench/${kind}:pkg${i}`,
+      type: 'check.due',
+      occurredAt: '2026-12-02T00:00:00Z',
+      payload: { repo: `bench/${kind}`, package: `pkg${i}`, from: '1.0.0', to },
+    }).input;
 
   const time = async (fn: () => Promise<unknown>) => {
     const t0 = performance.now();
@@ -71,7 +87,15 @@ async function main(): Promise<void> {
   };
   const bare = (kind: string, three: boolean) => async (i: number) => {
     const inp = input(i, `${kind}-bare`, three ? '2.0.0' : '1.0.0');
-    const tool = { agent: 'dependency-bump', tool: 'check_dependency', runKey: inp.runKey, wakeKey: inp.wakeKey, entity: inp.entity, payload: inp.payload, args: {} };
+    const tool = {
+      agent: 'dependency-bump',
+      tool: 'check_dependency',
+      runKey: inp.runKey,
+      wakeKey: inp.wakeKey,
+      entity: inp.entity,
+      payload: inp.payload,
+      args: {},
+    };
     const run = { runKey: inp.runKey, wakeKey: inp.wakeKey, entity: inp.entity, eventKey: inp.eventKey };
     // The same activities with the same inputs as the run's: the model step through the AI SDK's
     // offline provider, read against the agent's answer schema and its decide; the effect by its class.
@@ -86,7 +110,10 @@ async function main(): Promise<void> {
               name: 'modelCall',
               arg: {
                 agent: 'dependency-bump',
-                messages: [{ role: 'system', content: prompt }, { role: 'user', content: JSON.stringify({ task: policy.description, event, observations: [{ changed: true, headline: 'bump' }] }) }],
+                messages: [
+                  { role: 'system', content: prompt },
+                  { role: 'user', content: JSON.stringify({ task: policy.description, event, observations: [{ changed: true, headline: 'bump' }] }) },
+                ],
                 tools: [],
                 maxOutputTokens: 300,
                 answer: 'agent',
@@ -122,7 +149,7 @@ async function main(): Promise<void> {
   console.log(`wakegate bench:run, ${N} sequential runs each, dev server on this machine (ms, accepted → terminal)`);
   console.log('series                      p50      p99');
   for (const r of results) console.log(`${r.name.padEnd(24)}${fmt(r.p50)}  ${fmt(r.p99)}`);
-  const [nw, nb, tw, tb] = results as [typeof results[0], typeof results[0], typeof results[0], typeof results[0]];
+  const [nw, nb, tw, tb] = results as [(typeof results)[0], (typeof results)[0], (typeof results)[0], (typeof results)[0]];
   console.log(`ratio no_op       p50 ${(nw.p50 / nb.p50).toFixed(2)}x  p99 ${(nw.p99 / nb.p99).toFixed(2)}x`);
   console.log(`ratio three-step  p50 ${(tw.p50 / tb.p50).toFixed(2)}x  p99 ${(tw.p99 / tb.p99).toFixed(2)}x`);
   const ratio = (a: number, b: number) => round(a / b, 2);

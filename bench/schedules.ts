@@ -59,12 +59,22 @@ function hops(
   const started = first(h, EventType.EVENT_TYPE_WORKFLOW_EXECUTION_STARTED);
   const taskStarted = first(h, EventType.EVENT_TYPE_WORKFLOW_TASK_STARTED);
   const taskDone = first(h, EventType.EVENT_TYPE_WORKFLOW_TASK_COMPLETED);
-  const scheduled = h.find((e) => e.eventType === EventType.EVENT_TYPE_ACTIVITY_TASK_SCHEDULED && e.activityTaskScheduledEventAttributes?.activityType?.name === activityType);
+  const scheduled = h.find(
+    (e) => e.eventType === EventType.EVENT_TYPE_ACTIVITY_TASK_SCHEDULED && e.activityTaskScheduledEventAttributes?.activityType?.name === activityType,
+  );
   const activityStarted = atMs(
-    h.find((e) => e.eventType === EventType.EVENT_TYPE_ACTIVITY_TASK_STARTED && String(e.activityTaskStartedEventAttributes?.scheduledEventId) === String(scheduled?.eventId)),
+    h.find(
+      (e) =>
+        e.eventType === EventType.EVENT_TYPE_ACTIVITY_TASK_STARTED &&
+        String(e.activityTaskStartedEventAttributes?.scheduledEventId) === String(scheduled?.eventId),
+    ),
   );
   const activityDone = atMs(
-    h.find((e) => e.eventType === EventType.EVENT_TYPE_ACTIVITY_TASK_COMPLETED && String(e.activityTaskCompletedEventAttributes?.scheduledEventId) === String(scheduled?.eventId)),
+    h.find(
+      (e) =>
+        e.eventType === EventType.EVENT_TYPE_ACTIVITY_TASK_COMPLETED &&
+        String(e.activityTaskCompletedEventAttributes?.scheduledEventId) === String(scheduled?.eventId),
+    ),
   );
   const diff = (a?: number, b?: number) => (a !== undefined && b !== undefined ? a - b : undefined);
   return {
@@ -94,7 +104,13 @@ async function main(): Promise<void> {
   const client = new Client({ connection: await Connection.connect({ address: server.address }) });
   const native = await NativeConnection.connect({ address: server.address });
   try {
-    const wakeWorker = await createWakeWorker({ connection: native, namespace: 'default', taskQueue: 'bench-wakegate', shutdownGraceTime: '1 second', activities: exampleApp.activities() });
+    const wakeWorker = await createWakeWorker({
+      connection: native,
+      namespace: 'default',
+      taskQueue: 'bench-wakegate',
+      shutdownGraceTime: '1 second',
+      activities: exampleApp.activities(),
+    });
     const bareWorker = await Worker.create({
       connection: native,
       taskQueue: 'bench-bare',
@@ -199,8 +215,8 @@ async function main(): Promise<void> {
       if (run.activityStartedMs === undefined) continue;
       direct.push(run.activityStartedMs - nominal);
       add('reference, Schedule → runWorkflow: nominal → run started (the Schedule)', run.startedMs! - nominal);
-      add('reference: run\'s first workflow task dispatched', run.dispatchMs);
-      add('reference: run\'s first workflow task (worker)', run.taskMs);
+      add("reference: run's first workflow task dispatched", run.dispatchMs);
+      add("reference: run's first workflow task (worker)", run.taskMs);
       add('reference: run task done → first activity started', run.toActivityMs);
       add('reference: the first step itself', run.activityMs);
     }

@@ -81,7 +81,7 @@ export function registerCommands(program: Command): void {
   program
     .command('kill <key>')
     .description(
-      'Stop a live run before its next step (in-flight activities are cancelled); it ends `cancelled`. <key> is the run\'s workflow ID, ' +
+      "Stop a live run before its next step (in-flight activities are cancelled); it ends `cancelled`. <key> is the run's workflow ID, " +
         'or an event key: the run that took the event (for a coalesced event, the run that absorbed it); exit 2 when it woke several agents and --agent names none.',
     )
     .requiredOption('--reason <why>', 'why it is being stopped (recorded on the run)')
@@ -101,10 +101,14 @@ export function registerCommands(program: Command): void {
   }
   program
     .command('rearm <key>')
-    .description('Delete a closed run (and the admission records of the events it took) so their next delivery starts afresh; exit 3 when there is no such workflow.')
+    .description(
+      'Delete a closed run (and the admission records of the events it took) so their next delivery starts afresh; exit 3 when there is no such workflow.',
+    )
     .action((key: string) => run(async () => (await import('./run-control.js')).rearm(key)));
 
-  const supervisor = program.command('supervisor').description('The supervisor: breaker state, rolling caps, held wakes; reset, release or discard (a person, with a reason).');
+  const supervisor = program
+    .command('supervisor')
+    .description('The supervisor: breaker state, rolling caps, held wakes; reset, release or discard (a person, with a reason).');
   supervisor
     .command('status')
     .description('Breaker state, why it tripped, counters against caps, held wakes by agent and wake key, live runs, recent runs by terminal reason.')
@@ -118,10 +122,14 @@ export function registerCommands(program: Command): void {
   for (const action of ['release', 'discard'] as const) {
     supervisor
       .command(action)
-      .description(action === 'release' ? 'Let held wakes run (all, or one agent\'s); the breaker must be reset first.' : 'Drop held wakes (all, or one agent\'s): they end `discarded`.')
+      .description(
+        action === 'release'
+          ? "Let held wakes run (all, or one agent's); the breaker must be reset first."
+          : "Drop held wakes (all, or one agent's): they end `discarded`.",
+      )
       .requiredOption('--who <name>', 'the person deciding')
       .requiredOption('--reason <why>', 'why')
-      .option('--agent <agent>', 'only this agent\'s held wakes')
+      .option('--agent <agent>', "only this agent's held wakes")
       .action((opts: PersonOptions & { agent?: string }) => run(async () => (await import('./supervisor.js')).releaseCommand(action, opts)));
   }
   program

@@ -113,7 +113,10 @@ export async function emit(opts: EmitOptions): Promise<number> {
     const gate = wakegate.gate(client, config.taskQueue);
     const answer = await gate.admitKeyed(keyed).finally(() => gate.close().catch(() => undefined));
     for (const w of answer.wakes) {
-      if (w.held) process.stderr.write(`wakegate: ${w.agent}: held by the supervisor (${w.held.reason}); it runs once a person releases it: wakegate supervisor status\n`);
+      if (w.held)
+        process.stderr.write(
+          `wakegate: ${w.agent}: held by the supervisor (${w.held.reason}); it runs once a person releases it: wakegate supervisor status\n`,
+        );
     }
     if (isRefusal(answer.decision)) {
       printJson(answer);

@@ -105,7 +105,12 @@ async function indexedRuns(client: Client, eventKey: string): Promise<RunOfEvent
   const query = `WorkflowType = "runWorkflow" AND ExecutionStatus != "ContinuedAsNew" AND (WakeEventKey = ${quoted} OR WakeAbsorbedEventKeys = ${quoted})`;
   const runs: RunOfEvent[] = [];
   for await (const w of client.workflow.list({ query, pageSize: MAX_INDEXED })) {
-    runs.push({ agent: w.typedSearchAttributes.get(WakeAgent) ?? agentOfId(w.workflowId), workflowId: w.workflowId, status: w.status.name, startTime: w.startTime.toISOString() });
+    runs.push({
+      agent: w.typedSearchAttributes.get(WakeAgent) ?? agentOfId(w.workflowId),
+      workflowId: w.workflowId,
+      status: w.status.name,
+      startTime: w.startTime.toISOString(),
+    });
     if (runs.length >= MAX_INDEXED) break;
   }
   return runs;

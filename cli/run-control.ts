@@ -94,7 +94,11 @@ async function deleteClosed(client: Client, workflowId: string, runId: string): 
 export async function rearm(key: string): Promise<number> {
   return withClient(async (client) => {
     const desc = await describeId(client, key);
-    if (!desc) return refuse({ workflowId: key }, `no workflow ${key}: rearm takes a closed run's workflow ID or an admission record (agent@eventKey), as emit and runs print them`);
+    if (!desc)
+      return refuse(
+        { workflowId: key },
+        `no workflow ${key}: rearm takes a closed run's workflow ID or an admission record (agent@eventKey), as emit and runs print them`,
+      );
     if (desc.status.name === 'RUNNING') throw new UsageError(`${key} is still running; kill it first`);
     const admissions: string[] = [];
     if (desc.type === 'runWorkflow' && desc.status.name === 'COMPLETED') {
@@ -121,7 +125,14 @@ export async function rearm(key: string): Promise<number> {
       await deleteClosed(client, key, wf.runId);
       earlier.push(wf.runId);
     }
-    printJson({ workflowId: key, rearmed: true, deletedRunId: desc.runId, wasStatus: desc.status.name, admissionsRearmed: rearmed, earlierRunsDeleted: earlier });
+    printJson({
+      workflowId: key,
+      rearmed: true,
+      deletedRunId: desc.runId,
+      wasStatus: desc.status.name,
+      admissionsRearmed: rearmed,
+      earlierRunsDeleted: earlier,
+    });
     return ExitCode.ok;
   });
 }
@@ -150,7 +161,10 @@ async function killTarget(client: Client, key: string, agent: string | undefined
   if (runs.length === 0) {
     if (all.length) return refuse(about, `event ${about.eventKey} woke no run of ${agent}; it woke ${listed(all)}`);
     if (desc) return refuse(about, `the event of admission record ${key} started no run (skipped, stale or not admitted): nothing to kill`);
-    return refuse({ workflowId: key }, `no run ${key}, and no run took an event with that key: kill takes a run's workflow ID or an event key, as emit and runs print them`);
+    return refuse(
+      { workflowId: key },
+      `no run ${key}, and no run took an event with that key: kill takes a run's workflow ID or an event key, as emit and runs print them`,
+    );
   }
   if (runs.length > 1) {
     const message = `event ${about.eventKey} woke ${runs.length} agents: ${listed(runs)}; name one with --agent`;
@@ -161,10 +175,16 @@ async function killTarget(client: Client, key: string, agent: string | undefined
   const run = runs[0]!;
   const mine = { ...about, agent: run.agent };
   if (run.status === 'PENDING') {
-    return refuse({ workflowId: run.workflowId, ...mine }, `${run.workflowId}, the run that took event ${about.eventKey}, has not started yet (its batch is pending in its coalescer); kill it once it has started`);
+    return refuse(
+      { workflowId: run.workflowId, ...mine },
+      `${run.workflowId}, the run that took event ${about.eventKey}, has not started yet (its batch is pending in its coalescer); kill it once it has started`,
+    );
   }
   if (run.status === 'UNDECIDED') {
-    return refuse({ workflowId: run.workflowId, ...mine }, `event ${about.eventKey} is not decided yet for ${run.agent} (its admission record ${run.workflowId} is open: no worker has taken it); try again`);
+    return refuse(
+      { workflowId: run.workflowId, ...mine },
+      `event ${about.eventKey} is not decided yet for ${run.agent} (its admission record ${run.workflowId} is open: no worker has taken it); try again`,
+    );
   }
   return { workflowId: run.workflowId, about: mine };
 }

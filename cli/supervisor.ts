@@ -50,7 +50,12 @@ export function resetCommand(opts: PersonOptions): Promise<number> {
   return withClient(async (client, taskQueue) => {
     const r = await act(client, taskQueue, { kind: 'reset', ...p });
     if (typeof r === 'number') return r;
-    printJson({ accepted: true, mode: r.status!.mode, reset: r.status!.resets.at(-1), next: 'held wakes stay held: wakegate supervisor release --who --reason (or discard)' });
+    printJson({
+      accepted: true,
+      mode: r.status!.mode,
+      reset: r.status!.resets.at(-1),
+      next: 'held wakes stay held: wakegate supervisor release --who --reason (or discard)',
+    });
     return ExitCode.ok;
   });
 }
@@ -99,7 +104,9 @@ export function drainCommand(opts: PersonOptions & { timeout: string }): Promise
     const mode = now?.mode ?? r.status!.mode;
     printJson({ accepted: true, mode, ...(mode === 'halted' && now?.trip ? { trip: now.trip } : {}), drained: live === 0, live });
     if (mode === 'halted') {
-      process.stderr.write(`wakegate: the drain became a halt (trip #${now?.trip?.id}, ${now?.trip?.kind}: ${now?.trip?.reason}); a person resets the supervisor\n`);
+      process.stderr.write(
+        `wakegate: the drain became a halt (trip #${now?.trip?.id}, ${now?.trip?.kind}: ${now?.trip?.reason}); a person resets the supervisor\n`,
+      );
     }
     if (live > 0) {
       process.stderr.write(`wakegate: ${live} run(s) still live after ${timeoutS} s; drain again to keep waiting\n`);

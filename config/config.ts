@@ -69,9 +69,18 @@ const Env = z.object({
     .regex(/^[0-9a-fA-F]{64}$/, 'WAKEGATE_OPERATOR_SESSION_KEY must be 64 hex digits (32 bytes), e.g. from `openssl rand -hex 32`')
     .optional(),
   /** How long an operator's sign-in lasts, s. */
-  WAKEGATE_OPERATOR_SESSION_TTL_S: z.coerce.number().int().min(1).max(7 * 86_400).default(8 * 3600),
+  WAKEGATE_OPERATOR_SESSION_TTL_S: z.coerce
+    .number()
+    .int()
+    .min(1)
+    .max(7 * 86_400)
+    .default(8 * 3600),
   /** Largest webhook body accepted, bytes (413 above). */
-  WAKEGATE_INGRESS_BODY_LIMIT_BYTES: z.coerce.number().int().positive().default(256 * 1024),
+  WAKEGATE_INGRESS_BODY_LIMIT_BYTES: z.coerce
+    .number()
+    .int()
+    .positive()
+    .default(256 * 1024),
   /** Per-source rate limit: sustained requests per second, and the burst a source may send at once (token bucket). */
   WAKEGATE_INGRESS_RATE_PER_S: z.coerce.number().positive().default(50),
   WAKEGATE_INGRESS_BURST: z.coerce.number().int().positive().default(50),
@@ -255,7 +264,10 @@ export function binarySettings(env: NodeJS.ProcessEnv = process.env): BinarySett
  */
 export function parseOperators(spec: string): Record<string, string> {
   const out: Record<string, string> = {};
-  const entries = spec.split(',').map((x) => x.trim()).filter(Boolean);
+  const entries = spec
+    .split(',')
+    .map((x) => x.trim())
+    .filter(Boolean);
   for (const [i, entry] of entries.entries()) {
     const at = entry.indexOf(':');
     const name = at > 0 ? entry.slice(0, at) : '';

@@ -221,7 +221,12 @@ export interface SupervisorActivities {
   /** Tell held runs (of one agent, or all) to re-check the supervisor now. */
   nudgeHeld(input: { taskQueue: string; agent?: string }): Promise<{ nudged: number }>;
   /** A held run asks again: run, stay held, or discarded. */
-  recheckHold(input: { agent: string; hold: 'halted' | 'cap'; heldAtMs: number; /** Nudged by the supervisor: read it afresh. */ nudged?: boolean }): Promise<RunVerdict>;
+  recheckHold(input: {
+    agent: string;
+    hold: 'halted' | 'cap';
+    heldAtMs: number;
+    /** Nudged by the supervisor: read it afresh. */ nudged?: boolean;
+  }): Promise<RunVerdict>;
 }
 
 /** Every activity a wakegate worker registers. */

@@ -81,7 +81,6 @@ export function effectKey(runKey: string, effect: string, step: number | string)
   return `${runKey}#${effect}@${step}` as EffectKey;
 }
 
-
 /**
  * The supervisor of the fleet on one task queue: one per fleet, so each deployment (and each test's
  * task queue) has its own breaker. It is off every event's path: the gate reads its memo cached and

@@ -14,9 +14,7 @@ export function parseDefinition<S extends z.ZodType>(schema: S, def: unknown, ki
   const parsed = schema.safeParse(def);
   if (parsed.success) return parsed.data;
   const where = typeof name === 'string' ? ` "${name}"` : '';
-  throw new Error(
-    `invalid ${kind} definition${where}: ` + parsed.error.issues.map((i) => `${i.path.join('.') || '(root)'}: ${i.message}`).join('; '),
-  );
+  throw new Error(`invalid ${kind} definition${where}: ` + parsed.error.issues.map((i) => `${i.path.join('.') || '(root)'}: ${i.message}`).join('; '));
 }
 
 /**

@@ -1,5 +1,15 @@
 import { defineQuery, defineSignal, defineUpdate } from '@temporalio/workflow';
-import type { HaltRequest, LeaseAnswer, LeaseRequest, PersonAction, ReleaseRecord, ReleaseRequest, SupervisorPolicy, SupervisorStatus, WakeCounts } from './supervisor-types';
+import type {
+  HaltRequest,
+  LeaseAnswer,
+  LeaseRequest,
+  PersonAction,
+  ReleaseRecord,
+  ReleaseRequest,
+  SupervisorPolicy,
+  SupervisorStatus,
+  WakeCounts,
+} from './supervisor-types';
 
 /** Gate processes report the wakes they admitted, in batches (fire and forget; signal-with-start). */
 export const wakesSignal = defineSignal<[WakeCounts]>('wakes');

@@ -23,7 +23,13 @@ export interface SupervisorPolicy {
   /** The storm breaker: wakes arriving at the gate per sliding minute. Over it, the breaker trips. */
   storm: { fleetPerMinute: number; agentPerMinute?: number; rationale: string };
   /** The error-rate breaker: the share of recent runs that ended in one of `reasons`. */
-  errorRate: { windowMs: number; minRuns: number; threshold: number; /** Terminal reasons (core/types.ts) that count as errors. */ reasons: string[]; rationale: string };
+  errorRate: {
+    windowMs: number;
+    minRuns: number;
+    threshold: number;
+    /** Terminal reasons (core/types.ts) that count as errors. */ reasons: string[];
+    rationale: string;
+  };
   /** Per-period fleet budgets: for the whole fleet, and per agent. */
   caps: { fleet: WindowCap[]; agents: Record<string, WindowCap[]> };
   /** Per agent: what a trip does to its live runs (`cancel`: stopped at their next step, nothing further committed). Default `finish`. */

@@ -8,7 +8,18 @@ import type { HoldRecord } from './supervisor-types';
  * had already run: a manual trigger or a backfill, which Temporal starts even over a completed run of
  * the same ID) and `skipped` (its catch-up policy declined it, or folded it into a newer window).
  */
-export const TERMINAL_REASONS = ['success', 'no_op', 'budget_exhausted', 'blocked', 'escalated', 'cancelled', 'discarded', 'duplicate', 'skipped', 'failed'] as const;
+export const TERMINAL_REASONS = [
+  'success',
+  'no_op',
+  'budget_exhausted',
+  'blocked',
+  'escalated',
+  'cancelled',
+  'discarded',
+  'duplicate',
+  'skipped',
+  'failed',
+] as const;
 export type TerminalReason = (typeof TERMINAL_REASONS)[number];
 
 /**

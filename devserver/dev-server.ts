@@ -97,24 +97,31 @@ export class DevServer {
     if (this.child) return;
     const cli = temporalCliPath();
     const args = [
-      'server', 'start-dev',
-      '--ip', '127.0.0.1',
-      '--port', String(this.port),
-      '--db-filename', this.dbFilename,
-      '--namespace', this.namespace,
-      '--log-level', 'error',
+      'server',
+      'start-dev',
+      '--ip',
+      '127.0.0.1',
+      '--port',
+      String(this.port),
+      '--db-filename',
+      this.dbFilename,
+      '--namespace',
+      this.namespace,
+      '--log-level',
+      'error',
       // WAL with synchronous=NORMAL: a committed write survives the server process being killed
       // (only an OS crash can lose the last transactions) and starts run about twice as fast.
-      '--sqlite-pragma', 'journal_mode=wal',
-      '--sqlite-pragma', 'synchronous=normal',
-      '--dynamic-config-value', 'frontend.enableUpdateWorkflowExecution=true',
-      '--dynamic-config-value', 'frontend.enableUpdateWorkflowExecutionAsyncAccepted=true',
+      '--sqlite-pragma',
+      'journal_mode=wal',
+      '--sqlite-pragma',
+      'synchronous=normal',
+      '--dynamic-config-value',
+      'frontend.enableUpdateWorkflowExecution=true',
+      '--dynamic-config-value',
+      'frontend.enableUpdateWorkflowExecutionAsyncAccepted=true',
       ...(this.uiPort !== undefined ? ['--ui-port', String(this.uiPort)] : ['--headless']),
       ...Object.entries(this.opts.dynamicConfig ?? {}).flatMap(([k, v]) => ['--dynamic-config-value', `${k}=${JSON.stringify(v)}`]),
-      ...ALL_SEARCH_ATTRIBUTES.flatMap((k) => [
-        '--search-attribute',
-        `${k.name}=${TypedSearchAttributes.toMetadataType(k.type)}`,
-      ]),
+      ...ALL_SEARCH_ATTRIBUTES.flatMap((k) => ['--search-attribute', `${k.name}=${TypedSearchAttributes.toMetadataType(k.type)}`]),
     ];
     this.output = '';
     this.outputHead = '';

@@ -54,7 +54,24 @@ export class RedisServer {
   /** Start (or restart after {@link stop}) and wait until it accepts connections. */
   async up(): Promise<void> {
     if (this.child) return;
-    const args = ['--port', String(this.port), '--bind', '127.0.0.1', '--dir', this.dir, '--appendonly', 'yes', '--appendfsync', 'always', '--save', '', '--daemonize', 'no', '--protected-mode', 'yes'];
+    const args = [
+      '--port',
+      String(this.port),
+      '--bind',
+      '127.0.0.1',
+      '--dir',
+      this.dir,
+      '--appendonly',
+      'yes',
+      '--appendfsync',
+      'always',
+      '--save',
+      '',
+      '--daemonize',
+      'no',
+      '--protected-mode',
+      'yes',
+    ];
     const child = spawn(redisServerPath(), args, { stdio: ['ignore', 'pipe', 'pipe'] });
     this.child = child;
     this.output = '';

@@ -73,7 +73,9 @@ export const campaignReporter = defineAgent({
           signal,
         });
         const d = res.json as { changed: boolean; metrics: Record<string, number> };
-        const headline = `${name}: ${Object.entries(d.metrics).map(([k, v]) => `${k} ${v}`).join(', ')}`;
+        const headline = `${name}: ${Object.entries(d.metrics)
+          .map(([k, v]) => `${k} ${v}`)
+          .join(', ')}`;
         return { content: JSON.stringify({ dashboard: name, changed: d.changed, headline, metrics: d.metrics }), changed: d.changed };
       },
     }),
@@ -84,6 +86,12 @@ export const campaignReporter = defineAgent({
   decide: (answer, { run }) =>
     answer.decision === 'no_op'
       ? { noOp: answer.summary }
-      : { summary: answer.summary, effects: [{ effect: 'post_summary', args: { text: `Campaign ${run.wakeKey}: ${answer.summary}` } }, { effect: 'start_export', args: { campaign: run.wakeKey } }] },
+      : {
+          summary: answer.summary,
+          effects: [
+            { effect: 'post_summary', args: { text: `Campaign ${run.wakeKey}: ${answer.summary}` } },
+            { effect: 'start_export', args: { campaign: run.wakeKey } },
+          ],
+        },
   approval: { irreversible: 'required', timeout: '4h' },
 });

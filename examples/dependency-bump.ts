@@ -62,7 +62,15 @@ export const dependencyBump = defineAgent({
     if (answer.decision === 'no_op') return { noOp: answer.summary };
     const p = Bump.parse(run.payload);
     // The branch name is the natural key: the same bump always lands on the same branch.
-    return { summary: answer.summary, effects: [{ effect: 'open_pull_request', args: { repo: p.repo, branch: `bump/${p.package}-${p.to}`, title: `Bump ${p.package} from ${p.from} to ${p.to}`, body: answer.summary } }] };
+    return {
+      summary: answer.summary,
+      effects: [
+        {
+          effect: 'open_pull_request',
+          args: { repo: p.repo, branch: `bump/${p.package}-${p.to}`, title: `Bump ${p.package} from ${p.from} to ${p.to}`, body: answer.summary },
+        },
+      ],
+    };
   },
   approval: { irreversible: 'required', timeout: '5m' },
 });

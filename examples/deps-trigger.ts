@@ -10,8 +10,7 @@ export const depsTrigger = defineTrigger({
   description: 'Dependency releases: wakes the dependency-bump agent.',
   eventTypes: ['release.published', 'check.due'],
   bucket: '1d',
-  keyRationale:
-    'One bump per (repo, package) per day of the release: redelivered release notices are one event; the PR itself is keyed by branch.',
+  keyRationale: 'One bump per (repo, package) per day of the release: redelivered release notices are one event; the PR itself is keyed by branch.',
   fingerprint: ['repo', 'package', 'from', 'to'],
   payload: z
     .object({

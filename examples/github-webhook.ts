@@ -22,7 +22,10 @@ export type GithubDelivery = z.infer<typeof GithubDelivery>;
  * body only); they choose which dependent repository's bump is proposed, never what runs.
  */
 export const GithubRoute = z.object({
-  repo: z.string().regex(/^[A-Za-z0-9_.-]+\/[A-Za-z0-9_.-]+$/, 'repo is owner/name of the repository to bump').max(200),
+  repo: z
+    .string()
+    .regex(/^[A-Za-z0-9_.-]+\/[A-Za-z0-9_.-]+$/, 'repo is owner/name of the repository to bump')
+    .max(200),
   from: z.string().min(1).max(50),
   package: z.string().min(1).max(200).optional(),
 });

@@ -19,6 +19,5 @@ export const springSaleReport = defineSchedule({
     'running (or waiting for its export’s approval) when the next hour comes has nothing to gain from a second one (skip).',
 });
 
-
 /** The canary's heartbeat (wakegate's own) and the campaign report. */
 export const exampleSchedules = [...builtinSchedules, springSaleReport];

@@ -13,7 +13,9 @@ const agentCaps = {
         'is a loop; $5 of model spend in an hour means the coalescing or a trigger is wrong whatever the count.',
     },
   ],
-  'dependency-bump': [{ windowMs: HOUR, wakes: 120, rationale: 'A release train opens a few dozen pull requests an hour at most; more is a loop of releases or re-runs.' }],
+  'dependency-bump': [
+    { windowMs: HOUR, wakes: 120, rationale: 'A release train opens a few dozen pull requests an hour at most; more is a loop of releases or re-runs.' },
+  ],
 } satisfies Record<string, WindowCap[]>;
 
 /**

@@ -54,7 +54,9 @@ function firstAnswer(base: WakeAnswer, r: AdmissionResult): WakeAnswer {
     ...(r.startsInMs !== undefined ? { startsInMs: r.startsInMs } : {}),
     ...(r.newestVersion !== undefined ? { newestVersion: r.newestVersion } : {}),
     ...(r.decision === 'mismatch'
-      ? { message: `event key ${r.eventKey} is already held by ${r.runKey} with different inputs (fingerprint); nothing was taken. Use a new key for a different event, or send the original inputs.` }
+      ? {
+          message: `event key ${r.eventKey} is already held by ${r.runKey} with different inputs (fingerprint); nothing was taken. Use a new key for a different event, or send the original inputs.`,
+        }
       : {}),
   };
 }
@@ -116,7 +118,14 @@ async function redeliveryAnswer(ctx: PathContext, input: RunInput, base: WakeAns
 export async function admitCoalesced(ctx: PathContext, input: RunInput, policy: CoalescePolicy): Promise<WakeAnswer> {
   const { client, taskQueue } = ctx;
   const admissionId = input.runKey;
-  const base: WakeAnswer = { decision: 'accepted', agent: input.agent, wakeKey: input.wakeKey, workflowId: admissionId, admissionId, coalescerId: coalescerId(input.agent, input.wakeKey) };
+  const base: WakeAnswer = {
+    decision: 'accepted',
+    agent: input.agent,
+    wakeKey: input.wakeKey,
+    workflowId: admissionId,
+    admissionId,
+    coalescerId: coalescerId(input.agent, input.wakeKey),
+  };
   const decided = async (handle: WorkflowHandle, first: boolean): Promise<WakeAnswer | undefined> => {
     let r: AdmissionResult;
     const deadline = Date.now() + ctx.decisionWaitMs;

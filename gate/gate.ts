@@ -110,7 +110,11 @@ export class Gate {
     if (!input.deliveryId || follow === 'skipped') return mine;
     // Where the event is held: its run (one-call path, or a coalesced run that has started), or its coalescer.
     const [target, runId] =
-      answer.admissionId === undefined ? [answer.workflowId, answer.runId] : answer.runState === 'running' ? [answer.workflowId, answer.runId] : [answer.coalescerId!, undefined];
+      answer.admissionId === undefined
+        ? [answer.workflowId, answer.runId]
+        : answer.runState === 'running'
+          ? [answer.workflowId, answer.runId]
+          : [answer.coalescerId!, undefined];
     try {
       await this.ctx.deliveries.record(target, runId, input.deliveryId, answer.admissionId ? input.eventKey : undefined);
       return mine;

@@ -46,27 +46,29 @@ export function keyEvent(registry: TriggerRegistry, raw: WakeEventInput | unknow
   checkEventLimits(event, opts.nowMs ?? Date.now()); // before anything walks the payload recursively
   const def = registry.get(event.source);
   if (!def) {
-    throw new GateInputError(
-      'unknown_source',
-      `unknown source "${event.source}": this deployment accepts ${registry.sources().join(', ')}`,
-      [{ path: 'source', message: 'unknown source' }],
-    );
+    throw new GateInputError('unknown_source', `unknown source "${event.source}": this deployment accepts ${registry.sources().join(', ')}`, [
+      { path: 'source', message: 'unknown source' },
+    ]);
   }
   if (def.eventTypes !== '*' && !def.eventTypes.includes(event.type)) {
-    throw new GateInputError(
-      'unknown_event_type',
-      `source "${def.source}" has no event type "${event.type}": use one of ${def.eventTypes.join(', ')}`,
-      [{ path: 'type', message: 'unknown event type' }],
-    );
+    throw new GateInputError('unknown_event_type', `source "${def.source}" has no event type "${event.type}": use one of ${def.eventTypes.join(', ')}`, [
+      { path: 'type', message: 'unknown event type' },
+    ]);
   }
   const payload = def.payload.safeParse(event.payload);
   if (!payload.success) {
     const issues = issuesOf(payload.error, ['payload']);
-    throw new GateInputError('invalid_payload', `invalid payload for source "${def.source}": ${issues.map((i) => `${i.path}: ${i.message}`).join('; ')}`, issues);
+    throw new GateInputError(
+      'invalid_payload',
+      `invalid payload for source "${def.source}": ${issues.map((i) => `${i.path}: ${i.message}`).join('; ')}`,
+      issues,
+    );
   }
   let agents = registry.agentsFor(def.source);
   if (def.wakes === 'named' && opts.agent === undefined) {
-    throw new GateInputError('unknown_agent', `source "${def.source}" wakes the one agent named with the event: name it (--agent)`, [{ path: 'agent', message: 'required' }]);
+    throw new GateInputError('unknown_agent', `source "${def.source}" wakes the one agent named with the event: name it (--agent)`, [
+      { path: 'agent', message: 'required' },
+    ]);
   }
   if (opts.agent !== undefined) {
     agents = agents.filter((a) => a.policy.name === opts.agent);

@@ -24,7 +24,6 @@ export function bucketStartMs(occurredAtMs: number, bucketMs: number): number {
   return Math.floor(occurredAtMs / bucketMs) * bucketMs;
 }
 
-
 /**
  * `source/type/entity/bucketStart`, e.g. `github/pull_request.opened/acme%2Fweb/2026-12-02T14:00:00Z`:
  * readable in the Web UI, with entity and type visible. Built in core/ids.ts (pure: a schedule's

@@ -64,7 +64,11 @@ export function checkPayloadLimits(payload: unknown, limits: Pick<typeof EVENT_L
  * Refuse an `occurredAt` (epoch ms) that lies more than the clock-skew tolerance after `nowMs`, or
  * before {@link EVENT_LIMITS.earliestOccurredAt}: code `occurred_at_out_of_range`, field `occurredAt`.
  */
-export function checkOccurredAt(occurredMs: number, nowMs: number, limits: Pick<typeof EVENT_LIMITS, 'clockSkewMs' | 'earliestOccurredAt'> = EVENT_LIMITS): void {
+export function checkOccurredAt(
+  occurredMs: number,
+  nowMs: number,
+  limits: Pick<typeof EVENT_LIMITS, 'clockSkewMs' | 'earliestOccurredAt'> = EVENT_LIMITS,
+): void {
   const latestMs = nowMs + limits.clockSkewMs;
   if (occurredMs > latestMs) {
     throw new GateInputError(
@@ -74,9 +78,11 @@ export function checkOccurredAt(occurredMs: number, nowMs: number, limits: Pick<
     );
   }
   if (occurredMs < Date.parse(limits.earliestOccurredAt)) {
-    throw new GateInputError('occurred_at_out_of_range', `occurredAt ${new Date(occurredMs).toISOString()} is before ${limits.earliestOccurredAt}: check the producer's clock and the field`, [
-      { path: 'occurredAt', message: `before ${limits.earliestOccurredAt}` },
-    ]);
+    throw new GateInputError(
+      'occurred_at_out_of_range',
+      `occurredAt ${new Date(occurredMs).toISOString()} is before ${limits.earliestOccurredAt}: check the producer's clock and the field`,
+      [{ path: 'occurredAt', message: `before ${limits.earliestOccurredAt}` }],
+    );
   }
 }
 

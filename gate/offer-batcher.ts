@@ -66,7 +66,10 @@ export class OfferBatcher {
       void this.client()
         .workflow.executeUpdateWithStart(offerUpdate, { args: [batch.map((w) => w.offer)], startWorkflowOperation: lane.start() })
         .then(
-          (answers) => batch.forEach((w, i) => (answers[i] ? w.resolve(answers[i]) : w.reject(new Error(`the coalescer answered ${answers.length} of ${batch.length} offers`)))),
+          (answers) =>
+            batch.forEach((w, i) =>
+              answers[i] ? w.resolve(answers[i]) : w.reject(new Error(`the coalescer answered ${answers.length} of ${batch.length} offers`)),
+            ),
           (err: unknown) => batch.forEach((w) => w.reject(err)),
         )
         .finally(() => {

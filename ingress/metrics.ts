@@ -7,15 +7,50 @@ import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom
 export class IngressMetrics {
   readonly registry = new Registry();
   /** Every delivery answered 2xx, by the gate's decision (started, in_progress, completed, coalesced, ...). */
-  readonly accepted = new Counter({ name: 'wakegate_ingress_accepted_total', help: 'Deliveries durably accepted (2xx), by gate decision', labelNames: ['source', 'decision'], registers: [this.registry] });
+  readonly accepted = new Counter({
+    name: 'wakegate_ingress_accepted_total',
+    help: 'Deliveries durably accepted (2xx), by gate decision',
+    labelNames: ['source', 'decision'],
+    registers: [this.registry],
+  });
   /** Accepted deliveries of an event the gate already had (in_progress, completed). */
-  readonly duplicate = new Counter({ name: 'wakegate_ingress_duplicate_total', help: 'Accepted deliveries of an event already admitted', labelNames: ['source'], registers: [this.registry] });
-  readonly coalesced = new Counter({ name: 'wakegate_ingress_coalesced_total', help: 'Accepted deliveries folded into a pending wake', labelNames: ['source'], registers: [this.registry] });
-  readonly stale = new Counter({ name: 'wakegate_ingress_stale_total', help: 'Deliveries older than the version already seen', labelNames: ['source'], registers: [this.registry] });
-  readonly shed = new Counter({ name: 'wakegate_ingress_shed_total', help: 'Requests shed with 429 by the shed policy', labelNames: ['source', 'reason', 'policy'], registers: [this.registry] });
+  readonly duplicate = new Counter({
+    name: 'wakegate_ingress_duplicate_total',
+    help: 'Accepted deliveries of an event already admitted',
+    labelNames: ['source'],
+    registers: [this.registry],
+  });
+  readonly coalesced = new Counter({
+    name: 'wakegate_ingress_coalesced_total',
+    help: 'Accepted deliveries folded into a pending wake',
+    labelNames: ['source'],
+    registers: [this.registry],
+  });
+  readonly stale = new Counter({
+    name: 'wakegate_ingress_stale_total',
+    help: 'Deliveries older than the version already seen',
+    labelNames: ['source'],
+    registers: [this.registry],
+  });
+  readonly shed = new Counter({
+    name: 'wakegate_ingress_shed_total',
+    help: 'Requests shed with 429 by the shed policy',
+    labelNames: ['source', 'reason', 'policy'],
+    registers: [this.registry],
+  });
   /** Every other refusal (4xx), by reason: the JSON error.code or the refusing decision. */
-  readonly refused = new Counter({ name: 'wakegate_ingress_refused_total', help: 'Requests refused (4xx other than 429), by reason', labelNames: ['source', 'reason'], registers: [this.registry] });
-  readonly unavailable = new Counter({ name: 'wakegate_ingress_unavailable_total', help: 'Requests answered 503 (Temporal did not accept in time)', labelNames: ['source'], registers: [this.registry] });
+  readonly refused = new Counter({
+    name: 'wakegate_ingress_refused_total',
+    help: 'Requests refused (4xx other than 429), by reason',
+    labelNames: ['source', 'reason'],
+    registers: [this.registry],
+  });
+  readonly unavailable = new Counter({
+    name: 'wakegate_ingress_unavailable_total',
+    help: 'Requests answered 503 (Temporal did not accept in time)',
+    labelNames: ['source'],
+    registers: [this.registry],
+  });
   readonly requestSeconds = new Histogram({
     name: 'wakegate_ingress_request_seconds',
     help: 'Webhook request latency, from arrival to answer, by status',
@@ -31,7 +66,11 @@ export class IngressMetrics {
     registers: [this.registry],
   });
   readonly inFlight = new Gauge({ name: 'wakegate_ingress_in_flight', help: 'Webhook requests being worked on now', registers: [this.registry] });
-  readonly inFlightLimit = new Gauge({ name: 'wakegate_ingress_in_flight_limit', help: 'Cap on webhook requests in flight in this process', registers: [this.registry] });
+  readonly inFlightLimit = new Gauge({
+    name: 'wakegate_ingress_in_flight_limit',
+    help: 'Cap on webhook requests in flight in this process',
+    registers: [this.registry],
+  });
 
   constructor(opts: { defaultMetrics?: boolean } = {}) {
     if (opts.defaultMetrics) collectDefaultMetrics({ register: this.registry, prefix: 'wakegate_ingress_' });

@@ -78,7 +78,10 @@ ${error ? `<p class="err" data-testid="login-error">${e(error)}</p>` : ''}
 }
 
 const unauthenticated = (reply: FastifyReply, message: string) =>
-  reply.code(401).header('www-authenticate', 'Basic realm="wakegate operator", charset="UTF-8"').send({ error: { code: 'unauthenticated', message } });
+  reply
+    .code(401)
+    .header('www-authenticate', 'Basic realm="wakegate operator", charset="UTF-8"')
+    .send({ error: { code: 'unauthenticated', message } });
 
 /**
  * Sign-in for the operator's listener, built from Fastify's own plugins: `@fastify/basic-auth` for

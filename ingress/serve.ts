@@ -38,7 +38,12 @@ export async function startIngress(opts: StartIngressOptions): Promise<RunningIn
   // A coalescing agent's decision is waited for within the ingress's own deadline: past it the event
   // is already durably recorded, and the sender gets 202 `accepted` rather than a 503 that would
   // make it retry something stored.
-  const gate = new Gate({ client: opts.client, taskQueue: opts.taskQueue, registry: opts.registry, decisionWaitMs: Math.max(100, Math.floor(opts.config.temporalTimeoutMs / 2)) });
+  const gate = new Gate({
+    client: opts.client,
+    taskQueue: opts.taskQueue,
+    registry: opts.registry,
+    decisionWaitMs: Math.max(100, Math.floor(opts.config.temporalTimeoutMs / 2)),
+  });
   assertOperatorBind(opts.config.operatorHost, Object.keys(opts.config.operatorAuth.operators).length > 0);
   const { app, operator, metrics } = buildIngress({
     gate,

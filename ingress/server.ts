@@ -82,7 +82,8 @@ export function buildIngress(opts: IngressOptions): { app: FastifyInstance; oper
     // Errors of the router itself (a path segment too long for any source name, a bad URL) get the
     // same JSON shape as every other refusal.
     frameworkErrors: (err, request, reply) => {
-      const r = err.code === 'FST_ERR_MAX_PARAM_LENGTH' ? refuse(404, 'unknown_source', 'no webhook source by that name') : refuse(400, 'bad_request', err.message);
+      const r =
+        err.code === 'FST_ERR_MAX_PARAM_LENGTH' ? refuse(404, 'unknown_source', 'no webhook source by that name') : refuse(400, 'bad_request', err.message);
       metrics.refused.inc({ source: '(unknown)', reason: r.reason });
       void (reply as unknown as FastifyReply).code(r.status).send(r.body);
     },
@@ -132,7 +133,13 @@ export function buildIngress(opts: IngressOptions): { app: FastifyInstance; oper
       const name = request.params.source;
       if (!served.has(name)) {
         metrics.refused.inc({ source: '(unknown)', reason: 'unknown_source' });
-        return send(request, reply, '(unknown)', startedAt, refuse(404, 'unknown_source', `no webhook source "${name}": this ingress serves ${[...served.keys()].join(', ')}`));
+        return send(
+          request,
+          reply,
+          '(unknown)',
+          startedAt,
+          refuse(404, 'unknown_source', `no webhook source "${name}": this ingress serves ${[...served.keys()].join(', ')}`),
+        );
       }
       if (!inFlight.enter()) return send(request, reply, name, startedAt, shed(metrics, name, 'in_flight', 1));
       let released = false;
@@ -162,7 +169,6 @@ export function buildIngress(opts: IngressOptions): { app: FastifyInstance; oper
     },
   });
 
-
   return { app, operator, metrics, inFlight };
 }
 
@@ -190,7 +196,10 @@ function shed(metrics: IngressMetrics, source: string, reason: ShedReason, retry
   metrics.shed.inc({ source, reason, policy: SHED_POLICY });
   return new Reply(
     429,
-    errorBody('shed', `${reason === 'rate_limit' ? `source "${source}" is over its rate limit` : 'the ingress is at its in-flight cap'}; shed policy ${SHED_POLICY}: retry after the Retry-After seconds`),
+    errorBody(
+      'shed',
+      `${reason === 'rate_limit' ? `source "${source}" is over its rate limit` : 'the ingress is at its in-flight cap'}; shed policy ${SHED_POLICY}: retry after the Retry-After seconds`,
+    ),
     `shed_${reason}`,
     { 'retry-after': retryAfterSeconds(retryAfterS), 'x-wakegate-shed-policy': SHED_POLICY },
   );
@@ -215,7 +224,11 @@ function buildOperator(opts: IngressOptions, metrics: IngressMetrics, inFlight: 
       maxInFlight: inFlight.limit,
       ratePerSecond: settings.ratePerSecond,
       burst: settings.burst,
-      sources: [...served.values()].map((s) => ({ name: s.source.name, trigger: s.source.trigger, scheme: typeof s.source.scheme === 'object' ? s.source.scheme.name : s.source.scheme })),
+      sources: [...served.values()].map((s) => ({
+        name: s.source.name,
+        trigger: s.source.trigger,
+        scheme: typeof s.source.scheme === 'object' ? s.source.scheme.name : s.source.scheme,
+      })),
     }));
   });
 
@@ -223,7 +236,12 @@ function buildOperator(opts: IngressOptions, metrics: IngressMetrics, inFlight: 
 }
 
 /** One delivery after its source and slot were found: signature, rate, body, mapping, then the gate. */
-async function handle(opts: IngressOptions, metrics: IngressMetrics, s: Served, request: FastifyRequest): Promise<{ reply: Reply; extra?: Record<string, unknown> }> {
+async function handle(
+  opts: IngressOptions,
+  metrics: IngressMetrics,
+  s: Served,
+  request: FastifyRequest,
+): Promise<{ reply: Reply; extra?: Record<string, unknown> }> {
   const { settings } = opts;
   const name = s.source.name;
   const raw = request.body;
@@ -267,7 +285,10 @@ async function handle(opts: IngressOptions, metrics: IngressMetrics, s: Served, 
     const status = statusOf(answer);
     metrics.countDecision(name, answer.decision, status === 202);
     const headers: Record<string, string> = status === 429 ? { 'retry-after': String(settings.unavailableRetryAfterS * 12) } : {};
-    return { reply: new Reply(status, answerBody(answer), answer.decision, headers), extra: { deliveryId, eventKey: answer.eventKey, decision: answer.decision } };
+    return {
+      reply: new Reply(status, answerBody(answer), answer.decision, headers),
+      extra: { deliveryId, eventKey: answer.eventKey, decision: answer.decision },
+    };
   } catch (err) {
     if (err instanceof GateInputError) return { reply: refuse(400, err.code, err.message, err.issues), extra: { deliveryId } };
     opts.logger?.warn({ source: name, deliveryId, err: (err as Error).message }, 'Temporal did not accept the delivery');

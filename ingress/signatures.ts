@@ -4,7 +4,6 @@ import type { SignatureFailure, SignatureScheme, Verdict, Verifier } from './sou
 
 export type { SignatureFailure, Verdict, Verifier };
 
-
 // @octokit/webhooks-methods is ESM only (no `require` export): load it once, on first use.
 let octokit: Promise<typeof OctokitMethods> | undefined;
 /** GitHub's HMAC over `payload` (`sha256=<hex>`), through @octokit/webhooks-methods. */
@@ -63,7 +62,9 @@ export function createVerifier(scheme: SignatureScheme, secret: string, replayWi
       if (!signature) return fail('missing_signature', 'X-Hub-Signature-256 header is required');
       if (!/^sha256=[0-9a-f]{64}$/.test(signature)) return fail('bad_signature', 'X-Hub-Signature-256 must be sha256=<64 hex digits>');
       if (rawBody.length === 0) return fail('bad_signature', 'an empty body carries no signed event');
-      return (await githubVerify(secret, rawBody.toString('utf8'), signature)) ? { ok: true } : fail('bad_signature', 'X-Hub-Signature-256 does not match the body');
+      return (await githubVerify(secret, rawBody.toString('utf8'), signature))
+        ? { ok: true }
+        : fail('bad_signature', 'X-Hub-Signature-256 does not match the body');
     },
   };
 }

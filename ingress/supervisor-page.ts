@@ -84,8 +84,12 @@ ${view.statusError ? `<p class="flash err">${e(view.statusError)}</p>` : ''}
 ${tripBlock(s?.trip)}
 ${mode !== 'armed' ? `<h2>Reset the breaker</h2><p>A halt does not clear itself: reset it once you have looked. Held wakes stay held until released.</p>${personForm(session, 'reset', 'Reset')}` : ''}
 <h2>Held wakes</h2>
-${view.held.total ? `<table><thead><tr><th>agent</th><th>wake key</th><th>held</th><th>runs</th></tr></thead><tbody>${heldRows}</tbody></table>
-${personForm(session, 'release', 'Release or discard', `${agentSelect}<label>Action<select name="action"><option value="release">release: run them (once)</option><option value="discard">discard them</option></select></label>`)}` : '<p>None.</p>'}
+${
+  view.held.total
+    ? `<table><thead><tr><th>agent</th><th>wake key</th><th>held</th><th>runs</th></tr></thead><tbody>${heldRows}</tbody></table>
+${personForm(session, 'release', 'Release or discard', `${agentSelect}<label>Action<select name="action"><option value="release">release: run them (once)</option><option value="discard">discard them</option></select></label>`)}`
+    : '<p>None.</p>'
+}
 <h2>Counters against caps</h2>
 <table><thead><tr><th>counter</th><th>scope</th><th>window</th><th>value / limit</th><th>why this limit</th></tr></thead><tbody>${(s?.counters ?? []).map(counterRow).join('')}</tbody></table>
 <h2>Recent runs by terminal reason</h2>
@@ -116,25 +120,37 @@ export function registerSupervisorPage(app: FastifyInstance, opts: { client: Cli
     const acting = request.acting;
     const csrf = formToken(request, reply);
     const session = acting && acting.via !== 'open' && csrf ? { operator: acting.name, csrf } : undefined;
-    return reply.type('text/html; charset=utf-8').header('cache-control', 'no-store').send(renderSupervisorPage(view, flash, session));
+    return reply
+      .type('text/html; charset=utf-8')
+      .header('cache-control', 'no-store')
+      .send(renderSupervisorPage(view, flash, session));
   });
-  app.post<{ Params: { action: string }; Body: Record<string, string | undefined> }>('/supervisor/:action', { preHandler: requireFormProof(app) }, async (request, reply) => {
-    const back = (key: 'ok' | 'error', text: string) => reply.redirect(`/supervisor?${key}=${encodeURIComponent(text)}`, 303);
-    const action = request.params.action;
-    if (!['reset', 'release', 'halt', 'drain'].includes(action)) return reply.code(404).send({ error: { code: 'not_found', message: `no action ${action}` } });
-    const body = (request.body ?? {}) as Record<string, string | undefined>;
-    const who = actingName(request.acting, body.who);
-    const reason = body.reason ?? '';
-    const req: PersonRequest =
-      action === 'release'
-        ? { kind: body.action === 'discard' ? 'discard' : 'release', who, reason, ...(body.agent ? { agent: body.agent } : {}) }
-        : { kind: action as 'reset' | 'halt' | 'drain', who, reason };
-    const r = await actOnSupervisor(opts.client, opts.taskQueue, req, opts.policy);
-    if (!r.ok) return back('error', `refused: ${r.message}`);
-    const done =
-      req.kind === 'reset' ? `reset by ${who}: the breaker is armed; held wakes stay held until released` : req.kind === 'release' || req.kind === 'discard' ? `${req.kind}d ${req.agent ? `${req.agent}'s` : 'all'} held wakes (${who})` : `${req.kind === 'halt' ? 'halted' : 'draining'} (${who})`;
-    return back('ok', done);
-  });
+  app.post<{ Params: { action: string }; Body: Record<string, string | undefined> }>(
+    '/supervisor/:action',
+    { preHandler: requireFormProof(app) },
+    async (request, reply) => {
+      const back = (key: 'ok' | 'error', text: string) => reply.redirect(`/supervisor?${key}=${encodeURIComponent(text)}`, 303);
+      const action = request.params.action;
+      if (!['reset', 'release', 'halt', 'drain'].includes(action))
+        return reply.code(404).send({ error: { code: 'not_found', message: `no action ${action}` } });
+      const body = (request.body ?? {}) as Record<string, string | undefined>;
+      const who = actingName(request.acting, body.who);
+      const reason = body.reason ?? '';
+      const req: PersonRequest =
+        action === 'release'
+          ? { kind: body.action === 'discard' ? 'discard' : 'release', who, reason, ...(body.agent ? { agent: body.agent } : {}) }
+          : { kind: action as 'reset' | 'halt' | 'drain', who, reason };
+      const r = await actOnSupervisor(opts.client, opts.taskQueue, req, opts.policy);
+      if (!r.ok) return back('error', `refused: ${r.message}`);
+      const done =
+        req.kind === 'reset'
+          ? `reset by ${who}: the breaker is armed; held wakes stay held until released`
+          : req.kind === 'release' || req.kind === 'discard'
+            ? `${req.kind}d ${req.agent ? `${req.agent}'s` : 'all'} held wakes (${who})`
+            : `${req.kind === 'halt' ? 'halted' : 'draining'} (${who})`;
+      return back('ok', done);
+    },
+  );
 }
 
 /** The name an action is recorded under: the authenticated operator; on an open listener the typed one, marked (empty stays empty, and is refused). */

@@ -12,7 +12,14 @@ export function localChannel(url: string, timeoutMs: number): ChannelAdapter {
   return {
     keyed: true,
     async post(effectKey, text, signal) {
-      const res = await http({ method: 'POST', url: `${url}/messages`, headers: { 'idempotency-key': effectKey }, body: { channel: 'campaigns', text }, timeoutMs, signal });
+      const res = await http({
+        method: 'POST',
+        url: `${url}/messages`,
+        headers: { 'idempotency-key': effectKey },
+        body: { channel: 'campaigns', text },
+        timeoutMs,
+        signal,
+      });
       return { ref: String((res.json as { id?: string }).id), replayed: res.headers.get('idempotent-replayed') === 'true' };
     },
   };

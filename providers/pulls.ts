@@ -37,7 +37,13 @@ export function githubPulls(apiUrl: string, token: string, base: string, timeout
   const headers = { authorization: `Bearer ${token}`, accept: 'application/vnd.github+json', 'x-github-api-version': '2022-11-28' };
   const findOpen = async (pr: PullRequestInput, signal?: AbortSignal) => {
     const owner = pr.repo.split('/')[0];
-    const res = await http({ method: 'GET', url: `${apiUrl}/repos/${pr.repo}/pulls?state=open&head=${encodeURIComponent(`${owner}:${pr.branch}`)}`, headers, timeoutMs, signal });
+    const res = await http({
+      method: 'GET',
+      url: `${apiUrl}/repos/${pr.repo}/pulls?state=open&head=${encodeURIComponent(`${owner}:${pr.branch}`)}`,
+      headers,
+      timeoutMs,
+      signal,
+    });
     const hit = (res.json as { number: number }[])[0];
     return hit ? `#${hit.number}` : undefined;
   };
@@ -46,7 +52,14 @@ export function githubPulls(apiUrl: string, token: string, base: string, timeout
       const existing = await findOpen(pr, signal);
       if (existing) return { ref: existing, existed: true };
       try {
-        const res = await http({ method: 'POST', url: `${apiUrl}/repos/${pr.repo}/pulls`, headers, body: { title: pr.title, body: pr.body, head: pr.branch, base }, timeoutMs, signal });
+        const res = await http({
+          method: 'POST',
+          url: `${apiUrl}/repos/${pr.repo}/pulls`,
+          headers,
+          body: { title: pr.title, body: pr.body, head: pr.branch, base },
+          timeoutMs,
+          signal,
+        });
         return { ref: `#${(res.json as { number: number }).number}`, existed: false };
       } catch (err) {
         const again = await findOpen(pr, signal);

@@ -11,7 +11,9 @@ import type { Wakegate } from './wakegate';
 export function loadApp(app: string): Wakegate {
   const file = path.resolve(app);
   if (!existsSync(file)) {
-    throw new Error(`wakegate: no deployment module at ${file}: write one whose default export is createWakegate({ agents, ... }), and name it with WAKEGATE_APP`);
+    throw new Error(
+      `wakegate: no deployment module at ${file}: write one whose default export is createWakegate({ agents, ... }), and name it with WAKEGATE_APP`,
+    );
   }
   // eslint-disable-next-line @typescript-eslint/no-require-imports
   if (!require.extensions['.ts']) (require('tsx/cjs/api') as { register(): void }).register();

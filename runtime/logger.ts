@@ -20,7 +20,17 @@ export function prettyLogs(format: LogFormat, stderrIsTTY = process.stderr.isTTY
  */
 export function createLogger(level: string, name = 'wakegate', format: LogFormat = 'json'): Logger {
   if (prettyLogs(format)) {
-    return pino({ name, level }, pretty({ destination: 2, sync: true, colorize: process.stderr.isTTY === true, singleLine: true, translateTime: 'SYS:HH:MM:ss.l', ignore: 'pid,hostname' }));
+    return pino(
+      { name, level },
+      pretty({
+        destination: 2,
+        sync: true,
+        colorize: process.stderr.isTTY === true,
+        singleLine: true,
+        translateTime: 'SYS:HH:MM:ss.l',
+        ignore: 'pid,hostname',
+      }),
+    );
   }
   return pino({ name, level }, pino.destination(2));
 }

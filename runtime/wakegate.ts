@@ -88,7 +88,12 @@ export interface Wakegate {
    * A worker on `taskQueue` (default: the configured one) running the run, coalescer and supervisor
    * workflows and these activities; it connects with the configured Temporal settings unless given a connection.
    */
-  worker(opts?: { connection?: NativeConnection; namespace?: string; taskQueue?: string } & Omit<WakeWorkerOptions, 'connection' | 'namespace' | 'taskQueue' | 'activities'> & { activities?: Activities }): Promise<Worker>;
+  worker(
+    opts?: { connection?: NativeConnection; namespace?: string; taskQueue?: string } & Omit<
+      WakeWorkerOptions,
+      'connection' | 'namespace' | 'taskQueue' | 'activities'
+    > & { activities?: Activities },
+  ): Promise<Worker>;
   /** A Temporal client with the configured settings (TEMPORAL_ADDRESS, namespace, TLS, API key); fails with what to check when Temporal is unreachable. */
   client(): Promise<Client>;
   /** The result of the run a gate's answer names, waiting while it is pending. */
@@ -121,7 +126,8 @@ export function createWakegate(opts: WakegateOptions): Wakegate {
   }
   const webhookSources = opts.webhookSources ?? [];
   for (const w of webhookSources) {
-    if (!registry.get(w.trigger)) throw new Error(`webhook source "${w.name}" feeds trigger "${w.trigger}", which is not defined (${registry.sources().join(', ')})`);
+    if (!registry.get(w.trigger))
+      throw new Error(`webhook source "${w.name}" feeds trigger "${w.trigger}", which is not defined (${registry.sources().join(', ')})`);
   }
   const supervisorPolicy = opts.supervisor ?? defaultSupervisorPolicy;
   const activities: Wakegate['activities'] = (o = {}) =>
@@ -129,8 +135,8 @@ export function createWakegate(opts: WakegateOptions): Wakegate {
       registry,
       supervisor: o.supervisor ?? supervisorPolicy,
       outside: o.outside ?? config.outside,
-      ...(o.pager ?? opts.pager ? { pager: o.pager ?? opts.pager } : {}),
-      ...(o.model ?? opts.model ? { model: o.model ?? opts.model } : {}),
+      ...((o.pager ?? opts.pager) ? { pager: o.pager ?? opts.pager } : {}),
+      ...((o.model ?? opts.model) ? { model: o.model ?? opts.model } : {}),
     });
   const supervisorLink = (client: Client, taskQueue: string) => new (lazy.link().SupervisorLink)({ client, taskQueue, policy: supervisorPolicy });
   return {
@@ -142,7 +148,8 @@ export function createWakegate(opts: WakegateOptions): Wakegate {
     supervisorPolicy,
     activities,
     supervisorLink,
-    gate: (client, taskQueue, o = {}) => new (lazy.gate().Gate)({ client, taskQueue, registry, supervisor: o.supervisor ?? supervisorLink(client, taskQueue), ...o }),
+    gate: (client, taskQueue, o = {}) =>
+      new (lazy.gate().Gate)({ client, taskQueue, registry, supervisor: o.supervisor ?? supervisorLink(client, taskQueue), ...o }),
     worker: async ({ connection, namespace, taskQueue, activities: given, ...rest } = {}) =>
       lazy.worker().createWakeWorker({
         ...rest,

@@ -1,4 +1,4 @@
-import type { NativeConnection} from '@temporalio/worker';
+import type { NativeConnection } from '@temporalio/worker';
 import { bundleWorkflowCode, Worker, type WorkerOptions } from '@temporalio/worker';
 import type { Activities } from '../core/contracts';
 import { bundlerLogger } from './logger';

@@ -90,7 +90,10 @@ async function syncFixedRate(client: Client, taskQueue: string, def: ScheduleDef
     return;
   }
   if (desc.memo?.[OWNER_MEMO] !== OWNER) {
-    report.conflicts.push({ id: def.id, message: `a schedule "${def.id}" exists that wakegate did not create (no memo ${OWNER_MEMO}=${OWNER}); rename the definition or delete that schedule` });
+    report.conflicts.push({
+      id: def.id,
+      message: `a schedule "${def.id}" exists that wakegate did not create (no memo ${OWNER_MEMO}=${OWNER}); rename the definition or delete that schedule`,
+    });
     return;
   }
   if (desc.state.paused) report.paused.push({ id: def.id, ...(desc.state.note ? { note: desc.state.note } : {}) });

@@ -52,7 +52,11 @@ export function tickInput(def: ScheduleDefinition, registry: TriggerRegistry): S
   const base = { scheduleId: def.id, agent: def.agent, payload: def.payload, catchUp: def.catchUp, lateAfterMs: def.lateAfter };
   let keyed;
   try {
-    keyed = keyEvent(registry, { source: 'schedule', entity: def.id, type: 'tick', occurredAt: '2026-01-01T00:00:00Z', payload: def.payload }, { agent: def.agent });
+    keyed = keyEvent(
+      registry,
+      { source: 'schedule', entity: def.id, type: 'tick', occurredAt: '2026-01-01T00:00:00Z', payload: def.payload },
+      { agent: def.agent },
+    );
   } catch (err) {
     throw new Error(`schedule "${def.id}" cannot wake agent "${def.agent}": ${(err as Error).message}`);
   }
@@ -117,5 +121,8 @@ export function definitionDigest(def: ScheduleDefinition, taskQueue: string, reg
   // The tick's input too: what the agent derives from the payload (wake key, path) is part of what sync must keep current;
   // and what the Schedule starts (the run itself, or a tick), so a schedule synced when every window had a tick is updated.
   const tick = tickInput(def, registry);
-  return createHash('sha256').update(canonicalJson({ def, taskQueue, tick, starts: tick.oneCall ? 'runWorkflow' : 'scheduleTickWorkflow' })).digest('hex').slice(0, 16);
+  return createHash('sha256')
+    .update(canonicalJson({ def, taskQueue, tick, starts: tick.oneCall ? 'runWorkflow' : 'scheduleTickWorkflow' }))
+    .digest('hex')
+    .slice(0, 16);
 }

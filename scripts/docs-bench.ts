@@ -39,8 +39,20 @@ const gate: Renderer = (r) => {
   return [
     row('series', 'starts/s', 'start p50 ms', 'start p99 ms', 'per round, starts/s'),
     row('---', '---', '---', '---', '---'),
-    row('raw `client.workflow.start`, unique IDs', num(r.rawStartsPerSecond), p(lat.raw), p(lat.raw, 'p99'), (perRound.raw as number[] | undefined)?.join(' / ') ?? '–'),
-    row('the gate, unique keys (one-call path)', num(r.gateStartsPerSecond), p(lat.gate), p(lat.gate, 'p99'), (perRound.gate as number[] | undefined)?.join(' / ') ?? '–'),
+    row(
+      'raw `client.workflow.start`, unique IDs',
+      num(r.rawStartsPerSecond),
+      p(lat.raw),
+      p(lat.raw, 'p99'),
+      (perRound.raw as number[] | undefined)?.join(' / ') ?? '–',
+    ),
+    row(
+      'the gate, unique keys (one-call path)',
+      num(r.gateStartsPerSecond),
+      p(lat.gate),
+      p(lat.gate, 'p99'),
+      (perRound.gate as number[] | undefined)?.join(' / ') ?? '–',
+    ),
     '',
     `Ratio gate / raw: **${num(r.ratio)}** on the totals, ${num(r.medianRoundRatio)} as the median of the per-round ratios.`,
     '',
@@ -90,12 +102,24 @@ const coalesce: Renderer = (r) => {
   return [
     row('', 'result'),
     row('---', '---'),
-    row(`one wake key: ${num(hot.offered)} distinct events offered at ${num(hot.offeredPerSecond)}/s`, `**${num(hot.achievedPerSecond)} events/s** achieved over ${num(hot.seconds)} s; answers p50 ${p(hot.answerMs)} ms, p99 ${p(hot.answerMs, 'p99')} ms; ${num(hot.errors)} errors`),
+    row(
+      `one wake key: ${num(hot.offered)} distinct events offered at ${num(hot.offeredPerSecond)}/s`,
+      `**${num(hot.achievedPerSecond)} events/s** achieved over ${num(hot.seconds)} s; answers p50 ${p(hot.answerMs)} ms, p99 ${p(hot.answerMs, 'p99')} ms; ${num(hot.errors)} errors`,
+    ),
     row('its decisions', counts(hot.decisions)),
     row('runs started', `**${num(hot.runsStarted)}** (bound: seconds / maxWait + 1 = ${num(hot.runBound)})`),
-    row("the coalescer's history", `${num(hot.coalescerExecutions)} executions (continued as new ${typeof hot.coalescerExecutions === 'number' ? hot.coalescerExecutions - 1 : '–'} times); the current one at ${num(hot.coalescerHistoryLength)} events`),
-    row(`${num(many.keys)} wake keys × ${num(many.eventsPerKey)} events, key after key`, `${num(many.achievedPerSecond)} events/s; answers p50 ${p(many.answerMs)} ms, p99 ${p(many.answerMs, 'p99')} ms; ${num(many.runsStarted)} runs; ${num(many.errors)} errors`),
-    row('RSS of the benchmark process (gate and worker)', `${num(rss.before)} MB before, ${num(rss.afterHotKey)} MB after the hot key, ${num(rss.afterManyKeys)} MB after the many keys`),
+    row(
+      "the coalescer's history",
+      `${num(hot.coalescerExecutions)} executions (continued as new ${typeof hot.coalescerExecutions === 'number' ? hot.coalescerExecutions - 1 : '–'} times); the current one at ${num(hot.coalescerHistoryLength)} events`,
+    ),
+    row(
+      `${num(many.keys)} wake keys × ${num(many.eventsPerKey)} events, key after key`,
+      `${num(many.achievedPerSecond)} events/s; answers p50 ${p(many.answerMs)} ms, p99 ${p(many.answerMs, 'p99')} ms; ${num(many.runsStarted)} runs; ${num(many.errors)} errors`,
+    ),
+    row(
+      'RSS of the benchmark process (gate and worker)',
+      `${num(rss.before)} MB before, ${num(rss.afterHotKey)} MB after the hot key, ${num(rss.afterManyKeys)} MB after the many keys`,
+    ),
   ];
 };
 
@@ -108,8 +132,20 @@ const ingress: Renderer = (r) => {
   return [
     row('series', 'per second', 'p50 ms', 'p99 ms', 'per round'),
     row('---', '---', '---', '---', '---'),
-    row('raw `client.workflow.start`, unique IDs', num(r.rawStartsPerSecond), p(lat.raw), p(lat.raw, 'p99'), (perRound.raw as number[] | undefined)?.join(' / ') ?? '–'),
-    row('signed webhook → 202 (verify, parse, gate, start)', num(r.webhookAcceptsPerSecond), p(lat.webhook), p(lat.webhook, 'p99'), (perRound.webhook as number[] | undefined)?.join(' / ') ?? '–'),
+    row(
+      'raw `client.workflow.start`, unique IDs',
+      num(r.rawStartsPerSecond),
+      p(lat.raw),
+      p(lat.raw, 'p99'),
+      (perRound.raw as number[] | undefined)?.join(' / ') ?? '–',
+    ),
+    row(
+      'signed webhook → 202 (verify, parse, gate, start)',
+      num(r.webhookAcceptsPerSecond),
+      p(lat.webhook),
+      p(lat.webhook, 'p99'),
+      (perRound.webhook as number[] | undefined)?.join(' / ') ?? '–',
+    ),
     '',
     `Ratio webhook / raw: **${num(r.ratio)}** on the totals, ${num(r.medianRoundRatio)} as the median of the per-round ratios.`,
     '',
@@ -131,7 +167,10 @@ const cli: Renderer = (r) => {
     row('---', '---'),
     row(`\`wakegate --help\`, the compiled bin, ${num(startup.runs)} fresh processes`, ms(startup.ms)),
     row('the same from source through tsx', ms(source.ms)),
-    row(`${num(emits.calls)} \`wakegate emit\` processes, ${num(emits.parallel)} at a time`, `**${num(emits.answered)} answered** (${counts(emits.decisions)}); ${num(emits.runsSucceeded)} runs ended \`success\``),
+    row(
+      `${num(emits.calls)} \`wakegate emit\` processes, ${num(emits.parallel)} at a time`,
+      `**${num(emits.answered)} answered** (${counts(emits.decisions)}); ${num(emits.runsSucceeded)} runs ended \`success\``,
+    ),
     row('time to answer, spawn to exit', `${ms(emits.answerMs)}; the whole burst ${num(emits.wallMs)} ms`),
   ];
 };

@@ -33,7 +33,15 @@ const SUITE_LIMIT_MS = Number(process.env.WAKEGATE_TEST_SUITE_LIMIT_MS ?? 70 * 6
 // Its own process group, so that a hung file, its servers and its browsers can all be killed.
 const runner = spawn(
   process.execPath,
-  ['--import', 'tsx', '--test', '--test-concurrency=1', `--test-timeout=${TEST_TIMEOUT_MS}`, '--test-reporter=spec', ...files.map((f) => path.relative(root, f))],
+  [
+    '--import',
+    'tsx',
+    '--test',
+    '--test-concurrency=1',
+    `--test-timeout=${TEST_TIMEOUT_MS}`,
+    '--test-reporter=spec',
+    ...files.map((f) => path.relative(root, f)),
+  ],
   { cwd: root, env, stdio: 'inherit', detached: true },
 );
 const watchdog = setTimeout(() => {

@@ -47,10 +47,7 @@ async function listen(app: FastifyInstance, port = 0): Promise<string> {
  * Start the four stand-ins (port 0 = a free port). Tests add their fault injection to the returned
  * apps before calling this, with fastify hooks; the services themselves have none.
  */
-export async function startStandins(
-  ports: StandinPorts = {},
-  services: Partial<Omit<Standins, 'urls' | 'close'>> = {},
-): Promise<Standins> {
+export async function startStandins(ports: StandinPorts = {}, services: Partial<Omit<Standins, 'urls' | 'close'>> = {}): Promise<Standins> {
   const channel = services.channel ?? channelService();
   const exports = services.exports ?? exportService();
   const pulls = services.pulls ?? pullRequestService();

@@ -49,7 +49,9 @@ export function pagerService(opts: { log?: (text: string) => void } = {}): { app
   app.post('/v2/enqueue', async (req, reply) => {
     const parsed = Event.safeParse(req.body);
     if (!parsed.success) {
-      return reply.code(400).send({ status: 'invalid event', message: 'Event object is invalid', errors: parsed.error.issues.map((i) => `${i.path.join('.')}: ${i.message}`) });
+      return reply
+        .code(400)
+        .send({ status: 'invalid event', message: 'Event object is invalid', errors: parsed.error.issues.map((i) => `${i.path.join('.')}: ${i.message}`) });
     }
     const ev = parsed.data;
     events.push(ev);

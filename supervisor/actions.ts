@@ -18,7 +18,12 @@ export type PersonResult = { ok: true; status?: SupervisorStatus; release?: Rele
  * A refusal by the supervisor (no name or reason, a reset of an armed breaker, a release before the
  * reset) comes back as `{ ok: false, message }`; anything else is thrown.
  */
-export async function actOnSupervisor(client: Client, taskQueue: string, req: PersonRequest, policy: SupervisorPolicy = defaultSupervisorPolicy): Promise<PersonResult> {
+export async function actOnSupervisor(
+  client: Client,
+  taskQueue: string,
+  req: PersonRequest,
+  policy: SupervisorPolicy = defaultSupervisorPolicy,
+): Promise<PersonResult> {
   const who = req.who?.trim();
   const reason = req.reason?.trim();
   if (!who || !reason) return { ok: false, message: 'a name (who) and a reason are both required' };
@@ -31,7 +36,10 @@ export async function actOnSupervisor(client: Client, taskQueue: string, req: Pe
         return { ok: true, status: await handle.executeUpdate(resetUpdate, { args: [{ who, reason }] }) };
       case 'release':
       case 'discard':
-        return { ok: true, release: await handle.executeUpdate(releaseUpdate, { args: [{ who, reason, action: req.kind, ...(req.agent ? { agent: req.agent } : {}) }] }) };
+        return {
+          ok: true,
+          release: await handle.executeUpdate(releaseUpdate, { args: [{ who, reason, action: req.kind, ...(req.agent ? { agent: req.agent } : {}) }] }),
+        };
       case 'halt':
       case 'drain':
         return { ok: true, status: await handle.executeUpdate(haltUpdate, { args: [{ who, reason, drain: req.kind === 'drain' }] }) };

@@ -186,7 +186,9 @@ export class SupervisorLink {
     }
     for (const [agent, w] of waiting) {
       const retryAfterMs = answer.retryAfterMs?.[agent];
-      w.forEach(({ resolve }, i) => resolve({ granted: i < (answer.grants[agent] ?? 0), mode: answer.mode, ...(retryAfterMs !== undefined ? { retryAfterMs } : {}) }));
+      w.forEach(({ resolve }, i) =>
+        resolve({ granted: i < (answer.grants[agent] ?? 0), mode: answer.mode, ...(retryAfterMs !== undefined ? { retryAfterMs } : {}) }),
+      );
     }
   }
 
@@ -215,10 +217,16 @@ export class SupervisorLink {
     if (!capsApply(this.policy, agent)) return run;
     const grant = await this.lease(agent);
     if (grant.granted) return run;
-    if (grant.mode !== 'armed') return { kind: 'hold', hold: 'halted', reason: `the supervisor is ${grant.mode}; a person resets it and releases held wakes`, recheckMs };
+    if (grant.mode !== 'armed')
+      return { kind: 'hold', hold: 'halted', reason: `the supervisor is ${grant.mode}; a person resets it and releases held wakes`, recheckMs };
     // Re-checked when the window can have slid (not every holdRecheckMs): a long cap hold adds little to the run's history.
     const capRecheckMs = grant.retryAfterMs === undefined ? recheckMs : Math.min(MAX_CAP_RECHECK_MS, Math.max(recheckMs, grant.retryAfterMs + 250));
-    return { kind: 'hold', hold: 'cap', reason: `${agent} is over a rolling cap (wakegate supervisor status); it runs when the window slides`, recheckMs: capRecheckMs };
+    return {
+      kind: 'hold',
+      hold: 'cap',
+      reason: `${agent} is over a rolling cap (wakegate supervisor status); it runs when the window slides`,
+      recheckMs: capRecheckMs,
+    };
   }
 
   /**

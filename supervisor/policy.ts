@@ -29,7 +29,12 @@ export const defaultSupervisorPolicy: SupervisorPolicy = {
   caps: {
     fleet: [
       { windowMs: HOUR, wakes: 1000, rationale: 'The rolling cap that refuses the thousandth wake in an hour and pages instead.' },
-      { windowMs: DAY, costUsd: 50, tokens: 20_000_000, rationale: 'The fleet\'s model spend per day: well-behaved loops must not burn the month\'s budget together.' },
+      {
+        windowMs: DAY,
+        costUsd: 50,
+        tokens: 20_000_000,
+        rationale: "The fleet's model spend per day: well-behaved loops must not burn the month's budget together.",
+      },
     ],
     agents: {},
   },

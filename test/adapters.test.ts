@@ -25,8 +25,20 @@ after(async () => {
 });
 
 describe('what the run reads from a model step', () => {
-  const tracker = defineTool({ name: 'search_errors', description: 'recent errors of a service', input: z.object({ service: z.string().min(1) }), run: async () => ({ content: '{}', changed: true }) });
-  const ticket = defineEffect({ name: 'file_ticket', description: 'file one ticket', class: 'idempotent', reversible: true, input: z.object({ title: z.string().min(3) }), apply: async () => ({ ref: 't1' }) });
+  const tracker = defineTool({
+    name: 'search_errors',
+    description: 'recent errors of a service',
+    input: z.object({ service: z.string().min(1) }),
+    run: async () => ({ content: '{}', changed: true }),
+  });
+  const ticket = defineEffect({
+    name: 'file_ticket',
+    description: 'file one ticket',
+    class: 'idempotent',
+    reversible: true,
+    input: z.object({ title: z.string().min(3) }),
+    apply: async () => ({ ref: 't1' }),
+  });
   const agent = defineAgent({
     name: 'triage',
     description: 'triage one incident',
@@ -48,20 +60,31 @@ describe('what the run reads from a model step', () => {
     answer: 'agent',
     run: { runKey: 'r', wakeKey: 'w', entity: 'e', eventKey: 'k', payload: {} },
   };
-  const step = (over: Partial<StepReply>): StepReply => ({ model: 'm', text: '', toolCalls: [], finishReason: 'stop', usage: { inputTokens: 1, outputTokens: 1 }, ...over });
+  const step = (over: Partial<StepReply>): StepReply => ({
+    model: 'm',
+    text: '',
+    toolCalls: [],
+    finishReason: 'stop',
+    usage: { inputTokens: 1, outputTokens: 1 },
+    ...over,
+  });
 
   test('tool calls are checked before anything runs: valid arguments pass, invalid ones and unknown names become errors for the model, effects are proposals', () => {
-    const reply = readReply(agent, req, step({
-      finishReason: 'tool-calls',
-      toolCalls: [
-        { id: '1', name: 'search_errors', args: { service: 'api' } },
-        { id: '2', name: 'search_errors', args: {} },
-        { id: '3', name: 'delete_everything', args: {} },
-        { id: '4', name: 'file_ticket', args: { title: 'API 500s' } },
-        { id: '5', name: 'file_ticket', args: { title: 'x' } },
-        { id: '6', name: 'search_errors', args: {}, argsError: 'Unexpected end of JSON input' },
-      ],
-    }));
+    const reply = readReply(
+      agent,
+      req,
+      step({
+        finishReason: 'tool-calls',
+        toolCalls: [
+          { id: '1', name: 'search_errors', args: { service: 'api' } },
+          { id: '2', name: 'search_errors', args: {} },
+          { id: '3', name: 'delete_everything', args: {} },
+          { id: '4', name: 'file_ticket', args: { title: 'API 500s' } },
+          { id: '5', name: 'file_ticket', args: { title: 'x' } },
+          { id: '6', name: 'search_errors', args: {}, argsError: 'Unexpected end of JSON input' },
+        ],
+      }),
+    );
     const [ok, bad, unknown, proposal, badProposal, notJson] = reply.toolCalls;
     assert.deepEqual([ok!.error, ok!.proposes, ok!.args], [undefined, undefined, { service: 'api' }]);
     assert.match(bad!.error!, /invalid arguments: service/);
@@ -71,7 +94,7 @@ describe('what the run reads from a model step', () => {
     assert.match(notJson!.error!, /not valid JSON/);
   });
 
-  test('a final answer is read against the agent\'s schema and fails closed, with the raw text kept', () => {
+  test("a final answer is read against the agent's schema and fails closed, with the raw text kept", () => {
     const cases: [string, RegExp][] = [
       ['I think we should commit this change.', /not one JSON object/],
       ['{"decision":"commit","summ', /not one JSON object/],
@@ -90,8 +113,11 @@ describe('what the run reads from a model step', () => {
     assert.deepEqual(quiet.final, { answer: { decision: 'no_op', summary: 'quiet' }, summary: 'quiet', noOp: 'quiet', effects: [] });
   });
 
-  test('effects the agent\'s code picks from its answer are checked like the model\'s: a bad one goes back to the model', () => {
-    const coded = { ...agent, decide: (a: unknown) => ({ summary: 's', effects: [{ effect: 'file_ticket', args: { title: (a as { summary: string }).summary } }] }) };
+  test("effects the agent's code picks from its answer are checked like the model's: a bad one goes back to the model", () => {
+    const coded = {
+      ...agent,
+      decide: (a: unknown) => ({ summary: 's', effects: [{ effect: 'file_ticket', args: { title: (a as { summary: string }).summary } }] }),
+    };
     const good = readReply(coded, req, step({ text: '{"decision":"commit","summary":"API 500s since 14:00"}' }));
     assert.deepEqual(good.final?.effects, [{ effect: 'file_ticket', args: { title: 'API 500s since 14:00' } }]);
     const bad = readReply(coded, req, step({ text: '{"decision":"commit","summary":"x"}' }));
@@ -137,7 +163,13 @@ describe('effect adapters', () => {
     const ch = httpChannel(`${url}/hook`, 5000);
     const a = await ch.post('ev#post@0', 'hi');
     const b = await ch.post('ev#post@0', 'hi');
-    assert.deepEqual([a, b], [{ ref: 'm1', replayed: false }, { ref: 'm1', replayed: true }]);
+    assert.deepEqual(
+      [a, b],
+      [
+        { ref: 'm1', replayed: false },
+        { ref: 'm1', replayed: true },
+      ],
+    );
     assert.equal(seen.size, 1);
   });
 
@@ -210,6 +242,9 @@ describe('effect adapters', () => {
       () => defineEffect({ name: 'file_ticket', description: 'x', class: 'reconcile', reversible: true, apply: async () => ({ ref: 'x' }) }),
       /find: a reconcile effect needs find/,
     );
-    assert.throws(() => defineTool({ name: 'read', description: 'x', input: z.string() as never, run: async () => ({ content: '', changed: false }) }), /must be a z.object/);
+    assert.throws(
+      () => defineTool({ name: 'read', description: 'x', input: z.string() as never, run: async () => ({ content: '', changed: false }) }),
+      /must be a z.object/,
+    );
   });
 });

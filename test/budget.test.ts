@@ -102,7 +102,10 @@ describe('budgets: a run stops before it would cross any line', () => {
     const subs = (r.output as { subagents: { terminalReason: string; spent: { tokens: number } }[] }).subagents;
     assert.equal(subs.filter((s) => s.terminalReason === 'success').length, 2);
     assert.ok(r.usage!.tokens <= 13_000);
-    assert.equal(r.usage!.tokens, subs.reduce((n, s) => n + s.spent.tokens, 0));
+    assert.equal(
+      r.usage!.tokens,
+      subs.reduce((n, s) => n + s.spent.tokens, 0),
+    );
     assert.equal(standins.dashboards.reads() - readsBefore, 2, 'unfunded subagents never ran');
   });
 });
@@ -112,11 +115,19 @@ describe('approval of irreversible effects', () => {
     const campaign = unique('esc');
     const r = await run(wakeInput('campaigns', campaign, 'report.due', { dashboards: ['reach'] }));
     assert.equal(r.terminalReason, 'escalated');
-    const out = r.output as { answer: { summary: string }; staged: { effect: string; args: unknown }[]; committed: { name: string }[]; awaiting: { effectKey: string } };
+    const out = r.output as {
+      answer: { summary: string };
+      staged: { effect: string; args: unknown }[];
+      committed: { name: string }[];
+      awaiting: { effectKey: string };
+    };
     assert.match(out.answer.summary, /reach/);
     // What waits for a person is the exact effect with its arguments, as staged.
     assert.deepEqual(out.staged[1], { effect: 'start_export', args: { campaign } });
-    assert.deepEqual(out.committed.map((e) => e.name), ['post_summary']);
+    assert.deepEqual(
+      out.committed.map((e) => e.name),
+      ['post_summary'],
+    );
     assert.match(out.awaiting.effectKey, /#start_export@1$/);
     assert.equal(standins.exports.jobs.filter((j) => j.campaign === campaign).length, 0);
   });
@@ -124,7 +135,12 @@ describe('approval of irreversible effects', () => {
   test('rejected by a person: blocked, the effect is not made', async () => {
     const campaign = unique('rej');
     const handle = await startWake(env.client, taskQueue, wakeInput('campaigns', campaign, 'report.due', { dashboards: ['reach'] }));
-    await eventually(() => handle.query(statusQuery), (s: WakeStatus) => s.awaitingApproval !== undefined, 30_000, 'approval wait');
+    await eventually(
+      () => handle.query(statusQuery),
+      (s: WakeStatus) => s.awaitingApproval !== undefined,
+      30_000,
+      'approval wait',
+    );
     await handle.signal(rejectSignal, { who: 'ben', reason: 'wrong audience' });
     const r = await handle.result();
     assert.equal(r.terminalReason, 'blocked');

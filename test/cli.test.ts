@@ -62,11 +62,23 @@ describe('wakegate emit, run as a subprocess', () => {
       [['emit', '--source', 'ping', '--entity', 'e', '--type', 't', '--occurred-at', 'yesterday'], 'invalid_event', /occurredAt/],
       [['emit', '--source', 'ping', '--type', 't'], 'usage', /--entity/],
       // Deeper than any stack: refused by the gate's iterative depth check, not a crash (exit 1).
-      [['emit', '--source', 'ping', '--entity', 'e', '--type', 't', '--payload', `${'{"a":'.repeat(10_000)}1${'}'.repeat(10_000)}`], 'payload_too_deep', /deeper than 32 levels/],
+      [
+        ['emit', '--source', 'ping', '--entity', 'e', '--type', 't', '--payload', `${'{"a":'.repeat(10_000)}1${'}'.repeat(10_000)}`],
+        'payload_too_deep',
+        /deeper than 32 levels/,
+      ],
       [['emit', '--source', 'ping', '--entity', 'e', '--type', 't', '--payload', `@${bigFile}`], 'payload_too_large', /over the limit of 262144 bytes/],
       [['emit', '--source', 'ping', '--entity', 'e', '--type', 't', '--payload', '@/nonexistent/payload.json'], 'usage', /cannot read the file/],
-      [['emit', '--source', 'ping', '--entity', 'e', '--type', 't', '--occurred-at', new Date(Date.now() + 3_600_000).toISOString()], 'occurred_at_out_of_range', /occurredAt .* lies in the future/],
-      [['emit', '--source', 'ping', '--entity', 'e', '--type', 't', '--occurred-at', '1999-12-31T23:00:00Z'], 'occurred_at_out_of_range', /occurredAt .* is before 2000/],
+      [
+        ['emit', '--source', 'ping', '--entity', 'e', '--type', 't', '--occurred-at', new Date(Date.now() + 3_600_000).toISOString()],
+        'occurred_at_out_of_range',
+        /occurredAt .* lies in the future/,
+      ],
+      [
+        ['emit', '--source', 'ping', '--entity', 'e', '--type', 't', '--occurred-at', '1999-12-31T23:00:00Z'],
+        'occurred_at_out_of_range',
+        /occurredAt .* is before 2000/,
+      ],
     ];
     for (const [args, code, message] of cases) {
       const run = await runCli(args, nowhere);
@@ -82,16 +94,53 @@ describe('wakegate emit, run as a subprocess', () => {
     const campaign = unique('cli-campaign');
     // The reporter's own policy: a 10 s debounce, so the batch is still pending while the test looks.
     await withWorker(env.nativeConnection, taskQueue, async () => {
-      const change = await runCli(['emit', '--source', 'campaigns', '--entity', campaign, '--type', 'config.changed', '--occurred-at', '2026-12-02T09:00:00Z', '--payload', '{"dashboards":["reach"]}', '--entity-version', '4'], cliEnv);
+      const change = await runCli(
+        [
+          'emit',
+          '--source',
+          'campaigns',
+          '--entity',
+          campaign,
+          '--type',
+          'config.changed',
+          '--occurred-at',
+          '2026-12-02T09:00:00Z',
+          '--payload',
+          '{"dashboards":["reach"]}',
+          '--entity-version',
+          '4',
+        ],
+        cliEnv,
+      );
       assert.equal(change.code, 0, change.stderr);
       assert.equal(change.json.decision, 'started');
       assert.equal(change.json.wakeKey, campaign);
       assert.equal(change.json.runState, 'pending');
       assert.ok((change.json.startsInMs as number) > 5000, 'the reporter debounces for 10 s');
-      const report = await runCli(['emit', '--source', 'campaigns', '--entity', campaign, '--type', 'report.due', '--occurred-at', '2026-12-02T09:00:05Z'], cliEnv);
+      const report = await runCli(
+        ['emit', '--source', 'campaigns', '--entity', campaign, '--type', 'report.due', '--occurred-at', '2026-12-02T09:00:05Z'],
+        cliEnv,
+      );
       assert.equal(report.json.decision, 'coalesced');
       assert.equal(report.json.workflowId, change.json.workflowId);
-      const old = await runCli(['emit', '--source', 'campaigns', '--entity', campaign, '--type', 'config.changed', '--occurred-at', '2026-12-02T08:59:00Z', '--payload', '{"dashboards":["spend"]}', '--entity-version', '3'], cliEnv);
+      const old = await runCli(
+        [
+          'emit',
+          '--source',
+          'campaigns',
+          '--entity',
+          campaign,
+          '--type',
+          'config.changed',
+          '--occurred-at',
+          '2026-12-02T08:59:00Z',
+          '--payload',
+          '{"dashboards":["spend"]}',
+          '--entity-version',
+          '3',
+        ],
+        cliEnv,
+      );
       assert.equal(old.code, 0);
       assert.equal(old.json.decision, 'stale');
       assert.equal(old.json.newestVersion, 4);
@@ -100,7 +149,10 @@ describe('wakegate emit, run as a subprocess', () => {
       assert.equal(shown.json.running, true);
       const pending = shown.json.pending as { runKey: string; events: { eventKey: string }[] };
       assert.equal(pending.runKey, change.json.workflowId);
-      assert.deepEqual(pending.events.map((e) => e.eventKey), [change.json.eventKey, report.json.eventKey]);
+      assert.deepEqual(
+        pending.events.map((e) => e.eventKey),
+        [change.json.eventKey, report.json.eventKey],
+      );
       assert.deepEqual(shown.json.counts, { offered: 3, started: 1, coalesced: 1, skipped: 0, stale: 1, runs: 0 });
       const bad = await runCli(['emit', '--source', 'campaigns', '--entity', campaign, '--type', 'config.changed', '--entity-version', 'v2'], cliEnv);
       assert.equal(bad.code, 2);
@@ -152,7 +204,10 @@ describe('wakegate kill and rearm by key, run as a subprocess', () => {
     const cliEnv = { TEMPORAL_ADDRESS: env.server.address, WAKEGATE_TASK_QUEUE: taskQueue };
     const entity = unique('cli-kill');
     await withWorker(env.nativeConnection, taskQueue, async () => {
-      const emitted = await runCli(['emit', '--source', 'ping', '--entity', entity, '--type', 'check', '--occurred-at', '2026-12-02T14:05:00Z', '--payload', '{"holdMs":60000}'], cliEnv);
+      const emitted = await runCli(
+        ['emit', '--source', 'ping', '--entity', entity, '--type', 'check', '--occurred-at', '2026-12-02T14:05:00Z', '--payload', '{"holdMs":60000}'],
+        cliEnv,
+      );
       assert.equal(emitted.code, 0, emitted.stderr);
       const eventKey = String(emitted.json.eventKey);
       const killed = await runCli(['kill', eventKey, '--reason', 'by its event', '--who', 'ops'], cliEnv);
@@ -196,28 +251,45 @@ describe('wakegate kill and rearm by key, run as a subprocess', () => {
     const entity = unique('cli-kill-coalesced');
     const gate = new Gate({ client: env.client, taskQueue, registry: registryOf(agents) });
     const ping = (type: string) => ({ source: 'ping', entity, type, occurredAt: '2026-12-02T14:05:00Z', payload: { holdMs: 60_000 } });
-    await withWorker(env.nativeConnection, taskQueue, async () => {
-      const first = await gate.admit(ping('first'));
-      const second = await gate.admit(ping('second'));
-      assert.equal(first.decision, 'started');
-      assert.equal(second.decision, 'coalesced');
-      assert.equal(second.workflowId, first.workflowId, 'one run for both');
-      assert.notEqual(second.eventKey, first.eventKey);
+    await withWorker(
+      env.nativeConnection,
+      taskQueue,
+      async () => {
+        const first = await gate.admit(ping('first'));
+        const second = await gate.admit(ping('second'));
+        assert.equal(first.decision, 'started');
+        assert.equal(second.decision, 'coalesced');
+        assert.equal(second.workflowId, first.workflowId, 'one run for both');
+        assert.notEqual(second.eventKey, first.eventKey);
 
-      const early = await runCli(['kill', second.eventKey, '--reason', 'too early'], cliEnv);
-      assert.equal(early.code, 3, early.stdout);
-      assert.equal(early.json.workflowId, first.workflowId);
-      assert.match(errorOf(early).message, /has not started yet/);
+        const early = await runCli(['kill', second.eventKey, '--reason', 'too early'], cliEnv);
+        assert.equal(early.code, 3, early.stdout);
+        assert.equal(early.json.workflowId, first.workflowId);
+        assert.match(errorOf(early).message, /has not started yet/);
 
-      await eventually(() => env.client.workflow.getHandle(first.workflowId).describe().catch(() => undefined), (d) => d?.status.name === 'RUNNING', 15_000, 'the batch run started');
-      const killed = await runCli(['kill', second.eventKey, '--reason', 'absorbed event', '--who', 'ops'], cliEnv);
-      assert.equal(killed.code, 0, killed.stderr);
-      assert.equal(killed.json.workflowId, first.workflowId);
-      assert.equal(killed.json.eventKey, second.eventKey);
-      const result = await resultOf(first.workflowId);
-      assert.equal(result.terminalReason, 'cancelled');
-      assert.deepEqual(result.absorbed!.map((e) => e.eventKey), [first.eventKey, second.eventKey]);
-    }, { activities: activitiesOf({ agents }) });
+        await eventually(
+          () =>
+            env.client.workflow
+              .getHandle(first.workflowId)
+              .describe()
+              .catch(() => undefined),
+          (d) => d?.status.name === 'RUNNING',
+          15_000,
+          'the batch run started',
+        );
+        const killed = await runCli(['kill', second.eventKey, '--reason', 'absorbed event', '--who', 'ops'], cliEnv);
+        assert.equal(killed.code, 0, killed.stderr);
+        assert.equal(killed.json.workflowId, first.workflowId);
+        assert.equal(killed.json.eventKey, second.eventKey);
+        const result = await resultOf(first.workflowId);
+        assert.equal(result.terminalReason, 'cancelled');
+        assert.deepEqual(
+          result.absorbed!.map((e) => e.eventKey),
+          [first.eventKey, second.eventKey],
+        );
+      },
+      { activities: activitiesOf({ agents }) },
+    );
   });
 
   test('kill <event key> of an event that woke two agents: exit 2 listing both until --agent names one', async () => {
@@ -225,28 +297,53 @@ describe('wakegate kill and rearm by key, run as a subprocess', () => {
     const cliEnv = { TEMPORAL_ADDRESS: env.server.address, WAKEGATE_TASK_QUEUE: taskQueue };
     const fanoutEnv = { ...cliEnv, WAKEGATE_APP: 'test/fixtures/fanout-app.ts' };
     const entity = unique('cli-kill-fanout');
-    await withWorker(env.nativeConnection, taskQueue, async () => {
-      const emitted = await runCli(['emit', '--source', 'ping', '--entity', entity, '--type', 'check', '--payload', '{"holdMs":60000}'], fanoutEnv);
-      assert.equal(emitted.code, 0, emitted.stderr);
-      const eventKey = String(emitted.json.eventKey);
-      const wakes = emitted.json.wakes as { agent: string; workflowId: string; decision: string }[];
-      assert.deepEqual(wakes.map((w) => [w.agent, w.decision]), [['canary', 'started'], ['canary-echo', 'started']]);
+    await withWorker(
+      env.nativeConnection,
+      taskQueue,
+      async () => {
+        const emitted = await runCli(['emit', '--source', 'ping', '--entity', entity, '--type', 'check', '--payload', '{"holdMs":60000}'], fanoutEnv);
+        assert.equal(emitted.code, 0, emitted.stderr);
+        const eventKey = String(emitted.json.eventKey);
+        const wakes = emitted.json.wakes as { agent: string; workflowId: string; decision: string }[];
+        assert.deepEqual(
+          wakes.map((w) => [w.agent, w.decision]),
+          [
+            ['canary', 'started'],
+            ['canary-echo', 'started'],
+          ],
+        );
 
-      const ambiguous = await runCli(['kill', eventKey, '--reason', 'which one?'], fanoutEnv);
-      assert.equal(ambiguous.code, 2, ambiguous.stdout);
-      assert.equal(errorOf(ambiguous).code, 'ambiguous');
-      assert.match(errorOf(ambiguous).message, /woke 2 agents: canary \(canary@.*\), canary-echo \(canary-echo@.*\); name one with --agent/);
-      assert.deepEqual((ambiguous.json.runs as { agent: string; workflowId: string }[]).map((r) => [r.agent, r.workflowId]), wakes.map((w) => [w.agent, w.workflowId]));
+        const ambiguous = await runCli(['kill', eventKey, '--reason', 'which one?'], fanoutEnv);
+        assert.equal(ambiguous.code, 2, ambiguous.stdout);
+        assert.equal(errorOf(ambiguous).code, 'ambiguous');
+        assert.match(errorOf(ambiguous).message, /woke 2 agents: canary \(canary@.*\), canary-echo \(canary-echo@.*\); name one with --agent/);
+        assert.deepEqual(
+          (ambiguous.json.runs as { agent: string; workflowId: string }[]).map((r) => [r.agent, r.workflowId]),
+          wakes.map((w) => [w.agent, w.workflowId]),
+        );
 
-      // This checkout's own deployment has no canary-echo: its run is found in the visibility store, once indexed.
-      const echo = await eventually(() => runCli(['kill', eventKey, '--reason', 'the echo', '--agent', 'canary-echo', '--who', 'ops'], cliEnv), (r) => r.code !== 3, 15_000, 'the echo run indexed');
-      assert.equal(echo.code, 0, echo.stderr);
-      assert.equal(echo.json.workflowId, `canary-echo@${eventKey}`);
-      const main = await runCli(['kill', eventKey, '--reason', 'the canary', '--agent', 'canary', '--who', 'ops'], fanoutEnv);
-      assert.equal(main.code, 0, main.stderr);
-      assert.equal(main.json.workflowId, `canary@${eventKey}`);
-      const results = await Promise.all(wakes.map((w) => resultOf(w.workflowId)));
-      assert.deepEqual(results.map((r) => [r.terminalReason, r.killedBy?.reason]), [['cancelled', 'the canary'], ['cancelled', 'the echo']]);
-    }, { activities: fanoutApp.activities() });
+        // This checkout's own deployment has no canary-echo: its run is found in the visibility store, once indexed.
+        const echo = await eventually(
+          () => runCli(['kill', eventKey, '--reason', 'the echo', '--agent', 'canary-echo', '--who', 'ops'], cliEnv),
+          (r) => r.code !== 3,
+          15_000,
+          'the echo run indexed',
+        );
+        assert.equal(echo.code, 0, echo.stderr);
+        assert.equal(echo.json.workflowId, `canary-echo@${eventKey}`);
+        const main = await runCli(['kill', eventKey, '--reason', 'the canary', '--agent', 'canary', '--who', 'ops'], fanoutEnv);
+        assert.equal(main.code, 0, main.stderr);
+        assert.equal(main.json.workflowId, `canary@${eventKey}`);
+        const results = await Promise.all(wakes.map((w) => resultOf(w.workflowId)));
+        assert.deepEqual(
+          results.map((r) => [r.terminalReason, r.killedBy?.reason]),
+          [
+            ['cancelled', 'the canary'],
+            ['cancelled', 'the echo'],
+          ],
+        );
+      },
+      { activities: fanoutApp.activities() },
+    );
   });
 });

@@ -27,7 +27,14 @@ after(async () => {
 
 const agents = coalescing('canary', { debouncePeriodMs: 2500, maxWaitMs: 10_000 });
 const gateFor = (taskQueue: string) => new Gate({ client: env.client, taskQueue, registry: registryOf(agents), decisionWaitMs: 20_000 });
-const ping = (entity: string, type: string, deliveryId: string) => ({ source: 'ping', entity, type, occurredAt: '2026-12-02T10:00:00Z', payload: {}, deliveryId });
+const ping = (entity: string, type: string, deliveryId: string) => ({
+  source: 'ping',
+  entity,
+  type,
+  occurredAt: '2026-12-02T10:00:00Z',
+  payload: {},
+  deliveryId,
+});
 
 test('a worker killed while a batch is pending: the next worker runs it once, with every event', async () => {
   const taskQueue = unique('coalesce-crash');
@@ -47,7 +54,10 @@ test('a worker killed while a batch is pending: the next worker runs it once, wi
   await spawn();
   const result = await awaitRun(env.client, a);
   assert.equal(result.terminalReason, 'success');
-  assert.deepEqual(result.absorbed!.map((e) => e.type), ['one', 'two']);
+  assert.deepEqual(
+    result.absorbed!.map((e) => e.type),
+    ['one', 'two'],
+  );
   assert.equal((await env.client.workflow.count(`WorkflowType = "runWorkflow" AND WakeKey = "${entity}"`)).count, 1);
   const again = await gate.admit(ping(entity, 'two', 'd2-again'));
   assert.equal(again.decision, 'completed');
@@ -71,13 +81,19 @@ test('the dev server restarted: a pending batch still runs once, and redeliverie
   await env.reconnect();
   const result = await withWorker(env.nativeConnection, taskQueue, () => awaitRun(env.client, a!));
   assert.equal(result.terminalReason, 'success');
-  assert.deepEqual(result.absorbed!.map((e) => e.type), ['one', 'two']);
+  assert.deepEqual(
+    result.absorbed!.map((e) => e.type),
+    ['one', 'two'],
+  );
 
   await env.server.stop();
   await env.server.up();
   await env.reconnect();
   const gate = gateFor(taskQueue);
-  for (const [type, deliveryId] of [['one', 'r1-again'], ['two', 'r2-again']] as const) {
+  for (const [type, deliveryId] of [
+    ['one', 'r1-again'],
+    ['two', 'r2-again'],
+  ] as const) {
     const again = await gate.admit(ping(entity, type, deliveryId));
     assert.equal(again.decision, 'completed');
     assert.deepEqual(again.result, result);

@@ -70,7 +70,10 @@ test('debounce: each wake pushes the start back by the period; a quiet period st
     assert.equal(await started(a.workflowId), false);
     await env.sleep(3 * MIN); // 11 min after the last wake
     const result = (await client.workflow.getHandle(a.workflowId).result()) as RunResult;
-    assert.deepEqual(result.absorbed!.map((e) => e.type), ['a', 'b']);
+    assert.deepEqual(
+      result.absorbed!.map((e) => e.type),
+      ['a', 'b'],
+    );
     await quiesce(gate, a.coalescerId!);
   });
 });

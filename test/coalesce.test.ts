@@ -55,53 +55,107 @@ describe('one wake per thing, from every direction', () => {
     const taskQueue = unique('incident');
     const gate = gateFor(taskQueue, agents);
     const campaign = unique('fall-sale');
-    const tick = { source: 'schedule', entity: `campaign-report-${campaign}`, type: 'tick', occurredAt: '2026-12-02T10:00:00Z', payload: { campaignId: campaign, dashboards: ['spend'] }, deliveryId: 'tick-1' };
-    const change = { source: 'campaigns', entity: campaign, type: 'config.changed', occurredAt: '2026-12-02T10:00:20Z', payload: { dashboards: ['reach'] }, version: 7, deliveryId: 'hook-1' };
+    const tick = {
+      source: 'schedule',
+      entity: `campaign-report-${campaign}`,
+      type: 'tick',
+      occurredAt: '2026-12-02T10:00:00Z',
+      payload: { campaignId: campaign, dashboards: ['spend'] },
+      deliveryId: 'tick-1',
+    };
+    const change = {
+      source: 'campaigns',
+      entity: campaign,
+      type: 'config.changed',
+      occurredAt: '2026-12-02T10:00:20Z',
+      payload: { dashboards: ['reach'] },
+      version: 7,
+      deliveryId: 'hook-1',
+    };
     const report = { source: 'campaigns', entity: campaign, type: 'report.due', occurredAt: '2026-12-02T10:00:30Z', payload: {}, deliveryId: 'report-1' };
-    await withWorker(env.nativeConnection, taskQueue, async () => {
-      const a = await gate.admit(tick, { agent: 'campaign-reporter' });
-      const b = await gate.admit(change);
-      const c = await gate.admit(report);
-      const retried = await gate.admit({ ...report, deliveryId: 'report-2' });
-      assert.deepEqual([a.decision, b.decision, c.decision, retried.decision], ['started', 'coalesced', 'coalesced', 'in_progress']);
-      const run = a.workflowId;
-      assert.ok([b, c, retried].every((x) => x.workflowId === run), 'every wake names the same run');
-      assert.equal(a.wakeKey, campaign);
-      assert.notEqual(a.eventKey, b.eventKey, 'three logical events, one wake key');
+    await withWorker(
+      env.nativeConnection,
+      taskQueue,
+      async () => {
+        const a = await gate.admit(tick, { agent: 'campaign-reporter' });
+        const b = await gate.admit(change);
+        const c = await gate.admit(report);
+        const retried = await gate.admit({ ...report, deliveryId: 'report-2' });
+        assert.deepEqual([a.decision, b.decision, c.decision, retried.decision], ['started', 'coalesced', 'coalesced', 'in_progress']);
+        const run = a.workflowId;
+        assert.ok(
+          [b, c, retried].every((x) => x.workflowId === run),
+          'every wake names the same run',
+        );
+        assert.equal(a.wakeKey, campaign);
+        assert.notEqual(a.eventKey, b.eventKey, 'three logical events, one wake key');
 
-      const waiting = (await eventually(() => statusOf(env.client, run), (s?: WakeStatus) => s?.awaitingApproval !== undefined, 30_000, 'approval wait'))!;
-      assert.deepEqual(waiting.absorbed!.map((e) => e.eventKey), [a.eventKey, b.eventKey, c.eventKey]);
-      assert.deepEqual(waiting.absorbed!.find((e) => e.eventKey === c.eventKey)!.deliveryIds, ['report-1', 'report-2']);
+        const waiting = (await eventually(
+          () => statusOf(env.client, run),
+          (s?: WakeStatus) => s?.awaitingApproval !== undefined,
+          30_000,
+          'approval wait',
+        ))!;
+        assert.deepEqual(
+          waiting.absorbed!.map((e) => e.eventKey),
+          [a.eventKey, b.eventKey, c.eventKey],
+        );
+        assert.deepEqual(waiting.absorbed!.find((e) => e.eventKey === c.eventKey)!.deliveryIds, ['report-1', 'report-2']);
 
-      // With the run live (waiting for the export's approval), another change about the campaign is skipped and recorded.
-      const later = await gate.admit({ ...change, occurredAt: '2026-12-02T10:01:00Z', version: 8, payload: { dashboards: ['clicks'] }, deliveryId: 'hook-2' });
-      assert.equal(later.decision, 'skipped');
-      assert.equal(later.workflowId, run);
-      await env.client.workflow.getHandle(run).signal(approveSignal, { who: 'ana' });
-      const result = await awaitRun(env.client, a);
-      assert.equal(result.terminalReason, 'success', result.summary);
-      assert.deepEqual(result.absorbed!.map((e) => e.source), ['schedule', 'campaigns', 'campaigns']);
-      assert.deepEqual(result.skipped!.map((e) => e.eventKey), [later.eventKey]);
-      assert.equal(standins.channel.messages.filter((m) => m.text.includes(campaign)).length, 1, 'one post');
-      assert.equal(standins.exports.jobs.filter((j) => j.campaign === campaign).length, 1, 'one export');
-      // Every dashboard any absorbed wake named was read.
-      assert.equal(result.usage!.turns, 3, 'two dashboards (spend, reach) and one summary turn');
+        // With the run live (waiting for the export's approval), another change about the campaign is skipped and recorded.
+        const later = await gate.admit({
+          ...change,
+          occurredAt: '2026-12-02T10:01:00Z',
+          version: 8,
+          payload: { dashboards: ['clicks'] },
+          deliveryId: 'hook-2',
+        });
+        assert.equal(later.decision, 'skipped');
+        assert.equal(later.workflowId, run);
+        await env.client.workflow.getHandle(run).signal(approveSignal, { who: 'ana' });
+        const result = await awaitRun(env.client, a);
+        assert.equal(result.terminalReason, 'success', result.summary);
+        assert.deepEqual(
+          result.absorbed!.map((e) => e.source),
+          ['schedule', 'campaigns', 'campaigns'],
+        );
+        assert.deepEqual(
+          result.skipped!.map((e) => e.eventKey),
+          [later.eventKey],
+        );
+        assert.equal(standins.channel.messages.filter((m) => m.text.includes(campaign)).length, 1, 'one post');
+        assert.equal(standins.exports.jobs.filter((j) => j.campaign === campaign).length, 1, 'one export');
+        // Every dashboard any absorbed wake named was read.
+        assert.equal(result.usage!.turns, 3, 'two dashboards (spend, reach) and one summary turn');
 
-      // Redelivered after the run completed: the stored answer of the run that took it, nothing runs.
-      const again = await gate.admit({ ...change, deliveryId: 'hook-1-again' });
-      assert.equal(again.decision, 'completed');
-      assert.equal(again.original, 'coalesced');
-      assert.deepEqual(again.result, result);
+        // Redelivered after the run completed: the stored answer of the run that took it, nothing runs.
+        const again = await gate.admit({ ...change, deliveryId: 'hook-1-again' });
+        assert.equal(again.decision, 'completed');
+        assert.equal(again.original, 'coalesced');
+        assert.deepEqual(again.result, result);
 
-      // A genuine second change to the same campaign is a new event: a new run, not a mismatch.
-      const second = await gate.admit({ ...change, occurredAt: '2026-12-02T10:05:00Z', version: 9, payload: { dashboards: ['reach', 'spend'] }, deliveryId: 'hook-3' });
-      assert.equal(second.decision, 'started');
-      assert.notEqual(second.workflowId, run);
-      await eventually(() => statusOf(env.client, second.workflowId), (s?: WakeStatus) => s?.awaitingApproval !== undefined, 30_000, 'second approval wait');
-      await env.client.workflow.getHandle(second.workflowId).signal(approveSignal, { who: 'ana' });
-      assert.equal((await awaitRun(env.client, second)).terminalReason, 'success');
-      assert.equal(standins.channel.messages.filter((m) => m.text.includes(campaign)).length, 2, 'one post per genuine change');
-    }, { activities: activitiesFor(agents) });
+        // A genuine second change to the same campaign is a new event: a new run, not a mismatch.
+        const second = await gate.admit({
+          ...change,
+          occurredAt: '2026-12-02T10:05:00Z',
+          version: 9,
+          payload: { dashboards: ['reach', 'spend'] },
+          deliveryId: 'hook-3',
+        });
+        assert.equal(second.decision, 'started');
+        assert.notEqual(second.workflowId, run);
+        await eventually(
+          () => statusOf(env.client, second.workflowId),
+          (s?: WakeStatus) => s?.awaitingApproval !== undefined,
+          30_000,
+          'second approval wait',
+        );
+        await env.client.workflow.getHandle(second.workflowId).signal(approveSignal, { who: 'ana' });
+        assert.equal((await awaitRun(env.client, second)).terminalReason, 'success');
+        assert.equal(standins.channel.messages.filter((m) => m.text.includes(campaign)).length, 2, 'one post per genuine change');
+      },
+      { activities: activitiesFor(agents) },
+    );
   });
 
   test('a burst of 20 events in one second about one key is one run that lists all 20', async () => {
@@ -109,21 +163,29 @@ describe('one wake per thing, from every direction', () => {
     const taskQueue = unique('burst');
     const gate = gateFor(taskQueue, agents);
     const entity = unique('busy');
-    await withWorker(env.nativeConnection, taskQueue, async () => {
-      const answers: GateAnswer[] = [];
-      for (let i = 0; i < 20; i++) {
-        answers.push(await gate.admit(ping(entity, `edit-${i}`, {}, { deliveryId: `d-${i}` })));
-        await new Promise((r) => setTimeout(r, 40));
-      }
-      assert.equal(answers[0]!.decision, 'started');
-      assert.ok(answers.slice(1).every((a) => a.decision === 'coalesced'), JSON.stringify(answers.map((a) => a.decision)));
-      assert.equal(new Set(answers.map((a) => a.workflowId)).size, 1);
-      const result = await awaitRun(env.client, answers[0]!);
-      assert.equal(result.terminalReason, 'success');
-      assert.equal(result.absorbed!.length, 20);
-      const runs = await env.client.workflow.count(`WorkflowType = "runWorkflow" AND WakeKey = "${entity}"`);
-      assert.equal(runs.count, 1);
-    }, { activities: activitiesFor(agents) });
+    await withWorker(
+      env.nativeConnection,
+      taskQueue,
+      async () => {
+        const answers: GateAnswer[] = [];
+        for (let i = 0; i < 20; i++) {
+          answers.push(await gate.admit(ping(entity, `edit-${i}`, {}, { deliveryId: `d-${i}` })));
+          await new Promise((r) => setTimeout(r, 40));
+        }
+        assert.equal(answers[0]!.decision, 'started');
+        assert.ok(
+          answers.slice(1).every((a) => a.decision === 'coalesced'),
+          JSON.stringify(answers.map((a) => a.decision)),
+        );
+        assert.equal(new Set(answers.map((a) => a.workflowId)).size, 1);
+        const result = await awaitRun(env.client, answers[0]!);
+        assert.equal(result.terminalReason, 'success');
+        assert.equal(result.absorbed!.length, 20);
+        const runs = await env.client.workflow.count(`WorkflowType = "runWorkflow" AND WakeKey = "${entity}"`);
+        assert.equal(runs.count, 1);
+      },
+      { activities: activitiesFor(agents) },
+    );
   });
 
   test('buffer_one: wakes during a live run become exactly one follow-up run that takes them all', async () => {
@@ -131,23 +193,39 @@ describe('one wake per thing, from every direction', () => {
     const taskQueue = unique('buffer');
     const gate = gateFor(taskQueue, agents);
     const entity = unique('buffered');
-    await withWorker(env.nativeConnection, taskQueue, async () => {
-      const first = await gate.admit(ping(entity, 'one', { holdMs: 3000 }));
-      await eventually(() => statusOf(env.client, first.workflowId), (s?: WakeStatus) => s?.phase === 'hold', 15_000, 'the first run holding');
-      const two = await gate.admit(ping(entity, 'two', { holdMs: 0 }));
-      const three = await gate.admit(ping(entity, 'three', { holdMs: 0 }));
-      assert.equal(two.decision, 'started');
-      assert.equal(two.runState, 'pending');
-      assert.equal(three.decision, 'coalesced');
-      assert.equal(three.workflowId, two.workflowId);
-      assert.notEqual(two.workflowId, first.workflowId);
-      const r1 = await awaitRun(env.client, first);
-      const r2 = await awaitRun(env.client, two);
-      assert.deepEqual(r1.absorbed!.map((e) => e.type), ['one']);
-      assert.deepEqual(r2.absorbed!.map((e) => e.type), ['two', 'three']);
-      assert.ok(Date.parse(r2.absorbed![0]!.occurredAt) > 0);
-      assert.equal((await env.client.workflow.count(`WorkflowType = "runWorkflow" AND WakeKey = "${entity}"`)).count, 2);
-    }, { activities: activitiesFor(agents) });
+    await withWorker(
+      env.nativeConnection,
+      taskQueue,
+      async () => {
+        const first = await gate.admit(ping(entity, 'one', { holdMs: 3000 }));
+        await eventually(
+          () => statusOf(env.client, first.workflowId),
+          (s?: WakeStatus) => s?.phase === 'hold',
+          15_000,
+          'the first run holding',
+        );
+        const two = await gate.admit(ping(entity, 'two', { holdMs: 0 }));
+        const three = await gate.admit(ping(entity, 'three', { holdMs: 0 }));
+        assert.equal(two.decision, 'started');
+        assert.equal(two.runState, 'pending');
+        assert.equal(three.decision, 'coalesced');
+        assert.equal(three.workflowId, two.workflowId);
+        assert.notEqual(two.workflowId, first.workflowId);
+        const r1 = await awaitRun(env.client, first);
+        const r2 = await awaitRun(env.client, two);
+        assert.deepEqual(
+          r1.absorbed!.map((e) => e.type),
+          ['one'],
+        );
+        assert.deepEqual(
+          r2.absorbed!.map((e) => e.type),
+          ['two', 'three'],
+        );
+        assert.ok(Date.parse(r2.absorbed![0]!.occurredAt) > 0);
+        assert.equal((await env.client.workflow.count(`WorkflowType = "runWorkflow" AND WakeKey = "${entity}"`)).count, 2);
+      },
+      { activities: activitiesFor(agents) },
+    );
   });
 
   test('cancel: a wake during a live run cancels it and restarts on the newest state with both events', async () => {
@@ -155,23 +233,36 @@ describe('one wake per thing, from every direction', () => {
     const taskQueue = unique('cancel');
     const gate = gateFor(taskQueue, agents);
     const entity = unique('restarted');
-    await withWorker(env.nativeConnection, taskQueue, async () => {
-      const first = await gate.admit(ping(entity, 'old', { holdMs: 60_000 }, { deliveryId: 'old-1' }));
-      await eventually(() => statusOf(env.client, first.workflowId), (s?: WakeStatus) => s?.phase === 'hold', 15_000, 'the first run holding');
-      const newer = await gate.admit(ping(entity, 'new', { holdMs: 0 }));
-      assert.equal(newer.decision, 'started');
-      const cancelled = (await env.client.workflow.getHandle(first.workflowId).result()) as RunResult;
-      assert.equal(cancelled.terminalReason, 'cancelled');
-      assert.equal(cancelled.supersededBy, newer.workflowId);
-      const restarted = await awaitRun(env.client, newer);
-      assert.equal(restarted.terminalReason, 'success');
-      assert.deepEqual(restarted.absorbed!.map((e) => e.type), ['old', 'new']);
-      // The old event redelivered: answered by the run that finally took it.
-      const again = await gate.admit(ping(entity, 'old', { holdMs: 60_000 }, { deliveryId: 'old-2' }));
-      assert.equal(again.decision, 'completed');
-      assert.equal(again.workflowId, newer.workflowId);
-      assert.deepEqual(again.result, restarted);
-    }, { activities: activitiesFor(agents) });
+    await withWorker(
+      env.nativeConnection,
+      taskQueue,
+      async () => {
+        const first = await gate.admit(ping(entity, 'old', { holdMs: 60_000 }, { deliveryId: 'old-1' }));
+        await eventually(
+          () => statusOf(env.client, first.workflowId),
+          (s?: WakeStatus) => s?.phase === 'hold',
+          15_000,
+          'the first run holding',
+        );
+        const newer = await gate.admit(ping(entity, 'new', { holdMs: 0 }));
+        assert.equal(newer.decision, 'started');
+        const cancelled = (await env.client.workflow.getHandle(first.workflowId).result()) as RunResult;
+        assert.equal(cancelled.terminalReason, 'cancelled');
+        assert.equal(cancelled.supersededBy, newer.workflowId);
+        const restarted = await awaitRun(env.client, newer);
+        assert.equal(restarted.terminalReason, 'success');
+        assert.deepEqual(
+          restarted.absorbed!.map((e) => e.type),
+          ['old', 'new'],
+        );
+        // The old event redelivered: answered by the run that finally took it.
+        const again = await gate.admit(ping(entity, 'old', { holdMs: 60_000 }, { deliveryId: 'old-2' }));
+        assert.equal(again.decision, 'completed');
+        assert.equal(again.workflowId, newer.workflowId);
+        assert.deepEqual(again.result, restarted);
+      },
+      { activities: activitiesFor(agents) },
+    );
   });
 
   test('out of order: an older version is answered stale and runs nothing; a newer one is taken', async () => {
@@ -179,41 +270,74 @@ describe('one wake per thing, from every direction', () => {
     const taskQueue = unique('stale');
     const gate = gateFor(taskQueue, agents);
     const entity = unique('versioned');
-    await withWorker(env.nativeConnection, taskQueue, async () => {
-      const v5 = await gate.admit(ping(entity, 'v5', {}, { version: 5 }));
-      const v3 = await gate.admit(ping(entity, 'v3', {}, { version: 3 }));
-      const v6 = await gate.admit(ping(entity, 'v6', {}, { version: 6 }));
-      assert.equal(v5.decision, 'started');
-      assert.equal(v3.decision, 'stale');
-      assert.equal(v3.newestVersion, 5);
-      assert.equal(v6.decision, 'coalesced');
-      const result = await awaitRun(env.client, v5);
-      assert.deepEqual(result.absorbed!.map((e) => e.version), [5, 6]);
-      const again = await gate.admit(ping(entity, 'v3', {}, { version: 3, deliveryId: 'late-again' }));
-      assert.equal(again.decision, 'stale');
-      const status = await env.client.workflow.getHandle(v5.coalescerId!).query(coalescerQuery);
-      assert.deepEqual(status.state.staleEvents.map((e) => e.eventKey), [v3.eventKey]);
-    }, { activities: activitiesFor(agents) });
+    await withWorker(
+      env.nativeConnection,
+      taskQueue,
+      async () => {
+        const v5 = await gate.admit(ping(entity, 'v5', {}, { version: 5 }));
+        const v3 = await gate.admit(ping(entity, 'v3', {}, { version: 3 }));
+        const v6 = await gate.admit(ping(entity, 'v6', {}, { version: 6 }));
+        assert.equal(v5.decision, 'started');
+        assert.equal(v3.decision, 'stale');
+        assert.equal(v3.newestVersion, 5);
+        assert.equal(v6.decision, 'coalesced');
+        const result = await awaitRun(env.client, v5);
+        assert.deepEqual(
+          result.absorbed!.map((e) => e.version),
+          [5, 6],
+        );
+        const again = await gate.admit(ping(entity, 'v3', {}, { version: 3, deliveryId: 'late-again' }));
+        assert.equal(again.decision, 'stale');
+        const status = await env.client.workflow.getHandle(v5.coalescerId!).query(coalescerQuery);
+        assert.deepEqual(
+          status.state.staleEvents.map((e) => e.eventKey),
+          [v3.eventKey],
+        );
+      },
+      { activities: activitiesFor(agents) },
+    );
   });
 
   test('one event fanned out to two agents: two runs, disjoint effect keys', async () => {
     const digest = { ...campaignReporter, policy: { ...campaignReporter.policy, name: 'campaign-digest' } };
-    const agents = withPolicies(quickAgents({}, { ...exampleAgents, 'campaign-digest': digest }), (d) => (d.policy.approval ? { approval: { ...d.policy.approval, irreversible: 'auto' } } : undefined));
+    const agents = withPolicies(quickAgents({}, { ...exampleAgents, 'campaign-digest': digest }), (d) =>
+      d.policy.approval ? { approval: { ...d.policy.approval, irreversible: 'auto' } } : undefined,
+    );
     const taskQueue = unique('fanout');
     const gate = gateFor(taskQueue, agents);
     const campaign = unique('both');
-    await withWorker(env.nativeConnection, taskQueue, async () => {
-      const a = await gate.admit({ source: 'campaigns', entity: campaign, type: 'config.changed', occurredAt: '2026-12-02T11:00:00Z', payload: { dashboards: ['spend'] } });
-      assert.deepEqual(a.wakes.map((w) => [w.agent, w.decision]), [['campaign-digest', 'started'], ['campaign-reporter', 'started']]);
-      const results = await Promise.all(a.wakes.map((w) => awaitRun(env.client, w)));
-      assert.ok(results.every((r) => r.terminalReason === 'success'), JSON.stringify(results.map((r) => r.summary)));
-      const keys = results.map((r) => ((r.output as { committed: EffectOutcome[] }).committed ?? []).map((e) => e.effectKey));
-      assert.equal(keys[0]!.length, 2);
-      assert.equal(keys[1]!.length, 2);
-      assert.equal(new Set([...keys[0]!, ...keys[1]!]).size, 4, 'no effect key is shared');
-      assert.ok(keys[0]!.every((k) => k.startsWith('campaign-digest#')) && keys[1]!.every((k) => k.startsWith('campaign-reporter#')));
-      assert.equal(standins.channel.messages.filter((m) => m.text.includes(campaign)).length, 2, 'each agent posted once');
-    }, { activities: activitiesFor(agents) });
+    await withWorker(
+      env.nativeConnection,
+      taskQueue,
+      async () => {
+        const a = await gate.admit({
+          source: 'campaigns',
+          entity: campaign,
+          type: 'config.changed',
+          occurredAt: '2026-12-02T11:00:00Z',
+          payload: { dashboards: ['spend'] },
+        });
+        assert.deepEqual(
+          a.wakes.map((w) => [w.agent, w.decision]),
+          [
+            ['campaign-digest', 'started'],
+            ['campaign-reporter', 'started'],
+          ],
+        );
+        const results = await Promise.all(a.wakes.map((w) => awaitRun(env.client, w)));
+        assert.ok(
+          results.every((r) => r.terminalReason === 'success'),
+          JSON.stringify(results.map((r) => r.summary)),
+        );
+        const keys = results.map((r) => ((r.output as { committed: EffectOutcome[] }).committed ?? []).map((e) => e.effectKey));
+        assert.equal(keys[0]!.length, 2);
+        assert.equal(keys[1]!.length, 2);
+        assert.equal(new Set([...keys[0]!, ...keys[1]!]).size, 4, 'no effect key is shared');
+        assert.ok(keys[0]!.every((k) => k.startsWith('campaign-digest#')) && keys[1]!.every((k) => k.startsWith('campaign-reporter#')));
+        assert.equal(standins.channel.messages.filter((m) => m.text.includes(campaign)).length, 2, 'each agent posted once');
+      },
+      { activities: activitiesFor(agents) },
+    );
   });
 
   test('redelivery after continue-as-new and after the coalescer closed gets the same run’s answer', async () => {
@@ -221,54 +345,102 @@ describe('one wake per thing, from every direction', () => {
     const taskQueue = unique('can');
     const gate = gateFor(taskQueue, agents);
     const entity = unique('long-lived');
-    await withWorker(env.nativeConnection, taskQueue, async () => {
-      const first = await gate.admit(ping(entity, 'first'));
-      const firstResult = await awaitRun(env.client, first);
-      // Enough offers to cross the 60-event continue-as-new suggestion several times.
-      for (let i = 0; i < 40; i++) await gate.admit(ping(entity, `more-${i}`));
-      const coalescer = first.coalescerId!;
-      const executions = await eventually(() => env.client.workflow.count(`WorkflowId = "${coalescer}"`).then((c) => c.count), (n) => n >= 2, 15_000, 'continue-as-new');
-      assert.ok(executions >= 2, `${executions} coalescer executions`);
-      const afterCan = await gate.admit(ping(entity, 'first', {}, { deliveryId: 'again-1' }));
-      assert.equal(afterCan.decision, 'completed');
-      assert.deepEqual(afterCan.result, firstResult);
-      // Idle: the coalescer closes; the admission record still answers.
-      await eventually(() => env.client.workflow.getHandle(coalescer).describe().then((d) => d.status.name), (s) => s === 'COMPLETED', 30_000, 'idle close');
-      const afterClose = await gate.admit(ping(entity, 'first', {}, { deliveryId: 'again-2' }));
-      assert.equal(afterClose.decision, 'completed');
-      assert.deepEqual(afterClose.result, firstResult);
-      // And a new event about the key starts a new coalescer and a new run.
-      const fresh = await gate.admit(ping(entity, 'fresh'));
-      assert.equal(fresh.decision, 'started');
-      assert.equal((await awaitRun(env.client, fresh)).terminalReason, 'success');
-    }, { activities: activitiesFor(agents) });
+    await withWorker(
+      env.nativeConnection,
+      taskQueue,
+      async () => {
+        const first = await gate.admit(ping(entity, 'first'));
+        const firstResult = await awaitRun(env.client, first);
+        // Enough offers to cross the 60-event continue-as-new suggestion several times.
+        for (let i = 0; i < 40; i++) await gate.admit(ping(entity, `more-${i}`));
+        const coalescer = first.coalescerId!;
+        const executions = await eventually(
+          () => env.client.workflow.count(`WorkflowId = "${coalescer}"`).then((c) => c.count),
+          (n) => n >= 2,
+          15_000,
+          'continue-as-new',
+        );
+        assert.ok(executions >= 2, `${executions} coalescer executions`);
+        const afterCan = await gate.admit(ping(entity, 'first', {}, { deliveryId: 'again-1' }));
+        assert.equal(afterCan.decision, 'completed');
+        assert.deepEqual(afterCan.result, firstResult);
+        // Idle: the coalescer closes; the admission record still answers.
+        await eventually(
+          () =>
+            env.client.workflow
+              .getHandle(coalescer)
+              .describe()
+              .then((d) => d.status.name),
+          (s) => s === 'COMPLETED',
+          30_000,
+          'idle close',
+        );
+        const afterClose = await gate.admit(ping(entity, 'first', {}, { deliveryId: 'again-2' }));
+        assert.equal(afterClose.decision, 'completed');
+        assert.deepEqual(afterClose.result, firstResult);
+        // And a new event about the key starts a new coalescer and a new run.
+        const fresh = await gate.admit(ping(entity, 'fresh'));
+        assert.equal(fresh.decision, 'started');
+        assert.equal((await awaitRun(env.client, fresh)).terminalReason, 'success');
+      },
+      { activities: activitiesFor(agents) },
+    );
   });
 
   test('a real schedule tick for the reporter and a config change about the same campaign reach one coalescer: one run', async () => {
     // The worker's ticks pass the gate with the built-in agents: the reporter's own 10 s debounce.
     const taskQueue = unique('sched-coalesce');
     const campaign = unique('summer');
-    const def = testSchedule({ agent: 'campaign-reporter', payload: { campaignId: campaign, dashboards: ['spend'] }, spec: { every: '1h' }, overlap: 'skip', catchUp: 'latest' });
-    await withWorker(env.nativeConnection, taskQueue, async () => {
-      await createSchedule(env.client, def, taskQueue);
-      await env.client.schedule.getHandle(def.id).trigger();
-      const coalescer = await eventually(
-        () => env.client.workflow.getHandle(`campaign-reporter#${campaign}`).query(coalescerQuery).catch(() => undefined),
-        (q) => (q?.state.pending?.events.length ?? 0) === 1,
-        20_000,
-        'the tick offered to the coalescer',
-      );
-      assert.equal((await env.client.workflow.count(`WorkflowType = "runWorkflow" AND WakeKey = "${campaign}"`)).count, 0, 'still debouncing: no run yet');
-      const change = await gateFor(taskQueue, exampleAgents).admit({ source: 'campaigns', entity: campaign, type: 'config.changed', occurredAt: '2026-12-02T12:00:00Z', payload: { dashboards: ['reach'] } });
-      assert.equal(change.decision, 'coalesced');
-      assert.equal(change.workflowId, coalescer!.state.pending!.runKey);
-      await eventually(() => statusOf(env.client, change.workflowId), (s?: WakeStatus) => s?.awaitingApproval !== undefined, 40_000, 'approval wait');
-      await env.client.workflow.getHandle(change.workflowId).signal(approveSignal, { who: 'ana' });
-      const result = await awaitRun(env.client, change);
-      assert.deepEqual(result.absorbed!.map((e) => e.source), ['schedule', 'campaigns']);
-      assert.equal(standins.channel.messages.filter((m) => m.text.includes(campaign)).length, 1);
-      await env.client.schedule.getHandle(def.id).delete();
-    }, { activities: activitiesFor(exampleAgents) });
+    const def = testSchedule({
+      agent: 'campaign-reporter',
+      payload: { campaignId: campaign, dashboards: ['spend'] },
+      spec: { every: '1h' },
+      overlap: 'skip',
+      catchUp: 'latest',
+    });
+    await withWorker(
+      env.nativeConnection,
+      taskQueue,
+      async () => {
+        await createSchedule(env.client, def, taskQueue);
+        await env.client.schedule.getHandle(def.id).trigger();
+        const coalescer = await eventually(
+          () =>
+            env.client.workflow
+              .getHandle(`campaign-reporter#${campaign}`)
+              .query(coalescerQuery)
+              .catch(() => undefined),
+          (q) => (q?.state.pending?.events.length ?? 0) === 1,
+          20_000,
+          'the tick offered to the coalescer',
+        );
+        assert.equal((await env.client.workflow.count(`WorkflowType = "runWorkflow" AND WakeKey = "${campaign}"`)).count, 0, 'still debouncing: no run yet');
+        const change = await gateFor(taskQueue, exampleAgents).admit({
+          source: 'campaigns',
+          entity: campaign,
+          type: 'config.changed',
+          occurredAt: '2026-12-02T12:00:00Z',
+          payload: { dashboards: ['reach'] },
+        });
+        assert.equal(change.decision, 'coalesced');
+        assert.equal(change.workflowId, coalescer!.state.pending!.runKey);
+        await eventually(
+          () => statusOf(env.client, change.workflowId),
+          (s?: WakeStatus) => s?.awaitingApproval !== undefined,
+          40_000,
+          'approval wait',
+        );
+        await env.client.workflow.getHandle(change.workflowId).signal(approveSignal, { who: 'ana' });
+        const result = await awaitRun(env.client, change);
+        assert.deepEqual(
+          result.absorbed!.map((e) => e.source),
+          ['schedule', 'campaigns'],
+        );
+        assert.equal(standins.channel.messages.filter((m) => m.text.includes(campaign)).length, 1);
+        await env.client.schedule.getHandle(def.id).delete();
+      },
+      { activities: activitiesFor(exampleAgents) },
+    );
   });
 
   test('an offer repeated by another admission run (past the remembered answers) never puts a pending event in a batch twice, nor one with other inputs', async () => {
@@ -276,36 +448,48 @@ describe('one wake per thing, from every direction', () => {
     const taskQueue = unique('reoffer');
     const gate = gateFor(taskQueue, agents);
     const entity = unique('once');
-    await withWorker(env.nativeConnection, taskQueue, async () => {
-      const first = await gate.admit(ping(entity, 'only'));
-      assert.equal(first.decision, 'started');
-      const coalescer = env.client.workflow.getHandle(first.coalescerId!);
-      // The same event offered again as a retry from an unknown record run would be: the remembered
-      // answers do not match it, so only the pending batch's own membership keeps it single.
-      const pending = (await coalescer.query(coalescerQuery)).state.pending!;
-      const again = await coalescer.executeUpdate(offerUpdate, { args: [[{ event: pending.events[0]!, admissionRunId: 'another-run' }]] });
-      assert.equal(again[0]!.decision, 'started');
-      assert.equal(again[0]!.runKey, first.workflowId);
-      assert.equal((await coalescer.query(coalescerQuery)).state.pending!.events.length, 1, 'the event is in its batch once');
-      // The same key with other inputs (as after its admission record was deleted by hand) is refused, not taken.
-      const other = await coalescer.executeUpdate(offerUpdate, { args: [[{ event: { ...pending.events[0]!, fingerprint: 'other-inputs' }, admissionRunId: 'a-third-run' }]] });
-      assert.deepEqual([other[0]!.decision, other[0]!.runKey], ['mismatch', first.workflowId]);
-      assert.equal((await coalescer.query(coalescerQuery)).state.pending!.events[0]!.fingerprint, pending.events[0]!.fingerprint);
-      const result = await awaitRun(env.client, first);
-      assert.equal(result.absorbed!.length, 1);
-    }, { activities: activitiesFor(agents) });
+    await withWorker(
+      env.nativeConnection,
+      taskQueue,
+      async () => {
+        const first = await gate.admit(ping(entity, 'only'));
+        assert.equal(first.decision, 'started');
+        const coalescer = env.client.workflow.getHandle(first.coalescerId!);
+        // The same event offered again as a retry from an unknown record run would be: the remembered
+        // answers do not match it, so only the pending batch's own membership keeps it single.
+        const pending = (await coalescer.query(coalescerQuery)).state.pending!;
+        const again = await coalescer.executeUpdate(offerUpdate, { args: [[{ event: pending.events[0]!, admissionRunId: 'another-run' }]] });
+        assert.equal(again[0]!.decision, 'started');
+        assert.equal(again[0]!.runKey, first.workflowId);
+        assert.equal((await coalescer.query(coalescerQuery)).state.pending!.events.length, 1, 'the event is in its batch once');
+        // The same key with other inputs (as after its admission record was deleted by hand) is refused, not taken.
+        const other = await coalescer.executeUpdate(offerUpdate, {
+          args: [[{ event: { ...pending.events[0]!, fingerprint: 'other-inputs' }, admissionRunId: 'a-third-run' }]],
+        });
+        assert.deepEqual([other[0]!.decision, other[0]!.runKey], ['mismatch', first.workflowId]);
+        assert.equal((await coalescer.query(coalescerQuery)).state.pending!.events[0]!.fingerprint, pending.events[0]!.fingerprint);
+        const result = await awaitRun(env.client, first);
+        assert.equal(result.absorbed!.length, 1);
+      },
+      { activities: activitiesFor(agents) },
+    );
   });
 
   test('a trigger without a coalescing policy stays on the one-call path', async () => {
     const taskQueue = unique('onecall');
     const gate = gateFor(taskQueue, exampleAgents);
-    await withWorker(env.nativeConnection, taskQueue, async () => {
-      const a = await gate.admit(ping(unique('plain'), 'check'));
-      assert.equal(a.decision, 'started');
-      assert.equal(a.admissionId, undefined);
-      assert.equal(a.workflowId, `canary@${a.eventKey}`);
-      const desc = await env.client.workflow.getHandle(a.workflowId).describe();
-      assert.equal(desc.type, 'runWorkflow');
-    }, { activities: activitiesFor(exampleAgents) });
+    await withWorker(
+      env.nativeConnection,
+      taskQueue,
+      async () => {
+        const a = await gate.admit(ping(unique('plain'), 'check'));
+        assert.equal(a.decision, 'started');
+        assert.equal(a.admissionId, undefined);
+        assert.equal(a.workflowId, `canary@${a.eventKey}`);
+        const desc = await env.client.workflow.getHandle(a.workflowId).describe();
+        assert.equal(desc.type, 'runWorkflow');
+      },
+      { activities: activitiesFor(exampleAgents) },
+    );
   });
 });

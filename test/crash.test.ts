@@ -74,7 +74,13 @@ describe('crash windows with real worker processes (seed Test 1 and Test 2)', ()
     const taskQueue = unique('t1');
     const repo = unique('acme/t1');
     const gate = new Gate({ client: env.client, taskQueue, registry: registryOf(quickAgents()) });
-    const event = { source: 'deps', entity: `${repo}:react`, type: 'release.published', occurredAt: '2026-12-02T09:00:00Z', payload: { repo, package: 'react', from: '19.0.0', to: '19.1.0' } };
+    const event = {
+      source: 'deps',
+      entity: `${repo}:react`,
+      type: 'release.published',
+      occurredAt: '2026-12-02T09:00:00Z',
+      payload: { repo, package: 'react', from: '19.0.0', to: '19.1.0' },
+    };
     const arrived = deferred();
     let calls = 0;
     hooks.prPut = async (req, reply) => {
@@ -124,7 +130,11 @@ describe('crash windows with real worker processes (seed Test 1 and Test 2)', ()
     // default of five they could swallow every one of the commit's six attempts.
     const a = await worker(taskQueue, { WAKEGATE_ACTIVITY_POLLERS: '1' });
     const started = await new Gate({ client: env.client, taskQueue, registry: registryOf(quickAgents()) }).admit({
-      source: 'deps', entity: `${repo}:vite`, type: 'release.published', occurredAt: '2026-12-02T09:00:00Z', payload: { repo, package: 'vite', from: '7.0.0', to: '7.1.0' },
+      source: 'deps',
+      entity: `${repo}:vite`,
+      type: 'release.published',
+      occurredAt: '2026-12-02T09:00:00Z',
+      payload: { repo, package: 'vite', from: '7.0.0', to: '7.1.0' },
     });
     const handle = env.client.workflow.getHandle(started.workflowId);
     await arrivedAt[0]!.promise;
@@ -160,14 +170,23 @@ describe('crash windows with real worker processes (seed Test 1 and Test 2)', ()
     };
     let w = await worker(taskQueue);
     const a = await new Gate({ client: env.client, taskQueue, registry: registryOf(quickAgents()) }).admit({
-      source: 'campaigns', entity: campaign, type: 'report.due', occurredAt: '2026-12-02T09:00:00Z', payload: { dashboards: ['reach'] },
+      source: 'campaigns',
+      entity: campaign,
+      type: 'report.due',
+      occurredAt: '2026-12-02T09:00:00Z',
+      payload: { dashboards: ['reach'] },
     });
     const handle = env.client.workflow.getHandle(a.workflowId);
     await posted.promise;
     assert.equal(standins.channel.messages.filter((m) => m.text.includes(campaign)).length, 1);
     await w.kill();
     w = await worker(taskQueue);
-    await eventually(() => handle.query(statusQuery).catch(() => undefined), (s?: WakeStatus) => s?.awaitingApproval !== undefined, 30_000, 'approval wait');
+    await eventually(
+      () => handle.query(statusQuery).catch(() => undefined),
+      (s?: WakeStatus) => s?.awaitingApproval !== undefined,
+      30_000,
+      'approval wait',
+    );
     assert.equal(posts, 2, 'the post was retried with its key');
     assert.equal(standins.channel.messages.filter((m) => m.text.includes(campaign)).length, 1, 'the provider deduplicated it');
 
@@ -206,10 +225,19 @@ describe('crash windows with real worker processes (seed Test 1 and Test 2)', ()
     };
     const w = await worker(taskQueue);
     const a = await new Gate({ client: env.client, taskQueue, registry: registryOf(quickAgents()) }).admit({
-      source: 'campaigns', entity: campaign, type: 'report.due', occurredAt: '2026-12-02T09:00:00Z', payload: { dashboards: ['spend'] },
+      source: 'campaigns',
+      entity: campaign,
+      type: 'report.due',
+      occurredAt: '2026-12-02T09:00:00Z',
+      payload: { dashboards: ['spend'] },
     });
     const handle = env.client.workflow.getHandle(a.workflowId);
-    await eventually(() => handle.query(statusQuery).catch(() => undefined), (s?: WakeStatus) => s?.awaitingApproval !== undefined, 30_000, 'approval wait');
+    await eventually(
+      () => handle.query(statusQuery).catch(() => undefined),
+      (s?: WakeStatus) => s?.awaitingApproval !== undefined,
+      30_000,
+      'approval wait',
+    );
     await handle.signal(approveSignal, { who: 'ana' });
     await arrived.promise;
     await w.kill();
@@ -231,7 +259,12 @@ describe('a schedule window the Schedule started itself, with its worker SIGKILL
     const handle = await createSchedule(env.client, def, taskQueue);
     const window = { start: new Date('2026-04-01T00:00:00Z'), end: new Date('2026-04-01T00:00:00Z'), overlap: ScheduleOverlapPolicy.BUFFER_ALL };
     await handle.backfill(window);
-    const [run] = await eventually(() => ticksOf(env.client, def.id), (t) => t.length === 1, 20_000, 'the window started');
+    const [run] = await eventually(
+      () => ticksOf(env.client, def.id),
+      (t) => t.length === 1,
+      20_000,
+      'the window started',
+    );
     const wake = env.client.workflow.getHandle(run!.workflowId, run!.runId);
     const holding = (p: temporal.api.workflow.v1.IPendingActivityInfo[]) =>
       p.some((a) => a.activityType?.name === 'toolCall' && a.state === temporal.api.enums.v1.PendingActivityState.PENDING_ACTIVITY_STATE_STARTED);
@@ -243,7 +276,12 @@ describe('a schedule window the Schedule started itself, with its worker SIGKILL
     assert.ok((result.attempts ?? 1) >= 2, `the tool was retried on the second worker (attempts ${result.attempts})`);
     // Fired again (a backfill of the same window): answered by the run that took it, nothing runs.
     await handle.backfill(window);
-    const runs = await eventually(() => ticksOf(env.client, def.id), (t) => t.length === 2 && t.every((x) => x.status.name !== 'RUNNING'), 30_000, 'the window fired again');
+    const runs = await eventually(
+      () => ticksOf(env.client, def.id),
+      (t) => t.length === 2 && t.every((x) => x.status.name !== 'RUNNING'),
+      30_000,
+      'the window fired again',
+    );
     const again = runs.find((r) => r.runId !== run!.runId)!;
     const answer = (await env.client.workflow.getHandle(again.workflowId, again.runId).result()) as RunResult;
     assert.equal(answer.terminalReason, 'duplicate', answer.summary);

@@ -58,7 +58,12 @@ describe('fixed-delay cancellation (time-skipping server)', () => {
     const input: FixedDelayInput = { scheduleId, agent: 'canary', payload: { holdMs: 120_000 }, delayMs: 3_600_000, maxRuns: 1 };
     await withTimeSkippingWorker(env, taskQueue, async () => {
       const handle = await env.client.workflow.start('fixedDelayWorkflow', { workflowId: `wakegate-delay/${scheduleId}`, taskQueue, args: [input] });
-      const running = await eventually(() => handle.query(cadenceQuery), (q) => q.phase === 'running' && q.lastStartMs !== undefined, 30_000, 'a window in flight');
+      const running = await eventually(
+        () => handle.query(cadenceQuery),
+        (q) => q.phase === 'running' && q.lastStartMs !== undefined,
+        30_000,
+        'a window in flight',
+      );
       const wake = env.client.workflow.getHandle(scheduleWindowRunId('canary', scheduleId, isoSeconds(running.lastStartMs!)));
       // The loop is `running` from just before its activity starts the wake: until then there is none.
       const wakeStatus = () => wake.query(statusQuery).catch((err: unknown) => (err instanceof WorkflowNotFoundError ? undefined : Promise.reject(err)));

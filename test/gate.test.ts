@@ -24,8 +24,7 @@ const ping = (entity: string, payload: Record<string, unknown> = {}, deliveryId?
   payload,
   ...(deliveryId ? { deliveryId } : {}),
 });
-const executions = (workflowId: string) =>
-  env.client.workflow.count(`WorkflowId = "${workflowId}"`).then((c) => c.count);
+const executions = (workflowId: string) => env.client.workflow.count(`WorkflowId = "${workflowId}"`).then((c) => c.count);
 
 describe('the gate on the real dev server', () => {
   test('200 concurrent deliveries of one logical event start exactly one execution', async () => {
@@ -37,12 +36,13 @@ describe('the gate on the real dev server', () => {
       // through a gate each, as 100 separate ingress processes would: there only Temporal's
       // workflow-ID uniqueness stands between them and a second run.
       const answers = await Promise.all(
-        Array.from({ length: 200 }, (_, i) =>
-          (i % 2 === 0 ? shared : gateFor(taskQueue)).admit(ping(entity, { holdMs: 1500 }, `delivery-${i}`)),
-        ),
+        Array.from({ length: 200 }, (_, i) => (i % 2 === 0 ? shared : gateFor(taskQueue)).admit(ping(entity, { holdMs: 1500 }, `delivery-${i}`))),
       );
       const decisions = answers.map((a) => a.decision);
-      assert.ok(decisions.every((d) => d === 'started' || d === 'in_progress' || d === 'completed'), JSON.stringify(decisions));
+      assert.ok(
+        decisions.every((d) => d === 'started' || d === 'in_progress' || d === 'completed'),
+        JSON.stringify(decisions),
+      );
       assert.equal(decisions.filter((d) => d === 'started').length, 1);
       assert.equal(new Set(answers.map((a) => a.workflowId)).size, 1);
       assert.equal(new Set(answers.map((a) => a.runId)).size, 1);
@@ -52,7 +52,13 @@ describe('the gate on the real dev server', () => {
       // Every delivery that was answered while the run was open is recorded on it.
       const recorded = new Set(result.deliveryIds);
       for (const a of answers.filter((x) => x.decision !== 'completed')) assert.ok(recorded.has(a.deliveryId!), a.deliveryId);
-      assert.equal(await eventually(() => executions(workflowId), (n) => n >= 1), 1);
+      assert.equal(
+        await eventually(
+          () => executions(workflowId),
+          (n) => n >= 1,
+        ),
+        1,
+      );
       // Visibility is eventually consistent: give it time to show a second run, if there were one.
       await new Promise((r) => setTimeout(r, 1000));
       assert.equal(await executions(workflowId), 1);
@@ -72,7 +78,13 @@ describe('the gate on the real dev server', () => {
       assert.equal(again.runId, first.runId);
       assert.deepEqual(again.result, stored);
       assert.equal(again.result?.terminalReason, 'success');
-      assert.equal(await eventually(() => executions(first.workflowId), (n) => n >= 1), 1);
+      assert.equal(
+        await eventually(
+          () => executions(first.workflowId),
+          (n) => n >= 1,
+        ),
+        1,
+      );
     });
   });
 
@@ -99,7 +111,13 @@ describe('the gate on the real dev server', () => {
       assert.notEqual(second.runId, first.runId);
       const result = (await env.client.workflow.getHandle(second.workflowId, second.runId).result()) as RunResult;
       assert.equal(result.terminalReason, 'success');
-      assert.equal(await eventually(() => executions(first.workflowId), (n) => n >= 2), 2);
+      assert.equal(
+        await eventually(
+          () => executions(first.workflowId),
+          (n) => n >= 2,
+        ),
+        2,
+      );
     });
   });
 
@@ -153,7 +171,12 @@ describe('the gate on the real dev server', () => {
     await withWorker(env.nativeConnection, taskQueue, async () => {
       const first = await gate.admit(ping(entity, { holdMs: 60_000 }));
       const handle = env.client.workflow.getHandle(first.workflowId);
-      await eventually(() => handle.query(statusQuery), (s) => s.phase === 'hold', 15_000, 'the hold');
+      await eventually(
+        () => handle.query(statusQuery),
+        (s) => s.phase === 'hold',
+        15_000,
+        'the hold',
+      );
       await handle.cancel();
       const result = (await handle.result()) as RunResult;
       assert.equal(result.terminalReason, 'cancelled');

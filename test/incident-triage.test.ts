@@ -58,7 +58,9 @@ const committed = (r: RunResult) => (r.output as { committed: EffectOutcome[] })
 const ticketsOf = (title: string) => tracker.tickets.filter((t) => t.title === title);
 /** The tool_result blocks the model was sent in one request. */
 const toolResults = (body: { messages: { content: string | AnthropicBlock[] }[] }) =>
-  body.messages.flatMap((m) => (typeof m.content === 'string' ? [] : m.content)).filter((b): b is Extract<AnthropicBlock, { type: 'tool_result' }> => b.type === 'tool_result');
+  body.messages
+    .flatMap((m) => (typeof m.content === 'string' ? [] : m.content))
+    .filter((b): b is Extract<AnthropicBlock, { type: 'tool_result' }> => b.type === 'tool_result');
 const text = (c: string | { type: 'text'; text: string }[]) => (typeof c === 'string' ? c : c.map((b) => b.text).join(''));
 
 describe('incident triage in process, against the fake Anthropic API', () => {
@@ -68,21 +70,33 @@ describe('incident triage in process, against the fake Anthropic API', () => {
     const title = `Checkout errors ${service}`;
     const from = fake.requests.length;
     fake.script(toolUse('toolu_1', { service }), final({ severity: 'high', title, summary: 'TypeError spike after the deploy' }));
-    const result = await withWorker(env.nativeConnection, taskQueue, async () => awaitRun(env.client, await app.gate(env.client, taskQueue).admit(alert(service))), { activities: app.activities() });
+    const result = await withWorker(
+      env.nativeConnection,
+      taskQueue,
+      async () => awaitRun(env.client, await app.gate(env.client, taskQueue).admit(alert(service))),
+      { activities: app.activities() },
+    );
 
     assert.equal(result.terminalReason, 'success', result.summary);
     const requests = fake.requests.slice(from);
     assert.equal(requests.length, 2, 'two model turns');
     assert.equal(requests[0]!.apiKey, 'sk-ant-test');
     const offered = requests[0]!.body.tools ?? [];
-    assert.deepEqual(offered.map((t) => t.name), ['search_errors'], 'the tool is offered; the effect is picked in code (decide), never offered');
+    assert.deepEqual(
+      offered.map((t) => t.name),
+      ['search_errors'],
+      'the tool is offered; the effect is picked in code (decide), never offered',
+    );
     const schema = offered[0]!.input_schema as { type: string; properties: Record<string, { type: string; minLength?: number }>; required: string[] };
     assert.equal(schema.type, 'object');
     assert.equal(schema.properties.service?.type, 'string');
     assert.equal(schema.properties.service?.minLength, 1);
     assert.deepEqual(schema.required, ['service']);
     // The tool really ran against the tracker and its answer went back to the model.
-    assert.deepEqual(tracker.errorReads.filter((s) => s === service), [service]);
+    assert.deepEqual(
+      tracker.errorReads.filter((s) => s === service),
+      [service],
+    );
     const [res] = toolResults(requests[1]!.body);
     assert.equal(res?.tool_use_id, 'toolu_1');
     assert.match(text(res!.content), /TypeError: cannot read properties/);
@@ -103,7 +117,12 @@ describe('incident triage in process, against the fake Anthropic API', () => {
     const service = unique('search');
     const title = `Noise ${service}`;
     fake.script(toolUse('toolu_n', { service }), final({ severity: 'none', title, summary: 'known flaky check, nothing new' }));
-    const result = await withWorker(env.nativeConnection, taskQueue, async () => awaitRun(env.client, await app.gate(env.client, taskQueue).admit(alert(service))), { activities: app.activities() });
+    const result = await withWorker(
+      env.nativeConnection,
+      taskQueue,
+      async () => awaitRun(env.client, await app.gate(env.client, taskQueue).admit(alert(service))),
+      { activities: app.activities() },
+    );
     assert.equal(result.terminalReason, 'no_op', result.summary);
     assert.equal(ticketsOf(title).length, 0);
   });
@@ -115,7 +134,12 @@ describe('incident triage in process, against the fake Anthropic API', () => {
     const from = fake.requests.length;
     const reads = tracker.errorReads.length;
     fake.script(toolUse('toolu_bad', {}), final({ severity: 'low', title, summary: 'could not read errors; filing low' }));
-    const result = await withWorker(env.nativeConnection, taskQueue, async () => awaitRun(env.client, await app.gate(env.client, taskQueue).admit(alert(service))), { activities: app.activities() });
+    const result = await withWorker(
+      env.nativeConnection,
+      taskQueue,
+      async () => awaitRun(env.client, await app.gate(env.client, taskQueue).admit(alert(service))),
+      { activities: app.activities() },
+    );
 
     assert.equal(result.terminalReason, 'success', result.summary);
     assert.equal(tracker.errorReads.length, reads, 'the tool never ran with arguments that do not parse');
@@ -160,7 +184,9 @@ describe('seed Test 1 and the model proposing effects, in process', () => {
   });
 
   test('the model proposes the ticket in its loop: staged, filed only after its final answer, by the commit stage', async () => {
-    const modelApp = createWakegate(incidentTriageOptions({ trackerUrl, effectsBy: 'model', model: { baseURL: anthropicUrl, apiKey: 'sk-ant-test', model: 'claude-test' } }));
+    const modelApp = createWakegate(
+      incidentTriageOptions({ trackerUrl, effectsBy: 'model', model: { baseURL: anthropicUrl, apiKey: 'sk-ant-test', model: 'claude-test' } }),
+    );
     const taskQueue = unique('triage-proposed');
     const service = unique('search');
     const title = `Search errors ${service}`;
@@ -178,9 +204,14 @@ describe('seed Test 1 and the model proposing effects, in process', () => {
         },
       },
     );
-    const result = await withWorker(env.nativeConnection, taskQueue, async () => awaitRun(env.client, await modelApp.gate(env.client, taskQueue).admit(alert(service))), {
-      activities: modelApp.activities(),
-    });
+    const result = await withWorker(
+      env.nativeConnection,
+      taskQueue,
+      async () => awaitRun(env.client, await modelApp.gate(env.client, taskQueue).admit(alert(service))),
+      {
+        activities: modelApp.activities(),
+      },
+    );
     assert.equal(result.terminalReason, 'success', result.summary);
     const requests = fake.requests.slice(from);
     assert.deepEqual((requests[0]!.body.tools ?? []).map((t) => t.name).sort(), ['file_ticket', 'search_errors'], 'the effect is offered to the model');
@@ -189,7 +220,10 @@ describe('seed Test 1 and the model proposing effects, in process', () => {
     assert.equal(ticketsWhenAnswering, 0, 'nothing was filed while the loop ran');
     const out = result.output as { staged: { effect: string; args: unknown }[]; committed: EffectOutcome[] };
     assert.deepEqual(out.staged, [{ effect: 'file_ticket', args: { title, severity: 'high' } }]);
-    assert.deepEqual(out.committed.map((e) => [e.name, e.outcome]), [['file_ticket', 'applied']]);
+    assert.deepEqual(
+      out.committed.map((e) => [e.name, e.outcome]),
+      [['file_ticket', 'applied']],
+    );
     assert.equal(ticketsOf(title).length, 1);
   });
 });
@@ -291,7 +325,10 @@ describe('the tracker webhook source’s own signature scheme', () => {
       return v.ok ? 'ok' : v.code;
     };
     assert.equal(await code({ [SIGNATURE_HEADER]: signTrackerDelivery('another-secret-entirely', body, nowS) }), 'bad_signature');
-    assert.equal(await code({ [SIGNATURE_HEADER]: signTrackerDelivery(SECRET, body, nowS) }, Buffer.from(body.toString().replace('checkout', 'checkouT'))), 'bad_signature');
+    assert.equal(
+      await code({ [SIGNATURE_HEADER]: signTrackerDelivery(SECRET, body, nowS) }, Buffer.from(body.toString().replace('checkout', 'checkouT'))),
+      'bad_signature',
+    );
     // The timestamp is signed: moving it breaks the signature.
     const sig = signTrackerDelivery(SECRET, body, nowS).split(',')[1];
     assert.equal(await code({ [SIGNATURE_HEADER]: `t=${nowS - 1},${sig}` }), 'bad_signature');
@@ -311,9 +348,18 @@ describe('the tracker webhook source’s own signature scheme', () => {
     const config = { ...loadConfig({}).ingress, host: '127.0.0.1', port: 0, operatorPort: 0, secrets: { WAKEGATE_WEBHOOK_SECRET_TRACKER: SECRET } };
     const ingress = await startIngress({ client: env.client, taskQueue, registry: app.registry, sources: app.webhookSources, config });
     try {
-      const delivery = JSON.stringify({ incidentId: unique('inc'), service, alert: 'p99 latency above 2s', firedAt: '2026-12-04T18:05:00Z' } satisfies AlertFired);
+      const delivery = JSON.stringify({
+        incidentId: unique('inc'),
+        service,
+        alert: 'p99 latency above 2s',
+        firedAt: '2026-12-04T18:05:00Z',
+      } satisfies AlertFired);
       const send = (signature: string) =>
-        fetch(`${ingress.url}/webhooks/tracker`, { method: 'POST', body: delivery, headers: { 'content-type': 'application/json', 'x-tracker-delivery': 'dlv-1', [SIGNATURE_HEADER]: signature } });
+        fetch(`${ingress.url}/webhooks/tracker`, {
+          method: 'POST',
+          body: delivery,
+          headers: { 'content-type': 'application/json', 'x-tracker-delivery': 'dlv-1', [SIGNATURE_HEADER]: signature },
+        });
       const refused = await send(signTrackerDelivery('not-the-configured-secret', delivery));
       assert.equal(refused.status, 401);
       assert.equal(((await refused.json()) as { error: { code: string } }).error.code, 'bad_signature');

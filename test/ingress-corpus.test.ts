@@ -20,7 +20,7 @@ interface Case {
 }
 
 let seed = 42;
-const rand = () => ((seed = (seed * 1103515245 + 12345) % 2 ** 31) / 2 ** 31);
+const rand = () => (seed = (seed * 1103515245 + 12345) % 2 ** 31) / 2 ** 31;
 const pick = <T>(xs: readonly T[]): T => xs[Math.floor(rand() * xs.length)]!;
 const randomText = (n: number) => Array.from({ length: n }, () => String.fromCharCode(33 + Math.floor(rand() * 90))).join('');
 const OTHER_SECRET = 'whsec_' + Buffer.from('somebody-else-entirely').toString('base64');
@@ -33,7 +33,15 @@ async function corpus(): Promise<Case[]> {
   const add = (c: Case) => cases.push(c);
 
   // Missing signature headers: every non-empty subset removed.
-  const drops = [['webhook-id'], ['webhook-timestamp'], ['webhook-signature'], ['webhook-id', 'webhook-timestamp'], ['webhook-id', 'webhook-signature'], ['webhook-timestamp', 'webhook-signature'], ['webhook-id', 'webhook-timestamp', 'webhook-signature']];
+  const drops = [
+    ['webhook-id'],
+    ['webhook-timestamp'],
+    ['webhook-signature'],
+    ['webhook-id', 'webhook-timestamp'],
+    ['webhook-id', 'webhook-signature'],
+    ['webhook-timestamp', 'webhook-signature'],
+    ['webhook-id', 'webhook-timestamp', 'webhook-signature'],
+  ];
   for (let i = 0; i < 35; i++) {
     const body = good(`miss-${i}`);
     const h = signed(body, `miss-${i}`);
@@ -55,29 +63,83 @@ async function corpus(): Promise<Case[]> {
       () => ({ ...h, 'webhook-signature': randomText(10 + (i % 30)) }),
       () => ({ ...h, 'webhook-signature': `v1a,${h['webhook-signature']!.slice(3)}` }),
     ];
-    add({ name: `bad signature variant ${i % variants.length} #${i}`, path: C, body, headers: variants[i % variants.length]!(), status: 401, code: 'bad_signature' });
+    add({
+      name: `bad signature variant ${i % variants.length} #${i}`,
+      path: C,
+      body,
+      headers: variants[i % variants.length]!(),
+      status: 401,
+      code: 'bad_signature',
+    });
   }
   // Timestamps: not a number; expired (replays outside the window); in the future. Signed correctly for that time.
   for (let i = 0; i < 20; i++) {
     const body = good(`ts-${i}`);
     const h = signed(body, `ts-${i}`);
-    add({ name: `timestamp not seconds #${i}`, path: C, body, headers: { ...h, 'webhook-timestamp': pick(['yesterday', '-5', '1.5e9', 'x', '1 2', '0x10', '99999999999999', '12:00']) }, status: 401, code: 'bad_timestamp' });
+    add({
+      name: `timestamp not seconds #${i}`,
+      path: C,
+      body,
+      headers: { ...h, 'webhook-timestamp': pick(['yesterday', '-5', '1.5e9', 'x', '1 2', '0x10', '99999999999999', '12:00']) },
+      status: 401,
+      code: 'bad_timestamp',
+    });
   }
   for (let i = 0; i < 40; i++) {
     const body = good(`old-${i}`);
     const ageS = 301 + Math.floor(rand() * 30 * 86400);
-    add({ name: `replayed ${ageS} s late #${i}`, path: C, body, headers: signed(body, `old-${i}`, new Date(Date.now() - ageS * 1000)), status: 401, code: 'timestamp_expired' });
+    add({
+      name: `replayed ${ageS} s late #${i}`,
+      path: C,
+      body,
+      headers: signed(body, `old-${i}`, new Date(Date.now() - ageS * 1000)),
+      status: 401,
+      code: 'timestamp_expired',
+    });
   }
   for (let i = 0; i < 30; i++) {
     const body = good(`fut-${i}`);
     const aheadS = 301 + Math.floor(rand() * 86400);
-    add({ name: `timestamp ${aheadS} s ahead #${i}`, path: C, body, headers: signed(body, `fut-${i}`, new Date(Date.now() + aheadS * 1000)), status: 401, code: 'timestamp_in_future' });
+    add({
+      name: `timestamp ${aheadS} s ahead #${i}`,
+      path: C,
+      body,
+      headers: signed(body, `fut-${i}`, new Date(Date.now() + aheadS * 1000)),
+      status: 401,
+      code: 'timestamp_in_future',
+    });
   }
   // Malformed JSON, correctly signed.
-  const malformed = ['', '{', '{"campaignId":', '{"a":1,}', "{'a':1}", 'NaN', '{"a":NaN}', 'undefined', '{"a":1}}', '[1,2', '\ufeff{"a":1}', '{"a":"\u0001"}', 'nul', 'tru', '{"a" 1}', '{a:1}', '01', '"\\x41"'];
+  const malformed = [
+    '',
+    '{',
+    '{"campaignId":',
+    '{"a":1,}',
+    "{'a':1}",
+    'NaN',
+    '{"a":NaN}',
+    'undefined',
+    '{"a":1}}',
+    '[1,2',
+    '\ufeff{"a":1}',
+    '{"a":"\u0001"}',
+    'nul',
+    'tru',
+    '{"a" 1}',
+    '{a:1}',
+    '01',
+    '"\\x41"',
+  ];
   for (let i = 0; i < 54; i++) {
     const body = malformed[i % malformed.length]! + (i >= malformed.length ? ' '.repeat(i % 3) : '');
-    add({ name: `malformed JSON ${JSON.stringify(body).slice(0, 30)} #${i}`, path: C, body, headers: signed(body, `mal-${i}`), status: body.trim() === '' ? 400 : 400, code: 'invalid_json' });
+    add({
+      name: `malformed JSON ${JSON.stringify(body).slice(0, 30)} #${i}`,
+      path: C,
+      body,
+      headers: signed(body, `mal-${i}`),
+      status: body.trim() === '' ? 400 : 400,
+      code: 'invalid_json',
+    });
   }
   // Valid JSON that is not an object.
   for (const [i, body] of ['[]', '[{"campaignId":"x"}]', '1', '"text"', 'null', 'true', '3.14', '[[[]]]'].entries()) {
@@ -90,16 +152,42 @@ async function corpus(): Promise<Case[]> {
   }
   // Wrong types and missing fields (body schema): 400 invalid_event naming the field.
   const wrong: Record<string, unknown>[] = [
-    { campaignId: 42 }, { campaignId: null }, { campaignId: '' }, { campaignId: ['a'] }, { campaignId: 'x'.repeat(201) },
-    { version: -1 }, { version: 1.5 }, { version: '7' }, { version: null }, { version: Number.MAX_SAFE_INTEGER + 2 },
-    { dashboards: [] }, { dashboards: 'reach' }, { dashboards: [1, 2] }, { dashboards: [''] }, { dashboards: Array.from({ length: 11 }, (_, k) => `d${k}`) },
-    { dashboards: ['x'.repeat(65)] }, { dashboards: ['😀'.repeat(65)] }, { type: 5 }, { type: '' }, { occurredAt: 12345 },
-    { type: 'x'.repeat(101) }, { occurredAt: 'x'.repeat(65) }, { dashboards: null }, { dashboards: {} },
+    { campaignId: 42 },
+    { campaignId: null },
+    { campaignId: '' },
+    { campaignId: ['a'] },
+    { campaignId: 'x'.repeat(201) },
+    { version: -1 },
+    { version: 1.5 },
+    { version: '7' },
+    { version: null },
+    { version: Number.MAX_SAFE_INTEGER + 2 },
+    { dashboards: [] },
+    { dashboards: 'reach' },
+    { dashboards: [1, 2] },
+    { dashboards: [''] },
+    { dashboards: Array.from({ length: 11 }, (_, k) => `d${k}`) },
+    { dashboards: ['x'.repeat(65)] },
+    { dashboards: ['😀'.repeat(65)] },
+    { type: 5 },
+    { type: '' },
+    { occurredAt: 12345 },
+    { type: 'x'.repeat(101) },
+    { occurredAt: 'x'.repeat(65) },
+    { dashboards: null },
+    { dashboards: {} },
   ];
   for (let i = 0; i < 72; i++) {
     const over = wrong[i % wrong.length]!;
     const body = campaignBody(`types-${i}`, over);
-    add({ name: `wrong type ${JSON.stringify(over).slice(0, 40)} #${i}`, path: C, body, headers: signed(body, `type-${i}`), status: 400, code: 'invalid_event' });
+    add({
+      name: `wrong type ${JSON.stringify(over).slice(0, 40)} #${i}`,
+      path: C,
+      body,
+      headers: signed(body, `type-${i}`),
+      status: 400,
+      code: 'invalid_event',
+    });
   }
   for (const [i, field] of ['type', 'campaignId', 'occurredAt', 'version', 'dashboards'].entries()) {
     const obj = JSON.parse(campaignBody(`missing-${i}`));
@@ -109,10 +197,20 @@ async function corpus(): Promise<Case[]> {
   }
   // Fields valid for the body schema that the gate refuses: event type, time, control characters, whitespace.
   const gateRefusals: [Record<string, unknown>, string][] = [
-    [{ type: 'config.deleted' }, 'unknown_event_type'], [{ type: 'report.sent' }, 'unknown_event_type'],
-    [{ occurredAt: 'yesterday' }, 'invalid_event'], [{ occurredAt: '2026-12-02' }, 'invalid_event'], [{ occurredAt: '2026-12-02T14:05:00' }, 'invalid_event'], [{ occurredAt: '2026-13-45T99:00:00Z' }, 'invalid_event'],
-    [{ campaignId: 'bad\u0000id' }, 'invalid_event'], [{ campaignId: 'line\nbreak' }, 'invalid_event'], [{ campaignId: 'del\u007f' }, 'invalid_event'], [{ campaignId: '\tlead' }, 'invalid_event'],
-    [{ campaignId: ' padded ' }, 'invalid_event'], [{ campaignId: 'esc\u001b[31m' }, 'invalid_event'], [{ type: 'config.changed\r\n' }, 'invalid_event'], [{ campaignId: 'bell\u0007' }, 'invalid_event'],
+    [{ type: 'config.deleted' }, 'unknown_event_type'],
+    [{ type: 'report.sent' }, 'unknown_event_type'],
+    [{ occurredAt: 'yesterday' }, 'invalid_event'],
+    [{ occurredAt: '2026-12-02' }, 'invalid_event'],
+    [{ occurredAt: '2026-12-02T14:05:00' }, 'invalid_event'],
+    [{ occurredAt: '2026-13-45T99:00:00Z' }, 'invalid_event'],
+    [{ campaignId: 'bad\u0000id' }, 'invalid_event'],
+    [{ campaignId: 'line\nbreak' }, 'invalid_event'],
+    [{ campaignId: 'del\u007f' }, 'invalid_event'],
+    [{ campaignId: '\tlead' }, 'invalid_event'],
+    [{ campaignId: ' padded ' }, 'invalid_event'],
+    [{ campaignId: 'esc\u001b[31m' }, 'invalid_event'],
+    [{ type: 'config.changed\r\n' }, 'invalid_event'],
+    [{ campaignId: 'bell\u0007' }, 'invalid_event'],
   ];
   for (let i = 0; i < 56; i++) {
     const [over, code] = gateRefusals[i % gateRefusals.length]!;
@@ -123,34 +221,88 @@ async function corpus(): Promise<Case[]> {
   for (let i = 0; i < 10; i++) {
     const body = good(`hdr-${i}`);
     const h = signed(body, `hdr-${i}`);
-    add({ name: `header junk #${i}`, path: C, body, headers: { ...h, 'webhook-signature': `v1,${'\u00e9'.repeat(i + 1)}` }, status: 401, code: 'bad_signature' });
+    add({
+      name: `header junk #${i}`,
+      path: C,
+      body,
+      headers: { ...h, 'webhook-signature': `v1,${'\u00e9'.repeat(i + 1)}` },
+      status: 401,
+      code: 'bad_signature',
+    });
   }
   // Deep nesting (signed): too deep for the ingress, or for the JSON parser itself.
   for (let i = 0; i < 30; i++) {
     const depth = 33 + Math.floor(rand() * 20_000);
     const body = campaignBody(`deep-${i}`).replace(/}$/, `,"extra":${'['.repeat(depth)}${']'.repeat(depth)}}`);
-    add({ name: `nested ${depth} deep #${i}`, path: C, body, headers: signed(body, `deep-${i}`), status: 400, code: body.length > 256 * 1024 ? 'too_large' : 'too_deep' });
+    add({
+      name: `nested ${depth} deep #${i}`,
+      path: C,
+      body,
+      headers: signed(body, `deep-${i}`),
+      status: 400,
+      code: body.length > 256 * 1024 ? 'too_large' : 'too_deep',
+    });
   }
   // Oversize: over the 256 KiB limit, signed or not.
   for (let i = 0; i < 20; i++) {
     const body = campaignBody(`big-${i}`, { padding: 'x'.repeat(256 * 1024 + 1 + i * 5000) });
-    add({ name: `oversize ${body.length} #${i}`, path: C, body, headers: i % 2 ? signed(body, `big-${i}`) : { 'content-type': 'application/json' }, status: 413, code: 'too_large' });
+    add({
+      name: `oversize ${body.length} #${i}`,
+      path: C,
+      body,
+      headers: i % 2 ? signed(body, `big-${i}`) : { 'content-type': 'application/json' },
+      status: 413,
+      code: 'too_large',
+    });
   }
   // Unknown sources.
   for (let i = 0; i < 30; i++) {
-    const name = pick(['nope', 'Campaigns', 'campaigns2', 'github-app', 'stripe', '..%2f', 'a'.repeat(200), 'camp%00aigns', 'ping', 'deps']) + (i >= 10 ? `-${i}` : '');
+    const name =
+      pick(['nope', 'Campaigns', 'campaigns2', 'github-app', 'stripe', '..%2f', 'a'.repeat(200), 'camp%00aigns', 'ping', 'deps']) + (i >= 10 ? `-${i}` : '');
     const body = good(`unknown-${i}`);
-    add({ name: `unknown source ${name.slice(0, 20)} #${i}`, path: `/webhooks/${name}`, body, headers: signed(body, `unknown-${i}`), status: 404, code: 'unknown_source' });
+    add({
+      name: `unknown source ${name.slice(0, 20)} #${i}`,
+      path: `/webhooks/${name}`,
+      body,
+      headers: signed(body, `unknown-${i}`),
+      status: 404,
+      code: 'unknown_source',
+    });
   }
   for (const [i, path] of ['/webhooks', '/webhooks/', '/webhook/campaigns', '/campaigns', '/webhooks/campaigns/extra'].entries()) {
     const body = good(`route-${i}`);
-    add({ name: `no route ${path}`, path, body, headers: signed(body, `route-${i}`), status: 404, code: path === '/webhooks/' ? 'unknown_source' : 'not_found' });
+    add({
+      name: `no route ${path}`,
+      path,
+      body,
+      headers: signed(body, `route-${i}`),
+      status: 404,
+      code: path === '/webhooks/' ? 'unknown_source' : 'not_found',
+    });
   }
   // Wrong content types (correctly signed otherwise).
-  const types = ['text/plain', 'application/x-www-form-urlencoded', 'application/xml', 'multipart/form-data; boundary=x', 'application/octet-stream', 'text/json', 'application/jsonp', 'application/json-patch+json', 'image/png', 'application/vnd.api+json'];
+  const types = [
+    'text/plain',
+    'application/x-www-form-urlencoded',
+    'application/xml',
+    'multipart/form-data; boundary=x',
+    'application/octet-stream',
+    'text/json',
+    'application/jsonp',
+    'application/json-patch+json',
+    'image/png',
+    'application/vnd.api+json',
+  ];
   for (let i = 0; i < 30; i++) {
     const body = good(`ct-${i}`);
-    add({ name: `content type ${types[i % types.length]} #${i}`, path: C, body, headers: { ...signed(body, `ct-${i}`), 'content-type': types[i % types.length]! }, status: 415, code: 'unsupported_media_type' });
+    add({
+      name: `content type ${types[i % types.length]} #${i}`,
+      path: C,
+      body,
+      headers: { ...signed(body, `ct-${i}`), 'content-type': types[i % types.length]! },
+      status: 415,
+      code: 'unsupported_media_type',
+    });
   }
   for (let i = 0; i < 5; i++) {
     const body = good(`noct-${i}`);
@@ -178,7 +330,14 @@ async function corpus(): Promise<Case[]> {
   for (let i = 0; i < 12; i++) {
     const body = i % 3 === 0 ? releaseBody(`up/q-${i}`, 'v1.0.0', { action: 'created' }) : releaseBody(`up/q-${i}`, 'v1.0.0');
     const path = i % 3 === 0 ? '/webhooks/github?repo=acme/web&from=1' : i % 3 === 1 ? '/webhooks/github?from=1' : '/webhooks/github?repo=not-a-repo&from=1';
-    add({ name: `github route #${i}`, path, body, headers: await githubHeaders(body, 'release', `ghq-${i}`), status: i % 3 === 0 ? 422 : 400, code: i % 3 === 0 ? 'not_a_trigger' : 'invalid_event' });
+    add({
+      name: `github route #${i}`,
+      path,
+      body,
+      headers: await githubHeaders(body, 'release', `ghq-${i}`),
+      status: i % 3 === 0 ? 422 : 400,
+      code: i % 3 === 0 ? 'not_a_trigger' : 'invalid_event',
+    });
   }
   return cases;
 }

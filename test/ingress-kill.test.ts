@@ -30,7 +30,12 @@ test('the ingress process SIGKILLed mid-burst: every delivery answered 202 has i
   child.stdout.on('data', (b: Buffer) => (out += b.toString()));
   child.stderr.on('data', (b: Buffer) => (out += b.toString()));
   const exited = new Promise<void>((r) => child.on('exit', () => r()));
-  const url = (await eventually(async () => /LISTENING (\S+)/.exec(out)?.[1], (u) => u !== undefined, 30_000, 'the ingress process')) as string;
+  const url = (await eventually(
+    async () => /LISTENING (\S+)/.exec(out)?.[1],
+    (u) => u !== undefined,
+    30_000,
+    'the ingress process',
+  )) as string;
 
   const prefix = unique('kill');
   const total = 300;
@@ -61,13 +66,18 @@ test('the ingress process SIGKILLed mid-burst: every delivery answered 202 has i
   assert.ok(failed >= 1, 'the kill cut some deliveries off');
 
   // Every 202 is in Temporal with the run it named, and runs to its end.
-  await withWorker(env.nativeConnection, taskQueue, async () => {
-    for (const a of accepted) {
-      const handle = env.client.workflow.getHandle(a.json.workflowId!);
-      assert.equal((await handle.describe()).runId, a.json.runId);
-      const result = (await handle.result()) as RunResult;
-      assert.equal(result.terminalReason, 'no_op', result.summary);
-    }
-  }, { activities });
+  await withWorker(
+    env.nativeConnection,
+    taskQueue,
+    async () => {
+      for (const a of accepted) {
+        const handle = env.client.workflow.getHandle(a.json.workflowId!);
+        assert.equal((await handle.describe()).runId, a.json.runId);
+        const result = (await handle.result()) as RunResult;
+        assert.equal(result.terminalReason, 'no_op', result.summary);
+      }
+    },
+    { activities },
+  );
   console.log(`kill: ${accepted.length} answered 202 (all have their run), ${failed} cut off by the kill`);
 });

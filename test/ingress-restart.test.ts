@@ -55,7 +55,10 @@ test('Temporal stopped: 503 with Retry-After and nothing accepted, the in-flight
     );
     assert.deepEqual(stuck.map((a) => a.status).sort(), [429, 429, 429, 503, 503]);
     for (const a of stuck.filter((x) => x.status === 429)) assert.equal(a.retryAfter, '1');
-    assert.match(await (await fetch(`${capped.operatorUrl}/metrics`)).text(), /wakegate_ingress_shed_total\{source="campaigns",reason="in_flight",policy="reject-newest"\} 3\n/);
+    assert.match(
+      await (await fetch(`${capped.operatorUrl}/metrics`)).text(),
+      /wakegate_ingress_shed_total\{source="campaigns",reason="in_flight",policy="reject-newest"\} 3\n/,
+    );
   } finally {
     await capped.close();
   }
@@ -70,11 +73,16 @@ test('Temporal stopped: 503 with Retry-After and nothing accepted, the in-flight
   assert.ok(again.json.decision === 'in_progress' || again.json.decision === 'completed', String(again.json.decision));
   assert.equal(again.json.runId, retry.json.runId);
 
-  await withWorker(env.nativeConnection, taskQueue, async () => {
-    const result = (await env.client.workflow.getHandle(retry.json.workflowId!).result()) as RunResult;
-    assert.equal(result.terminalReason, 'no_op', result.summary);
-    assert.deepEqual(result.deliveryIds, ['down-1']);
-  }, { activities });
+  await withWorker(
+    env.nativeConnection,
+    taskQueue,
+    async () => {
+      const result = (await env.client.workflow.getHandle(retry.json.workflowId!).result()) as RunResult;
+      assert.equal(result.terminalReason, 'no_op', result.summary);
+      assert.deepEqual(result.deliveryIds, ['down-1']);
+    },
+    { activities },
+  );
   const count = () => env.client.workflow.count(`WorkflowId = "${retry.json.workflowId}"`).then((c) => c.count);
   assert.equal(await eventually(count, (n) => n >= 1), 1);
   await new Promise((r) => setTimeout(r, 1000));

@@ -61,12 +61,18 @@ async function bump(tighter?: Partial<BudgetLimits>) {
   const queue = tighter ? unique('model-answers-tight') : taskQueue;
   const wake = async () => (await startWake(env.client, queue, input)).result();
   const result = tighter
-    ? await withTimeSkippingWorker(env, queue, wake, { activities: activitiesOf({ agents: withBudget(input.agent, tighter), outside: standinOutside(standins), model }) })
+    ? await withTimeSkippingWorker(env, queue, wake, {
+        activities: activitiesOf({ agents: withBudget(input.agent, tighter), outside: standinOutside(standins), model }),
+      })
     : await wake();
   return { result, requests: openai.requests.slice(first), prs: standins.pulls.pulls.filter((p) => p.repo === repo) };
 }
 /** The reservation the workflow took for a request: its input bound plus the reply cap it sent. */
-const worstCase = (r: FakeRequest) => inputTokenBound(r.messages, r.tools.map((t) => ({ ...t, parameters: t.parameters ?? {} }))) + r.max_tokens!;
+const worstCase = (r: FakeRequest) =>
+  inputTokenBound(
+    r.messages,
+    r.tools.map((t) => ({ ...t, parameters: t.parameters ?? {} })),
+  ) + r.max_tokens!;
 const output = <T>(r: RunResult) => r.output as T;
 
 describe('the final answer fails closed', () => {
@@ -81,7 +87,10 @@ describe('the final answer fails closed', () => {
       const { result, requests, prs } = await bump();
       assert.equal(result.terminalReason, 'escalated', result.summary);
       const replies = output<{ unparsedReplies: UnparsedFinal[] }>(result).unparsedReplies;
-      assert.deepEqual(replies.map((r) => r.raw), [content, content]);
+      assert.deepEqual(
+        replies.map((r) => r.raw),
+        [content, content],
+      );
       assert.equal(prs.length, 0, 'no effect was committed');
       assert.equal(requests.length, 2, 'one corrective turn, no more');
       // The corrective turn shows the model its reply and says what was wrong.
@@ -90,7 +99,10 @@ describe('the final answer fails closed', () => {
       assert.match(corrective.at(-1)!.content, /could not be used: .*exactly one JSON object/);
       // Both turns are charged like any turn.
       assert.equal(result.usage!.turns, 2);
-      assert.equal(result.usage!.tokens, requests.reduce((n, r) => n + r.billedTokens, 0));
+      assert.equal(
+        result.usage!.tokens,
+        requests.reduce((n, r) => n + r.billedTokens, 0),
+      );
     });
   }
 
@@ -175,7 +187,9 @@ describe('provider errors through the AI SDK', () => {
     assert.equal(result.usage!.turns, 2, 'the refused attempt is charged like any');
     assert.equal(prs().length, 1);
     const history = await handle.fetchHistory();
-    const timers = (history.events ?? []).flatMap((e) => (e.timerStartedEventAttributes ? [Number(e.timerStartedEventAttributes.startToFireTimeout?.seconds ?? 0)] : []));
+    const timers = (history.events ?? []).flatMap((e) =>
+      e.timerStartedEventAttributes ? [Number(e.timerStartedEventAttributes.startToFireTimeout?.seconds ?? 0)] : [],
+    );
     assert.ok(timers.includes(7), `a 7 s timer before the retry (timers: ${timers.join(', ')} s)`);
   });
 });

@@ -63,7 +63,10 @@ test('a summary over 1024 characters is truncated, not refused', async () => {
 
 test('refusals and outages are classified for Temporal retries', async () => {
   // An event PagerDuty refuses (here: an unknown severity): non-retryable, retrying cannot fix it.
-  await assert.rejects(pager().send(page({ severity: 'loud' as never })), (err) => err instanceof ApplicationFailure && err.type === FailureType.ProviderRejected && err.nonRetryable);
+  await assert.rejects(
+    pager().send(page({ severity: 'loud' as never })),
+    (err) => err instanceof ApplicationFailure && err.type === FailureType.ProviderRejected && err.nonRetryable,
+  );
   fault.status = 500;
   await assert.rejects(pager().send(page()), (err) => !(err instanceof ApplicationFailure) && /500/.test((err as Error).message));
   fault.status = 429;

@@ -32,13 +32,30 @@ after(async () => {
 const gateFor = (taskQueue: string) => new Gate({ client: env.client, taskQueue, registry: registryOf(oneCallAgents()) });
 const pendingCount = async (source: string) => Number(((await redis.xpending(streamKey(source), CONSUMER_GROUP)) as [number])[0]);
 const executions = (workflowId: string) => env.client.workflow.count(`WorkflowId = "${workflowId}"`).then((c) => c.count);
-const ping = (entity: string, extra: Record<string, unknown> = {}) => ({ source: 'ping', entity, type: 'queue', occurredAt: '2026-12-02T14:05:00Z', payload: {}, ...extra });
+const ping = (entity: string, extra: Record<string, unknown> = {}) => ({
+  source: 'ping',
+  entity,
+  type: 'queue',
+  occurredAt: '2026-12-02T14:05:00Z',
+  payload: {},
+  ...extra,
+});
 
 /** A consumer of the `ping` stream in this process, with its own metrics; stop it when done. */
 function consumerFor(taskQueue: string, opts: { claimIdleMs?: number; maxAttempts?: number; gate?: Pick<Gate, 'admit'>; name?: string } = {}) {
   const metrics = new QueueMetrics(new Registry());
-  const consumer = new RedisStreamsConsumer({ redis, sources: ['ping'], claimIdleMs: opts.claimIdleMs ?? 30_000, batch: 16, blockMs: 200, metrics, consumer: opts.name });
-  const running = consumer.run(queueHandler({ gate: opts.gate ?? gateFor(taskQueue), client: env.client, temporalTimeoutMs: 5000, maxAttempts: opts.maxAttempts ?? 5 }));
+  const consumer = new RedisStreamsConsumer({
+    redis,
+    sources: ['ping'],
+    claimIdleMs: opts.claimIdleMs ?? 30_000,
+    batch: 16,
+    blockMs: 200,
+    metrics,
+    consumer: opts.name,
+  });
+  const running = consumer.run(
+    queueHandler({ gate: opts.gate ?? gateFor(taskQueue), client: env.client, temporalTimeoutMs: 5000, maxAttempts: opts.maxAttempts ?? 5 }),
+  );
   return { consumer, metrics, running, stop: () => consumer.stop() };
 }
 
@@ -52,14 +69,23 @@ describe('the queue trigger on Redis Streams and the real dev server', () => {
         const id = await publish(redis, ping(entity, { deliveryId: 'producer-1' }));
         const eventKey = gateFor(taskQueue).key(ping(entity)).input.runKey;
         const result = (await eventually(
-          async () => env.client.workflow.getHandle(eventKey).result().catch(() => undefined),
+          async () =>
+            env.client.workflow
+              .getHandle(eventKey)
+              .result()
+              .catch(() => undefined),
           (r) => r !== undefined,
           15_000,
           'the run',
         )) as RunResult;
         assert.equal(result.terminalReason, 'success');
         assert.deepEqual(result.deliveryIds, ['producer-1']);
-        await eventually(() => pendingCount('ping'), (n) => n === 0, 10_000, 'the ack');
+        await eventually(
+          () => pendingCount('ping'),
+          (n) => n === 0,
+          10_000,
+          'the ack',
+        );
         assert.equal((await c.metrics.accepted.get()).values.find((v) => v.labels.decision === 'started')?.value, 1);
         assert.ok(id);
       } finally {
@@ -73,7 +99,12 @@ describe('the queue trigger on Redis Streams and the real dev server', () => {
     const entity = unique('crash');
     const child = spawn(
       process.execPath,
-      ['--import', 'tsx', path.join(__dirname, 'helpers', 'queue-consumer-process.ts'), JSON.stringify({ temporalAddress: env.server.address, taskQueue, redisUrl: broker.url, sources: ['ping'], claimIdleMs: 30_000 })],
+      [
+        '--import',
+        'tsx',
+        path.join(__dirname, 'helpers', 'queue-consumer-process.ts'),
+        JSON.stringify({ temporalAddress: env.server.address, taskQueue, redisUrl: broker.url, sources: ['ping'], claimIdleMs: 30_000 }),
+      ],
       { stdio: ['ignore', 'pipe', 'pipe'] },
     );
     let out = '';
@@ -87,7 +118,12 @@ describe('the queue trigger on Redis Streams and the real dev server', () => {
       child.stderr.on('data', (b: Buffer) => (out += b.toString()));
       child.on('exit', () => reject(new Error(`consumer exited before accepting:\n${out}`)));
     });
-    await eventually(async () => out, (o) => o.includes('CONSUMING'), 30_000, 'the consumer process');
+    await eventually(
+      async () => out,
+      (o) => o.includes('CONSUMING'),
+      30_000,
+      'the consumer process',
+    );
     await publish(redis, ping(entity, { deliveryId: 'only-once' }));
     const workflowId = await accepted;
     child.kill('SIGKILL'); // after Temporal accepted, before XACK
@@ -97,14 +133,28 @@ describe('the queue trigger on Redis Streams and the real dev server', () => {
     await withWorker(env.nativeConnection, taskQueue, async () => {
       const c = consumerFor(taskQueue, { claimIdleMs: 500 });
       try {
-        await eventually(() => pendingCount('ping'), (n) => n === 0, 15_000, 'the reclaimed message to be acked');
+        await eventually(
+          () => pendingCount('ping'),
+          (n) => n === 0,
+          15_000,
+          'the reclaimed message to be acked',
+        );
         const values = (await c.metrics.accepted.get()).values;
         assert.equal((await c.metrics.reclaimed.get()).values[0]?.value, 1);
-        assert.ok(values.some((v) => (v.labels.decision === 'in_progress' || v.labels.decision === 'completed') && v.value === 1), JSON.stringify(values));
+        assert.ok(
+          values.some((v) => (v.labels.decision === 'in_progress' || v.labels.decision === 'completed') && v.value === 1),
+          JSON.stringify(values),
+        );
         assert.ok(!values.some((v) => v.labels.decision === 'started'), 'the redelivery started nothing');
         const result = (await env.client.workflow.getHandle(workflowId).result()) as RunResult;
         assert.equal(result.terminalReason, 'success');
-        assert.equal(await eventually(() => executions(workflowId), (n) => n >= 1), 1);
+        assert.equal(
+          await eventually(
+            () => executions(workflowId),
+            (n) => n >= 1,
+          ),
+          1,
+        );
         await new Promise((r) => setTimeout(r, 1000));
         assert.equal(await executions(workflowId), 1);
       } finally {
@@ -121,12 +171,24 @@ describe('the queue trigger on Redis Streams and the real dev server', () => {
     await publish(redis, ping(unique('extra'), { surprise: true }));
     const c = consumerFor(taskQueue);
     try {
-      await eventually(() => redis.xlen(deadLetterKey('ping')), (n) => n >= before + 3, 15_000, 'three dead letters');
-      await eventually(() => pendingCount('ping'), (n) => n === 0, 10_000, 'the acks');
+      await eventually(
+        () => redis.xlen(deadLetterKey('ping')),
+        (n) => n >= before + 3,
+        15_000,
+        'three dead letters',
+      );
+      await eventually(
+        () => pendingCount('ping'),
+        (n) => n === 0,
+        10_000,
+        'the acks',
+      );
     } finally {
       await c.stop();
     }
-    const dead = (await redis.xrange(deadLetterKey('ping'), '-', '+')).slice(before).map(([, f]) => Object.fromEntries(f.reduce<[string, string][]>((acc, v, i) => (i % 2 ? acc : [...acc, [v, f[i + 1]!]]), [])));
+    const dead = (await redis.xrange(deadLetterKey('ping'), '-', '+'))
+      .slice(before)
+      .map(([, f]) => Object.fromEntries(f.reduce<[string, string][]>((acc, v, i) => (i % 2 ? acc : [...acc, [v, f[i + 1]!]]), [])));
     assert.match(dead[0]!.reason!, /^invalid_json: /);
     assert.match(dead[1]!.reason!, /^invalid_event: .*entity may not contain control characters/);
     assert.match(dead[2]!.reason!, /^invalid_event: .*surprise/);
@@ -137,12 +199,22 @@ describe('the queue trigger on Redis Streams and the real dev server', () => {
     const f = consumerFor(taskQueue, { claimIdleMs: 300, maxAttempts: 2, gate: failing });
     try {
       await publish(redis, ping(unique('never')));
-      await eventually(() => redis.xlen(deadLetterKey('ping')), (n) => n >= before + 4, 15_000, 'the fourth dead letter');
+      await eventually(
+        () => redis.xlen(deadLetterKey('ping')),
+        (n) => n >= before + 4,
+        15_000,
+        'the fourth dead letter',
+      );
       const [, fields] = (await redis.xrevrange(deadLetterKey('ping'), '+', '-', 'COUNT', 1))[0]!;
       assert.match(fields[fields.indexOf('reason') + 1]!, /^max_attempts: delivered 2 times/);
       assert.equal(fields[fields.indexOf('attempts') + 1], '3');
       assert.equal((await f.metrics.retried.get()).values[0]?.value, 2);
-      await eventually(() => pendingCount('ping'), (n) => n === 0, 10_000, 'the ack of the dead letter');
+      await eventually(
+        () => pendingCount('ping'),
+        (n) => n === 0,
+        10_000,
+        'the ack of the dead letter',
+      );
     } finally {
       await f.stop();
     }
@@ -168,14 +240,23 @@ describe('the queue trigger on Redis Streams and the real dev server', () => {
         for (const e of entities) {
           const key = gate.key(ping(e)).input.runKey;
           const result = (await eventually(
-            () => env.client.workflow.getHandle(key).result().catch(() => undefined),
+            () =>
+              env.client.workflow
+                .getHandle(key)
+                .result()
+                .catch(() => undefined),
             (r) => r !== undefined,
             30_000,
             `the run of ${e}`,
           )) as RunResult;
           assert.equal(result.terminalReason, 'success');
         }
-        await eventually(() => pendingCount('ping'), (n) => n === 0, 30_000, 'every message acked');
+        await eventually(
+          () => pendingCount('ping'),
+          (n) => n === 0,
+          30_000,
+          'every message acked',
+        );
         for (const e of entities) assert.equal(await executions(gate.key(ping(e)).input.runKey), 1);
       } finally {
         await c.stop();

@@ -14,18 +14,35 @@ import { quietRuntime, workflowBundle } from './helpers/env';
  * the supervisor (a trip, reset, release, halt and discard) and held runs (released, discarded).
  */
 const dir = path.join(__dirname, 'replay', 'histories');
-const files = readdirSync(dir).filter((f) => f.endsWith('.json')).sort();
+const files = readdirSync(dir)
+  .filter((f) => f.endsWith('.json'))
+  .sort();
 
 describe('replay over committed histories', () => {
   test('every workflow type has a history to replay', () => {
     const types = new Set(
       files.map((f) => {
-        const json = JSON.parse(readFileSync(path.join(dir, f), 'utf8')) as { events: { workflowExecutionStartedEventAttributes?: { workflowType?: { name?: string } } }[] };
+        const json = JSON.parse(readFileSync(path.join(dir, f), 'utf8')) as {
+          events: { workflowExecutionStartedEventAttributes?: { workflowType?: { name?: string } } }[];
+        };
         return json.events[0]?.workflowExecutionStartedEventAttributes?.workflowType?.name;
       }),
     );
-    const expected = ['runWorkflow', 'subagentWorkflow', 'coalescerWorkflow', 'admissionWorkflow', 'scheduleTickWorkflow', 'scheduleLedgerWorkflow', 'fixedDelayWorkflow', 'supervisorWorkflow'];
-    assert.deepEqual(expected.filter((t) => !types.has(t)), [], `histories in ${dir} cover ${[...types].join(', ')}`);
+    const expected = [
+      'runWorkflow',
+      'subagentWorkflow',
+      'coalescerWorkflow',
+      'admissionWorkflow',
+      'scheduleTickWorkflow',
+      'scheduleLedgerWorkflow',
+      'fixedDelayWorkflow',
+      'supervisorWorkflow',
+    ];
+    assert.deepEqual(
+      expected.filter((t) => !types.has(t)),
+      [],
+      `histories in ${dir} cover ${[...types].join(', ')}`,
+    );
   });
   for (const file of files) {
     test(`replays ${file} deterministically`, async () => {

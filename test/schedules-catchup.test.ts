@@ -48,7 +48,14 @@ describe('catch-up after real downtime (dev server stopped and restarted)', () =
 
       // The runs that ran their window (closed: a run declined by its catch-up policy says so when it ends).
       const ran = async (id: string) =>
-        ranOf(await eventually(() => wakesOf(env.client, id), (w) => w.length > 0 && w.every((x) => x.status.name !== 'RUNNING'), 20_000, `the runs of ${id} closed`));
+        ranOf(
+          await eventually(
+            () => wakesOf(env.client, id),
+            (w) => w.length > 0 && w.every((x) => x.status.name !== 'RUNNING'),
+            20_000,
+            `the runs of ${id} closed`,
+          ),
+        );
       const allWakes = await eventually(
         () => ran(all.id),
         (w) => missed.every((m) => w.some((x) => windowOf(x) === m)),
@@ -86,7 +93,10 @@ describe('catch-up after real downtime (dev server stopped and restarted)', () =
       assert.ok(skipLedger.gaps.every((g) => g.reason === 'not_started' || g.reason === 'late_skipped'));
       const skipDesc = await env.client.schedule.getHandle(skip.id).describe();
       assert.ok(skipDesc.info.numActionsMissedCatchupWindow >= 1, 'Temporal counted windows older than its 10 s catch-up window');
-      assert.ok(skipWakes.some((w) => windowOf(w) > missed[missed.length - 1]!), 'skip resumed on time after the restart');
+      assert.ok(
+        skipWakes.some((w) => windowOf(w) > missed[missed.length - 1]!),
+        'skip resumed on time after the restart',
+      );
     });
   });
 });

@@ -22,11 +22,17 @@ describe('wakegate schedules, run as a subprocess', () => {
     await withWorker(env.nativeConnection, taskQueue, async () => {
       const first = await runCli(['schedules', 'sync'], cliEnv);
       assert.equal(first.code, 0, first.stderr);
-      assert.deepEqual(first.json.created, exampleApp.schedules.map((d) => d.id));
+      assert.deepEqual(
+        first.json.created,
+        exampleApp.schedules.map((d) => d.id),
+      );
       const second = await runCli(['schedules', 'sync'], cliEnv);
       assert.deepEqual(second.json.created, []);
       assert.deepEqual(second.json.updated, []);
-      assert.deepEqual(second.json.unchanged, exampleApp.schedules.map((d) => d.id));
+      assert.deepEqual(
+        second.json.unchanged,
+        exampleApp.schedules.map((d) => d.id),
+      );
 
       // The Web UI's pause is the same API call as the Temporal CLI's toggle.
       await env.server.cli(['schedule', 'toggle', '--schedule-id', ID, '--pause', '--reason', 'paused in the web ui']);
@@ -34,7 +40,11 @@ describe('wakegate schedules, run as a subprocess', () => {
       assert.deepEqual(afterPause.json.paused, [{ id: ID, note: 'paused in the web ui' }]);
       const list = await runCli(['schedules', 'list'], cliEnv);
       const rows = list.json.schedules as Record<string, unknown>[];
-      assert.deepEqual(rows.map((s) => [s.id, s.agent]), exampleApp.schedules.map((d) => [d.id, d.agent]), 'each schedule names the agent it wakes');
+      assert.deepEqual(
+        rows.map((s) => [s.id, s.agent]),
+        exampleApp.schedules.map((d) => [d.id, d.agent]),
+        'each schedule names the agent it wakes',
+      );
       const row = rows.find((s) => s.id === ID)!;
       assert.equal(row.agent, 'canary');
       assert.equal(row.paused, true);
@@ -48,7 +58,12 @@ describe('wakegate schedules, run as a subprocess', () => {
       const trig = await runCli(['schedules', 'trigger', ID], cliEnv);
       assert.equal(trig.code, 0, trig.stderr);
       assert.equal(trig.json.overlap, 'skip', "the schedule's own overlap, not the SDK's ALLOW_ALL");
-      await eventually(() => ticksOf(env.client, ID), (t) => t.length >= 1 && t.every((x) => x.status.name !== 'RUNNING'), 20_000, 'the triggered tick');
+      await eventually(
+        () => ticksOf(env.client, ID),
+        (t) => t.length >= 1 && t.every((x) => x.status.name !== 'RUNNING'),
+        20_000,
+        'the triggered tick',
+      );
 
       const bad = await runCli(['schedules', 'trigger', ID, '--overlap', 'sometimes'], cliEnv);
       assert.equal(bad.code, 2);
@@ -65,7 +80,10 @@ describe('wakegate schedules, run as a subprocess', () => {
         'gap records of the backfill',
       );
       const records = gaps.gaps as { nominal: string; reason: string; into?: string }[];
-      assert.ok(records.every((g) => g.reason === 'coalesced' && g.into! > '2026-01-01T00:10:00Z'), JSON.stringify(records));
+      assert.ok(
+        records.every((g) => g.reason === 'coalesced' && g.into! > '2026-01-01T00:10:00Z'),
+        JSON.stringify(records),
+      );
       assert.equal(gaps.scheduleId, ID);
     });
   });

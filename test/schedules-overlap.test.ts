@@ -31,13 +31,23 @@ describe('overlap with a run longer than the interval (dev server)', () => {
       await handle.pause('test over');
       const desc = await handle.describe();
       assert.ok(desc.info.numActionsSkippedOverlap >= 2, `skipped ${desc.info.numActionsSkippedOverlap}`);
-      const wakes = await eventually(() => wakesOf(env.client, def.id), (w) => w.length >= 2, 15_000, 'two wakes');
+      const wakes = await eventually(
+        () => wakesOf(env.client, def.id),
+        (w) => w.length >= 2,
+        15_000,
+        'two wakes',
+      );
       assert.equal(overlapping(wakes), false, 'two wakes of one schedule were open at once');
       const ticks = await ticksOf(env.client, def.id);
       assert.equal(overlapping(ticks), false, 'two ticks were open at once');
       // The ledger names windows Temporal skipped: none of them ran.
       const ran = new Set(wakes.map(windowOf));
-      const { gaps } = await eventually(() => scheduleGaps(env.client, def.id), (g) => g.gaps.length >= 1, 15_000, 'gap records');
+      const { gaps } = await eventually(
+        () => scheduleGaps(env.client, def.id),
+        (g) => g.gaps.length >= 1,
+        15_000,
+        'gap records',
+      );
       for (const g of gaps) {
         assert.equal(g.reason, 'not_started');
         assert.ok(!ran.has(g.nominal), `gap ${g.nominal} ran`);
@@ -64,7 +74,12 @@ describe('overlap with a run longer than the interval (dev server)', () => {
       assert.ok(desc.info.numActionsSkippedOverlap >= 1, 'windows beyond the one buffered are skipped');
       // A late buffered window (catchUp latest) folds into the newest due one and waits for its run:
       // the runs that ran the agent never overlap.
-      const wakes = await eventually(() => wakesOf(env.client, def.id), (w) => w.length >= 2 && w.every((x) => x.status.name !== 'RUNNING'), 15_000, 'two closed wakes');
+      const wakes = await eventually(
+        () => wakesOf(env.client, def.id),
+        (w) => w.length >= 2 && w.every((x) => x.status.name !== 'RUNNING'),
+        15_000,
+        'two closed wakes',
+      );
       assert.ok(ranOf(wakes).length >= 2, `ran ${ranOf(wakes).length}`);
       assert.equal(overlapping(ranOf(wakes)), false);
       await handle.delete();
@@ -108,7 +123,12 @@ describe('overlap with a run longer than the interval (dev server)', () => {
       await handle.backfill({ ...range, overlap: (await handle.describe()).policies.overlap });
       const fired = await eventually(() => ticksOf(env.client, def.id), done(6), 30_000, 'the second backfill');
       assert.equal(fired.length, 6, 'each window was fired twice');
-      const wakes = await eventually(() => wakesOf(env.client, def.id), (w) => w.length === 6 && w.every((x) => x.status.name === 'COMPLETED'), 15_000, 'six closed runs');
+      const wakes = await eventually(
+        () => wakesOf(env.client, def.id),
+        (w) => w.length === 6 && w.every((x) => x.status.name === 'COMPLETED'),
+        15_000,
+        'six closed runs',
+      );
       assert.deepEqual(ranOf(wakes).map(windowOf).sort(), ['2026-01-01T00:00:00Z', '2026-01-01T01:00:00Z', '2026-01-01T02:00:00Z']);
       const second = wakes.filter((w) => !first.some((f) => f.runId === w.runId));
       assert.equal(second.length, 3);
@@ -116,7 +136,10 @@ describe('overlap with a run longer than the interval (dev server)', () => {
         const result = await env.client.workflow.getHandle(w.workflowId, w.runId).result();
         assert.equal(result.terminalReason, 'duplicate', result.summary);
         assert.equal((result.output as { takenBy: { workflowId: string; runId: string } }).takenBy.workflowId, w.workflowId);
-        assert.ok(first.some((f) => f.runId === (result.output as { takenBy: { runId: string } }).takenBy.runId), 'taken by the first run of that window');
+        assert.ok(
+          first.some((f) => f.runId === (result.output as { takenBy: { runId: string } }).takenBy.runId),
+          'taken by the first run of that window',
+        );
         // Nothing of the agent ran: no model or tool spend, no attempt beyond the first.
         assert.equal(result.usage, undefined);
       }
@@ -131,9 +154,20 @@ describe('overlap with a run longer than the interval (dev server)', () => {
       const early = await gate.admit(tick('2026-01-01T03:00:00Z', 'cli-2'), { agent: 'canary' });
       assert.equal(early.decision, 'started');
       await env.client.workflow.getHandle(early.workflowId).result();
-      await handle.backfill({ start: new Date('2026-01-01T03:00:00Z'), end: new Date('2026-01-01T03:00:00Z'), overlap: (await handle.describe()).policies.overlap });
+      await handle.backfill({
+        start: new Date('2026-01-01T03:00:00Z'),
+        end: new Date('2026-01-01T03:00:00Z'),
+        overlap: (await handle.describe()).policies.overlap,
+      });
       const isThree = (x: WorkflowExecutionInfo) => windowOf(x) === '2026-01-01T03:00:00Z' && x.status.name !== 'RUNNING';
-      const three = (await eventually(() => ticksOf(env.client, def.id), (t) => t.some(isThree), 30_000, 'the window fired after it was emitted')).find(isThree)!;
+      const three = (
+        await eventually(
+          () => ticksOf(env.client, def.id),
+          (t) => t.some(isThree),
+          30_000,
+          'the window fired after it was emitted',
+        )
+      ).find(isThree)!;
       const late = await env.client.workflow.getHandle(three.workflowId, three.runId).result();
       assert.equal(three.workflowId, early.workflowId, 'one ID for the window, whoever starts it');
       assert.equal(late.terminalReason, 'duplicate', late.summary);
@@ -143,13 +177,29 @@ describe('overlap with a run longer than the interval (dev server)', () => {
       const four = tick('2026-01-01T04:00:00Z', 'old-1');
       const legacyInput = { ...keyEvent(registryOf(), four, { agent: 'canary' }).input };
       legacyInput.runKey = agentEventId('canary', legacyInput.eventKey);
-      const legacy = await env.client.workflow.start('runWorkflow', { workflowId: legacyInput.runKey, taskQueue, args: [legacyInput], memo: { fingerprint: legacyInput.fingerprint } });
+      const legacy = await env.client.workflow.start('runWorkflow', {
+        workflowId: legacyInput.runKey,
+        taskQueue,
+        args: [legacyInput],
+        memo: { fingerprint: legacyInput.fingerprint },
+      });
       await legacy.result();
       const again = await gate.admit({ ...four, deliveryId: 'old-2' }, { agent: 'canary' });
       assert.deepEqual([again.decision, again.workflowId], ['completed', legacyInput.runKey]);
-      await handle.backfill({ start: new Date('2026-01-01T04:00:00Z'), end: new Date('2026-01-01T04:00:00Z'), overlap: (await handle.describe()).policies.overlap });
+      await handle.backfill({
+        start: new Date('2026-01-01T04:00:00Z'),
+        end: new Date('2026-01-01T04:00:00Z'),
+        overlap: (await handle.describe()).policies.overlap,
+      });
       const isFour = (x: WorkflowExecutionInfo) => windowOf(x) === '2026-01-01T04:00:00Z' && x.status.name !== 'RUNNING';
-      const fired4 = (await eventually(() => ticksOf(env.client, def.id), (t) => t.some(isFour), 30_000, 'the window run under its old name, fired')).find(isFour)!;
+      const fired4 = (
+        await eventually(
+          () => ticksOf(env.client, def.id),
+          (t) => t.some(isFour),
+          30_000,
+          'the window run under its old name, fired',
+        )
+      ).find(isFour)!;
       const answer4 = await env.client.workflow.getHandle(fired4.workflowId, fired4.runId).result();
       assert.equal(answer4.terminalReason, 'duplicate', answer4.summary);
       assert.equal((answer4.output as { takenBy: { workflowId: string } }).takenBy.workflowId, legacyInput.runKey);
@@ -179,7 +229,11 @@ describe('overlap with a run longer than the interval (dev server)', () => {
       await handle.backfill({ ...range, overlap: (await handle.describe()).policies.overlap });
       const runs = await eventually(() => ticksOf(env.client, def.id), closed(2), 30_000, 'the window fired again');
       const again = runs.find((r) => r.status.name !== 'FAILED')!;
-      assert.equal((await env.client.workflow.getHandle(again.workflowId, again.runId).result()).terminalReason, 'success', 'the failed run left the window free');
+      assert.equal(
+        (await env.client.workflow.getHandle(again.workflowId, again.runId).result()).terminalReason,
+        'success',
+        'the failed run left the window free',
+      );
       await handle.backfill({ ...range, overlap: (await handle.describe()).policies.overlap });
       const third = (await eventually(() => ticksOf(env.client, def.id), closed(3), 30_000, 'the window fired a third time')).find(
         (r) => !runs.some((x) => x.runId === r.runId),
@@ -208,13 +262,28 @@ describe('overlap with a run longer than the interval (dev server)', () => {
       await assert.rejects(env.client.workflow.getHandle(failed.workflowId, failed.runId).result(), (err: Error & { cause?: Error }) =>
         /already ran as .* with another payload/.test(String(err.cause?.message)),
       );
-      assert.equal((await eventually(() => handle.describe(), (d) => d.state.paused, 15_000, 'paused on failure')).state.paused, true);
+      assert.equal(
+        (
+          await eventually(
+            () => handle.describe(),
+            (d) => d.state.paused,
+            15_000,
+            'paused on failure',
+          )
+        ).state.paused,
+        true,
+      );
       // The person's way to run the window with the new payload: re-arm it (every closed run of its ID goes), fire it again.
       const rearm = await runCli(['rearm', failed.workflowId], { TEMPORAL_ADDRESS: env.server.address });
       assert.equal(rearm.code, 0, rearm.stderr);
       assert.equal((rearm.json.earlierRunsDeleted as string[]).length, 1, 'the run that took the window goes too');
       await handle.backfill({ ...range, overlap: (await handle.describe()).policies.overlap });
-      const rerun = await eventually(() => ticksOf(env.client, def.id), (t) => t.length === 1 && t[0]!.status.name !== 'RUNNING', 30_000, 'the re-armed window run');
+      const rerun = await eventually(
+        () => ticksOf(env.client, def.id),
+        (t) => t.length === 1 && t[0]!.status.name !== 'RUNNING',
+        30_000,
+        'the re-armed window run',
+      );
       const fresh = await env.client.workflow.getHandle(rerun[0]!.workflowId, rerun[0]!.runId).result();
       assert.equal(fresh.terminalReason, 'success', fresh.summary);
       await handle.delete();

@@ -38,10 +38,20 @@ describe('schedules sync (dev server)', () => {
     // What an earlier wakegate created: the tick as the action, the digest of that day (no `starts`).
     const opts = toScheduleOptions(d, taskQueue, exampleApp.registry);
     const tick = tickInput(d, exampleApp.registry);
-    const oldDigest = createHash('sha256').update(canonicalJson({ def: d, taskQueue, tick })).digest('hex').slice(0, 16);
+    const oldDigest = createHash('sha256')
+      .update(canonicalJson({ def: d, taskQueue, tick }))
+      .digest('hex')
+      .slice(0, 16);
     await env.client.schedule.create({
       ...opts,
-      action: { type: 'startWorkflow', workflowType: 'scheduleTickWorkflow', workflowId: tickWorkflowId(d.id), taskQueue, args: [tick], memo: { [DIGEST_MEMO]: oldDigest, scheduleId: d.id } },
+      action: {
+        type: 'startWorkflow',
+        workflowType: 'scheduleTickWorkflow',
+        workflowId: tickWorkflowId(d.id),
+        taskQueue,
+        args: [tick],
+        memo: { [DIGEST_MEMO]: oldDigest, scheduleId: d.id },
+      },
     });
     const report = await syncSchedules({ client: env.client, taskQueue, registry: exampleApp.registry, definitions: [d] });
     assert.deepEqual(report.updated, [d.id]);
@@ -75,7 +85,10 @@ describe('schedules sync (dev server)', () => {
     assert.notEqual(after.info.lastUpdatedAt?.getTime(), before.info.lastUpdatedAt?.getTime());
     const fourth = await syncSchedules({ client: env.client, taskQueue, registry: exampleApp.registry, definitions: [a2, b] });
     assert.deepEqual(fourth.updated, [], 'still idempotent while paused');
-    assert.deepEqual(fourth.paused.map((p) => p.id), [a.id]);
+    assert.deepEqual(
+      fourth.paused.map((p) => p.id),
+      [a.id],
+    );
 
     // `list` reflects what was done in Temporal (Web UI or CLI): paused state, note, policy, a trigger.
     const listed = await describeSchedule(env.client, a2);
@@ -84,7 +97,12 @@ describe('schedules sync (dev server)', () => {
     assert.equal((listed.policy as { temporal: { overlap: string } }).temporal.overlap, 'skip');
     const trig = await triggerSchedule(env.client, b.id);
     assert.equal(trig.overlap, 'cancel', "trigger uses the schedule's own overlap, not ALLOW_ALL");
-    const lb = await eventually(() => describeSchedule(env.client, b), (d) => (d.counts as { taken: number }).taken >= 1, 10_000, 'the trigger in list');
+    const lb = await eventually(
+      () => describeSchedule(env.client, b),
+      (d) => (d.counts as { taken: number }).taken >= 1,
+      10_000,
+      'the trigger in list',
+    );
     assert.equal((lb.recentRuns as unknown[]).length, 1);
 
     // Someone else's schedule is never touched, even by prune.

@@ -28,7 +28,14 @@ after(async () => {
   await env?.teardown();
 });
 
-const ping = (entity: string) => ({ source: 'ping', entity, type: 'check', occurredAt: new Date(Date.now() - 30_000).toISOString(), payload: {}, deliveryId: `${entity}-d` });
+const ping = (entity: string) => ({
+  source: 'ping',
+  entity,
+  type: 'check',
+  occurredAt: new Date(Date.now() - 30_000).toISOString(),
+  payload: {},
+  deliveryId: `${entity}-d`,
+});
 
 const ROBIN_SECRET = 'robin-secret-0123456789';
 
@@ -42,11 +49,29 @@ test('an operator signs in; the status page shows a trip, and a reset and a rele
   try {
     const gate = supervisedGate(env.client, taskQueue, policy);
     await Promise.all(Array.from({ length: 6 }, (_, i) => gate.admit(ping(unique(`storm-${i}`)))));
-    await eventually(() => supervisorStatus(env.client, taskQueue), (s) => s?.mode === 'halted', 15_000, 'the trip');
-    await eventually(() => gate.supervisor.memo(0), (m) => m.mode === 'halted', 5000, 'the gate reading the halt');
+    await eventually(
+      () => supervisorStatus(env.client, taskQueue),
+      (s) => s?.mode === 'halted',
+      15_000,
+      'the trip',
+    );
+    await eventually(
+      () => gate.supervisor.memo(0),
+      (m) => m.mode === 'halted',
+      5000,
+      'the gate reading the halt',
+    );
     const held = await Promise.all(Array.from({ length: 2 }, (_, i) => gate.admit(ping(unique(`held-${i}`)))));
-    assert.deepEqual(held.map((a) => a.decision), ['held', 'held']);
-    const before = await eventually(() => viewOf(env.client, taskQueue), (v) => v.held.total >= 2 && v.live === 0, 20_000, 'held wakes listed');
+    assert.deepEqual(
+      held.map((a) => a.decision),
+      ['held', 'held'],
+    );
+    const before = await eventually(
+      () => viewOf(env.client, taskQueue),
+      (v) => v.held.total >= 2 && v.live === 0,
+      20_000,
+      'held wakes listed',
+    );
 
     ingress = await startTestIngress(env, taskQueue, { operatorAuth: { operators: { robin: ROBIN_SECRET }, sessionTtlS: 3600 } });
     const page = await browser.context.newPage();
@@ -101,7 +126,12 @@ test('an operator signs in; the status page shows a trip, and a reset and a rele
       await page.waitForURL(/ok=/);
       assert.match(await page.getByTestId('flash').innerText(), /released all held wakes \(robin\)/);
     });
-    const after = await eventually(() => viewOf(env.client, taskQueue), (v) => v.held.total === 0 && v.live === 0, 30_000, 'held wakes ran');
+    const after = await eventually(
+      () => viewOf(env.client, taskQueue),
+      (v) => v.held.total === 0 && v.live === 0,
+      30_000,
+      'held wakes ran',
+    );
     assert.equal(after.status?.releases.at(-1)?.who, 'robin');
     for (const a of held) {
       const result = (await env.client.workflow.getHandle(a.workflowId).result()) as RunResult;
@@ -113,7 +143,10 @@ test('an operator signs in; the status page shows a trip, and a reset and a rele
       await eventually(
         async () => {
           await page.goto(`${url}?at=${Date.now()}`);
-          return { held: await page.getByTestId('held-total').innerText(), success: (await page.locator('tr[data-reason="success"]').count()) ? await page.locator('tr[data-reason="success"]').innerText() : '' };
+          return {
+            held: await page.getByTestId('held-total').innerText(),
+            success: (await page.locator('tr[data-reason="success"]').count()) ? await page.locator('tr[data-reason="success"]').innerText() : '',
+          };
         },
         (p) => p.held === '0' && Number(p.success.split(/\s+/)[1]) >= 2,
         15_000,
@@ -133,7 +166,12 @@ test('an operator signs in; the status page shows a trip, and a reset and a rele
     assert.equal(halted?.trip?.by?.who, 'robin');
     // Without the session, the same post is refused before it reaches the supervisor, with or without a forged Origin.
     for (const origin of [new URL(url).origin, 'http://evil.example']) {
-      const r = await fetch(`${url}/reset`, { method: 'POST', headers: { origin, 'content-type': 'application/x-www-form-urlencoded' }, body: 'who=x&reason=y', redirect: 'manual' });
+      const r = await fetch(`${url}/reset`, {
+        method: 'POST',
+        headers: { origin, 'content-type': 'application/x-www-form-urlencoded' },
+        body: 'who=x&reason=y',
+        redirect: 'manual',
+      });
       assert.equal(r.status, 401, origin);
     }
     assert.equal((await supervisorStatus(env.client, taskQueue))?.mode, 'halted', 'nothing changed');

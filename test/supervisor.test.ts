@@ -18,7 +18,17 @@ import { eventually, startDevEnv, unique, workflowBundle, type DevEnv } from './
 import { standinOutside, startOutside } from './helpers/outside';
 import { actOnSupervisor } from '../supervisor/actions';
 import { spawnWorker } from './helpers/worker-process';
-import { closeGates, startHangingPager, startPager, supervisedGate, supervisedWorker, supervisorHandle, supervisorStatus, testPolicy, viewOf } from './helpers/supervisor';
+import {
+  closeGates,
+  startHangingPager,
+  startPager,
+  supervisedGate,
+  supervisedWorker,
+  supervisorHandle,
+  supervisorStatus,
+  testPolicy,
+  viewOf,
+} from './helpers/supervisor';
 import { activitiesOf, exampleApp } from './helpers/app';
 
 /*
@@ -57,7 +67,8 @@ const ping = (entity: string, deliveryId = `${entity}-d1`, payload: Record<strin
 /** An update the supervisor's validator refused, with this reason. */
 const refusedWith = (re: RegExp) => (err: Error) => re.test((err.cause as Error | undefined)?.message ?? '');
 const range = (n: number) => Array.from({ length: n }, (_, i) => i);
-const runsClosed = async (taskQueue: string) => (await env.client.workflow.count(`WorkflowType = 'runWorkflow' AND TaskQueue = '${taskQueue}' AND ExecutionStatus != 'Running'`)).count;
+const runsClosed = async (taskQueue: string) =>
+  (await env.client.workflow.count(`WorkflowType = 'runWorkflow' AND TaskQueue = '${taskQueue}' AND ExecutionStatus != 'Running'`)).count;
 const incidentsFor = (taskQueue: string) => pager.incidents.filter((i) => JSON.stringify(i).includes(taskQueue));
 
 test('a storm trips the breaker, pages once and holds the rest; the halt survives a worker and a dev-server restart; a person resets and releases, and each held wake runs once', async () => {
@@ -70,16 +81,34 @@ test('a storm trips the breaker, pages once and holds the rest; the halt survive
     // The storm: 20 wakes at once, over the threshold of 8 a minute.
     const storm = await Promise.all(range(20).map((i) => gate.admit(ping(unique(`storm-${i}`)))));
     for (const a of storm) assert.ok(a.decision === 'started' || a.decision === 'held', a.decision);
-    const tripped = await eventually(() => supervisorStatus(env.client, taskQueue), (s) => s?.mode === 'halted', 15_000, 'the storm trip');
+    const tripped = await eventually(
+      () => supervisorStatus(env.client, taskQueue),
+      (s) => s?.mode === 'halted',
+      15_000,
+      'the storm trip',
+    );
     assert.equal(tripped!.trip?.kind, 'storm');
     assert.match(tripped!.trip!.reason, /over the fleet threshold of 8/);
-    await eventually(async () => incidentsFor(taskQueue), (i) => i.length === 1 && tripped!.trip!.id === 1, 15_000, 'one page');
+    await eventually(
+      async () => incidentsFor(taskQueue),
+      (i) => i.length === 1 && tripped!.trip!.id === 1,
+      15_000,
+      'one page',
+    );
 
     // After the trip the gate holds every wake: the run is started (durable, deduplicated) and waits before its first step.
-    await eventually(() => gate.supervisor.memo(0), (m) => m.mode === 'halted', 5000, 'the gate reading the halt');
+    await eventually(
+      () => gate.supervisor.memo(0),
+      (m) => m.mode === 'halted',
+      5000,
+      'the gate reading the halt',
+    );
     const laterEvents = range(5).map((i) => ping(unique(`later-${i}`)));
     const later = await Promise.all(laterEvents.map((e) => gate.admit(e)));
-    assert.deepEqual(later.map((a) => a.decision), Array(5).fill('held'));
+    assert.deepEqual(
+      later.map((a) => a.decision),
+      Array(5).fill('held'),
+    );
     assert.ok(later.every((a) => a.held?.tripId === 1 && /fleet threshold/.test(a.held.reason)));
 
     // Nothing live, nothing lost: every wake either ran before the trip or is held.
@@ -94,7 +123,11 @@ test('a storm trips the breaker, pages once and holds the rest; the halt survive
     assert.equal(closedBefore + heldBefore, 25);
     const held = Object.values(settled.held.byAgent.canary ?? {}).flat();
     assert.equal(held.length, heldBefore);
-    for (const a of later) assert.ok(held.some((h) => h.workflowId === a.workflowId), `${a.workflowId} is listed as held`);
+    for (const a of later)
+      assert.ok(
+        held.some((h) => h.workflowId === a.workflowId),
+        `${a.workflowId} is listed as held`,
+      );
     const oneHeld = await env.client.workflow.getHandle(later[0]!.workflowId).query(statusQuery);
     assert.equal(oneHeld.phase, 'held');
     assert.equal(oneHeld.held?.hold, 'halted');
@@ -119,7 +152,12 @@ test('a storm trips the breaker, pages once and holds the rest; the halt survive
     assert.equal((await sup.query(supervisorStatusQuery)).mode, 'halted');
     const afterServer = await gate.admit(ping(unique('after-server-restart')));
     assert.equal(afterServer.decision, 'held');
-    const stillHeld = await eventually(() => viewOf(env.client, taskQueue), (v) => v.held.total === heldBefore + 2 && v.live === 0, 20_000, 'held after restarts');
+    const stillHeld = await eventually(
+      () => viewOf(env.client, taskQueue),
+      (v) => v.held.total === heldBefore + 2 && v.live === 0,
+      20_000,
+      'held after restarts',
+    );
     assert.equal(stillHeld.status?.trip?.id, 1);
     assert.equal(incidentsFor(taskQueue).length, 1, 'the trip paged once, restarts or not');
 
@@ -138,7 +176,12 @@ test('a storm trips the breaker, pages once and holds the rest; the halt survive
     assert.equal((await viewOf(env.client, taskQueue)).held.total, heldBefore + 2);
 
     await sup.executeUpdate(releaseUpdate, { args: [{ who: 'dana', reason: 'replay what was held', action: 'release' }] });
-    await eventually(() => viewOf(env.client, taskQueue), (v) => v.held.total === 0 && v.live === 0, 30_000, 'every held wake ran');
+    await eventually(
+      () => viewOf(env.client, taskQueue),
+      (v) => v.held.total === 0 && v.live === 0,
+      30_000,
+      'every held wake ran',
+    );
     const allHeld = [...held.map((h) => h.workflowId), afterWorker.workflowId, afterServer.workflowId];
     for (const id of allHeld) {
       const result = (await env.client.workflow.getHandle(id).result()) as RunResult;
@@ -159,7 +202,9 @@ test('a storm trips the breaker, pages once and holds the rest; the halt survive
 
 test('an error-rate trip from a run of failing runs pages once and holds the next wake', async () => {
   const taskQueue = unique('sup-errors');
-  const policy = testPolicy({ errorRate: { windowMs: 60_000, minRuns: 4, threshold: 0.5, reasons: ['failed', 'escalated', 'budget_exhausted'], rationale: 'test' } });
+  const policy = testPolicy({
+    errorRate: { windowMs: 60_000, minRuns: 4, threshold: 0.5, reasons: ['failed', 'escalated', 'budget_exhausted'], rationale: 'test' },
+  });
   const agents = failingCanary();
   const w = await supervisedWorker(env.nativeConnection, taskQueue, { supervisor: policy, pager: pager.adapter, agents, outside: standinOutside(standins) });
   try {
@@ -167,14 +212,29 @@ test('an error-rate trip from a run of failing runs pages once and holds the nex
     const answers: GateAnswer[] = [];
     for (const i of range(5)) answers.push(await gate.admit(ping(unique(`failing-${i}`))));
     for (const a of answers) await assert.rejects(awaitRun(env.client, a));
-    const s = await eventually(() => supervisorStatus(env.client, taskQueue), (st) => st?.mode === 'halted', 20_000, 'the error-rate trip');
+    const s = await eventually(
+      () => supervisorStatus(env.client, taskQueue),
+      (st) => st?.mode === 'halted',
+      20_000,
+      'the error-rate trip',
+    );
     assert.equal(s!.trip?.kind, 'error_rate');
     assert.match(s!.trip!.reason, /of the last \d+ runs of (the fleet|canary) ended failed\/escalated\/budget_exhausted/);
     assert.ok((s!.recentRuns.failed ?? 0) >= 4, JSON.stringify(s!.recentRuns));
-    const incidents = await eventually(async () => incidentsFor(taskQueue), (i) => i.length === 1, 15_000, 'one page');
+    const incidents = await eventually(
+      async () => incidentsFor(taskQueue),
+      (i) => i.length === 1,
+      15_000,
+      'one page',
+    );
     assert.match(JSON.stringify(incidents[0]), /error_rate/);
     assert.match(JSON.stringify(incidents[0]), /supervisor reset --who/);
-    await eventually(() => gate.supervisor.memo(0), (m) => m.mode === 'halted', 5000, 'the gate reading the halt');
+    await eventually(
+      () => gate.supervisor.memo(0),
+      (m) => m.mode === 'halted',
+      5000,
+      'the gate reading the halt',
+    );
     assert.equal((await gate.admit(ping(unique('after-errors')))).decision, 'held');
   } finally {
     await w.worker.shutdown();
@@ -192,7 +252,14 @@ test('a spend cap over a sliding window holds the next wake when the window is s
     const gate = supervisedGate(env.client, taskQueue, policy, agents);
     const bump = (pkg: string) => {
       const repo = unique('acme/web');
-      return { source: 'deps', entity: `${repo}:${pkg}`, type: 'release.published', occurredAt: ago(30_000), payload: { repo, package: pkg, from: '1.0.0', to: '1.1.0' }, deliveryId: unique('d') };
+      return {
+        source: 'deps',
+        entity: `${repo}:${pkg}`,
+        type: 'release.published',
+        occurredAt: ago(30_000),
+        payload: { repo, package: pkg, from: '1.0.0', to: '1.1.0' },
+        deliveryId: unique('d'),
+      };
     };
     const first = await gate.admit(bump('left-pad'));
     const firstResult = await awaitRun(env.client, first);
@@ -209,12 +276,22 @@ test('a spend cap over a sliding window holds the next wake when the window is s
     const closedAt = (await env.client.workflow.getHandle(first.workflowId).describe()).closeTime!.getTime();
     const second = await gate.admit(bump('right-pad'));
     const handle = env.client.workflow.getHandle(second.workflowId);
-    const heldStatus = await eventually(() => handle.query(statusQuery), (st) => st.phase === 'held', 10_000, 'the second run held');
+    const heldStatus = await eventually(
+      () => handle.query(statusQuery),
+      (st) => st.phase === 'held',
+      10_000,
+      'the second run held',
+    );
     assert.equal(heldStatus.held?.hold, 'cap');
     const sup = await supervisorHandle(env.client, taskQueue).query(supervisorStatusQuery);
     assert.equal(sup.capHolds['dependency-bump']?.scope, 'dependency-bump');
     assert.equal(sup.mode, 'armed', 'a cap holds; it does not trip the breaker');
-    await eventually(async () => incidentsFor(taskQueue), (i) => i.length === 1 && /over its cap/.test(JSON.stringify(i[0])), 10_000, 'the cap paged once');
+    await eventually(
+      async () => incidentsFor(taskQueue),
+      (i) => i.length === 1 && /over its cap/.test(JSON.stringify(i[0])),
+      10_000,
+      'the cap paged once',
+    );
     const result = await awaitRun(env.client, second);
     assert.equal(result.terminalReason, 'success', result.summary);
     assert.equal(result.held?.hold, 'cap');
@@ -223,7 +300,9 @@ test('a spend cap over a sliding window holds the next wake when the window is s
     assert.ok(ranAt - closedAt >= windowMs - 500, `ran ${ranAt - closedAt} ms after the run that spent the window closed (window ${windowMs} ms)`);
     assert.equal(incidentsFor(taskQueue).length, 1);
     // It re-checked when the window could have slid (the lease answer says when), not every holdRecheckMs (1 s here).
-    const rechecks = ((await handle.fetchHistory()).events ?? []).filter((e) => e.activityTaskScheduledEventAttributes?.activityType?.name === 'recheckHold').length;
+    const rechecks = ((await handle.fetchHistory()).events ?? []).filter(
+      (e) => e.activityTaskScheduledEventAttributes?.activityType?.name === 'recheckHold',
+    ).length;
     assert.ok(rechecks >= 1 && rechecks <= 2, `${rechecks} re-checks during a hold of about ${windowMs} ms`);
   } finally {
     await w.worker.shutdown();
@@ -242,9 +321,21 @@ test('halt with runs live: they end cancelled with nothing further committed; dr
     // Live: two canaries holding, and a report that posted its summary and waits for approval of its export.
     const holding = await Promise.all(range(2).map((i) => gate.admit(ping(unique(`hold-${i}`), unique('d'), { holdMs: 60_000 }))));
     const campaign = unique('camp');
-    const report = await gate.admit({ source: 'campaigns', entity: campaign, type: 'config.changed', occurredAt: ago(30_000), payload: { dashboards: ['reach', 'spend'] }, deliveryId: unique('d') });
+    const report = await gate.admit({
+      source: 'campaigns',
+      entity: campaign,
+      type: 'config.changed',
+      occurredAt: ago(30_000),
+      payload: { dashboards: ['reach', 'spend'] },
+      deliveryId: unique('d'),
+    });
     const reportHandle = env.client.workflow.getHandle(report.workflowId);
-    await eventually(() => reportHandle.query(statusQuery), (s) => !!s.awaitingApproval, 20_000, 'the report waiting for approval');
+    await eventually(
+      () => reportHandle.query(statusQuery),
+      (s) => !!s.awaitingApproval,
+      20_000,
+      'the report waiting for approval',
+    );
     const postsBefore = standins.channel.messages.length;
     assert.ok(postsBefore >= 1);
 
@@ -260,7 +351,12 @@ test('halt with runs live: they end cancelled with nothing further committed; dr
     await reportHandle.signal(approveSignal, { who: 'late' }).catch(() => undefined);
     assert.equal(standins.exports.jobs.filter((j) => JSON.stringify(j).includes(campaign)).length, 0, 'no export started');
     assert.equal(standins.channel.messages.length, postsBefore, 'nothing further posted');
-    await eventually(() => gate.supervisor.memo(0), (m) => m.mode === 'halted', 5000, 'the gate reading the halt');
+    await eventually(
+      () => gate.supervisor.memo(0),
+      (m) => m.mode === 'halted',
+      5000,
+      'the gate reading the halt',
+    );
     const heldWhileHalted = await gate.admit(ping(unique('while-halted')));
     assert.equal(heldWhileHalted.decision, 'held');
     // A person's halt is not a trip: no page.
@@ -276,10 +372,25 @@ test('halt with runs live: they end cancelled with nothing further committed; dr
 
     // Drain: two live runs finish, a wake that arrives meanwhile is held, and the drain reports empty.
     const finishing = await Promise.all(range(2).map((i) => gate.admit(ping(unique(`finish-${i}`), unique('d'), { holdMs: 4000 }))));
-    await eventually(() => viewOf(env.client, taskQueue), (v) => v.live === 2, 10_000, 'two live runs');
+    await eventually(
+      () => viewOf(env.client, taskQueue),
+      (v) => v.live === 2,
+      10_000,
+      'two live runs',
+    );
     const draining = runCli(['drain', '--who', 'sam', '--reason', 'deploy', '--timeout', '60'], cliEnv);
-    await eventually(() => supervisorStatus(env.client, taskQueue), (s) => s?.mode === 'draining', 10_000, 'draining');
-    await eventually(() => gate.supervisor.memo(0), (m) => m.mode === 'draining', 5000, 'the gate reading the drain');
+    await eventually(
+      () => supervisorStatus(env.client, taskQueue),
+      (s) => s?.mode === 'draining',
+      10_000,
+      'draining',
+    );
+    await eventually(
+      () => gate.supervisor.memo(0),
+      (m) => m.mode === 'draining',
+      5000,
+      'the gate reading the drain',
+    );
     const during = await gate.admit(ping(unique('during-drain')));
     assert.equal(during.decision, 'held');
     const drained = await draining;
@@ -304,7 +415,7 @@ test('halt with runs live: they end cancelled with nothing further committed; dr
   }
 });
 
-test('a storm during a person\'s drain turns it into a halt: it pages, and the live runs of agents that stop on a trip are cancelled', async () => {
+test("a storm during a person's drain turns it into a halt: it pages, and the live runs of agents that stop on a trip are cancelled", async () => {
   const taskQueue = unique('sup-drain-storm');
   const policy = testPolicy({
     storm: { fleetPerMinute: 3, rationale: 'test: a storm is more than 3 wakes a minute' },
@@ -315,13 +426,34 @@ test('a storm during a person\'s drain turns it into a halt: it pages, and the l
   try {
     const gate = supervisedGate(env.client, taskQueue, policy, agents);
     const live = await gate.admit(ping(unique('drain-live'), unique('d'), { holdMs: 60_000 }));
-    await eventually(() => env.client.workflow.getHandle(live.workflowId).query(statusQuery), (s) => s.phase === 'hold', 20_000, 'a canary holding');
-    const draining = runCli(['drain', '--who', 'sam', '--reason', 'deploy', '--timeout', '60'], { TEMPORAL_ADDRESS: env.server.address, WAKEGATE_TASK_QUEUE: taskQueue });
-    await eventually(() => gate.supervisor.memo(0), (m) => m.mode === 'draining', 10_000, 'the gate reading the drain');
+    await eventually(
+      () => env.client.workflow.getHandle(live.workflowId).query(statusQuery),
+      (s) => s.phase === 'hold',
+      20_000,
+      'a canary holding',
+    );
+    const draining = runCli(['drain', '--who', 'sam', '--reason', 'deploy', '--timeout', '60'], {
+      TEMPORAL_ADDRESS: env.server.address,
+      WAKEGATE_TASK_QUEUE: taskQueue,
+    });
+    await eventually(
+      () => gate.supervisor.memo(0),
+      (m) => m.mode === 'draining',
+      10_000,
+      'the gate reading the drain',
+    );
     // Three more wakes (held by the drain): four in a minute, over the threshold of 3.
     const held = await Promise.all(range(3).map((i) => gate.admit(ping(unique(`drain-storm-${i}`)))));
-    assert.ok(held.every((a) => a.decision === 'held'), JSON.stringify(held.map((a) => a.decision)));
-    const s = await eventually(() => supervisorStatus(env.client, taskQueue), (st) => st?.mode === 'halted', 15_000, 'the storm trip during the drain');
+    assert.ok(
+      held.every((a) => a.decision === 'held'),
+      JSON.stringify(held.map((a) => a.decision)),
+    );
+    const s = await eventually(
+      () => supervisorStatus(env.client, taskQueue),
+      (st) => st?.mode === 'halted',
+      15_000,
+      'the storm trip during the drain',
+    );
     assert.equal(s!.trip?.kind, 'storm');
     assert.match(s!.trip!.reason, /a drain: now halted/);
     const r = await awaitRun(env.client, live);
@@ -332,7 +464,12 @@ test('a storm during a person\'s drain turns it into a halt: it pages, and the l
     assert.equal(drained.json.mode, 'halted');
     assert.equal((drained.json.trip as { kind?: string } | undefined)?.kind, 'storm');
     assert.match(drained.stderr, /the drain became a halt \(trip #\d+, storm/);
-    const incidents = await eventually(async () => incidentsFor(taskQueue), (i) => i.length === 1, 10_000, 'one page');
+    const incidents = await eventually(
+      async () => incidentsFor(taskQueue),
+      (i) => i.length === 1,
+      10_000,
+      'one page',
+    );
     assert.match(JSON.stringify(incidents[0]), /storm/);
   } finally {
     await w.worker.shutdown();
@@ -353,10 +490,21 @@ test('a trip whose pager hangs still stops the live runs at once: the page goes 
   try {
     const gate = supervisedGate(env.client, taskQueue, policy, agents);
     const holding = await Promise.all(range(2).map((i) => gate.admit(ping(unique(`slow-hold-${i}`), unique('d'), { holdMs: 60_000 }))));
-    for (const a of holding) await eventually(() => env.client.workflow.getHandle(a.workflowId).query(statusQuery), (s) => s.phase === 'hold', 20_000, 'a canary holding');
+    for (const a of holding)
+      await eventually(
+        () => env.client.workflow.getHandle(a.workflowId).query(statusQuery),
+        (s) => s.phase === 'hold',
+        20_000,
+        'a canary holding',
+      );
     // Two more wakes: four in a minute, over the threshold of 3.
     await Promise.all(range(2).map((i) => gate.admit(ping(unique(`slow-storm-${i}`)))));
-    const tripped = await eventually(() => supervisorStatus(env.client, taskQueue), (s) => s?.mode === 'halted', 15_000, 'the storm trip');
+    const tripped = await eventually(
+      () => supervisorStatus(env.client, taskQueue),
+      (s) => s?.mode === 'halted',
+      15_000,
+      'the storm trip',
+    );
     const trippedAt = Date.now();
     for (const a of holding) {
       const r = await awaitRun(env.client, a);
@@ -387,12 +535,18 @@ async function refusingPagerWorker(taskQueue: string, policy: ReturnType<typeof 
       return real.sendPage(page);
     },
   };
-  const worker = await createWakeWorker({ connection: env.nativeConnection, namespace: 'default', taskQueue, activities, workflowBundle: await workflowBundle(), shutdownGraceTime: '1 second' });
+  const worker = await createWakeWorker({
+    connection: env.nativeConnection,
+    namespace: 'default',
+    taskQueue,
+    activities,
+    workflowBundle: await workflowBundle(),
+    shutdownGraceTime: '1 second',
+  });
   return { worker, running: worker.run(), sends };
 }
 
-const stormPolicy = () =>
-  testPolicy({ storm: { fleetPerMinute: 3, rationale: 'test: a storm is more than 3 wakes a minute' }, pageResendMs: 1000 });
+const stormPolicy = () => testPolicy({ storm: { fleetPerMinute: 3, rationale: 'test: a storm is more than 3 wakes a minute' }, pageResendMs: 1000 });
 
 test('a page the pager refuses is sent again while its trip stands, at a backoff, until it lands: one incident, and status says when', async () => {
   const taskQueue = unique('sup-page-resend');
@@ -401,14 +555,29 @@ test('a page the pager refuses is sent again while its trip stands, at a backoff
   try {
     const gate = supervisedGate(env.client, taskQueue, policy, oneCallAgents());
     await Promise.all(range(4).map((i) => gate.admit(ping(unique(`resend-storm-${i}`)))));
-    const failed = await eventually(() => supervisorStatus(env.client, taskQueue), (s) => !!s?.trip?.page && 'error' in s.trip.page, 15_000, 'the first send refused');
+    const failed = await eventually(
+      () => supervisorStatus(env.client, taskQueue),
+      (s) => !!s?.trip?.page && 'error' in s.trip.page,
+      15_000,
+      'the first send refused',
+    );
     const page = failed!.trip!.page as { error: string; resendAt?: string; sends?: number };
     assert.match(page.error, /refused the event/);
     assert.ok(page.resendAt && Date.parse(page.resendAt) > Date.parse(failed!.trip!.at), `resent later: ${JSON.stringify(page)}`);
-    const landed = await eventually(() => supervisorStatus(env.client, taskQueue), (s) => !!s?.trip?.page && !('error' in s.trip.page), 20_000, 'the page delivered on its third send');
+    const landed = await eventually(
+      () => supervisorStatus(env.client, taskQueue),
+      (s) => !!s?.trip?.page && !('error' in s.trip.page),
+      20_000,
+      'the page delivered on its third send',
+    );
     assert.deepEqual({ status: (landed!.trip!.page as { status: string }).status, sends: landed!.trip!.page!.sends }, { status: 'success', sends: 3 });
     assert.equal(w.sends.count, 3, 'two refused sends, then the one that landed');
-    const incidents = await eventually(async () => incidentsFor(taskQueue), (i) => i.length === 1, 10_000, 'one incident');
+    const incidents = await eventually(
+      async () => incidentsFor(taskQueue),
+      (i) => i.length === 1,
+      10_000,
+      'one incident',
+    );
     assert.match(JSON.stringify(incidents[0]), /storm/);
     await new Promise((r) => setTimeout(r, 3000));
     assert.equal(w.sends.count, 3, 'nothing sent after it landed');
@@ -433,12 +602,25 @@ test('a stop of live runs that fails is made again until it lands: the kill swit
       return real.stopLiveRuns(input);
     },
   };
-  const worker = await createWakeWorker({ connection: env.nativeConnection, namespace: 'default', taskQueue, activities, workflowBundle: await workflowBundle(), shutdownGraceTime: '1 second' });
+  const worker = await createWakeWorker({
+    connection: env.nativeConnection,
+    namespace: 'default',
+    taskQueue,
+    activities,
+    workflowBundle: await workflowBundle(),
+    shutdownGraceTime: '1 second',
+  });
   const running = worker.run();
   try {
     const gate = supervisedGate(env.client, taskQueue, policy, agents);
     const holding = await Promise.all(range(2).map((i) => gate.admit(ping(unique(`retry-hold-${i}`), unique('d'), { holdMs: 60_000 }))));
-    for (const a of holding) await eventually(() => env.client.workflow.getHandle(a.workflowId).query(statusQuery), (s) => s.phase === 'hold', 20_000, 'a canary holding');
+    for (const a of holding)
+      await eventually(
+        () => env.client.workflow.getHandle(a.workflowId).query(statusQuery),
+        (s) => s.phase === 'hold',
+        20_000,
+        'a canary holding',
+      );
     assert.ok((await actOnSupervisor(env.client, taskQueue, { kind: 'halt', who: 'ops', reason: 'stop everything' })).ok);
     for (const a of holding) {
       const r = await awaitRun(env.client, a);
@@ -454,7 +636,7 @@ test('a stop of live runs that fails is made again until it lands: the kill swit
   }
 });
 
-test('a permit lease that no worker answers gives up after its bound: the run\'s first step fails and is retried, never waits forever', async () => {
+test("a permit lease that no worker answers gives up after its bound: the run's first step fails and is retried, never waits forever", async () => {
   // A supervisor on a queue no worker polls: the lease update is never taken.
   const taskQueue = unique('sup-no-worker');
   const link = new SupervisorLink({ client: env.client, taskQueue, policy: testPolicy() });
@@ -478,16 +660,42 @@ test('a release lets held wakes past the halt, not past a cap: one runs, the oth
     const gate = supervisedGate(env.client, taskQueue, policy);
     const halt = await actOnSupervisor(env.client, taskQueue, { kind: 'halt', who: 'sam', reason: 'test: hold everything' });
     assert.ok(halt.ok);
-    await eventually(() => gate.supervisor.memo(0), (m) => m.mode === 'halted', 5000, 'the gate reading the halt');
+    await eventually(
+      () => gate.supervisor.memo(0),
+      (m) => m.mode === 'halted',
+      5000,
+      'the gate reading the halt',
+    );
     const held = await Promise.all(range(3).map((i) => gate.admit(ping(unique(`rc-${i}`)))));
-    assert.deepEqual(held.map((a) => a.decision), ['held', 'held', 'held']);
-    await eventually(() => viewOf(env.client, taskQueue), (v) => v.held.total === 3, 15_000, 'three held');
+    assert.deepEqual(
+      held.map((a) => a.decision),
+      ['held', 'held', 'held'],
+    );
+    await eventually(
+      () => viewOf(env.client, taskQueue),
+      (v) => v.held.total === 3,
+      15_000,
+      'three held',
+    );
 
     assert.ok((await actOnSupervisor(env.client, taskQueue, { kind: 'reset', who: 'sam', reason: 'test: back' })).ok);
     assert.ok((await actOnSupervisor(env.client, taskQueue, { kind: 'release', who: 'sam', reason: 'test: let them go' })).ok);
     // One permit in the window: one run, released by sam; the other two now wait on the cap.
-    const states = async () => Promise.all(held.map((a) => env.client.workflow.getHandle(a.workflowId).describe().then(async (d) => (d.status.name === 'RUNNING' ? (await env.client.workflow.getHandle(a.workflowId).query(statusQuery)).held?.hold : 'closed'))));
-    const settled = await eventually(states, (xs) => xs.filter((x) => x === 'closed').length === 1 && xs.filter((x) => x === 'cap').length === 2, 30_000, 'one run, two on the cap');
+    const states = async () =>
+      Promise.all(
+        held.map((a) =>
+          env.client.workflow
+            .getHandle(a.workflowId)
+            .describe()
+            .then(async (d) => (d.status.name === 'RUNNING' ? (await env.client.workflow.getHandle(a.workflowId).query(statusQuery)).held?.hold : 'closed')),
+        ),
+      );
+    const settled = await eventually(
+      states,
+      (xs) => xs.filter((x) => x === 'closed').length === 1 && xs.filter((x) => x === 'cap').length === 2,
+      30_000,
+      'one run, two on the cap',
+    );
     const ran = held[settled.indexOf('closed')]!;
     const result = await awaitRun(env.client, ran);
     assert.equal(result.terminalReason, 'success', result.summary);
@@ -517,11 +725,24 @@ test('held wakes survive a SIGKILLed worker process: the next worker keeps them 
     const halted = await actOnSupervisor(env.client, taskQueue, { kind: 'halt', who: 'kim', reason: 'bad deploy' });
     assert.ok(halted.ok);
     const gate = supervisedGate(env.client, taskQueue, exampleApp.supervisorPolicy);
-    await eventually(() => gate.supervisor.memo(0), (m) => m.mode === 'halted', 10_000, 'the gate reading the halt');
+    await eventually(
+      () => gate.supervisor.memo(0),
+      (m) => m.mode === 'halted',
+      10_000,
+      'the gate reading the halt',
+    );
     const events = range(3).map((i) => ping(unique(`kill-${i}`)));
     const held = await Promise.all(events.map((e) => gate.admit(e)));
-    assert.deepEqual(held.map((a) => a.decision), ['held', 'held', 'held']);
-    await eventually(() => viewOf(env.client, taskQueue), (v) => v.held.total === 3, 20_000, 'three held');
+    assert.deepEqual(
+      held.map((a) => a.decision),
+      ['held', 'held', 'held'],
+    );
+    await eventually(
+      () => viewOf(env.client, taskQueue),
+      (v) => v.held.total === 3,
+      20_000,
+      'three held',
+    );
 
     await worker.kill(); // SIGKILL while the three runs wait in their hold
     worker = spawnWorker(spawnEnv);

@@ -44,7 +44,11 @@ describe('temporal-dev.sh', () => {
     const cli = (...args: string[]) => exec(temporalCliPath(), [...args, '--address', address], { timeout: 30_000 }).then((r) => r.stdout);
 
     // An existing database made by a plain start-dev without wakegate's attributes.
-    const plain = spawn(temporalCliPath(), ['server', 'start-dev', '--headless', '--ip', '127.0.0.1', '--port', String(port), '--db-filename', path.join(dir, 'dev.db'), '--log-level', 'error'], { stdio: 'ignore' });
+    const plain = spawn(
+      temporalCliPath(),
+      ['server', 'start-dev', '--headless', '--ip', '127.0.0.1', '--port', String(port), '--db-filename', path.join(dir, 'dev.db'), '--log-level', 'error'],
+      { stdio: 'ignore' },
+    );
     for (let i = 0; ; i++) {
       try {
         await cli('operator', 'cluster', 'health');

@@ -51,6 +51,9 @@ describe('a user package that depends on wakegate by path', () => {
     assert.equal(notes.length, 1);
     assert.match(notes[0]!, /#append_note@0 left-pad: left-pad 2\.0\.0: faster start$/);
     const committed = (out.result.output as { committed: { name: string; outcome: string }[] }).committed;
-    assert.deepEqual(committed.map((e) => [e.name, e.outcome]), [['append_note', 'applied']]);
+    assert.deepEqual(
+      committed.map((e) => [e.name, e.outcome]),
+      [['append_note', 'applied']],
+    );
   });
 });

@@ -27,7 +27,12 @@ test('a wake records redeliveries, answers status, and ends with its terminal re
   const wake = input(unique('e'), { holdMs: 2000 });
   await withTimeSkippingWorker(env, taskQueue, async () => {
     const handle = await env.client.workflow.start('runWorkflow', { workflowId: wake.eventKey, taskQueue, args: [wake] });
-    await eventually(() => handle.query(statusQuery), (s) => s.phase === 'hold', 15_000, 'the hold');
+    await eventually(
+      () => handle.query(statusQuery),
+      (s) => s.phase === 'hold',
+      15_000,
+      'the hold',
+    );
     await handle.signal(deliverySignal, { deliveryIds: ['second'] });
     await handle.signal(deliverySignal, { deliveryIds: ['second', 'third'] }); // a delivery seen twice is listed once
     const status = await handle.query(statusQuery);
@@ -45,7 +50,12 @@ test('cancelling a wake during its hold cancels the activity and ends `cancelled
   const wake = input(unique('e'), { holdMs: 600_000 });
   await withTimeSkippingWorker(env, taskQueue, async () => {
     const handle = await env.client.workflow.start('runWorkflow', { workflowId: wake.eventKey, taskQueue, args: [wake] });
-    await eventually(() => handle.query(statusQuery), (s) => s.phase === 'hold', 15_000, 'the hold');
+    await eventually(
+      () => handle.query(statusQuery),
+      (s) => s.phase === 'hold',
+      15_000,
+      'the hold',
+    );
     await handle.cancel();
     const result = (await handle.result()) as RunResult;
     assert.equal(result.terminalReason, 'cancelled');
@@ -70,7 +80,10 @@ test('a held run whose re-check cannot reach the supervisor stays held and asks 
   const activities = {
     ...real,
     // The first step says hold, as a halted supervisor would.
-    prepareRun: async (req: Parameters<typeof real.prepareRun>[0]) => ({ ...(await real.prepareRun(req)), verdict: { kind: 'hold' as const, hold: 'halted' as const, reason: 'test: halted', recheckMs: 1000 } }),
+    prepareRun: async (req: Parameters<typeof real.prepareRun>[0]) => ({
+      ...(await real.prepareRun(req)),
+      verdict: { kind: 'hold' as const, hold: 'halted' as const, reason: 'test: halted', recheckMs: 1000 },
+    }),
     recheckHold: async () => {
       rechecks += 1;
       if (rechecks <= FAILED_RECHECKS) throw new Error('the supervisor cannot be reached (test)');

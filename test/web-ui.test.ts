@@ -118,10 +118,7 @@ async function pauseAndTrigger(cliEnv: Record<string, string>): Promise<void> {
   const row = (list.json.schedules as Record<string, unknown>[]).find((s) => s.id === ID)!;
   assert.equal(row.paused, true);
   assert.equal(row.note, NOTE);
-  assert.deepEqual(
-    (row.recentRuns as { workflowId: string }[]).map((r) => r.workflowId).sort(),
-    ticks.map((t) => t.workflowId).sort(),
-  );
+  assert.deepEqual((row.recentRuns as { workflowId: string }[]).map((r) => r.workflowId).sort(), ticks.map((t) => t.workflowId).sort());
   assert.ok((row.recentRuns as { workflowId: string }[]).some((r) => r.workflowId === triggered!.workflowId));
   assert.equal((row.counts as { taken: number }).taken, ticks.length);
 

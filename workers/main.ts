@@ -13,7 +13,12 @@ async function main(): Promise<void> {
   installRuntimeLogger(logger);
   const connection = await NativeConnection.connect(config.temporal.connectionOptions);
   try {
-    const worker = await loadApp(config.app).worker({ connection, namespace: config.temporal.namespace, taskQueue: config.taskQueue, activityPollers: config.activityPollers });
+    const worker = await loadApp(config.app).worker({
+      connection,
+      namespace: config.temporal.namespace,
+      taskQueue: config.taskQueue,
+      activityPollers: config.activityPollers,
+    });
     logger.info({ taskQueue: config.taskQueue, namespace: config.temporal.namespace, pid: process.pid }, 'worker polling');
     await worker.run();
   } finally {

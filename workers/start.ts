@@ -64,14 +64,25 @@ async function main(): Promise<void> {
 
   // The trigger stage: the webhook ingress and the queue trigger, both entering the same gate.
   const metrics = new IngressMetrics({ defaultMetrics: true });
-  const ingress = await startIngress({ client, taskQueue: config.taskQueue, registry, sources: wakegate.webhookSources, config: config.ingress, allowDevSecrets: true, logger, metrics });
+  const ingress = await startIngress({
+    client,
+    taskQueue: config.taskQueue,
+    registry,
+    sources: wakegate.webhookSources,
+    config: config.ingress,
+    allowDevSecrets: true,
+    logger,
+    metrics,
+  });
   const ownRedis = config.ingress.redisUrl ? undefined : await RedisServer.start({ port: DEV_REDIS_PORT, dir: path.join(ROOT, '.wakegate', 'redis') });
   const redisUrl = config.ingress.redisUrl ?? ownRedis!.url;
   const redis = new Redis(redisUrl);
   redis.on('error', (err: Error) => logger.debug({ err: err.message }, 'redis connection error')); // the consumer loop reports what it could not do
   const queueSources = registry.sources().filter((s) => s !== 'schedule');
   const queue = new RedisStreamsConsumer({ redis, sources: queueSources, ...config.ingress.queue, metrics: new QueueMetrics(metrics.registry), logger });
-  const queueRunning = queue.run(queueHandler({ gate, client, temporalTimeoutMs: config.ingress.temporalTimeoutMs, maxAttempts: config.ingress.queue.maxAttempts }));
+  const queueRunning = queue.run(
+    queueHandler({ gate, client, temporalTimeoutMs: config.ingress.temporalTimeoutMs, maxAttempts: config.ingress.queue.maxAttempts }),
+  );
   queueRunning.catch((err: unknown) => logger.error({ err: (err as Error).message }, 'queue consumer stopped'));
   // On Ctrl-C the trigger stage stops first (no new admissions; unacknowledged messages stay in
   // Redis), while the SDK drains the worker.
@@ -114,7 +125,8 @@ async function main(): Promise<void> {
       `  stand-ins: channel ${standins.urls.channel}/messages, exports ${standins.urls.exports}/exports, PRs ${standins.urls.pulls}/pulls`,
       `  agents (${config.app}):`,
       ...Object.values(wakegate.agents).map(
-        (a) => `    ${a.policy.name}: woken by ${a.policy.triggers.join(', ')}${a.policy.coalesce ? ` (coalesced per wake key, ${a.policy.coalesce.whileRunning} while running)` : ''}`,
+        (a) =>
+          `    ${a.policy.name}: woken by ${a.policy.triggers.join(', ')}${a.policy.coalesce ? ` (coalesced per wake key, ${a.policy.coalesce.whileRunning} while running)` : ''}`,
       ),
       `    npx wakegate emit --source <trigger> --entity <id> --type <type> --payload '{...}' --wait   # wakes every agent of that trigger`,
       `    npx wakegate runs; npx wakegate approve '<workflowId>'   # an irreversible effect waits for a person`,

@@ -43,7 +43,10 @@ async function byClass(effect: EffectDefinition, args: Record<string, unknown>, 
   try {
     found = await effect.find!(ctx);
   } catch (err) {
-    throw ApplicationFailure.nonRetryable(`cannot tell whether effect ${ctx.effectKey} landed (attempt ${ctx.attempt}): ${(err as Error).message}`, FailureType.EffectAmbiguous);
+    throw ApplicationFailure.nonRetryable(
+      `cannot tell whether effect ${ctx.effectKey} landed (attempt ${ctx.attempt}): ${(err as Error).message}`,
+      FailureType.EffectAmbiguous,
+    );
   }
   if (found) return { receipt: found, outcome: 'reconciled_landed' };
   return applied(await effect.apply(args, ctx), 'reconciled_redone');

@@ -60,10 +60,19 @@ export function createRunActivities(opts: {
       const def = agentOf(agents, req.agent);
       const answerSchema = req.answer === 'agent' ? def.policy.answerSchema : DEFAULT_ANSWER_SCHEMA;
       const step = def.model ?? model;
-      const raw = await withHeartbeat((signal) => step({ messages: req.messages, tools: req.tools, maxOutputTokens: req.maxOutputTokens, answerSchema }, signal));
+      const raw = await withHeartbeat((signal) =>
+        step({ messages: req.messages, tools: req.tools, maxOutputTokens: req.maxOutputTokens, answerSchema }, signal),
+      );
       const { attempt } = activityInfo();
       const reply = readReply(def, req, raw);
-      log.info('model call', { agent: req.agent, model: reply.model, attempt, ...reply.usage, toolCalls: reply.toolCalls.length, final: reply.final ? 'answer' : reply.unparsedFinal ? 'unparsed' : undefined });
+      log.info('model call', {
+        agent: req.agent,
+        model: reply.model,
+        attempt,
+        ...reply.usage,
+        toolCalls: reply.toolCalls.length,
+        final: reply.final ? 'answer' : reply.unparsedFinal ? 'unparsed' : undefined,
+      });
       return { ...reply, attempt };
     },
 
@@ -111,7 +120,11 @@ function checkProposal(def: AgentDefinition, p: { effect: string; args: unknown 
 
 /** One tool call checked before anything runs: a tool with valid arguments, an effect proposal, or the error the model is told. */
 function checkCall(def: AgentDefinition, req: ModelRequest, call: StepReply['toolCalls'][number]): CheckedCall {
-  const base = { id: call.id, name: call.name, args: (call.args && typeof call.args === 'object' && !Array.isArray(call.args) ? call.args : {}) as Record<string, unknown> };
+  const base = {
+    id: call.id,
+    name: call.name,
+    args: (call.args && typeof call.args === 'object' && !Array.isArray(call.args) ? call.args : {}) as Record<string, unknown>,
+  };
   if (call.argsError) return { ...base, error: `the arguments are not valid JSON (${call.argsError})` };
   const offered = req.tools.some((t) => t.name === call.name);
   const tool = def.tools[call.name] as ToolDefinition | undefined;

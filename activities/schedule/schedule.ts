@@ -95,9 +95,7 @@ export async function windowTaken(client: Client, { workflowId, runId, gateId }:
  */
 const CANCEL_WAIT_MS = 15_000;
 function cancelBound(signal: AbortSignal): Promise<never> {
-  return new Promise((_, reject) =>
-    signal.addEventListener('abort', () => setTimeout(() => reject(signal.reason), CANCEL_WAIT_MS).unref(), { once: true }),
-  );
+  return new Promise((_, reject) => signal.addEventListener('abort', () => setTimeout(() => reject(signal.reason), CANCEL_WAIT_MS).unref(), { once: true }));
 }
 
 /**
@@ -117,11 +115,23 @@ export function createScheduleActivities({ registry, supervisor }: { registry: T
     async runScheduledWindow(input) {
       const client = getClient();
       const info = activityInfo();
-      const gate = new Gate({ client, taskQueue: info.taskQueue, registry, supervisor: new SupervisorLink({ client, taskQueue: info.taskQueue, policy: supervisor }) });
+      const gate = new Gate({
+        client,
+        taskQueue: info.taskQueue,
+        registry,
+        supervisor: new SupervisorLink({ client, taskQueue: info.taskQueue, policy: supervisor }),
+      });
       // The nominal time comes from Temporal's clock, not a producer's: judge it against the later of
       // this worker's clock and the server's (a time-skipping test server runs ahead of both).
       const nowMs = Math.max(Date.now(), info.currentAttemptScheduledTimestampMs);
-      const event = { source: 'schedule', entity: input.scheduleId, type: 'tick', occurredAt: input.nominal, payload: input.payload, deliveryId: input.deliveryId };
+      const event = {
+        source: 'schedule',
+        entity: input.scheduleId,
+        type: 'tick',
+        occurredAt: input.nominal,
+        payload: input.payload,
+        deliveryId: input.deliveryId,
+      };
       const answer = await gate.admitKeyed(keyEvent(registry, event, { agent: input.agent, nowMs }));
       const base = { nominal: input.nominal, decision: answer.decision, eventKey: answer.eventKey, workflowId: answer.workflowId };
       if (answer.decision === 'mismatch') {
@@ -153,7 +163,11 @@ export function createScheduleActivities({ registry, supervisor }: { registry: T
         return { ...base, terminalReason: result.terminalReason };
       } catch (err) {
         if (err instanceof WorkflowFailedError) {
-          throw ApplicationFailure.nonRetryable(`the wake for ${answer.eventKey} failed: ${err.cause?.message ?? err.message}`, FailureType.ScheduledWakeFailed, base);
+          throw ApplicationFailure.nonRetryable(
+            `the wake for ${answer.eventKey} failed: ${err.cause?.message ?? err.message}`,
+            FailureType.ScheduledWakeFailed,
+            base,
+          );
         }
         throw err;
       } finally {

@@ -60,7 +60,13 @@ export function incidentTriage(opts: IncidentTriageOptions): AgentDefinition {
     reversible: true,
     input: z.object({ title: z.string().min(1).max(200), severity: z.enum(['low', 'high']) }),
     apply: async ({ title, severity }, { effectKey, outside, signal }): Promise<EffectReceipt> => {
-      const res = await http({ method: 'POST', url: `${base}/tickets`, body: { title, severity, reference: effectKey }, timeoutMs: outside.httpTimeoutMs, signal });
+      const res = await http({
+        method: 'POST',
+        url: `${base}/tickets`,
+        body: { title, severity, reference: effectKey },
+        timeoutMs: outside.httpTimeoutMs,
+        signal,
+      });
       return { ref: (res.json as { id: string }).id };
     },
     // The tracker has no idempotency key, but it can be searched by the reference we stored: a 503

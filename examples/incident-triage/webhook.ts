@@ -31,8 +31,10 @@ export const trackerSignature: CustomScheme = {
         if (!t || !/^\d{1,12}$/.test(t)) return refuseSignature('bad_timestamp', `${SIGNATURE_HEADER} must carry t=<Unix seconds>`);
         if (!signatures.length) return refuseSignature('missing_signature', `${SIGNATURE_HEADER} must carry v1=<hex HMAC-SHA256>`);
         const skewS = Math.floor(nowMs / 1000) - Number(t);
-        if (skewS > replayWindowS) return refuseSignature('timestamp_expired', `the signed timestamp is ${skewS} s old; the replay window is ${replayWindowS} s`);
-        if (-skewS > replayWindowS) return refuseSignature('timestamp_in_future', `the signed timestamp is ${-skewS} s ahead; the replay window is ${replayWindowS} s`);
+        if (skewS > replayWindowS)
+          return refuseSignature('timestamp_expired', `the signed timestamp is ${skewS} s old; the replay window is ${replayWindowS} s`);
+        if (-skewS > replayWindowS)
+          return refuseSignature('timestamp_in_future', `the signed timestamp is ${-skewS} s ahead; the replay window is ${replayWindowS} s`);
         const expected = hmac(secret, t, rawBody);
         const match = signatures.some((s) => /^[0-9a-f]{64}$/.test(s) && timingSafeEqual(Buffer.from(s, 'hex'), expected));
         return match ? { ok: true } : refuseSignature('bad_signature', `no v1 signature in ${SIGNATURE_HEADER} matches the body`);

@@ -89,15 +89,29 @@ export class RedisStreamsConsumer implements QueueConsumer {
     while (!this.stopping) {
       try {
         for (const source of sources) {
-          const [, claimed] = (await redis.xautoclaim(streamKey(source), CONSUMER_GROUP, this.name, this.opts.claimIdleMs, '0-0', 'COUNT', batch)) as [string, Entry[]];
+          const [, claimed] = (await redis.xautoclaim(streamKey(source), CONSUMER_GROUP, this.name, this.opts.claimIdleMs, '0-0', 'COUNT', batch)) as [
+            string,
+            Entry[],
+          ];
           const live = claimed.filter((e): e is [string, string[]] => e[1] !== null);
           if (live.length) this.opts.metrics?.reclaimed.inc({ source }, live.length);
-          await Promise.all(live.map(async ([id, fields]) => this.settle(handler, { id, source, body: field(fields, 'event'), attempts: await this.deliveries(source, id) })));
+          await Promise.all(
+            live.map(async ([id, fields]) => this.settle(handler, { id, source, body: field(fields, 'event'), attempts: await this.deliveries(source, id) })),
+          );
         }
         if (this.stopping) break;
         const read = await this.reader.call(
-          'XREADGROUP', 'GROUP', CONSUMER_GROUP, this.name, 'COUNT', String(batch), 'BLOCK', String(this.opts.blockMs ?? 1000),
-          'STREAMS', ...sources.map(streamKey), ...sources.map(() => '>'),
+          'XREADGROUP',
+          'GROUP',
+          CONSUMER_GROUP,
+          this.name,
+          'COUNT',
+          String(batch),
+          'BLOCK',
+          String(this.opts.blockMs ?? 1000),
+          'STREAMS',
+          ...sources.map(streamKey),
+          ...sources.map(() => '>'),
         );
         const messages: QueueMessage[] = [];
         for (const [key, entries] of streamsReply(read)) {

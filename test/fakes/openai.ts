@@ -106,7 +106,8 @@ export function fakeOpenAI() {
       // Billed above; the answer comes too late for the client, which has given up (timeout).
       await new Promise((r) => setTimeout(r, behaviour.stall.ms));
     }
-    const r = reply ?? (typeof behaviour === 'object' && 'content' in behaviour ? { content: behaviour.content } : await offlineReply(messages, tools, req.body));
+    const r =
+      reply ?? (typeof behaviour === 'object' && 'content' in behaviour ? { content: behaviour.content } : await offlineReply(messages, tools, req.body));
     const toolCalls = (r.toolCalls ?? []).map((c, i) => ({
       id: c.id ?? `call_${i}`,
       type: 'function',
@@ -148,7 +149,9 @@ function fromWire(m: WireMessage): ChatMessage {
     role: m.role === 'developer' ? 'system' : m.role,
     content,
     ...(m.tool_call_id !== undefined ? { toolCallId: m.tool_call_id } : {}),
-    ...(m.tool_calls ? { toolCalls: m.tool_calls.map((c) => ({ id: c.id, name: c.function.name, args: JSON.parse(c.function.arguments) as Record<string, unknown> })) } : {}),
+    ...(m.tool_calls
+      ? { toolCalls: m.tool_calls.map((c) => ({ id: c.id, name: c.function.name, args: JSON.parse(c.function.arguments) as Record<string, unknown> })) }
+      : {}),
   };
 }
 

@@ -12,7 +12,9 @@ export function chromiumPath(): string {
     accessSync(CHROMIUM, constants.X_OK);
     return CHROMIUM;
   } catch {
-    throw new Error(`${CHROMIUM} is missing: install Debian's chromium with 'apt-get install chromium' (npm test does it through scripts/ensure-setup.sh --browser)`);
+    throw new Error(
+      `${CHROMIUM} is missing: install Debian's chromium with 'apt-get install chromium' (npm test does it through scripts/ensure-setup.sh --browser)`,
+    );
   }
 }
 
@@ -52,4 +54,3 @@ export async function step<T>(page: Page, what: string, fn: () => Promise<T>): P
     throw new Error(`browser: ${what} failed (screenshot: ${shot}): ${(err as Error).message}`);
   }
 }
-

@@ -143,7 +143,10 @@ export async function assertClockFree(env: TestWorkflowEnvironment, skipMs = 3_6
     const open = await env.connection.workflowService.listOpenWorkflowExecutions({ namespace: env.namespace ?? 'default', maximumPageSize: 100 });
     const names = await Promise.all(
       (open.executions ?? []).map(async (e) => {
-        const history = await env.client.workflow.getHandle(e.execution!.workflowId!, e.execution!.runId!).fetchHistory().catch(() => undefined);
+        const history = await env.client.workflow
+          .getHandle(e.execution!.workflowId!, e.execution!.runId!)
+          .fetchHistory()
+          .catch(() => undefined);
         const last = history?.events?.slice(-4).map((ev) => temporal.api.enums.v1.EventType[ev.eventType!]?.replace(/^EVENT_TYPE_/, ''));
         return `${e.type?.name} ${e.execution?.workflowId} (last events: ${last?.join(' ') ?? '?'})`;
       }),

@@ -12,7 +12,14 @@ async function main(): Promise<void> {
   const [address, taskQueue] = [process.argv[2]!, process.argv[3]!];
   const config = loadConfig();
   const client = new Client({ connection: await Connection.connect({ address }) });
-  const ingress = await startIngress({ client, taskQueue, registry: registryOf(oneCallAgents()), sources: exampleApp.webhookSources, config: { ...config.ingress, port: 0, operatorPort: 0 }, allowDevSecrets: true });
+  const ingress = await startIngress({
+    client,
+    taskQueue,
+    registry: registryOf(oneCallAgents()),
+    sources: exampleApp.webhookSources,
+    config: { ...config.ingress, port: 0, operatorPort: 0 },
+    allowDevSecrets: true,
+  });
   process.stdout.write(`LISTENING ${ingress.url}\n`);
 }
 

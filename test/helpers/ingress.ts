@@ -18,7 +18,12 @@ export const GITHUB_SECRET = githubSource.devSecret;
  * An ingress on a free port in front of the test's dev server, with the default settings unless
  * overridden; its agents on the one-call path unless given (these tests are about the ingress).
  */
-export async function startTestIngress(env: DevEnv, taskQueue: string, overrides: Partial<IngressConfig> = {}, agents: AgentRegistry = oneCallAgents()): Promise<RunningIngress> {
+export async function startTestIngress(
+  env: DevEnv,
+  taskQueue: string,
+  overrides: Partial<IngressConfig> = {},
+  agents: AgentRegistry = oneCallAgents(),
+): Promise<RunningIngress> {
   const config = { ...loadConfig({}).ingress, port: 0, host: '127.0.0.1', operatorPort: 0, ...overrides };
   const app = appOf(agents);
   return startIngress({ client: env.client, taskQueue, registry: app.registry, sources: app.webhookSources, config, allowDevSecrets: true });

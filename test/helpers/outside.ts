@@ -6,7 +6,9 @@ import type { RunInput, RunResult } from '../../core/types';
 import { registryOf, activitiesOf } from './app';
 
 /** The local stand-ins on free ports and the real activities wired to them. */
-export async function startOutside(services?: Parameters<typeof startStandins>[1]): Promise<{ standins: Standins; activities: ReturnType<typeof activitiesOf> }> {
+export async function startOutside(
+  services?: Parameters<typeof startStandins>[1],
+): Promise<{ standins: Standins; activities: ReturnType<typeof activitiesOf> }> {
   const standins = await startStandins({}, services);
   return { standins, activities: activitiesOf({ outside: standinOutside(standins) }) };
 }

@@ -23,7 +23,13 @@ async function main(): Promise<void> {
       return answer;
     },
   };
-  const consumer = new RedisStreamsConsumer({ redis: new Redis(args.redisUrl), sources: args.sources, claimIdleMs: args.claimIdleMs, batch: 8, consumer: 'doomed' });
+  const consumer = new RedisStreamsConsumer({
+    redis: new Redis(args.redisUrl),
+    sources: args.sources,
+    claimIdleMs: args.claimIdleMs,
+    batch: 8,
+    consumer: 'doomed',
+  });
   process.stdout.write('CONSUMING\n');
   await consumer.run(queueHandler({ gate: stalling, client, temporalTimeoutMs: 5000, maxAttempts: 5 }));
 }

@@ -32,7 +32,11 @@ export function testPolicy(change: Partial<SupervisorPolicy> = {}): SupervisorPo
 export async function startPager() {
   const pager = pagerService({ log: () => undefined });
   const url = await pager.app.listen({ host: '127.0.0.1', port: 0 });
-  return { ...pager, url: `${url}/v2/enqueue`, adapter: pagerDutyPager({ url: `${url}/v2/enqueue`, routingKey: 'wakegate-test-routing-key', timeoutMs: 5000 }) };
+  return {
+    ...pager,
+    url: `${url}/v2/enqueue`,
+    adapter: pagerDutyPager({ url: `${url}/v2/enqueue`, routingKey: 'wakegate-test-routing-key', timeoutMs: 5000 }),
+  };
 }
 
 /** A gate whose supervisor link reads and reports quickly (tests wait for the supervisor, not for caches). */
@@ -95,7 +99,11 @@ export async function startHangingPager(timeoutMs = 5000) {
     arrived.push(req.url ?? '');
   });
   await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
-  const adapter = pagerDutyPager({ url: `http://127.0.0.1:${(server.address() as AddressInfo).port}/v2/enqueue`, routingKey: 'wakegate-test-routing-key', timeoutMs });
+  const adapter = pagerDutyPager({
+    url: `http://127.0.0.1:${(server.address() as AddressInfo).port}/v2/enqueue`,
+    routingKey: 'wakegate-test-routing-key',
+    timeoutMs,
+  });
   return {
     arrived,
     adapter,
@@ -110,7 +118,14 @@ export async function startHangingPager(timeoutMs = 5000) {
  * Poke a workflow (a signal that adds history events) until it has continued as new, on a dev
  * server that suggests continue-as-new early; returns its current run id.
  */
-export async function pokeUntilContinued(handle: WorkflowHandle, firstRunId: string, poke: () => Promise<unknown>, pauseMs: number, what: string, timeoutMs = 60_000): Promise<string> {
+export async function pokeUntilContinued(
+  handle: WorkflowHandle,
+  firstRunId: string,
+  poke: () => Promise<unknown>,
+  pauseMs: number,
+  what: string,
+  timeoutMs = 60_000,
+): Promise<string> {
   return eventually(
     async () => {
       await poke().catch(() => undefined);

@@ -48,13 +48,11 @@ export function spawnWorker(env: Record<string, string>): WorkerProcess {
 export async function activityEvents(handle: WorkflowHandle, activityType: string) {
   const history = await handle.fetchHistory();
   const events = history.events ?? [];
-  const scheduledIds = new Set(
-    events
-      .filter((e) => e.activityTaskScheduledEventAttributes?.activityType?.name === activityType)
-      .map((e) => String(e.eventId)),
-  );
+  const scheduledIds = new Set(events.filter((e) => e.activityTaskScheduledEventAttributes?.activityType?.name === activityType).map((e) => String(e.eventId)));
   const started = events.filter((e) => e.activityTaskStartedEventAttributes && scheduledIds.has(String(e.activityTaskStartedEventAttributes.scheduledEventId)));
-  const completed = events.filter((e) => e.activityTaskCompletedEventAttributes && scheduledIds.has(String(e.activityTaskCompletedEventAttributes.scheduledEventId)));
+  const completed = events.filter(
+    (e) => e.activityTaskCompletedEventAttributes && scheduledIds.has(String(e.activityTaskCompletedEventAttributes.scheduledEventId)),
+  );
   return {
     scheduled: scheduledIds.size,
     startedAttempts: started.map((e) => e.activityTaskStartedEventAttributes!.attempt ?? 0),

@@ -53,123 +53,213 @@ async function main(): Promise<void> {
   const groups = process.argv.slice(2);
   const wanted = (group: string) => groups.length === 0 || groups.includes(group);
   try {
-    if (wanted('wake')) await withWorker(env.nativeConnection, taskQueue, async () => {
-      const deps = await startWake(env.client, taskQueue, wakeInput('deps', 'acme/web:react', 'release.published', { repo: 'acme/web', package: 'react', from: '19.0.0', to: '19.1.0' }));
-      await deps.result();
-      await out('deps-success', deps);
+    if (wanted('wake'))
+      await withWorker(
+        env.nativeConnection,
+        taskQueue,
+        async () => {
+          const deps = await startWake(
+            env.client,
+            taskQueue,
+            wakeInput('deps', 'acme/web:react', 'release.published', { repo: 'acme/web', package: 'react', from: '19.0.0', to: '19.1.0' }),
+          );
+          await deps.result();
+          await out('deps-success', deps);
 
-      const campaign = await startWake(env.client, taskQueue, wakeInput('campaigns', 'spring', 'report.due', { dashboards: ['reach', 'quiet-ctr'] }));
-      await eventually(() => campaign.query(statusQuery), (s: WakeStatus) => s.awaitingApproval !== undefined, 30_000);
-      await campaign.signal(approveSignal, { who: 'ana' });
-      await campaign.result();
-      await out('campaign-approved', campaign);
-      // One of its subagents (a child workflow with its own model turn), by the ID the parent started it under.
-      const parentEvents = (await campaign.fetchHistory()).events ?? [];
-      const childId = parentEvents.find((e) => e.childWorkflowExecutionStartedEventAttributes)?.childWorkflowExecutionStartedEventAttributes?.workflowExecution?.workflowId;
-      if (!childId) throw new Error('the campaign run started no subagent');
-      await out('subagent-summarized', env.client.workflow.getHandle(childId));
+          const campaign = await startWake(env.client, taskQueue, wakeInput('campaigns', 'spring', 'report.due', { dashboards: ['reach', 'quiet-ctr'] }));
+          await eventually(
+            () => campaign.query(statusQuery),
+            (s: WakeStatus) => s.awaitingApproval !== undefined,
+            30_000,
+          );
+          await campaign.signal(approveSignal, { who: 'ana' });
+          await campaign.result();
+          await out('campaign-approved', campaign);
+          // One of its subagents (a child workflow with its own model turn), by the ID the parent started it under.
+          const parentEvents = (await campaign.fetchHistory()).events ?? [];
+          const childId = parentEvents.find((e) => e.childWorkflowExecutionStartedEventAttributes)?.childWorkflowExecutionStartedEventAttributes
+            ?.workflowExecution?.workflowId;
+          if (!childId) throw new Error('the campaign run started no subagent');
+          await out('subagent-summarized', env.client.workflow.getHandle(childId));
 
-      const killed = await startWake(env.client, taskQueue, wakeInput('campaigns', 'autumn', 'report.due', { dashboards: ['reach'] }));
-      await eventually(() => killed.query(statusQuery), (s: WakeStatus) => s.awaitingApproval !== undefined, 30_000);
-      await killed.executeUpdate(killUpdate, { args: [{ who: 'ops', reason: 'recording' }] });
-      await killed.result();
-      await out('campaign-killed', killed);
-    }, { activities });
+          const killed = await startWake(env.client, taskQueue, wakeInput('campaigns', 'autumn', 'report.due', { dashboards: ['reach'] }));
+          await eventually(
+            () => killed.query(statusQuery),
+            (s: WakeStatus) => s.awaitingApproval !== undefined,
+            30_000,
+          );
+          await killed.executeUpdate(killUpdate, { args: [{ who: 'ops', reason: 'recording' }] });
+          await killed.result();
+          await out('campaign-killed', killed);
+        },
+        { activities },
+      );
 
     // The coalescing path: two events in one batch, a third in a second batch, then the coalescer
     // closes idle. Its history, one admission record's and one coalesced run's are recorded.
     const agents = coalescing('canary', { debouncePeriodMs: 300, maxWaitMs: 2000, idleCloseMs: 2000 });
     const coalesceQueue = unique('record-coalesce');
-    if (wanted('coalesce')) await withWorker(env.nativeConnection, coalesceQueue, async () => {
-      const gate = new Gate({ client: env.client, taskQueue: coalesceQueue, registry: registryOf(agents) });
-      const ping = (type: string) => ({ source: 'ping', entity: 'recorded', type, occurredAt: '2026-12-02T10:00:00Z', payload: {}, deliveryId: `rec-${type}` });
-      const a = await gate.admit(ping('one'));
-      await gate.admit(ping('two'));
-      await awaitRun(env.client, a);
-      const c = await gate.admit(ping('three'));
-      await awaitRun(env.client, c);
-      const coalescer = env.client.workflow.getHandle(a.coalescerId!);
-      await coalescer.result();
-      await out('coalescer-two-runs', coalescer);
-      await out('admission-started', env.client.workflow.getHandle(a.admissionId!));
-      await out('canary-coalesced', env.client.workflow.getHandle(a.workflowId));
-    }, { activities: activitiesOf({ agents, outside: standinOutside(standins) }) });
+    if (wanted('coalesce'))
+      await withWorker(
+        env.nativeConnection,
+        coalesceQueue,
+        async () => {
+          const gate = new Gate({ client: env.client, taskQueue: coalesceQueue, registry: registryOf(agents) });
+          const ping = (type: string) => ({
+            source: 'ping',
+            entity: 'recorded',
+            type,
+            occurredAt: '2026-12-02T10:00:00Z',
+            payload: {},
+            deliveryId: `rec-${type}`,
+          });
+          const a = await gate.admit(ping('one'));
+          await gate.admit(ping('two'));
+          await awaitRun(env.client, a);
+          const c = await gate.admit(ping('three'));
+          await awaitRun(env.client, c);
+          const coalescer = env.client.workflow.getHandle(a.coalescerId!);
+          await coalescer.result();
+          await out('coalescer-two-runs', coalescer);
+          await out('admission-started', env.client.workflow.getHandle(a.admissionId!));
+          await out('canary-coalesced', env.client.workflow.getHandle(a.workflowId));
+        },
+        { activities: activitiesOf({ agents, outside: standinOutside(standins) }) },
+      );
 
     // Schedules: a Temporal Schedule's tick (a coalescing agent's window: the tick passes the gate,
     // which offers it to the coalescer, and waits for the run) and the schedule's ledger it reports to.
     const scheduleQueue = unique('record-schedules');
     const tickAgents = coalescing('canary', { debouncePeriodMs: 300, maxWaitMs: 2000, idleCloseMs: 2000 });
     const tickQueue = unique('record-ticks');
-    if (wanted('schedules')) await withWorker(env.nativeConnection, tickQueue, async () => {
-      const def = testSchedule({ overlap: 'skip', catchUp: 'latest', spec: { every: '2s' } });
-      const schedule = await env.client.schedule.create(toScheduleOptions(def, tickQueue, registryOf(tickAgents)));
-      const ticks = await eventually(() => ticksOf(env.client, def.id), (t) => t.filter((x) => x.status.name === 'COMPLETED').length >= 2, 60_000, 'two completed ticks');
-      await schedule.delete();
-      const tick = ticks.filter((x) => x.status.name === 'COMPLETED').sort((a, b) => a.startTime.getTime() - b.startTime.getTime())[0]!;
-      if (tick.type !== 'scheduleTickWorkflow') throw new Error(`the coalescing agent's Schedule started ${tick.type}, not a tick`);
-      await out('schedule-tick-coalescing', env.client.workflow.getHandle(tick.workflowId), true);
-      const ledger = env.client.workflow.getHandle(ledgerWorkflowId(def.id));
-      await eventually(() => ledger.query(gapsQuery), (q) => q.reports >= 2, 30_000, 'the ledger holding two reports');
-      await out('schedule-ledger-open', ledger);
-      await ledger.terminate('recorded');
-    }, { activities: activitiesOf({ agents: tickAgents, outside: standinOutside(standins) }) });
+    if (wanted('schedules'))
+      await withWorker(
+        env.nativeConnection,
+        tickQueue,
+        async () => {
+          const def = testSchedule({ overlap: 'skip', catchUp: 'latest', spec: { every: '2s' } });
+          const schedule = await env.client.schedule.create(toScheduleOptions(def, tickQueue, registryOf(tickAgents)));
+          const ticks = await eventually(
+            () => ticksOf(env.client, def.id),
+            (t) => t.filter((x) => x.status.name === 'COMPLETED').length >= 2,
+            60_000,
+            'two completed ticks',
+          );
+          await schedule.delete();
+          const tick = ticks.filter((x) => x.status.name === 'COMPLETED').sort((a, b) => a.startTime.getTime() - b.startTime.getTime())[0]!;
+          if (tick.type !== 'scheduleTickWorkflow') throw new Error(`the coalescing agent's Schedule started ${tick.type}, not a tick`);
+          await out('schedule-tick-coalescing', env.client.workflow.getHandle(tick.workflowId), true);
+          const ledger = env.client.workflow.getHandle(ledgerWorkflowId(def.id));
+          await eventually(
+            () => ledger.query(gapsQuery),
+            (q) => q.reports >= 2,
+            30_000,
+            'the ledger holding two reports',
+          );
+          await out('schedule-ledger-open', ledger);
+          await ledger.terminate('recorded');
+        },
+        { activities: activitiesOf({ agents: tickAgents, outside: standinOutside(standins) }) },
+      );
 
     // A fixed-delay loop of two windows (a durable timer between).
-    if (wanted('schedules')) await withWorker(env.nativeConnection, scheduleQueue, async () => {
-
-      const scheduleId = unique('fixed');
-      const input: FixedDelayInput = { scheduleId, agent: 'canary', payload: {}, delayMs: 1000, maxRuns: 2 };
-      const loop = await env.client.workflow.start('fixedDelayWorkflow', { workflowId: fixedDelayWorkflowId(scheduleId), taskQueue: scheduleQueue, args: [input] });
-      await loop.result();
-      const cadence = await loop.query(cadenceQuery);
-      if (cadence.runs !== 2) throw new Error(`fixed-delay ran ${cadence.runs} windows`);
-      await out('fixed-delay-two-windows', loop);
-    }, { activities });
+    if (wanted('schedules'))
+      await withWorker(
+        env.nativeConnection,
+        scheduleQueue,
+        async () => {
+          const scheduleId = unique('fixed');
+          const input: FixedDelayInput = { scheduleId, agent: 'canary', payload: {}, delayMs: 1000, maxRuns: 2 };
+          const loop = await env.client.workflow.start('fixedDelayWorkflow', {
+            workflowId: fixedDelayWorkflowId(scheduleId),
+            taskQueue: scheduleQueue,
+            args: [input],
+          });
+          await loop.result();
+          const cadence = await loop.query(cadenceQuery);
+          if (cadence.runs !== 2) throw new Error(`fixed-delay ran ${cadence.runs} windows`);
+          await out('fixed-delay-two-windows', loop);
+        },
+        { activities },
+      );
     // A one-call agent's windows, started by the Schedule itself: on time, found taken (a backfill
     // over a window that ran), and late (catchUp latest folds it into the newest due window, its child).
-    if (wanted('direct')) await withWorker(env.nativeConnection, scheduleQueue, async () => {
-      const closed = (n: number) => (t: Awaited<ReturnType<typeof ticksOf>>) => t.length >= n && t.every((x) => x.status.name !== 'RUNNING');
-      const all = testSchedule({ overlap: 'buffer_all', catchUp: 'all', spec: { every: '1h' } });
-      const allSchedule = await createSchedule(env.client, all, scheduleQueue);
-      const window = { start: new Date('2026-01-01T00:00:00Z'), end: new Date('2026-01-01T00:00:00Z'), overlap: ScheduleOverlapPolicy.BUFFER_ALL };
-      await allSchedule.backfill(window);
-      const [ran] = await eventually(() => ticksOf(env.client, all.id), closed(1), 30_000, 'the backfilled window');
-      await allSchedule.backfill(window);
-      const runs = await eventually(() => ticksOf(env.client, all.id), closed(2), 30_000, 'the window backfilled again');
-      const again = runs.find((r) => r.runId !== ran!.runId)!;
-      await allSchedule.delete();
-      await out('schedule-run-window', env.client.workflow.getHandle(ran!.workflowId, ran!.runId), true);
-      await out('schedule-run-duplicate', env.client.workflow.getHandle(again.workflowId, again.runId), true);
+    if (wanted('direct'))
+      await withWorker(
+        env.nativeConnection,
+        scheduleQueue,
+        async () => {
+          const closed = (n: number) => (t: Awaited<ReturnType<typeof ticksOf>>) => t.length >= n && t.every((x) => x.status.name !== 'RUNNING');
+          const all = testSchedule({ overlap: 'buffer_all', catchUp: 'all', spec: { every: '1h' } });
+          const allSchedule = await createSchedule(env.client, all, scheduleQueue);
+          const window = { start: new Date('2026-01-01T00:00:00Z'), end: new Date('2026-01-01T00:00:00Z'), overlap: ScheduleOverlapPolicy.BUFFER_ALL };
+          await allSchedule.backfill(window);
+          const [ran] = await eventually(() => ticksOf(env.client, all.id), closed(1), 30_000, 'the backfilled window');
+          await allSchedule.backfill(window);
+          const runs = await eventually(() => ticksOf(env.client, all.id), closed(2), 30_000, 'the window backfilled again');
+          const again = runs.find((r) => r.runId !== ran!.runId)!;
+          await allSchedule.delete();
+          await out('schedule-run-window', env.client.workflow.getHandle(ran!.workflowId, ran!.runId), true);
+          await out('schedule-run-duplicate', env.client.workflow.getHandle(again.workflowId, again.runId), true);
 
-      const latest = testSchedule({ overlap: 'skip', catchUp: 'latest', spec: { every: '1h' } });
-      const latestSchedule = await createSchedule(env.client, latest, scheduleQueue);
-      await latestSchedule.backfill({ ...window, overlap: ScheduleOverlapPolicy.SKIP });
-      const [folded] = await eventually(() => ticksOf(env.client, latest.id), closed(1), 30_000, 'the late window');
-      await latestSchedule.delete();
-      await out('schedule-run-folded', env.client.workflow.getHandle(folded!.workflowId, folded!.runId), true);
-    }, { activities });
+          const latest = testSchedule({ overlap: 'skip', catchUp: 'latest', spec: { every: '1h' } });
+          const latestSchedule = await createSchedule(env.client, latest, scheduleQueue);
+          await latestSchedule.backfill({ ...window, overlap: ScheduleOverlapPolicy.SKIP });
+          const [folded] = await eventually(() => ticksOf(env.client, latest.id), closed(1), 30_000, 'the late window');
+          await latestSchedule.delete();
+          await out('schedule-run-folded', env.client.workflow.getHandle(folded!.workflowId, folded!.runId), true);
+        },
+        { activities },
+      );
     if (wanted('supervisor')) {
       // A storm trip that pages, a reset and a release (two held wakes run), a halt, and a discard.
       const q = unique('record-supervisor');
       const policy = testPolicy({ storm: { fleetPerMinute: 2, rationale: 'recording: a storm is more than 2 wakes a minute' } });
-      const ping = (entity: string) => ({ source: 'ping', entity, type: 'check', occurredAt: new Date(Date.now() - 30_000).toISOString(), payload: {}, deliveryId: `${entity}-d` });
+      const ping = (entity: string) => ({
+        source: 'ping',
+        entity,
+        type: 'check',
+        occurredAt: new Date(Date.now() - 30_000).toISOString(),
+        payload: {},
+        deliveryId: `${entity}-d`,
+      });
       await withWorker(
         env.nativeConnection,
         q,
         async () => {
           const gate = supervisedGate(env.client, q, policy);
           await Promise.all([0, 1, 2, 3, 4].map((i) => gate.admit(ping(unique(`storm-${i}`)))));
-          await eventually(() => supervisorStatus(env.client, q), (st) => st?.mode === 'halted' && !!st.trip?.page, 30_000);
-          await eventually(() => gate.supervisor.memo(0), (m) => m.mode === 'halted', 10_000);
+          await eventually(
+            () => supervisorStatus(env.client, q),
+            (st) => st?.mode === 'halted' && !!st.trip?.page,
+            30_000,
+          );
+          await eventually(
+            () => gate.supervisor.memo(0),
+            (m) => m.mode === 'halted',
+            10_000,
+          );
           const released = await gate.admit(ping(unique('held-released')));
-          await eventually(() => viewOf(env.client, q), (v) => v.live === 0 && v.held.total >= 1, 30_000);
+          await eventually(
+            () => viewOf(env.client, q),
+            (v) => v.live === 0 && v.held.total >= 1,
+            30_000,
+          );
           await actOnSupervisor(env.client, q, { kind: 'reset', who: 'ana', reason: 'recording' });
           await actOnSupervisor(env.client, q, { kind: 'release', who: 'ana', reason: 'recording' });
           await env.client.workflow.getHandle(released.workflowId).result();
           await actOnSupervisor(env.client, q, { kind: 'halt', who: 'ana', reason: 'recording' });
-          await eventually(() => gate.supervisor.memo(0), (m) => m.mode === 'halted', 10_000);
+          await eventually(
+            () => gate.supervisor.memo(0),
+            (m) => m.mode === 'halted',
+            10_000,
+          );
           const discarded = await gate.admit(ping(unique('held-discarded')));
-          await eventually(() => viewOf(env.client, q), (v) => v.held.byAgent.canary !== undefined, 30_000);
+          await eventually(
+            () => viewOf(env.client, q),
+            (v) => v.held.byAgent.canary !== undefined,
+            30_000,
+          );
           await actOnSupervisor(env.client, q, { kind: 'reset', who: 'ana', reason: 'recording' });
           await actOnSupervisor(env.client, q, { kind: 'discard', who: 'ana', reason: 'recording' });
           await env.client.workflow.getHandle(discarded.workflowId).result();
@@ -201,8 +291,19 @@ async function main(): Promise<void> {
         q,
         async () => {
           const gate = supervisedGate(env.client, q, policy);
-          const live = await gate.admit({ source: 'ping', entity: unique('live'), type: 'check', occurredAt: new Date(Date.now() - 30_000).toISOString(), payload: { holdMs: 60_000 }, deliveryId: 'live-d' });
-          await eventually(() => env.client.workflow.getHandle(live.workflowId).query(statusQuery), (st: WakeStatus) => st.phase === 'hold', 30_000);
+          const live = await gate.admit({
+            source: 'ping',
+            entity: unique('live'),
+            type: 'check',
+            occurredAt: new Date(Date.now() - 30_000).toISOString(),
+            payload: { holdMs: 60_000 },
+            deliveryId: 'live-d',
+          });
+          await eventually(
+            () => env.client.workflow.getHandle(live.workflowId).query(statusQuery),
+            (st: WakeStatus) => st.phase === 'hold',
+            30_000,
+          );
           await actOnSupervisor(env.client, q, { kind: 'halt', who: 'ana', reason: 'recording' });
           await env.client.workflow.getHandle(live.workflowId).result();
           await new Promise((r) => setTimeout(r, 5000)); // the sweep
@@ -235,9 +336,23 @@ async function main(): Promise<void> {
         async () => {
           const gate = supervisedGate(env.client, q, policy);
           await Promise.all(
-            [0, 1, 2, 3].map((i) => gate.admit({ source: 'ping', entity: unique(`storm-${i}`), type: 'check', occurredAt: new Date(Date.now() - 30_000).toISOString(), payload: {}, deliveryId: `storm-${i}` })),
+            [0, 1, 2, 3].map((i) =>
+              gate.admit({
+                source: 'ping',
+                entity: unique(`storm-${i}`),
+                type: 'check',
+                occurredAt: new Date(Date.now() - 30_000).toISOString(),
+                payload: {},
+                deliveryId: `storm-${i}`,
+              }),
+            ),
           );
-          await eventually(() => supervisorStatus(env.client, q), (st) => !!st?.trip?.page && !('error' in st.trip.page), 30_000, 'the page landing on its third send');
+          await eventually(
+            () => supervisorStatus(env.client, q),
+            (st) => !!st?.trip?.page && !('error' in st.trip.page),
+            30_000,
+            'the page landing on its third send',
+          );
           if (sends !== 3) throw new Error(`the page was sent ${sends} times, not refused twice and delivered`);
           await actOnSupervisor(env.client, q, { kind: 'reset', who: 'ana', reason: 'recording' });
           await new Promise((r) => setTimeout(r, 1000));
@@ -257,7 +372,14 @@ async function main(): Promise<void> {
         q,
         async () => {
           const gate = supervisedGate(env.client, q, policy);
-          const ping = (name: string) => ({ source: 'ping', entity: unique(name), type: 'check', occurredAt: new Date(Date.now() - 30_000).toISOString(), payload: {}, deliveryId: unique('d') });
+          const ping = (name: string) => ({
+            source: 'ping',
+            entity: unique(name),
+            type: 'check',
+            occurredAt: new Date(Date.now() - 30_000).toISOString(),
+            payload: {},
+            deliveryId: unique('d'),
+          });
           const run = async (name: string) => awaitRun(env.client, await gate.admit(ping(name)));
           await run('cap-a');
           await new Promise((r) => setTimeout(r, 3000));
@@ -283,12 +405,28 @@ async function main(): Promise<void> {
         q,
         async () => {
           const gate = supervisedGate(env.client, q, policy);
-          const ping = (name: string) => ({ source: 'ping', entity: unique(name), type: 'check', occurredAt: new Date(Date.now() - 30_000).toISOString(), payload: {}, deliveryId: unique('d') });
+          const ping = (name: string) => ({
+            source: 'ping',
+            entity: unique(name),
+            type: 'check',
+            occurredAt: new Date(Date.now() - 30_000).toISOString(),
+            payload: {},
+            deliveryId: unique('d'),
+          });
           await gate.admit(ping('before-drain'));
           await actOnSupervisor(env.client, q, { kind: 'drain', who: 'ana', reason: 'recording' });
-          await eventually(() => gate.supervisor.memo(0), (m) => m.mode === 'draining', 10_000);
+          await eventually(
+            () => gate.supervisor.memo(0),
+            (m) => m.mode === 'draining',
+            10_000,
+          );
           await Promise.all([0, 1, 2].map((i) => gate.admit(ping(`drain-storm-${i}`))));
-          await eventually(() => supervisorStatus(env.client, q), (st) => st?.mode === 'halted' && st.trip?.kind === 'storm' && !!st.trip.page, 30_000, 'the storm during the drain');
+          await eventually(
+            () => supervisorStatus(env.client, q),
+            (st) => st?.mode === 'halted' && st.trip?.kind === 'storm' && !!st.trip.page,
+            30_000,
+            'the storm during the drain',
+          );
           await actOnSupervisor(env.client, q, { kind: 'reset', who: 'ana', reason: 'recording' });
           await new Promise((r) => setTimeout(r, 1000));
           await gate.close();
@@ -310,13 +448,32 @@ async function main(): Promise<void> {
           async () => {
             const gate = supervisedGate(canEnv.client, q, policy);
             await actOnSupervisor(canEnv.client, q, { kind: 'halt', who: 'ana', reason: 'recording' });
-            await eventually(() => gate.supervisor.memo(0), (m) => m.mode === 'halted', 10_000);
-            const a = await gate.admit({ source: 'ping', entity: unique('long-hold'), type: 'check', occurredAt: new Date(Date.now() - 30_000).toISOString(), payload: {}, deliveryId: 'held-d' });
+            await eventually(
+              () => gate.supervisor.memo(0),
+              (m) => m.mode === 'halted',
+              10_000,
+            );
+            const a = await gate.admit({
+              source: 'ping',
+              entity: unique('long-hold'),
+              type: 'check',
+              occurredAt: new Date(Date.now() - 30_000).toISOString(),
+              payload: {},
+              deliveryId: 'held-d',
+            });
             const handle = canEnv.client.workflow.getHandle(a.workflowId);
-            await eventually(() => handle.query(statusQuery), (st: WakeStatus) => st.phase === 'held', 30_000);
+            await eventually(
+              () => handle.query(statusQuery),
+              (st: WakeStatus) => st.phase === 'held',
+              30_000,
+            );
             const firstRunId = (await handle.describe()).runId;
             await pokeUntilContinued(handle, firstRunId, () => handle.signal(holdNudgeSignal), 300, 'the held run continuing as new');
-            await eventually(() => handle.query(statusQuery), (st: WakeStatus) => st.phase === 'held', 30_000);
+            await eventually(
+              () => handle.query(statusQuery),
+              (st: WakeStatus) => st.phase === 'held',
+              30_000,
+            );
             await actOnSupervisor(canEnv.client, q, { kind: 'reset', who: 'ana', reason: 'recording' });
             await actOnSupervisor(canEnv.client, q, { kind: 'release', who: 'ana', reason: 'recording' });
             await handle.result();
@@ -341,31 +498,46 @@ async function main(): Promise<void> {
       // effects-finish-when-cancelled, fixed-delay-waits-for-window): a kill during a tool call, a
       // kill during an effect, and a fixed-delay loop cancelled mid-window.
       const q = unique('record-cancel');
-      await withWorker(env.nativeConnection, q, async () => {
-        const held = await startWake(env.client, q, wakeInput('ping', 'held', 'check', { holdMs: 60_000 }));
-        await eventually(() => held.query(statusQuery), (s: WakeStatus) => s.phase === 'hold', 30_000, 'the hold');
-        await held.executeUpdate(killUpdate, { args: [{ who: 'ops', reason: 'recording' }] });
-        await held.result();
-        await out('canary-killed-in-hold', held);
+      await withWorker(
+        env.nativeConnection,
+        q,
+        async () => {
+          const held = await startWake(env.client, q, wakeInput('ping', 'held', 'check', { holdMs: 60_000 }));
+          await eventually(
+            () => held.query(statusQuery),
+            (s: WakeStatus) => s.phase === 'hold',
+            30_000,
+            'the hold',
+          );
+          await held.executeUpdate(killUpdate, { args: [{ who: 'ops', reason: 'recording' }] });
+          await held.result();
+          await out('canary-killed-in-hold', held);
 
-        postHold.on = true;
-        const posting = await startWake(env.client, q, wakeInput('campaigns', 'winter', 'report.due', { dashboards: ['reach'] }));
-        await postHold.arrived.promise;
-        await posting.executeUpdate(killUpdate, { args: [{ who: 'ops', reason: 'recording' }] });
-        postHold.release.resolve();
-        await posting.result();
-        await out('campaign-killed-mid-effect', posting);
+          postHold.on = true;
+          const posting = await startWake(env.client, q, wakeInput('campaigns', 'winter', 'report.due', { dashboards: ['reach'] }));
+          await postHold.arrived.promise;
+          await posting.executeUpdate(killUpdate, { args: [{ who: 'ops', reason: 'recording' }] });
+          postHold.release.resolve();
+          await posting.result();
+          await out('campaign-killed-mid-effect', posting);
 
-        const scheduleId = unique('fixed-cancel');
-        const input: FixedDelayInput = { scheduleId, agent: 'canary', payload: { holdMs: 60_000 }, delayMs: 1000, maxRuns: 1 };
-        const loop = await env.client.workflow.start('fixedDelayWorkflow', { workflowId: fixedDelayWorkflowId(scheduleId), taskQueue: q, args: [input] });
-        await eventually(() => loop.query(cadenceQuery), (c) => c.phase === 'running', 30_000, 'a window in flight');
-        await new Promise((r) => setTimeout(r, 2000)); // its wake is holding
-        await loop.cancel();
-        await loop.result().catch(() => undefined);
-        if ((await loop.describe()).status.name !== 'CANCELLED') throw new Error('the loop did not end cancelled');
-        await out('fixed-delay-cancelled', loop);
-      }, { activities });
+          const scheduleId = unique('fixed-cancel');
+          const input: FixedDelayInput = { scheduleId, agent: 'canary', payload: { holdMs: 60_000 }, delayMs: 1000, maxRuns: 1 };
+          const loop = await env.client.workflow.start('fixedDelayWorkflow', { workflowId: fixedDelayWorkflowId(scheduleId), taskQueue: q, args: [input] });
+          await eventually(
+            () => loop.query(cadenceQuery),
+            (c) => c.phase === 'running',
+            30_000,
+            'a window in flight',
+          );
+          await new Promise((r) => setTimeout(r, 2000)); // its wake is holding
+          await loop.cancel();
+          await loop.result().catch(() => undefined);
+          if ((await loop.describe()).status.name !== 'CANCELLED') throw new Error('the loop did not end cancelled');
+          await out('fixed-delay-cancelled', loop);
+        },
+        { activities },
+      );
     }
   } finally {
     await standins.close();

@@ -47,7 +47,11 @@ process.on('exit', () => process.stderr.write('LOADED ' + JSON.stringify([...see
     [['emit', '--source', 'nope', '--entity', 'e', '--type', 't'], 2],
   ];
   for (const [args, exit] of cases) {
-    const run = spawnSync(process.execPath, ['-r', probe, BIN, ...args], { cwd: ROOT, encoding: 'utf8', env: { ...process.env, TEMPORAL_ADDRESS: '127.0.0.1:1' } });
+    const run = spawnSync(process.execPath, ['-r', probe, BIN, ...args], {
+      cwd: ROOT,
+      encoding: 'utf8',
+      env: { ...process.env, TEMPORAL_ADDRESS: '127.0.0.1:1' },
+    });
     assert.equal(run.status, exit, `${args.join(' ')}: ${run.stderr}`);
     const loaded = JSON.parse(/LOADED (.*)/.exec(run.stderr)![1]!) as string[];
     assert.ok(loaded.includes('commander'), 'the probe sees the packages the CLI loads');

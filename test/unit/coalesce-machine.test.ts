@@ -108,7 +108,10 @@ describe('the coalescer machine', () => {
       events.map((e) => e.eventKey),
       ['ev-b', 'ev-c'],
     );
-    assert.ok(events.every((e) => !('payload' in e) && !('fingerprint' in e)), 'recorded without payload');
+    assert.ok(
+      events.every((e) => !('payload' in e) && !('fingerprint' in e)),
+      'recorded without payload',
+    );
     // Handed out once; with the live run still going, the loop waits with no timer.
     assert.deepEqual(m.next(T0 + 2100, false), { kind: 'wait' });
     assert.equal(m.state.counts.skipped, 2);
@@ -120,7 +123,13 @@ describe('the coalescer machine', () => {
     assert.equal(m.runEnded({ runKey: runKeyOf('a'), terminalReason: 'success' }, T0 + 2100), true);
     assert.deepEqual(m.next(T0 + 2100, false), { kind: 'wait', untilMs: T0 + 2100 + 60_000 });
     assert.equal(m.state.counts.skipped, 1);
-    assert.deepEqual(m.state.runs[0], { runKey: runKeyOf('a'), events: 1, startedAt: '2026-12-02T10:00:01.000Z', endedAt: '2026-12-02T10:00:02.100Z', terminalReason: 'success' });
+    assert.deepEqual(m.state.runs[0], {
+      runKey: runKeyOf('a'),
+      events: 1,
+      startedAt: '2026-12-02T10:00:01.000Z',
+      endedAt: '2026-12-02T10:00:02.100Z',
+      terminalReason: 'success',
+    });
   });
 
   test('buffer_one: events during a live run gather in one follow-up batch that starts only when the run ends', () => {
@@ -208,7 +217,12 @@ describe('the coalescer machine', () => {
     assert.equal(m.state.pending!.events.length, 2);
     started(m, T0 + 1100);
     // Held by the live run now.
-    assert.deepEqual(m.offer(offerOf('b', {}, 'a-third-run'), T0 + 1200), { decision: 'coalesced', coalescerId: 'canary#order-7', runKey: runKeyOf('a'), runState: 'running' });
+    assert.deepEqual(m.offer(offerOf('b', {}, 'a-third-run'), T0 + 1200), {
+      decision: 'coalesced',
+      coalescerId: 'canary#order-7',
+      runKey: runKeyOf('a'),
+      runState: 'running',
+    });
     assert.equal(m.state.pending, undefined, 'no follow-up batch for a held event');
     assert.equal(m.state.counts.offered, 2);
   });
@@ -219,7 +233,10 @@ describe('the coalescer machine', () => {
     const other = m.offer(offerOf('a', { fingerprint: 'fp-other', payload: { name: 'other' } }, 'rearmed-run'), T0 + 100);
     assert.deepEqual(other, { decision: 'mismatch', coalescerId: 'canary#order-7', runKey: runKeyOf('a'), runState: 'pending' });
     assert.deepEqual(m.offer(offerOf('a', { fingerprint: 'fp-other' }, 'rearmed-run'), T0 + 200), other, 'its retry gets the same answer');
-    assert.deepEqual(m.state.pending!.events.map((e) => e.fingerprint), ['fp-a']);
+    assert.deepEqual(
+      m.state.pending!.events.map((e) => e.fingerprint),
+      ['fp-a'],
+    );
     assert.equal(m.state.pending!.lastAtMs, T0, 'the debounce is not pushed back');
     started(m, T0 + 1000);
     assert.equal(m.offer(offerOf('a', { fingerprint: 'fp-other' }, 'a-third-run'), T0 + 1100).runState, 'running');

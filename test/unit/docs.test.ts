@@ -13,7 +13,9 @@ test('every generated section of the docs is what the results files and test fil
 });
 
 test('every benchmark writes a results file, and the docs show each one', () => {
-  const files = readdirSync(path.join(ROOT, 'bench', 'results')).filter((f) => f.endsWith('.json')).sort();
+  const files = readdirSync(path.join(ROOT, 'bench', 'results'))
+    .filter((f) => f.endsWith('.json'))
+    .sort();
   assert.deepEqual(files, [...BENCHES].map((b) => `${b}.json`).sort());
   const shown = [...sectionsOf(ROOT).values()].flat();
   for (const b of BENCHES) assert.ok(shown.includes(`bench:${b}`), `no <!-- generated:bench:${b} --> section in the docs`);

@@ -76,7 +76,11 @@ test('a key too fine never deduplicates; a key too coarse drops distinct events'
   // Two real changes a week apart:
   const weekApart = ['2026-12-04T14:05:00Z', '2026-12-11T14:05:00Z']; // inside one epoch-aligned 30-day bucket
   const later = Date.parse('2026-12-12T00:00:00Z'); // the gate's clock: both changes lie in its past
-  assert.equal(new Set(weekApart.map((t) => keyEvent(reg, ev({ source: 'coarse', occurredAt: t }), { nowMs: later }).input.eventKey)).size, 1, 'monthly: the second change is swallowed');
+  assert.equal(
+    new Set(weekApart.map((t) => keyEvent(reg, ev({ source: 'coarse', occurredAt: t }), { nowMs: later }).input.eventKey)).size,
+    1,
+    'monthly: the second change is swallowed',
+  );
   assert.equal(new Set(weekApart.map((t) => keyEvent(reg, ev({ occurredAt: t }), { nowMs: later }).input.eventKey)).size, 2, 'hourly: two runs');
 });
 
@@ -127,14 +131,14 @@ test('bad input is refused with the field named', () => {
   refuse({ ...ok, extra: 1 }, 'invalid_event', '(event)');
   // The default registry has its own `campaigns` source now; a source no registry knows is unknown.
   refuse(ev({ source: 'not-registered', type: 'deleted' }), 'unknown_source', 'source');
-  assert.throws(() => keyEvent(registry, ev({ type: 'deleted' })), (e: unknown) => e instanceof GateInputError && e.code === 'unknown_event_type');
+  assert.throws(
+    () => keyEvent(registry, ev({ type: 'deleted' })),
+    (e: unknown) => e instanceof GateInputError && e.code === 'unknown_event_type',
+  );
 });
 
 test('a bad trigger definition is refused at load time with every problem named', () => {
-  assert.throws(
-    () => defineTrigger({ ...campaign, source: 'Bad Source', bucket: '10ms', keyRationale: 'short' }),
-    /source: .*bucket: .*keyRationale/s,
-  );
+  assert.throws(() => defineTrigger({ ...campaign, source: 'Bad Source', bucket: '10ms', keyRationale: 'short' }), /source: .*bucket: .*keyRationale/s);
 });
 
 test('limits: a payload nested past the depth limit is refused by an iterative check, however deep (no stack overflow)', () => {
@@ -155,7 +159,8 @@ test('limits: a payload nested past the depth limit is refused by an iterative c
   const deep = nest(200_000); // JSON.stringify or a recursive fingerprint would overflow the stack on this
   assert.throws(
     () => keyEvent(ping, { source: 'ping', entity: 'e', type: 't', occurredAt: '2026-12-02T14:05:00Z', payload: deep }),
-    (err: unknown) => err instanceof GateInputError && err.code === 'payload_too_deep' && /deeper than 32 levels/.test(err.message) && err.issues[0]?.path === 'payload',
+    (err: unknown) =>
+      err instanceof GateInputError && err.code === 'payload_too_deep' && /deeper than 32 levels/.test(err.message) && err.issues[0]?.path === 'payload',
   );
   assert.doesNotThrow(() => keyEvent(ping, { source: 'ping', entity: 'e', type: 't', occurredAt: '2026-12-02T14:05:00Z', payload: nest(32) }));
 });
@@ -176,13 +181,20 @@ test('limits: a payload over the size limit as compact JSON is refused; at the l
 test('limits: occurredAt in the future beyond the clock-skew tolerance, or before 2000, is refused naming the field', () => {
   const now = Date.parse('2026-12-02T14:00:00Z');
   const at = (iso: string) => keyEvent(registry, ev({ occurredAt: iso }), { nowMs: now });
-  const refused = (err: unknown) => err instanceof GateInputError && err.code === 'occurred_at_out_of_range' && err.issues[0]?.path === 'occurredAt' && /occurredAt/.test(err.message);
+  const refused = (err: unknown) =>
+    err instanceof GateInputError && err.code === 'occurred_at_out_of_range' && err.issues[0]?.path === 'occurredAt' && /occurredAt/.test(err.message);
   assert.equal(EVENT_LIMITS.clockSkewMs, 5 * 60_000);
   assert.doesNotThrow(() => at('2026-12-02T14:05:00Z')); // exactly the tolerance ahead
-  assert.throws(() => at('2026-12-02T14:05:00.001Z'), (err: unknown) => refused(err) && /in the future/.test((err as Error).message));
+  assert.throws(
+    () => at('2026-12-02T14:05:00.001Z'),
+    (err: unknown) => refused(err) && /in the future/.test((err as Error).message),
+  );
   assert.throws(() => at('2027-01-01T00:00:00Z'), refused);
   assert.doesNotThrow(() => at('2000-01-01T00:00:00Z'));
-  assert.throws(() => at('1999-12-31T23:59:59.999Z'), (err: unknown) => refused(err) && /before 2000-01-01/.test((err as Error).message));
+  assert.throws(
+    () => at('1999-12-31T23:59:59.999Z'),
+    (err: unknown) => refused(err) && /before 2000-01-01/.test((err as Error).message),
+  );
   assert.throws(() => at('1970-01-01T00:00:00Z'), refused);
   // Without an explicit clock the gate uses this process's.
   assert.throws(() => keyEvent(registry, ev({ occurredAt: new Date(Date.now() + 10 * 60_000).toISOString() })), refused);

@@ -33,7 +33,10 @@ function importGraph(): Map<string, string[]> {
   const graph = new Map<string, string[]>();
   for (const file of tsFiles(root)) {
     const { importedFiles } = ts.preProcessFile(readFileSync(file, 'utf8'), true, true);
-    graph.set(file, importedFiles.flatMap((i) => resolveRelative(file, i.fileName) ?? []));
+    graph.set(
+      file,
+      importedFiles.flatMap((i) => resolveRelative(file, i.fileName) ?? []),
+    );
   }
   return graph;
 }
@@ -104,14 +107,20 @@ describe('import graph', () => {
     // The walk really saw the project: a broken resolver would report no cycle over no edges.
     assert.ok(graph.size > 100 && edges > 300, `${graph.size} modules, ${edges} edges`);
     // Type-only imports are edges too: the activity proxies import nothing but the contracts' types.
-    assert.deepEqual(graph.get(path.join(root, 'workflows', 'run', 'proxies.ts')), [path.join(root, 'core', 'contracts.ts'), path.join(root, 'core', 'failures.ts')]);
+    assert.deepEqual(graph.get(path.join(root, 'workflows', 'run', 'proxies.ts')), [
+      path.join(root, 'core', 'contracts.ts'),
+      path.join(root, 'core', 'failures.ts'),
+    ]);
     const cycles = findCycles(graph).map((c) => c.map((f) => path.relative(root, f)));
     assert.deepEqual(cycles, [], `import cycles:\n${cycles.map((c) => c.join(' ⇄ ')).join('\n')}`);
   });
 
   test('no two folders import each other, even through others (type-only imports included)', () => {
     const folders = folderGraph(importGraph());
-    assert.ok(folders.has('core') && folders.has(path.join('workflows', 'run')) && folders.has(path.join('activities', 'commit')), [...folders.keys()].join(', '));
+    assert.ok(
+      folders.has('core') && folders.has(path.join('workflows', 'run')) && folders.has(path.join('activities', 'commit')),
+      [...folders.keys()].join(', '),
+    );
     // The finder sees a folder cycle when there is one: the planted edge closes core → workflows/run → core.
     const planted = new Map(folders);
     planted.set('core', [...(planted.get('core') ?? []), path.join('workflows', 'run')]);

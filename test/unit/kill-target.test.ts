@@ -4,7 +4,12 @@ import { agentOfId, runPerAgent, type RunOfEvent } from '../../cli/resolve-run';
 
 /* Which run `wakegate kill <event key>` means for each agent the event woke (cli/resolve-run.ts). */
 
-const run = (agent: string, workflowId: string, status: string, startTime?: string): RunOfEvent => ({ agent, workflowId, status, ...(startTime ? { startTime } : {}) });
+const run = (agent: string, workflowId: string, status: string, startTime?: string): RunOfEvent => ({
+  agent,
+  workflowId,
+  status,
+  ...(startTime ? { startTime } : {}),
+});
 
 test('the agent is the part of a run, admission record or batch ID before its first @ or #', () => {
   assert.equal(agentOfId('canary@ping/check/a@b/2026-12-02T13:00:00Z'), 'canary');

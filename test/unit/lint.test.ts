@@ -72,7 +72,7 @@ describe('workflow import rules, one folder below workflows/', () => {
 });
 
 describe('import cycles', () => {
-  test('a value import that closes a cycle is an error (import-x/no-cycle resolves the project\'s modules)', async () => {
+  test("a value import that closes a cycle is an error (import-x/no-cycle resolves the project's modules)", async () => {
     // core/ids.ts imports ./time; time.ts importing ./ids back closes the cycle.
     const messages = await lint("import { agentEventId } from './ids';\nexport const id = agentEventId;\n", 'core/time.ts');
     assert.deepEqual(
@@ -86,7 +86,10 @@ describe('import cycles', () => {
 describe('settings', () => {
   test('process.env is read only in config/', async () => {
     const code = "export const queue = process.env.WAKEGATE_TASK_QUEUE ?? 'wakegate';\n";
-    assert.deepEqual((await lint(code, 'gate/errors.ts')).map((m) => m.ruleId), ['no-restricted-properties']);
+    assert.deepEqual(
+      (await lint(code, 'gate/errors.ts')).map((m) => m.ruleId),
+      ['no-restricted-properties'],
+    );
     assert.deepEqual(await lint(code, 'config/temporal.ts'), []);
   });
 });
@@ -101,6 +104,9 @@ describe('the examples are users of the public entry', () => {
 
   test('an example may import the public entry', async () => {
     const messages = await lint("import { defineTool } from 'wakegate';\nexport const t = defineTool;\n", 'examples/app.ts');
-    assert.deepEqual(messages.filter((m) => m.ruleId === 'import-x/no-restricted-paths' || m.ruleId === 'no-restricted-imports'), []);
+    assert.deepEqual(
+      messages.filter((m) => m.ruleId === 'import-x/no-restricted-paths' || m.ruleId === 'no-restricted-imports'),
+      [],
+    );
   });
 });

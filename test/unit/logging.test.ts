@@ -11,7 +11,10 @@ test('WAKEGATE_LOG_FORMAT: auto is pretty on a terminal only; json and pretty ar
   assert.equal(prettyLogs('pretty', false), true);
   assert.equal(loadConfig({}).logFormat, 'auto');
   assert.equal(loadConfig({ WAKEGATE_LOG_FORMAT: 'json' }).logFormat, 'json');
-  assert.throws(() => loadConfig({ WAKEGATE_LOG_FORMAT: 'xml' }), (err: unknown) => err instanceof ConfigError && /WAKEGATE_LOG_FORMAT/.test(err.message));
+  assert.throws(
+    () => loadConfig({ WAKEGATE_LOG_FORMAT: 'xml' }),
+    (err: unknown) => err instanceof ConfigError && /WAKEGATE_LOG_FORMAT/.test(err.message),
+  );
 });
 
 test("the bundler's report goes to debug; its warnings and errors keep their level", () => {

@@ -33,7 +33,11 @@ const opening: ChatMessage[] = [
     }),
   },
 ];
-const answerSchema = { type: 'object', properties: { decision: { type: 'string', enum: ['commit', 'no_op'] }, summary: { type: 'string' } }, required: ['decision', 'summary'] };
+const answerSchema = {
+  type: 'object',
+  properties: { decision: { type: 'string', enum: ['commit', 'no_op'] }, summary: { type: 'string' } },
+  required: ['decision', 'summary'],
+};
 
 let openai: ReturnType<typeof fakeOpenAI>;
 let claude: ReturnType<typeof fakeAnthropic>;
@@ -54,11 +58,17 @@ after(async () => {
 describe('OpenAI Chat Completions wire', () => {
   test('sends the tools with their JSON-Schema parameters; returns a tool call with parsed args and the provider usage', async () => {
     openai.script({
-      reply: { toolCalls: [{ id: 'call_a', name: 'read_release', arguments: { repo: 'acme/web', package: 'lodash' } }], usage: { prompt_tokens: 123, completion_tokens: 45 }, model: 'gpt-test-2026' },
+      reply: {
+        toolCalls: [{ id: 'call_a', name: 'read_release', arguments: { repo: 'acme/web', package: 'lodash' } }],
+        usage: { prompt_tokens: 123, completion_tokens: 45 },
+        model: 'gpt-test-2026',
+      },
     });
     const reply = await gpt({ messages: opening, tools: [readRelease], maxOutputTokens: 100, answerSchema });
     const sent = openai.requests.at(-1)!;
-    assert.deepEqual(sent.body.tools, [{ type: 'function', function: { name: 'read_release', description: readRelease.description, parameters: readRelease.parameters } }]);
+    assert.deepEqual(sent.body.tools, [
+      { type: 'function', function: { name: 'read_release', description: readRelease.description, parameters: readRelease.parameters } },
+    ]);
     assert.equal(sent.body.max_tokens, 100);
     assert.equal(sent.authorization, 'Bearer sk-test');
     assert.equal(sent.body.response_format, undefined, 'no response format while tools are offered');
@@ -280,7 +290,13 @@ describe('provider errors', () => {
       ...offlineModel(),
       doGenerate: async () => {
         ac.abort();
-        throw new APICallError({ message: 'Failed to process successful response', statusCode: 200, url: 'http://x', requestBodyValues: {}, cause: ac.signal.reason });
+        throw new APICallError({
+          message: 'Failed to process successful response',
+          statusCode: 200,
+          url: 'http://x',
+          requestBodyValues: {},
+          cause: ac.signal.reason,
+        });
       },
     };
     const err = await failureOf(aiSdkStep(wrapping)(req, ac.signal));
@@ -307,7 +323,11 @@ describe('offline model', () => {
       required: ['repo', 'owner'],
     },
   };
-  const openPr: StepTool = { name: 'open_pr', description: '[effect] Opens a pull request.', parameters: { type: 'object', properties: { repo: { type: 'string' } } } };
+  const openPr: StepTool = {
+    name: 'open_pr',
+    description: '[effect] Opens a pull request.',
+    parameters: { type: 'object', properties: { repo: { type: 'string' } } },
+  };
   const tools = [checkRelease, readRelease, openPr];
   const afterReads = (...results: string[]): ChatMessage[] => [
     ...opening,
@@ -343,7 +363,7 @@ describe('offline model', () => {
     assert.deepEqual(JSON.parse(busy.text), { decision: 'commit', summary: 'bump lodash; bump react' });
   });
 
-  test("observations in the opening message count; JSON that is no observation does not", async () => {
+  test('observations in the opening message count; JSON that is no observation does not', async () => {
     const messages: ChatMessage[] = [{ role: 'user', content: JSON.stringify({ task: 't', observations: [{ changed: true, headline: 'new release' }] }) }];
     assert.deepEqual(JSON.parse((await step({ messages, tools: [], maxOutputTokens: 50 })).text), { decision: 'commit', summary: 'new release' });
     const noise: ChatMessage[] = [{ role: 'user', content: JSON.stringify({ task: 't', items: [1, 2] }) }];
@@ -365,7 +385,12 @@ describe('offline model', () => {
         details: { type: 'object', properties: { note: { type: 'string' }, ok: { type: 'boolean' } } },
       },
     };
-    const reply = await step({ messages: afterReads('{"changed":true,"headline":"bump lodash"}', '{"changed":false}'), tools: [], maxOutputTokens: 200, answerSchema: schema });
+    const reply = await step({
+      messages: afterReads('{"changed":true,"headline":"bump lodash"}', '{"changed":false}'),
+      tools: [],
+      maxOutputTokens: 200,
+      answerSchema: schema,
+    });
     assert.deepEqual(JSON.parse(reply.text), {
       decision: 'commit',
       summary: 'bump lodash',
@@ -378,7 +403,12 @@ describe('offline model', () => {
       details: { note: 'bump lodash', ok: true },
     });
     // A decision enum without commit/no_op: its first value.
-    const other = await step({ messages: opening, tools: [], maxOutputTokens: 200, answerSchema: { type: 'object', properties: { decision: { enum: ['open', 'skip'] } } } });
+    const other = await step({
+      messages: opening,
+      tools: [],
+      maxOutputTokens: 200,
+      answerSchema: { type: 'object', properties: { decision: { enum: ['open', 'skip'] } } },
+    });
     assert.deepEqual(JSON.parse(other.text), { decision: 'open' });
   });
 

@@ -21,7 +21,15 @@ const HOST = '127.0.0.1:8788';
 
 async function operatorApp(ttlS = 3600): Promise<{ app: FastifyInstance; touched: () => number }> {
   let touched = 0;
-  const client = new Proxy({}, { get: () => { touched++; throw new Error('a refused request reached Temporal'); } }) as unknown as Client;
+  const client = new Proxy(
+    {},
+    {
+      get: () => {
+        touched++;
+        throw new Error('a refused request reached Temporal');
+      },
+    },
+  ) as unknown as Client;
   const app = Fastify({ logger: false });
   await app.register(async (scope) => {
     await registerOperatorAuth(scope, { operators: { robin: ROBIN, sam: SAM }, sessionTtlS: ttlS });
@@ -45,7 +53,8 @@ async function signIn(app: FastifyInstance, name = 'robin', secret = ROBIN): Pro
   const setCookie = String(r.headers['set-cookie']);
   return { cookie: setCookie.split(';')[0]!, setCookie };
 }
-const tokenFor = async (app: FastifyInstance, cookie: string) => (await app.inject({ method: 'GET', url: '/token', headers: { cookie } })).json<{ token: string }>().token;
+const tokenFor = async (app: FastifyInstance, cookie: string) =>
+  (await app.inject({ method: 'GET', url: '/token', headers: { cookie } })).json<{ token: string }>().token;
 
 describe('the operator listener without credentials', () => {
   test('the stranger’s curl (hand-written Origin, free-text who) is 401 and changes nothing; the page sends to /login', async () => {
@@ -80,7 +89,12 @@ describe('the operator listener without credentials', () => {
       const r = await app.inject({ method: 'POST', url: '/supervisor/halt', headers: { ...FORM, authorization }, payload: form({ reason: 'x' }) });
       assert.equal(r.statusCode, 401, authorization);
     }
-    for (const [name, secret] of [['robin', 'wrong'], ['nobody', ROBIN], ['robin', SAM], ['', '']] as const) {
+    for (const [name, secret] of [
+      ['robin', 'wrong'],
+      ['nobody', ROBIN],
+      ['robin', SAM],
+      ['', ''],
+    ] as const) {
       const r = await app.inject({ method: 'POST', url: '/login', headers: FORM, payload: form({ name, secret }) });
       assert.equal(r.statusCode, 401, `${name}:${secret}`);
       assert.equal(r.headers['set-cookie'], undefined, 'no session for a failed sign-in');
@@ -121,9 +135,19 @@ describe('a signed-in session', () => {
     const sam = await signIn(app, 'sam', SAM);
     assert.equal((await post({}, { _csrf: await tokenFor(app, sam.cookie) })).statusCode, 403, 'another session’s token');
     // Replayed: a token minted before this sign-in does not survive it (the session is regenerated).
-    const again = await app.inject({ method: 'POST', url: '/login', headers: { ...FORM, cookie: robin.cookie }, payload: form({ name: 'robin', secret: ROBIN }) });
+    const again = await app.inject({
+      method: 'POST',
+      url: '/login',
+      headers: { ...FORM, cookie: robin.cookie },
+      payload: form({ name: 'robin', secret: ROBIN }),
+    });
     const renewed = String(again.headers['set-cookie']).split(';')[0]!;
-    const r = await app.inject({ method: 'POST', url: '/supervisor/halt', headers: { ...FORM, cookie: renewed }, payload: form({ reason: 'r', _csrf: robinToken }) });
+    const r = await app.inject({
+      method: 'POST',
+      url: '/supervisor/halt',
+      headers: { ...FORM, cookie: renewed },
+      payload: form({ reason: 'r', _csrf: robinToken }),
+    });
     assert.equal(r.statusCode, 403, 'a token from before the sign-in');
     assert.equal(touched(), 0);
   });
@@ -152,7 +176,10 @@ test('the audit’s name: the signed-in operator; on an open listener the typed 
 test('WAKEGATE_OPERATORS: name:secret pairs; a bad entry fails naming it, never the secret', () => {
   assert.deepEqual(parseOperators(`robin:${ROBIN}, sam:${SAM}`), { robin: ROBIN, sam: SAM });
   assert.deepEqual(parseOperators(''), {});
-  assert.throws(() => parseOperators('robin:short'), (err: Error) => err instanceof ConfigError && /entry 1 \(robin\): the secret must be at least 16/.test(err.message) && !err.message.includes('short'));
+  assert.throws(
+    () => parseOperators('robin:short'),
+    (err: Error) => err instanceof ConfigError && /entry 1 \(robin\): the secret must be at least 16/.test(err.message) && !err.message.includes('short'),
+  );
   assert.throws(() => parseOperators(`robin:${ROBIN},robin:${SAM}`), /named twice/);
   assert.throws(() => parseOperators(`no secret here`), /entry 1: write name:secret/);
 });

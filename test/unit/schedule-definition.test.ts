@@ -77,8 +77,14 @@ describe('schedule definitions', () => {
 
   test('sync refuses a schedule whose agent is not woken by schedules or cannot derive its wake key', () => {
     assert.doesNotThrow(() => checkScheduleAgents(exampleApp.schedules, exampleApp.registry));
-    assert.throws(() => checkScheduleAgents([defineSchedule({ ...base, agent: 'nobody' })], exampleApp.registry), /schedule ".*" cannot wake agent "nobody": agent "nobody" is not woken by source "schedule"/);
-    assert.throws(() => checkScheduleAgents([defineSchedule({ ...base, agent: 'dependency-bump' })], exampleApp.registry), /cannot wake agent "dependency-bump"/);
+    assert.throws(
+      () => checkScheduleAgents([defineSchedule({ ...base, agent: 'nobody' })], exampleApp.registry),
+      /schedule ".*" cannot wake agent "nobody": agent "nobody" is not woken by source "schedule"/,
+    );
+    assert.throws(
+      () => checkScheduleAgents([defineSchedule({ ...base, agent: 'dependency-bump' })], exampleApp.registry),
+      /cannot wake agent "dependency-bump"/,
+    );
     assert.throws(
       () => checkScheduleAgents([defineSchedule({ ...base, agent: 'campaign-reporter', payload: { dashboards: ['spend'] } })], exampleApp.registry),
       /campaign-reporter.*payload\.campaignId is required/,
@@ -90,7 +96,10 @@ describe('schedule definitions', () => {
     assert.equal(catchupWindowMs(defineSchedule({ ...base, catchUp: 'latest' })), 365 * 24 * 3_600_000);
     const a = defineSchedule(base);
     assert.equal(definitionDigest(a, 'q', exampleApp.registry), definitionDigest(defineSchedule(base), 'q', exampleApp.registry));
-    assert.notEqual(definitionDigest(a, 'q', exampleApp.registry), definitionDigest(defineSchedule({ ...base, payload: { holdMs: 1 } }), 'q', exampleApp.registry));
+    assert.notEqual(
+      definitionDigest(a, 'q', exampleApp.registry),
+      definitionDigest(defineSchedule({ ...base, payload: { holdMs: 1 } }), 'q', exampleApp.registry),
+    );
   });
 
   test('a scheduled window is keyed by (schedule, nominal second): two fires of one window share a key, neighbours do not', () => {
@@ -108,7 +117,10 @@ describe('DST wall-time arithmetic (pure)', () => {
   const ny = 'America/New_York';
   test('a repeated hour: 01:30 on the fall-back day happens twice, an hour apart', () => {
     const at = instantsOfWallTime(ny, { year: 2026, month: 11, day: 1, hour: 1, minute: 30 });
-    assert.deepEqual(at.map((t) => new Date(t).toISOString()), ['2026-11-01T05:30:00.000Z', '2026-11-01T06:30:00.000Z']);
+    assert.deepEqual(
+      at.map((t) => new Date(t).toISOString()),
+      ['2026-11-01T05:30:00.000Z', '2026-11-01T06:30:00.000Z'],
+    );
     assert.equal(wallTimeKind(ny, { year: 2026, month: 11, day: 1, hour: 1, minute: 30 }), 'repeated');
   });
   test('a skipped hour: 02:30 on the spring-forward day never happens', () => {

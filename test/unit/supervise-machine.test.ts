@@ -1,6 +1,18 @@
 import { describe, test } from 'node:test';
 import assert from 'node:assert/strict';
-import { continueWith, isActive, memoOf, nextWakeMs, refusal, start, statusOf, step, type Action, type Input, type MachineState } from '../../workflows/supervise/machine';
+import {
+  continueWith,
+  isActive,
+  memoOf,
+  nextWakeMs,
+  refusal,
+  start,
+  statusOf,
+  step,
+  type Action,
+  type Input,
+  type MachineState,
+} from '../../workflows/supervise/machine';
 import type { PageAction, RunClosure, SupervisorPolicy, WindowCap } from '../../core/supervisor-types';
 
 /*
@@ -25,7 +37,10 @@ function policy(change: Partial<SupervisorPolicy> = {}): SupervisorPolicy {
     ...change,
   };
 }
-const capsFor = (agent: string, ...caps: Omit<WindowCap, 'rationale'>[]) => ({ fleet: [], agents: { [agent]: caps.map((c) => ({ ...c, rationale: 'test' })) } });
+const capsFor = (agent: string, ...caps: Omit<WindowCap, 'rationale'>[]) => ({
+  fleet: [],
+  agents: { [agent]: caps.map((c) => ({ ...c, rationale: 'test' })) },
+});
 
 /** A machine as a fresh supervisor starts it at T0. */
 const fresh = (p: SupervisorPolicy = policy()) => start({ taskQueue: 'q', policy: p }, T0);
@@ -37,8 +52,16 @@ const acts = (s: { actions: Action[] }) => s.actions.filter((a) => a.kind !== 'l
 const kinds = (s: { actions: Action[] }) => acts(s).map((a) => a.kind);
 const tripPages = (s: { actions: Action[] }) => acts(s).filter((a) => a.kind === 'page').length;
 
-const closure = (agent: string, reason: string, closeMs: number, spend: Partial<RunClosure> = {}): RunClosure => ({ agent, reason, closeMs: T0 + closeMs, costUsd: 0, tokens: 0, ...spend });
-const observed = (m: MachineState, ms: number, closures: RunClosure[], truncated = false) => at(m, { kind: 'observed', toMs: T0 + ms - 1000, read: { closures, truncated } }, ms);
+const closure = (agent: string, reason: string, closeMs: number, spend: Partial<RunClosure> = {}): RunClosure => ({
+  agent,
+  reason,
+  closeMs: T0 + closeMs,
+  costUsd: 0,
+  tokens: 0,
+  ...spend,
+});
+const observed = (m: MachineState, ms: number, closures: RunClosure[], truncated = false) =>
+  at(m, { kind: 'observed', toMs: T0 + ms - 1000, read: { closures, truncated } }, ms);
 
 /** A machine tripped by a storm at T0 (trip #1), and the step that tripped it. */
 function stormed(p: SupervisorPolicy = policy()) {
@@ -67,7 +90,10 @@ describe('the storm breaker', () => {
     assert.match(page.page.summary, /^wakegate halted \(trip #1, storm\): 11 wakes .* Every new wake is held until a person resets it\.$/);
     assert.match(String(page.page.details.howToReset), /supervisor reset --who/);
     assert.deepEqual(stop, { kind: 'stop', agents: ['deps'], who: 'supervisor', reason: `trip #1: ${reason}` });
-    assert.deepEqual(s.actions.find((a) => a.kind === 'log'), { kind: 'log', level: 'warn', message: 'supervisor tripped', attrs: { supervisorId: SELF, tripId: 1, kind: 'storm', reason } });
+    assert.deepEqual(
+      s.actions.find((a) => a.kind === 'log'),
+      { kind: 'log', level: 'warn', message: 'supervisor tripped', attrs: { supervisorId: SELF, tripId: 1, kind: 'storm', reason } },
+    );
     assert.deepEqual(memoOf(s.state), { mode: 'halted', tripId: 1, tripReason: reason, capsFull: [], releases: [] });
 
     // Sticky and paged once: more wakes trip nothing again.
@@ -86,7 +112,11 @@ describe('the storm breaker', () => {
   });
 
   test('one agent over the per-agent threshold trips it while the fleet is under its own', () => {
-    const s = at(fresh(policy({ storm: { fleetPerMinute: 100, agentPerMinute: 5, rationale: 'test' } })), { kind: 'wakes', counts: { canary: 3, noisy: 6 } }, 0);
+    const s = at(
+      fresh(policy({ storm: { fleetPerMinute: 100, agentPerMinute: 5, rationale: 'test' } })),
+      { kind: 'wakes', counts: { canary: 3, noisy: 6 } },
+      0,
+    );
     assert.equal(s.state.trip?.kind, 'storm');
     assert.equal(s.state.trip?.reason, '6 wakes of noisy in the last minute, over the per-agent threshold of 5');
   });
@@ -100,7 +130,12 @@ describe('the storm breaker', () => {
 
 describe('the error-rate breaker', () => {
   test('enough closed runs ending in an error reason, over the threshold, trip it and page', () => {
-    const s = observed(fresh(), 5000, [closure('canary', 'failed', 1000), closure('canary', 'success', 1100), closure('deps', 'escalated', 1200), closure('deps', 'failed', 1300)]);
+    const s = observed(fresh(), 5000, [
+      closure('canary', 'failed', 1000),
+      closure('canary', 'success', 1100),
+      closure('deps', 'escalated', 1200),
+      closure('deps', 'failed', 1300),
+    ]);
     assert.equal(s.state.mode, 'halted');
     assert.equal(s.state.trip?.kind, 'error_rate');
     assert.equal(s.state.trip?.reason, '3 of the last 4 runs of the fleet ended failed/escalated (75%), over 50%');
@@ -122,7 +157,11 @@ describe('the error-rate breaker', () => {
   });
 
   test('runs that closed before the window count for nothing', () => {
-    const s = observed(fresh(), 70_000, [1, 2, 3, 4].map((i) => closure('canary', 'failed', i)));
+    const s = observed(
+      fresh(),
+      70_000,
+      [1, 2, 3, 4].map((i) => closure('canary', 'failed', i)),
+    );
     assert.equal(s.state.mode, 'armed');
     assert.deepEqual(statusOf(s.state, T0 + 70_000).recentRuns, {});
   });
@@ -143,7 +182,11 @@ describe('rolling caps', () => {
     assert.equal(page.page.summary, 'wakegate: canary is over its cap (2 wakes per 6 s); wakes of canary are held until the window slides.');
 
     // Buckets of 250 ms (a sixtieth of 6 s, at least 250 ms): the permits of T0 leave the window 6.25 s on.
-    assert.deepEqual(at(s.state, { kind: 'lease', requests: { canary: 1 } }, 3000).reply, { grants: { canary: 0 }, mode: 'armed', retryAfterMs: { canary: 3250 } });
+    assert.deepEqual(at(s.state, { kind: 'lease', requests: { canary: 1 } }, 3000).reply, {
+      grants: { canary: 0 },
+      mode: 'armed',
+      retryAfterMs: { canary: 3250 },
+    });
     const slid = at(s.state, { kind: 'lease', requests: { canary: 1 } }, 6250);
     assert.deepEqual(slid.reply, { grants: { canary: 1 }, mode: 'armed' });
     assert.deepEqual(slid.state.capHolds, {});
@@ -162,12 +205,19 @@ describe('rolling caps', () => {
   });
 
   test('of a fleet and an agent cap, the tighter one holds', () => {
-    const p = policy({ caps: { fleet: [{ windowMs: 60_000, wakes: 10, rationale: 'test' }], agents: { canary: [{ windowMs: 60_000, wakes: 1, rationale: 'test' }] } } });
+    const p = policy({
+      caps: { fleet: [{ windowMs: 60_000, wakes: 10, rationale: 'test' }], agents: { canary: [{ windowMs: 60_000, wakes: 1, rationale: 'test' }] } },
+    });
     const s = at(fresh(p), { kind: 'lease', requests: { canary: 3 } }, 0);
     assert.deepEqual(s.reply.grants, { canary: 1 });
     assert.equal(s.state.capHolds.canary?.scope, 'canary');
-    const counters = statusOf(s.state, T0).counters.filter((c) => c.name === 'runs started').map((c) => [c.scope, c.value, c.limit]);
-    assert.deepEqual(counters, [['*', 1, 10], ['canary', 1, 1]]);
+    const counters = statusOf(s.state, T0)
+      .counters.filter((c) => c.name === 'runs started')
+      .map((c) => [c.scope, c.value, c.limit]);
+    assert.deepEqual(counters, [
+      ['*', 1, 10],
+      ['canary', 1, 1],
+    ]);
   });
 
   test('a spend cap holds runs once the closed runs in its window spent it, until that spend slides out', () => {
@@ -210,7 +260,10 @@ describe('rolling caps', () => {
     // The cap's window since the page has passed: the next episode pages again.
     assert.equal(lease(9250).granted, 1);
     const episode3 = lease(9250);
-    assert.deepEqual(episode3.pages.map((p) => p.page.dedupKey), [`wakegate/${SELF}/cap-3`]);
+    assert.deepEqual(
+      episode3.pages.map((p) => p.page.dedupKey),
+      [`wakegate/${SELF}/cap-3`],
+    );
   });
 
   test("a cap page that never got through does not stand for the cap's window: the next episode pages", () => {
@@ -225,7 +278,10 @@ describe('rolling caps', () => {
     assert.equal(refused.state.pagesDue, undefined, 'not sent again: its hold has ended');
     assert.deepEqual(refused.state.capPages, {});
     const next = at(refused.state, { kind: 'lease', requests: { canary: 1 } }, 6400);
-    assert.deepEqual((acts(next) as Extract<Action, { kind: 'page' }>[]).map((p) => p.page.dedupKey), [`wakegate/${SELF}/cap-2`]);
+    assert.deepEqual(
+      (acts(next) as Extract<Action, { kind: 'page' }>[]).map((p) => p.page.dedupKey),
+      [`wakegate/${SELF}/cap-2`],
+    );
   });
 });
 
@@ -284,7 +340,10 @@ describe("a person's reset, release and discard", () => {
   test('the last 20 releases are kept', () => {
     let m = fresh();
     for (let i = 0; i < 25; i++) m = at(m, { kind: 'release', who: 'dana', reason: `r${i}`, action: 'discard' }, i).state;
-    assert.deepEqual(m.releases.map((r) => r.id), Array.from({ length: 20 }, (_, i) => i + 6));
+    assert.deepEqual(
+      m.releases.map((r) => r.id),
+      Array.from({ length: 20 }, (_, i) => i + 6),
+    );
   });
 });
 
@@ -292,7 +351,10 @@ describe('halt and drain', () => {
   test('a halt stops every live run and holds every wake; it pages nobody (a person did it)', () => {
     const s = at(fresh(policy({ onTrip: { deps: 'cancel' } })), { kind: 'halt', who: 'sam', reason: 'provider is degraded', drain: false }, 0);
     assert.equal(s.state.mode, 'halted');
-    assert.deepEqual({ kind: s.state.trip?.kind, reason: s.state.trip?.reason, by: s.state.trip?.by }, { kind: 'halt', reason: 'halted by sam: provider is degraded', by: { who: 'sam', reason: 'provider is degraded' } });
+    assert.deepEqual(
+      { kind: s.state.trip?.kind, reason: s.state.trip?.reason, by: s.state.trip?.by },
+      { kind: 'halt', reason: 'halted by sam: provider is degraded', by: { who: 'sam', reason: 'provider is degraded' } },
+    );
     assert.deepEqual(acts(s), [{ kind: 'stop', who: 'sam', reason: 'halted by sam: provider is degraded' }]);
     assert.equal(s.reply.mode, 'halted');
     // Halted again: the same trip, and the live runs stopped once more.
@@ -328,7 +390,11 @@ describe('halt and drain', () => {
 
   test('an error rate during a drain turns it into a halt too', () => {
     const draining = at(fresh(), { kind: 'halt', who: 'sam', reason: 'deploy', drain: true }, 0).state;
-    const s = observed(draining, 5000, [1, 2, 3, 4].map((i) => closure('canary', 'failed', 1000 + i)));
+    const s = observed(
+      draining,
+      5000,
+      [1, 2, 3, 4].map((i) => closure('canary', 'failed', 1000 + i)),
+    );
     assert.deepEqual([s.state.mode, s.state.trip?.kind], ['halted', 'error_rate']);
     assert.match(s.state.trip!.reason, /\(during trip #1, a drain: now halted\)$/);
     assert.deepEqual(kinds(s), ['page']);
@@ -346,8 +412,18 @@ describe('pages that must land', () => {
     const refused = at(tripped.state, { kind: 'paged', page: tripPage(tripped), outcome: { error: 'the pager refused the event' } }, 500);
     assert.deepEqual(refused.state.trip?.page, { error: 'the pager refused the event', resendAt: iso(1500), sends: 1 });
     assert.deepEqual(refused.state.trips[0]?.page, refused.state.trip?.page);
-    assert.deepEqual(refused.actions, [{ kind: 'log', level: 'error', message: 'supervisor could not page', attrs: { supervisorId: SELF, dedupKey: `wakegate/${SELF}/trip-1`, err: 'the pager refused the event' } }]);
-    assert.deepEqual(acts(at(refused.state, { kind: 'tick' }, 1400)).filter((a) => a.kind === 'page'), []);
+    assert.deepEqual(refused.actions, [
+      {
+        kind: 'log',
+        level: 'error',
+        message: 'supervisor could not page',
+        attrs: { supervisorId: SELF, dedupKey: `wakegate/${SELF}/trip-1`, err: 'the pager refused the event' },
+      },
+    ]);
+    assert.deepEqual(
+      acts(at(refused.state, { kind: 'tick' }, 1400)).filter((a) => a.kind === 'page'),
+      [],
+    );
 
     const due = at(refused.state, { kind: 'tick' }, 1500);
     const resend = tripPage(due);
@@ -366,7 +442,10 @@ describe('pages that must land', () => {
   test('the backoff stops doubling at an hour', () => {
     const tripped = stormed(policy({ pageResendMs: 5 * 60_000 }));
     const s = at(tripped.state, { kind: 'paged', page: { ...tripPage(tripped), failedSends: 9 }, outcome: { error: 'down' } }, 0);
-    assert.deepEqual(s.state.pagesDue?.map((d) => d.dueMs), [T0 + 60 * 60_000]);
+    assert.deepEqual(
+      s.state.pagesDue?.map((d) => d.dueMs),
+      [T0 + 60 * 60_000],
+    );
   });
 
   test('a refused page is no longer sent once a person resets its trip', () => {
@@ -374,12 +453,19 @@ describe('pages that must land', () => {
     const refused = at(tripped.state, { kind: 'paged', page: tripPage(tripped), outcome: { error: 'down' } }, 100);
     const reset = at(refused.state, { kind: 'reset', who: 'sam', reason: 'the pager key is being fixed' }, 200);
     const tick = at(reset.state, { kind: 'tick' }, 5000);
-    assert.deepEqual(acts(tick).filter((a) => a.kind === 'page'), []);
+    assert.deepEqual(
+      acts(tick).filter((a) => a.kind === 'page'),
+      [],
+    );
     assert.equal(tick.state.pagesDue, undefined);
   });
 
   test("a cap's page that failed is sent again while the hold lasts, and the hold shows the failure", () => {
-    const over = at(fresh(policy({ caps: capsFor('canary', { windowMs: 60_000, wakes: 0 }), pageResendMs: 1000 })), { kind: 'lease', requests: { canary: 1 } }, 0);
+    const over = at(
+      fresh(policy({ caps: capsFor('canary', { windowMs: 60_000, wakes: 0 }), pageResendMs: 1000 })),
+      { kind: 'lease', requests: { canary: 1 } },
+      0,
+    );
     const s = at(over.state, { kind: 'paged', page: tripPage(over), outcome: { error: 'timeout' } }, 100);
     assert.deepEqual(s.state.capHolds.canary?.paged, { error: 'timeout', resendAt: iso(1100), sends: 1 });
     assert.equal(tripPages(at(s.state, { kind: 'tick' }, 1100)), 1);
@@ -405,12 +491,17 @@ describe('stops of live runs that must land', () => {
     const retry = stopOf(due);
     assert.equal(retry.attempt, 1);
     const failedAgain = at(due.state, { kind: 'stopped', stop: retry, failed: away }, 1200);
-    assert.deepEqual(failedAgain.state.stopsDue?.map((d) => [d.dueMs, d.stop.attempt]), [[T0 + 3200, 2]]);
+    assert.deepEqual(
+      failedAgain.state.stopsDue?.map((d) => [d.dueMs, d.stop.attempt]),
+      [[T0 + 3200, 2]],
+    );
     assert.deepEqual(failedAgain.actions, [], 'the same failure is logged once');
 
     const landed = at(at(failedAgain.state, { kind: 'tick' }, 3200).state, { kind: 'stopped', stop: { ...retry, attempt: 2 } }, 3300);
     assert.equal(landed.state.visibilityError, undefined, 'cleared once the stop landed');
-    assert.deepEqual(landed.state.stopsDue, [{ dueMs: T0 + 6300, stop: { who: 'ops', reason: 'halted by ops: stop everything', tripId: 1, attempt: 0, sweep: true } }]);
+    assert.deepEqual(landed.state.stopsDue, [
+      { dueMs: T0 + 6300, stop: { who: 'ops', reason: 'halted by ops: stop everything', tripId: 1, attempt: 0, sweep: true } },
+    ]);
     const sweep = at(landed.state, { kind: 'tick' }, 6300);
     assert.equal(stopOf(sweep).sweep, true);
     const swept = at(sweep.state, { kind: 'stopped', stop: stopOf(sweep) }, 6400);
@@ -422,7 +513,10 @@ describe('stops of live runs that must land', () => {
     const failed = at(h.state, { kind: 'stopped', stop: stopOf(h), failed: away }, 100);
     const reset = at(failed.state, { kind: 'reset', who: 'ops', reason: 'fine' }, 200);
     const tick = at(reset.state, { kind: 'tick' }, 1100);
-    assert.deepEqual(acts(tick).filter((a) => a.kind === 'stop'), []);
+    assert.deepEqual(
+      acts(tick).filter((a) => a.kind === 'stop'),
+      [],
+    );
     assert.equal(tick.state.stopsDue, undefined);
 
     const blind = at(h.state, { kind: 'stopped', stop: stopOf(h), failed: { message: 'no visibility API', unavailable: true } }, 100);

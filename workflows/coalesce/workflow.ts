@@ -52,7 +52,8 @@ export async function coalescerWorkflow(input: CoalescerInput): Promise<Coalesce
     },
     {
       validator: (offers) => {
-        if (!Array.isArray(offers) || offers.some((o) => !o?.event?.eventKey || !o.event.source)) throw new Error('each offer needs event.eventKey and event.source');
+        if (!Array.isArray(offers) || offers.some((o) => !o?.event?.eventKey || !o.event.source))
+          throw new Error('each offer needs event.eventKey and event.source');
       },
     },
   );
@@ -60,7 +61,14 @@ export async function coalescerWorkflow(input: CoalescerInput): Promise<Coalesce
   setHandler(deliverySignal, ({ eventKey, deliveryIds }) => {
     if (eventKey) machine.redelivered(eventKey, deliveryIds);
   });
-  setHandler(coalescerQuery, () => ({ agent, wakeKey, policy, state: machine.state, coalescerId: machine.coalescerId, historyLength: workflowInfo().historyLength }));
+  setHandler(coalescerQuery, () => ({
+    agent,
+    wakeKey,
+    policy,
+    state: machine.state,
+    coalescerId: machine.coalescerId,
+    historyLength: workflowInfo().historyLength,
+  }));
 
   const startRun = async (b: Batch) => {
     try {

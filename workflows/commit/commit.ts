@@ -9,7 +9,7 @@ import { reserve, settle, type BudgetPool } from '../../core/budget';
 import type { RunOutcome, RunState } from '../../core/run-state';
 
 function failureType(err: unknown): string | undefined {
-  return err instanceof ActivityFailure && err.cause instanceof ApplicationFailure ? err.cause.type ?? undefined : undefined;
+  return err instanceof ActivityFailure && err.cause instanceof ApplicationFailure ? (err.cause.type ?? undefined) : undefined;
 }
 
 /** What the commit stage carries out: the staged effects, in order, and the answer that closed the loop. */
@@ -33,7 +33,12 @@ export async function commitEffects(input: RunInput, policy: AgentPolicy, state:
   const preserved = () => ({ answer, staged: proposals, committed: state.effects });
   for (const [step, proposal] of proposals.entries()) {
     const effect = policy.effects.find((e) => e.name === proposal.effect);
-    if (!effect) throw ApplicationFailure.create({ message: `agent "${policy.name}" has no effect named "${proposal.effect}"`, type: FailureType.UnknownEffect, nonRetryable: true });
+    if (!effect)
+      throw ApplicationFailure.create({
+        message: `agent "${policy.name}" has no effect named "${proposal.effect}"`,
+        type: FailureType.UnknownEffect,
+        nonRetryable: true,
+      });
     // A cancelled run starts no further effect, nor its approval wait (the scope throws its cancellation here).
     if (CancellationScope.current().consideredCancelled) await CancellationScope.current().cancelRequested;
     const key = effectKey(input.runKey, effect.name, step);
@@ -63,13 +68,22 @@ export async function commitEffects(input: RunInput, policy: AgentPolicy, state:
         };
       }
       if (!decision.approved) {
-        return { reason: 'blocked', summary: `${decision.who} rejected ${effect.name}${decision.reason ? `: ${decision.reason}` : ''}`, output: { ...preserved(), decision } };
+        return {
+          reason: 'blocked',
+          summary: `${decision.who} rejected ${effect.name}${decision.reason ? `: ${decision.reason}` : ''}`,
+          output: { ...preserved(), decision },
+        };
       }
       state.approval = {}; // consumed: a later irreversible effect needs its own decision
       state.phase = 'committing';
     }
     const r = reserve(pool, { toolCalls: 1 });
-    if (!r.ok) return { reason: 'budget_exhausted', summary: `stopped before effect ${effect.name}: the toolCalls budget would be crossed`, output: { dimension: 'toolCalls', ...preserved() } };
+    if (!r.ok)
+      return {
+        reason: 'budget_exhausted',
+        summary: `stopped before effect ${effect.name}: the toolCalls budget would be crossed`,
+        output: { dimension: 'toolCalls', ...preserved() },
+      };
     try {
       // An effect in flight when the run is cancelled (kill, halt, supersede, deadline) is let finish
       // rather than cut off halfway, where no one could say whether it landed: its outcome is

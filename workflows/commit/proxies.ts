@@ -10,5 +10,15 @@ import { FailureType } from '../../core/failures';
 export const { commitEffect } = proxyActivities<Activities>({
   startToCloseTimeout: '30 seconds',
   heartbeatTimeout: '5 seconds',
-  retry: { initialInterval: '1 second', maximumAttempts: 6, nonRetryableErrorTypes: [FailureType.EffectAmbiguous, FailureType.ProviderRejected, FailureType.UnknownAgent, FailureType.UnknownEffect, FailureType.InvalidArguments] },
+  retry: {
+    initialInterval: '1 second',
+    maximumAttempts: 6,
+    nonRetryableErrorTypes: [
+      FailureType.EffectAmbiguous,
+      FailureType.ProviderRejected,
+      FailureType.UnknownAgent,
+      FailureType.UnknownEffect,
+      FailureType.InvalidArguments,
+    ],
+  },
 });

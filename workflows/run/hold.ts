@@ -25,7 +25,12 @@ export const NOT_YET_WORKING: ReadonlySet<string> = new Set(['starting', 'loadin
  */
 export function haltVerdict(halt: KillRequest, verdict: RunVerdict): RunVerdict {
   if (verdict.kind !== 'run') return verdict;
-  return { kind: 'hold', hold: 'halted', reason: `held by a halt before it began (${halt.who}: ${halt.reason}); a person resets the supervisor and releases held wakes`, recheckMs: 1000 };
+  return {
+    kind: 'hold',
+    hold: 'halted',
+    reason: `held by a halt before it began (${halt.who}: ${halt.reason}); a person resets the supervisor and releases held wakes`,
+    recheckMs: 1000,
+  };
 }
 
 /**

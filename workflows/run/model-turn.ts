@@ -58,7 +58,10 @@ function retryable(err: unknown): boolean {
 function retryDelayMs(err: unknown, attempt: number): number {
   const backoff = MODEL_CALL_RETRY.initialIntervalMs * MODEL_CALL_RETRY.backoffCoefficient ** (attempt - 1);
   const cause = err instanceof ActivityFailure ? err.cause : undefined;
-  const asked = cause instanceof ApplicationFailure && cause.type === FailureType.RateLimited ? (cause.details?.[0] as { retryAfterMs?: unknown } | undefined)?.retryAfterMs : undefined;
+  const asked =
+    cause instanceof ApplicationFailure && cause.type === FailureType.RateLimited
+      ? (cause.details?.[0] as { retryAfterMs?: unknown } | undefined)?.retryAfterMs
+      : undefined;
   return typeof asked === 'number' && asked > 0 ? asked : backoff;
 }
 

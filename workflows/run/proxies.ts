@@ -44,10 +44,13 @@ export function toolCallWithin(timeoutMs: number): Activities['toolCall'] {
     startToCloseTimeout: timeoutMs,
     heartbeatTimeout: '10 seconds',
     cancellationType: stepCancellation(),
-    retry: { initialInterval: '1 second', maximumAttempts: 3, nonRetryableErrorTypes: [FailureType.UnknownAgent, FailureType.UnknownTool, FailureType.InvalidArguments, FailureType.ProviderRejected] },
+    retry: {
+      initialInterval: '1 second',
+      maximumAttempts: 3,
+      nonRetryableErrorTypes: [FailureType.UnknownAgent, FailureType.UnknownTool, FailureType.InvalidArguments, FailureType.ProviderRejected],
+    },
   }).toolCall;
 }
-
 
 /** A held run asks the supervisor again (its worker's cached read of the supervisor, and a permit when a cap held it). */
 export const { recheckHold } = proxyActivities<Activities>({

@@ -180,7 +180,12 @@ export class RunTrail {
       { key: WakeDeliveryIds, value: this.deliveryIds.slice(0, MAX_DELIVERY_IDS_INDEXED) },
       { key: WakeDeliveryCount, value: this.deliveryCount },
       { key: WakeAttempts, value: this.state.maxAttempt },
-      ...(u ? [{ key: WakeTokens, value: u.tokens }, { key: WakeCostUsd, value: u.costUsd }] : []),
+      ...(u
+        ? [
+            { key: WakeTokens, value: u.tokens },
+            { key: WakeCostUsd, value: u.costUsd },
+          ]
+        : []),
     ]);
     const { runKey, eventKey, agent, wakeKey } = this.input;
     log.info('run finished', {

@@ -1,4 +1,13 @@
-import { allHandlersFinished, ApplicationFailure, CancellationScope, condition, ContinueAsNew, makeContinueAsNewFunc, isCancellation, workflowInfo } from '@temporalio/workflow';
+import {
+  allHandlersFinished,
+  ApplicationFailure,
+  CancellationScope,
+  condition,
+  ContinueAsNew,
+  makeContinueAsNewFunc,
+  isCancellation,
+  workflowInfo,
+} from '@temporalio/workflow';
 import { FailureType } from '../../core/failures';
 import type { ScheduledRunInput, RunInput, RunResult } from '../../core/types';
 import { prepareRun } from './proxies';
@@ -63,7 +72,10 @@ export async function runWorkflow(arg: RunInput | ScheduledRunInput): Promise<Ru
       await settleReport(reported);
       // Its memo (the fingerprint the gate compares) and search attributes (WakeHeld, the keys) go with it.
       const info = workflowInfo();
-      return makeContinueAsNewFunc<typeof runWorkflow>({ memo: info.memo, typedSearchAttributes: info.typedSearchAttributes })({ ...input, resumedHold: trail.resumedHold(record) });
+      return makeContinueAsNewFunc<typeof runWorkflow>({ memo: info.memo, typedSearchAttributes: info.typedSearchAttributes })({
+        ...input,
+        resumedHold: trail.resumedHold(record),
+      });
     }
     if (heldOutcome) return heldOutcome; // discarded
     state.pool = newPool(policy.budget);

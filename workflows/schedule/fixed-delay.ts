@@ -1,4 +1,14 @@
-import { ActivityCancellationType, CancellationScope, isCancellation, makeContinueAsNewFunc, proxyActivities, setHandler, sleep, upsertMemo, workflowInfo } from '@temporalio/workflow';
+import {
+  ActivityCancellationType,
+  CancellationScope,
+  isCancellation,
+  makeContinueAsNewFunc,
+  proxyActivities,
+  setHandler,
+  sleep,
+  upsertMemo,
+  workflowInfo,
+} from '@temporalio/workflow';
 import type { ScheduleActivities } from '../../core/contracts';
 import { cadenceQuery } from '../../core/schedule-messages';
 import type { FixedDelayInput, FixedDelayState } from '../../core/schedule-types';

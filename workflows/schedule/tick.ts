@@ -20,7 +20,6 @@ const { reportTick } = proxyActivities<ScheduleActivities>({
   retry: { maximumAttempts: 10 },
 });
 
-
 /**
  * A one-call agent's window in a schedule synced by an earlier wakegate, whose action is still a tick
  * with `oneCall` (today's sync has the Schedule start such an agent's run itself, see

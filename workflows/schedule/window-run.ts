@@ -121,7 +121,13 @@ export function takenOutcome(input: RunInput, w: ScheduledWindow, taken: WindowT
  */
 async function foldInto(input: RunInput, w: ScheduledWindow, into: string): Promise<RunOutcome> {
   const workflowId = scheduleWindowRunId(input.agent, w.scheduleId, into);
-  const arg: ScheduledRunInput = { scheduled: { ...w, catchUp: 'all', nominal: into }, agent: input.agent, wakeKey: input.wakeKey, payload: input.payload, fingerprint: input.fingerprint };
+  const arg: ScheduledRunInput = {
+    scheduled: { ...w, catchUp: 'all', nominal: into },
+    agent: input.agent,
+    wakeKey: input.wakeKey,
+    payload: input.payload,
+    fingerprint: input.fingerprint,
+  };
   const folded = `window ${w.nominal} started late and was folded into the newest due window ${into} (catchUp latest)`;
   const result = await runWindowAsChild(workflowId, arg, { nominal: into, into, workflowId });
   if (!result) return { reason: 'skipped', summary: `${folded}, whose run ${workflowId} had already started`, output: { into, workflowId } };

@@ -54,7 +54,11 @@ export function nominalOf(): { nominal: string; source: ScheduleTickResult['nomi
  * gets to decide (not its start time: a window started just before the server went down decides only
  * after it is back).
  */
-export async function catchUpDecision(policy: { scheduleId: string; catchUp: CatchUp; lateAfterMs: number }, nominal: string, startedMs: number): Promise<TickReport> {
+export async function catchUpDecision(
+  policy: { scheduleId: string; catchUp: CatchUp; lateAfterMs: number },
+  nominal: string,
+  startedMs: number,
+): Promise<TickReport> {
   const late = startedMs - Date.parse(nominal);
   if (policy.catchUp === 'skip' && late > policy.lateAfterMs) return { nominal, outcome: 'late_skipped' };
   if (policy.catchUp === 'latest' && late >= MIN_INTERVAL_MS) {
@@ -94,7 +98,11 @@ export async function runWindowAsChild(
     return (await child.result()) as RunResult;
   } catch (err) {
     if (err instanceof ChildWorkflowFailure && !isCancellation(err)) {
-      throw ApplicationFailure.nonRetryable(`the run ${workflowId} of window ${details.nominal} failed: ${err.cause?.message ?? err.message}`, FailureType.ScheduledWakeFailed, details);
+      throw ApplicationFailure.nonRetryable(
+        `the run ${workflowId} of window ${details.nominal} failed: ${err.cause?.message ?? err.message}`,
+        FailureType.ScheduledWakeFailed,
+        details,
+      );
     }
     throw err;
   }

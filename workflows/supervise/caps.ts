@@ -66,7 +66,12 @@ function grant(turn: Turn, agent: string, want: number): { granted: number; free
     // Under a steady load over the cap, episodes come and go as the window slides (a permit frees,
     // the next wake is over again): one page per cap's window, not one per slide.
     m.nextCapEpisode++;
-    m.capHolds[agent] = { scope: fullScope, cap: full!, sinceMs: nowMs, paged: { dedupKey: pagedBefore.dedupKey, status: `already paged at ${iso(pagedBefore.atMs)}, within the cap's window` } };
+    m.capHolds[agent] = {
+      scope: fullScope,
+      cap: full!,
+      sinceMs: nowMs,
+      paged: { dedupKey: pagedBefore.dedupKey, status: `already paged at ${iso(pagedBefore.atMs)}, within the cap's window` },
+    };
   } else if (short && !m.capHolds[agent]) {
     const episode = m.nextCapEpisode++;
     m.capHolds[agent] = { scope: fullScope, cap: full!, sinceMs: nowMs };

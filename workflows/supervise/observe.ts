@@ -1,6 +1,20 @@
 import type { RunObservation } from '../../core/supervisor-types';
 import { addTo, prune } from './sliding-window';
-import { FLEET, OBSERVE_LIMIT, SETTLE_MS, STORM_WINDOW_MS, breakerWatches, capSeries, capsOf, iso, log, seriesOf, type MachineState, type Turn, type VisibilityFailure } from './state';
+import {
+  FLEET,
+  OBSERVE_LIMIT,
+  SETTLE_MS,
+  STORM_WINDOW_MS,
+  breakerWatches,
+  capSeries,
+  capsOf,
+  iso,
+  log,
+  seriesOf,
+  type MachineState,
+  type Turn,
+  type VisibilityFailure,
+} from './state';
 import { checkErrorRate } from './trips';
 
 /*

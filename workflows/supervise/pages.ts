@@ -49,7 +49,11 @@ export function stopped(turn: Turn, a: StopRequest, failed?: VisibilityFailure):
   const stop: StopRequest = { ...a, tripId: a.tripId ?? m.trip?.id };
   if (stop.tripId === undefined) delete stop.tripId;
   const attempt = stop.attempt ?? 0;
-  if (failed) (m.stopsDue ??= []).push({ dueMs: nowMs + Math.min(MAX_STOP_RETRY_MS, Math.max(1000, m.policy.observeEveryMs) * 2 ** attempt), stop: { ...stop, attempt: attempt + 1 } });
+  if (failed)
+    (m.stopsDue ??= []).push({
+      dueMs: nowMs + Math.min(MAX_STOP_RETRY_MS, Math.max(1000, m.policy.observeEveryMs) * 2 ** attempt),
+      stop: { ...stop, attempt: attempt + 1 },
+    });
   else if (!stop.sweep) (m.stopsDue ??= []).push({ dueMs: nowMs + STOP_SWEEP_MS, stop: { ...stop, attempt: 0, sweep: true } });
 }
 

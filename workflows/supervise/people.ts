@@ -10,7 +10,9 @@ import { trip } from './trips';
 /** Why the machine refuses an input before it is taken (an update's validator), or undefined when it takes it. */
 export function refusal(m: MachineState, input: Input): string | undefined {
   const person = (p: { who?: unknown; reason?: unknown }) =>
-    typeof p.who !== 'string' || !p.who.trim() || typeof p.reason !== 'string' || !p.reason.trim() ? "a person's action needs a name (who) and a reason" : undefined;
+    typeof p.who !== 'string' || !p.who.trim() || typeof p.reason !== 'string' || !p.reason.trim()
+      ? "a person's action needs a name (who) and a reason"
+      : undefined;
   switch (input.kind) {
     case 'lease':
       return !input.requests || typeof input.requests !== 'object' ? 'lease needs requests' : undefined;

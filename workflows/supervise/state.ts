@@ -115,12 +115,14 @@ export const capsOf = (policy: SupervisorPolicy, agent: string): { scope: string
 ];
 
 export const capSeriesName = (scope: string, cap: WindowCap, what: 'permits' | 'usd' | 'tokens') => `${what}:${scope}:${cap.windowMs}`;
-export const capSeries = (m: MachineState, scope: string, cap: WindowCap, what: 'permits' | 'usd' | 'tokens') => seriesOf(m, capSeriesName(scope, cap, what), cap.windowMs);
+export const capSeries = (m: MachineState, scope: string, cap: WindowCap, what: 'permits' | 'usd' | 'tokens') =>
+  seriesOf(m, capSeriesName(scope, cap, what), cap.windowMs);
 
 /** A cap in words: "2 wakes, $5 per 60 s". */
 export const capName = (c: WindowCap) =>
-  [c.wakes !== undefined && `${c.wakes} wakes`, c.costUsd !== undefined && `$${c.costUsd}`, c.tokens !== undefined && `${c.tokens} tokens`].filter(Boolean).join(', ') +
-  ` per ${c.windowMs / 1000} s`;
+  [c.wakes !== undefined && `${c.wakes} wakes`, c.costUsd !== undefined && `$${c.costUsd}`, c.tokens !== undefined && `${c.tokens} tokens`]
+    .filter(Boolean)
+    .join(', ') + ` per ${c.windowMs / 1000} s`;
 
 /** The breaker watches for storms and error rates while armed, and while a person's drain lets live runs finish. */
 export const breakerWatches = (m: MachineState) => m.mode === 'armed' || m.mode === 'draining';

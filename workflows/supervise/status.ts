@@ -19,7 +19,10 @@ export function counters(m: MachineState, nowMs: number): CounterView[] {
       out.push({ ...storm, scope: name.slice(6), value: sum(name), limit: policy.storm.agentPerMinute });
     }
   }
-  const caps = [...policy.caps.fleet.map((cap) => ({ scope: FLEET, cap })), ...Object.entries(policy.caps.agents).flatMap(([scope, cs]) => cs.map((cap) => ({ scope, cap })))];
+  const caps = [
+    ...policy.caps.fleet.map((cap) => ({ scope: FLEET, cap })),
+    ...Object.entries(policy.caps.agents).flatMap(([scope, cs]) => cs.map((cap) => ({ scope, cap }))),
+  ];
   for (const { scope, cap } of caps) {
     const base = { scope, windowMs: cap.windowMs, rationale: cap.rationale };
     const v = (what: 'permits' | 'usd' | 'tokens') => sum(capSeriesName(scope, cap, what));
@@ -30,12 +33,20 @@ export function counters(m: MachineState, nowMs: number): CounterView[] {
   const er = policy.errorRate;
   const runs = sum(`runs:${FLEET}`);
   const errors = sum(`errors:${FLEET}`);
-  out.push({ name: `error rate (runs ended ${er.reasons.join('/')}, of ${runs})`, scope: FLEET, windowMs: er.windowMs, value: runs ? Math.round((errors / runs) * 1000) / 1000 : 0, limit: er.threshold, rationale: er.rationale });
+  out.push({
+    name: `error rate (runs ended ${er.reasons.join('/')}, of ${runs})`,
+    scope: FLEET,
+    windowMs: er.windowMs,
+    value: runs ? Math.round((errors / runs) * 1000) / 1000 : 0,
+    limit: er.threshold,
+    rationale: er.rationale,
+  });
   return out;
 }
 
 /** The counters as one record, for a trip and a page. */
-export const counterRecord = (m: MachineState, nowMs: number): Record<string, number> => Object.fromEntries(counters(m, nowMs).map((c) => [`${c.name} [${c.scope}]`, c.value]));
+export const counterRecord = (m: MachineState, nowMs: number): Record<string, number> =>
+  Object.fromEntries(counters(m, nowMs).map((c) => [`${c.name} [${c.scope}]`, c.value]));
 
 /** The supervisor's status: its query, and the answer to a person's reset or halt. */
 export function statusOf(m: MachineState, nowMs: number): SupervisorStatus {

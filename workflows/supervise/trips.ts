@@ -78,7 +78,11 @@ export function checkErrorRate(turn: Turn): void {
     const errors = sumOf(m.series[`errors:${scope}`], nowMs);
     if (runs >= er.minRuns && errors / runs > er.threshold) {
       const who = scope === FLEET ? 'the fleet' : scope;
-      trip(turn, 'error_rate', `${errors} of the last ${runs} runs of ${who} ended ${er.reasons.join('/')} (${Math.round((errors / runs) * 100)}%), over ${Math.round(er.threshold * 100)}%`);
+      trip(
+        turn,
+        'error_rate',
+        `${errors} of the last ${runs} runs of ${who} ended ${er.reasons.join('/')} (${Math.round((errors / runs) * 100)}%), over ${Math.round(er.threshold * 100)}%`,
+      );
       return;
     }
   }

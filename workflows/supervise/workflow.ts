@@ -1,4 +1,15 @@
-import { ActivityFailure, ApplicationFailure, allHandlersFinished, condition, log, makeContinueAsNewFunc, proxyActivities, setHandler, upsertMemo, workflowInfo } from '@temporalio/workflow';
+import {
+  ActivityFailure,
+  ApplicationFailure,
+  allHandlersFinished,
+  condition,
+  log,
+  makeContinueAsNewFunc,
+  proxyActivities,
+  setHandler,
+  upsertMemo,
+  workflowInfo,
+} from '@temporalio/workflow';
 import type { SupervisorActivities } from '../../core/contracts';
 import { configureUpdate, haltUpdate, leaseUpdate, releaseUpdate, resetUpdate, supervisorStatusQuery, wakesSignal } from '../../core/supervisor-messages';
 import type { PageAction, SupervisorInput } from '../../core/supervisor-types';
@@ -85,14 +96,20 @@ export async function supervisorWorkflow(input: SupervisorInput): Promise<void> 
       feed({ kind: 'paged', page, outcome });
     } else if (a.kind === 'stop') {
       const { kind: _kind, ...stop } = a;
-      const failed = await stopLiveRuns({ taskQueue, ...(stop.agents ? { agents: stop.agents } : {}), who: stop.who, reason: stop.reason }).then(() => undefined, visibilityFailure);
+      const failed = await stopLiveRuns({ taskQueue, ...(stop.agents ? { agents: stop.agents } : {}), who: stop.who, reason: stop.reason }).then(
+        () => undefined,
+        visibilityFailure,
+      );
       feed({ kind: 'stopped', stop, ...(failed ? { failed } : {}) });
     } else if (a.kind === 'nudge') {
       const failed = await nudgeHeld({ taskQueue, ...(a.agent ? { agent: a.agent } : {}) }).then(() => undefined, visibilityFailure);
       feed({ kind: 'nudged', ...(failed ? { failed } : {}) });
     } else {
       const { fromMs, toMs, limit } = a;
-      const answer = await observeRuns({ taskQueue, fromMs, toMs, limit }).then((read) => ({ read }), (err: unknown) => ({ failed: visibilityFailure(err) }));
+      const answer = await observeRuns({ taskQueue, fromMs, toMs, limit }).then(
+        (read) => ({ read }),
+        (err: unknown) => ({ failed: visibilityFailure(err) }),
+      );
       feed({ kind: 'observed', toMs, ...answer });
     }
   };

@@ -46,14 +46,17 @@ export function offlineModel(): LanguageModelV3 {
   const doGenerate = async (options: LanguageModelV3CallOptions): Promise<LanguageModelV3GenerateResult> => {
     options.abortSignal?.throwIfAborted();
     const messages = fromPrompt(options.prompt);
-    const tools = (options.tools ?? []).flatMap((t) => (t.type === 'function' ? [{ name: t.name, description: t.description ?? '', parameters: t.inputSchema }] : []));
+    const tools = (options.tools ?? []).flatMap((t) =>
+      t.type === 'function' ? [{ name: t.name, description: t.description ?? '', parameters: t.inputSchema }] : [],
+    );
     const told = options.providerOptions?.wakegate?.answerSchema as JSONSchema7 | undefined;
     const d = decide(messages, tools, options.responseFormat?.type === 'json' ? options.responseFormat.schema : told);
     const calls = d.calls.map((c, i) => ({ id: `call_${messages.length}_${i}`, name: c.name, args: c.args }));
     const emitted = d.answer ?? JSON.stringify(calls);
-    const content: LanguageModelV3Content[] = d.answer !== undefined
-      ? [{ type: 'text', text: d.answer }]
-      : calls.map((c) => ({ type: 'tool-call', toolCallId: c.id, toolName: c.name, input: JSON.stringify(c.args) }));
+    const content: LanguageModelV3Content[] =
+      d.answer !== undefined
+        ? [{ type: 'text', text: d.answer }]
+        : calls.map((c) => ({ type: 'tool-call', toolCallId: c.id, toolName: c.name, input: JSON.stringify(c.args) }));
     const inputTokens = chatTokens(messages, tools);
     const outputTokens = Math.min(countTokens(emitted), options.maxOutputTokens ?? Infinity);
     return {
@@ -76,7 +79,10 @@ export function offlineModel(): LanguageModelV3 {
     // The same reply, as a stream, for callers that stream (streamText).
     async doStream(options) {
       const r = await doGenerate(options);
-      const parts: LanguageModelV3StreamPart[] = [{ type: 'stream-start', warnings: [] }, { type: 'response-metadata', modelId: 'offline' }];
+      const parts: LanguageModelV3StreamPart[] = [
+        { type: 'stream-start', warnings: [] },
+        { type: 'response-metadata', modelId: 'offline' },
+      ];
       for (const c of r.content) {
         if (c.type === 'text') parts.push({ type: 'text-start', id: '0' }, { type: 'text-delta', id: '0', delta: c.text }, { type: 'text-end', id: '0' });
         else if (c.type === 'tool-call') parts.push(c);
@@ -102,7 +108,9 @@ function fromPrompt(prompt: LanguageModelV3Prompt): ChatMessage[] {
     else if (m.role === 'user') out.push({ role: 'user', content: m.content.map((p) => (p.type === 'text' ? p.text : '')).join('') });
     else if (m.role === 'assistant') {
       const toolCalls = m.content.flatMap((p) =>
-        p.type === 'tool-call' ? [{ id: p.toolCallId, name: p.toolName, args: (typeof p.input === 'string' ? (parseJson(p.input) ?? {}) : p.input) as Record<string, unknown> }] : [],
+        p.type === 'tool-call'
+          ? [{ id: p.toolCallId, name: p.toolName, args: (typeof p.input === 'string' ? (parseJson(p.input) ?? {}) : p.input) as Record<string, unknown> }]
+          : [],
       );
       const content = m.content.map((p) => (p.type === 'text' ? p.text : '')).join('');
       out.push({ role: 'assistant', content, ...(toolCalls.length ? { toolCalls } : {}) });
@@ -129,7 +137,11 @@ interface Decision {
   answer?: string;
 }
 
-function decide(messages: ChatMessage[], tools: { name: string; description: string; parameters: JSONSchema7 }[], answerSchema: JSONSchema7 | undefined): Decision {
+function decide(
+  messages: ChatMessage[],
+  tools: { name: string; description: string; parameters: JSONSchema7 }[],
+  answerSchema: JSONSchema7 | undefined,
+): Decision {
   const called = new Set(messages.flatMap((m) => m.toolCalls?.map((c) => c.name) ?? []));
   // An [effect] tool proposes a change; the offline model only reads, and decides with commit/no_op.
   const pending = tools.filter((t) => !called.has(t.name) && !t.description.startsWith(EFFECT_TOOL_MARK));

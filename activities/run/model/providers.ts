@@ -50,5 +50,9 @@ export function anthropic(s: Omit<ProviderSettings, 'baseURL'> & { baseURL?: str
 
 /** Google's Gemini API (generateContent). @default baseURL `https://generativelanguage.googleapis.com/v1beta` */
 export function google(s: Omit<ProviderSettings, 'baseURL'> & { baseURL?: string }): LanguageModelV3 {
-  return createGoogleGenerativeAI({ baseURL: s.baseURL ?? 'https://generativelanguage.googleapis.com/v1beta', apiKey: s.apiKey, fetch: fetchWithin(s.timeoutMs) }).chat(s.model);
+  return createGoogleGenerativeAI({
+    baseURL: s.baseURL ?? 'https://generativelanguage.googleapis.com/v1beta',
+    apiKey: s.apiKey,
+    fetch: fetchWithin(s.timeoutMs),
+  }).chat(s.model);
 }

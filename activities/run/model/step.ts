@@ -1,4 +1,12 @@
-import { APICallError, type JSONObject, type JSONSchema7, type LanguageModelV3, type LanguageModelV3CallOptions, type LanguageModelV3GenerateResult, type LanguageModelV3Message } from '@ai-sdk/provider';
+import {
+  APICallError,
+  type JSONObject,
+  type JSONSchema7,
+  type LanguageModelV3,
+  type LanguageModelV3CallOptions,
+  type LanguageModelV3GenerateResult,
+  type LanguageModelV3Message,
+} from '@ai-sdk/provider';
 import { ApplicationFailure } from '@temporalio/common';
 import type { ChatMessage } from '../../../core/contracts';
 import type { ModelStep, StepReply, StepRequest } from '../../../core/model';
