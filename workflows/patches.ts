@@ -9,7 +9,7 @@ import { deprecatePatch, patched } from '@temporalio/workflow';
  * Before 1.0 no deployment holds open runs, so pre-release patches were deleted and the replay
  * histories in test/replay/histories re-recorded instead; this registry starts empty with 1.0.
  *
- * Lint refuses `patched` and `deprecatePatch` imported anywhere else.
+ * Lint refuses `patched` and `deprecatePatch` imported anywhere else in workflows/.
  */
 export const PATCHES = {} as const satisfies Record<string, { since: string }>;
 
