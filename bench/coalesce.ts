@@ -9,7 +9,7 @@ import { coalescerQuery } from '../core/messages';
 import { SupervisorLink } from '../supervisor/link';
 import { withSupervisorPolicy } from '../supervisor/policy';
 import { createWakeWorker } from '../runtime/worker';
-import { percentile, round } from './stats';
+import { histograms, percentile, round } from './stats';
 import { registryOf, activitiesOf, exampleAgents } from '../test/helpers/app';
 import { benchRecorder } from './results';
 
@@ -46,11 +46,14 @@ const mb = (bytes: number) => round(bytes / 1024 / 1024, 0);
 async function openLoop(n: number, intervalMs: number, send: (i: number) => Promise<GateAnswer>) {
   const latencies: number[] = [];
   const answers: GateAnswer[] = [];
+  /** When each answer came, ms after the first offer, in the order of `answers`. */
+  const answeredAtMs: number[] = [];
   const errors: string[] = [];
   let inFlight = 0;
   let throttled = 0;
   const done: Promise<void>[] = [];
   const t0 = performance.now();
+  const startedAt = Date.now();
   for (let i = 0; i < n; i++) {
     const due = t0 + i * intervalMs;
     const wait = due - performance.now();
@@ -67,6 +70,7 @@ async function openLoop(n: number, intervalMs: number, send: (i: number) => Prom
           (a) => {
             latencies.push(performance.now() - s);
             answers.push(a);
+            answeredAtMs.push(performance.now() - t0);
           },
           (err: unknown) => {
             errors.push((err as Error).message);
@@ -77,7 +81,39 @@ async function openLoop(n: number, intervalMs: number, send: (i: number) => Prom
   }
   await Promise.all(done);
   const seconds = (performance.now() - t0) / 1000;
-  return { seconds, rate: n / seconds, p50: percentile(latencies, 50), p99: percentile(latencies, 99), answers, errors, throttled };
+  return {
+    seconds,
+    rate: n / seconds,
+    p50: percentile(latencies, 50),
+    p99: percentile(latencies, 99),
+    latencies,
+    answers,
+    answeredAtMs,
+    startedAt,
+    errors,
+    throttled,
+  };
+}
+
+/**
+ * The hot key over time, for the chart: its answers per second since the first offer, by decision,
+ * and each of its runs from start to end (seconds since the first offer; a run still open has no end).
+ */
+async function hotKeyTimeline(client: Client, wakeKey: string, loop: Awaited<ReturnType<typeof openLoop>>) {
+  const answersPerSecond: Record<string, number[]> = {};
+  loop.answers.forEach((a, i) => {
+    const perSecond = (answersPerSecond[a.decision] ??= []);
+    const s = Math.floor(loop.answeredAtMs[i]! / 1000);
+    while (perSecond.length <= s) perSecond.push(0);
+    perSecond[s]!++;
+  });
+  const sinceStart = (d: Date) => round((d.getTime() - loop.startedAt) / 1000);
+  const runs: { startS: number; endS?: number }[] = [];
+  for await (const wf of client.workflow.list({ query: `WorkflowType = "runWorkflow" AND WakeKey = "${wakeKey}"` })) {
+    runs.push({ startS: sinceStart(wf.startTime), ...(wf.closeTime ? { endS: sinceStart(wf.closeTime) } : {}) });
+  }
+  runs.sort((a, b) => a.startS - b.startS);
+  return { answersPerSecond, runs };
 }
 
 async function main(): Promise<void> {
@@ -134,6 +170,7 @@ async function main(): Promise<void> {
       const hotRuns = await runsAbout(hot);
       const decisions: Record<string, number> = {};
       for (const a of one.answers) decisions[a.decision] = (decisions[a.decision] ?? 0) + 1;
+      const timeline = await hotKeyTimeline(client, hot, one);
 
       const many = await openLoop(KEYS * PER_KEY, 0, (i) =>
         gate.admit({ source: 'ping', entity: `k-${tag}-${Math.floor(i / PER_KEY)}`, type: `e-${i % PER_KEY}`, occurredAt }),
@@ -142,13 +179,15 @@ async function main(): Promise<void> {
       const manyRuns = (await client.workflow.count(`WorkflowType = "runWorkflow" AND WakeKey STARTS_WITH "k-${tag}-"`)).count;
       const rssAfterMany = process.memoryUsage().rss;
 
+      // Both phases' answer times on one bin width, so their distributions can be drawn side by side.
+      const hist = histograms({ one: one.latencies, many: many.latencies });
       const report = {
         hotKey: {
           offered: EVENTS,
           offeredPerSecond: round(EVENTS / SECONDS),
           achievedPerSecond: round(one.rate),
           seconds: round(one.seconds),
-          answerMs: { p50: round(one.p50), p99: round(one.p99) },
+          answerMs: { p50: round(one.p50), p99: round(one.p99), histogram: hist.one },
           decisions,
           errors: one.errors.length,
           firstError: one.errors[0],
@@ -156,12 +195,13 @@ async function main(): Promise<void> {
           runBound: Math.floor(one.seconds / (MAX_WAIT_MS / 1000)) + 1,
           coalescerExecutions: executions,
           coalescerHistoryLength: status.historyLength,
+          timeline,
         },
         manyKeys: {
           keys: KEYS,
           eventsPerKey: PER_KEY,
           achievedPerSecond: round(many.rate),
-          answerMs: { p50: round(many.p50), p99: round(many.p99) },
+          answerMs: { p50: round(many.p50), p99: round(many.p99), histogram: hist.many },
           runsStarted: manyRuns,
           errors: many.errors.length,
         },
@@ -174,7 +214,7 @@ async function main(): Promise<void> {
           : []),
         ...(hotRuns > report.hotKey.runBound ? [`the hot key started ${hotRuns} runs, over its bound of ${report.hotKey.runBound}`] : []),
       ];
-      recorder.write(report, problems);
+      await recorder.write(report, problems);
       if (problems.length > 0) {
         console.error(problems.join('\n'));
         process.exitCode = 1;

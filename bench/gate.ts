@@ -5,7 +5,7 @@ import { DevServer } from '../devserver/dev-server';
 import { Gate } from '../gate/gate';
 import { createWakeWorker } from '../runtime/worker';
 import type { RunInput } from '../core/types';
-import { percentile, round, runPool } from './stats';
+import { histograms, percentile, round, runPool } from './stats';
 import { registryOf } from '../test/helpers/app';
 import { exampleApp } from '../test/helpers/app';
 import { benchRecorder } from './results';
@@ -97,6 +97,8 @@ async function main(): Promise<void> {
     });
     await nativeConnection.close();
 
+    // One bin width for both series, so their distributions can be drawn side by side.
+    const startHist = histograms({ raw: lat.raw, gate: lat.gate });
     const report = {
       rawStartsPerSecond: round(rawRate),
       gateStartsPerSecond: round(gateRate),
@@ -110,19 +112,24 @@ async function main(): Promise<void> {
       ),
       perRound: { raw: rates.raw.map((x) => round(x)), gate: rates.gate.map((x) => round(x)) },
       startLatencyMs: {
-        raw: { p50: round(percentile(lat.raw, 50)), p99: round(percentile(lat.raw, 99)) },
-        gate: { p50: round(percentile(lat.gate, 50)), p99: round(percentile(lat.gate, 99)) },
+        raw: { p50: round(percentile(lat.raw, 50)), p99: round(percentile(lat.raw, 99)), histogram: startHist.raw },
+        gate: { p50: round(percentile(lat.gate, 50)), p99: round(percentile(lat.gate, 99)), histogram: startHist.gate },
       },
       storm: {
         deliveries: STORM,
         executions: storm.executions,
         decisions: storm.decisions,
-        answerMs: { p50: round(percentile(storm.latencies, 50)), p99: round(percentile(storm.latencies, 99)), max: round(Math.max(...storm.latencies)) },
+        answerMs: {
+          p50: round(percentile(storm.latencies, 50)),
+          p99: round(percentile(storm.latencies, 99)),
+          max: round(Math.max(...storm.latencies)),
+          histogram: histograms({ storm: storm.latencies }).storm,
+        },
       },
     };
     console.log(JSON.stringify(report, null, 2));
     const problems = storm.executions === 1 ? [] : [`the storm of one key started ${storm.executions} executions, expected 1`];
-    recorder.write(report, problems);
+    await recorder.write(report, problems);
     if (problems.length > 0) {
       console.error(problems.join('\n'));
       process.exitCode = 1;

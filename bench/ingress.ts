@@ -14,7 +14,7 @@ import { CONSUMER_GROUP, publish, RedisStreamsConsumer, streamKey } from '../ing
 import { startIngress } from '../ingress/serve';
 import { campaignsSource } from '../examples/campaigns-webhook';
 import type { RunInput } from '../core/types';
-import { percentile, round, runPool } from './stats';
+import { histograms, percentile, round, runPool } from './stats';
 import { exampleApp, registryOf } from '../test/helpers/app';
 import { oneCallAgents } from '../test/helpers/agents';
 import { benchRecorder } from './results';
@@ -35,6 +35,8 @@ const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 4);
 const CONCURRENCY = Number(process.env.BENCH_CONCURRENCY ?? 32);
 const QUEUE_N = Number(process.env.BENCH_QUEUE_N ?? 1000);
 const BURST_S = Number(process.env.BENCH_BURST_S ?? 30);
+/** RSS is sampled this often during the burst; the samples are kept for the chart. */
+const RSS_SAMPLE_MS = 250;
 
 async function main(): Promise<void> {
   const recorder = benchRecorder('ingress', {
@@ -134,7 +136,7 @@ async function main(): Promise<void> {
 
     // RSS during a sustained burst through the ingress.
     const rss: number[] = [];
-    const sampler = setInterval(() => rss.push(process.memoryUsage().rss), 250);
+    const sampler = setInterval(() => rss.push(process.memoryUsage().rss), RSS_SAMPLE_MS);
     const burstEnd = Date.now() + BURST_S * 1000;
     let burstSent = 0;
     const rssStart = process.memoryUsage().rss;
@@ -152,6 +154,8 @@ async function main(): Promise<void> {
     const third = Math.max(1, Math.floor(rss.length / 3));
     const mean = (xs: number[]) => xs.reduce((s, x) => s + x, 0) / Math.max(1, xs.length);
 
+    // One bin width for both series, so their distributions can be drawn side by side.
+    const latHist = histograms({ raw: lat.raw, webhook: lat.webhook });
     const report = {
       rawStartsPerSecond: round(total(rates.raw)),
       webhookAcceptsPerSecond: round(total(rates.webhook)),
@@ -165,20 +169,27 @@ async function main(): Promise<void> {
       ),
       perRound: { raw: rates.raw.map((x) => round(x)), webhook: rates.webhook.map((x) => round(x)) },
       latencyMs: {
-        raw: { p50: round(percentile(lat.raw, 50)), p99: round(percentile(lat.raw, 99)) },
-        webhook: { p50: round(percentile(lat.webhook, 50)), p99: round(percentile(lat.webhook, 99)) },
+        raw: { p50: round(percentile(lat.raw, 50)), p99: round(percentile(lat.raw, 99)), histogram: latHist.raw },
+        webhook: { p50: round(percentile(lat.webhook, 50)), p99: round(percentile(lat.webhook, 99)), histogram: latHist.webhook },
       },
       queue: { messages: QUEUE_N, seconds: round(queueSeconds, 2), acceptedPerSecond: round(QUEUE_N / queueSeconds), pendingAfter: stillPending },
       burst: {
         seconds: BURST_S,
         accepted: burstSent,
         acceptedPerSecond: round(burstSent / BURST_S),
-        rssMb: { start: mb(rssStart), max: mb(Math.max(...rss)), firstThirdMean: mb(mean(rss.slice(0, third))), lastThirdMean: mb(mean(rss.slice(-third))) },
+        rssMb: {
+          start: mb(rssStart),
+          max: mb(Math.max(...rss)),
+          firstThirdMean: mb(mean(rss.slice(0, third))),
+          lastThirdMean: mb(mean(rss.slice(-third))),
+          sampleEveryMs: RSS_SAMPLE_MS,
+          samples: rss.map(mb),
+        },
       },
     };
     console.log(JSON.stringify(report, null, 2));
     const problems = stillPending === 0 ? [] : [`${stillPending} queue messages still pending after the drain`];
-    recorder.write(report, problems);
+    await recorder.write(report, problems);
     if (problems.length > 0) {
       console.error(problems.join('\n'));
       process.exitCode = 1;

@@ -1,38 +1,11 @@
 import { mkdirSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
+import { writeChart } from './charts';
+import { RESULTS_DIR, type BenchResultsFile } from './results-file';
 
-/**
- * One benchmark's results file, `bench/results/<name>.json`: the figures the docs quote are generated
- * from these files (`npm run docs`), never copied by hand. Each file says how it was made: the
- * command with the knobs it was given, when, on what machine and how loaded it was, and the
- * parameters in force; then the results, and the problems the benchmark found (a failed check is
- * written down too, not hidden).
- */
-export interface BenchResultsFile<R = Record<string, unknown>> {
-  bench: string;
-  /** The command that made this file, with the BENCH_* settings it was given. */
-  command: string;
-  /** When the benchmark started, ISO-8601 UTC. */
-  at: string;
-  durationS: number;
-  machine: {
-    cpus: number;
-    cpuModel: string;
-    memoryGb: number;
-    platform: string;
-    node: string;
-    /** 1, 5 and 15 minute load averages as the benchmark started and as it ended: the machine may be shared. */
-    loadavgAtStart: number[];
-    loadavgAtEnd: number[];
-  };
-  parameters: Record<string, unknown>;
-  results: R;
-  /** What the benchmark's own checks found wrong; empty when every check passed. */
-  problems: string[];
-}
-
-export const RESULTS_DIR = path.join(__dirname, 'results');
+export type { BenchResultsFile } from './results-file';
+export { RESULTS_DIR } from './results-file';
 
 const load = () => os.loadavg().map((x) => Math.round(x * 100) / 100);
 
@@ -47,14 +20,15 @@ function commandOf(name: string): string {
 
 /**
  * Start recording one benchmark: call it first thing, so the load average is the machine's before
- * the benchmark's own servers start. `write` puts the file in place and returns its path.
+ * the benchmark's own servers start. `write` puts the results file in place, then draws its chart
+ * beside it (`bench/results/<name>.svg`, from the file just written), and returns the file's path.
  */
 export function benchRecorder(name: string, parameters: Record<string, unknown>) {
   const at = new Date().toISOString();
   const loadavgAtStart = load();
   const t0 = performance.now();
   return {
-    write<R extends object>(results: R, problems: string[] = []): string {
+    async write<R extends object>(results: R, problems: string[] = []): Promise<string> {
       const file: BenchResultsFile<R> = {
         bench: name,
         command: commandOf(name),
@@ -77,6 +51,7 @@ export function benchRecorder(name: string, parameters: Record<string, unknown>)
       mkdirSync(RESULTS_DIR, { recursive: true });
       writeFileSync(target, `${JSON.stringify(file, null, 2)}\n`);
       console.log(`results: ${path.relative(process.cwd(), target)}`);
+      console.log(`chart: ${path.relative(process.cwd(), await writeChart(target))}`);
       return target;
     },
   };

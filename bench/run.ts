@@ -18,7 +18,7 @@ import type { RunInput } from '../core/types';
 import { withSupervisorPolicy } from '../supervisor/policy';
 import { registryOf, activitiesOf, exampleAgents } from '../test/helpers/app';
 import { benchRecorder } from './results';
-import { round } from './stats';
+import { histograms, round } from './stats';
 
 const BENCH_POLICY = withSupervisorPolicy({
   caps: { fleet: [{ windowMs: 3_600_000, wakes: 1_000_000, rationale: 'bench:run: a cap every run takes a permit from, never reached.' }], agents: {} },
@@ -78,7 +78,7 @@ async function main(): Promise<void> {
     for (let i = 0; i < WARM_UP; i++) await one(-1 - i);
     const xs: number[] = [];
     for (let i = 0; i < N; i++) xs.push(await time(() => one(i)));
-    return { name, p50: pct(xs, 50), p99: pct(xs, 99) };
+    return { name, p50: pct(xs, 50), p99: pct(xs, 99), samples: xs };
   };
   // "Accepted wake → terminal state": the timer starts once the start call is accepted.
   const wake = (kind: string, to: string) => async (i: number) => {
@@ -153,9 +153,11 @@ async function main(): Promise<void> {
   console.log(`ratio no_op       p50 ${(nw.p50 / nb.p50).toFixed(2)}x  p99 ${(nw.p99 / nb.p99).toFixed(2)}x`);
   console.log(`ratio three-step  p50 ${(tw.p50 / tb.p50).toFixed(2)}x  p99 ${(tw.p99 / tb.p99).toFixed(2)}x`);
   const ratio = (a: number, b: number) => round(a / b, 2);
-  recorder.write({
+  // All four series on one bin width, so their distributions can be drawn side by side.
+  const hist = histograms(Object.fromEntries(results.map((r) => [r.name, r.samples])));
+  await recorder.write({
     unit: 'ms, accepted → terminal, sequential',
-    series: results.map((r) => ({ name: r.name, p50: round(r.p50), p99: round(r.p99) })),
+    series: results.map((r) => ({ name: r.name, p50: round(r.p50), p99: round(r.p99), histogram: hist[r.name]! })),
     ratio: { noOp: { p50: ratio(nw.p50, nb.p50), p99: ratio(nw.p99, nb.p99) }, threeStep: { p50: ratio(tw.p50, tb.p50), p99: ratio(tw.p99, tb.p99) } },
   });
   await client.connection.close();

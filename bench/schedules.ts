@@ -9,6 +9,7 @@ import { WakeTerminalReason } from '../core/search-attributes';
 import { createWakeWorker } from '../runtime/worker';
 import { exampleApp } from '../test/helpers/app';
 import { benchRecorder } from './results';
+import { histograms } from './stats';
 
 /**
  * `npm run bench:schedules`: on a dev server of its own, real fires (no backfill) of several
@@ -220,22 +221,30 @@ async function main(): Promise<void> {
       add('reference: run task done → first activity started', run.toActivityMs);
       add('reference: the first step itself', run.activityMs);
     }
-    const summary = (xs: number[]) => ({ fires: xs.length, p50Ms: pct(xs, 50), p99Ms: pct(xs, 99), maxMs: Math.max(...xs) });
+    // The three series' lags on one bin width, so their distributions can be drawn side by side.
+    const hist = histograms({ wg, bb, direct });
+    const summary = (xs: number[], key: keyof typeof hist) => ({
+      fires: xs.length,
+      p50Ms: pct(xs, 50),
+      p99Ms: pct(xs, 99),
+      maxMs: Math.max(...xs),
+      histogram: hist[key],
+    });
     const result = {
       what: 'lag from nominal time to the first step of the run (its first activity; prepareRun for wakegate; real fires, several schedules in parallel)',
-      wakegate: { ...summary(wg), notRun },
-      bareTemporal: summary(bb),
+      wakegate: { ...summary(wg, 'wg'), notRun },
+      bareTemporal: summary(bb, 'bb'),
       ratio: { p50: +(pct(wg, 50) / pct(bb, 50)).toFixed(2), p99: +(pct(wg, 99) / pct(bb, 99)).toFixed(2) },
       reference: {
         what: 'a bare Schedule starting runWorkflow with a fixed whole input: no check of the window, no catch-up, no ledger report',
-        ...summary(direct),
+        ...summary(direct, 'direct'),
         ratio: { p50: +(pct(direct, 50) / pct(bb, 50)).toFixed(2), p99: +(pct(direct, 99) / pct(bb, 99)).toFixed(2) },
       },
       medianHopsMs: Object.fromEntries(Object.entries(parts).map(([name, xs]) => [name, pct(xs, 50)])),
     };
     process.stdout.write(`${JSON.stringify(result, null, 2)}\n`);
     const problems = wg.length < 100 || bb.length < 100 ? [`too few fires for a p99 (wakegate ${wg.length}, bare ${bb.length}); raise BENCH_SECONDS`] : [];
-    recorder.write(result, problems);
+    await recorder.write(result, problems);
     if (problems.length > 0) throw new Error(problems.join('\n'));
   } finally {
     await client.connection.close();

@@ -24,3 +24,40 @@ export async function runPool(n: number, concurrency: number, task: (i: number) 
 }
 
 export const round = (x: number, digits = 1) => Math.round(x * 10 ** digits) / 10 ** digits;
+
+/** A latency histogram: bin i counts the samples in [i × binMs, (i + 1) × binMs), from 0 up to the largest sample. */
+export interface Histogram {
+  binMs: number;
+  counts: number[];
+}
+
+/** A "nice" bin width (1, 2 or 5 × 10^k ms) that puts `maxMs` in at most `maxBins` bins. */
+function binWidth(maxMs: number, maxBins: number): number {
+  const raw = Math.max(maxMs, 1e-9) / maxBins;
+  const step = 10 ** Math.floor(Math.log10(raw));
+  return [1, 2, 5, 10].map((m) => m * step).find((w) => w >= raw)!;
+}
+
+/**
+ * Histograms of several series of latencies on one bin width, so their distributions can be drawn
+ * side by side (bench/charts.ts). The width is chosen from the largest sample of all of them.
+ */
+export function histograms<K extends string>(samples: Record<K, number[]>, maxBins = 40): Record<K, Histogram> {
+  const all = Object.values<number[]>(samples).flat();
+  const binMs = binWidth(
+    all.reduce((m, x) => Math.max(m, x), 1),
+    maxBins,
+  );
+  const out = {} as Record<K, Histogram>;
+  for (const key of Object.keys(samples) as K[]) {
+    const xs = samples[key];
+    const counts: number[] = [];
+    for (const x of xs) {
+      const i = Math.floor(Math.max(0, x) / binMs); // a latency is never negative; a clock's jitter is put in the first bin
+      while (counts.length <= i) counts.push(0);
+      counts[i]!++;
+    }
+    out[key] = { binMs: round(binMs, 3), counts };
+  }
+  return out;
+}

@@ -94,6 +94,12 @@ export interface CounterView {
   value: number;
   limit: number;
   rationale: string;
+  /**
+   * The sliding window behind `value`: its buckets of `bucketMs` that count now, oldest first, as
+   * [bucket start epoch ms, amount]. In the status query's answer only (the `/supervisor` page
+   * draws them); absent for the error rate, a share rather than a sum.
+   */
+  buckets?: { bucketMs: number; values: [number, number][] };
 }
 
 /** A wake held because a cap's window is full: since when, and which cap. */
@@ -223,6 +229,14 @@ export interface SupervisorStatus {
   lastObservedAt?: string;
   visibilityError?: SupervisorState['visibilityError'];
   policy: SupervisorPolicy;
+  /** When the status was read, epoch ms of workflow time: where the counters' windows end. In the status query's answer only. */
+  atMs?: number;
+  /**
+   * Wakes admitted at the gate per calendar minute over the last ten, fleet-wide (`*`) and per
+   * agent, as [minute start epoch ms, wakes], oldest first, the current minute last (still
+   * filling). In the status query's answer only. The storm breaker itself counts a sliding minute.
+   */
+  wakesPerMinute?: Record<string, [number, number][]>;
 }
 
 /** A person's action: who and why, both required. */

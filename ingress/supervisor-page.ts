@@ -5,10 +5,10 @@ import { formToken, requireFormProof, type Acting } from './operator-auth';
 import type { SupervisorPolicy } from '../core/supervisor-types';
 import { actOnSupervisor, type PersonRequest } from '../supervisor/actions';
 import { supervisorView, type SupervisorView } from '../supervisor/view';
-import type { CounterView, Trip } from '../core/supervisor-types';
+import type { CounterView, SupervisorStatus, Trip } from '../core/supervisor-types';
+import { counterChart, durationLabel as seconds, stormChart } from './supervisor-charts';
 
 const e = (v: unknown) => escapeHtml(String(v ?? ''));
-const seconds = (ms: number) => (ms % 3_600_000 === 0 ? `${ms / 3_600_000} h` : ms % 60_000 === 0 ? `${ms / 60_000} min` : `${ms / 1000} s`);
 
 const STYLE = `
 body{font:14px/1.4 system-ui,sans-serif;margin:1.5rem;max-width:1100px;color:#1b1b1b}
@@ -19,12 +19,26 @@ table{border-collapse:collapse;width:100%}td,th{border-bottom:1px solid #ddd;pad
 .over{color:#b3261e;font-weight:700}.flash{padding:.5rem .8rem;border-radius:.3rem;margin:.8rem 0}
 .ok{background:#e3f3e6}.err{background:#fbe4e2}form{display:flex;gap:.5rem;flex-wrap:wrap;align-items:end;margin:.4rem 0}
 label{display:flex;flex-direction:column;font-size:.85rem}input,select{font:inherit;padding:.25rem}
+.charts{display:flex;flex-wrap:wrap;gap:1rem 1.5rem}figure{margin:0}figcaption{font-size:.85rem;font-weight:600}svg.chart{display:block}
 `;
 
-function counterRow(c: CounterView): string {
+function counterRow(c: CounterView, atMs: number | undefined): string {
   const over = c.value >= c.limit;
   return `<tr data-counter="${e(c.name)}|${e(c.scope)}"><td>${e(c.name)}</td><td>${e(c.scope === '*' ? 'fleet' : c.scope)}</td><td>${e(seconds(c.windowMs))}</td>
-<td class="${over ? 'over' : ''}">${e(c.value)} / ${e(c.limit)}</td><td>${e(c.rationale)}</td></tr>`;
+<td class="${over ? 'over' : ''}">${e(c.value)} / ${e(c.limit)}</td><td>${atMs === undefined ? '' : counterChart(c, atMs)}</td><td>${e(c.rationale)}</td></tr>`;
+}
+
+/** The wakes per minute of the fleet and of each agent, each beside its storm threshold; nothing when the status carries none. */
+function stormCharts(s: SupervisorStatus | undefined): string {
+  if (!s?.wakesPerMinute) return '';
+  const { storm } = s.policy;
+  const figures = Object.entries(s.wakesPerMinute).map(
+    ([scope, minutes]) =>
+      `<figure data-storm="${e(scope)}"><figcaption>${scope === '*' ? 'the fleet' : e(scope)}</figcaption>${stormChart(scope, minutes, scope === '*' ? storm.fleetPerMinute : storm.agentPerMinute)}</figure>`,
+  );
+  return `<h2>Wakes per minute</h2>
+<p>Wakes admitted at the gate in each of the last ${e(Object.values(s.wakesPerMinute)[0]?.length ?? 0)} minutes (the current one still filling), against the storm threshold. The breaker counts a sliding minute: it can trip with no minute over the line.</p>
+<div class="charts">${figures.join('')}</div>`;
 }
 
 function tripBlock(t: Trip | undefined): string {
@@ -90,8 +104,9 @@ ${
 ${personForm(session, 'release', 'Release or discard', `${agentSelect}<label>Action<select name="action"><option value="release">release: run them (once)</option><option value="discard">discard them</option></select></label>`)}`
     : '<p>None.</p>'
 }
+${stormCharts(s)}
 <h2>Counters against caps</h2>
-<table><thead><tr><th>counter</th><th>scope</th><th>window</th><th>value / limit</th><th>why this limit</th></tr></thead><tbody>${(s?.counters ?? []).map(counterRow).join('')}</tbody></table>
+<table><thead><tr><th>counter</th><th>scope</th><th>window</th><th>value / limit</th><th>its window, bucket by bucket; how full</th><th>why this limit</th></tr></thead><tbody>${(s?.counters ?? []).map((c) => counterRow(c, s?.atMs)).join('')}</tbody></table>
 <h2>Recent runs by terminal reason</h2>
 <p data-testid="observed">Closed runs last read ${e(s?.lastObservedAt ?? 'never')} (the error-rate window: ${e(seconds(s?.policy.errorRate.windowMs ?? 0))}).</p>
 ${s?.visibilityError ? `<p class="flash" data-testid="visibility-error">${e(s.visibilityError.at)}: ${e(s.visibilityError.message)}${s.visibilityError.unavailable ? ' (the error-rate breaker and spend caps are blind on this server)' : ''}</p>` : ''}

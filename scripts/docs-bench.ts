@@ -4,8 +4,9 @@ import type { BenchResultsFile } from '../bench/results';
 
 /**
  * The benchmark tables of the docs, made from `bench/results/<name>.json` alone: each section says
- * which command made its file, when, and how loaded the machine was, then gives the figures. Nothing
- * here measures or rounds anew; a figure the file does not hold is not shown.
+ * which command made its file, when, and how loaded the machine was, then gives the figures and
+ * shows the chart drawn beside the file (`bench/results/<name>.svg`). Nothing here measures or
+ * rounds anew; a figure the file does not hold is not shown.
  */
 
 export const BENCHES = ['gate', 'run', 'schedules', 'coalesce', 'ingress', 'cli'] as const;
@@ -193,10 +194,20 @@ function provenance(f: BenchResultsFile<Json>): string[] {
   ];
 }
 
-/** The generated section of one benchmark, from its results file. */
+/**
+ * The chart drawn beside a results file (bench/charts.ts), linked from docs/ where it is: a benchmark
+ * writes it right after its results file, so a results file without one is said, not hidden.
+ */
+function chart(root: string, name: string): string[] {
+  const svg = resultsFile(root, name).replace(/\.json$/, '.svg');
+  if (!existsSync(svg)) return ['', `_No chart beside the results file: run \`node --import tsx bench/charts.ts\`, then \`npm run docs\`._`];
+  return ['', `![bench:${name}: the chart of bench/results/${name}.json](../bench/results/${name}.svg)`];
+}
+
+/** The generated section of one benchmark, from its results file, with its chart. */
 export function benchSection(root: string, name: string): string {
   if (!(BENCHES as readonly string[]).includes(name)) throw new Error(`no benchmark named "${name}" (known: ${BENCHES.join(', ')})`);
   const f = readResults(root, name);
   if (!f) return `_No results file yet: run \`npm run bench:${name}\`, then \`npm run docs\`._`;
-  return [...provenance(f), ...RENDERERS[name as BenchName](f.results)].join('\n');
+  return [...provenance(f), ...RENDERERS[name as BenchName](f.results), ...chart(root, name)].join('\n');
 }

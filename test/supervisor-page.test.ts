@@ -100,6 +100,29 @@ test('an operator signs in; the status page shows a trip, and a reset and a rele
       assert.equal(await page.locator('tr[data-held^="canary|"]').count(), before.held.total);
       assert.match(await page.locator('tr[data-counter="wakes per minute|*"]').innerText(), /\/ 3/);
     });
+    await step(page, 'the page draws the storm: wakes per minute against the threshold, and the window of each counter', async () => {
+      const fleet = page.locator('svg[data-chart="storm"][data-scope="*"]');
+      assert.equal(await fleet.getAttribute('data-threshold'), '3');
+      const perMinute = await fleet.locator('rect[data-wakes]').evaluateAll((rects) => rects.map((r) => Number(r.getAttribute('data-wakes'))));
+      assert.equal(perMinute.length, 10, 'the last ten minutes');
+      const total = perMinute.reduce((a, b) => a + b, 0);
+      assert.ok(total >= 6, `the storm's 6 wakes and the held ones are drawn (${total})`);
+      assert.equal(await fleet.getAttribute('data-total'), String(total));
+      const counter = page.locator('svg[data-chart="counter"][data-counter="wakes per minute|*"]');
+      assert.equal(await counter.getAttribute('data-limit'), '3');
+      const value = await counter.getAttribute('data-value');
+      assert.match(
+        await page.locator('tr[data-counter="wakes per minute|*"]').innerText(),
+        new RegExp(`\\b${value} / 3\\b`),
+        'the chart shows what the table says',
+      );
+      const buckets = await counter.locator('rect[data-amount]').evaluateAll((rects) => rects.map((r) => Number(r.getAttribute('data-amount'))));
+      assert.equal(
+        buckets.reduce((a, b) => a + b, 0),
+        Number(value),
+        "the window's buckets add up to the counter",
+      );
+    });
     await step(page, 'a reset without a real reason is refused', async () => {
       const form = page.locator('form[data-form="reset"]');
       await form.locator('input[name="reason"]').fill('   ');

@@ -285,6 +285,72 @@ describe('rolling caps', () => {
   });
 });
 
+describe('status for the page', () => {
+  test("the status query carries each counter's window bucket by bucket and the wakes per minute; an update's answer does not", () => {
+    const p = policy({
+      storm: { fleetPerMinute: 100, agentPerMinute: 50, rationale: 'test' },
+      caps: { fleet: [{ windowMs: 60_000, wakes: 10, rationale: 'test' }], agents: { canary: [{ windowMs: 3_600_000, costUsd: 5, rationale: 'test' }] } },
+    });
+    let m = at(fresh(p), { kind: 'wakes', counts: { canary: 3 } }, 0).state;
+    m = at(m, { kind: 'wakes', counts: { canary: 2, deps: 4 } }, 65_000).state;
+    m = at(m, { kind: 'lease', requests: { canary: 2 } }, 70_000).state;
+    m = observed(m, 71_000, [closure('canary', 'success', 70_500, { costUsd: 0.25 })]).state;
+    const status = statusOf(m, T0 + 72_000, { charts: true });
+    assert.equal(status.atMs, T0 + 72_000);
+    const counter = (name: string, scope: string) => status.counters.find((c) => c.name === name && c.scope === scope)!;
+    // The storm's minute slid past the first three wakes: 6 count, all in the bucket of 65 s.
+    assert.deepEqual(
+      { value: counter('wakes per minute', '*').value, buckets: counter('wakes per minute', '*').buckets },
+      { value: 6, buckets: { bucketMs: 1000, values: [[T0 + 65_000, 6]] } },
+    );
+    assert.deepEqual(counter('wakes per minute', 'deps').buckets, { bucketMs: 1000, values: [[T0 + 65_000, 4]] });
+    assert.deepEqual(counter('runs started', '*').buckets, { bucketMs: 1000, values: [[T0 + 70_000, 2]] });
+    assert.deepEqual(counter('spend USD', 'canary').buckets, { bucketMs: 60_000, values: [[T0 + 60_000, 0.25]] });
+    assert.equal(counter('spend USD', 'canary').value, 0.25);
+    assert.equal(status.counters.find((c) => c.name.startsWith('error rate'))!.buckets, undefined, 'a share has no buckets to draw');
+    // Ten calendar minutes, the current one (from 60 s) last; zero where nothing came.
+    const minutes = (scope: string) => status.wakesPerMinute![scope]!;
+    assert.deepEqual(
+      minutes('*').map(([start]) => start - T0),
+      Array.from({ length: 10 }, (_, i) => (i - 8) * 60_000),
+    );
+    assert.deepEqual(
+      Object.fromEntries(
+        Object.keys(status.wakesPerMinute!).map((scope) => [
+          scope,
+          minutes(scope)
+            .slice(-2)
+            .map(([, n]) => n),
+        ]),
+      ),
+      { '*': [3, 6], canary: [3, 2], deps: [0, 4] },
+    );
+    assert.equal(
+      minutes('*').reduce((sum, [, n]) => sum + n, 0),
+      9,
+    );
+    // What an update answers (kept in the history) and what a trip records carry none of it.
+    const plain = statusOf(m, T0 + 72_000);
+    assert.equal(plain.atMs, undefined);
+    assert.equal(plain.wakesPerMinute, undefined);
+    assert.ok(plain.counters.every((c) => c.buckets === undefined));
+  });
+
+  test('the wakes per minute keep ten minutes: older minutes slide out of the status, and of the state', () => {
+    const m = at(fresh(), { kind: 'wakes', counts: { canary: 2 } }, 0).state;
+    // The wakes' 10 s bucket counts until the window has slid wholly past it.
+    const later = at(m, { kind: 'tick' }, 10 * 60_000 + 10_000).state;
+    assert.deepEqual(
+      statusOf(m, T0 + 9 * 60_000, { charts: true }).wakesPerMinute!['*']!.map(([, n]) => n),
+      [2, 0, 0, 0, 0, 0, 0, 0, 0, 0],
+    );
+    assert.deepEqual(statusOf(later, T0 + 10 * 60_000 + 10_000, { charts: true }).wakesPerMinute, {
+      '*': Array.from({ length: 10 }, (_, i) => [T0 + (i + 1) * 60_000, 0]),
+    });
+    assert.equal(later.series['wakes:*'], undefined);
+  });
+});
+
 describe("a person's reset, release and discard", () => {
   test('a reset needs a tripped breaker, a name and a reason', () => {
     const m = fresh();
@@ -307,7 +373,8 @@ describe("a person's reset, release and discard", () => {
     assert.equal(s.state.trip, undefined);
     assert.equal(s.state.armedSinceMs, T0 + 3000);
     assert.deepEqual(s.state.resets, [{ tripId: 1, who: 'dana', reason: 'the upstream loop is fixed', at: iso(3000) }]);
-    assert.deepEqual(Object.keys(s.state.series).sort(), ['permits:canary:60000', 'reason:failed']);
+    // The wakes per minute stay: they are what status shows of the storm, not what the breaker counts.
+    assert.deepEqual(Object.keys(s.state.series).sort(), ['permits:canary:60000', 'reason:failed', 'wakes:*', 'wakes:canary']);
     assert.equal(s.reply.mode, 'armed');
     assert.deepEqual(s.reply.resets, s.state.resets);
     assert.deepEqual(memoOf(s.state), { mode: 'armed', capsFull: [], releases: [], armedSinceMs: T0 + 3000 });

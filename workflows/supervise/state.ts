@@ -19,6 +19,7 @@ import { newSeries } from './sliding-window';
  *
  * Series names (`SupervisorState.series`), each a sliding window:
  * - `storm:*` and `storm:<agent>`: wakes admitted at the gate, over a minute;
+ * - `wakes:*` and `wakes:<agent>`: the same wakes over the last WAKE_HISTORY_MS, for status (per minute);
  * - `permits:<scope>:<windowMs>`, `usd:<scope>:<windowMs>`, `tokens:<scope>:<windowMs>`: a cap's runs
  *   started, spend and tokens (scope `*` is the fleet);
  * - `runs:<scope>`, `errors:<scope>`: closed runs and those that ended in an error-rate reason;
@@ -31,6 +32,8 @@ export const FLEET = '*';
 export const KEPT = 20;
 /** The storm breaker counts wakes over this window. */
 export const STORM_WINDOW_MS = 60_000;
+/** Status shows the wakes of this long, per minute, beside the storm threshold (buckets of 10 s). */
+export const WAKE_HISTORY_MS = 10 * 60_000;
 /** Runs read per observation; more are read on the next round. */
 export const OBSERVE_LIMIT = 2000;
 /** Runs closed in the last few seconds may not be in visibility yet: read up to this far behind. */

@@ -1,6 +1,6 @@
 import type { Trip, TripKind } from '../../core/supervisor-types';
 import { addTo, sumOf } from './sliding-window';
-import { FLEET, STORM_WINDOW_MS, breakerWatches, iso, log, selfId, seriesOf, trim, type Turn } from './state';
+import { FLEET, STORM_WINDOW_MS, WAKE_HISTORY_MS, breakerWatches, iso, log, selfId, seriesOf, trim, type Turn } from './state';
 import { counterRecord } from './status';
 
 /*
@@ -56,6 +56,8 @@ export function countWakes(turn: Turn, counts: Record<string, number>): void {
   for (const [agent, n] of Object.entries(counts)) {
     addTo(seriesOf(m, `storm:${FLEET}`, STORM_WINDOW_MS), nowMs, n, nowMs);
     addTo(seriesOf(m, `storm:${agent}`, STORM_WINDOW_MS), nowMs, n, nowMs);
+    addTo(seriesOf(m, `wakes:${FLEET}`, WAKE_HISTORY_MS), nowMs, n, nowMs);
+    addTo(seriesOf(m, `wakes:${agent}`, WAKE_HISTORY_MS), nowMs, n, nowMs);
     if (!breakerWatches(m)) continue;
     const fleet = sumOf(m.series[`storm:${FLEET}`], nowMs);
     const mine = sumOf(m.series[`storm:${agent}`], nowMs);

@@ -72,7 +72,7 @@ export async function supervisorWorkflow(input: SupervisorInput): Promise<void> 
   setHandler(configureUpdate, (policy) => {
     feed({ kind: 'configure', policy });
   });
-  setHandler(supervisorStatusQuery, () => statusOf(m, now()));
+  setHandler(supervisorStatusQuery, () => statusOf(m, now(), { charts: true }));
 
   let memoJson = '';
   const memoChanged = () => JSON.stringify(memoOf(m)) !== memoJson;
