@@ -81,6 +81,8 @@ export function workflowAttributes(workflowType: string, arg: unknown): Attrs {
   put(out, WakeAttr.runKey, a.runKey);
   put(out, WakeAttr.eventKey, a.eventKey);
   put(out, WakeAttr.source, a.source);
+  put(out, WakeAttr.eventType, a.type);
+  put(out, WakeAttr.entity, a.entity);
   put(out, WakeAttr.deliveryId, a.deliveryId);
   if (a.scheduled) {
     out[WakeAttr.origin] = 'window';
