@@ -121,24 +121,26 @@ export async function emit(opts: EmitOptions): Promise<number> {
       [WakeAttr.entity]: event.entity,
       [WakeAttr.eventKey]: keyed.input.eventKey,
     };
-    const answer = await inSpan('wakegate emit', { root: true, attributes }, async (span) => {
-      const a = await gate.admitKeyed(keyed);
-      span?.set({ [WakeAttr.decision]: a.decision, [WakeAttr.runKey]: a.workflowId });
-      return a;
-    }).finally(() => gate.close().catch(() => undefined));
-    for (const w of answer.wakes) {
-      if (w.held)
-        process.stderr.write(
-          `wakegate: ${w.agent}: held by the supervisor (${w.held.reason}); it runs once a person releases it: wakegate supervisor status\n`,
-        );
-    }
-    if (isRefusal(answer.decision)) {
-      printJson(answer);
-      process.stderr.write(`wakegate: ${answer.decision}: ${answer.message}\n`);
-      return ExitCode.refused;
-    }
-    printJson(opts.wait ? { ...answer, ...(await waitFor(client, answer)) } : answer);
-    return ExitCode.ok;
+    // The command is its wake's root span, `--wait` included: its span lasts as long as the command.
+    return await inSpan('wakegate emit', { root: true, attributes }, async (span) => {
+      const answer = await gate.admitKeyed(keyed).finally(() => gate.close().catch(() => undefined));
+      span?.set({ [WakeAttr.decision]: answer.decision, [WakeAttr.runKey]: answer.workflowId });
+      for (const w of answer.wakes) {
+        if (w.held)
+          process.stderr.write(
+            `wakegate: ${w.agent}: held by the supervisor (${w.held.reason}); it runs once a person releases it: wakegate supervisor status\n`,
+          );
+      }
+      if (isRefusal(answer.decision)) {
+        printJson(answer);
+        process.stderr.write(`wakegate: ${answer.decision}: ${answer.message}\n`);
+        return ExitCode.refused;
+      }
+      const waited = opts.wait ? await waitFor(client, answer) : undefined;
+      span?.set({ [WakeAttr.terminalReason]: waited?.terminalReason });
+      printJson(waited ? { ...answer, ...waited } : answer);
+      return ExitCode.ok;
+    });
   } finally {
     await client.connection.close();
     // Every span ended so far is exported before the command exits (bounded by the exporter's timeout).

@@ -285,8 +285,8 @@ describe('one trace per wake (OpenTelemetry, in-memory exporter, real dev server
         'process ping',
       ]);
 
-      // `wakegate emit` in its own process, on by OTEL_TRACES_EXPORTER alone: its spans are JSON lines on its stderr.
-      const cli = await runCli(['emit', '--source', 'ping', '--entity', unique('emitted'), '--type', 'check', '--delivery-id', 'cli-trace-1'], {
+      // `wakegate emit --wait` in its own process, on by OTEL_TRACES_EXPORTER alone: its spans are JSON lines on its stderr.
+      const cli = await runCli(['emit', '--source', 'ping', '--entity', unique('emitted'), '--type', 'check', '--delivery-id', 'cli-trace-1', '--wait'], {
         TEMPORAL_ADDRESS: env.server.address,
         WAKEGATE_TASK_QUEUE: taskQueue,
         OTEL_TRACES_EXPORTER: 'console',
@@ -294,6 +294,7 @@ describe('one trace per wake (OpenTelemetry, in-memory exporter, real dev server
       });
       assert.equal(cli.code, 0, cli.stderr);
       assert.equal(cli.json.decision, 'started');
+      assert.equal(cli.json.terminalReason, 'success');
       const cliSpans = cli.stderr
         .split('\n')
         .filter((l) => l.startsWith('{'))
@@ -305,6 +306,7 @@ describe('one trace per wake (OpenTelemetry, in-memory exporter, real dev server
       assert.deepEqual([admit.parentSpanId, wake.parentSpanId, start.parentSpanId], [emit.spanId, admit.spanId, wake.spanId]);
       assert.equal(new Set(cliSpans.map((s) => s.traceId)).size, 1);
       assert.equal(emit.attributes['wakegate.decision'], 'started');
+      assert.equal(emit.attributes['wakegate.terminal_reason'], 'success', 'the wait is part of the command, and of its span');
       assert.equal(admit.attributes['wakegate.delivery_id'], 'cli-trace-1');
       // The run, on this process's worker, continues the CLI's trace under its start.
       const runKey = cli.json.workflowId as string;
