@@ -72,6 +72,7 @@ export default tseslint.config(
                 './schedules',
                 './standins',
                 './supervisor',
+                './tracing',
                 './triggers',
                 './workers',
                 './workflows',
@@ -96,6 +97,7 @@ export default tseslint.config(
                 './schedules',
                 './standins',
                 './supervisor',
+                './tracing',
                 './triggers',
                 './workers',
                 './workflows',
@@ -127,6 +129,26 @@ export default tseslint.config(
               message: 'The supervisor is its own stage: it hears of runs through messages only.',
             },
             {
+              // Tracing sits under the event's path (the gate, the ingress, the CLI and the workers call
+              // it): it knows the plain contracts and the settings, nothing of the layers that use it.
+              target: './tracing',
+              from: [
+                './activities',
+                './agents',
+                './cli',
+                './gate',
+                './ingress',
+                './providers',
+                './runtime',
+                './schedules',
+                './supervisor',
+                './triggers',
+                './workers',
+                './workflows',
+              ],
+              message: "tracing/ imports core/ and config/ only: the layers on the event's path import it.",
+            },
+            {
               // Providers talk to the outside world for effects, tools and pages; they know nothing of the layers that use them.
               target: './providers',
               from: [
@@ -138,6 +160,7 @@ export default tseslint.config(
                 './runtime',
                 './schedules',
                 './supervisor',
+                './tracing',
                 './triggers',
                 './workers',
                 './workflows',
@@ -195,6 +218,8 @@ export default tseslint.config(
                 '**/supervisor/**',
                 '**/providers',
                 '**/providers/**',
+                '**/tracing',
+                '**/tracing/**',
               ],
               message: 'Workflows may not import process-side modules: pass what they need as input or through an activity.',
             },

@@ -41,7 +41,8 @@ export { defaultSupervisorPolicy, withSupervisorPolicy } from './supervisor/poli
 export type { SupervisorPolicy, WindowCap } from './core/supervisor-types';
 
 // Configuration, and helpers for providers
-export { loadConfig, type Config, type OutsideConfig } from './config/config';
+export { loadConfig, type Config, type OutsideConfig, type TracingConfig } from './config/config';
+export { activeTracing, type Tracing } from './tracing/provider';
 export { z } from 'zod';
 export { http, type HttpRequest, type HttpResponse } from './providers/http';
 export { channelAdapter, type ChannelAdapter } from './providers/channel';

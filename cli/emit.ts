@@ -8,6 +8,8 @@ import { EVENT_LIMITS } from '../gate/limits';
 import { app } from './app';
 import type { TerminalReason, RunResult } from '../core/types';
 import { ExitCode, printJson, UsageError } from './output';
+import { inSpan } from '../tracing/spans';
+import { WakeAttr } from '../core/trace-context';
 
 /** The options of `wakegate emit`, as commander parses them. */
 export interface EmitOptions {
@@ -107,25 +109,41 @@ export async function emit(opts: EmitOptions): Promise<number> {
   const registry = wakegate.registry;
   const keyed = keyEvent(registry, event, opts.agent ? { agent: opts.agent } : {}); // bad input is refused before any connection is made
   // The Temporal client (about 0.3 s to load) only once the input is valid: a refusal answers fast.
+  // Tracing too, and only when the OTEL_* variables ask for it: the emit is then its wake's root span.
+  const tracing = config.tracing.enabled ? (await import('../tracing/provider.js')).startTracing(config.tracing) : undefined;
   const { connectClient } = await import('../config/temporal.js');
-  const client = await connectClient(config);
+  const client = await connectClient(config, tracing ? { interceptors: tracing.clientInterceptors } : {});
   try {
     const gate = wakegate.gate(client, config.taskQueue);
-    const answer = await gate.admitKeyed(keyed).finally(() => gate.close().catch(() => undefined));
-    for (const w of answer.wakes) {
-      if (w.held)
-        process.stderr.write(
-          `wakegate: ${w.agent}: held by the supervisor (${w.held.reason}); it runs once a person releases it: wakegate supervisor status\n`,
-        );
-    }
-    if (isRefusal(answer.decision)) {
-      printJson(answer);
-      process.stderr.write(`wakegate: ${answer.decision}: ${answer.message}\n`);
-      return ExitCode.refused;
-    }
-    printJson(opts.wait ? { ...answer, ...(await waitFor(client, answer)) } : answer);
-    return ExitCode.ok;
+    const attributes = {
+      [WakeAttr.source]: event.source,
+      [WakeAttr.eventType]: event.type,
+      [WakeAttr.entity]: event.entity,
+      [WakeAttr.eventKey]: keyed.input.eventKey,
+    };
+    // The command is its wake's root span, `--wait` included: its span lasts as long as the command.
+    return await inSpan('wakegate emit', { root: true, attributes }, async (span) => {
+      const answer = await gate.admitKeyed(keyed).finally(() => gate.close().catch(() => undefined));
+      span?.set({ [WakeAttr.decision]: answer.decision, [WakeAttr.runKey]: answer.workflowId });
+      for (const w of answer.wakes) {
+        if (w.held)
+          process.stderr.write(
+            `wakegate: ${w.agent}: held by the supervisor (${w.held.reason}); it runs once a person releases it: wakegate supervisor status\n`,
+          );
+      }
+      if (isRefusal(answer.decision)) {
+        printJson(answer);
+        process.stderr.write(`wakegate: ${answer.decision}: ${answer.message}\n`);
+        return ExitCode.refused;
+      }
+      const waited = opts.wait ? await waitFor(client, answer) : undefined;
+      span?.set({ [WakeAttr.terminalReason]: waited?.terminalReason });
+      printJson(waited ? { ...answer, ...waited } : answer);
+      return ExitCode.ok;
+    });
   } finally {
     await client.connection.close();
+    // Every span ended so far is exported before the command exits (bounded by the exporter's timeout).
+    await tracing?.shutdown();
   }
 }

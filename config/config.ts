@@ -2,6 +2,7 @@ import path from 'node:path';
 import { z } from 'zod';
 import { loadClientConnectConfig, type ClientConnectConfig } from '@temporalio/envconfig';
 import { ConfigError } from './errors';
+import { tracingConfig, type TracingConfig } from './tracing';
 
 /**
  * wakegate's own settings, parsed once from the environment. Temporal connection settings follow
@@ -160,10 +161,12 @@ export interface Config {
   /** Who a person's CLI action is recorded as by default (`USER`, else "operator"). */
   operator: string;
   ingress: IngressConfig;
+  /** Tracing (OpenTelemetry's standard OTEL_* variables, parsed in config/tracing.ts): off unless they ask for it. */
+  tracing: TracingConfig;
   temporal: Required<Pick<ClientConnectConfig, 'namespace'>> & ClientConnectConfig;
 }
 
-export { ConfigError };
+export { ConfigError, type TracingConfig };
 
 /** Parse wakegate's settings from `env` (default: the process environment); a bad one throws {@link ConfigError} naming it. */
 export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
@@ -183,6 +186,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     outside: outsideConfig(parsed.data),
     operator: parsed.data.USER,
     ingress: ingressConfig(parsed.data, env),
+    tracing: tracingConfig(env),
     temporal: {
       connectionOptions: { address: 'localhost:7233', ...connect.connectionOptions },
       namespace: connect.namespace ?? 'default',

@@ -1,11 +1,14 @@
-import { Client, Connection } from '@temporalio/client';
+import { Client, Connection, type ClientInterceptors } from '@temporalio/client';
 import type { Config } from './config';
 import { TemporalUnreachableError } from './errors';
 
 export { TemporalUnreachableError };
 
-/** Connect a client, failing within `connectTimeoutMs` with a clear error instead of hanging. */
-export async function connectClient(config: Config): Promise<Client> {
+/**
+ * Connect a client, failing within `connectTimeoutMs` with a clear error instead of hanging.
+ * `interceptors`: the client's own (tracing's, so that its starts, updates and signals carry the trace).
+ */
+export async function connectClient(config: Config, opts: { interceptors?: ClientInterceptors } = {}): Promise<Client> {
   const address = config.temporal.connectionOptions.address ?? 'localhost:7233';
   let connection: Connection;
   try {
@@ -19,5 +22,5 @@ export async function connectClient(config: Config): Promise<Client> {
         `Start the local dev server with './temporal-dev.sh up', or set TEMPORAL_ADDRESS / TEMPORAL_PROFILE.`,
     );
   }
-  return new Client({ connection, namespace: config.temporal.namespace });
+  return new Client({ connection, namespace: config.temporal.namespace, ...(opts.interceptors ? { interceptors: opts.interceptors } : {}) });
 }

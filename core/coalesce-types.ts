@@ -5,7 +5,11 @@ import type { AbsorbedEvent, TerminalReason } from './types';
 
 /** One event offered to a coalescer: the event as the gate keyed it, with its payload. */
 export interface Offer {
-  event: AbsorbedEvent & { payload: Record<string, unknown>; fingerprint: string; bucketStart: string };
+  /**
+   * The event as keyed, with its payload; with tracing on, `traceparent` names the gate's span for
+   * this wake (W3C), so that the run the event opens joins its trace (core/trace-context.ts).
+   */
+  event: AbsorbedEvent & { payload: Record<string, unknown>; fingerprint: string; bucketStart: string; traceparent?: string };
   /** The run of the admission record offering it: a retry of that record's offer repeats its answer; a re-armed event (a new record) is offered afresh. */
   admissionRunId?: string;
 }

@@ -14,13 +14,15 @@ import type { RunInput, RunResult } from '../core/types';
 import type { WakeAnswer } from './decision';
 import { mismatch } from './one-call';
 import type { PathContext } from './path-context';
+import { currentTraceparent } from '../tracing/spans';
 
 const MAX_ROUNDS = 5;
 /** A restarted run (overlap `cancel`) names its successor; follow at most this many. */
 const MAX_SUPERSEDED_HOPS = 10;
 
-/** The admission record's input for one agent's wake of one event. */
+/** The admission record's input for one agent's wake of one event (with tracing on, the active span's `traceparent` on the event). */
 export function admissionInput(input: RunInput, policy: CoalescePolicy): AdmissionInput {
+  const traceparent = currentTraceparent();
   return {
     agent: input.agent,
     wakeKey: input.wakeKey,
@@ -38,6 +40,7 @@ export function admissionInput(input: RunInput, policy: CoalescePolicy): Admissi
         ...(input.version !== undefined ? { version: input.version } : {}),
         payload: input.payload,
         fingerprint: input.fingerprint,
+        ...(traceparent ? { traceparent } : {}),
       },
     },
   };

@@ -9,6 +9,8 @@ import { admitOneCall } from './one-call';
 import type { PathContext } from './path-context';
 import { SupervisorLink } from '../supervisor/link';
 import { defaultSupervisorPolicy } from '../supervisor/policy';
+import { WakeAttr } from '../core/trace-context';
+import { inSpan } from '../tracing/spans';
 
 export { keyEvent, type KeyedEvent };
 
@@ -72,12 +74,41 @@ export class Gate {
     return this.admitKeyed(this.key(raw, opts));
   }
 
-  /** Admit a keyed delivery: every agent it wakes, in parallel. */
+  /**
+   * Admit a keyed delivery: every agent it wakes, in parallel. With tracing on, the delivery is a
+   * span (`gate.admit`, the event's keys and the decision) and each agent's wake one under it
+   * (`gate.wake`), under which its Temporal calls are made.
+   */
   async admitKeyed(keyed: KeyedEvent): Promise<GateAnswer> {
-    const wakes = await Promise.all(keyed.wakes.map((w) => this.admitWake(w)));
-    const primary = wakes.find((w) => isRefusal(w.decision)) ?? wakes[0]!;
     const { input } = keyed;
-    return { ...primary, eventKey: input.eventKey, fingerprint: input.fingerprint, ...(input.deliveryId ? { deliveryId: input.deliveryId } : {}), wakes };
+    const attributes = {
+      [WakeAttr.source]: input.source,
+      [WakeAttr.eventType]: input.type,
+      [WakeAttr.entity]: input.entity,
+      [WakeAttr.eventKey]: input.eventKey,
+      [WakeAttr.deliveryId]: input.deliveryId,
+    };
+    return inSpan('gate.admit', { attributes }, async (span) => {
+      const wakes = await Promise.all(keyed.wakes.map((w) => this.tracedWake(w)));
+      const primary = wakes.find((w) => isRefusal(w.decision)) ?? wakes[0]!;
+      span?.set({ [WakeAttr.decision]: primary.decision });
+      return { ...primary, eventKey: input.eventKey, fingerprint: input.fingerprint, ...(input.deliveryId ? { deliveryId: input.deliveryId } : {}), wakes };
+    });
+  }
+
+  /** One agent's wake in its span, with the decision and the run (or admission record and coalescer) that holds the event. */
+  private tracedWake(wake: PlannedWake): Promise<WakeAnswer> {
+    const attributes = { [WakeAttr.agent]: wake.agent.policy.name, [WakeAttr.wakeKey]: wake.input.wakeKey, [WakeAttr.eventKey]: wake.input.eventKey };
+    return inSpan('gate.wake', { attributes }, async (span) => {
+      const answer = await this.admitWake(wake);
+      span?.set({
+        [WakeAttr.decision]: answer.decision,
+        [WakeAttr.runKey]: answer.workflowId,
+        [WakeAttr.admissionId]: answer.admissionId,
+        [WakeAttr.coalescerId]: answer.coalescerId,
+      });
+      return answer;
+    });
   }
 
   /**

@@ -1,9 +1,12 @@
 import { WithStartWorkflowOperation, type Client } from '@temporalio/client';
 import type { AdmissionInput, Offer, OfferAnswer } from '../core/coalesce-types';
 import { offerUpdate } from '../core/messages';
+import { captureContext, inContext } from '../tracing/spans';
 
 interface Waiting {
   offer: Offer;
+  /** The trace context the offer was made in (tracing on): its batch's update is sent in the first offer's. */
+  trace: unknown;
   resolve: (a: OfferAnswer) => void;
   reject: (err: unknown) => void;
 }
@@ -54,7 +57,7 @@ export class OfferBatcher {
       };
       this.lanes.set(input.coalescerId, lane);
     }
-    const mine = new Promise<OfferAnswer>((resolve, reject) => lane.queue.push({ offer: input.offer, resolve, reject }));
+    const mine = new Promise<OfferAnswer>((resolve, reject) => lane.queue.push({ offer: input.offer, trace: captureContext(), resolve, reject }));
     this.drain(input.coalescerId, lane);
     return mine;
   }
@@ -63,8 +66,9 @@ export class OfferBatcher {
     while (lane.inFlight < MAX_IN_FLIGHT && lane.queue.length) {
       const batch = lane.queue.splice(0, MAX_BATCH);
       lane.inFlight += 1;
-      void this.client()
-        .workflow.executeUpdateWithStart(offerUpdate, { args: [batch.map((w) => w.offer)], startWorkflowOperation: lane.start() })
+      void inContext(batch[0]!.trace, () =>
+        this.client().workflow.executeUpdateWithStart(offerUpdate, { args: [batch.map((w) => w.offer)], startWorkflowOperation: lane.start() }),
+      )
         .then(
           (answers) =>
             batch.forEach((w, i) =>

@@ -12,6 +12,8 @@ import { registerSupervisorPage } from './supervisor-page';
 import { registerOperatorAuth, type OperatorAuthSettings } from './operator-auth';
 import { createVerifier, type Verifier } from './signatures';
 import type { DeliveryContext, WebhookSource } from './source';
+import { WakeAttr } from '../core/trace-context';
+import { inSpan } from '../tracing/spans';
 
 /** Deepest JSON nesting a webhook body may have (400 `too_deep` beyond). */
 export const MAX_JSON_DEPTH = 32;
@@ -158,11 +160,24 @@ export function buildIngress(opts: IngressOptions): { app: FastifyInstance; oper
       (request as { handling?: boolean }).handling = true;
       const startedAt = (request as { startedAt?: number }).startedAt ?? performance.now();
       const s = served.get(request.params.source)!;
+      // With tracing on, the request is the root of its wake's trace (a sender's traceparent is not
+      // trusted: senders are outside the fleet); the gate's spans and Temporal's follow under it.
+      const attributes = { 'http.request.method': 'POST', 'http.route': '/webhooks/:source', [WakeAttr.source]: s.source.name };
       try {
-        const { reply: r, extra } = await handle(opts, metrics, s, request);
-        if (r.status >= 400 && r.status !== 429 && r.status !== 503) metrics.refused.inc({ source: s.source.name, reason: r.reason });
-        if (r.status === 503) metrics.unavailable.inc({ source: s.source.name });
-        return send(request, reply, s.source.name, startedAt, r, extra);
+        return await inSpan('POST /webhooks/:source', { kind: 'server', root: true, attributes }, async (span) => {
+          const { reply: r, extra } = await handle(opts, metrics, s, request);
+          span?.set({
+            'http.response.status_code': r.status,
+            [WakeAttr.deliveryId]: extra?.deliveryId as string | undefined,
+            [WakeAttr.eventKey]: extra?.eventKey as string | undefined,
+            [WakeAttr.decision]: extra?.decision as string | undefined,
+            'wakegate.answer': r.reason,
+          });
+          if (r.status >= 500) span?.fail(r.reason);
+          if (r.status >= 400 && r.status !== 429 && r.status !== 503) metrics.refused.inc({ source: s.source.name, reason: r.reason });
+          if (r.status === 503) metrics.unavailable.inc({ source: s.source.name });
+          return send(request, reply, s.source.name, startedAt, r, extra);
+        });
       } finally {
         (request as { release?: () => void }).release?.();
       }

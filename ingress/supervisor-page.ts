@@ -7,6 +7,7 @@ import { actOnSupervisor, type PersonRequest } from '../supervisor/actions';
 import { supervisorView, type SupervisorView } from '../supervisor/view';
 import type { CounterView, SupervisorStatus, Trip } from '../core/supervisor-types';
 import { counterChart, durationLabel as seconds, stormChart } from './supervisor-charts';
+import { untraced } from '../tracing/spans';
 
 const e = (v: unknown) => escapeHtml(String(v ?? ''));
 
@@ -131,7 +132,8 @@ export function registerSupervisorPage(app: FastifyInstance, opts: { client: Cli
   app.get<{ Querystring: { ok?: string; error?: string } }>('/supervisor', async (request, reply) => {
     const q = request.query ?? {};
     const flash = q.ok ? { ok: true, text: q.ok } : q.error ? { ok: false, text: q.error } : undefined;
-    const view = await supervisorView(opts.client, opts.taskQueue);
+    // The supervisor's traffic is not traced (it belongs to no wake): no stray trace per page view.
+    const view = await untraced(() => supervisorView(opts.client, opts.taskQueue));
     const acting = request.acting;
     const csrf = formToken(request, reply);
     const session = acting && acting.via !== 'open' && csrf ? { operator: acting.name, csrf } : undefined;
@@ -155,7 +157,7 @@ export function registerSupervisorPage(app: FastifyInstance, opts: { client: Cli
         action === 'release'
           ? { kind: body.action === 'discard' ? 'discard' : 'release', who, reason, ...(body.agent ? { agent: body.agent } : {}) }
           : { kind: action as 'reset' | 'halt' | 'drain', who, reason };
-      const r = await actOnSupervisor(opts.client, opts.taskQueue, req, opts.policy);
+      const r = await untraced(() => actOnSupervisor(opts.client, opts.taskQueue, req, opts.policy));
       if (!r.ok) return back('error', `refused: ${r.message}`);
       const done =
         req.kind === 'reset'

@@ -28,6 +28,7 @@ import type * as LinkModule from '../supervisor/link';
 import type * as TemporalModule from '../config/temporal';
 import type * as WorkerModule from './worker';
 import type * as NativeModule from '@temporalio/worker';
+import type * as TracingModule from '../tracing/provider';
 
 /*
  * Composing is cheap: the Temporal client, the worker and the activities are loaded when first used,
@@ -42,6 +43,7 @@ const lazy = {
   temporal: () => require('../config/temporal') as typeof TemporalModule,
   worker: () => require('./worker') as typeof WorkerModule,
   native: () => require('@temporalio/worker') as typeof NativeModule,
+  tracing: () => require('../tracing/provider') as typeof TracingModule,
 };
 /* eslint-enable @typescript-eslint/no-require-imports */
 
@@ -86,7 +88,8 @@ export interface Wakegate {
   supervisorLink(client: Client, taskQueue: string): SupervisorLink;
   /**
    * A worker on `taskQueue` (default: the configured one) running the run, coalescer and supervisor
-   * workflows and these activities; it connects with the configured Temporal settings unless given a connection.
+   * workflows and these activities; it connects with the configured Temporal settings unless given a
+   * connection. Starts tracing in this process when the OTEL_* settings ask for it.
    */
   worker(
     opts?: { connection?: NativeConnection; namespace?: string; taskQueue?: string } & Omit<
@@ -94,7 +97,11 @@ export interface Wakegate {
       'connection' | 'namespace' | 'taskQueue' | 'activities'
     > & { activities?: Activities },
   ): Promise<Worker>;
-  /** A Temporal client with the configured settings (TEMPORAL_ADDRESS, namespace, TLS, API key); fails with what to check when Temporal is unreachable. */
+  /**
+   * A Temporal client with the configured settings (TEMPORAL_ADDRESS, namespace, TLS, API key); fails
+   * with what to check when Temporal is unreachable. Starts tracing in this process when the OTEL_*
+   * settings ask for it, and then carries the trace in what it sends.
+   */
   client(): Promise<Client>;
   /** The result of the run a gate's answer names, waiting while it is pending. */
   awaitRun(client: Client, answer: WakeAnswer): Promise<RunResult>;
@@ -150,15 +157,20 @@ export function createWakegate(opts: WakegateOptions): Wakegate {
     supervisorLink,
     gate: (client, taskQueue, o = {}) =>
       new (lazy.gate().Gate)({ client, taskQueue, registry, supervisor: o.supervisor ?? supervisorLink(client, taskQueue), ...o }),
-    worker: async ({ connection, namespace, taskQueue, activities: given, ...rest } = {}) =>
-      lazy.worker().createWakeWorker({
+    worker: async ({ connection, namespace, taskQueue, activities: given, ...rest } = {}) => {
+      lazy.tracing().ensureTracing(config.tracing);
+      return lazy.worker().createWakeWorker({
         ...rest,
         connection: connection ?? (await lazy.native().NativeConnection.connect(config.temporal.connectionOptions)),
         namespace: namespace ?? config.temporal.namespace,
         taskQueue: taskQueue ?? config.taskQueue,
         activities: given ?? activities(),
-      }),
-    client: () => lazy.temporal().connectClient(config),
+      });
+    },
+    client: () => {
+      const tracing = lazy.tracing().ensureTracing(config.tracing);
+      return lazy.temporal().connectClient(config, tracing ? { interceptors: tracing.clientInterceptors } : {});
+    },
     awaitRun: (client, answer) => lazy.awaitRun().awaitRun(client, answer),
   };
 }

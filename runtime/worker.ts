@@ -1,6 +1,7 @@
 import type { NativeConnection } from '@temporalio/worker';
 import { bundleWorkflowCode, Worker, type WorkerOptions } from '@temporalio/worker';
 import type { Activities } from '../core/contracts';
+import { activeTracing } from '../tracing/provider';
 import { bundlerLogger } from './logger';
 
 export interface WakeWorkerOptions {
@@ -9,7 +10,11 @@ export interface WakeWorkerOptions {
   taskQueue: string;
   /** Activities to register (from `createWakegate(...).activities()`). */
   activities: Activities;
-  /** A pre-built workflow bundle (tests bundle once per file); otherwise bundled from workflows/. */
+  /**
+   * A pre-built workflow bundle (tests bundle once per file); otherwise bundled from workflows/, with
+   * the tracing interceptors when tracing is on. A pre-built bundle for a traced worker must include
+   * them ({@link tracingWorkflowModules}), or its workflows record no spans.
+   */
   workflowBundle?: WorkerOptions['workflowBundle'];
   identity?: string;
   /** How long in-flight activities may finish on shutdown before they are cancelled. */
@@ -18,8 +23,18 @@ export interface WakeWorkerOptions {
   activityPollers?: number;
 }
 
-/** A worker that runs wake workflows and their activities on one task queue. Scale out by running more. */
+/** The workflow interceptor modules of tracing (workflows/tracing.ts), for `bundleWorkflowCode({ workflowInterceptorModules })`. */
+export function tracingWorkflowModules(): string[] {
+  return [require.resolve('../workflows/tracing')];
+}
+
+/**
+ * A worker that runs wake workflows and their activities on one task queue. Scale out by running more.
+ * With tracing on in this process (tracing/provider.ts), its workflows, activities and its
+ * activities' client record spans, and the workflows' spans are exported through a sink.
+ */
 export async function createWakeWorker(opts: WakeWorkerOptions): Promise<Worker> {
+  const tracing = activeTracing();
   return Worker.create({
     connection: opts.connection,
     namespace: opts.namespace,
@@ -27,7 +42,14 @@ export async function createWakeWorker(opts: WakeWorkerOptions): Promise<Worker>
     activities: opts.activities,
     // Bundled here rather than by Worker.create so the bundler's report (webpack's module listing) is
     // logged at debug, not info: it is for someone debugging the bundle, not for every start.
-    workflowBundle: opts.workflowBundle ?? (await bundleWorkflowCode({ workflowsPath: require.resolve('../workflows'), logger: bundlerLogger() })),
+    workflowBundle:
+      opts.workflowBundle ??
+      (await bundleWorkflowCode({
+        workflowsPath: require.resolve('../workflows'),
+        ...(tracing ? { workflowInterceptorModules: tracingWorkflowModules() } : {}),
+        logger: bundlerLogger(),
+      })),
+    ...(tracing ? tracing.workerOptions() : {}),
     ...(opts.identity ? { identity: opts.identity } : {}),
     shutdownGraceTime: opts.shutdownGraceTime ?? '10 seconds',
     // A run's steps heartbeat every second; sending each (not one per 0.8 × heartbeat timeout) is

@@ -4,6 +4,7 @@ import { configureUpdate, leaseUpdate, wakesSignal } from '../core/supervisor-me
 import type { LeaseAnswer, RunVerdict, SupervisorMemo, SupervisorMode, SupervisorPolicy } from '../core/supervisor-types';
 import type { supervisorWorkflow } from '../workflows/supervise/workflow';
 import { capsApply } from './policy';
+import { untraced } from '../tracing/spans';
 
 export interface SupervisorLinkOptions {
   client: Client;
@@ -96,7 +97,7 @@ export class SupervisorLink {
     let memo = ARMED;
     try {
       const handle = this.client.workflow.getHandle(this.workflowId);
-      const desc = await this.client.withDeadline(Date.now() + READ_DEADLINE_MS, () => handle.describe());
+      const desc = await untraced(() => this.client.withDeadline(Date.now() + READ_DEADLINE_MS, () => handle.describe()));
       memo = (desc.memo?.supervisor as SupervisorMemo | undefined) ?? ARMED;
     } catch (err) {
       if (!(err instanceof WorkflowNotFoundError)) throw err;
@@ -120,14 +121,16 @@ export class SupervisorLink {
     this.counts.clear();
     this.flushing = this.flushing.then(async () => {
       try {
-        await this.client.withDeadline(Date.now() + FLUSH_DEADLINE_MS, () =>
-          this.client.workflow.signalWithStart<typeof supervisorWorkflow, [{ counts: Record<string, number> }]>('supervisorWorkflow', {
-            workflowId: this.workflowId,
-            taskQueue: this.taskQueue,
-            args: [{ taskQueue: this.taskQueue, policy: this.policy }],
-            signal: wakesSignal,
-            signalArgs: [{ counts }],
-          }),
+        await untraced(() =>
+          this.client.withDeadline(Date.now() + FLUSH_DEADLINE_MS, () =>
+            this.client.workflow.signalWithStart<typeof supervisorWorkflow, [{ counts: Record<string, number> }]>('supervisorWorkflow', {
+              workflowId: this.workflowId,
+              taskQueue: this.taskQueue,
+              args: [{ taskQueue: this.taskQueue, policy: this.policy }],
+              signal: wakesSignal,
+              signalArgs: [{ counts }],
+            }),
+          ),
         );
       } catch {
         // Temporal did not take the batch: count it again with the next one (none after close).
@@ -141,6 +144,10 @@ export class SupervisorLink {
 
   /** Start the supervisor if it is not running and bring it this process's policy (workers do, on their first run). */
   async ensure(configure: boolean): Promise<void> {
+    return untraced(() => this.startAndConfigure(configure));
+  }
+
+  private async startAndConfigure(configure: boolean): Promise<void> {
     await this.client.workflow.start<typeof supervisorWorkflow>('supervisorWorkflow', {
       workflowId: this.workflowId,
       taskQueue: this.taskQueue,
@@ -170,15 +177,7 @@ export class SupervisorLink {
       const handle = this.client.workflow.getHandle(this.workflowId);
       // Bounded: a run's first step waits on this, and an activity that never returns (no worker
       // runs the supervisor's task, as while workers shut down) would hold its worker's shutdown forever.
-      answer = await this.client.withDeadline(Date.now() + LEASE_DEADLINE_MS, async () => {
-        try {
-          return await handle.executeUpdate(leaseUpdate, { args: [{ requests }] });
-        } catch (err) {
-          if (!(err instanceof WorkflowNotFoundError)) throw err;
-          await this.ensure(false);
-          return await handle.executeUpdate(leaseUpdate, { args: [{ requests }] });
-        }
-      });
+      answer = await untraced(() => this.leaseOnce(handle, requests));
     } catch (err) {
       // Not answered: every waiter's first step fails and Temporal retries the activity.
       for (const w of waiting.values()) for (const { reject } of w) reject(err);
@@ -190,6 +189,19 @@ export class SupervisorLink {
         resolve({ granted: i < (answer.grants[agent] ?? 0), mode: answer.mode, ...(retryAfterMs !== undefined ? { retryAfterMs } : {}) }),
       );
     }
+  }
+
+  /** One `lease` update (bringing the supervisor up first if there is none), bounded by LEASE_DEADLINE_MS. */
+  private leaseOnce(handle: ReturnType<Client['workflow']['getHandle']>, requests: Record<string, number>): Promise<LeaseAnswer> {
+    return this.client.withDeadline(Date.now() + LEASE_DEADLINE_MS, async () => {
+      try {
+        return await handle.executeUpdate(leaseUpdate, { args: [{ requests }] });
+      } catch (err) {
+        if (!(err instanceof WorkflowNotFoundError)) throw err;
+        await this.ensure(false);
+        return await handle.executeUpdate(leaseUpdate, { args: [{ requests }] });
+      }
+    });
   }
 
   /**

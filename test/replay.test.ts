@@ -2,9 +2,10 @@ import { describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { readdirSync, readFileSync } from 'node:fs';
 import path from 'node:path';
-import { Worker } from '@temporalio/worker';
+import { bundleWorkflowCode, DefaultLogger, Worker, type WorkflowBundleWithSourceMap } from '@temporalio/worker';
 import { temporal } from '@temporalio/proto';
 import { quietRuntime, workflowBundle } from './helpers/env';
+import { tracingWorkflowModules } from '../runtime/worker';
 
 /*
  * Replay the committed histories (test/replay/histories/*.json, recorded by
@@ -14,6 +15,15 @@ import { quietRuntime, workflowBundle } from './helpers/env';
  * the supervisor (a trip, reset, release, halt and discard) and held runs (released, discarded).
  */
 const dir = path.join(__dirname, 'replay', 'histories');
+
+/** The bundle a worker with tracing on runs: the same workflows with tracing's workflow interceptors (workflows/tracing.ts). */
+let traced: Promise<WorkflowBundleWithSourceMap> | undefined;
+const tracedBundle = () =>
+  (traced ??= bundleWorkflowCode({
+    workflowsPath: require.resolve('../workflows'),
+    workflowInterceptorModules: tracingWorkflowModules(),
+    logger: new DefaultLogger('WARN'),
+  }));
 const files = readdirSync(dir)
   .filter((f) => f.endsWith('.json'))
   .sort();
@@ -53,6 +63,13 @@ describe('replay over committed histories', () => {
       // Built with @temporalio/proto's own runtime: the SDK's historyFromJSON uses another protobufjs copy here.
       const history = temporal.api.history.v1.History.fromObject(json);
       await Worker.runReplayHistory({ workflowBundle: await workflowBundle() }, history, json.workflowId ?? file);
+    });
+    // Histories recorded with tracing off replay on a worker with it on: its interceptors add spans, never commands.
+    test(`replays ${file} with the tracing interceptors`, async () => {
+      quietRuntime();
+      const json = JSON.parse(readFileSync(path.join(dir, file), 'utf8')) as { workflowId?: string; events: unknown[] };
+      const history = temporal.api.history.v1.History.fromObject(json);
+      await Worker.runReplayHistory({ workflowBundle: await tracedBundle() }, history, json.workflowId ?? file);
     });
   }
 });

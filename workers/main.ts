@@ -2,6 +2,7 @@ import { NativeConnection } from '@temporalio/worker';
 import { loadConfig } from '../config/config';
 import { createLogger, installRuntimeLogger } from '../runtime/logger';
 import { loadApp } from '../runtime/load-app';
+import { ensureTracing } from '../tracing/provider';
 
 /**
  * A standalone wake worker: connects with Temporal's own settings (TEMPORAL_ADDRESS, profiles, TLS,
@@ -11,6 +12,8 @@ async function main(): Promise<void> {
   const config = loadConfig();
   const logger = createLogger(config.logLevel, 'wakegate-worker', config.logFormat);
   installRuntimeLogger(logger);
+  // Tracing, when the OTEL_* variables ask for it (docs/OPERATIONS.md, "Tracing").
+  const tracing = ensureTracing(config.tracing);
   const connection = await NativeConnection.connect(config.temporal.connectionOptions);
   try {
     const worker = await loadApp(config.app).worker({
@@ -23,6 +26,7 @@ async function main(): Promise<void> {
     await worker.run();
   } finally {
     await connection.close();
+    await tracing?.shutdown();
   }
 }
 

@@ -15,6 +15,7 @@ import { QueueMetrics } from '../ingress/queue/metrics';
 import { RedisStreamsConsumer, streamKey } from '../ingress/queue/redis-streams';
 import { startIngress } from '../ingress/serve';
 import { secretVariable } from '../ingress/source';
+import { ensureTracing } from '../tracing/provider';
 
 /** Where `npm start` runs its own redis-server when WAKEGATE_REDIS_URL is unset (data kept under .wakegate/redis). */
 const DEV_REDIS_PORT = 6390;
@@ -34,6 +35,8 @@ async function main(): Promise<void> {
   const wasUp = devScript('status').status === 0;
   if (devScript('up').status !== 0) throw new Error('could not bring up the Temporal dev server (see above)');
   installRuntimeLogger(logger, { sdkMetricsAddress: config.ingress.sdkMetricsAddress || undefined });
+  // One trace per wake, when the OTEL_* variables ask for it: the worker, the gate's client, the ingress and the queue.
+  const tracing = ensureTracing(config.tracing);
 
   // The local stand-ins for the outside world, on the ports the configured URLs name (when they point here).
   const portOf = (url: string) => {
@@ -53,7 +56,7 @@ async function main(): Promise<void> {
   const worker = await wakegate.worker({ connection });
   const running = worker.run();
 
-  const client = await connectClient(config);
+  const client = await connectClient(config, tracing ? { interceptors: tracing.clientInterceptors } : {});
   // The deployment's schedules, upserted like `wakegate schedules sync`: never unpauses.
   const registry = wakegate.registry;
   const synced = await syncSchedules({ client, taskQueue: config.taskQueue, definitions: wakegate.schedules, registry });
@@ -138,6 +141,7 @@ async function main(): Promise<void> {
               'documented dev secret (docs/OPERATIONS.md, "Webhooks") verifies them. Never expose this ingress with dev secrets.',
           ]
         : []),
+      `  tracing:    ${tracing ? `${tracing.config.exporters.map((e) => (e === 'otlp' ? `OTLP to ${new URL(tracing.config.otlp.url).origin}${new URL(tracing.config.otlp.url).pathname}` : 'JSON lines on stderr')).join(', ')}, service ${tracing.config.serviceName}` : 'off (set OTEL_EXPORTER_OTLP_ENDPOINT to send one trace per wake; docs/OPERATIONS.md)'}`,
       `  queue:      Redis ${redisUrl}${ownRedis ? ' (started here)' : ''}: XADD ${queueSources.map(streamKey).join(', ')} (dead letters: wakegate:dead:<source>)`,
       `    redis-cli -p ${new URL(redisUrl).port || 6379} XADD ${streamKey('ping')} '*' event '{"entity":"demo","type":"queued","occurredAt":"${new Date().toISOString()}"}'`,
       '  Ctrl-C stops the worker' + (wasUp ? ' (the dev server was already up and stays up).' : ' and the dev server.'),
@@ -152,6 +156,7 @@ async function main(): Promise<void> {
     await client.connection.close();
     await connection.close();
     await standins.close();
+    await tracing?.shutdown();
     if (!wasUp) devScript('down');
   }
 }

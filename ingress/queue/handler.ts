@@ -2,7 +2,9 @@ import type { Client } from '@temporalio/client';
 import { isRefusal } from '../../gate/decision';
 import { GateInputError } from '../../gate/errors';
 import type { Gate } from '../../gate/gate';
-import type { MessageHandler, Settlement } from './consumer';
+import type { MessageHandler, QueueMessage, Settlement } from './consumer';
+import { WakeAttr } from '../../core/trace-context';
+import { inSpan } from '../../tracing/spans';
 
 export interface QueueHandlerOptions {
   gate: Pick<Gate, 'admit'>;
@@ -21,6 +23,26 @@ export interface QueueHandlerOptions {
  * anything else is left for redelivery, and dead-lettered after `maxAttempts` deliveries.
  */
 export function queueHandler(opts: QueueHandlerOptions): MessageHandler {
+  const settle = settlement(opts);
+  // With tracing on, each delivery of a message is the root of a trace: the gate's spans and Temporal's follow under it.
+  return (message) =>
+    inSpan(
+      `process ${message.source}`,
+      {
+        kind: 'consumer',
+        root: true,
+        attributes: { 'messaging.message.id': message.id, [WakeAttr.source]: message.source, 'wakegate.queue.delivery': message.attempts },
+      },
+      async (span) => {
+        const s = await settle(message);
+        span?.set({ 'wakegate.queue.settlement': s.kind, [WakeAttr.decision]: s.kind === 'ack' ? s.decision : undefined });
+        return s;
+      },
+    );
+}
+
+/** What becomes of one message: the handler's rules above, without its span. */
+function settlement(opts: QueueHandlerOptions): (message: QueueMessage) => Promise<Settlement> {
   return async (message): Promise<Settlement> => {
     if (message.attempts > opts.maxAttempts) return { kind: 'dead', reason: `max_attempts: delivered ${message.attempts - 1} times without being accepted` };
     let body: unknown;

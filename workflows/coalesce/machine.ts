@@ -54,7 +54,7 @@ export function dueAt(b: Batch, policy: CoalescePolicy): number {
 }
 
 function record(e: OfferedEvent): AbsorbedEvent {
-  const { payload: _p, fingerprint: _f, bucketStart: _b, ...rest } = e;
+  const { payload: _p, fingerprint: _f, bucketStart: _b, traceparent: _t, ...rest } = e;
   return rest;
 }
 
