@@ -13,7 +13,7 @@ import type * as ResourcesModule from '@opentelemetry/resources';
 import type * as OtlpModule from '@opentelemetry/exporter-trace-otlp-http';
 import type * as ClientInterceptorModule from '@temporalio/interceptors-opentelemetry/lib/client';
 import type * as WorkerInterceptorModule from '@temporalio/interceptors-opentelemetry/lib/worker';
-import type * as ContextManagerModule from './context-manager';
+import type * as ContextManagerModule from '@opentelemetry/context-async-hooks';
 import type * as ActivityModule from './activity';
 import type * as ConsoleModule from './console-exporter';
 
@@ -30,7 +30,7 @@ const lazy = {
   otlp: () => require('@opentelemetry/exporter-trace-otlp-http') as typeof OtlpModule,
   client: () => require('@temporalio/interceptors-opentelemetry/lib/client') as typeof ClientInterceptorModule,
   worker: () => require('@temporalio/interceptors-opentelemetry/lib/worker') as typeof WorkerInterceptorModule,
-  contextManager: () => require('./context-manager') as typeof ContextManagerModule,
+  contextManager: () => require('@opentelemetry/context-async-hooks') as typeof ContextManagerModule,
   activity: () => require('./activity') as typeof ActivityModule,
   console: () => require('./console-exporter') as typeof ConsoleModule,
 };
@@ -122,7 +122,7 @@ export function startTracing(config: TracingConfig, hooks: TracingHooks = {}): T
   const { Resource } = lazy.resources();
   const resource: IResource = Resource.default().merge(new Resource({ ...config.resourceAttributes, 'service.name': config.serviceName }));
   const provider = new sdk.BasicTracerProvider({ resource, sampler: samplerOf(sdk, config.sampler), spanProcessors: processorsOf(config, hooks) });
-  provider.register({ contextManager: new (lazy.contextManager().AsyncLocalContextManager)(), propagator: new core.W3CTraceContextPropagator() });
+  provider.register({ contextManager: new (lazy.contextManager().AsyncLocalStorageContextManager)(), propagator: new core.W3CTraceContextPropagator() });
   const tracer = provider.getTracer('wakegate');
   const temporalTracer = provider.getTracer('@temporalio/interceptors-opentelemetry');
   setActiveTracer({ api, tracer, untraced: core.suppressTracing(api.ROOT_CONTEXT) });
