@@ -72,6 +72,7 @@ export default tseslint.config(
                 './schedules',
                 './standins',
                 './supervisor',
+                './trail',
                 './triggers',
                 './workers',
                 './workflows',
@@ -96,6 +97,7 @@ export default tseslint.config(
                 './schedules',
                 './standins',
                 './supervisor',
+                './trail',
                 './triggers',
                 './workers',
                 './workflows',
@@ -127,6 +129,12 @@ export default tseslint.config(
               message: 'The supervisor is its own stage: it hears of runs through messages only.',
             },
             {
+              // The decision trail reads what Temporal records; the CLI and the operator's page show it. It knows neither of them.
+              target: './trail',
+              from: ['./cli', './ingress', './runtime', './workers', './workflows', './activities'],
+              message: 'trail/ reads Temporal as a client: the CLI and the ingress use it, it imports neither, nor workflow or activity code.',
+            },
+            {
               // Providers talk to the outside world for effects, tools and pages; they know nothing of the layers that use them.
               target: './providers',
               from: [
@@ -138,6 +146,7 @@ export default tseslint.config(
                 './runtime',
                 './schedules',
                 './supervisor',
+                './trail',
                 './triggers',
                 './workers',
                 './workflows',
@@ -193,6 +202,8 @@ export default tseslint.config(
                 '**/triggers/**',
                 '**/supervisor',
                 '**/supervisor/**',
+                '**/trail',
+                '**/trail/**',
                 '**/providers',
                 '**/providers/**',
               ],
