@@ -49,10 +49,10 @@ function runRow(r: TrailRun): string {
 }
 
 /** The page of one wake key's trail: the timeline, then the events and runs in full, what is not recorded and where it looked. */
-export function renderWakePage(t: WakeTrail): string {
+export function renderWakePage(t: WakeTrail, since: string = t.window.since): string {
   const header = `<h1>Why did <code>${e(t.agent)}</code> wake about <code>${e(t.wakeKey)}</code>?</h1>
 <p class="muted">${e(t.path)} path · window ${e(t.window.since)} → ${e(t.window.until)} · <a href="/supervisor">supervisor</a></p>
-<form method="get"><label>Since (24h, 30m, 7d or an ISO time)<input name="since" value="${e(t.window.since)}"></label><button type="submit">Show</button></form>`;
+<form method="get"><label>Since (24h, 30m, 7d or an ISO time)<input name="since" value="${e(since)}"></label><button type="submit">Show</button></form>`;
   const looked = `<h2>Looked at</h2><ul data-testid="looked">${t.looked.map((l) => `<li>${e(l)}</li>`).join('')}</ul>
 <h2>Not recorded</h2><ul data-testid="not-recorded">${t.notRecorded.map((n) => `<li>${e(n)}</li>`).join('')}</ul>`;
   if (!t.found) {
@@ -63,7 +63,9 @@ export function renderWakePage(t: WakeTrail): string {
   }
   const events = t.events
     .map(
-      (ev) => `<tr data-event="${e(ev.eventKey)}"><td>${e(ev.arrivedAt ?? '-')}</td><td>${e(ev.occurredAt)}</td><td>${e(ev.source)}</td><td>${e(ev.type)}</td>
+      (
+        ev,
+      ) => `<tr data-event="${e(ev.eventKey)}"><td>${e(ev.arrivedAt ?? '-')}</td><td>${e(ev.occurredAt)}</td><td>${e(ev.source)}</td><td>${e(ev.type)}</td><td>${e(ev.entity)}</td>
 <td>${e(ev.version ?? '-')}</td><td><code>${e(ev.eventKey)}</code></td><td>${ev.deliveryIds.map((d) => e(d)).join('<br>') || '-'}</td>
 <td class="decision" data-decision="${e(ev.decision)}" style="color:${DECISION_COLOURS[ev.decision]}">${e(ev.decision)}</td><td>${e(ev.reason)}</td></tr>`,
     )
@@ -73,7 +75,7 @@ export function renderWakePage(t: WakeTrail): string {
     `${header}
 ${timelineSvg(t)}
 <h2>Events (${e(t.events.length)}${t.eventsNotListed ? `, and ${e(t.eventsNotListed)} not listed` : ''})</h2>
-<table data-testid="events"><thead><tr><th>arrived</th><th>occurred</th><th>source</th><th>type</th><th>version</th><th>event key</th><th>deliveries</th><th>decision</th><th>why</th></tr></thead><tbody>${events}</tbody></table>
+<table data-testid="events"><thead><tr><th>arrived</th><th>occurred</th><th>source</th><th>type</th><th>entity</th><th>version</th><th>event key</th><th>deliveries</th><th>decision</th><th>why</th></tr></thead><tbody>${events}</tbody></table>
 <h2>Runs (${e(t.runs.length)}${t.runsNotListed ? `, and ${e(t.runsNotListed)} not listed` : ''})</h2>
 <table data-testid="runs"><thead><tr><th>run</th><th>started / closed</th><th>ended</th><th>work and budget</th><th>effects</th></tr></thead><tbody>${t.runs.map(runRow).join('')}</tbody></table>
 ${looked}`,
@@ -92,8 +94,9 @@ export function registerWakePage(app: FastifyInstance, opts: { client: Client; a
     const wakeKey = request.params['*'];
     const html = (status: number, body: string) => reply.code(status).type('text/html; charset=utf-8').header('cache-control', 'no-store').send(body);
     try {
-      const trail = await wakeTrail(opts.client, opts.agents, { agent, wakeKey, since: request.query?.since ?? TRAIL_DEFAULTS.since });
-      return html(trail.found ? 200 : 404, renderWakePage(trail));
+      const since = request.query?.since ?? TRAIL_DEFAULTS.since;
+      const trail = await wakeTrail(opts.client, opts.agents, { agent, wakeKey, since });
+      return html(trail.found ? 200 : 404, renderWakePage(trail, since));
     } catch (err) {
       if (!(err instanceof TrailRequestError)) throw err;
       const status = err.code === 'unknown_agent' ? 404 : 400;
