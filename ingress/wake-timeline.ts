@@ -43,7 +43,8 @@ const ROW = 22;
 const MAX_EVENT_ROWS = 60;
 
 const short = (s: string, n: number) => (s.length > n ? `${s.slice(0, n - 1)}…` : s);
-const hms = (ms: number) => new Date(ms).toISOString().slice(11, 19);
+/** A tick's label: to the second, or to the tenth of one when the whole span is under 10 s. */
+const clock = (ms: number, fine: boolean) => new Date(ms).toISOString().slice(11, fine ? 21 : 19);
 
 /** The time span drawn: every arrival, run and effect, padded a little on both sides. */
 function span(t: WakeTrail, events: TrailEvent[], at: (ev: TrailEvent) => number | undefined): [number, number] {
@@ -106,7 +107,7 @@ export function timelineSvg(t: WakeTrail): string {
     const cx = ms === undefined ? LABEL : x(ms);
     eventY.set(ev.eventKey, y);
     parts.push(`<g class="event" data-event="${e(ev.eventKey)}" data-decision="${e(ev.decision)}">
-<title>${e(`${ev.eventKey}\noccurred ${ev.occurredAt} · arrived ${ev.arrivedAt ?? 'not recorded'}\ndeliveries ${ev.deliveryIds.join(', ') || 'none'}\n${ev.reason}`)}</title>
+<title>${e(`${ev.source} ${ev.type} · ${ev.entity}\n${ev.eventKey}\noccurred ${ev.occurredAt} · arrived ${ev.arrivedAt ?? 'not recorded'}\ndeliveries ${ev.deliveryIds.join(', ') || 'none'}\n${ev.reason}`)}</title>
 <text x="8" y="${y + 4}">${e(short(`${ev.source} ${ev.type}${ev.version !== undefined ? ` v${ev.version}` : ''} · ${ev.entity}`, 48))}</text>
 <circle cx="${cx}" cy="${y}" r="6" fill="${DECISION_COLOURS[ev.decision]}"/>
 <text x="${W - RIGHT + 10}" y="${y + 4}" fill="${DECISION_COLOURS[ev.decision]}" font-weight="600">${e(ev.decision)}</text></g>`);
@@ -133,7 +134,7 @@ export function timelineSvg(t: WakeTrail): string {
   const ticks = Array.from({ length: 6 }, (_, i) => lo + ((hi - lo) * i) / 5)
     .map(
       (ms) =>
-        `<line x1="${x(ms)}" y1="20" x2="${x(ms)}" y2="${height - 24}" class="grid"/><text x="${x(ms)}" y="${height - 8}" class="small" text-anchor="middle">${hms(ms)}</text>`,
+        `<line x1="${x(ms)}" y1="20" x2="${x(ms)}" y2="${height - 24}" class="grid"/><text x="${x(ms)}" y="${height - 8}" class="small" text-anchor="middle">${clock(ms, hi - lo < 10_000)}</text>`,
     )
     .join('');
   return `<svg xmlns="http://www.w3.org/2000/svg" viewBox="0 0 ${W} ${height + 6}" width="${W}" height="${height + 6}" role="img" aria-label="${e(`timeline of ${t.agent} / ${t.wakeKey}`)}" data-testid="timeline">

@@ -79,25 +79,18 @@ export function coalescedEvents(r: Recorded): Draft[] {
       if (drafts.byKey.has(e.eventKey)) drafts.get(e.eventKey, e, 'accepted', 'coalescer');
     }
   }
+  // A run's lists and the pending batch say where an event went: its decision, when no answer was read.
+  const took = (e: Details, decision: TrailDecision, runKey: string, by: string) => {
+    const d = drafts.get(e.eventKey, e, decision, by);
+    if (d.runKey === undefined || d.decision === 'accepted') Object.assign(d, { decision, runKey });
+  };
   for (const run of r.runs) {
     const opener = runInputOf(run)?.eventKey;
-    for (const e of absorbedOf(run)) {
-      const known = drafts.byKey.has(e.eventKey);
-      const d = drafts.get(e.eventKey, e, e.eventKey === opener ? 'started' : 'coalesced', 'run');
-      if (!known) d.runKey = run.workflowId;
-    }
-    for (const e of skippedOf(run)) {
-      const known = drafts.byKey.has(e.eventKey);
-      const d = drafts.get(e.eventKey, e, 'skipped', 'run');
-      if (!known) d.runKey = run.workflowId;
-    }
+    for (const e of absorbedOf(run)) took(e, e.eventKey === opener ? 'started' : 'coalesced', run.workflowId, 'run');
+    for (const e of skippedOf(run)) took(e, 'skipped', run.workflowId, 'run');
   }
   const pending = r.coalescers.at(-1)?.state?.pending;
-  for (const e of pending?.events ?? []) {
-    const known = drafts.byKey.has(e.eventKey);
-    const d = drafts.get(e.eventKey, e, e.eventKey === pending!.openedBy ? 'started' : 'coalesced', 'coalescer');
-    if (!known) d.runKey = pending!.runKey;
-  }
+  for (const e of pending?.events ?? []) took(e, e.eventKey === pending!.openedBy ? 'started' : 'coalesced', pending!.runKey, 'coalescer');
   return [...drafts.byKey.values()];
 }
 
