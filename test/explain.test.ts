@@ -136,7 +136,7 @@ describe('the decision trail of a wake key', () => {
       assert.equal(stale.newestVersion, 8);
       assert.match(stale.reason, /behind version 8/);
       // Every direction's delivery is named: the webhook's id, the queue message's, the tick's workflow.
-      assert.ok(changes.find((c) => c.version === 8)!.deliveryIds.includes('hook-a'));
+      assert.ok(changes.find((c) => c.version === 8)!.deliveryIds.includes('hook-a'), 'the webhook delivery');
       assert.deepEqual(queued!.deliveryIds, [`queue:campaigns:${queueId}`]);
       assert.match(tick!.deliveryIds[0] ?? '', /^wakegate-tick\//);
 
@@ -146,7 +146,7 @@ describe('the decision trail of a wake key', () => {
       assert.equal(run!.terminalReason, 'success');
       assert.equal(run!.absorbed.length, 3);
       assert.ok(run!.modelTurns >= 2 && run!.toolCalls >= 2, `turns ${run!.modelTurns}, tool calls ${run!.toolCalls}`);
-      assert.ok(run!.usage && run!.usage.tokens > 0 && run!.budget?.turns === 6);
+      assert.ok(run!.usage && run!.usage.tokens > 0 && run!.budget?.turns === 6, `usage ${JSON.stringify(run!.usage)}, budget ${JSON.stringify(run!.budget)}`);
       assert.deepEqual(
         run!.effects.map((f) => [f.effect, f.class, f.outcome, f.approval.decision ?? null]),
         [
@@ -255,7 +255,7 @@ describe('the decision trail of a wake key', () => {
       assert.equal(res.status, 200);
       const html = await res.text();
       assert.ok(!html.includes('<script>') && !html.includes('<img') && !html.includes('<b>delivery'), 'no markup from the event reaches the page unescaped');
-      assert.ok(html.includes('&lt;script&gt;window.pwned=1&lt;/script&gt;'));
+      assert.ok(html.includes('&lt;script&gt;window.pwned=1&lt;/script&gt;'), 'the entity shown, escaped');
       const browser = await launch();
       try {
         const page = await browser.context.newPage();
