@@ -135,6 +135,11 @@ export default tseslint.config(
               message: 'trail/ reads Temporal as a client: the CLI and the ingress use it, it imports neither, nor workflow or activity code.',
             },
             {
+              target: './workflows',
+              from: './trail',
+              message: 'Workflows may not import process-side modules: the trail reads Temporal as a client.',
+            },
+            {
               // Providers talk to the outside world for effects, tools and pages; they know nothing of the layers that use them.
               target: './providers',
               from: [
@@ -202,8 +207,6 @@ export default tseslint.config(
                 '**/triggers/**',
                 '**/supervisor',
                 '**/supervisor/**',
-                '**/trail',
-                '**/trail/**',
                 '**/providers',
                 '**/providers/**',
               ],
