@@ -1,3 +1,4 @@
+import { budgetUsed } from '../trail/format';
 import type { TrailEffect, TrailRun, WakeTrail } from '../trail/types';
 
 /** Columns padded to their widest cell; the last column is left as it is. */
@@ -26,13 +27,13 @@ function effectRow(f: TrailEffect): string[] {
 }
 
 function runLines(r: TrailRun): string[] {
-  const spent = r.usage ? `; tokens ${r.usage.tokens}, $${r.usage.costUsd}, ${r.usage.wallClockMs} ms` : '';
-  const budget = r.budget ? ` of ${r.budget.turns} turns, ${r.budget.tokens} tokens, $${r.budget.costUsd}` : '';
+  const budget = budgetUsed(r);
   const end = r.status === 'PENDING' ? `pending, starts by ${clock(r.closedAt)}` : `${r.status.toLowerCase()} ${r.terminalReason ?? r.phase ?? ''}`.trim();
   const lines = [
     `  ${safe(r.runKey)}`,
     `    ${clock(r.startedAt)} → ${clock(r.closedAt)}  ${end}${r.summary ? `: ${safe(r.summary)}` : ''}`,
-    `    took ${r.absorbed.length + (r.absorbedOverflow ?? 0)} event(s), skipped ${r.skipped.length}; model turns ${r.modelTurns}, tool calls ${r.toolCalls}, subagents ${r.subagents}${spent}${budget}`,
+    `    took ${r.absorbed.length + (r.absorbedOverflow ?? 0)} event(s), skipped ${r.skipped.length}; model turns ${r.modelTurns}, tool calls ${r.toolCalls}, subagents ${r.subagents}`,
+    ...(budget ? [`    budget used: ${budget}`] : []),
   ];
   if (r.held)
     lines.push(

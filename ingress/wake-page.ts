@@ -2,6 +2,7 @@ import type { Client } from '@temporalio/client';
 import escapeHtml from 'escape-html';
 import type { FastifyInstance } from 'fastify';
 import type { AgentRegistry } from '../agents/registry';
+import { budgetUsed } from '../trail/format';
 import { TRAIL_DEFAULTS, TrailRequestError, wakeTrail } from '../trail/trail';
 import type { TrailRun, WakeTrail } from '../trail/types';
 import { DECISION_COLOURS, timelineSvg } from './wake-timeline';
@@ -33,8 +34,7 @@ function runRow(r: TrailRun): string {
         )
         .join('')}</tbody></table>`
     : '<span class="muted">no effect</span>';
-  const spent = r.usage ? `tokens ${e(r.usage.tokens)}, $${e(r.usage.costUsd)}, ${e(r.usage.wallClockMs)} ms` : '-';
-  const limits = r.budget ? ` of ${e(r.budget.turns)} turns, ${e(r.budget.tokens)} tokens, $${e(r.budget.costUsd)}` : '';
+  const budget = budgetUsed(r);
   const notes = [
     r.held ? `held (${e(r.held.hold)}): ${e(r.held.reason)}${r.held.releasedBy ? `; released by ${e(r.held.releasedBy.who)}` : ''}` : '',
     r.killedBy ? `killed by ${e(r.killedBy.who)}: ${e(r.killedBy.reason)}` : '',
@@ -44,7 +44,7 @@ function runRow(r: TrailRun): string {
   ].filter(Boolean);
   return `<tr data-run="${e(r.runKey)}"><td><code>${e(r.runKey)}</code></td><td>${e(r.startedAt)}<br>${e(r.closedAt ?? 'open')}</td>
 <td class="decision">${e(r.terminalReason ?? r.phase ?? r.status.toLowerCase())}</td>
-<td>took ${e(r.absorbed.length + (r.absorbedOverflow ?? 0))}, skipped ${e(r.skipped.length)}<br>turns ${e(r.modelTurns)}, tool calls ${e(r.toolCalls)}, subagents ${e(r.subagents)}<br>${spent}${limits}</td>
+<td>took ${e(r.absorbed.length + (r.absorbedOverflow ?? 0))}, skipped ${e(r.skipped.length)}<br>turns ${e(r.modelTurns)}, tool calls ${e(r.toolCalls)}, subagents ${e(r.subagents)}<br>${budget ? `budget used: ${e(budget)}` : 'no budget spent'}</td>
 <td>${notes.join('<br>')}${effects}</td></tr>`;
 }
 

@@ -493,12 +493,31 @@ describe('the trail shown', () => {
     assert.match(svg, /<g class="event" data-event="[^"]+" data-decision="started">/);
   });
 
-  test('the terminal table lists events with decisions and reasons, what is not recorded and where it looked, with control characters masked', () => {
+  test('the terminal table lists events with decisions and reasons, the budget each run used against its limits, what is not recorded and where it looked, with control characters masked', () => {
     const text = trailTable({ ...trail, wakeKey: 'c1\u001b[2J' });
     assert.match(text, /c1\?\[2J · coalescing/);
     assert.match(text, /EVENTS 1\n +arrived +occurred +source +type +version +deliveries +decision +why\n.*config\.changed.*started +opened the batch of run/);
     assert.match(text, /NOT RECORDED[^\n]*\n {2}- `refused`/);
     assert.match(text, /LOOKED AT\n {2}- visibility: …/);
+    const seed = assembleTrail(
+      recorded({
+        runs: [
+          run(
+            RUN,
+            batchInput(RUN, [change]),
+            {
+              terminalReason: 'success',
+              absorbed: [change],
+              skipped: [],
+              usage: { turns: 2, tokens: 600, toolCalls: 3, costUsd: 0.002, wallClockMs: 900 },
+            },
+            POLICY_READ,
+          ),
+        ],
+      }),
+      { maxEvents: 200 },
+    );
+    assert.match(trailTable(seed), /budget used: turns 2\/6, tool calls 3\/12, tokens 600\/40000, cost \$0\.002\/\$0\.5, wall clock 900\/1000 ms/);
     assert.ok(!text.includes('\u001b'), 'no escape sequence reaches the terminal');
   });
 });
