@@ -188,7 +188,7 @@ describe('the decision trail of a wake key', () => {
     }
   });
 
-  test('an unknown agent is refused naming the known ones (exit 2, HTTP 404); a wake key with nothing recorded says where it looked (exit 3, a 404 page)', async () => {
+  test('an unknown agent is refused naming the known ones (exit 2, HTTP 404); a wake key with nothing recorded says where it looked (exit 3, a 404 page); the page needs a sign-in', async () => {
     const taskQueue = unique('explain-empty');
     // The example agents as they are: the reporter coalesces, so its coalescer is looked for too.
     const ingress = await startTestIngress(env, taskQueue, {}, exampleAgents);
@@ -231,6 +231,16 @@ describe('the decision trail of a wake key', () => {
       assert.equal((await fetch(`${ingress.url}/wakes/canary/x`)).status, 404, 'not on the public listener');
     } finally {
       await ingress.close();
+    }
+    // Behind the operators' sign-in like /supervisor: nothing is read for a request that acts as no one.
+    const secret = 'robin-secret-0123456789';
+    const guarded = await startTestIngress(env, taskQueue, { operatorAuth: { operators: { robin: secret }, sessionTtlS: 3600 } }, exampleAgents);
+    try {
+      assert.equal((await fetch(`${guarded.operatorUrl}/wakes/canary/x`)).status, 401);
+      const basic = { authorization: `Basic ${Buffer.from(`robin:${secret}`).toString('base64')}` };
+      assert.equal((await fetch(`${guarded.operatorUrl}/wakes/canary/${unique('x')}`, { headers: basic })).status, 404, 'signed in: nothing recorded');
+    } finally {
+      await guarded.close();
     }
   });
 
