@@ -3,7 +3,7 @@ import type { AbsorbedEvent } from '../core/types';
 import { parseEventKey } from '../gate/keys';
 import { isoSeconds } from '../core/time';
 import type { Recorded, RecordedRun } from './recorded';
-import { absorbedOf, runInputOf, skippedOf } from './runs';
+import { absorbedOf, runEventOf, runInputOf, skippedOf } from './runs';
 import type { TrailDecision, TrailEvent, TrailRun } from './types';
 
 /** An event while it is being put together from several records. */
@@ -98,13 +98,13 @@ export function coalescedEvents(r: Recorded): Draft[] {
 export function oneCallEvents(runs: readonly RecordedRun[]): Draft[] {
   const drafts = new Drafts();
   for (const run of runs) {
-    const input = runInputOf(run);
-    if (!input) continue;
-    const d = drafts.get(input.eventKey, { ...input, deliveryIds: [] }, 'started', 'run');
+    const event = runEventOf(run);
+    if (!event) continue;
+    const d = drafts.get(event.eventKey, { ...event, deliveryIds: [] }, 'started', 'run');
     d.arrivedAt ??= run.startedAt;
     d.runKey = run.workflowId;
-    const delivered = run.result?.deliveryIds ?? run.live?.deliveryIds ?? run.indexed?.deliveryIds ?? (input.deliveryId ? [input.deliveryId] : []);
-    drafts.merge(d, { ...input, deliveryIds: delivered });
+    const delivered = run.result?.deliveryIds ?? run.live?.deliveryIds ?? run.indexed?.deliveryIds ?? (event.deliveryId ? [event.deliveryId] : []);
+    drafts.merge(d, { ...event, deliveryIds: delivered });
     if (run.result?.terminalReason === 'duplicate') d.decision = 'completed';
   }
   return [...drafts.byKey.values()];

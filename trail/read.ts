@@ -2,7 +2,7 @@ import { WorkflowNotFoundError, type Client, type WorkflowExecutionInfo } from '
 import type { AdmissionInput, AdmissionResult, CoalescerInput, CoalescerState } from '../core/coalesce-types';
 import { agentEventId, coalescerId } from '../core/ids';
 import { coalescerQuery, statusQuery } from '../core/messages';
-import { WakeDeliveryIds, WakeHeld } from '../core/search-attributes';
+import { WakeDeliveryIds, WakeEventKey, WakeHeld } from '../core/search-attributes';
 import type { RunInput, RunResult, ScheduledRunInput } from '../core/types';
 import { answersFromHistory } from './coalescer';
 import { inputAndResult, recordedHistory } from './history-read';
@@ -79,7 +79,11 @@ async function readRun(client: Client, req: ReadRequest, workflowId: string, lis
     status: desc.status.name,
     startedAt: desc.startTime.toISOString(),
     ...(desc.closeTime ? { closedAt: desc.closeTime.toISOString() } : {}),
-    indexed: { deliveryIds: sa.get(WakeDeliveryIds) ?? [], ...(sa.get(WakeHeld) ? { held: sa.get(WakeHeld) } : {}) },
+    indexed: {
+      deliveryIds: sa.get(WakeDeliveryIds) ?? [],
+      ...(sa.get(WakeEventKey) ? { eventKey: sa.get(WakeEventKey) } : {}),
+      ...(sa.get(WakeHeld) ? { held: sa.get(WakeHeld) } : {}),
+    },
     ...(wf.input ? { input: wf.input as RunInput | ScheduledRunInput } : {}),
     ...(wf.closedStatus === 'COMPLETED' && wf.result ? { result: wf.result as RunResult } : {}),
     history: wf.history,

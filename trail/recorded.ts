@@ -35,7 +35,7 @@ export interface RecordedRun {
   startedAt: string;
   closedAt?: string;
   /** Search attributes, when visibility listed it. */
-  indexed?: { deliveryIds?: string[]; held?: string };
+  indexed?: { eventKey?: string; deliveryIds?: string[]; held?: string };
   input?: RunInput | ScheduledRunInput;
   result?: RunResult;
   /** The open run's `status` query, when it answered. */

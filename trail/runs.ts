@@ -1,5 +1,7 @@
 import type { EffectOutcome, Proposal } from '../core/contracts';
-import type { AbsorbedEvent, RunInput, ScheduledRunInput, TerminalReason } from '../core/types';
+import type { AbsorbedEvent, RunInput, TerminalReason } from '../core/types';
+import { isoSeconds } from '../core/time';
+import { parseEventKey } from '../gate/keys';
 import type { Batch } from '../core/coalesce-types';
 import type { CoalescePolicy } from '../core/policy';
 import { effectsOf, runFacts, type RecordedEvent } from './history';
@@ -18,8 +20,29 @@ export function runInputOf(rec: RecordedRun): RunInput | undefined {
   return input && 'runKey' in input ? input : undefined;
 }
 
-export function isScheduledInput(input: RunInput | ScheduledRunInput | undefined): input is ScheduledRunInput {
-  return input !== undefined && 'scheduled' in input;
+/** The one event a run on the one-call path took, as the trail lists it. */
+export interface RunEvent {
+  eventKey: string;
+  source: string;
+  type: string;
+  entity: string;
+  occurredAt: string;
+  version?: number;
+  deliveryId?: string;
+}
+
+/**
+ * The event of a one-call run: its input's, or for a window its Temporal Schedule started (whose
+ * input names no event) the key the run recorded (result, status, or search attribute WakeEventKey),
+ * the window's nominal time being its bucket.
+ */
+export function runEventOf(rec: RecordedRun): RunEvent | undefined {
+  const input = runInputOf(rec);
+  if (input) return input;
+  const key = rec.result?.eventKey ?? rec.live?.eventKey ?? rec.indexed?.eventKey;
+  const parts = key ? parseEventKey(key) : undefined;
+  if (!key || !parts) return undefined;
+  return { eventKey: key, source: parts.source, type: parts.type, entity: parts.entity, occurredAt: isoSeconds(parts.bucketStartMs) };
 }
 
 /** The events a run took: its result's list, else its live status's, else its input's (a coalesced run's batch). */
@@ -59,7 +82,8 @@ export function trailRun(rec: RecordedRun): TrailRun {
   const held = result?.held ?? live?.held;
   const tripId = tripIdOf(held?.reason);
   const absorbed = absorbedOf(rec).map((e) => e.eventKey);
-  const oneEvent = input && input.origin.kind !== 'batch' ? [input.eventKey] : [];
+  const single = input?.origin.kind === 'batch' ? undefined : runEventOf(rec);
+  const oneEvent = single ? [single.eventKey] : [];
   const deliveryIds = result?.deliveryIds ?? live?.deliveryIds ?? rec.indexed?.deliveryIds ?? (input?.deliveryId ? [input.deliveryId] : []);
   const overflow = result?.absorbedOverflow ?? (input?.origin.kind === 'batch' ? input.origin.absorbedOverflow : undefined);
   return {

@@ -314,7 +314,7 @@ describe('the decision trail, assembled from recorded shapes', () => {
     assert.match(second!.reason, /pending until/);
   });
 
-  test('one-call path: a run held by a trip is `held` by that trip; a window that had already run is `completed` from the run that took it', () => {
+  test('one-call path: a run held by a trip is `held` by that trip; a window its Schedule started, that had already run, is `completed` from the run that took it', () => {
     const input = (key: string): RunInput => ({ ...batchInput(key, [change]), origin: { kind: 'event' }, deliveryId: 'd1' });
     const heldRun = run(`canary@${change.eventKey}`, input(`canary@${change.eventKey}`), {
       terminalReason: 'success',
@@ -327,20 +327,31 @@ describe('the decision trail, assembled from recorded shapes', () => {
         releasedBy: { who: 'robin', reason: 'checked' },
       },
     });
-    const dupKey = `canary@${report.eventKey}`;
-    const dup = run(
-      dupKey,
-      { ...input(dupKey), eventKey: report.eventKey },
-      { terminalReason: 'duplicate', output: { takenBy: { workflowId: 'canary@schedule/tick/s-1' } } },
-      [],
-      20,
-    );
+    // A window its Temporal Schedule started itself: the input names no event; the run recorded its key.
+    const nominal = '2026-12-02T15:00:00Z';
+    const dupKey = `canary@schedule/tick/s-1-${nominal}`;
+    const scheduled = {
+      scheduled: { scheduleId: 's-1', catchUp: 'latest' as const, lateAfterMs: 2000 },
+      agent: 'canary',
+      wakeKey: WAKE,
+      payload: {},
+      fingerprint: 'fp',
+    };
+    const dup: RecordedRun = {
+      ...run(dupKey, input(dupKey), { terminalReason: 'duplicate', output: { takenBy: { workflowId: 'canary@schedule/tick/s-1-earlier' } } }, [], 20),
+      input: scheduled,
+    };
+    dup.result!.eventKey = `schedule/tick/s-1/${nominal}`;
     const t = assembleTrail(recorded({ path: 'one-call', runs: [heldRun, dup] }), { maxEvents: 200 });
     const [held, completed] = t.events;
     assert.deepEqual([held!.decision, held!.tripId, held!.deliveryIds], ['held', 7, ['d1', 'd2']]);
     assert.match(held!.reason, /held by trip #7 before its first step: .*released by robin \(checked\)/);
-    assert.equal(completed!.decision, 'completed');
-    assert.match(completed!.reason, /completed from run canary@schedule\/tick\/s-1/);
+    assert.deepEqual(
+      [completed!.decision, completed!.source, completed!.type, completed!.entity, completed!.occurredAt],
+      ['completed', 'schedule', 'tick', 's-1', nominal],
+    );
+    assert.match(completed!.reason, /completed from run canary@schedule\/tick\/s-1-earlier/);
+    assert.deepEqual(t.runs[1]!.absorbed, [`schedule/tick/s-1/${nominal}`]);
     assert.deepEqual(t.notRecorded, [NOT_RECORDED.refused, NOT_RECORDED.mismatch, NOT_RECORDED.redelivered]);
   });
 
