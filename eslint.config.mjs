@@ -73,6 +73,7 @@ export default tseslint.config(
                 './standins',
                 './supervisor',
                 './tracing',
+                './trail',
                 './triggers',
                 './workers',
                 './workflows',
@@ -98,6 +99,7 @@ export default tseslint.config(
                 './standins',
                 './supervisor',
                 './tracing',
+                './trail',
                 './triggers',
                 './workers',
                 './workflows',
@@ -149,6 +151,17 @@ export default tseslint.config(
               message: "tracing/ imports core/ and config/ only: the layers on the event's path import it.",
             },
             {
+              // The decision trail reads what Temporal records; the CLI and the operator's page show it. It knows neither of them.
+              target: './trail',
+              from: ['./cli', './ingress', './runtime', './workers', './workflows', './activities'],
+              message: 'trail/ reads Temporal as a client: the CLI and the ingress use it, it imports neither, nor workflow or activity code.',
+            },
+            {
+              target: './workflows',
+              from: './trail',
+              message: 'Workflows may not import process-side modules: the trail reads Temporal as a client.',
+            },
+            {
               // Providers talk to the outside world for effects, tools and pages; they know nothing of the layers that use them.
               target: './providers',
               from: [
@@ -161,6 +174,7 @@ export default tseslint.config(
                 './schedules',
                 './supervisor',
                 './tracing',
+                './trail',
                 './triggers',
                 './workers',
                 './workflows',

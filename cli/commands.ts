@@ -1,6 +1,7 @@
 import type { Command } from 'commander';
 import { TERMINAL_REASONS } from '../core/types';
 import type { EmitOptions } from './emit';
+import type { ExplainOptions } from './explain';
 import type { RunsOptions } from './runs';
 import type { PersonOptions } from './supervisor';
 import { reportError } from './output';
@@ -77,6 +78,18 @@ export function registerCommands(program: Command): void {
     .command('coalescer <agent> <wakeKey>')
     .description("Show the coalescer of one agent's wake key: policy, pending batch, live run, counts, recent runs.")
     .action((agent: string, wakeKey: string) => run(async () => (await import('./coalescer.js')).showCoalescer(agent, wakeKey)));
+
+  program
+    .command('explain <agent> <wakeKey>')
+    .description(
+      'Why the agent woke (or not): every event about the wake key in the window with its decision and reason, each run with its ' +
+        'turns, tool calls, budget and effects. A table at a terminal, JSON otherwise; exit 3 when nothing is recorded.',
+    )
+    .option('--since <duration|iso>', 'how far back: a duration (30m, 24h, 7d) or an ISO-8601 time', '24h')
+    .option('--max-runs <n>', 'runs read, newest first (the rest are counted)', '20')
+    .option('--max-events <n>', 'events listed, newest first (the rest are counted)', '200')
+    .option('--json', 'print JSON even at a terminal')
+    .action((agent: string, wakeKey: string, opts: ExplainOptions) => run(async () => (await import('./explain.js')).explain(agent, wakeKey, opts)));
 
   program
     .command('kill <key>')

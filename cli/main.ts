@@ -4,7 +4,7 @@ import { ExitCode, reportError, UsageError } from './output';
 
 /** Shown after the command list: what scripts rely on, and how to call the command so that it never hangs. */
 const FOR_SCRIPTS = `
-Output: one JSON object on stdout per call; a line on stderr when something is wrong.
+Output: one JSON object on stdout per call (explain at a terminal: a table; --json for JSON); a line on stderr when something is wrong.
 Exit codes: ${ExitCode.ok} ok, ${ExitCode.error} error, ${ExitCode.badInput} bad input, ${ExitCode.refused} refused (a mismatch or refusal; a run or key unknown or not open), ${ExitCode.unreachable} Temporal unreachable.
 
 In scripts, call the bin itself, not npx: many \`npx wakegate\` calls in parallel can hang in npx

@@ -9,6 +9,7 @@ import { InFlightCap, retryAfterSeconds, SHED_POLICY, TokenBucket, type ShedReas
 import { answerBody, errorBody, jsonDepth, statusOf } from './answers';
 import { IngressMetrics } from './metrics';
 import { registerSupervisorPage } from './supervisor-page';
+import { registerWakePage } from './wake-page';
 import { registerOperatorAuth, type OperatorAuthSettings } from './operator-auth';
 import { createVerifier, type Verifier } from './signatures';
 import type { DeliveryContext, WebhookSource } from './source';
@@ -220,7 +221,7 @@ function shed(metrics: IngressMetrics, source: string, reason: ShedReason, retry
   );
 }
 
-/** The operator's listener: the /supervisor page and its actions, /metrics and /status, all behind the sign-in. */
+/** The operator's listener: the /supervisor page and its actions, the /wakes/<agent>/<wakeKey> trail, /metrics and /status, all behind the sign-in. */
 function buildOperator(opts: IngressOptions, metrics: IngressMetrics, inFlight: InFlightCap, served: Map<string, Served>): FastifyInstance {
   const { settings } = opts;
   // The operator's paths never share the public listener: a request for one there is a 404 like any unknown path.
@@ -229,6 +230,7 @@ function buildOperator(opts: IngressOptions, metrics: IngressMetrics, inFlight: 
   void operator.register(async (scope) => {
     await registerOperatorAuth(scope, opts.operatorAuth ?? { operators: {}, sessionTtlS: 8 * 3600 });
     if (opts.supervisorPage) registerSupervisorPage(scope, { client: opts.client, taskQueue: opts.supervisorPage.taskQueue });
+    registerWakePage(scope, { client: opts.client, agents: opts.registry.agents });
     scope.get('/metrics', async (_request, reply) => {
       metrics.inFlight.set(inFlight.inFlight);
       return reply.header('content-type', metrics.registry.contentType).send(await metrics.registry.metrics());

@@ -1,0 +1,534 @@
+import { describe, test } from 'node:test';
+import assert from 'node:assert/strict';
+import type { AdmissionResult, CoalescerState, Offer, OfferAnswer } from '../../core/coalesce-types';
+import type { EffectOutcome } from '../../core/contracts';
+import { effectKey } from '../../core/ids';
+import type { AbsorbedEvent, RunInput, RunResult } from '../../core/types';
+import { trailTable } from '../../cli/trail-table';
+import { timelineSvg } from '../../ingress/wake-timeline';
+import { assembleTrail, NOT_RECORDED } from '../../trail/assemble';
+import { answersFromHistory } from '../../trail/coalescer';
+import { argsDigest, effectsOf, runFacts, type RecordedEvent } from '../../trail/history';
+import { literal, runsQuery } from '../../trail/read';
+import type { Recorded, RecordedAdmission, RecordedRun } from '../../trail/recorded';
+import { agentOf, TrailRequestError, windowStart } from '../../trail/trail';
+import { exampleAgents } from '../helpers/app';
+
+/*
+ * The decision trail's rules without a server: the assembly is fed the shapes Temporal records
+ * (admission records, the coalescer's state, runs' inputs, results and histories) written by hand.
+ * test/explain.test.ts reads them from a real dev server, through the CLI and the page.
+ */
+
+const AGENT = 'campaign-reporter';
+const WAKE = 'c1';
+const at = (s: number) => new Date(Date.parse('2026-12-02T15:00:00Z') + s * 1000).toISOString();
+
+function ev(type: string, occurred: string, extra: Partial<AbsorbedEvent> = {}): AbsorbedEvent {
+  return {
+    eventKey: `campaigns/${type}/${WAKE}/${occurred}`,
+    source: 'campaigns',
+    type,
+    entity: WAKE,
+    occurredAt: occurred,
+    deliveryIds: [`d-${type}`],
+    ...extra,
+  };
+}
+const change = ev('config.changed', '2026-12-02T14:05:00Z', { version: 8, deliveryIds: ['hook-a'] });
+const report = ev('report.due', '2026-12-02T14:06:00Z', { deliveryIds: ['queue:campaigns:1-0'] });
+const older = ev('config.changed', '2026-12-02T14:01:00Z', { version: 6, deliveryIds: ['hook-old'] });
+const RUN = `${AGENT}#${WAKE}@${change.eventKey}`;
+
+function admission(e: AbsorbedEvent, arrivedS: number, answer?: OfferAnswer): RecordedAdmission {
+  const event = { ...e, payload: {}, fingerprint: 'fp', bucketStart: e.occurredAt };
+  return {
+    workflowId: `${AGENT}@${e.eventKey}`,
+    status: answer ? 'COMPLETED' : 'RUNNING',
+    startedAt: at(arrivedS),
+    input: { agent: AGENT, wakeKey: WAKE, coalescerId: `${AGENT}#${WAKE}`, policy: POLICY, offer: { event } },
+    ...(answer ? { result: { ...answer, agent: AGENT, wakeKey: WAKE, eventKey: e.eventKey } as AdmissionResult } : {}),
+  };
+}
+const POLICY = { debouncePeriodMs: 4000, maxWaitMs: 20_000, whileRunning: 'skip' as const, idleCloseMs: 3_600_000, maxEventsPerRun: 1000 };
+const taken = (decision: 'started' | 'coalesced', runKey = RUN): OfferAnswer => ({ decision, coalescerId: `${AGENT}#${WAKE}`, runKey, runState: 'pending' });
+
+function batchInput(runKey: string, events: AbsorbedEvent[], extra: Partial<Extract<RunInput['origin'], { kind: 'batch' }>> = {}): RunInput {
+  const opener = events[0]!;
+  return {
+    runKey,
+    wakeKey: WAKE,
+    eventKey: opener.eventKey,
+    source: opener.source,
+    entity: opener.entity,
+    type: opener.type,
+    occurredAt: opener.occurredAt,
+    bucketStart: opener.occurredAt,
+    agent: AGENT,
+    payload: {},
+    fingerprint: 'fp',
+    origin: { kind: 'batch', coalescerId: `${AGENT}#${WAKE}`, absorbed: events.map((e) => ({ ...e, payload: {} })), ...extra },
+  };
+}
+
+function run(runKey: string, input: RunInput, result: Partial<RunResult> | undefined, history: RecordedEvent[] = [], startS = 5): RecordedRun {
+  return {
+    workflowId: runKey,
+    runId: `r-${runKey}`,
+    status: result ? 'COMPLETED' : 'RUNNING',
+    startedAt: at(startS),
+    ...(result ? { closedAt: at(startS + 2) } : {}),
+    input,
+    ...(result
+      ? { result: { runKey, eventKey: input.eventKey, agent: AGENT, wakeKey: WAKE, summary: 'ok', deliveryIds: [], deliveryCount: 1, ...result } as RunResult }
+      : {}),
+    history,
+  };
+}
+
+function recorded(over: Partial<Recorded>): Recorded {
+  return {
+    agent: AGENT,
+    wakeKey: WAKE,
+    path: 'coalescing',
+    since: at(-3600),
+    until: at(60),
+    runs: [],
+    runsNotRead: 0,
+    coalescers: [],
+    admissions: [],
+    admissionsNotRead: 0,
+    looked: ['visibility: …'],
+    ...over,
+  };
+}
+
+/** A commit of one effect in a run's history, scheduled as event `id`. */
+function commit(
+  id: string,
+  runKey: string,
+  name: string,
+  step: number,
+  cls: 'provider_key' | 'reconcile',
+  reversible: boolean,
+  args: Record<string, unknown>,
+): RecordedEvent {
+  return {
+    kind: 'activity',
+    id,
+    at: at(6),
+    activityType: 'commitEffect',
+    input: {
+      agent: AGENT,
+      effectKey: effectKey(runKey, name, step),
+      effect: { name, class: cls, reversible },
+      args,
+      run: { runKey, wakeKey: WAKE, entity: WAKE, eventKey: 'k' },
+    },
+  };
+}
+const outcome = (runKey: string, name: string, step: number, cls: EffectOutcome['class']): EffectOutcome => ({
+  effectKey: effectKey(runKey, name, step),
+  name,
+  class: cls,
+  outcome: 'applied',
+  ref: `${name}-ref`,
+  attempt: 1,
+});
+const POLICY_READ: RecordedEvent[] = [
+  { kind: 'activity', id: '5', at: at(5), activityType: 'prepareRun', input: {} },
+  {
+    kind: 'activity-done',
+    scheduledId: '5',
+    at: at(5),
+    result: {
+      policy: {
+        budget: { turns: 6, tokens: 40_000, toolCalls: 12, wallClockMs: 1000, costUsd: 0.5 },
+        effects: [
+          { name: 'post_summary', class: 'provider_key', reversible: true },
+          { name: 'start_export', class: 'reconcile', reversible: false },
+        ],
+        approval: { irreversible: 'required', timeoutMs: 1000 },
+      },
+    },
+  },
+];
+
+describe('the decision trail, assembled from recorded shapes', () => {
+  test("the seed's incident: three events into one run with their deliveries, a stale one behind version 8, the run's effects and approval", () => {
+    const tick: AbsorbedEvent = {
+      eventKey: 'schedule/tick/s1/2026-12-02T15:00:00Z',
+      source: 'schedule',
+      type: 'tick',
+      entity: 's1',
+      occurredAt: at(0),
+      deliveryIds: ['wakegate-tick/s1'],
+    };
+    const staged = [
+      { effect: 'post_summary', args: { text: 'hi' } },
+      { effect: 'start_export', args: { campaign: WAKE } },
+    ];
+    const history: RecordedEvent[] = [
+      ...POLICY_READ,
+      { kind: 'child', at: at(5), workflowId: `${RUN}/sub/spend` },
+      { kind: 'child-done', at: at(6), workflowId: `${RUN}/sub/spend`, result: { spent: { turns: 1, toolCalls: 1 } } },
+      { kind: 'activity', id: '9', at: at(6), activityType: 'modelCall' },
+      { kind: 'activity-done', scheduledId: '9', at: at(6) },
+      commit('11', RUN, 'post_summary', 0, 'provider_key', true, { text: 'hi' }),
+      { kind: 'activity-done', scheduledId: '11', at: at(6), result: outcome(RUN, 'post_summary', 0, 'provider_key') },
+      { kind: 'signal', at: at(6), name: 'approve', input: { who: 'ana', reason: 'looked' } },
+      commit('14', RUN, 'start_export', 1, 'reconcile', false, { campaign: WAKE }),
+      { kind: 'activity-done', scheduledId: '14', at: at(7), result: outcome(RUN, 'start_export', 1, 'reconcile') },
+    ];
+    const t = assembleTrail(
+      recorded({
+        admissions: [
+          admission(change, 1, taken('started')),
+          admission(report, 1.1, taken('coalesced')),
+          admission(tick, 1.2, taken('coalesced')),
+          admission(older, 2, { decision: 'stale', coalescerId: `${AGENT}#${WAKE}`, newestVersion: 8 }),
+        ],
+        runs: [
+          run(
+            RUN,
+            batchInput(RUN, [change, report, tick]),
+            {
+              terminalReason: 'success',
+              // A redelivery of the change while the batch was pending: on the run's own record of the event.
+              absorbed: [{ ...change, deliveryIds: ['hook-a', 'hook-a-retry'] }, report, tick],
+              skipped: [],
+              usage: { turns: 2, tokens: 600, toolCalls: 3, costUsd: 0.002, wallClockMs: 900 },
+              output: { staged, committed: [outcome(RUN, 'post_summary', 0, 'provider_key'), outcome(RUN, 'start_export', 1, 'reconcile')] },
+            },
+            history,
+          ),
+        ],
+      }),
+      { maxEvents: 200 },
+    );
+    assert.equal(t.found, true);
+    assert.deepEqual(
+      t.events.map((e) => [e.source, e.type, e.decision, e.runKey ?? null]),
+      [
+        ['campaigns', 'config.changed', 'started', RUN],
+        ['campaigns', 'report.due', 'coalesced', RUN],
+        ['schedule', 'tick', 'coalesced', RUN],
+        ['campaigns', 'config.changed', 'stale', null],
+      ],
+    );
+    assert.deepEqual(t.events[0]!.deliveryIds, ['hook-a', 'hook-a-retry']);
+    assert.deepEqual(t.events[0]!.recordedBy, ['admission', 'run']);
+    assert.match(t.events[0]!.reason, /opened the batch of run .*, which ended success/);
+    assert.equal(t.events[3]!.newestVersion, 8);
+    assert.match(t.events[3]!.reason, /version 6 is behind version 8 already seen from campaigns/);
+    const [r] = t.runs;
+    assert.deepEqual([r!.modelTurns, r!.toolCalls, r!.subagents, r!.budget?.turns], [2, 1, 1, 6]);
+    assert.deepEqual(r!.absorbed, [change.eventKey, report.eventKey, tick.eventKey]);
+    assert.deepEqual(
+      r!.effects.map((f) => [f.effect, f.class, f.outcome, f.approval.required, f.approval.decision ?? null, f.approval.who ?? null]),
+      [
+        ['post_summary', 'provider_key', 'applied', false, null, null],
+        ['start_export', 'reconcile', 'applied', true, 'approved', 'ana'],
+      ],
+    );
+    assert.equal(r!.effects[1]!.argsDigest, argsDigest({ campaign: WAKE }));
+    assert.equal(r!.effects[1]!.at, at(7));
+    assert.deepEqual(t.notRecorded, Object.values(NOT_RECORDED));
+  });
+
+  test('an event seen only by the coalescer is named from its key; one that arrived before the window is left out; past the cap the newest are kept and the rest counted', () => {
+    const early = ev('config.changed', '2026-12-02T10:00:00Z', { version: 1 });
+    const state: CoalescerState = {
+      newestVersion: {},
+      recent: [{ eventKey: report.eventKey, answer: taken('coalesced') }],
+      lastActivityMs: 0,
+      counts: { offered: 3, started: 1, coalesced: 2, skipped: 0, stale: 0, runs: 1 },
+      runs: [],
+      staleEvents: [],
+    };
+    const base = recorded({
+      since: at(0),
+      admissions: [admission(early, -7200, taken('started', 'old-run')), admission(change, 1, taken('started'))],
+      coalescers: [{ workflowId: `${AGENT}#${WAKE}`, status: 'RUNNING', readVia: 'query', policy: POLICY, state }],
+      admissionsNotRead: 2,
+    });
+    const t = assembleTrail(base, { maxEvents: 200 });
+    // An event with no recorded arrival is placed at its run's start, else at when it happened.
+    assert.deepEqual(
+      t.events.map((e) => e.eventKey),
+      [report.eventKey, change.eventKey],
+    );
+    const fromKey = t.events[0]!;
+    assert.deepEqual(
+      [fromKey.source, fromKey.type, fromKey.occurredAt, fromKey.arrivedAt, fromKey.recordedBy],
+      ['campaigns', 'report.due', '2026-12-02T14:06:00Z', null, ['coalescer']],
+    );
+    assert.equal(t.eventsNotListed, 2);
+    assert.deepEqual(t.coalescer?.counts, state.counts);
+
+    const capped = assembleTrail(base, { maxEvents: 1 });
+    assert.deepEqual(
+      capped.events.map((e) => e.eventKey),
+      [change.eventKey],
+    );
+    assert.equal(capped.eventsNotListed, 3);
+  });
+
+  test('a batch the coalescer has not started is a pending run until its debounce ends; a run cancelled for a restart leads to the run that took its events', () => {
+    const pendingKey = `${AGENT}#${WAKE}@${report.eventKey}`;
+    const opened = Date.parse(at(10));
+    const state: CoalescerState = {
+      newestVersion: {},
+      recent: [],
+      lastActivityMs: opened,
+      counts: { offered: 1, started: 1, coalesced: 0, skipped: 0, stale: 0, runs: 0 },
+      runs: [],
+      staleEvents: [],
+      pending: {
+        runKey: pendingKey,
+        openedBy: report.eventKey,
+        openedAtMs: opened,
+        lastAtMs: opened + 1000,
+        events: [{ ...report, payload: {}, fingerprint: 'fp', bucketStart: report.occurredAt }],
+        overflow: 0,
+        supersedes: RUN,
+      },
+    };
+    const t = assembleTrail(
+      recorded({
+        admissions: [admission(change, 1, taken('started')), admission(report, 10)],
+        runs: [run(RUN, batchInput(RUN, [change]), { terminalReason: 'cancelled', absorbed: [change], skipped: [], supersededBy: pendingKey })],
+        coalescers: [{ workflowId: `${AGENT}#${WAKE}`, status: 'RUNNING', readVia: 'query', policy: POLICY, state }],
+      }),
+      { maxEvents: 200 },
+    );
+    const pending = t.runs.find((r) => r.status === 'PENDING')!;
+    assert.equal(pending.runKey, pendingKey);
+    assert.equal(pending.closedAt, new Date(opened + 1000 + POLICY.debouncePeriodMs).toISOString());
+    assert.equal(pending.supersedes, RUN);
+    const [first, second] = t.events;
+    assert.equal(first!.finalRunKey, pendingKey, 'the change was carried into the restart');
+    // The admission record is still open (no answer yet): the coalescer's pending batch says it opened the batch.
+    assert.equal(second!.decision, 'started');
+    assert.equal(second!.runKey, pendingKey);
+    assert.match(second!.reason, /pending until/);
+  });
+
+  test('one-call path: a run held by a trip is `held` by that trip; a window its Schedule started, that had already run, is `completed` from the run that took it', () => {
+    const input = (key: string): RunInput => ({ ...batchInput(key, [change]), origin: { kind: 'event' }, deliveryId: 'd1' });
+    const heldRun = run(`canary@${change.eventKey}`, input(`canary@${change.eventKey}`), {
+      terminalReason: 'success',
+      deliveryIds: ['d1', 'd2'],
+      held: {
+        hold: 'halted',
+        reason: 'the supervisor is halted (trip #7: storm); a person resets it and releases held wakes',
+        heldAt: at(5),
+        releasedAt: at(9),
+        releasedBy: { who: 'robin', reason: 'checked' },
+      },
+    });
+    // A window its Temporal Schedule started itself: the input names no event; the run recorded its key.
+    const nominal = '2026-12-02T15:00:00Z';
+    const dupKey = `canary@schedule/tick/s-1-${nominal}`;
+    const scheduled = {
+      scheduled: { scheduleId: 's-1', catchUp: 'latest' as const, lateAfterMs: 2000 },
+      agent: 'canary',
+      wakeKey: WAKE,
+      payload: {},
+      fingerprint: 'fp',
+    };
+    const dup: RecordedRun = {
+      ...run(dupKey, input(dupKey), { terminalReason: 'duplicate', output: { takenBy: { workflowId: 'canary@schedule/tick/s-1-earlier' } } }, [], 20),
+      input: scheduled,
+    };
+    dup.result!.eventKey = `schedule/tick/s-1/${nominal}`;
+    const t = assembleTrail(recorded({ path: 'one-call', runs: [heldRun, dup] }), { maxEvents: 200 });
+    const [held, completed] = t.events;
+    assert.deepEqual([held!.decision, held!.tripId, held!.deliveryIds], ['held', 7, ['d1', 'd2']]);
+    assert.match(held!.reason, /held by trip #7 before its first step: .*released by robin \(checked\)/);
+    assert.deepEqual(
+      [completed!.decision, completed!.source, completed!.type, completed!.entity, completed!.occurredAt],
+      ['completed', 'schedule', 'tick', 's-1', nominal],
+    );
+    assert.match(completed!.reason, /completed from run canary@schedule\/tick\/s-1-earlier/);
+    assert.deepEqual(t.runs[1]!.absorbed, [`schedule/tick/s-1/${nominal}`]);
+    assert.deepEqual(t.notRecorded, [NOT_RECORDED.refused, NOT_RECORDED.mismatch, NOT_RECORDED.redelivered]);
+  });
+
+  test('an event skipped while a run was live is on that run; nothing in the window is not found', () => {
+    const liveRun = run(RUN, batchInput(RUN, [change]), undefined, [{ kind: 'signal', at: at(8), name: 'skipped', input: { events: [report] } }]);
+    const t = assembleTrail(recorded({ runs: [liveRun] }), { maxEvents: 200 });
+    const skipped = t.events.find((e) => e.eventKey === report.eventKey)!;
+    assert.deepEqual([skipped.decision, skipped.runKey], ['skipped', RUN]);
+    assert.deepEqual(t.runs[0]!.skipped, [report.eventKey]);
+
+    const empty = assembleTrail(recorded({ looked: ['visibility: q (0 runs)', 'coalescer x: none found'] }), { maxEvents: 200 });
+    assert.equal(empty.found, false);
+    assert.deepEqual(empty.looked, ['visibility: q (0 runs)', 'coalescer x: none found']);
+  });
+});
+
+describe("a run's effects from its history", () => {
+  const key = (name: string, step: number) => effectKey(RUN, name, step);
+  const staged = [
+    { effect: 'post_summary', args: { text: 'hi' } },
+    { effect: 'start_export', args: { campaign: WAKE } },
+  ];
+
+  test('rejected by a person: the rejected effect is `rejected`, the reversible one before it applied', () => {
+    const facts = runFacts([
+      ...POLICY_READ,
+      commit('11', RUN, 'post_summary', 0, 'provider_key', true, { text: 'hi' }),
+      { kind: 'activity-done', scheduledId: '11', at: at(6), result: outcome(RUN, 'post_summary', 0, 'provider_key') },
+      { kind: 'signal', at: at(7), name: 'reject', input: { who: 'ana', reason: 'wrong campaign', effectKey: key('start_export', 1) } },
+    ]);
+    const effects = effectsOf(facts, { runKey: RUN, open: false, staged });
+    assert.deepEqual(
+      effects.map((f) => [f.effect, f.outcome, f.approval.decision ?? null, f.approval.reason ?? null]),
+      [
+        ['post_summary', 'applied', null, null],
+        ['start_export', 'rejected', 'rejected', 'wrong campaign'],
+      ],
+    );
+  });
+
+  test('waiting for approval while open, timed out once escalated, ambiguous when a reconcile cannot tell, not started after the run ended', () => {
+    const facts = runFacts(POLICY_READ);
+    const waiting = effectsOf(facts, {
+      runKey: RUN,
+      open: true,
+      awaiting: { effectKey: key('start_export', 0), effect: 'start_export', args: { campaign: WAKE } },
+    });
+    assert.deepEqual(
+      waiting.map((f) => [f.outcome, f.approval.decision]),
+      [['awaiting_approval', 'waiting']],
+    );
+    const timedOut = effectsOf(facts, { runKey: RUN, open: false, staged: [staged[1]!], timedOut: key('start_export', 0) });
+    assert.deepEqual(
+      timedOut.map((f) => [f.outcome, f.approval.decision]),
+      [['not_started', 'timed_out']],
+    );
+    const ambiguous = effectsOf(
+      runFacts([
+        ...POLICY_READ,
+        commit('11', RUN, 'start_export', 0, 'reconcile', true, { campaign: WAKE }),
+        { kind: 'activity-failed', scheduledId: '11', at: at(8), message: 'cannot tell', type: 'EffectAmbiguous' },
+      ]),
+      { runKey: RUN, open: false },
+    );
+    assert.deepEqual(
+      ambiguous.map((f) => [f.outcome, f.at]),
+      [['ambiguous', at(8)]],
+    );
+  });
+
+  test('turns count answered model calls and subagents; tool calls count every call scheduled; the digest ignores key order', () => {
+    const facts = runFacts([
+      { kind: 'activity', id: '1', at: at(1), activityType: 'modelCall' },
+      { kind: 'activity-failed', scheduledId: '1', at: at(1), message: 'timed out' },
+      { kind: 'activity', id: '2', at: at(2), activityType: 'modelCall' },
+      { kind: 'activity-done', scheduledId: '2', at: at(2) },
+      { kind: 'activity', id: '3', at: at(3), activityType: 'toolCall' },
+      { kind: 'activity', id: '4', at: at(3), activityType: 'toolCall' },
+      { kind: 'child', at: at(3), workflowId: 'sub/a' },
+      { kind: 'child-done', at: at(4), workflowId: 'sub/a', result: { spent: { turns: 1, toolCalls: 1 } } },
+    ]);
+    assert.deepEqual([facts.modelTurns, facts.toolCalls, facts.subagents], [2, 3, 1]);
+    assert.equal(argsDigest({ a: 1, b: [1, 2] }), argsDigest({ b: [1, 2], a: 1 }));
+    assert.notEqual(argsDigest({ a: 1 }), argsDigest({ a: 2 }));
+  });
+});
+
+describe('reading and asking', () => {
+  test("an open coalescer's answers from its history: the state it carried, then each offer with its answer, stale ones in full", () => {
+    const offer = (e: AbsorbedEvent): Offer => ({ event: { ...e, payload: {}, fingerprint: 'fp', bucketStart: e.occurredAt }, admissionRunId: 'a' });
+    const carried: CoalescerState = {
+      newestVersion: {},
+      recent: [{ eventKey: change.eventKey, answer: taken('started') }],
+      lastActivityMs: 0,
+      counts: { offered: 1, started: 1, coalesced: 0, skipped: 0, stale: 0, runs: 0 },
+      runs: [],
+      staleEvents: [],
+    };
+    const state = answersFromHistory(carried, [
+      { kind: 'update', at: at(1), id: 'u1', name: 'offer', input: [offer(report), offer(older)] },
+      { kind: 'update-done', at: at(1), id: 'u1', result: [taken('coalesced'), { decision: 'stale', coalescerId: 'c', newestVersion: 8 }] },
+    ]);
+    assert.deepEqual(
+      state.recent.map((r) => [r.eventKey, r.answer.decision]),
+      [
+        [change.eventKey, 'started'],
+        [report.eventKey, 'coalesced'],
+        [older.eventKey, 'stale'],
+      ],
+    );
+    assert.deepEqual(state.staleEvents, [{ ...older }]);
+    assert.equal(carried.recent.length, 1, 'the carried state is not changed');
+  });
+
+  test('the window: a duration back from now or an ISO time; a time in the future or words are refused', () => {
+    const now = Date.parse('2026-12-02T12:00:00Z');
+    assert.equal(windowStart('24h', now), now - 86_400_000);
+    assert.equal(windowStart('30m', now), now - 1_800_000);
+    assert.equal(windowStart('2026-12-01T00:00:00Z', now), Date.parse('2026-12-01T00:00:00Z'));
+    assert.throws(() => windowStart('2026-12-03T00:00:00Z', now), /lies in the future/);
+    assert.throws(
+      () => windowStart('yesterday', now),
+      (err: unknown) => err instanceof TrailRequestError && err.code === 'usage',
+    );
+  });
+
+  test('an unknown agent is refused naming every known one; a wake key with a double quote is queried in single quotes', () => {
+    assert.throws(
+      () => agentOf(exampleAgents, 'nobody'),
+      (err: unknown) => err instanceof TrailRequestError && err.code === 'unknown_agent' && /campaign-reporter, canary, dependency-bump/.test(err.message),
+    );
+    assert.equal(agentOf(exampleAgents, 'canary').policy.name, 'canary');
+    assert.equal(literal('say "hi"'), `'say "hi"'`);
+    assert.throws(() => literal(`it's "x"`), /both quote characters/);
+    assert.match(
+      runsQuery('canary', 'k', Date.parse('2026-12-02T12:00:00Z')),
+      /WakeKey = "k" .*StartTime >= "2026-12-02T12:00:00.000Z" OR ExecutionStatus = "Running"/,
+    );
+  });
+});
+
+describe('the trail shown', () => {
+  const markup = ev('config.changed', '2026-12-02T14:05:00Z', { entity: '<script>alert(1)</script>', deliveryIds: ['<img src=x onerror=alert(2)>'] });
+  const trail = assembleTrail(recorded({ admissions: [admission(markup, 1, taken('started'))] }), { maxEvents: 200 });
+
+  test('the timeline escapes every label and marks each event with its decision', () => {
+    const svg = timelineSvg(trail);
+    assert.ok(!svg.includes('<script>') && !svg.includes('<img'), 'no markup from the event reaches the SVG unescaped');
+    assert.ok(svg.includes('&lt;script&gt;alert(1)&lt;/script&gt;'), 'the entity is in the tooltip, escaped');
+    assert.match(svg, /<g class="event" data-event="[^"]+" data-decision="started">/);
+  });
+
+  test('the terminal table lists events with decisions and reasons, the budget each run used against its limits, what is not recorded and where it looked, with control characters masked', () => {
+    const text = trailTable({ ...trail, wakeKey: 'c1\u001b[2J' });
+    assert.match(text, /c1\?\[2J · coalescing/);
+    assert.match(text, /EVENTS 1\n +arrived +occurred +source +type +version +deliveries +decision +why\n.*config\.changed.*started +opened the batch of run/);
+    assert.match(text, /NOT RECORDED[^\n]*\n {2}- `refused`/);
+    assert.match(text, /LOOKED AT\n {2}- visibility: …/);
+    const seed = assembleTrail(
+      recorded({
+        runs: [
+          run(
+            RUN,
+            batchInput(RUN, [change]),
+            {
+              terminalReason: 'success',
+              absorbed: [change],
+              skipped: [],
+              usage: { turns: 2, tokens: 600, toolCalls: 3, costUsd: 0.002, wallClockMs: 900 },
+            },
+            POLICY_READ,
+          ),
+        ],
+      }),
+      { maxEvents: 200 },
+    );
+    assert.match(trailTable(seed), /budget used: turns 2\/6, tool calls 3\/12, tokens 600\/40000, cost \$0\.002\/\$0\.5, wall clock 900\/1000 ms/);
+    assert.ok(!text.includes('\u001b'), 'no escape sequence reaches the terminal');
+  });
+});

@@ -1,0 +1,173 @@
+import type { OfferAnswer } from '../core/coalesce-types';
+import type { AbsorbedEvent } from '../core/types';
+import { parseEventKey } from '../gate/keys';
+import { isoSeconds } from '../core/time';
+import type { Recorded, RecordedRun } from './recorded';
+import { absorbedOf, runEventOf, runInputOf, skippedOf } from './runs';
+import type { TrailDecision, TrailEvent, TrailRun } from './types';
+
+/** An event while it is being put together from several records. */
+type Draft = Omit<TrailEvent, 'reason' | 'recordedBy'> & { recordedBy: Set<string> };
+
+/** Event details from a record that lists it (a run, the coalescer's batch or stale list). */
+type Details = Pick<AbsorbedEvent, 'eventKey' | 'source' | 'type' | 'entity' | 'occurredAt' | 'deliveryIds' | 'version'>;
+
+class Drafts {
+  readonly byKey = new Map<string, Draft>();
+
+  /** The event's draft, made from `details` (or from its key alone) the first time it is named. */
+  get(eventKey: string, details: Details | undefined, decision: TrailDecision, by: string): Draft {
+    let d = this.byKey.get(eventKey);
+    if (!d) {
+      const parts = parseEventKey(eventKey);
+      d = {
+        eventKey,
+        source: details?.source ?? parts?.source ?? '?',
+        type: details?.type ?? parts?.type ?? '?',
+        entity: details?.entity ?? parts?.entity ?? '?',
+        // Named only by its key: the key's time bucket is what is recorded of when it happened.
+        occurredAt: details?.occurredAt ?? (parts ? isoSeconds(parts.bucketStartMs) : ''),
+        arrivedAt: null,
+        deliveryIds: [],
+        decision,
+        recordedBy: new Set(),
+      };
+      this.byKey.set(eventKey, d);
+    }
+    if (details) this.merge(d, details);
+    d.recordedBy.add(by);
+    return d;
+  }
+
+  merge(d: Draft, details: Details): void {
+    if (details.version !== undefined && d.version === undefined) d.version = details.version;
+    for (const id of details.deliveryIds ?? []) if (!d.deliveryIds.includes(id)) d.deliveryIds.push(id);
+  }
+}
+
+/** Take the coalescer's answer as the event's decision, with the run and version it names. */
+function answer(d: Draft, a: OfferAnswer): void {
+  d.decision = a.decision;
+  if (a.runKey) d.runKey = a.runKey;
+  if (a.newestVersion !== undefined) d.newestVersion = a.newestVersion;
+}
+
+/**
+ * The events of a coalescing agent's wake key. The admission record of each event is the decision
+ * as recorded (and its start is the event's arrival); the coalescer's recent answers cover events
+ * whose record was not read; the runs' lists (taken, skipped) and the coalescer's batch and stale
+ * list add the deliveries seen since, and events neither of the first two named.
+ */
+export function coalescedEvents(r: Recorded): Draft[] {
+  const drafts = new Drafts();
+  for (const adm of r.admissions) {
+    const e = adm.input?.offer.event;
+    if (!e) continue;
+    const d = drafts.get(e.eventKey, e, 'accepted', 'admission');
+    d.arrivedAt = adm.startedAt;
+    d.admissionId = adm.workflowId;
+    if (adm.result) answer(d, adm.result);
+  }
+  for (const c of r.coalescers) {
+    for (const { eventKey, answer: a } of c.state?.recent ?? []) {
+      const known = drafts.byKey.get(eventKey);
+      const d = drafts.get(eventKey, undefined, a.decision, 'coalescer');
+      // The admission record's own answer stands; the coalescer's fills in one not yet read or not yet closed.
+      if (!known || known.decision === 'accepted') answer(d, a);
+    }
+    for (const e of [...(c.state?.staleEvents ?? []), ...(c.state?.pending?.events ?? []), ...(c.state?.running?.events ?? [])]) {
+      if (drafts.byKey.has(e.eventKey)) drafts.get(e.eventKey, e, 'accepted', 'coalescer');
+    }
+  }
+  // A run's lists and the pending batch say where an event went: its decision, when no answer was read.
+  const took = (e: Details, decision: TrailDecision, runKey: string, by: string) => {
+    const d = drafts.get(e.eventKey, e, decision, by);
+    if (d.runKey === undefined || d.decision === 'accepted') Object.assign(d, { decision, runKey });
+  };
+  for (const run of r.runs) {
+    const opener = runInputOf(run)?.eventKey;
+    for (const e of absorbedOf(run)) took(e, e.eventKey === opener ? 'started' : 'coalesced', run.workflowId, 'run');
+    for (const e of skippedOf(run)) took(e, 'skipped', run.workflowId, 'run');
+  }
+  const pending = r.coalescers.at(-1)?.state?.pending;
+  for (const e of pending?.events ?? []) took(e, e.eventKey === pending!.openedBy ? 'started' : 'coalesced', pending!.runKey, 'coalescer');
+  return [...drafts.byKey.values()];
+}
+
+/** The events of a one-call agent's wake key: each run is one event's, arriving when the run started. */
+export function oneCallEvents(runs: readonly RecordedRun[]): Draft[] {
+  const drafts = new Drafts();
+  for (const run of runs) {
+    const event = runEventOf(run);
+    if (!event) continue;
+    const d = drafts.get(event.eventKey, { ...event, deliveryIds: [] }, 'started', 'run');
+    d.arrivedAt ??= run.startedAt;
+    d.runKey = run.workflowId;
+    const delivered = run.result?.deliveryIds ?? run.live?.deliveryIds ?? run.indexed?.deliveryIds ?? (event.deliveryId ? [event.deliveryId] : []);
+    drafts.merge(d, { ...event, deliveryIds: delivered });
+    if (run.result?.terminalReason === 'duplicate') d.decision = 'completed';
+  }
+  return [...drafts.byKey.values()];
+}
+
+/** Follow a run cancelled for a restart (overlap `cancel`) to the run that finally took its events. */
+function finalRun(runKey: string, runs: ReadonlyMap<string, TrailRun>): string {
+  let key = runKey;
+  for (let hop = 0; hop < 20; hop++) {
+    const next = runs.get(key)?.supersededBy;
+    if (!next) break;
+    key = next;
+  }
+  return key;
+}
+
+/**
+ * Every decision in words, from the records alone. A `started` event whose run a halt held (before
+ * its first step) is `held`, as the gate answered it; a window answered from the run that had taken it is `completed`.
+ */
+export function finish(d: Draft, runs: ReadonlyMap<string, TrailRun>): TrailEvent {
+  const run = d.runKey ? runs.get(d.runKey) : undefined;
+  let decision = d.decision;
+  let tripId: number | undefined;
+  if (decision === 'started' && run?.held?.hold === 'halted') {
+    decision = 'held';
+    tripId = run.held.tripId;
+  }
+  const final = d.runKey ? finalRun(d.runKey, runs) : undefined;
+  const { recordedBy, ...rest } = d;
+  return {
+    ...rest,
+    decision,
+    reason: reasonOf(d, decision, run),
+    ...(final && final !== d.runKey ? { finalRunKey: final } : {}),
+    ...(tripId !== undefined ? { tripId } : {}),
+    recordedBy: [...recordedBy].sort(),
+  };
+}
+
+function reasonOf(d: Draft, decision: TrailDecision, run: TrailRun | undefined): string {
+  const runName = d.runKey ?? 'an unnamed run';
+  const state =
+    run?.status === 'PENDING' ? `, pending until ${run.closedAt ?? 'the debounce ends'}` : run?.terminalReason ? `, which ended ${run.terminalReason}` : '';
+  switch (decision) {
+    case 'started':
+      return d.admissionId ? `opened the batch of run ${runName}${state}` : `started run ${runName}${state}`;
+    case 'coalesced':
+      return `coalesced into run ${runName}${state}`;
+    case 'skipped':
+      return `skipped while run ${runName} was live (overlap skip); recorded on that run, nothing ran for it`;
+    case 'stale':
+      return `stale: version ${d.version ?? '?'} is behind version ${d.newestVersion ?? '?'} already seen from ${d.source}; recorded, nothing ran`;
+    case 'mismatch':
+      return `mismatch: ${runName} holds this event key with other inputs; nothing was taken`;
+    case 'held': {
+      const h = run?.held;
+      const released = h?.releasedBy ? `; released by ${h.releasedBy.who} (${h.releasedBy.reason})` : h ? '; not released' : '';
+      return `held${h?.tripId !== undefined ? ` by trip #${h.tripId}` : ''} before its first step: ${h?.reason ?? 'the supervisor was halted'}${released}`;
+    }
+    case 'completed':
+      return `completed from run ${run?.takenBy ?? runName}: the window had already run, so nothing ran again`;
+    case 'accepted':
+      return `recorded by its admission record ${d.admissionId ?? ''}; the coalescer has not answered yet`.replace(/\s+;/, ';');
+  }
+}

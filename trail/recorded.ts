@@ -1,0 +1,69 @@
+import type { AdmissionInput, AdmissionResult, CoalescerState } from '../core/coalesce-types';
+import type { CoalescePolicy } from '../core/policy';
+import type { RunInput, RunResult, ScheduledRunInput, WakeStatus } from '../core/types';
+import type { RecordedEvent } from './history';
+
+/**
+ * What the trail read from Temporal, as plain JSON: the input of the pure assembly
+ * (trail/assemble.ts). trail/read.ts fills it; unit tests write it by hand from recorded shapes.
+ */
+export interface Recorded {
+  agent: string;
+  wakeKey: string;
+  path: 'coalescing' | 'one-call';
+  /** The window, ISO-8601 UTC. */
+  since: string;
+  until: string;
+  /** Runs about the wake key: those visibility lists in the window, and those the coalescer names. */
+  runs: RecordedRun[];
+  /** Runs visibility listed past the cap, not read. */
+  runsNotRead: number;
+  /** The coalescer's executions, oldest first (the last is its current one). */
+  coalescers: RecordedCoalescer[];
+  /** Admission records read by ID (coalescing path). */
+  admissions: RecordedAdmission[];
+  /** Events the coalescer answered that were not read, past the cap. */
+  admissionsNotRead: number;
+  looked: string[];
+}
+
+export interface RecordedRun {
+  workflowId: string;
+  runId?: string;
+  /** Temporal's status name (`RUNNING`, `COMPLETED`, `FAILED`, ...). */
+  status: string;
+  startedAt: string;
+  closedAt?: string;
+  /** Search attributes, when visibility listed it. */
+  indexed?: { eventKey?: string; deliveryIds?: string[]; held?: string };
+  input?: RunInput | ScheduledRunInput;
+  result?: RunResult;
+  /** The open run's `status` query, when it answered. */
+  live?: WakeStatus;
+  history: RecordedEvent[];
+}
+
+export interface RecordedCoalescer {
+  workflowId: string;
+  runId?: string;
+  status: string;
+  startedAt?: string;
+  closedAt?: string;
+  policy?: CoalescePolicy;
+  state?: CoalescerState;
+  /**
+   * `query`: the open coalescer answered; `result`: a closed one's result; `history`: an open one
+   * that did not answer, its answers read from its history; `input`: only the state it started with.
+   */
+  readVia: 'query' | 'result' | 'history' | 'input' | 'none';
+}
+
+export interface RecordedAdmission {
+  workflowId: string;
+  status: string;
+  /** When the gate started it: the event's arrival. */
+  startedAt: string;
+  input?: AdmissionInput;
+  /** The coalescer's decision, once the record has closed. */
+  result?: AdmissionResult;
+}
