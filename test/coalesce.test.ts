@@ -101,6 +101,9 @@ describe('one wake per thing, from every direction', () => {
           [a.eventKey, b.eventKey, c.eventKey],
         );
         assert.deepEqual(waiting.absorbed!.find((e) => e.eventKey === c.eventKey)!.deliveryIds, ['report-1', 'report-2']);
+        // The run's own delivery list holds every event's deliveries, not only the opener's (what `wakegate runs` shows).
+        for (const e of waiting.absorbed!)
+          for (const id of e.deliveryIds) assert.ok(waiting.deliveryIds.includes(id), `run lists delivery ${id}: ${waiting.deliveryIds.join(', ')}`);
 
         // With the run live (waiting for the export's approval), another change about the campaign is skipped and recorded.
         const later = await gate.admit({

@@ -58,13 +58,16 @@ export class RunTrail {
   ) {
     const resumed = input.resumedHold;
     this.batch = input.origin.kind === 'batch' ? input.origin : undefined;
-    this.deliveryIds = resumed ? [...resumed.deliveryIds] : input.deliveryId ? [input.deliveryId] : [];
+    // A coalesced run holds every delivery of every event it took (a webhook's, a queue message's, a
+    // tick's), not only the first of the event that opened its batch.
+    const delivered = this.batch ? this.batch.absorbed.flatMap((e) => e.deliveryIds) : input.deliveryId ? [input.deliveryId] : [];
+    this.deliveryIds = resumed ? [...resumed.deliveryIds] : [...new Set(delivered)];
     this.absorbed = resumed?.absorbed
       ? resumed.absorbed.map((e) => ({ ...e, deliveryIds: [...e.deliveryIds] }))
       : (this.batch?.absorbed ?? []).map(({ payload: _payload, ...e }) => ({ ...e, deliveryIds: [...e.deliveryIds] }));
     this.skipped = resumed ? [...resumed.skipped] : [];
     this.skippedOverflow = resumed?.skippedOverflow ?? 0;
-    this.deliveryCount = resumed?.deliveryCount ?? 1;
+    this.deliveryCount = resumed?.deliveryCount ?? Math.max(1, delivered.length);
   }
 
   usage(): BudgetUsage | undefined {
