@@ -6,6 +6,29 @@ import { importX } from 'eslint-plugin-import-x';
 import { createNodeResolver } from 'eslint-plugin-import-x/node-resolver';
 import prettier from 'eslint-config-prettier';
 
+/** Every folder of the product (not tests, benchmarks, scripts or examples), and its public entry. */
+const product = [
+  './activities',
+  './agents',
+  './cli',
+  './config',
+  './core',
+  './devserver',
+  './gate',
+  './ingress',
+  './providers',
+  './runtime',
+  './schedules',
+  './standins',
+  './supervisor',
+  './tracing',
+  './trail',
+  './triggers',
+  './workers',
+  './workflows',
+  './index.ts',
+];
+
 const nodeBuiltins = [...builtinModules, ...builtinModules.map((m) => `node:${m}`)];
 
 export default tseslint.config(
@@ -58,54 +81,14 @@ export default tseslint.config(
         {
           zones: [
             {
-              target: [
-                './activities',
-                './agents',
-                './cli',
-                './config',
-                './core',
-                './devserver',
-                './gate',
-                './ingress',
-                './providers',
-                './runtime',
-                './schedules',
-                './standins',
-                './supervisor',
-                './tracing',
-                './trail',
-                './triggers',
-                './workers',
-                './workflows',
-                './index.ts',
-              ],
+              target: product,
               from: './examples',
               message: 'Product code may not import the examples: they are users of the public entry.',
             },
             {
               // The core holds plain contracts that workflow code and every process-side layer import: it imports none of them.
               target: './core',
-              from: [
-                './activities',
-                './agents',
-                './cli',
-                './config',
-                './devserver',
-                './gate',
-                './ingress',
-                './providers',
-                './runtime',
-                './schedules',
-                './standins',
-                './supervisor',
-                './tracing',
-                './trail',
-                './triggers',
-                './workers',
-                './workflows',
-                './examples',
-                './index.ts',
-              ],
+              from: [...product.filter((f) => f !== './core'), './examples'],
               message: 'core/ is the bottom layer: plain contracts, importing nothing of the project outside core/.',
             },
             {

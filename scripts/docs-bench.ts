@@ -33,6 +33,10 @@ const counts = (v: unknown) =>
     .join(', ') || 'none';
 const p = (v: unknown, key = 'p50') => num(obj(v)[key]);
 
+/** A row of one series: its rate, its latency p50 and p99, and its per-round rates. */
+const seriesRow = (label: string, rate: unknown, lat: unknown, perRound: unknown) =>
+  row(label, num(rate), p(lat), p(lat, 'p99'), (perRound as number[] | undefined)?.join(' / ') ?? '–');
+
 const gate: Renderer = (r) => {
   const lat = obj(r.startLatencyMs);
   const storm = obj(r.storm);
@@ -40,20 +44,8 @@ const gate: Renderer = (r) => {
   return [
     row('series', 'starts/s', 'start p50 ms', 'start p99 ms', 'per round, starts/s'),
     row('---', '---', '---', '---', '---'),
-    row(
-      'raw `client.workflow.start`, unique IDs',
-      num(r.rawStartsPerSecond),
-      p(lat.raw),
-      p(lat.raw, 'p99'),
-      (perRound.raw as number[] | undefined)?.join(' / ') ?? '–',
-    ),
-    row(
-      'the gate, unique keys (one-call path)',
-      num(r.gateStartsPerSecond),
-      p(lat.gate),
-      p(lat.gate, 'p99'),
-      (perRound.gate as number[] | undefined)?.join(' / ') ?? '–',
-    ),
+    seriesRow('raw `client.workflow.start`, unique IDs', r.rawStartsPerSecond, lat.raw, perRound.raw),
+    seriesRow('the gate, unique keys (one-call path)', r.gateStartsPerSecond, lat.gate, perRound.gate),
     '',
     `Ratio gate / raw: **${num(r.ratio)}** on the totals, ${num(r.medianRoundRatio)} as the median of the per-round ratios.`,
     '',
@@ -133,20 +125,8 @@ const ingress: Renderer = (r) => {
   return [
     row('series', 'per second', 'p50 ms', 'p99 ms', 'per round'),
     row('---', '---', '---', '---', '---'),
-    row(
-      'raw `client.workflow.start`, unique IDs',
-      num(r.rawStartsPerSecond),
-      p(lat.raw),
-      p(lat.raw, 'p99'),
-      (perRound.raw as number[] | undefined)?.join(' / ') ?? '–',
-    ),
-    row(
-      'signed webhook → 202 (verify, parse, gate, start)',
-      num(r.webhookAcceptsPerSecond),
-      p(lat.webhook),
-      p(lat.webhook, 'p99'),
-      (perRound.webhook as number[] | undefined)?.join(' / ') ?? '–',
-    ),
+    seriesRow('raw `client.workflow.start`, unique IDs', r.rawStartsPerSecond, lat.raw, perRound.raw),
+    seriesRow('signed webhook → 202 (verify, parse, gate, start)', r.webhookAcceptsPerSecond, lat.webhook, perRound.webhook),
     '',
     `Ratio webhook / raw: **${num(r.ratio)}** on the totals, ${num(r.medianRoundRatio)} as the median of the per-round ratios.`,
     '',
