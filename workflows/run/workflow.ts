@@ -15,7 +15,7 @@ import { runAgentLoop } from './agent-loop';
 import { newPool } from '../../core/budget';
 import { newRunState, type RunOutcome } from '../../core/run-state';
 import { CONTINUE_AS_NEW, haltVerdict, holdIfSupervised } from './hold';
-import { RunTrail, workflowNow } from './trail';
+import { RunRecord, workflowNow } from './record';
 import { isScheduledRun, openWindow, windowRunInput, settleReport, takenOutcome } from '../schedule/window-run';
 
 /**
@@ -42,10 +42,10 @@ export async function runWorkflow(arg: RunInput | ScheduledRunInput): Promise<Ru
   const resumed = input.resumedHold;
   const { origin } = input;
   const state = newRunState(workflowInfo().runStartTime.getTime());
-  const trail = new RunTrail(input, state);
+  const runRecord = new RunRecord(input, state);
   const runScope = new CancellationScope();
-  trail.listen(runScope);
-  trail.index();
+  runRecord.listen(runScope);
+  runRecord.index();
 
   let reported: Promise<void> | undefined;
   /** The run's work, in its cancellable scope: the window's checks, the supervisor's word, the agent loop. */
@@ -64,17 +64,17 @@ export async function runWorkflow(arg: RunInput | ScheduledRunInput): Promise<Ru
     if (taken && origin.kind === 'window') return takenOutcome(input, origin.window, taken);
     // The supervisor's word before any token is spent: a held run waits here until it is let go.
     // A halt that reached the run before its work holds it, whatever an older read of the supervisor said.
-    const first = verdict && trail.haltedBeforeWork ? haltVerdict(trail.haltedBeforeWork, verdict) : verdict;
-    const heldOutcome = await holdIfSupervised(input.agent, first, state, trail.held, resumed, () => trail.supersededBy === undefined);
+    const first = verdict && runRecord.haltedBeforeWork ? haltVerdict(runRecord.haltedBeforeWork, verdict) : verdict;
+    const heldOutcome = await holdIfSupervised(input.agent, first, state, runRecord.held, resumed, () => runRecord.supersededBy === undefined);
     if (heldOutcome === CONTINUE_AS_NEW) {
-      const record = { ...trail.held.record!, continuedAsNew: (trail.held.record!.continuedAsNew ?? 0) + 1 };
+      const record = { ...runRecord.held.record!, continuedAsNew: (runRecord.held.record!.continuedAsNew ?? 0) + 1 };
       await condition(allHandlersFinished);
       await settleReport(reported);
       // Its memo (the fingerprint the gate compares) and search attributes (WakeHeld, the keys) go with it.
       const info = workflowInfo();
       return makeContinueAsNewFunc<typeof runWorkflow>({ memo: info.memo, typedSearchAttributes: info.typedSearchAttributes })({
         ...input,
-        resumedHold: trail.resumedHold(record),
+        resumedHold: runRecord.resumedHold(record),
       });
     }
     if (heldOutcome) return heldOutcome; // discarded
@@ -83,8 +83,8 @@ export async function runWorkflow(arg: RunInput | ScheduledRunInput): Promise<Ru
   };
 
   try {
-    const result = trail.finish(await runScope.run(work));
-    await trail.tellCoalescer(result.terminalReason);
+    const result = runRecord.finish(await runScope.run(work));
+    await runRecord.tellCoalescer(result.terminalReason);
     await settleReport(reported);
     return result;
   } catch (err) {
@@ -93,15 +93,19 @@ export async function runWorkflow(arg: RunInput | ScheduledRunInput): Promise<Ru
     // timeout instead of a cancellation, and that too is the cancellation's doing.
     if (isCancellation(err) || runScope.consideredCancelled) {
       return CancellationScope.nonCancellable(async () => {
-        const result = trail.finish({ reason: 'cancelled', summary: cancelledSummary(trail), output: { phase: state.phase, committed: state.effects } });
-        await trail.tellCoalescer('cancelled');
+        const result = runRecord.finish({
+          reason: 'cancelled',
+          summary: cancelledSummary(runRecord),
+          output: { phase: state.phase, committed: state.effects },
+        });
+        await runRecord.tellCoalescer('cancelled');
         await settleReport(reported);
         return result;
       });
     }
-    trail.done = true;
-    trail.record('failed');
-    await trail.tellCoalescer('failed');
+    runRecord.done = true;
+    runRecord.record('failed');
+    await runRecord.tellCoalescer('failed');
     await settleReport(reported);
     if (err instanceof ApplicationFailure) throw err;
     // Name the root cause (an activity's own failure, not "Activity task failed") and keep the chain.
@@ -111,8 +115,8 @@ export async function runWorkflow(arg: RunInput | ScheduledRunInput): Promise<Ru
   }
 }
 
-function cancelledSummary(trail: RunTrail): string {
-  if (trail.killedBy) return `killed by ${trail.killedBy.who}: ${trail.killedBy.reason}`;
-  if (trail.supersededBy) return `cancelled by its coalescer: ${trail.supersededBy} restarts on the newest state with this run's events`;
+function cancelledSummary(runRecord: RunRecord): string {
+  if (runRecord.killedBy) return `killed by ${runRecord.killedBy.who}: ${runRecord.killedBy.reason}`;
+  if (runRecord.supersededBy) return `cancelled by its coalescer: ${runRecord.supersededBy} restarts on the newest state with this run's events`;
   return 'the run was cancelled before it finished';
 }

@@ -35,9 +35,9 @@ type Batch = Extract<RunOrigin, { kind: 'batch' }>;
  * What a run records about itself while it is open: the deliveries and events it saw, who killed
  * or superseded it, its hold; the messages that change them (delivery, skipped, supersede, kill,
  * approve, reject, status); its search attributes; and its result. The run workflow (workflow.ts)
- * does the work; this is its trail.
+ * does the work; this is its record.
  */
-export class RunTrail {
+export class RunRecord {
   readonly deliveryIds: string[];
   readonly absorbed: AbsorbedEvent[];
   readonly skipped: AbsorbedEvent[];
