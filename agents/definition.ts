@@ -41,6 +41,7 @@ const Coalesce = z
     debounce: z.strictObject({ period: Duration('coalesce.debounce.period', 0), maxWait: Duration('coalesce.debounce.maxWait', 0) }),
     whileRunning: z.enum(['skip', 'buffer_one', 'cancel']),
     idleClose: Duration('coalesce.idleClose', 1000).default(3_600_000),
+    dedupHorizon: Duration('coalesce.dedupHorizon', 1000).default(86_400_000),
     maxEventsPerRun: z.number().int().min(1).max(5000).default(1000),
   })
   .refine((c) => c.debounce.maxWait >= c.debounce.period, { path: ['debounce', 'maxWait'], message: 'coalesce.debounce.maxWait must be at least the period' });
@@ -127,7 +128,17 @@ export interface AgentOptions<A = DefaultAnswer> {
    * Coalescing of wakes per wake key. @default none: every logical event is its own run
    * @example { debounce: { period: '10s', maxWait: '2m' }, whileRunning: 'skip' }
    */
-  coalesce?: { debounce: { period: string; maxWait: string }; whileRunning: 'skip' | 'buffer_one' | 'cancel'; idleClose?: string; maxEventsPerRun?: number };
+  coalesce?: {
+    debounce: { period: string; maxWait: string };
+    whileRunning: 'skip' | 'buffer_one' | 'cancel';
+    idleClose?: string;
+    /**
+     * How long an event's key is remembered to answer its redeliveries; the coalescer of a wake key
+     * stays open until the newest has passed. Set it to the namespace's retention. @default '24h'
+     */
+    dedupHorizon?: string;
+    maxEventsPerRun?: number;
+  };
   /** The payload it needs from an event, checked at the gate (a bad one is refused before any run). @default any object */
   payload?: z.ZodType<Record<string, unknown>>;
   /** The payload a run works on, from every event it absorbed (newest last). @default the newest event's */
@@ -189,6 +200,7 @@ export function defineAgent<A = DefaultAnswer>(def: AgentOptions<A>): AgentDefin
             maxWaitMs: coalesce.debounce.maxWait,
             whileRunning: coalesce.whileRunning,
             idleCloseMs: coalesce.idleClose,
+            dedupHorizonMs: coalesce.dedupHorizon,
             maxEventsPerRun: coalesce.maxEventsPerRun,
           },
         }

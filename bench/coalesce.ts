@@ -134,7 +134,16 @@ async function main(): Promise<void> {
   const connection = await NativeConnection.connect({ address: server.address });
   const agents = withPolicies(exampleAgents, (d) =>
     d.policy.name === 'canary'
-      ? { coalesce: { debouncePeriodMs: 1000, maxWaitMs: MAX_WAIT_MS, whileRunning: 'skip', idleCloseMs: 120_000, maxEventsPerRun: 1000 } }
+      ? {
+          coalesce: {
+            debouncePeriodMs: 1000,
+            maxWaitMs: MAX_WAIT_MS,
+            whileRunning: 'skip',
+            idleCloseMs: 120_000,
+            dedupHorizonMs: 3_600_000,
+            maxEventsPerRun: 1000,
+          },
+        }
       : undefined,
   );
   const tag = randomUUID().slice(0, 8);

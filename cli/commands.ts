@@ -115,7 +115,7 @@ export function registerCommands(program: Command): void {
   program
     .command('rearm <key>')
     .description(
-      'Delete a closed run (and the admission records of the events it took) so their next delivery starts afresh; exit 3 when there is no such workflow.',
+      "Delete a closed run (and, for a coalesced run, its coalescer's memory of the events it took) so their next delivery starts afresh; exit 3 when there is no such workflow.",
     )
     .action((key: string) => run(async () => (await import('./run-control.js')).rearm(key)));
 

@@ -1,6 +1,6 @@
 import { WorkflowNotFoundError, type Client, type WorkflowExecutionDescription } from '@temporalio/client';
-import type { AdmissionResult } from '../core/coalesce-types';
-import { agentEventId } from '../core/ids';
+import { agentEventId, coalescerId } from '../core/ids';
+import { eventQuery } from '../core/messages';
 import { WakeAgent } from '../core/search-attributes';
 import type { RunResult } from '../core/types';
 import { parseEventKey } from '../gate/keys';
@@ -17,14 +17,13 @@ export interface RunOfEvent {
   workflowId: string;
   /**
    * Temporal's status of the run (`RUNNING`, `COMPLETED`, ...), or `PENDING`: a coalesced run whose
-   * batch has not started yet; or `UNDECIDED`: the event's admission record (`workflowId`) has no
-   * decision yet.
+   * batch has not started yet.
    */
   status: string;
   startTime?: string;
 }
 
-/** The agent named by a run's or an admission record's workflow ID (agent names never contain `@` or `#`). */
+/** The agent named by a run's or a coalescer's workflow ID (agent names never contain `@` or `#`). */
 export function agentOfId(workflowId: string): string {
   return workflowId.split(/[@#]/, 1)[0]!;
 }
@@ -47,17 +46,21 @@ const ofRun = (agent: string, workflowId: string, desc: WorkflowExecutionDescrip
 });
 
 /**
- * The run an admission record's event went to, following restarts (overlap `cancel`) to the run that
- * holds the event now. Undefined when the event started nothing: skipped (a live run was only told of
- * it), stale, or a failed record (the gate admits the event again).
+ * The run a coalescer says took `eventKey`, following restarts (overlap `cancel`) to the run that
+ * holds the event now. Undefined when the coalescer is not open or decided nothing that started a
+ * run for the event: skipped (a live run was only told of it), stale, or past its dedup horizon.
  */
-export async function runOfAdmission(client: Client, admissionId: string, desc: WorkflowExecutionDescription): Promise<RunOfEvent | undefined> {
-  const agent = agentOfId(admissionId);
-  if (desc.status.name === 'RUNNING') return { agent, workflowId: admissionId, status: 'UNDECIDED' };
-  if (desc.status.name !== 'COMPLETED') return undefined;
-  const r = (await client.workflow.getHandle(admissionId, desc.runId).result()) as AdmissionResult;
-  if ((r.decision !== 'started' && r.decision !== 'coalesced') || !r.runKey) return undefined;
-  let runKey = r.runKey;
+export async function runOfCoalescedEvent(client: Client, coalescer: string, eventKey: string): Promise<RunOfEvent | undefined> {
+  const agent = agentOfId(coalescer);
+  let known;
+  try {
+    known = await client.workflow.getHandle(coalescer).query(eventQuery, { eventKey });
+  } catch (err) {
+    if (err instanceof WorkflowNotFoundError) return undefined;
+    throw err;
+  }
+  if (!known || (known.decision !== 'started' && known.decision !== 'coalesced') || !known.runKey) return undefined;
+  let runKey = known.runKey;
   for (let hop = 0; ; hop++) {
     const run = await describeId(client, runKey);
     if (!run) return { agent, workflowId: runKey, status: 'PENDING' };
@@ -72,15 +75,18 @@ export async function runOfAdmission(client: Client, admissionId: string, desc: 
   }
 }
 
-/** What one workflow ID derived from an event key holds: a run, or an admission record pointing at one. */
-async function runAt(client: Client, workflowId: string): Promise<RunOfEvent | undefined> {
+/** What one workflow ID derived from an event key holds: a run, or a coalescer that decided the event. */
+async function runAt(client: Client, workflowId: string, eventKey: string): Promise<RunOfEvent | undefined> {
+  if (workflowId.includes('#')) return runOfCoalescedEvent(client, workflowId, eventKey);
   const desc = await describeId(client, workflowId);
-  if (desc?.type === 'runWorkflow') return ofRun(agentOfId(workflowId), workflowId, desc);
-  if (desc?.type === 'admissionWorkflow') return runOfAdmission(client, workflowId, desc);
-  return undefined;
+  return desc?.type === 'runWorkflow' ? ofRun(agentOfId(workflowId), workflowId, desc) : undefined;
 }
 
-/** The workflow IDs the gate gives one event's runs or admission records, one or two per agent its source wakes (core/ids.ts). */
+/**
+ * The workflow IDs the gate gives one event's runs, one or two per agent its source wakes, or for a
+ * coalescing agent its coalescer, from the wake key the agent derives from what the key holds
+ * (source, type, entity, time; an agent whose wake key needs the payload is found by the index).
+ */
 function derivedIds(registry: TriggerRegistry, eventKey: string): string[] {
   let parts;
   try {
@@ -93,6 +99,15 @@ function derivedIds(registry: TriggerRegistry, eventKey: string): string[] {
   const ids = new Set<string>();
   for (const agent of registry.agentsFor(parts.source)) {
     const name = agent.policy.name;
+    if (agent.policy.coalesce) {
+      const event = { ...parts, occurredAt: new Date(parts.bucketStartMs).toISOString(), payload: {} };
+      try {
+        ids.add(coalescerId(name, agent.wakeKey(event)));
+      } catch {
+        // its wake key needs more than the key holds
+      }
+      continue;
+    }
     ids.add(agentEventId(name, eventKey));
     if (def?.runId) ids.add(def.runId(name, { entity: parts.entity, bucketStartMs: parts.bucketStartMs }));
   }
@@ -119,18 +134,21 @@ async function indexedRuns(client: Client, eventKey: string): Promise<RunOfEvent
 /**
  * Every run an event key woke, by two ways that complement each other: the IDs the gate derives from
  * the key for each agent of its source in this deployment (exact at once, and through a coalescing
- * agent's admission record also the run that absorbed the event, started or not), and the runs the
+ * agent's coalescer also the run that absorbed the event, started or not), and the runs the
  * visibility store indexes with the key (agents this deployment no longer names; indexed about a
  * second after a run's first workflow task).
  */
 export async function runsOfEvent(client: Client, registry: TriggerRegistry, eventKey: string): Promise<RunOfEvent[]> {
-  const [derived, indexed] = await Promise.all([Promise.all(derivedIds(registry, eventKey).map((id) => runAt(client, id))), indexedRuns(client, eventKey)]);
+  const [derived, indexed] = await Promise.all([
+    Promise.all(derivedIds(registry, eventKey).map((id) => runAt(client, id, eventKey))),
+    indexedRuns(client, eventKey),
+  ]);
   const found = new Map<string, RunOfEvent>();
   for (const r of [...derived, ...indexed]) if (r && !found.has(r.workflowId)) found.set(r.workflowId, r);
   return [...found.values()];
 }
 
-const rank = (status: string) => (status === 'RUNNING' ? 0 : status === 'PENDING' || status === 'UNDECIDED' ? 1 : 2);
+const rank = (status: string) => (status === 'RUNNING' ? 0 : status === 'PENDING' ? 1 : 2);
 
 /**
  * One run per agent: the one that holds the event now (a restarted run's successor, not the run it

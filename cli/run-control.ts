@@ -1,12 +1,11 @@
 import { WorkflowNotFoundError, WorkflowUpdateFailedError, type Client } from '@temporalio/client';
 import { loadConfig } from '../config/config';
 import { connectClient } from '../config/temporal';
-import { agentEventId } from '../core/ids';
-import { approveSignal, killUpdate, rejectSignal, statusQuery } from '../core/messages';
-import type { KillRequest, RunResult } from '../core/types';
+import { approveSignal, forgetUpdate, killUpdate, rejectSignal, statusQuery } from '../core/messages';
+import type { KillRequest } from '../core/types';
 import { app } from './app';
 import { ExitCode, printJson, UsageError } from './output';
-import { agentOfId, describeId, runOfAdmission, runPerAgent, runsOfEvent, type RunOfEvent } from './resolve-run';
+import { agentOfId, describeId, runPerAgent, runsOfEvent, type RunOfEvent } from './resolve-run';
 
 /**
  * `<key>` is a run's workflow ID, as `emit` and `runs` print it (`workflowId`): `agent@eventKey` or,
@@ -86,35 +85,22 @@ async function deleteClosed(client: Client, workflowId: string, runId: string): 
 
 /**
  * Re-arm a closed run: delete it and any earlier closed run of the same ID, so the next delivery of
- * its event (or the next fire of its schedule's window) starts afresh. For a coalesced
- * run, the admission records of every event it took are deleted first, so each of those events may
- * be admitted again; given an admission record (`agent@eventKey`), only that event is re-armed.
+ * its event (or the next fire of its schedule's window) starts afresh. For a coalesced run, its
+ * coalescer first forgets every event the run took, so each of them may be admitted again.
  * Refused while the run is open (kill it first). A person's explicit act: nothing re-arms by itself.
  */
 export async function rearm(key: string): Promise<number> {
   return withClient(async (client) => {
     const desc = await describeId(client, key);
-    if (!desc)
-      return refuse(
-        { workflowId: key },
-        `no workflow ${key}: rearm takes a closed run's workflow ID or an admission record (agent@eventKey), as emit and runs print them`,
-      );
+    if (!desc) return refuse({ workflowId: key }, `no workflow ${key}: rearm takes a closed run's workflow ID, as emit and runs print them`);
     if (desc.status.name === 'RUNNING') throw new UsageError(`${key} is still running; kill it first`);
-    const admissions: string[] = [];
-    if (desc.type === 'runWorkflow' && desc.status.name === 'COMPLETED') {
-      const result = (await client.workflow.getHandle(key, desc.runId).result()) as RunResult;
-      for (const e of result.absorbed ?? []) admissions.push(agentEventId(result.agent, e.eventKey));
-    }
-    const rearmed: string[] = [];
-    for (const id of admissions) {
-      try {
-        const a = await client.workflow.getHandle(id).describe();
-        if (a.status.name === 'RUNNING') continue; // still deciding: it is not this run's to re-arm
-        await deleteClosed(client, id, a.runId);
-        rearmed.push(id);
-      } catch (err) {
-        if (!(err instanceof WorkflowNotFoundError)) throw err;
-      }
+    let eventsRearmed: string[] = [];
+    if (desc.type === 'runWorkflow' && key.includes('#')) {
+      // A coalesced run (`agent#wakeKey@openedBy`; event keys escape `@`): its coalescer holds its events' decisions.
+      // Closed, it is past its dedup horizon: nothing to forget.
+      const coalescer = key.slice(0, key.indexOf('@'));
+      if ((await describeId(client, coalescer))?.status.name === 'RUNNING')
+        eventsRearmed = await client.workflow.getHandle(coalescer).executeUpdate(forgetUpdate, { args: [{ runKey: key }] });
     }
     await deleteClosed(client, key, desc.runId);
     // Earlier closed runs of the same ID go too: a schedule's window fired again may have left several
@@ -130,7 +116,7 @@ export async function rearm(key: string): Promise<number> {
       rearmed: true,
       deletedRunId: desc.runId,
       wasStatus: desc.status.name,
-      admissionsRearmed: rearmed,
+      eventsRearmed,
       earlierRunsDeleted: earlier,
     });
     return ExitCode.ok;
@@ -140,8 +126,7 @@ export async function rearm(key: string): Promise<number> {
 const listed = (runs: readonly RunOfEvent[]) => runs.map((r) => `${r.agent} (${r.workflowId}, ${r.status.toLowerCase()})`).join(', ');
 
 /**
- * The run `kill <key>` means: `key` is a run's workflow ID; or an admission record's (`agent@eventKey`
- * of a coalescing agent), meaning the run that took its event; or an event key, meaning the run each
+ * The run `kill <key>` means: `key` is a run's workflow ID; or an event key, meaning the run each
  * agent it woke has for it (a coalesced event: the run that absorbed it), one of them named by
  * `--agent` when there are several. Returns the exit code instead when there is nothing to kill.
  */
@@ -151,16 +136,14 @@ async function killTarget(client: Client, key: string, agent: string | undefined
     if (agent !== undefined && agentOfId(key) !== agent) throw new UsageError(`${key} is a run of ${agentOfId(key)}, not of ${agent}`);
     return { workflowId: key };
   }
-  if (desc && desc.type !== 'admissionWorkflow') {
+  if (desc) {
     return refuse({ workflowId: key }, `${key} is a ${desc.type}, not a run: kill takes a run's workflow ID or an event key, as emit and runs print them`);
   }
-  const found = desc ? await runOfAdmission(client, key, desc) : undefined;
-  const all = runPerAgent(desc ? (found ? [found] : []) : await runsOfEvent(client, app().registry, key));
-  const about = { eventKey: desc ? key.slice(key.indexOf('@') + 1) : key };
+  const all = runPerAgent(await runsOfEvent(client, app().registry, key));
+  const about = { eventKey: key };
   const runs = agent === undefined ? all : all.filter((r) => r.agent === agent);
   if (runs.length === 0) {
     if (all.length) return refuse(about, `event ${about.eventKey} woke no run of ${agent}; it woke ${listed(all)}`);
-    if (desc) return refuse(about, `the event of admission record ${key} started no run (skipped, stale or not admitted): nothing to kill`);
     return refuse(
       { workflowId: key },
       `no run ${key}, and no run took an event with that key: kill takes a run's workflow ID or an event key, as emit and runs print them`,
@@ -178,12 +161,6 @@ async function killTarget(client: Client, key: string, agent: string | undefined
     return refuse(
       { workflowId: run.workflowId, ...mine },
       `${run.workflowId}, the run that took event ${about.eventKey}, has not started yet (its batch is pending in its coalescer); kill it once it has started`,
-    );
-  }
-  if (run.status === 'UNDECIDED') {
-    return refuse(
-      { workflowId: run.workflowId, ...mine },
-      `event ${about.eventKey} is not decided yet for ${run.agent} (its admission record ${run.workflowId} is open: no worker has taken it); try again`,
     );
   }
   return { workflowId: run.workflowId, about: mine };

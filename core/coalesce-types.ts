@@ -1,7 +1,7 @@
 import type { CoalescePolicy } from './policy';
 import type { AbsorbedEvent, TerminalReason } from './types';
 
-/** Plain-JSON types of the coalescing path: the gate, the admission record, the coalescer and the run share them. */
+/** Plain-JSON types of the coalescing path: the gate, the coalescer and the run share them. */
 
 /** One event offered to a coalescer: the event as the gate keyed it, with its payload. */
 export interface Offer {
@@ -10,8 +10,11 @@ export interface Offer {
    * this wake (W3C), so that the run the event opens joins its trace (core/trace-context.ts).
    */
   event: AbsorbedEvent & { payload: Record<string, unknown>; fingerprint: string; bucketStart: string; traceparent?: string };
-  /** The run of the admission record offering it: a retry of that record's offer repeats its answer; a re-armed event (a new record) is offered afresh. */
-  admissionRunId?: string;
+  /**
+   * Names this one offer (the gate makes one per delivery it asks about): a retry of the same offer,
+   * in another update or by the fallback signal, gets the answer the first one got.
+   */
+  offerId?: string;
 }
 
 /**
@@ -28,6 +31,11 @@ export type OfferDecision = 'started' | 'coalesced' | 'skipped' | 'stale' | 'mis
 
 export interface OfferAnswer {
   decision: OfferDecision;
+  /**
+   * The coalescer had already decided this event (same key, same inputs) for an earlier offer: the
+   * decision and run are that earlier one's. The gate then answers as for a redelivery.
+   */
+  duplicate?: boolean;
   coalescerId: string;
   /** The run that took the event (for `skipped`: the live run it was recorded on; for `mismatch`: the run holding the other event). Absent for `stale`. */
   runKey?: string;
@@ -66,7 +74,14 @@ export interface CoalescerState {
   /** Newest entity version seen, per source (version spaces of different sources are not comparable). */
   newestVersion: Record<string, number>;
   /** Answers to the most recent offers, so a retried offer that crosses a continue-as-new gets the same answer. */
-  recent: { eventKey: string; admissionRunId?: string; answer: OfferAnswer }[];
+  recent: { eventKey: string; offerId?: string; answer: OfferAnswer }[];
+  /**
+   * Every event decided within the dedup horizon, oldest first: the coalescer's dedup of events by
+   * key (workflows/coalesce/seen.ts). Carried across continue-as-new; bounded by age and by size.
+   */
+  seen: SeenEvent[];
+  /** Set when the size bound dropped entries younger than the horizon: events decided before it are no longer deduplicated. */
+  seenFloorMs?: number;
   lastActivityMs: number;
   counts: { offered: number; started: number; coalesced: number; skipped: number; stale: number; runs: number };
   runs: CoalescedRun[];
@@ -83,7 +98,10 @@ export interface CoalescerInput {
 
 /** What the `coalescer` query answers: its policy, its state, and what it is waiting for. */
 export interface CoalescerStatus extends CoalescerInput {
+  /** Its state, with only the newest entries of `seen` (as many as asked for). */
   state: CoalescerState;
+  /** How many events its dedup table holds. */
+  seenCount: number;
   coalescerId: string;
   historyLength: number;
 }
@@ -94,8 +112,15 @@ export interface RunEnded {
   terminalReason: TerminalReason;
 }
 
-/** The admission record's input: one event of one coalescing agent. */
-export interface AdmissionInput {
+/**
+ * One decided event, as the coalescer keeps it for dedup: `[eventKey, fingerprint prefix, decided at
+ * (epoch ms), decision, opening event key of the run that took it (absent: the event opened it, or
+ * none took it)]`. A tuple, so that tens of thousands fit in a continue-as-new input.
+ */
+export type SeenEvent = [eventKey: string, fingerprint: string, atMs: number, decision: OfferDecision, openedBy?: string];
+
+/** What the gate offers one coalescer: one event of one coalescing agent. */
+export interface OfferInput {
   agent: string;
   wakeKey: string;
   coalescerId: string;
@@ -103,9 +128,10 @@ export interface AdmissionInput {
   offer: Offer;
 }
 
-/** The admission record's result: the coalescer's decision for the event, kept as long as the namespace keeps closed runs. */
-export interface AdmissionResult extends OfferAnswer {
+/** What the coalescer knows of one event key (the `event` query): its decision and the run that took it. */
+export interface EventStatus extends OfferAnswer {
   agent: string;
   wakeKey: string;
   eventKey: string;
+  decidedAt: string;
 }

@@ -1,6 +1,5 @@
 import type { PageRequest, RunObservation, RunVerdict } from './supervisor-types';
 import type { AgentPolicy, EffectPolicy } from './policy';
-import type { AdmissionInput, OfferAnswer } from './coalesce-types';
 import type { TickReport, WindowCheck, WindowTaken, WindowRunResult } from './schedule-types';
 
 /**
@@ -192,12 +191,6 @@ export interface CommitActivities {
   commitEffect(input: CommitInput): Promise<EffectOutcome>;
 }
 
-/** The coalescing path's activity (activities/coalesce/coalesce.ts). */
-export interface CoalesceActivities {
-  /** Offer one admitted event to its coalescer by update-with-start and return the coalescer's decision. */
-  offerToCoalescer(input: AdmissionInput): Promise<OfferAnswer>;
-}
-
 /** The schedule workflows' activities (activities/schedule/schedule.ts). */
 export interface ScheduleActivities {
   /** Pass one window through the gate and wait for its wake to end. */
@@ -230,4 +223,4 @@ export interface SupervisorActivities {
 }
 
 /** Every activity a wakegate worker registers. */
-export type Activities = RunActivities & CommitActivities & CoalesceActivities & ScheduleActivities & SupervisorActivities;
+export type Activities = RunActivities & CommitActivities & ScheduleActivities & SupervisorActivities;

@@ -7,7 +7,7 @@ import { isoSeconds } from './time';
  * time or an attempt number).
  *
  * - `agent@eventKey`: what one agent does about one logical event. On the one-call path it is the
- *   run itself; for a coalescing agent it is the event's admission record. Temporal refuses a second
+ * run itself (a coalescing agent's events are deduplicated by its coalescer). Temporal refuses a second
  *   open execution of it, so duplicate deliveries cannot start twice.
  * - `agent@schedule/tick/<schedule id>-<nominal>`: a schedule's window on the one-call path, in place
  *   of `agent@eventKey`: Temporal's Schedule names the runs it starts so, and the schedule trigger
@@ -42,7 +42,7 @@ function escapeWakeKey(s: string): string {
   return s.replace(/%/g, '%25').replace(/#/g, '%23').replace(/@/g, '%40');
 }
 
-/** The run (one-call path) or admission record (coalescing path) of one agent for one logical event. */
+/** The run of one agent for one logical event (one-call path). */
 export function agentEventId(agent: string, eventKey: string): string {
   return `${agent}@${eventKey}`;
 }

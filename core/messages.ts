@@ -1,5 +1,5 @@
 import { defineQuery, defineSignal, defineUpdate } from '@temporalio/workflow';
-import type { CoalescerStatus, Offer, OfferAnswer, RunEnded } from './coalesce-types';
+import type { CoalescerStatus, EventStatus, Offer, OfferAnswer, RunEnded } from './coalesce-types';
 import type { AbsorbedEvent, ApprovalDecision, DeliveryNotice, KillRequest, UpdateAck, WakeStatus } from './types';
 
 /** Duplicate deliveries of an open run's event: their ids are recorded on the run (fire and forget). */
@@ -26,16 +26,33 @@ export const approveSignal = defineSignal<[ApprovalDecision]>('approve');
 export const rejectSignal = defineSignal<[ApprovalDecision]>('reject');
 
 /**
- * Offer events to a coalescer (update-with-start from their admission records, batched per worker
- * process); answers one decision per offer, in order.
+ * Offer events to a coalescer (update-with-start from the gate, batched per process: gate/offer-batcher.ts);
+ * answers one decision per offer, in order.
  */
 export const offerUpdate = defineUpdate<OfferAnswer[], [Offer[]]>('offer');
+
+/**
+ * The same offers when their update could not be answered in time (no worker is polling): a signal is
+ * in the coalescer's history as soon as the server takes it, so the gate can answer `accepted`. The
+ * coalescer decides them as offers (a retried offer id gets its first answer; an event decided already
+ * is not taken twice).
+ */
+export const offerSignal = defineSignal<[Offer[]]>('offer');
+
+/** A person re-armed a closed run: its coalescer forgets the events it took (answers their keys), so their next deliveries are decided afresh. */
+export const forgetUpdate = defineUpdate<string[], [{ runKey: string }]>('forget');
+
+/** What the coalescer decided for one event key within its dedup horizon (null: nothing). */
+export const eventQuery = defineQuery<EventStatus | null, [{ eventKey: string }]>('event');
 
 /** A run tells its coalescer it has ended, so the next batch may start. */
 export const runEndedSignal = defineSignal<[RunEnded]>('runEnded');
 
-/** The coalescer's policy, pending and running batches, counts and recent runs. */
-export const coalescerQuery = defineQuery<CoalescerStatus>('coalescer');
+/**
+ * The coalescer's policy, pending and running batches, counts and recent runs, with the newest
+ * `seenLast` entries of its dedup table (default 200; the table may hold thousands).
+ */
+export const coalescerQuery = defineQuery<CoalescerStatus, [{ seenLast?: number }?]>('coalescer');
 
 /** The coalescer records on its live run the events it skipped for it (overlap `skip`), in batches. */
 export const skippedSignal = defineSignal<[{ events: AbsorbedEvent[] }]>('skipped');

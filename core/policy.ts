@@ -64,8 +64,14 @@ export interface CoalescePolicy {
   debouncePeriodMs: number;
   maxWaitMs: number;
   whileRunning: 'skip' | 'buffer_one' | 'cancel';
-  /** The coalescer closes after this long with no wake and no run; out-of-order checks reach back this far. */
+  /** The coalescer closes after this long with no wake and no run (and never before its dedup horizon has passed); out-of-order checks reach back this far. */
   idleCloseMs: number;
+  /**
+   * How long the coalescer remembers an event it decided, by key, to answer its redeliveries (and
+   * refuse other inputs under the same key); it stays open until the newest has passed. Set it to the
+   * namespace's retention to dedup as long as Temporal keeps closed runs.
+   */
+  dedupHorizonMs: number;
   /** Wakes kept in full on one run; past it they are counted (and the newest is always kept). */
   maxEventsPerRun: number;
 }

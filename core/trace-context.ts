@@ -15,7 +15,6 @@ export const WakeAttr = {
   wakeKey: 'wakegate.wake_key',
   runKey: 'wakegate.run_key',
   decision: 'wakegate.decision',
-  admissionId: 'wakegate.admission_id',
   coalescerId: 'wakegate.coalescer_id',
   origin: 'wakegate.origin',
   absorbed: 'wakegate.absorbed',
@@ -63,21 +62,14 @@ function put(out: Attrs, key: string, value: unknown): void {
 
 /**
  * A workflow's wakegate attributes, read from its first argument: a run's or subagent's keys and
- * origin, an admission record's event, a coalescer's agent and wake key. Anything it does not know
+ * origin, a coalescer's agent and wake key. Anything it does not know
  * gives none (the interceptors never fail a workflow over an attribute).
  */
-export function workflowAttributes(workflowType: string, arg: unknown): Attrs {
+export function workflowAttributes(_workflowType: string, arg: unknown): Attrs {
   const a = obj(arg);
   const out: Attrs = {};
   put(out, WakeAttr.agent, a.agent);
   put(out, WakeAttr.wakeKey, a.wakeKey);
-  if (workflowType === 'admissionWorkflow') {
-    const event = obj(obj(a.offer).event);
-    put(out, WakeAttr.eventKey, event.eventKey);
-    put(out, WakeAttr.source, event.source);
-    put(out, WakeAttr.coalescerId, a.coalescerId);
-    return out;
-  }
   put(out, WakeAttr.runKey, a.runKey);
   put(out, WakeAttr.eventKey, a.eventKey);
   put(out, WakeAttr.source, a.source);

@@ -1,27 +1,18 @@
-import {
-  isGrpcDeadlineError,
-  WorkflowExecutionAlreadyStartedError,
-  WorkflowFailedError,
-  WorkflowNotFoundError,
-  type WorkflowExecutionDescription,
-  type WorkflowHandle,
-} from '@temporalio/client';
+import { randomUUID } from 'node:crypto';
+import { WorkflowNotFoundError, type WorkflowExecutionDescription } from '@temporalio/client';
 import type { CoalescePolicy } from '../core/policy';
-import type { admissionWorkflow } from '../workflows/coalesce/admission';
-import type { AdmissionInput, AdmissionResult } from '../core/coalesce-types';
+import type { OfferAnswer, OfferInput } from '../core/coalesce-types';
 import { coalescerId } from '../core/ids';
 import type { RunInput, RunResult } from '../core/types';
 import type { WakeAnswer } from './decision';
-import { mismatch } from './one-call';
 import type { PathContext } from './path-context';
 import { currentTraceparent } from '../tracing/spans';
 
-const MAX_ROUNDS = 5;
 /** A restarted run (overlap `cancel`) names its successor; follow at most this many. */
 const MAX_SUPERSEDED_HOPS = 10;
 
-/** The admission record's input for one agent's wake of one event (with tracing on, the active span's `traceparent` on the event). */
-export function admissionInput(input: RunInput, policy: CoalescePolicy): AdmissionInput {
+/** The offer of one agent's wake of one event to its coalescer (with tracing on, the active span's `traceparent` on the event). */
+export function offerInput(input: RunInput, policy: CoalescePolicy): OfferInput {
   const traceparent = currentTraceparent();
   return {
     agent: input.agent,
@@ -42,12 +33,13 @@ export function admissionInput(input: RunInput, policy: CoalescePolicy): Admissi
         fingerprint: input.fingerprint,
         ...(traceparent ? { traceparent } : {}),
       },
+      offerId: randomUUID(),
     },
   };
 }
 
-/** The answer to the delivery that created the admission record: the coalescer's decision. */
-function firstAnswer(base: WakeAnswer, r: AdmissionResult): WakeAnswer {
+/** The answer to the first delivery of an event: the coalescer's decision. */
+function firstAnswer(input: RunInput, base: WakeAnswer, r: OfferAnswer): WakeAnswer {
   return {
     ...base,
     decision: r.decision,
@@ -58,7 +50,7 @@ function firstAnswer(base: WakeAnswer, r: AdmissionResult): WakeAnswer {
     ...(r.newestVersion !== undefined ? { newestVersion: r.newestVersion } : {}),
     ...(r.decision === 'mismatch'
       ? {
-          message: `event key ${r.eventKey} is already held by ${r.runKey} with different inputs (fingerprint); nothing was taken. Use a new key for a different event, or send the original inputs.`,
+          message: `event key ${input.eventKey} was already taken by ${r.runKey ?? r.coalescerId} with different inputs (fingerprint); nothing was taken. Use a new key for a different event, or send the original inputs.`,
         }
       : {}),
   };
@@ -70,8 +62,8 @@ function firstAnswer(base: WakeAnswer, r: AdmissionResult): WakeAnswer {
  * event is held; finished → `completed` with its stored result (following a restart to the run that
  * finally took the event). `stale` stays `stale`, `mismatch` stays `mismatch`.
  */
-async function redeliveryAnswer(ctx: PathContext, input: RunInput, base: WakeAnswer, r: AdmissionResult): Promise<WakeAnswer> {
-  const answer = { ...firstAnswer(base, r), original: r.decision };
+async function redeliveryAnswer(ctx: PathContext, input: RunInput, base: WakeAnswer, r: OfferAnswer): Promise<WakeAnswer> {
+  const answer = { ...firstAnswer(input, base, r), original: r.decision };
   if (r.decision === 'mismatch') return answer;
   if (r.decision === 'stale' || !r.runKey) return { ...answer, decision: 'stale' };
   let runKey = r.runKey;
@@ -81,8 +73,7 @@ async function redeliveryAnswer(ctx: PathContext, input: RunInput, base: WakeAns
       desc = await ctx.client.workflow.getHandle(runKey).describe();
     } catch (err) {
       if (!(err instanceof WorkflowNotFoundError)) throw err;
-      // Not started yet: the event waits in its coalescer's pending batch.
-      if (input.deliveryId) await ctx.deliveries.record(r.coalescerId, undefined, input.deliveryId, input.eventKey).catch(() => undefined);
+      // Not started yet: the event waits in its coalescer's pending batch (which took this delivery's id with the offer).
       return { ...answer, decision: 'in_progress', workflowId: runKey, runState: 'pending' };
     }
     if (desc.status.name === 'RUNNING') {
@@ -98,7 +89,7 @@ async function redeliveryAnswer(ctx: PathContext, input: RunInput, base: WakeAns
         decision: 'completed',
         workflowId: runKey,
         runId: desc.runId,
-        message: `the run ${runKey} that took this event ended ${desc.status.name.toLowerCase()}; \`wakegate rearm ${base.admissionId}\` lets the event be admitted again`,
+        message: `the run ${runKey} that took this event ended ${desc.status.name.toLowerCase()}; \`wakegate rearm ${runKey}\` lets its events be admitted again`,
       };
     }
     const result = (await ctx.client.workflow.getHandle(runKey, desc.runId).result()) as RunResult;
@@ -112,66 +103,19 @@ async function redeliveryAnswer(ctx: PathContext, input: RunInput, base: WakeAns
 }
 
 /**
- * The coalescing path: one admission record per (agent, event), started with the same ID policies
- * as a run on the one-call path (so Temporal still refuses the duplicate event), which offers the
- * event to the agent's coalescer for its wake key and completes with the decision. The caller waits
- * for that decision up to `decisionWaitMs`; past it (no worker polling) the event is still durably
- * recorded, and the delivery is answered `accepted`.
+ * The coalescing path: the event is offered straight to the coalescer of (agent, wake key), batched
+ * with this process's other offers to it (gate/offer-batcher.ts), and the delivery is answered with
+ * the coalescer's decision. The coalescer deduplicates by event key (for the agent's dedup horizon):
+ * a redelivery is answered with what became of the run that took the event, other inputs under a
+ * decided key are a `mismatch`. Not decided within `decisionWaitMs` (no worker polling), the offer is
+ * taken durably by signal and the delivery is answered `accepted`. About one start's worth of
+ * Temporal work per event, shared by the batch: one update with start.
  */
 export async function admitCoalesced(ctx: PathContext, input: RunInput, policy: CoalescePolicy): Promise<WakeAnswer> {
-  const { client, taskQueue } = ctx;
-  const admissionId = input.runKey;
-  const base: WakeAnswer = {
-    decision: 'accepted',
-    agent: input.agent,
-    wakeKey: input.wakeKey,
-    workflowId: admissionId,
-    admissionId,
-    coalescerId: coalescerId(input.agent, input.wakeKey),
-  };
-  const decided = async (handle: WorkflowHandle, first: boolean): Promise<WakeAnswer | undefined> => {
-    let r: AdmissionResult;
-    const deadline = Date.now() + ctx.decisionWaitMs;
-    try {
-      // A deadline on the long poll itself, so nothing keeps polling once the caller has its answer.
-      r = (await client.withDeadline(deadline, () => handle.result())) as AdmissionResult;
-    } catch (err) {
-      if (err instanceof WorkflowFailedError) return undefined; // the record failed: the reuse policy admits it again
-      // Past the deadline the poll ends as DEADLINE_EXCEEDED or, mid-retry, CANCELLED: either way undecided yet.
-      if (isGrpcDeadlineError(err) || Date.now() >= deadline) return { ...base, decision: first ? 'accepted' : 'in_progress', runState: 'pending' };
-      throw err;
-    }
-    return first ? firstAnswer(base, r) : redeliveryAnswer(ctx, input, base, r);
-  };
-
-  for (let round = 0; round < MAX_ROUNDS; round++) {
-    try {
-      const handle = await client.workflow.start<typeof admissionWorkflow>('admissionWorkflow', {
-        workflowId: admissionId,
-        taskQueue,
-        args: [admissionInput(input, policy)],
-        workflowIdConflictPolicy: 'FAIL',
-        workflowIdReusePolicy: 'ALLOW_DUPLICATE_FAILED_ONLY',
-        memo: { fingerprint: input.fingerprint },
-      });
-      const answer = await decided(handle, true);
-      if (answer) return answer;
-      continue;
-    } catch (err) {
-      if (!(err instanceof WorkflowExecutionAlreadyStartedError)) throw err;
-    }
-    let desc: WorkflowExecutionDescription;
-    try {
-      desc = await client.workflow.getHandle(admissionId).describe();
-    } catch (err) {
-      if (err instanceof WorkflowNotFoundError) continue;
-      throw err;
-    }
-    const stored = desc.memo?.fingerprint;
-    if (typeof stored === 'string' && stored !== input.fingerprint) return mismatch(input, stored, base, desc.runId);
-    if (desc.status.name !== 'RUNNING' && desc.status.name !== 'COMPLETED') continue; // failed: admit again
-    const answer = await decided(client.workflow.getHandle(admissionId, desc.runId), false);
-    if (answer) return answer;
-  }
-  throw new Error(`gate: ${admissionId} changed state ${MAX_ROUNDS} times while answering; try again`);
+  const id = coalescerId(input.agent, input.wakeKey);
+  const base: WakeAnswer = { decision: 'accepted', agent: input.agent, wakeKey: input.wakeKey, workflowId: id, coalescerId: id };
+  const outcome = await ctx.offers.offer(offerInput(input, policy), ctx.decisionWaitMs);
+  if (outcome.kind === 'accepted') return { ...base, runState: 'pending' };
+  const r = outcome.answer;
+  return r.duplicate && r.decision !== 'mismatch' ? redeliveryAnswer(ctx, input, base, r) : firstAnswer(input, base, r);
 }

@@ -11,8 +11,8 @@ import type { RunResult } from '../core/types';
  * - `in_progress`: a delivery of an event already taken; its run is pending or open; the delivery id is recorded.
  * - `completed`: the run that took this event has finished; its stored result is returned, nothing runs.
  * - `stale`: the event's version is older than the newest seen for its wake key: recorded, nothing runs.
- * - `accepted`: durably recorded, but no worker has decided it yet (the answer would have kept the
- *   caller waiting); it will be decided as soon as a worker polls.
+ * - `accepted`: durably taken by its coalescer, but no worker has decided it yet (the answer would
+ *   have kept the caller waiting); it will be decided as soon as a worker polls.
  * - `mismatch`: the event key was used with different inputs (fingerprint); refused, nothing started.
  * - `held`: the run was started (durably, deduplicated as ever) while the supervisor is halted: it
  *   waits before its first step until a person releases it (`held` says why).
@@ -30,8 +30,7 @@ export interface WakeAnswer {
   /** The run that took (or, for `skipped`, was told of) the event: follow it for the result. */
   workflowId: string;
   runId?: string;
-  /** Coalescing path: the event's admission record (`agent@eventKey`) and the coalescer. */
-  admissionId?: string;
+  /** Coalescing path: the coalescer of (agent, wake key), which decided the event and remembers it. */
   coalescerId?: string;
   /** For a run that has not started yet: `pending`; a live one: `running`. */
   runState?: 'pending' | 'running';

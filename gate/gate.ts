@@ -7,6 +7,7 @@ import { DeliveryBatcher } from './delivery-batcher';
 import { keyEvent, type KeyedEvent, type PlannedWake } from './key-event';
 import { admitOneCall } from './one-call';
 import type { PathContext } from './path-context';
+import { OfferBatcher } from './offer-batcher';
 import { SupervisorLink } from '../supervisor/link';
 import { defaultSupervisorPolicy } from '../supervisor/policy';
 import { WakeAttr } from '../core/trace-context';
@@ -39,9 +40,9 @@ const FOLLOWER: Partial<Record<WakeAnswer['decision'], WakeAnswer['decision']>> 
  * and, for every agent the event wakes, its wake key; then per agent one of two paths:
  * - an agent without a coalescing policy: one Temporal start of its run for the event
  *   (`agent@eventKey`), the one-call path;
- * - a coalescing agent: the event's admission record (`agent@eventKey`), which offers it to the
- *   coalescer of (agent, wake key) and answers with its decision.
- * Dedup goes by the event key on both (Temporal's ID policies), coalescing and admission by the
+ * - a coalescing agent: an offer straight to the coalescer of (agent, wake key) (batched per
+ *   process), answered with its decision.
+ * Dedup goes by the event key on both (Temporal's ID policies; the coalescer's dedup table), coalescing by the
  * wake key. Cheap and deterministic: no model is consulted.
  */
 export class Gate {
@@ -54,6 +55,7 @@ export class Gate {
       client: opts.client,
       taskQueue: opts.taskQueue,
       deliveries: new DeliveryBatcher(opts.client),
+      offers: new OfferBatcher(opts.client, opts.taskQueue),
       decisionWaitMs: opts.decisionWaitMs ?? 10_000,
     };
     this.supervisor = opts.supervisor ?? new SupervisorLink({ client: opts.client, taskQueue: opts.taskQueue, policy: defaultSupervisorPolicy });
@@ -96,7 +98,7 @@ export class Gate {
     });
   }
 
-  /** One agent's wake in its span, with the decision and the run (or admission record and coalescer) that holds the event. */
+  /** One agent's wake in its span, with the decision and the run (or coalescer) that holds the event. */
   private tracedWake(wake: PlannedWake): Promise<WakeAnswer> {
     const attributes = { [WakeAttr.agent]: wake.agent.policy.name, [WakeAttr.wakeKey]: wake.input.wakeKey, [WakeAttr.eventKey]: wake.input.eventKey };
     return inSpan('gate.wake', { attributes }, async (span) => {
@@ -104,7 +106,6 @@ export class Gate {
       span?.set({
         [WakeAttr.decision]: answer.decision,
         [WakeAttr.runKey]: answer.workflowId,
-        [WakeAttr.admissionId]: answer.admissionId,
         [WakeAttr.coalescerId]: answer.coalescerId,
       });
       return answer;
@@ -141,13 +142,13 @@ export class Gate {
     if (!input.deliveryId || follow === 'skipped') return mine;
     // Where the event is held: its run (one-call path, or a coalesced run that has started), or its coalescer.
     const [target, runId] =
-      answer.admissionId === undefined
+      answer.coalescerId === undefined
         ? [answer.workflowId, answer.runId]
         : answer.runState === 'running'
           ? [answer.workflowId, answer.runId]
           : [answer.coalescerId!, undefined];
     try {
-      await this.ctx.deliveries.record(target, runId, input.deliveryId, answer.admissionId ? input.eventKey : undefined);
+      await this.ctx.deliveries.record(target, runId, input.deliveryId, answer.coalescerId ? input.eventKey : undefined);
       return mine;
     } catch {
       return this.resolve(wake); // closed meanwhile: ask Temporal afresh

@@ -13,7 +13,7 @@ import { bucketStartMs, eventKey, wakeKeyProblem } from './keys';
 /** One agent's wake of an event: the agent, and its run input (one-call path) or offer (coalescing path). */
 export interface PlannedWake {
   agent: AgentDefinition;
-  /** `runKey` is `agent@eventKey` (or the name the trigger gives runs, `runId`, on the one-call path): the run on the one-call path, the admission record when the agent coalesces. */
+  /** `runKey` is `agent@eventKey` (or the name the trigger gives runs, `runId`, on the one-call path): the run on the one-call path; a coalescing agent's events are deduplicated by their coalescer. */
   input: RunInput;
 }
 

@@ -1,14 +1,19 @@
 import { WithStartWorkflowOperation, type Client } from '@temporalio/client';
-import type { AdmissionInput, Offer, OfferAnswer } from '../core/coalesce-types';
-import { offerUpdate } from '../core/messages';
+import type { OfferInput, Offer, OfferAnswer } from '../core/coalesce-types';
+import { offerSignal, offerUpdate } from '../core/messages';
 import { captureContext, inContext } from '../tracing/spans';
 
+/** An offer's fate: the coalescer's decision, or `accepted` (taken durably by signal, not decided within the wait). */
+export type OfferOutcome = { kind: 'decided'; answer: OfferAnswer } | { kind: 'accepted' };
+
 interface Waiting {
-  offer: Offer;
+  input: OfferInput;
   /** The trace context the offer was made in (tracing on): its batch's update is sent in the first offer's. */
   trace: unknown;
-  resolve: (a: OfferAnswer) => void;
-  reject: (err: unknown) => void;
+  settle: (o: OfferOutcome) => void;
+  fail: (err: unknown) => void;
+  settled: boolean;
+  timer?: NodeJS.Timeout;
 }
 
 interface Lane {
@@ -17,38 +22,71 @@ interface Lane {
   inFlight: number;
 }
 
-/** Offers one update carries at most (bounds the update's payload). */
-const MAX_BATCH = 100;
+/** Offers one update carries at most, by count and by JSON characters (an update is one payload in history: Temporal's limit is 2 MB). */
+const MAX_BATCH = 200;
+const MAX_BATCH_CHARS = 256_000;
 /**
- * Updates in flight per coalescer from one process. Temporal admits 10 in-flight updates per
- * workflow; a few per process leaves room for other workers.
+ * Updates in flight per coalescer from one process. Temporal admits 10 in-flight updates per workflow
+ * (`limit.workflowExecutionMaxInFlightUpdates`); two per process lets five gate processes storm one
+ * wake key before the server refuses one, and a refused one is retried ({@link OfferBatcher}).
  */
-const MAX_IN_FLIGHT = 3;
+const MAX_IN_FLIGHT = 2;
+/** Back-off after an in-flight-limit refusal: from this, doubling, jittered, at most 2 s. */
+const REFUSAL_BACKOFF_MS = 50;
+
+/** What the batchers of this process have seen (for the benchmarks and the metrics). */
+export const offerStats = { updates: 0, offers: 0, inFlightRefusals: 0, fallbackSignals: 0 };
+
+/** An update's longest wait for its outcome: past it, the slot is freed (its offers went by signal long before). */
+const UPDATE_DEADLINE_MS = 60_000;
+
+/** The messages of an error and its causes. */
+function messages(err: unknown): string {
+  let text = '';
+  for (let e = err as { message?: string; cause?: unknown } | undefined, i = 0; e && i < 5; e = e.cause as typeof e, i++) text += ` ${e.message ?? String(e)}`;
+  return text;
+}
+/** The server refused the update before any workflow saw it: too many in flight on the coalescer. */
+const isInFlightRefusal = (err: unknown) => /in-flight updates/i.test(messages(err));
+/** The coalescer closed between its last workflow task and this update: send it again (it starts a new one). */
+const isClosedUnderIt = (err: unknown) => /already completed|workflow execution.*(completed|closed)/i.test(messages(err));
 
 /**
- * Batches offers to one coalescer: while updates to a coalescer are in flight (at most three from
- * this process), the offers that arrive meanwhile queue up and go together in the next `offer`
- * update, each answered with its own decision. A hot wake key then costs one update per batch
- * instead of one per event, which keeps it under Temporal's in-flight update limit per workflow.
+ * The gate's way to a coalescer: offers to one coalescer are batched into `offer` updates sent with
+ * start (conflict policy USE_EXISTING, so the first offer brings the coalescer up). While updates to
+ * a coalescer are in flight (two from this process), offers arriving meanwhile queue and go together
+ * in the next update, each answered with its own decision: a hot wake key costs one update per batch.
  *
- * Batching does not weaken dedup: every offer carries its admission record's run, and the coalescer
- * repeats its answer to an offer it has seen (across continue-as-new too), so a retried offer in
- * another batch gets the same decision. Each caller's promise settles with its own answer, or
- * rejects as the update did (the admission record's activity then retries).
+ * Temporal's limits, and how this stays inside them under a storm from several processes:
+ * - 10 updates in flight per workflow: two per process; a refusal (another process's updates fill
+ *   the rest) is not an error, the batch goes again after a jittered back-off, and offers arriving
+ *   meanwhile join it.
+ * - 2,000 updates per run: the coalescer continues as new when Temporal suggests it (near that
+ *   count or the history size), and batching keeps the count far below the number of events.
+ * - Payload size: a batch stops at {@link MAX_BATCH} offers or {@link MAX_BATCH_CHARS} characters.
+ *
+ * An update is not durable until a worker has accepted it. So an offer not decided within its wait
+ * (no worker polls, or one is slow) goes again as an `offer` signal-with-start, which is in the
+ * coalescer's history as soon as the server answers: the gate can then answer `accepted` and lose
+ * nothing. Both may arrive; the coalescer repeats the first answer to a repeated offer id.
  */
 export class OfferBatcher {
   private readonly lanes = new Map<string, Lane>();
 
-  constructor(private readonly client: () => Client) {}
+  constructor(
+    private readonly client: Client,
+    private readonly taskQueue: string,
+  ) {}
 
-  offer(input: AdmissionInput, taskQueue: string): Promise<OfferAnswer> {
+  /** Offer one event; settles with its decision, or `accepted` once taken by signal after `waitMs`. Rejects when Temporal took neither. */
+  offer(input: OfferInput, waitMs: number): Promise<OfferOutcome> {
     let lane = this.lanes.get(input.coalescerId);
     if (!lane) {
       lane = {
         start: () =>
           new WithStartWorkflowOperation('coalescerWorkflow', {
             workflowId: input.coalescerId,
-            taskQueue,
+            taskQueue: this.taskQueue,
             args: [{ agent: input.agent, wakeKey: input.wakeKey, policy: input.policy }],
             workflowIdConflictPolicy: 'USE_EXISTING',
           }) as WithStartWorkflowOperation<never>,
@@ -57,30 +95,116 @@ export class OfferBatcher {
       };
       this.lanes.set(input.coalescerId, lane);
     }
-    const mine = new Promise<OfferAnswer>((resolve, reject) => lane.queue.push({ offer: input.offer, trace: captureContext(), resolve, reject }));
+    const mine = new Promise<OfferOutcome>((settle, fail) => {
+      const w: Waiting = { input, trace: captureContext(), settle, fail, settled: false };
+      w.timer = setTimeout(() => void this.fallBack(w), waitMs);
+      lane.queue.push(w);
+    });
     this.drain(input.coalescerId, lane);
     return mine;
   }
 
+  /** Not decided in time: send the offer as a signal (durable on the server's answer) and answer `accepted`. */
+  private async fallBack(w: Waiting): Promise<void> {
+    if (w.settled) return;
+    const { input } = w;
+    try {
+      await inContext(w.trace, () =>
+        this.client.workflow.signalWithStart('coalescerWorkflow', {
+          workflowId: input.coalescerId,
+          taskQueue: this.taskQueue,
+          args: [{ agent: input.agent, wakeKey: input.wakeKey, policy: input.policy }],
+          signal: offerSignal,
+          signalArgs: [[input.offer]],
+        }),
+      );
+      offerStats.fallbackSignals += 1;
+      this.finish(w, () => w.settle({ kind: 'accepted' }));
+    } catch (err) {
+      this.finish(w, () => w.fail(err));
+    }
+  }
+
+  private finish(w: Waiting, how: () => void): void {
+    if (w.settled) return;
+    w.settled = true;
+    clearTimeout(w.timer);
+    how();
+  }
+
+  private take(lane: Lane): Waiting[] {
+    const batch: Waiting[] = [];
+    let chars = 0;
+    while (lane.queue.length && batch.length < MAX_BATCH) {
+      const w = lane.queue[0]!;
+      if (w.settled) {
+        lane.queue.shift();
+        continue;
+      }
+      const size = JSON.stringify(w.input.offer).length;
+      if (batch.length && chars + size > MAX_BATCH_CHARS) break;
+      chars += size;
+      batch.push(lane.queue.shift()!);
+    }
+    return batch;
+  }
+
   private drain(id: string, lane: Lane): void {
     while (lane.inFlight < MAX_IN_FLIGHT && lane.queue.length) {
-      const batch = lane.queue.splice(0, MAX_BATCH);
+      const batch = this.take(lane);
+      if (!batch.length) break;
       lane.inFlight += 1;
-      void inContext(batch[0]!.trace, () =>
-        this.client().workflow.executeUpdateWithStart(offerUpdate, { args: [batch.map((w) => w.offer)], startWorkflowOperation: lane.start() }),
-      )
-        .then(
-          (answers) =>
-            batch.forEach((w, i) =>
-              answers[i] ? w.resolve(answers[i]) : w.reject(new Error(`the coalescer answered ${answers.length} of ${batch.length} offers`)),
-            ),
-          (err: unknown) => batch.forEach((w) => w.reject(err)),
-        )
-        .finally(() => {
-          lane.inFlight -= 1;
-          if (lane.inFlight === 0 && lane.queue.length === 0) this.lanes.delete(id);
-          else this.drain(id, lane);
-        });
+      this.send(id, lane, batch, 0);
     }
+    if (lane.inFlight === 0 && lane.queue.length === 0) this.lanes.delete(id);
+  }
+
+  private send(id: string, lane: Lane, batch: Waiting[], refusals: number): void {
+    const offers: Offer[] = batch.map((w) => w.input.offer);
+    offerStats.updates += 1;
+    offerStats.offers += offers.length;
+    void inContext(batch[0]!.trace, () =>
+      this.client.withDeadline(Date.now() + UPDATE_DEADLINE_MS, () =>
+        this.client.workflow.executeUpdateWithStart(offerUpdate, { args: [offers], startWorkflowOperation: lane.start() }),
+      ),
+    ).then(
+      (answers) => {
+        batch.forEach((w, i) => {
+          const a = answers[i];
+          this.finish(w, () =>
+            a ? w.settle({ kind: 'decided', answer: a }) : w.fail(new Error(`the coalescer answered ${answers.length} of ${batch.length} offers`)),
+          );
+        });
+        this.done(id, lane);
+      },
+      (err: unknown) => {
+        const refused = isInFlightRefusal(err);
+        if ((refused || isClosedUnderIt(err)) && batch.some((w) => !w.settled) && refusals < 12) {
+          // Refused before the coalescer saw it: send it again after a back-off (settled offers went by signal).
+          if (refused) offerStats.inFlightRefusals += 1;
+          const backoff = Math.min(2000, REFUSAL_BACKOFF_MS * 2 ** refusals) * (0.5 + Math.random());
+          setTimeout(
+            () =>
+              this.send(
+                id,
+                lane,
+                batch.filter((w) => !w.settled),
+                refusals + 1,
+              ),
+            backoff,
+          ).unref();
+          return;
+        }
+        // The update's fate is unknown (a timeout, the server restarting): an offer still waiting
+        // fails, so that its caller answers 503 and the sender retries; its retry is deduplicated.
+        batch.forEach((w) => this.finish(w, () => w.fail(err)));
+        this.done(id, lane);
+      },
+    );
+  }
+
+  private done(id: string, lane: Lane): void {
+    lane.inFlight -= 1;
+    this.drain(id, lane);
   }
 }

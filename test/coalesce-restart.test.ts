@@ -13,7 +13,7 @@ import { registryOf } from './helpers/app';
 /*
  * The coalescing path across restarts: a worker process SIGKILLed while a batch is pending, and the
  * dev server stopped and restarted on its SQLite file. The coalescing policy travels with each
- * admission from the gate (this process), so the worker processes run the built-in agents unchanged.
+ * offer from the gate (this process), so the worker processes run the built-in agents unchanged.
  */
 let env: DevEnv;
 const workers: WorkerProcess[] = [];
@@ -89,15 +89,21 @@ test('the dev server restarted: a pending batch still runs once, and redeliverie
   await env.server.stop();
   await env.server.up();
   await env.reconnect();
-  const gate = gateFor(taskQueue);
-  for (const [type, deliveryId] of [
-    ['one', 'r1-again'],
-    ['two', 'r2-again'],
-  ] as const) {
-    const again = await gate.admit(ping(entity, type, deliveryId));
-    assert.equal(again.decision, 'completed');
-    assert.deepEqual(again.result, result);
-  }
-  await gate.close();
+  // No worker polls: the coalescer cannot answer, so the redelivery is taken by signal and answered `accepted`.
+  const quick = new Gate({ client: env.client, taskQueue, registry: registryOf(agents), decisionWaitMs: 1000 });
+  assert.equal((await quick.admit(ping(entity, 'one', 'r1-unanswered'))).decision, 'accepted');
+  await quick.close();
+  await withWorker(env.nativeConnection, taskQueue, async () => {
+    const gate = gateFor(taskQueue);
+    for (const [type, deliveryId] of [
+      ['one', 'r1-again'],
+      ['two', 'r2-again'],
+    ] as const) {
+      const again = await gate.admit(ping(entity, type, deliveryId));
+      assert.equal(again.decision, 'completed');
+      assert.deepEqual(again.result, result);
+    }
+    await gate.close();
+  });
   assert.equal((await env.client.workflow.count(`WorkflowType = "runWorkflow" AND WakeKey = "${entity}"`)).count, 1);
 });

@@ -343,8 +343,8 @@ describe('one wake per thing, from every direction', () => {
     );
   });
 
-  test('redelivery after continue-as-new and after the coalescer closed gets the same run’s answer', async () => {
-    const agents = coalescing('canary', { debouncePeriodMs: 100, maxWaitMs: 500, idleCloseMs: 3000 });
+  test('redelivery after continue-as-new and while idle gets the same run’s answer; the coalescer closes only past its dedup horizon', async () => {
+    const agents = coalescing('canary', { debouncePeriodMs: 100, maxWaitMs: 500, idleCloseMs: 1000, dedupHorizonMs: 12_000 });
     const taskQueue = unique('can');
     const gate = gateFor(taskQueue, agents);
     const entity = unique('long-lived');
@@ -367,7 +367,12 @@ describe('one wake per thing, from every direction', () => {
         const afterCan = await gate.admit(ping(entity, 'first', {}, { deliveryId: 'again-1' }));
         assert.equal(afterCan.decision, 'completed');
         assert.deepEqual(afterCan.result, firstResult);
-        // Idle: the coalescer closes; the admission record still answers.
+        // Idle past idleClose, but the events are inside the dedup horizon: it stays open and still answers.
+        await new Promise((res) => setTimeout(res, 1500));
+        assert.equal((await env.client.workflow.getHandle(coalescer).describe()).status.name, 'RUNNING', 'open until the horizon has passed');
+        const whileIdle = await gate.admit(ping(entity, 'first', {}, { deliveryId: 'again-2' }));
+        assert.equal(whileIdle.decision, 'completed');
+        assert.deepEqual(whileIdle.result, firstResult);
         await eventually(
           () =>
             env.client.workflow
@@ -376,12 +381,10 @@ describe('one wake per thing, from every direction', () => {
               .then((d) => d.status.name),
           (s) => s === 'COMPLETED',
           30_000,
-          'idle close',
+          'close past the horizon',
         );
-        const afterClose = await gate.admit(ping(entity, 'first', {}, { deliveryId: 'again-2' }));
-        assert.equal(afterClose.decision, 'completed');
-        assert.deepEqual(afterClose.result, firstResult);
-        // And a new event about the key starts a new coalescer and a new run.
+        // Past the horizon the key is forgotten, as Temporal forgets a closed run past the namespace's retention;
+        // a new event about the key starts a new coalescer and a new run.
         const fresh = await gate.admit(ping(entity, 'fresh'));
         assert.equal(fresh.decision, 'started');
         assert.equal((await awaitRun(env.client, fresh)).terminalReason, 'success');
@@ -446,7 +449,7 @@ describe('one wake per thing, from every direction', () => {
     );
   });
 
-  test('an offer repeated by another admission run (past the remembered answers) never puts a pending event in a batch twice, nor one with other inputs', async () => {
+  test('an offer repeated by another delivery (past the remembered answers) never puts a pending event in a batch twice, nor one with other inputs', async () => {
     const agents = coalescing('canary', { debouncePeriodMs: 5000, maxWaitMs: 20_000 });
     const taskQueue = unique('reoffer');
     const gate = gateFor(taskQueue, agents);
@@ -458,16 +461,16 @@ describe('one wake per thing, from every direction', () => {
         const first = await gate.admit(ping(entity, 'only'));
         assert.equal(first.decision, 'started');
         const coalescer = env.client.workflow.getHandle(first.coalescerId!);
-        // The same event offered again as a retry from an unknown record run would be: the remembered
-        // answers do not match it, so only the pending batch's own membership keeps it single.
+        // The same event offered again under another offer id: the remembered answers do not match it,
+        // so only the pending batch's own membership keeps it single.
         const pending = (await coalescer.query(coalescerQuery)).state.pending!;
-        const again = await coalescer.executeUpdate(offerUpdate, { args: [[{ event: pending.events[0]!, admissionRunId: 'another-run' }]] });
-        assert.equal(again[0]!.decision, 'started');
+        const again = await coalescer.executeUpdate(offerUpdate, { args: [[{ event: pending.events[0]!, offerId: 'another-offer' }]] });
+        assert.deepEqual([again[0]!.decision, again[0]!.duplicate], ['started', true]);
         assert.equal(again[0]!.runKey, first.workflowId);
         assert.equal((await coalescer.query(coalescerQuery)).state.pending!.events.length, 1, 'the event is in its batch once');
-        // The same key with other inputs (as after its admission record was deleted by hand) is refused, not taken.
+        // The same key with other inputs is refused, not taken.
         const other = await coalescer.executeUpdate(offerUpdate, {
-          args: [[{ event: { ...pending.events[0]!, fingerprint: 'other-inputs' }, admissionRunId: 'a-third-run' }]],
+          args: [[{ event: { ...pending.events[0]!, fingerprint: 'other-inputs' }, offerId: 'a-third-offer' }]],
         });
         assert.deepEqual([other[0]!.decision, other[0]!.runKey], ['mismatch', first.workflowId]);
         assert.equal((await coalescer.query(coalescerQuery)).state.pending!.events[0]!.fingerprint, pending.events[0]!.fingerprint);
@@ -487,7 +490,7 @@ describe('one wake per thing, from every direction', () => {
       async () => {
         const a = await gate.admit(ping(unique('plain'), 'check'));
         assert.equal(a.decision, 'started');
-        assert.equal(a.admissionId, undefined);
+        assert.equal(a.coalescerId, undefined);
         assert.equal(a.workflowId, `canary@${a.eventKey}`);
         const desc = await env.client.workflow.getHandle(a.workflowId).describe();
         assert.equal(desc.type, 'runWorkflow');

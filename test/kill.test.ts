@@ -113,7 +113,7 @@ describe('kill switch, re-arm and the runs listing', () => {
 
         const rearm = await cli(['rearm', a.workflowId]);
         assert.equal(rearm.code, 0, rearm.stderr);
-        assert.deepEqual(rearm.json.admissionsRearmed, [a.admissionId], 'the event the run took may be admitted again');
+        assert.deepEqual(rearm.json.eventsRearmed, [a.eventKey], 'its coalescer forgets the event the run took: it may be admitted again');
         const fresh = await eventually(
           () => gate.admit({ ...event, deliveryId: 'k3' }),
           (x) => x.decision === 'started',

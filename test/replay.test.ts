@@ -11,7 +11,7 @@ import { tracingWorkflowModules } from '../runtime/worker';
  * Replay the committed histories (test/replay/histories/*.json, recorded by
  * test/replay/record-histories.ts) against today's workflow code: a non-deterministic change fails
  * here. Every workflow type with timers, children or continue-as-new has one: the wake workflow, a
- * subagent, the coalescer, an admission record, a schedule's tick and ledger, the fixed-delay loop,
+ * subagent, the coalescer, a schedule's tick and ledger, the fixed-delay loop,
  * the supervisor (a trip, reset, release, halt and discard) and held runs (released, discarded).
  */
 const dir = path.join(__dirname, 'replay', 'histories');
@@ -42,7 +42,6 @@ describe('replay over committed histories', () => {
       'runWorkflow',
       'subagentWorkflow',
       'coalescerWorkflow',
-      'admissionWorkflow',
       'scheduleTickWorkflow',
       'scheduleLedgerWorkflow',
       'fixedDelayWorkflow',

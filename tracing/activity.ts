@@ -44,11 +44,6 @@ export function activityInputAttributes(activityType: string, input: unknown): A
       put(out, WakeAttr.eventKey, run.eventKey);
       break;
     }
-    case 'offerToCoalescer':
-      put(out, WakeAttr.wakeKey, a.wakeKey);
-      put(out, WakeAttr.coalescerId, a.coalescerId);
-      put(out, WakeAttr.eventKey, obj(obj(a.offer).event).eventKey);
-      break;
     case 'runScheduledWindow':
       put(out, WakeAttr.scheduleId, a.scheduleId);
       put(out, WakeAttr.deliveryId, a.deliveryId);
@@ -57,7 +52,7 @@ export function activityInputAttributes(activityType: string, input: unknown): A
   return out;
 }
 
-/** What an activity's result says: the model and its token use, the effect's outcome, the coalescer's decision. */
+/** What an activity's result says: the model and its token use, the effect's outcome, a window's decision. */
 export function activityResultAttributes(activityType: string, result: unknown): Attrs {
   const r = obj(result);
   const out: Attrs = {};
@@ -72,10 +67,6 @@ export function activityResultAttributes(activityType: string, result: unknown):
     }
     case 'commitEffect':
       put(out, WakeAttr.outcome, r.outcome);
-      break;
-    case 'offerToCoalescer':
-      put(out, WakeAttr.decision, r.decision);
-      put(out, WakeAttr.runKey, r.runKey);
       break;
     case 'runScheduledWindow':
       put(out, WakeAttr.decision, r.decision);

@@ -51,7 +51,7 @@ export function assembleTrail(r: Recorded, caps: TrailCaps): WakeTrail {
     window: { since: r.since, until: r.until },
     found,
     events,
-    eventsNotListed: sorted.length - events.length + r.admissionsNotRead,
+    eventsNotListed: sorted.length - events.length + r.eventsNotRead,
     runs,
     runsNotListed: r.runsNotRead,
     ...(current ? { coalescer: coalescerOf(current) } : {}),

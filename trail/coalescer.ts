@@ -4,6 +4,7 @@ import type { RecordedEvent } from './history';
 const EMPTY: CoalescerState = {
   newestVersion: {},
   recent: [],
+  seen: [],
   lastActivityMs: 0,
   counts: { offered: 0, started: 0, coalesced: 0, skipped: 0, stale: 0, runs: 0 },
   runs: [],
@@ -14,7 +15,7 @@ const EMPTY: CoalescerState = {
  * An open coalescer's answers read from its history, for when it cannot answer its query (no worker
  * polls): the state it started with (carried across continue-as-new) plus every `offer` update
  * answered since, each offered event with its answer, and the stale ones in full. Its pending batch
- * and live run are not rebuilt (the runs and admission records show them); its counts are those it
+ * and live run are not rebuilt (the runs show them); its counts are those it
  * started with, so the trail leaves them out.
  */
 export function answersFromHistory(start: CoalescerState | undefined, history: readonly RecordedEvent[]): CoalescerState {
@@ -27,7 +28,7 @@ export function answersFromHistory(start: CoalescerState | undefined, history: r
     (e.result as OfferAnswer[]).forEach((answer, i) => {
       const offer = asked[i];
       if (!offer?.event?.eventKey) return;
-      state.recent.push({ eventKey: offer.event.eventKey, ...(offer.admissionRunId ? { admissionRunId: offer.admissionRunId } : {}), answer });
+      state.recent.push({ eventKey: offer.event.eventKey, ...(offer.offerId ? { offerId: offer.offerId } : {}), answer });
       if (answer.decision === 'stale') {
         const { payload: _p, fingerprint: _f, bucketStart: _b, ...record } = offer.event;
         state.staleEvents.push(record);

@@ -1,4 +1,5 @@
 import type { OfferAnswer } from '../core/coalesce-types';
+import { batchRunId } from '../core/ids';
 import type { AbsorbedEvent } from '../core/types';
 import { parseEventKey } from '../gate/keys';
 import { isoSeconds } from '../core/time';
@@ -53,27 +54,26 @@ function answer(d: Draft, a: OfferAnswer): void {
 }
 
 /**
- * The events of a coalescing agent's wake key. The admission record of each event is the decision
- * as recorded (and its start is the event's arrival); the coalescer's recent answers cover events
- * whose record was not read; the runs' lists (taken, skipped) and the coalescer's batch and stale
- * list add the deliveries seen since, and events neither of the first two named.
+ * The events of a coalescing agent's wake key. The coalescer's dedup table holds each event's
+ * decision as recorded, the run that took it and when (the event's arrival); its recent answers
+ * cover events read from its history; the runs' lists (taken, skipped) and the coalescer's batch and
+ * stale list add event details and the deliveries seen since, and events the coalescer no longer lists.
  */
 export function coalescedEvents(r: Recorded): Draft[] {
   const drafts = new Drafts();
-  for (const adm of r.admissions) {
-    const e = adm.input?.offer.event;
-    if (!e) continue;
-    const d = drafts.get(e.eventKey, e, 'accepted', 'admission');
-    d.arrivedAt = adm.startedAt;
-    d.admissionId = adm.workflowId;
-    if (adm.result) answer(d, adm.result);
-  }
   for (const c of r.coalescers) {
+    for (const [eventKey, , atMs, decision, openedBy] of c.state?.seen ?? []) {
+      const d = drafts.get(eventKey, undefined, decision, 'coalescer');
+      d.arrivedAt = new Date(atMs).toISOString();
+      d.decision = decision;
+      if (decision !== 'stale') d.runKey = batchRunId(r.agent, r.wakeKey, openedBy ?? eventKey);
+    }
     for (const { eventKey, answer: a } of c.state?.recent ?? []) {
       const known = drafts.byKey.get(eventKey);
       const d = drafts.get(eventKey, undefined, a.decision, 'coalescer');
-      // The admission record's own answer stands; the coalescer's fills in one not yet read or not yet closed.
+      // The dedup table's entry stands (a later answer to the same key may be a mismatch); the recent answers fill in the rest.
       if (!known || known.decision === 'accepted') answer(d, a);
+      else if (a.newestVersion !== undefined) d.newestVersion = a.newestVersion;
     }
     for (const e of [...(c.state?.staleEvents ?? []), ...(c.state?.pending?.events ?? []), ...(c.state?.running?.events ?? [])]) {
       if (drafts.byKey.has(e.eventKey)) drafts.get(e.eventKey, e, 'accepted', 'coalescer');
@@ -151,7 +151,7 @@ function reasonOf(d: Draft, decision: TrailDecision, run: TrailRun | undefined):
     run?.status === 'PENDING' ? `, pending until ${run.closedAt ?? 'the debounce ends'}` : run?.terminalReason ? `, which ended ${run.terminalReason}` : '';
   switch (decision) {
     case 'started':
-      return d.admissionId ? `opened the batch of run ${runName}${state}` : `started run ${runName}${state}`;
+      return d.recordedBy.has('coalescer') ? `opened the batch of run ${runName}${state}` : `started run ${runName}${state}`;
     case 'coalesced':
       return `coalesced into run ${runName}${state}`;
     case 'skipped':
@@ -168,6 +168,6 @@ function reasonOf(d: Draft, decision: TrailDecision, run: TrailRun | undefined):
     case 'completed':
       return `completed from run ${run?.takenBy ?? runName}: the window had already run, so nothing ran again`;
     case 'accepted':
-      return `recorded by its admission record ${d.admissionId ?? ''}; the coalescer has not answered yet`.replace(/\s+;/, ';');
+      return `taken by its coalescer, which has not decided it yet (no worker had run it)`;
   }
 }

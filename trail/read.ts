@@ -1,13 +1,12 @@
 import { WorkflowNotFoundError, type Client, type WorkflowExecutionInfo } from '@temporalio/client';
-import type { AdmissionInput, AdmissionResult, CoalescerInput, CoalescerState } from '../core/coalesce-types';
-import { agentEventId, coalescerId } from '../core/ids';
+import type { CoalescerInput, CoalescerState } from '../core/coalesce-types';
+import { coalescerId } from '../core/ids';
 import { coalescerQuery, statusQuery } from '../core/messages';
 import { WakeDeliveryIds, WakeEventKey, WakeHeld } from '../core/search-attributes';
 import type { RunInput, RunResult, ScheduledRunInput } from '../core/types';
 import { answersFromHistory } from './coalescer';
 import { inputAndResult, recordedHistory } from './history-read';
-import type { Recorded, RecordedAdmission, RecordedCoalescer, RecordedRun } from './recorded';
-import { absorbedOf, skippedOf } from './runs';
+import type { Recorded, RecordedCoalescer, RecordedRun } from './recorded';
 
 /** What to read, and how much. */
 export interface ReadRequest {
@@ -128,9 +127,9 @@ async function readCoalescers(client: Client, req: ReadRequest, looked: string[]
     if (wf.closedStatus === 'COMPLETED' && wf.result) return { ...base, state: wf.result as CoalescerState, readVia: 'result' };
     if (wf.desc.status.name === 'RUNNING') {
       const status = await client
-        .withDeadline(Date.now() + req.queryTimeoutMs, () => client.workflow.getHandle(id, runId).query(coalescerQuery))
+        .withDeadline(Date.now() + req.queryTimeoutMs, () => client.workflow.getHandle(id, runId).query(coalescerQuery, { seenLast: req.maxEvents }))
         .catch(() => undefined);
-      if (status) return { ...base, state: status.state, readVia: 'query' };
+      if (status) return { ...base, state: status.state, seenCount: status.seenCount, readVia: 'query' };
     }
     // Open but unanswered (no worker polls): its answers are in its history.
     if (wf.desc.status.name === 'RUNNING') return { ...base, state: answersFromHistory(input?.state, wf.history), readVia: 'history' };
@@ -145,25 +144,12 @@ async function readCoalescers(client: Client, req: ReadRequest, looked: string[]
   return read;
 }
 
-async function readAdmission(client: Client, agent: string, eventKey: string): Promise<RecordedAdmission | undefined> {
-  const wf = await readWorkflow(client, agentEventId(agent, eventKey));
-  if (!wf) return undefined;
-  return {
-    workflowId: agentEventId(agent, eventKey),
-    status: wf.desc.status.name,
-    startedAt: wf.desc.startTime.toISOString(),
-    ...(wf.input ? { input: wf.input as AdmissionInput } : {}),
-    ...(wf.closedStatus === 'COMPLETED' && wf.result ? { result: wf.result as AdmissionResult } : {}),
-  };
-}
-
 /**
  * Read what Temporal records about one (agent, wake key) in a window: the runs visibility lists
  * (search attributes WakeAgent, WakeKey), each with its history, result and, while open, its
  * `status` query; for a coalescing agent the coalescer `agent#wakeKey` (its query while open, its
- * result once closed, and earlier executions closed in the window), the runs it names, and the
- * admission record `agent@eventKey` of every event it answered or a run took, newest first up to
- * the cap. Says in `looked` what it read.
+ * result once closed, and earlier executions closed in the window), with the newest entries of its
+ * dedup table up to the cap, and the runs it names. Says in `looked` what it read.
  */
 export async function readRecorded(client: Client, req: ReadRequest): Promise<Recorded> {
   const looked: string[] = [];
@@ -193,23 +179,14 @@ export async function readRecorded(client: Client, req: ReadRequest): Promise<Re
         : ''),
   );
 
-  let admissions: RecordedAdmission[] = [];
-  let admissionsNotRead = 0;
-  if (req.coalescing) {
-    const keys: string[] = [];
-    const add = (k: string) => (keys.includes(k) ? undefined : keys.push(k));
-    for (const c of [...coalescers].reverse()) for (const a of [...(c.state?.recent ?? [])].reverse()) add(a.eventKey);
-    for (const r of runs) for (const e of [...absorbedOf(r), ...skippedOf(r)]) add(e.eventKey);
-    for (const c of coalescers) for (const e of [...(c.state?.staleEvents ?? []), ...(c.state?.pending?.events ?? [])]) add(e.eventKey);
-    const reading = keys.slice(0, req.maxEvents);
-    admissionsNotRead = keys.length - reading.length;
-    admissions = (await mapLimit(reading, PARALLEL, (k) => readAdmission(client, req.agent, k))).filter((a): a is RecordedAdmission => a !== undefined);
+  const current = coalescers.at(-1);
+  const eventsNotRead = Math.max(0, (current?.seenCount ?? 0) - (current?.state?.seen.length ?? 0));
+  if (current?.state)
     looked.push(
-      `admission records ${req.agent}@<event key>: ${admissions.length} of ${reading.length} read by ID` +
-        (reading.length > admissions.length ? ` (${reading.length - admissions.length} gone: re-armed, or past the namespace retention)` : '') +
-        (admissionsNotRead ? `; ${admissionsNotRead} older not read (cap ${req.maxEvents})` : ''),
+      `dedup table of ${current.workflowId}: ${current.state.seen.length} event${current.state.seen.length === 1 ? '' : 's'} read` +
+        (eventsNotRead ? `; ${eventsNotRead} older not read (cap ${req.maxEvents})` : '') +
+        (current.state.seenFloorMs ? `; events decided before ${new Date(current.state.seenFloorMs).toISOString()} left it early (size bound)` : ''),
     );
-  }
   return {
     agent: req.agent,
     wakeKey: req.wakeKey,
@@ -219,8 +196,7 @@ export async function readRecorded(client: Client, req: ReadRequest): Promise<Re
     runs,
     runsNotRead: total - listed.length,
     coalescers,
-    admissions,
-    admissionsNotRead,
+    eventsNotRead,
     looked,
   };
 }

@@ -1,4 +1,4 @@
-import type { AdmissionInput, AdmissionResult, CoalescerState } from '../core/coalesce-types';
+import type { CoalescerState } from '../core/coalesce-types';
 import type { CoalescePolicy } from '../core/policy';
 import type { RunInput, RunResult, ScheduledRunInput, WakeStatus } from '../core/types';
 import type { RecordedEvent } from './history';
@@ -20,10 +20,8 @@ export interface Recorded {
   runsNotRead: number;
   /** The coalescer's executions, oldest first (the last is its current one). */
   coalescers: RecordedCoalescer[];
-  /** Admission records read by ID (coalescing path). */
-  admissions: RecordedAdmission[];
-  /** Events the coalescer answered that were not read, past the cap. */
-  admissionsNotRead: number;
+  /** Events the coalescer's dedup table holds past the newest it was asked for (the cap). */
+  eventsNotRead: number;
   looked: string[];
 }
 
@@ -50,20 +48,13 @@ export interface RecordedCoalescer {
   startedAt?: string;
   closedAt?: string;
   policy?: CoalescePolicy;
+  /** Its state, with the newest entries of its dedup table (`seen`). */
   state?: CoalescerState;
+  /** How many events its dedup table held when read (the query says; otherwise the entries read). */
+  seenCount?: number;
   /**
    * `query`: the open coalescer answered; `result`: a closed one's result; `history`: an open one
    * that did not answer, its answers read from its history; `input`: only the state it started with.
    */
   readVia: 'query' | 'result' | 'history' | 'input' | 'none';
-}
-
-export interface RecordedAdmission {
-  workflowId: string;
-  status: string;
-  /** When the gate started it: the event's arrival. */
-  startedAt: string;
-  input?: AdmissionInput;
-  /** The coalescer's decision, once the record has closed. */
-  result?: AdmissionResult;
 }

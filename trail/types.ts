@@ -43,7 +43,7 @@ export interface TrailEvent {
   version?: number;
   /** When it happened (the event's own time). */
   occurredAt: string;
-  /** When the gate recorded it (its admission record's or run's start); null when only a run's list names it. */
+  /** When it was recorded (its coalescer's decision, or its run's start); null when only a run's list names it. */
   arrivedAt: string | null;
   /** Every delivery recorded for it (a webhook's id, a queue message, a schedule's tick). */
   deliveryIds: string[];
@@ -58,9 +58,7 @@ export interface TrailEvent {
   newestVersion?: number;
   /** For `held`: the trip that held its run, when the hold names one. */
   tripId?: number;
-  /** The event's admission record (coalescing path). */
-  admissionId?: string;
-  /** Where each fact came from: `admission`, `coalescer`, `run`. */
+  /** Where each fact came from: `coalescer`, `run`. */
   recordedBy: string[];
 }
 

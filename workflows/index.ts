@@ -1,6 +1,5 @@
 // The one workflow bundle entry.
 export { runWorkflow } from './run/workflow';
-export { admissionWorkflow } from './coalesce/admission';
 export { coalescerWorkflow } from './coalesce/workflow';
 export { scheduleTickWorkflow } from './schedule/tick';
 export { scheduleLedgerWorkflow } from './schedule/ledger';

@@ -17,7 +17,17 @@ export function oneCallAgents(base: AgentRegistry = exampleAgents): AgentRegistr
 export function coalescing(name: string, policy: Partial<CoalescePolicy> = {}, base: AgentRegistry = exampleAgents): AgentRegistry {
   return withPolicies(base, (d) =>
     d.policy.name === name
-      ? { coalesce: { debouncePeriodMs: 300, maxWaitMs: 2000, whileRunning: 'skip', idleCloseMs: 60_000, maxEventsPerRun: 1000, ...policy } }
+      ? {
+          coalesce: {
+            debouncePeriodMs: 300,
+            maxWaitMs: 2000,
+            whileRunning: 'skip',
+            idleCloseMs: 60_000,
+            dedupHorizonMs: 60_000,
+            maxEventsPerRun: 1000,
+            ...policy,
+          },
+        }
       : undefined,
   );
 }

@@ -95,9 +95,10 @@ async function main(): Promise<void> {
         { activities },
       );
 
-    // The coalescing path: two events in one batch, a third in a second batch, then the coalescer
-    // closes idle. Its history, one admission record's and one coalesced run's are recorded.
-    const agents = coalescing('canary', { debouncePeriodMs: 300, maxWaitMs: 2000, idleCloseMs: 2000 });
+    // The coalescing path: two events in one batch, a third in a second batch, a redelivery answered
+    // from the dedup table, then the coalescer closes idle past its dedup horizon. Its history and one
+    // coalesced run's are recorded.
+    const agents = coalescing('canary', { debouncePeriodMs: 300, maxWaitMs: 2000, idleCloseMs: 2000, dedupHorizonMs: 3000 });
     const coalesceQueue = unique('record-coalesce');
     if (wanted('coalesce'))
       await withWorker(
@@ -118,10 +119,10 @@ async function main(): Promise<void> {
           await awaitRun(env.client, a);
           const c = await gate.admit(ping('three'));
           await awaitRun(env.client, c);
+          await gate.admit({ ...ping('one'), deliveryId: 'rec-one-again' });
           const coalescer = env.client.workflow.getHandle(a.coalescerId!);
           await coalescer.result();
           await out('coalescer-two-runs', coalescer);
-          await out('admission-started', env.client.workflow.getHandle(a.admissionId!));
           await out('canary-coalesced', env.client.workflow.getHandle(a.workflowId));
         },
         { activities: activitiesOf({ agents, outside: standinOutside(standins) }) },

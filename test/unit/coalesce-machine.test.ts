@@ -6,18 +6,26 @@ import { CoalescerMachine, initialState, runInputOf, type Step } from '../../wor
 
 /*
  * The coalescer's decisions without a server: each rule is driven through the machine the workflow
- * shell drives, with the clock in the test's hands. test/coalesce*.test.ts keep the wiring (the gate,
- * admission records, child runs, signals and timers on a real server).
+ * shell drives, with the clock in the test's hands. test/coalesce*.test.ts keep the wiring (the gate's
+ * offers, child runs, signals and timers on a real server).
  */
 const T0 = Date.parse('2026-12-02T10:00:00Z');
 
 function machineOf(over: Partial<CoalescePolicy> = {}, state: CoalescerState = initialState(T0)): CoalescerMachine {
-  const policy: CoalescePolicy = { debouncePeriodMs: 1000, maxWaitMs: 5000, whileRunning: 'skip', idleCloseMs: 60_000, maxEventsPerRun: 100, ...over };
+  const policy: CoalescePolicy = {
+    debouncePeriodMs: 1000,
+    maxWaitMs: 5000,
+    whileRunning: 'skip',
+    idleCloseMs: 60_000,
+    dedupHorizonMs: 5_000,
+    maxEventsPerRun: 100,
+    ...over,
+  };
   return new CoalescerMachine({ agent: 'canary', wakeKey: 'order-7', policy }, state);
 }
 
-/** An event offered by its own admission record. */
-function offerOf(name: string, extra: Partial<Offer['event']> = {}, admissionRunId = `adm-${name}`): Offer {
+/** An event offered by one delivery (its offer id). */
+function offerOf(name: string, extra: Partial<Offer['event']> = {}, offerId = `offer-${name}`): Offer {
   return {
     event: {
       eventKey: `ev-${name}`,
@@ -31,7 +39,7 @@ function offerOf(name: string, extra: Partial<Offer['event']> = {}, admissionRun
       fingerprint: `fp-${name}`,
       ...extra,
     },
-    admissionRunId,
+    offerId,
   };
 }
 
@@ -207,18 +215,19 @@ describe('the coalescer machine', () => {
     assert.equal(next.state.pending!.events.length, 2);
   });
 
-  test('dedup: an event already held is never taken twice, even offered by another admission run', () => {
+  test('dedup: an event already held is never taken twice, even offered by another delivery', () => {
     const m = machineOf({ whileRunning: 'buffer_one' });
     m.offer(offerOf('a'), T0);
     m.offer(offerOf('b'), T0 + 100);
     const again = m.offer(offerOf('a', {}, 'another-run'), T0 + 200);
-    assert.deepEqual(again, { decision: 'started', coalescerId: 'canary#order-7', runKey: runKeyOf('a'), runState: 'pending' });
+    assert.deepEqual(again, { decision: 'started', duplicate: true, coalescerId: 'canary#order-7', runKey: runKeyOf('a'), runState: 'pending' });
     assert.equal(m.offer(offerOf('b', {}, 'another-run'), T0 + 200).decision, 'coalesced');
     assert.equal(m.state.pending!.events.length, 2);
     started(m, T0 + 1100);
     // Held by the live run now.
     assert.deepEqual(m.offer(offerOf('b', {}, 'a-third-run'), T0 + 1200), {
       decision: 'coalesced',
+      duplicate: true,
       coalescerId: 'canary#order-7',
       runKey: runKeyOf('a'),
       runState: 'running',
@@ -282,5 +291,53 @@ describe('the coalescer machine', () => {
     assert.equal(m.idle, true);
     assert.deepEqual(m.next(T0 + 12_999, false), { kind: 'wait', untilMs: T0 + 13_000 });
     assert.deepEqual(m.next(T0 + 13_000, false), { kind: 'close' });
+  });
+
+  test('dedup by key after the run ended: the first decision and run again, mismatch on other inputs, across continue-as-new', () => {
+    const m = withLiveRun({ whileRunning: 'skip' });
+    m.offer(offerOf('b'), T0 + 1500); // skipped on the live run
+    m.offer(offerOf('old', { version: 1 }), T0 + 1600);
+    m.offer(offerOf('new', { version: 2 }), T0 + 1700);
+    m.runEnded({ runKey: runKeyOf('a'), terminalReason: 'success' }, T0 + 2000);
+    const next = machineOf({}, JSON.parse(JSON.stringify(m.state)) as CoalescerState);
+    const offered = next.state.counts.offered;
+    assert.deepEqual(next.offer(offerOf('a', {}, 'redelivery'), T0 + 2500), {
+      decision: 'started',
+      duplicate: true,
+      coalescerId: 'canary#order-7',
+      runKey: runKeyOf('a'),
+    });
+    assert.deepEqual(next.offer(offerOf('b', {}, 'redelivery'), T0 + 2500), {
+      decision: 'skipped',
+      duplicate: true,
+      coalescerId: 'canary#order-7',
+      runKey: runKeyOf('a'),
+    });
+    assert.equal(next.offer(offerOf('a', { fingerprint: 'fp-other' }, 'other-inputs'), T0 + 2600).decision, 'mismatch');
+    assert.equal(next.offer(offerOf('new', { version: 0 }, 'redelivery'), T0 + 2600).decision, 'skipped', 'its first decision, not stale');
+    assert.equal(next.state.counts.offered, offered, 'a redelivery is not a new offer');
+    assert.equal(next.state.pending, undefined, 'no run for a redelivery');
+  });
+
+  test('the dedup horizon: an event past it is decided afresh; the coalescer stays open until its newest has passed', () => {
+    const m = machineOf({ dedupHorizonMs: 5_000, idleCloseMs: 1_000 });
+    m.offer(offerOf('a'), T0);
+    started(m, T0 + 1000);
+    m.runEnded({ runKey: runKeyOf('a'), terminalReason: 'success' }, T0 + 2000);
+    assert.deepEqual(m.next(T0 + 3000, false), { kind: 'wait', untilMs: T0 + 5000 }, 'idle, but the event is inside the horizon');
+    assert.equal(m.offer(offerOf('a', {}, 'late'), T0 + 4000).duplicate, true);
+    assert.deepEqual(m.next(T0 + 5000, false), { kind: 'close' });
+    assert.equal(m.seen.size, 0);
+    assert.equal(m.offer(offerOf('a', {}, 'later'), T0 + 5001).decision, 'started', 'past the horizon: a new event');
+  });
+
+  test('forgetRun (a person re-armed a closed run): its events are decided afresh, a live run’s never', () => {
+    const m = withLiveRun({ whileRunning: 'buffer_one' });
+    m.offer(offerOf('b'), T0 + 1500);
+    assert.deepEqual(m.forgetRun(runKeyOf('a')), [], 'the live run keeps its events');
+    m.runEnded({ runKey: runKeyOf('a'), terminalReason: 'failed' }, T0 + 2000);
+    assert.deepEqual(m.forgetRun(runKeyOf('a')), ['ev-a']);
+    assert.equal(m.offer(offerOf('a', {}, 'again'), T0 + 2100).decision, 'coalesced', 'taken again, into the pending follow-up');
+    assert.equal(m.offer(offerOf('b', {}, 'again'), T0 + 2100).duplicate, true, 'the follow-up’s own event is still remembered');
   });
 });

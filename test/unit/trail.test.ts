@@ -1,6 +1,6 @@
 import { describe, test } from 'node:test';
 import assert from 'node:assert/strict';
-import type { AdmissionResult, CoalescerState, Offer, OfferAnswer } from '../../core/coalesce-types';
+import type { CoalescerState, Offer, OfferAnswer, SeenEvent } from '../../core/coalesce-types';
 import type { EffectOutcome } from '../../core/contracts';
 import { effectKey } from '../../core/ids';
 import type { AbsorbedEvent, RunInput, RunResult } from '../../core/types';
@@ -10,13 +10,13 @@ import { assembleTrail, NOT_RECORDED } from '../../trail/assemble';
 import { answersFromHistory } from '../../trail/coalescer';
 import { argsDigest, effectsOf, runFacts, type RecordedEvent } from '../../trail/history';
 import { literal, runsQuery } from '../../trail/read';
-import type { Recorded, RecordedAdmission, RecordedRun } from '../../trail/recorded';
+import type { Recorded, RecordedCoalescer, RecordedRun } from '../../trail/recorded';
 import { agentOf, TrailRequestError, windowStart } from '../../trail/trail';
 import { exampleAgents } from '../helpers/app';
 
 /*
  * The decision trail's rules without a server: the assembly is fed the shapes Temporal records
- * (admission records, the coalescer's state, runs' inputs, results and histories) written by hand.
+ * (the coalescer's state and dedup table, runs' inputs, results and histories) written by hand.
  * test/explain.test.ts reads them from a real dev server, through the CLI and the page.
  */
 
@@ -40,17 +40,36 @@ const report = ev('report.due', '2026-12-02T14:06:00Z', { deliveryIds: ['queue:c
 const older = ev('config.changed', '2026-12-02T14:01:00Z', { version: 6, deliveryIds: ['hook-old'] });
 const RUN = `${AGENT}#${WAKE}@${change.eventKey}`;
 
-function admission(e: AbsorbedEvent, arrivedS: number, answer?: OfferAnswer): RecordedAdmission {
-  const event = { ...e, payload: {}, fingerprint: 'fp', bucketStart: e.occurredAt };
-  return {
-    workflowId: `${AGENT}@${e.eventKey}`,
-    status: answer ? 'COMPLETED' : 'RUNNING',
-    startedAt: at(arrivedS),
-    input: { agent: AGENT, wakeKey: WAKE, coalescerId: `${AGENT}#${WAKE}`, policy: POLICY, offer: { event } },
-    ...(answer ? { result: { ...answer, agent: AGENT, wakeKey: WAKE, eventKey: e.eventKey } as AdmissionResult } : {}),
-  };
+/** The coalescer's dedup-table entry for an event it decided `arrivedS` into the trail's clock. */
+function seen(e: AbsorbedEvent, arrivedS: number, answer: OfferAnswer): SeenEvent {
+  const row: SeenEvent = [e.eventKey, 'fp', Date.parse(at(arrivedS)), answer.decision];
+  const opener = answer.runKey?.slice(`${AGENT}#${WAKE}@`.length);
+  if (opener && opener !== e.eventKey) row.push(opener);
+  return row;
 }
-const POLICY = { debouncePeriodMs: 4000, maxWaitMs: 20_000, whileRunning: 'skip' as const, idleCloseMs: 3_600_000, maxEventsPerRun: 1000 };
+
+/** The open coalescer, answering its query with `state` (an empty one by default). */
+function coalescer(state: Partial<CoalescerState>): RecordedCoalescer {
+  const full: CoalescerState = {
+    newestVersion: {},
+    recent: [],
+    seen: [],
+    lastActivityMs: 0,
+    counts: { offered: 0, started: 0, coalesced: 0, skipped: 0, stale: 0, runs: 0 },
+    runs: [],
+    staleEvents: [],
+    ...state,
+  };
+  return { workflowId: `${AGENT}#${WAKE}`, status: 'RUNNING', readVia: 'query', policy: POLICY, state: full, seenCount: full.seen.length };
+}
+const POLICY = {
+  debouncePeriodMs: 4000,
+  maxWaitMs: 20_000,
+  whileRunning: 'skip' as const,
+  idleCloseMs: 3_600_000,
+  dedupHorizonMs: 86_400_000,
+  maxEventsPerRun: 1000,
+};
 const taken = (decision: 'started' | 'coalesced', runKey = RUN): OfferAnswer => ({ decision, coalescerId: `${AGENT}#${WAKE}`, runKey, runState: 'pending' });
 
 function batchInput(runKey: string, events: AbsorbedEvent[], extra: Partial<Extract<RunInput['origin'], { kind: 'batch' }>> = {}): RunInput {
@@ -96,8 +115,7 @@ function recorded(over: Partial<Recorded>): Recorded {
     runs: [],
     runsNotRead: 0,
     coalescers: [],
-    admissions: [],
-    admissionsNotRead: 0,
+    eventsNotRead: 0,
     looked: ['visibility: …'],
     ...over,
   };
@@ -182,11 +200,17 @@ describe('the decision trail, assembled from recorded shapes', () => {
     ];
     const t = assembleTrail(
       recorded({
-        admissions: [
-          admission(change, 1, taken('started')),
-          admission(report, 1.1, taken('coalesced')),
-          admission(tick, 1.2, taken('coalesced')),
-          admission(older, 2, { decision: 'stale', coalescerId: `${AGENT}#${WAKE}`, newestVersion: 8 }),
+        coalescers: [
+          coalescer({
+            seen: [
+              seen(change, 1, taken('started')),
+              seen(report, 1.1, taken('coalesced')),
+              seen(tick, 1.2, taken('coalesced')),
+              seen(older, 2, { decision: 'stale', coalescerId: `${AGENT}#${WAKE}` }),
+            ],
+            recent: [{ eventKey: older.eventKey, answer: { decision: 'stale', coalescerId: `${AGENT}#${WAKE}`, newestVersion: 8 } }],
+            staleEvents: [older],
+          }),
         ],
         runs: [
           run(
@@ -217,7 +241,7 @@ describe('the decision trail, assembled from recorded shapes', () => {
       ],
     );
     assert.deepEqual(t.events[0]!.deliveryIds, ['hook-a', 'hook-a-retry']);
-    assert.deepEqual(t.events[0]!.recordedBy, ['admission', 'run']);
+    assert.deepEqual(t.events[0]!.recordedBy, ['coalescer', 'run']);
     assert.match(t.events[0]!.reason, /opened the batch of run .*, which ended success/);
     assert.equal(t.events[3]!.newestVersion, 8);
     assert.match(t.events[3]!.reason, /version 6 is behind version 8 already seen from campaigns/);
@@ -238,20 +262,13 @@ describe('the decision trail, assembled from recorded shapes', () => {
 
   test('an event seen only by the coalescer is named from its key; one that arrived before the window is left out; past the cap the newest are kept and the rest counted', () => {
     const early = ev('config.changed', '2026-12-02T10:00:00Z', { version: 1 });
-    const state: CoalescerState = {
-      newestVersion: {},
+    const c = coalescer({
+      seen: [seen(early, -7200, taken('started', `${AGENT}#${WAKE}@${early.eventKey}`)), seen(change, 1, taken('started'))],
       recent: [{ eventKey: report.eventKey, answer: taken('coalesced') }],
-      lastActivityMs: 0,
       counts: { offered: 3, started: 1, coalesced: 2, skipped: 0, stale: 0, runs: 1 },
-      runs: [],
-      staleEvents: [],
-    };
-    const base = recorded({
-      since: at(0),
-      admissions: [admission(early, -7200, taken('started', 'old-run')), admission(change, 1, taken('started'))],
-      coalescers: [{ workflowId: `${AGENT}#${WAKE}`, status: 'RUNNING', readVia: 'query', policy: POLICY, state }],
-      admissionsNotRead: 2,
     });
+    const state = c.state!;
+    const base = recorded({ since: at(0), coalescers: [{ ...c, seenCount: 4 }], eventsNotRead: 2 });
     const t = assembleTrail(base, { maxEvents: 200 });
     // An event with no recorded arrival is placed at its run's start, else at when it happened.
     assert.deepEqual(
@@ -280,6 +297,7 @@ describe('the decision trail, assembled from recorded shapes', () => {
     const state: CoalescerState = {
       newestVersion: {},
       recent: [],
+      seen: [seen(change, 1, taken('started'))],
       lastActivityMs: opened,
       counts: { offered: 1, started: 1, coalesced: 0, skipped: 0, stale: 0, runs: 0 },
       runs: [],
@@ -296,7 +314,6 @@ describe('the decision trail, assembled from recorded shapes', () => {
     };
     const t = assembleTrail(
       recorded({
-        admissions: [admission(change, 1, taken('started')), admission(report, 10)],
         runs: [run(RUN, batchInput(RUN, [change]), { terminalReason: 'cancelled', absorbed: [change], skipped: [], supersededBy: pendingKey })],
         coalescers: [{ workflowId: `${AGENT}#${WAKE}`, status: 'RUNNING', readVia: 'query', policy: POLICY, state }],
       }),
@@ -308,7 +325,7 @@ describe('the decision trail, assembled from recorded shapes', () => {
     assert.equal(pending.supersedes, RUN);
     const [first, second] = t.events;
     assert.equal(first!.finalRunKey, pendingKey, 'the change was carried into the restart');
-    // The admission record is still open (no answer yet): the coalescer's pending batch says it opened the batch.
+    // Not in the dedup table read (older than the cap, say): the coalescer's pending batch says it opened the batch.
     assert.equal(second!.decision, 'started');
     assert.equal(second!.runKey, pendingKey);
     assert.match(second!.reason, /pending until/);
@@ -441,10 +458,11 @@ describe("a run's effects from its history", () => {
 
 describe('reading and asking', () => {
   test("an open coalescer's answers from its history: the state it carried, then each offer with its answer, stale ones in full", () => {
-    const offer = (e: AbsorbedEvent): Offer => ({ event: { ...e, payload: {}, fingerprint: 'fp', bucketStart: e.occurredAt }, admissionRunId: 'a' });
+    const offer = (e: AbsorbedEvent): Offer => ({ event: { ...e, payload: {}, fingerprint: 'fp', bucketStart: e.occurredAt }, offerId: 'a' });
     const carried: CoalescerState = {
       newestVersion: {},
       recent: [{ eventKey: change.eventKey, answer: taken('started') }],
+      seen: [],
       lastActivityMs: 0,
       counts: { offered: 1, started: 1, coalesced: 0, skipped: 0, stale: 0, runs: 0 },
       runs: [],
@@ -494,8 +512,32 @@ describe('reading and asking', () => {
 });
 
 describe('the trail shown', () => {
-  const markup = ev('config.changed', '2026-12-02T14:05:00Z', { entity: '<script>alert(1)</script>', deliveryIds: ['<img src=x onerror=alert(2)>'] });
-  const trail = assembleTrail(recorded({ admissions: [admission(markup, 1, taken('started'))] }), { maxEvents: 200 });
+  const entity = '<script>alert(1)</script>';
+  const markup = ev('config.changed', '2026-12-02T14:05:00Z', {
+    entity,
+    // The key names the entity as the gate builds it (escaped), so both the key and the event carry the markup.
+    eventKey: `campaigns/config.changed/${encodeURIComponent(entity)}/2026-12-02T14:05:00Z`,
+    deliveryIds: ['<img src=x onerror=alert(2)>'],
+  });
+  const pendingRun = `${AGENT}#${WAKE}@${markup.eventKey}`;
+  const trail = assembleTrail(
+    recorded({
+      coalescers: [
+        coalescer({
+          seen: [seen(markup, 1, taken('started', pendingRun))],
+          pending: {
+            runKey: pendingRun,
+            openedBy: markup.eventKey,
+            openedAtMs: Date.parse(at(1)),
+            lastAtMs: Date.parse(at(1)),
+            events: [{ ...markup, payload: {}, fingerprint: 'fp', bucketStart: markup.occurredAt }],
+            overflow: 0,
+          },
+        }),
+      ],
+    }),
+    { maxEvents: 200 },
+  );
 
   test('the timeline escapes every label and marks each event with its decision', () => {
     const svg = timelineSvg(trail);

@@ -1,10 +1,11 @@
-import type { Batch, CoalescerState, Offer, OfferAnswer, RunEnded } from '../../core/coalesce-types';
+import type { Batch, CoalescerState, Offer, OfferAnswer, RunEnded, SeenEvent } from '../../core/coalesce-types';
 import { batchRunId, coalescerId } from '../../core/ids';
 import type { CoalescePolicy } from '../../core/policy';
 import type { AbsorbedEvent, RunInput } from '../../core/types';
+import { SeenTable } from './seen';
 
-/** Answers kept for retried offers that cross a continue-as-new. */
-const RECENT_ANSWERS = 1000;
+/** Answers kept for retried offers (by offer id) that cross a continue-as-new. */
+const RECENT_ANSWERS = 500;
 const RECENT_RUNS = 10;
 const STALE_KEPT = 20;
 
@@ -25,7 +26,8 @@ type OfferedEvent = Offer['event'];
  * - `record-skipped`: tell the live run of the events skipped while it ran, in one signal.
  * - `start`: start `batch` as a run (its input: {@link runInputOf}).
  * - `continue-as-new`: Temporal suggested it; carry `state` over.
- * - `close`: idle for `idleCloseMs`; close once no handler is running, unless an offer arrived meanwhile.
+ * - `close`: idle for `idleCloseMs` and every event past the dedup horizon; close once no handler is
+ *   running, unless an offer arrived meanwhile.
  * - `wait`: until something arrives, or until `untilMs` (a batch's due time, or the idle close).
  */
 export type Step =
@@ -41,6 +43,7 @@ export function initialState(nowMs: number): CoalescerState {
   return {
     newestVersion: {},
     recent: [],
+    seen: [],
     lastActivityMs: nowMs,
     counts: { offered: 0, started: 0, coalesced: 0, skipped: 0, stale: 0, runs: 0 },
     runs: [],
@@ -68,12 +71,15 @@ export class CoalescerMachine {
   readonly coalescerId: string;
   private owedSupersede?: { runKey: string; by: string };
   private owedSkipped: AbsorbedEvent[] = [];
+  /** The dedup of events by key, over `state.seen`. */
+  readonly seen: SeenTable;
 
   constructor(
     readonly self: CoalescerIdentity,
     readonly state: CoalescerState,
   ) {
     this.coalescerId = coalescerId(self.agent, self.wakeKey);
+    this.seen = new SeenTable(state.seen, self.policy.dedupHorizonMs, (floorMs) => (state.seenFloorMs = Math.max(state.seenFloorMs ?? 0, floorMs)));
   }
 
   /** Neither a pending batch nor a live run. */
@@ -95,10 +101,45 @@ export class CoalescerMachine {
   offer(offer: Offer, nowMs: number): OfferAnswer {
     const { state } = this;
     const e = offer.event;
-    const seen = state.recent.find((r) => r.eventKey === e.eventKey && r.admissionRunId === offer.admissionRunId);
-    if (seen) return seen.answer;
+    const retried = offer.offerId ? state.recent.find((r) => r.eventKey === e.eventKey && r.offerId === offer.offerId) : undefined;
+    if (retried) return retried.answer;
     const held = this.heldAnswer(e);
     if (held) return this.remember(offer, held);
+    const decided = this.seen.get(e.eventKey);
+    if (decided) return this.remember(offer, this.seenAnswer(decided, e.fingerprint));
+    const answer = this.decide(offer, nowMs);
+    this.seen.add(e.eventKey, e.fingerprint, nowMs, answer.decision, answer.runKey && this.openerOf(answer.runKey));
+    return this.remember(offer, answer);
+  }
+
+  /**
+   * Forget the events a closed run took (a person re-armed it), so their next deliveries are decided
+   * afresh. Not the live run's or the pending batch's: returns the event keys forgotten.
+   */
+  forgetRun(runKey: string): string[] {
+    const { pending, running } = this.state;
+    if (pending?.runKey === runKey || running?.runKey === runKey) return [];
+    const opener = this.openerOf(runKey);
+    const keys = this.state.seen.filter(([key, , , , openedBy]) => (openedBy ?? key) === opener).map(([key]) => key);
+    for (const key of keys) this.seen.forget(key);
+    this.state.recent = this.state.recent.filter((r) => !keys.includes(r.eventKey));
+    return keys;
+  }
+
+  /** What the coalescer knows of one event key: its decision, or undefined when it has none within the horizon. */
+  lookup(eventKey: string): (OfferAnswer & { decidedAtMs: number }) | undefined {
+    const row = this.seen.get(eventKey);
+    if (!row) return undefined;
+    const { duplicate: _d, ...answer } = this.seenAnswer(row, undefined);
+    const { pending, running } = this.state;
+    const runState = pending?.runKey === answer.runKey ? 'pending' : running?.runKey === answer.runKey ? 'running' : undefined;
+    return { ...answer, ...(runState ? { runState } : {}), decidedAtMs: row[2] };
+  }
+
+  /** The decision for an event this coalescer has not seen (within the dedup horizon). */
+  private decide(offer: Offer, nowMs: number): OfferAnswer {
+    const { state } = this;
+    const e = offer.event;
     state.counts.offered += 1;
     state.lastActivityMs = nowMs;
     if (e.version !== undefined) {
@@ -107,7 +148,7 @@ export class CoalescerMachine {
         state.counts.stale += 1;
         state.staleEvents.push(record(e));
         if (state.staleEvents.length > STALE_KEPT) state.staleEvents.shift();
-        return this.remember(offer, { decision: 'stale', coalescerId: this.coalescerId, newestVersion: newest });
+        return { decision: 'stale', coalescerId: this.coalescerId, newestVersion: newest };
       }
       state.newestVersion[e.source] = e.version;
     }
@@ -116,12 +157,12 @@ export class CoalescerMachine {
     if (running && whileRunning === 'skip') {
       state.counts.skipped += 1;
       this.owedSkipped.push(record(e));
-      return this.remember(offer, { decision: 'skipped', coalescerId: this.coalescerId, runKey: running.runKey, runState: 'running' });
+      return { decision: 'skipped', coalescerId: this.coalescerId, runKey: running.runKey, runState: 'running' };
     }
     if (pending) {
       this.addTo(pending, e, nowMs);
       state.counts.coalesced += 1;
-      return this.remember(offer, this.pendingAnswer(pending, 'coalesced', nowMs));
+      return this.pendingAnswer(pending, 'coalesced', nowMs);
     }
     if (running && whileRunning === 'cancel' && !running.cancelRequested) {
       // Restart on the newest state: the new batch takes the live run's events too, and the live run
@@ -133,7 +174,7 @@ export class CoalescerMachine {
       state.pending = this.open(e, nowMs);
     }
     state.counts.started += 1;
-    return this.remember(offer, this.pendingAnswer(state.pending, 'started', nowMs));
+    return this.pendingAnswer(state.pending, 'started', nowMs);
   }
 
   /**
@@ -179,9 +220,12 @@ export class CoalescerMachine {
     if (skipped.length && state.running) return { kind: 'record-skipped', runKey: state.running.runKey, events: skipped };
     if (state.pending && !state.running && nowMs >= dueAt(state.pending, policy)) return { kind: 'start', batch: this.start(state.pending, nowMs) };
     if (continueAsNewSuggested) return { kind: 'continue-as-new' };
-    if (this.idle && nowMs - state.lastActivityMs >= policy.idleCloseMs) return { kind: 'close' };
+    this.seen.prune(nowMs);
+    // Idle, and every event past its dedup horizon: a redelivery now would be decided afresh anyway.
+    const closesAt = Math.max(state.lastActivityMs + policy.idleCloseMs, this.seen.expiresAtMs ?? 0);
+    if (this.idle && nowMs >= closesAt) return { kind: 'close' };
     if (state.pending && !state.running) return { kind: 'wait', untilMs: dueAt(state.pending, policy) };
-    return this.idle ? { kind: 'wait', untilMs: state.lastActivityMs + policy.idleCloseMs } : { kind: 'wait' };
+    return this.idle ? { kind: 'wait', untilMs: closesAt } : { kind: 'wait' };
   }
 
   /** The pending batch becomes the live run. */
@@ -206,15 +250,32 @@ export class CoalescerMachine {
       if (!batch || !held) continue;
       const taken = { coalescerId: this.coalescerId, runKey: batch.runKey, runState };
       if (held.fingerprint !== e.fingerprint) return { decision: 'mismatch', ...taken };
+      // A redelivery: its delivery ids go with the event, into the run's record.
+      for (const id of e.deliveryIds ?? []) if (!held.deliveryIds.includes(id)) held.deliveryIds.push(id);
       const opened = 'openedBy' in batch ? batch.openedBy === e.eventKey : batch.events[0]?.eventKey === e.eventKey;
-      return { decision: opened ? 'started' : 'coalesced', ...taken };
+      return { decision: opened ? 'started' : 'coalesced', duplicate: true, ...taken };
     }
     return undefined;
   }
 
+  /** The answer for an event decided before (the seen table's entry): the same decision and run, or `mismatch` on other inputs. */
+  private seenAnswer(row: SeenEvent, fingerprint: string | undefined): OfferAnswer {
+    const [eventKey, , , decision, openedBy] = row;
+    const runKey = decision === 'stale' ? undefined : batchRunId(this.self.agent, this.self.wakeKey, openedBy ?? eventKey);
+    const base = { coalescerId: this.coalescerId, ...(runKey ? { runKey } : {}) };
+    if (fingerprint !== undefined && !SeenTable.sameInputs(row, fingerprint)) return { decision: 'mismatch', ...base };
+    return { decision, duplicate: true, ...base };
+  }
+
+  /** The opening event key of a run of this coalescer, from its run key. */
+  private openerOf(runKey: string): string {
+    return runKey.slice(batchRunId(this.self.agent, this.self.wakeKey, '').length);
+  }
+
   private remember(offer: Offer, answer: OfferAnswer): OfferAnswer {
+    if (!offer.offerId) return answer;
     const { recent } = this.state;
-    recent.push({ eventKey: offer.event.eventKey, ...(offer.admissionRunId ? { admissionRunId: offer.admissionRunId } : {}), answer });
+    recent.push({ eventKey: offer.event.eventKey, offerId: offer.offerId, answer });
     if (recent.length > RECENT_ANSWERS) recent.splice(0, recent.length - RECENT_ANSWERS);
     return answer;
   }

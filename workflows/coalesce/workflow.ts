@@ -11,7 +11,17 @@ import {
   WorkflowIdReusePolicy,
 } from '@temporalio/workflow';
 import type { Batch, CoalescerInput, CoalescerState } from '../../core/coalesce-types';
-import { coalescerQuery, deliverySignal, offerUpdate, runEndedSignal, skippedSignal, supersedeSignal } from '../../core/messages';
+import {
+  coalescerQuery,
+  deliverySignal,
+  eventQuery,
+  forgetUpdate,
+  offerSignal,
+  offerUpdate,
+  runEndedSignal,
+  skippedSignal,
+  supersedeSignal,
+} from '../../core/messages';
 import type { TerminalReason, RunResult } from '../../core/types';
 import type { runWorkflow } from '../run/workflow';
 import { CoalescerMachine, initialState, runInputOf } from './machine';
@@ -23,16 +33,19 @@ const now = (): number => Date.now();
 /**
  * The coalescer of one (agent, wake key): an entity workflow (ID `agent#wakeKey`) that turns every
  * wake about one thing, from every trigger, into as few runs as the agent's policy allows. Events
- * reach it from their admission records by update-with-start (`offer`, batched per worker process),
- * each answered with its decision; the coalescer itself never deduplicates events (their admission
- * records do), except that it repeats its answer to a retried offer and never takes an event twice.
+ * reach it straight from the gate by update-with-start (`offer`, batched per gate process), each
+ * answered with its decision; an offer not answered in time comes again as a signal (durable at once).
+ * It deduplicates events by key itself ({@link SeenTable}, for the agent's dedup horizon, across
+ * continue-as-new), answers a redelivery with the first decision and refuses other inputs under a
+ * decided key (`mismatch`).
  *
  * The decisions (debounce, maxWait, `whileRunning`, stale, repeated offers) are {@link CoalescerMachine}'s;
  * this workflow feeds it messages and performs what it decides:
  * - Runs are child workflows (ID `agent#wakeKey@<opening event key>`), abandoned on close so the
  *   coalescer can continue-as-new under them; a run tells its coalescer when it ends.
  * - Bounded history: continues as new when Temporal suggests it (history size, or 90% of the
- *   per-run update limit); closes after `idleCloseMs` with no event and no run.
+ *   per-run update limit); closes after `idleCloseMs` with no event and no run, once its newest
+ *   decided event is past the dedup horizon.
  */
 export async function coalescerWorkflow(input: CoalescerInput): Promise<CoalescerState> {
   const { agent, wakeKey, policy } = input;
@@ -57,15 +70,27 @@ export async function coalescerWorkflow(input: CoalescerInput): Promise<Coalesce
       },
     },
   );
+  setHandler(offerSignal, (offers) => {
+    for (const o of offers) if (o?.event?.eventKey && o.event.source) machine.offer(o, now());
+    dirty = true;
+  });
+  setHandler(forgetUpdate, ({ runKey }) => machine.forgetRun(runKey));
+  setHandler(eventQuery, ({ eventKey }) => {
+    const known = machine.lookup(eventKey);
+    if (!known) return null;
+    const { decidedAtMs, ...answer } = known;
+    return { ...answer, agent, wakeKey, eventKey, decidedAt: new Date(decidedAtMs).toISOString() };
+  });
   setHandler(runEndedSignal, ({ runKey, terminalReason }) => ended(runKey, terminalReason));
   setHandler(deliverySignal, ({ eventKey, deliveryIds }) => {
     if (eventKey) machine.redelivered(eventKey, deliveryIds);
   });
-  setHandler(coalescerQuery, () => ({
+  setHandler(coalescerQuery, (opts) => ({
     agent,
     wakeKey,
     policy,
-    state: machine.state,
+    state: { ...machine.state, seen: machine.state.seen.slice(-(opts?.seenLast ?? 200)) },
+    seenCount: machine.seen.size,
     coalescerId: machine.coalescerId,
     historyLength: workflowInfo().historyLength,
   }));
