@@ -481,6 +481,14 @@ describe('reading and asking', () => {
       ],
     );
     assert.deepEqual(state.staleEvents, [{ ...older }]);
+    assert.deepEqual(
+      state.seen.map(([key, , atMs, decision]) => [key, atMs, decision]),
+      [
+        [report.eventKey, Date.parse(at(1)), 'coalesced'],
+        [older.eventKey, Date.parse(at(1)), 'stale'],
+      ],
+      'each decided event gets its dedup-table entry, decided when the update was answered',
+    );
     assert.equal(carried.recent.length, 1, 'the carried state is not changed');
   });
 
