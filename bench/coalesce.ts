@@ -22,8 +22,8 @@ import { benchRecorder } from './results';
  * 2. BENCH_KEYS (1,000) wake keys with 10 events each, key after key, as fast as the in-flight cap
  *    allows: rate, p50/p99, runs started.
  * The agent is the canary with a coalescing policy (debounce 1 s, maxWait 5 s, skip while running):
- * the run itself costs two short activities, so what is measured is the gate, the admission records
- * and the coalescer.
+ * the run itself costs two short activities, so what is measured is the gate, its offers to the
+ * coalescer and the coalescer.
  * The supervisor is on, with a benchmark policy: this load is a wake storm by the default policy
  * (600 wakes a minute) and phase 2 starts more runs than its fleet cap of 1,000 an hour, so the
  * thresholds are raised out of the way; the fleet cap stays (1,000,000 runs an hour), so every run

@@ -18,7 +18,7 @@ export const NOT_RECORDED = {
   redelivered:
     'a redelivery answered from a finished run (`completed`) leaves no record; redeliveries while the event was pending or its run open are among its delivery ids, without their arrival times',
   coalescer:
-    'the coalescer keeps its last 1,000 answers, 20 stale events and 10 runs; an older event shows only through the run that took it, and an older stale one not at all',
+    "the coalescer keeps each event's decision for its dedup horizon (within a size bound), and its last 500 answers, 20 stale events and 10 runs; an older event shows only through the run that took it, an older stale one not at all, and one taken by signal while no worker polled only once a worker has decided it",
 } as const;
 
 /**

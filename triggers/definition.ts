@@ -42,7 +42,7 @@ export const TriggerDefinitionSchema = z.strictObject({
    * The workflow ID of an event's run on the one-call path, when something other than the gate also
    * starts that run under a name of its own (a Temporal Schedule names each window's run
    * `<action id>-<nominal>`): both paths then share one ID, so Temporal refuses the second either way.
-   * A coalescing agent's admission record keeps the default.
+   * A coalescing agent does not use it: its coalescer names its runs.
    * @default `agent@eventKey`
    */
   runId: z

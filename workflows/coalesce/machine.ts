@@ -90,9 +90,10 @@ export class CoalescerMachine {
   /**
    * The decision for one offered event, in the order offers arrive (each sees the state the previous
    * one left):
-   * - a retried offer (same event, same admission run) gets its earlier answer again;
+   * - a retried offer (same event, same offer id: another update, or the fallback signal) gets its earlier answer again;
    * - an event already in the pending batch or the live run is never taken twice: `started` or
    *   `coalesced` as it was, or `mismatch` if this offer's inputs (fingerprint) differ from the held event's;
+   * - an event the seen table holds (decided within the dedup horizon) gets that decision again, or `mismatch` on other inputs;
    * - a version older than the newest seen from the event's source is `stale`;
    * - with a live run: `skip` records the event on it (`skipped`); `buffer_one` gathers one follow-up
    *   batch; `cancel` opens a batch that takes the live run's events too and supersedes that run;
