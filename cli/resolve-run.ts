@@ -83,9 +83,9 @@ async function runAt(client: Client, workflowId: string, eventKey: string): Prom
 }
 
 /**
- * The workflow IDs the gate gives one event's runs, one or two per agent its source wakes, or for a
- * coalescing agent its coalescer, from the wake key the agent derives from what the key holds
- * (source, type, entity, time; an agent whose wake key needs the payload is found by the index).
+ * The workflow IDs the gate gives one event's runs, one or two per agent its source wakes, and the
+ * agent's coalescer, from the wake key the agent derives from what the key holds (source, type,
+ * entity, time; a coalesced run of an agent whose wake key needs the payload is found by the index).
  */
 function derivedIds(registry: TriggerRegistry, eventKey: string): string[] {
   let parts;
@@ -99,14 +99,12 @@ function derivedIds(registry: TriggerRegistry, eventKey: string): string[] {
   const ids = new Set<string>();
   for (const agent of registry.agentsFor(parts.source)) {
     const name = agent.policy.name;
-    if (agent.policy.coalesce) {
-      const event = { ...parts, occurredAt: new Date(parts.bucketStartMs).toISOString(), payload: {} };
-      try {
-        ids.add(coalescerId(name, agent.wakeKey(event)));
-      } catch {
-        // its wake key needs more than the key holds
-      }
-      continue;
+    // Both paths, whatever the agent's policy says now: it may have coalesced when the event came.
+    const event = { ...parts, occurredAt: new Date(parts.bucketStartMs).toISOString(), payload: {} };
+    try {
+      ids.add(coalescerId(name, agent.wakeKey(event)));
+    } catch {
+      // its wake key needs more than the key holds
     }
     ids.add(agentEventId(name, eventKey));
     if (def?.runId) ids.add(def.runId(name, { entity: parts.entity, bucketStartMs: parts.bucketStartMs }));
