@@ -1,6 +1,6 @@
 import type { PageRequest, RunObservation, RunVerdict } from './supervisor-types';
 import type { AgentPolicy, EffectPolicy } from './policy';
-import type { AdmissionInput, OfferAnswer } from './coalesce-types';
+import type { AdmissionInput, OfferAnswer, SteerAnswer, SteerDelivery } from './coalesce-types';
 import type { TickReport, WindowCheck, WindowTaken, WindowRunResult } from './schedule-types';
 
 /**
@@ -196,6 +196,8 @@ export interface CommitActivities {
 export interface CoalesceActivities {
   /** Offer one admitted event to its coalescer by update-with-start and return the coalescer's decision. */
   offerToCoalescer(input: AdmissionInput): Promise<OfferAnswer>;
+  /** Overlap `steer`: send events into a live run by update and return what it took and refused (all refused if it has closed without taking them). */
+  steerRun(input: SteerDelivery): Promise<SteerAnswer>;
 }
 
 /** The schedule workflows' activities (activities/schedule/schedule.ts). */

@@ -1,6 +1,7 @@
 import { activityInfo, getClient } from '@temporalio/activity';
 import { OfferBatcher } from '../../gate/offer-batcher';
 import type { CoalesceActivities } from '../../core/contracts';
+import { steerRun } from './steer';
 
 /** Activities of the coalescing path. */
 export function createCoalesceActivities(): CoalesceActivities {
@@ -17,6 +18,10 @@ export function createCoalesceActivities(): CoalesceActivities {
      */
     async offerToCoalescer(input) {
       return batcher.offer(input, activityInfo().taskQueue);
+    },
+    /** Overlap `steer`: the coalescer's events for its live run, by update (activities/coalesce/steer.ts). */
+    async steerRun(input) {
+      return steerRun(getClient(), input);
     },
   };
 }

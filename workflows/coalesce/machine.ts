@@ -1,4 +1,4 @@
-import type { Batch, CoalescerState, Offer, OfferAnswer, RunEnded } from '../../core/coalesce-types';
+import type { Batch, CoalescerState, Offer, OfferAnswer, RunEnded, SteerAnswer } from '../../core/coalesce-types';
 import { batchRunId, coalescerId } from '../../core/ids';
 import type { CoalescePolicy } from '../../core/policy';
 import type { AbsorbedEvent, RunInput } from '../../core/types';
@@ -23,6 +23,8 @@ type OfferedEvent = Offer['event'];
  * started batch is the live run, a handed-out signal is no longer owed); the shell only performs it.
  * - `supersede`: tell the live run `runKey` who restarts it (`by`), then cancel it (overlap `cancel`).
  * - `record-skipped`: tell the live run of the events skipped while it ran, in one signal.
+ * - `steer`: send the live run the events steered into it since the last steer, in one update (`id`
+ *   its update ID); its answer goes back to {@link CoalescerMachine.steerAnswered}.
  * - `start`: start `batch` as a run (its input: {@link runInputOf}).
  * - `continue-as-new`: Temporal suggested it; carry `state` over.
  * - `close`: idle for `idleCloseMs`; close once no handler is running, unless an offer arrived meanwhile.
@@ -31,6 +33,7 @@ type OfferedEvent = Offer['event'];
 export type Step =
   | { kind: 'supersede'; runKey: string; by: string }
   | { kind: 'record-skipped'; runKey: string; events: AbsorbedEvent[] }
+  | { kind: 'steer'; runKey: string; id: string; events: OfferedEvent[] }
   | { kind: 'start'; batch: Batch }
   | { kind: 'continue-as-new' }
   | { kind: 'close' }
@@ -68,6 +71,8 @@ export class CoalescerMachine {
   readonly coalescerId: string;
   private owedSupersede?: { runKey: string; by: string };
   private owedSkipped: AbsorbedEvent[] = [];
+  /** Overlap `steer`: events answered `steered` and not yet sent to that run (handed out before any continue-as-new). */
+  private owedSteer?: { runKey: string; events: OfferedEvent[] };
 
   constructor(
     readonly self: CoalescerIdentity,
@@ -90,6 +95,8 @@ export class CoalescerMachine {
    * - a version older than the newest seen from the event's source is `stale`;
    * - with a live run: `skip` records the event on it (`skipped`); `buffer_one` gathers one follow-up
    *   batch; `cancel` opens a batch that takes the live run's events too and supersedes that run;
+   *   `steer` sends it into the live run (`steered`) unless that run has refused a steer, is full, or a
+   *   follow-up batch is already open: then it joins the follow-up batch, as `buffer_one`;
    * - otherwise the event joins the pending batch (`coalesced`) or opens one (`started`).
    */
   offer(offer: Offer, nowMs: number): OfferAnswer {
@@ -117,6 +124,10 @@ export class CoalescerMachine {
       state.counts.skipped += 1;
       this.owedSkipped.push(record(e));
       return this.remember(offer, { decision: 'skipped', coalescerId: this.coalescerId, runKey: running.runKey, runState: 'running' });
+    }
+    if (running && whileRunning === 'steer' && !pending && !running.steerClosed && running.events.length < this.self.policy.maxEventsPerRun) {
+      this.steer(running, e);
+      return this.remember(offer, { decision: 'steered', coalescerId: this.coalescerId, runKey: running.runKey, runState: 'running' });
     }
     if (pending) {
       this.addTo(pending, e, nowMs);
@@ -172,6 +183,16 @@ export class CoalescerMachine {
       this.owedSupersede = undefined;
       return { kind: 'supersede', ...owed };
     }
+    const steer = this.owedSteer;
+    if (steer) {
+      this.owedSteer = undefined;
+      const live = state.running?.runKey === steer.runKey ? state.running : undefined;
+      // One update carries every event steered since the last; its ID is the first event's key (an
+      // event is steered at most once, into one run), so a retried delivery is the same update.
+      if (live && !live.steerClosed) return { kind: 'steer', runKey: steer.runKey, id: `steer:${steer.events[0]!.eventKey}`, events: steer.events };
+      // The run ended or refused a steer before these were sent: they wait for the follow-up run.
+      this.followUp(steer.runKey, steer.events, nowMs);
+    }
     const skipped = this.owedSkipped;
     this.owedSkipped = [];
     // One signal carries every skip since the last: a storm costs a few history events, not one each.
@@ -182,6 +203,49 @@ export class CoalescerMachine {
     if (this.idle && nowMs - state.lastActivityMs >= policy.idleCloseMs) return { kind: 'close' };
     if (state.pending && !state.running) return { kind: 'wait', untilMs: dueAt(state.pending, policy) };
     return this.idle ? { kind: 'wait', untilMs: state.lastActivityMs + policy.idleCloseMs } : { kind: 'wait' };
+  }
+
+  /**
+   * The live run's answer to a `steer` step. Refused events (the run had begun committing, or ended),
+   * and any it did not answer for, wait in the follow-up batch as with `buffer_one`; a run that refused
+   * once is sent no more, so later events follow them there in the order they arrived.
+   */
+  steerAnswered(runKey: string, answer: SteerAnswer, events: OfferedEvent[], nowMs: number): void {
+    const { state } = this;
+    const refused = new Set(answer.refused);
+    const accepted = new Set(answer.accepted.filter((k) => !refused.has(k)));
+    const back = events.filter((e) => !accepted.has(e.eventKey));
+    const summary = [...state.runs].reverse().find((r) => r.runKey === runKey);
+    if (summary) summary.events += events.length - back.length;
+    if (!back.length) return;
+    state.counts.steerRefused = (state.counts.steerRefused ?? 0) + back.length;
+    this.followUp(runKey, back, nowMs);
+  }
+
+  /** Steered events the live run `runKey` did not take: out of its list, into the follow-up batch. */
+  private followUp(runKey: string, events: OfferedEvent[], nowMs: number): void {
+    const { state } = this;
+    const running = state.running?.runKey === runKey ? state.running : undefined;
+    const keys = new Set(events.map((e) => e.eventKey));
+    if (running) {
+      running.steerClosed = true;
+      running.events = running.events.filter((e) => !keys.has(e.eventKey));
+      running.steered = (running.steered ?? []).filter((k) => !keys.has(k));
+    }
+    state.lastActivityMs = nowMs;
+    for (const e of events) {
+      if (state.pending) this.addTo(state.pending, e, nowMs);
+      else state.pending = this.open(e, nowMs);
+    }
+  }
+
+  /** Overlap `steer`: the event is the live run's now (held there, so never taken twice) and owed to it. */
+  private steer(running: NonNullable<CoalescerState['running']>, e: OfferedEvent): void {
+    this.state.counts.steered = (this.state.counts.steered ?? 0) + 1;
+    running.events.push(e);
+    (running.steered ??= []).push(e.eventKey);
+    if (this.owedSteer?.runKey === running.runKey) this.owedSteer.events.push(e);
+    else this.owedSteer = { runKey: running.runKey, events: [e] };
   }
 
   /** The pending batch becomes the live run. */
@@ -206,6 +270,7 @@ export class CoalescerMachine {
       if (!batch || !held) continue;
       const taken = { coalescerId: this.coalescerId, runKey: batch.runKey, runState };
       if (held.fingerprint !== e.fingerprint) return { decision: 'mismatch', ...taken };
+      if (runState === 'running' && running?.steered?.includes(e.eventKey)) return { decision: 'steered', ...taken };
       const opened = 'openedBy' in batch ? batch.openedBy === e.eventKey : batch.events[0]?.eventKey === e.eventKey;
       return { decision: opened ? 'started' : 'coalesced', ...taken };
     }
