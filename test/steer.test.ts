@@ -15,6 +15,7 @@ import {
 import type { ChatMessage } from '../core/contracts';
 import { coalescerQuery, statusQuery } from '../core/messages';
 import { awaitRun } from '../gate/await-run';
+import { wakeTrail } from '../trail/trail';
 import { eventually, startDevEnv, unique, withWorker, type DevEnv } from './helpers/env';
 
 /*
@@ -179,6 +180,16 @@ describe('overlap steer: a wake into the live run', () => {
           ['changes: quantity, address'],
         );
         assert.equal((await env.client.workflow.count(`WorkflowType = "runWorkflow" AND WakeKey = "${entity}"`)).count, 1, 'one run');
+        // Redelivered after the run: the stored answer of the run it was steered into.
+        const again = await gate.admit({ ...order(entity, 'address', '2026-12-02T10:00:05Z'), deliveryId: 'again' });
+        assert.deepEqual([again.decision, again.original, again.workflowId], ['completed', 'steered', first.workflowId]);
+        assert.deepEqual(again.result, result);
+        // The decision trail (`wakegate explain`) names it steered into that run.
+        const trail = await wakeTrail(env.client, app.agents, { agent: 'order-notes', wakeKey: entity });
+        const event = trail.events.find((e) => e.eventKey === second.eventKey)!;
+        assert.deepEqual([event.decision, event.runKey, event.finalRunKey], ['steered', first.workflowId, undefined]);
+        assert.match(event.reason, /^steered into live run .* \(overlap steer\)/);
+        assert.deepEqual(trail.runs.find((r) => r.runKey === first.workflowId)!.steered, [second.eventKey]);
       },
       { activities: app.activities() },
     );
@@ -217,7 +228,9 @@ describe('overlap steer: a wake into the live run', () => {
           [first.eventKey],
         );
         assert.equal(r1.steered, undefined);
-        const r2 = await awaitRun(env.client, { ...first, workflowId: followUp });
+        // Waiting on the steered answer follows the refusal to the run that took the event.
+        const r2 = await awaitRun(env.client, late);
+        assert.equal(r2.runKey, followUp);
         assert.equal(r2.terminalReason, 'success', r2.summary);
         assert.deepEqual(
           r2.absorbed!.map((e) => e.eventKey),
@@ -228,6 +241,14 @@ describe('overlap steer: a wake into the live run', () => {
           ['changes: quantity', 'changes: cancelled'],
         );
         assert.equal((await env.client.workflow.count(`WorkflowType = "runWorkflow" AND WakeKey = "${entity}"`)).count, 2);
+        // Redelivered: answered from the follow-up run that took it, not the run that refused it.
+        const again = await gate.admit({ ...order(entity, 'cancelled', '2026-12-02T11:00:05Z'), deliveryId: 'again' });
+        assert.deepEqual([again.decision, again.original, again.workflowId], ['completed', 'steered', followUp]);
+        assert.deepEqual(again.result, r2);
+        const trail = await wakeTrail(env.client, app.agents, { agent: 'order-notes', wakeKey: entity });
+        const event = trail.events.find((e) => e.eventKey === late.eventKey)!;
+        assert.deepEqual([event.decision, event.runKey, event.finalRunKey], ['steered', first.workflowId, followUp]);
+        assert.match(event.reason, /refused it; follow-up run .* took it/);
       },
       { activities: app.activities() },
     );
