@@ -49,6 +49,10 @@ export function activityInputAttributes(activityType: string, input: unknown): A
       put(out, WakeAttr.coalescerId, a.coalescerId);
       put(out, WakeAttr.eventKey, obj(obj(a.offer).event).eventKey);
       break;
+    case 'steerRun':
+      put(out, WakeAttr.coalescerId, a.coalescerId);
+      put(out, WakeAttr.runKey, a.runKey);
+      break;
     case 'runScheduledWindow':
       put(out, WakeAttr.scheduleId, a.scheduleId);
       put(out, WakeAttr.deliveryId, a.deliveryId);
