@@ -16,6 +16,7 @@ import type { ChatMessage } from '../core/contracts';
 import { coalescerQuery, statusQuery } from '../core/messages';
 import { awaitRun } from '../gate/await-run';
 import { wakeTrail } from '../trail/trail';
+import { steerRun } from '../activities/coalesce/steer';
 import { eventually, startDevEnv, unique, withWorker, type DevEnv } from './helpers/env';
 
 /*
@@ -180,15 +181,32 @@ describe('overlap steer: a wake into the live run', () => {
           ['changes: quantity, address'],
         );
         assert.equal((await env.client.workflow.count(`WorkflowType = "runWorkflow" AND WakeKey = "${entity}"`)).count, 1, 'one run');
+        // A steer that reaches the run once it has closed (a retry whose first reply was lost, or one
+        // sent as it ended): what it took is read from its result, anything else is refused.
+        const event = (eventKey: string) => ({
+          eventKey,
+          source: 'orders',
+          type: 'x',
+          entity,
+          occurredAt: '',
+          bucketStart: '',
+          deliveryIds: [],
+          payload: {},
+          fingerprint: '',
+        });
+        const retried = { coalescerId: first.coalescerId!, runKey: first.workflowId, id: `steer:${second.eventKey}`, events: [event(second.eventKey)] };
+        assert.deepEqual(await steerRun(env.client, retried), { accepted: [second.eventKey], refused: [] });
+        const tooLate = { ...retried, id: 'steer:too-late', events: [event('too-late')] };
+        assert.deepEqual(await steerRun(env.client, tooLate), { accepted: [], refused: ['too-late'] });
         // Redelivered after the run: the stored answer of the run it was steered into.
         const again = await gate.admit({ ...order(entity, 'address', '2026-12-02T10:00:05Z'), deliveryId: 'again' });
         assert.deepEqual([again.decision, again.original, again.workflowId], ['completed', 'steered', first.workflowId]);
         assert.deepEqual(again.result, result);
         // The decision trail (`wakegate explain`) names it steered into that run.
         const trail = await wakeTrail(env.client, app.agents, { agent: 'order-notes', wakeKey: entity });
-        const event = trail.events.find((e) => e.eventKey === second.eventKey)!;
-        assert.deepEqual([event.decision, event.runKey, event.finalRunKey], ['steered', first.workflowId, undefined]);
-        assert.match(event.reason, /^steered into live run .* \(overlap steer\)/);
+        const shown = trail.events.find((e) => e.eventKey === second.eventKey)!;
+        assert.deepEqual([shown.decision, shown.runKey, shown.finalRunKey], ['steered', first.workflowId, undefined]);
+        assert.match(shown.reason, /^steered into live run .* \(overlap steer\)/);
         assert.deepEqual(trail.runs.find((r) => r.runKey === first.workflowId)!.steered, [second.eventKey]);
       },
       { activities: app.activities() },
