@@ -93,10 +93,10 @@ export async function runAgentLoop(
       state.phase = 'precheck';
       const res = await tool(policy.precheck);
       if (!res) return exhausted('toolCalls', 'the precheck');
-      // Events steered in meanwhile are news the precheck did not see: the model looks at them.
-      if (res.nothingToDo && !steer?.pending) steer?.close();
-      if (res.nothingToDo && !steer?.pending)
+      if (res.nothingToDo && !steer?.pending) {
+        steer?.close(); // ends here, taking no more (steered events the precheck did not see go to the model)
         return { reason: 'no_op', summary: `nothing to do: ${res.content}`, output: { precheck: JSON.parse(res.content) as unknown } };
+      }
       observations.push(JSON.parse(res.content));
     }
 
@@ -140,8 +140,7 @@ export async function runAgentLoop(
     const staged: Proposal[] = [];
     const unparsed: UnparsedFinal[] = [];
     for (;;) {
-      const news = steer?.drain();
-      if (news) messages.push(news);
+      messages.push(...(steer?.drain() ?? []));
       const turn = await chargedModelCall(state, pool, { model }, { agent: policy.name, messages, tools: offered, answer: 'agent', run });
       if (turn.exhausted) {
         const retry = turn.failedAttempts ? `retrying a failed model call (${turn.failedAttempts} failed attempt(s) charged)` : 'the next model turn';
@@ -163,8 +162,7 @@ export async function runAgentLoop(
       }
       if (reply.final) {
         const { answer, summary, noOp, effects } = reply.final;
-        // Steered events arrived during this turn: the answer did not see them, so ask again with them.
-        // Checked and closed in one synchronous step: no steer update runs between the two (steer.ts).
+        // Steered events came during this turn: ask again with them. Check and close are one synchronous step (steer.ts).
         if (steer?.pending) {
           messages.push({ role: 'assistant', content: JSON.stringify(answer) });
           continue;

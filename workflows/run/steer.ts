@@ -45,18 +45,20 @@ export class SteerInbox {
     this.closed = true;
   }
 
-  /** The waiting events as one user message for the model's next turn; they are given. */
-  drain(): ChatMessage | undefined {
-    if (!this.waiting.length) return undefined;
+  /** The waiting events as one user message for the model's next turn (none when nothing waits); they are given. */
+  drain(): ChatMessage[] {
+    if (!this.waiting.length) return [];
     const events = this.waiting.map((e) => ({ key: e.eventKey, type: e.type, entity: e.entity, occurredAt: e.occurredAt, payload: e.payload }));
     this.waiting = [];
-    return {
-      role: 'user',
-      content: JSON.stringify({
-        note: 'New events about what you are working on arrived while you worked. Take them into account: your answer and the effects you propose must reflect them.',
-        newEvents: events,
-      }),
-    };
+    return [
+      {
+        role: 'user',
+        content: JSON.stringify({
+          note: 'New events about what you are working on arrived while you worked. Take them into account: your answer and the effects you propose must reflect them.',
+          newEvents: events,
+        }),
+      },
+    ];
   }
 
   /** What a held run carries into its next run when it continues as new. */
