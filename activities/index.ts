@@ -1,5 +1,6 @@
 import type { TriggerRegistry } from '../triggers/registry';
 import { loadConfig, type OutsideConfig } from '../config/config';
+import { createCoalesceActivities } from './coalesce/coalesce';
 import { createScheduleActivities } from './schedule/schedule';
 import { checkEffects, createCommitActivity } from './commit/commit';
 import { chatTokens, offlineModel } from './run/model/offline';
@@ -44,6 +45,7 @@ export function createActivities(deps: ActivityDeps): Activities {
     pager: deps.pager ?? pagerDutyPager({ url: outside.pager.url, routingKey: outside.pager.routingKey, timeoutMs: outside.httpTimeoutMs }),
   });
   return {
+    ...createCoalesceActivities(),
     ...createScheduleActivities({ registry: deps.registry, supervisor: deps.supervisor }),
     ...createRunActivities({ agents, model: deps.model ?? configuredModel(outside), outside, runVerdict }),
     ...supervisor,

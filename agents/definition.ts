@@ -39,7 +39,7 @@ const Budget = z.strictObject({
 const Coalesce = z
   .strictObject({
     debounce: z.strictObject({ period: Duration('coalesce.debounce.period', 0), maxWait: Duration('coalesce.debounce.maxWait', 0) }),
-    whileRunning: z.enum(['skip', 'buffer_one', 'cancel']),
+    whileRunning: z.enum(['skip', 'buffer_one', 'cancel', 'steer']),
     idleClose: Duration('coalesce.idleClose', 1000).default(3_600_000),
     dedupHorizon: Duration('coalesce.dedupHorizon', 1000).default(86_400_000),
     maxEventsPerRun: z.number().int().min(1).max(5000).default(1000),
@@ -99,6 +99,12 @@ const AgentSchema = z
       if (tools.has(name))
         ctx.addIssue({ code: 'custom', path: ['effects'], message: `"${name}" names both a tool and an effect: the model could not tell them apart` });
     if (!def.model) {
+      if (def.coalesce?.whileRunning === 'steer')
+        ctx.addIssue({
+          code: 'custom',
+          path: ['coalesce', 'whileRunning'],
+          message: 'steer gives new events to the model before its next turn: an agent without a model cannot take it',
+        });
       if (!def.steps?.length) ctx.addIssue({ code: 'custom', path: ['steps'], message: 'an agent without a model runs steps: name at least one tool' });
       if (def.effects.length)
         ctx.addIssue({ code: 'custom', path: ['effects'], message: 'effects are proposed from a model’s answer: an agent without a model has none' });
@@ -130,7 +136,7 @@ export interface AgentOptions<A = DefaultAnswer> {
    */
   coalesce?: {
     debounce: { period: string; maxWait: string };
-    whileRunning: 'skip' | 'buffer_one' | 'cancel';
+    whileRunning: 'skip' | 'buffer_one' | 'cancel' | 'steer';
     idleClose?: string;
     /**
      * How long an event's key is remembered to answer its redeliveries; the coalescer of a wake key

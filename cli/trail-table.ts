@@ -32,7 +32,7 @@ function runLines(r: TrailRun): string[] {
   const lines = [
     `  ${safe(r.runKey)}`,
     `    ${clock(r.startedAt)} → ${clock(r.closedAt)}  ${end}${r.summary ? `: ${safe(r.summary)}` : ''}`,
-    `    took ${r.absorbed.length + (r.absorbedOverflow ?? 0)} event(s), skipped ${r.skipped.length}; model turns ${r.modelTurns}, tool calls ${r.toolCalls}, subagents ${r.subagents}`,
+    `    took ${r.absorbed.length + (r.absorbedOverflow ?? 0)} event(s)${r.steered?.length ? ` (${r.steered.length} steered in while live)` : ''}, skipped ${r.skipped.length}; model turns ${r.modelTurns}, tool calls ${r.toolCalls}, subagents ${r.subagents}`,
     ...(budget ? [`    budget used: ${budget}`] : []),
   ];
   if (r.held)
@@ -67,7 +67,7 @@ export function trailTable(t: WakeTrail): string {
   if (t.coalescer?.counts) {
     const c = t.coalescer.counts;
     lines.push(
-      `COALESCER ${safe(t.coalescer.coalescerId)} (${t.coalescer.status.toLowerCase()}): offered ${c.offered}, started ${c.started}, coalesced ${c.coalesced}, skipped ${c.skipped}, stale ${c.stale}, runs ${c.runs}`,
+      `COALESCER ${safe(t.coalescer.coalescerId)} (${t.coalescer.status.toLowerCase()}): offered ${c.offered}, started ${c.started}, coalesced ${c.coalesced}, skipped ${c.skipped}${c.steered ? `, steered ${c.steered} (refused ${c.steerRefused ?? 0})` : ''}, stale ${c.stale}, runs ${c.runs}`,
       '',
     );
   }

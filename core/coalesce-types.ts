@@ -23,11 +23,15 @@ export interface Offer {
  * - `coalesced`: absorbed into a run that has not started yet (`runState: 'pending'`): one debouncing,
  *   or the follow-up of a live run (`buffer_one`), or the restart of a cancelled one (`cancel`).
  * - `skipped`: a run for the wake key is live and the policy is `skip`; recorded on that run, nothing runs.
+ * - `steered`: a run for the wake key is live and the policy is `steer`: the event is delivered into
+ *   that run (`runState: 'running'`), whose model sees it before its next turn. Should the run have
+ *   begun committing by the time it arrives, the run refuses it and it waits for the follow-up run
+ *   instead (the run's result and the coalescer's pending batch say which took it).
  * - `stale`: the event's version is older than the newest the coalescer has seen from its source; recorded, nothing runs.
  * - `mismatch`: the pending batch or the live run (`runKey`) already holds an event with this key but
  *   other inputs (fingerprint); nothing is taken.
  */
-export type OfferDecision = 'started' | 'coalesced' | 'skipped' | 'stale' | 'mismatch';
+export type OfferDecision = 'started' | 'coalesced' | 'skipped' | 'steered' | 'stale' | 'mismatch';
 
 export interface OfferAnswer {
   decision: OfferDecision;
@@ -37,7 +41,7 @@ export interface OfferAnswer {
    */
   duplicate?: boolean;
   coalescerId: string;
-  /** The run that took the event (for `skipped`: the live run it was recorded on; for `mismatch`: the run holding the other event). Absent for `stale`. */
+  /** The run that took the event (for `skipped`: the live run it was recorded on; for `steered`: the live run it was sent into; for `mismatch`: the run holding the other event). Absent for `stale`. */
   runKey?: string;
   runState?: 'pending' | 'running';
   /** For a pending run: ms until it may start (debounce), 0 when it waits only for a live run to end. */
@@ -70,7 +74,17 @@ export interface Batch {
 /** The coalescer's whole state: plain JSON, carried across continue-as-new. */
 export interface CoalescerState {
   pending?: Batch;
-  running?: { runKey: string; startedAtMs: number; events: Offer['event'][]; overflow: number; cancelRequested?: boolean };
+  running?: {
+    runKey: string;
+    startedAtMs: number;
+    events: Offer['event'][];
+    overflow: number;
+    cancelRequested?: boolean;
+    /** Overlap `steer`: keys of the events steered into it while live (in `events` too, unless it refused them). */
+    steered?: string[];
+    /** Overlap `steer`: it refused steered events (it had begun committing), so later ones wait for the follow-up run. */
+    steerClosed?: boolean;
+  };
   /** Newest entity version seen, per source (version spaces of different sources are not comparable). */
   newestVersion: Record<string, number>;
   /** Answers to the most recent offers, so a retried offer that crosses a continue-as-new gets the same answer. */
@@ -83,7 +97,7 @@ export interface CoalescerState {
   /** Set when the size bound dropped entries younger than the horizon: events decided before it are no longer deduplicated. */
   seenFloorMs?: number;
   lastActivityMs: number;
-  counts: { offered: number; started: number; coalesced: number; skipped: number; stale: number; runs: number };
+  counts: { offered: number; started: number; coalesced: number; skipped: number; stale: number; runs: number; steered?: number; steerRefused?: number };
   runs: CoalescedRun[];
   staleEvents: AbsorbedEvent[];
 }
@@ -110,6 +124,23 @@ export interface CoalescerStatus extends CoalescerInput {
 export interface RunEnded {
   runKey: string;
   terminalReason: TerminalReason;
+}
+
+/**
+ * Overlap `steer`: events the coalescer sends into its live run, in one update (`steer`). `id` is
+ * the update's ID, so a retried delivery is the same update and the run answers it once.
+ */
+export interface SteerDelivery {
+  coalescerId: string;
+  runKey: string;
+  id: string;
+  events: Offer['event'][];
+}
+
+/** The run's answer to a steer: the keys it took (given to its model before the next turn) and those it refused (it had begun committing, or ended). */
+export interface SteerAnswer {
+  accepted: string[];
+  refused: string[];
 }
 
 /**

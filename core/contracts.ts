@@ -1,3 +1,4 @@
+import type { SteerAnswer, SteerDelivery } from './coalesce-types';
 import type { PageRequest, RunObservation, RunVerdict } from './supervisor-types';
 import type { AgentPolicy, EffectPolicy } from './policy';
 import type { TickReport, WindowCheck, WindowTaken, WindowRunResult } from './schedule-types';
@@ -191,6 +192,12 @@ export interface CommitActivities {
   commitEffect(input: CommitInput): Promise<EffectOutcome>;
 }
 
+/** The coalescing path's activity (activities/coalesce/coalesce.ts). */
+export interface CoalesceActivities {
+  /** Overlap `steer`: send events into a live run by update and return what it took and refused (all refused if it has closed without taking them). */
+  steerRun(input: SteerDelivery): Promise<SteerAnswer>;
+}
+
 /** The schedule workflows' activities (activities/schedule/schedule.ts). */
 export interface ScheduleActivities {
   /** Pass one window through the gate and wait for its wake to end. */
@@ -223,4 +230,4 @@ export interface SupervisorActivities {
 }
 
 /** Every activity a wakegate worker registers. */
-export type Activities = RunActivities & CommitActivities & ScheduleActivities & SupervisorActivities;
+export type Activities = RunActivities & CommitActivities & CoalesceActivities & ScheduleActivities & SupervisorActivities;

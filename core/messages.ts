@@ -1,5 +1,5 @@
 import { defineQuery, defineSignal, defineUpdate } from '@temporalio/workflow';
-import type { CoalescerStatus, EventStatus, Offer, OfferAnswer, RunEnded } from './coalesce-types';
+import type { CoalescerStatus, EventStatus, Offer, OfferAnswer, RunEnded, SteerAnswer } from './coalesce-types';
 import type { AbsorbedEvent, ApprovalDecision, DeliveryNotice, KillRequest, UpdateAck, WakeStatus } from './types';
 
 /** Duplicate deliveries of an open run's event: their ids are recorded on the run (fire and forget). */
@@ -56,6 +56,14 @@ export const coalescerQuery = defineQuery<CoalescerStatus, [{ seenLast?: number 
 
 /** The coalescer records on its live run the events it skipped for it (overlap `skip`), in batches. */
 export const skippedSignal = defineSignal<[{ events: AbsorbedEvent[] }]>('skipped');
+
+/**
+ * Overlap `steer`: the coalescer sends its live run events that arrived while it ran (through an
+ * activity: a workflow cannot send an update). An update, not a signal, so the coalescer learns
+ * what the run took: the run accepts them only until it begins committing, in the same workflow
+ * code that decides to commit, and refuses them after; refused events go to a follow-up run.
+ */
+export const steerUpdate = defineUpdate<SteerAnswer, [{ events: Offer['event'][] }]>('steer');
 
 /** The coalescer tells a live run it is being cancelled for a restart (overlap `cancel`), and by which run. */
 export const supersedeSignal = defineSignal<[{ by: string }]>('supersede');

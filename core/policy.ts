@@ -58,12 +58,14 @@ export interface ToolPolicy {
  *   and at the latest `maxWaitMs` after the first wake of the burst.
  * - whileRunning: `skip` (the wake is recorded on the live run and runs nothing), `buffer_one` (one
  *   follow-up run takes every wake that arrived meanwhile), `cancel` (the live run is cancelled and a
- *   new one restarts on the newest state, taking the cancelled run's wakes too).
+ *   new one restarts on the newest state, taking the cancelled run's wakes too), `steer` (the wake is
+ *   delivered into the live run, which gives it to its model before the next turn; once that run has
+ *   begun committing it takes no more, and the wake waits for one follow-up run, as with `buffer_one`).
  */
 export interface CoalescePolicy {
   debouncePeriodMs: number;
   maxWaitMs: number;
-  whileRunning: 'skip' | 'buffer_one' | 'cancel';
+  whileRunning: 'skip' | 'buffer_one' | 'cancel' | 'steer';
   /** The coalescer closes after this long with no wake and no run (and never before its dedup horizon has passed); out-of-order checks reach back this far. */
   idleCloseMs: number;
   /**

@@ -51,6 +51,8 @@ export interface ResumedHold {
   skippedOverflow: number;
   /** A coalesced run's events with the deliveries seen of each since it started (no payloads). */
   absorbed?: AbsorbedEvent[];
+  /** Overlap `steer`: the keys steered into it, and those its model has not seen yet (with their payloads). */
+  steered?: { taken: string[]; waiting: (AbsorbedEvent & { payload: Record<string, unknown> })[] };
 }
 
 /** The run workflow's input: one run of one agent, about one event (the one that opened it), from its origin. */
@@ -160,6 +162,8 @@ export interface RunResult {
   absorbedOverflow?: number;
   skipped?: AbsorbedEvent[];
   skippedOverflow?: number;
+  /** Overlap `steer`: keys of the absorbed events that its coalescer steered into it while it ran (its model saw them before a later turn). */
+  steered?: string[];
   /** Cancelled by its coalescer (overlap `cancel`): the run that restarted on the newest state, with this run's events. */
   supersededBy?: string;
   /** Held by the supervisor before its first step: why, since when, and who let it go (or discarded it). */
@@ -174,6 +178,8 @@ export interface WakeStatus {
   wakeKey: string;
   absorbed?: AbsorbedEvent[];
   skipped?: AbsorbedEvent[];
+  /** Overlap `steer`: keys of the absorbed events steered into it while live. */
+  steered?: string[];
   phase: string;
   deliveryIds: string[];
   deliveryCount: number;

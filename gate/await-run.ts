@@ -1,4 +1,5 @@
 import { WorkflowNotFoundError, type Client } from '@temporalio/client';
+import { coalescerQuery } from '../core/messages';
 import type { RunResult } from '../core/types';
 import type { WakeAnswer } from './decision';
 
@@ -7,13 +8,46 @@ const PENDING_POLL_MS = 500;
 const MAX_SUPERSEDED_HOPS = 10;
 
 /**
+ * Overlap `steer`: the run that holds an event steered into a run that refused it (that run had begun
+ * committing, or ended): the follow-up batch or live run its coalescer holds it in, else the run the
+ * visibility store lists it on. Undefined while it is in none of them (the refusal on its way).
+ */
+export async function steeredElsewhere(client: Client, coalescerId: string, eventKey: string): Promise<string | undefined> {
+  const state = (
+    await client.workflow
+      .getHandle(coalescerId)
+      .query(coalescerQuery)
+      .catch(() => undefined)
+  )?.state;
+  const holds = (events?: { eventKey: string }[]) => events?.some((e) => e.eventKey === eventKey) === true;
+  if (state?.pending && holds(state.pending.events)) return state.pending.runKey;
+  if (state?.running && !state.running.steered?.includes(eventKey) && holds(state.running.events)) return state.running.runKey;
+  const quoted = `"${eventKey.replace(/\\/g, '\\\\').replace(/"/g, '\\"')}"`;
+  for await (const w of client.workflow.list({ query: `WorkflowType = "runWorkflow" AND WakeAbsorbedEventKeys = ${quoted}`, pageSize: 1 })) return w.workflowId;
+  return undefined;
+}
+
+/** Whether `result` is of a run an event was steered into and that did not take it (overlap `steer`). */
+export function refusedSteer(answer: WakeAnswer, result: RunResult, eventKey: string | undefined): eventKey is string {
+  const steered = answer.decision === 'steered' || answer.original === 'steered';
+  return steered && eventKey !== undefined && !result.absorbed?.some((e) => e.eventKey === eventKey);
+}
+
+/**
  * The result of the run an answer names: its stored result when it has one; otherwise wait for the
  * run (polling while a coalesced run is still pending in its coalescer, then Temporal's long poll),
- * following a run cancelled for a restart (`supersededBy`) to the run that finally took the event.
+ * following a run cancelled for a restart (`supersededBy`) to the run that finally took the event,
+ * and an event steered into a run that refused it to its follow-up run (`eventKey`: the event's,
+ * by default the answer's own when it is a GateAnswer).
  * Rejects as `handle.result()` does (WorkflowFailedError for a failed run). `onWait` is called while
  * waiting (heartbeats); `signal` stops the wait.
  */
-export async function awaitRun(client: Client, answer: WakeAnswer, opts: { onWait?: () => void; signal?: AbortSignal } = {}): Promise<RunResult> {
+export async function awaitRun(
+  client: Client,
+  answer: WakeAnswer,
+  opts: { onWait?: () => void; signal?: AbortSignal; eventKey?: string } = {},
+): Promise<RunResult> {
+  const eventKey = opts.eventKey ?? (answer as { eventKey?: string }).eventKey;
   if (answer.result && !answer.result.supersededBy) return answer.result;
   let workflowId = answer.result?.supersededBy ?? answer.workflowId;
   for (let hop = 0; hop <= MAX_SUPERSEDED_HOPS; hop++) {
@@ -28,6 +62,15 @@ export async function awaitRun(client: Client, answer: WakeAnswer, opts: { onWai
         opts.onWait?.();
         await new Promise((r) => setTimeout(r, PENDING_POLL_MS));
       }
+    }
+    if (refusedSteer(answer, result, eventKey)) {
+      const next = await steeredElsewhere(client, answer.coalescerId!, eventKey);
+      if (next === undefined || next === workflowId) {
+        opts.onWait?.();
+        await new Promise((r) => setTimeout(r, PENDING_POLL_MS));
+      } else workflowId = next;
+      hop -= 1; // not a restart: the wait for the follow-up run is not bounded by the restart hops
+      continue;
     }
     if (!result.supersededBy || answer.decision === 'skipped') return result;
     workflowId = result.supersededBy;

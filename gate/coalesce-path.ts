@@ -5,6 +5,7 @@ import type { OfferAnswer, OfferInput } from '../core/coalesce-types';
 import { coalescerId } from '../core/ids';
 import type { RunInput, RunResult } from '../core/types';
 import type { WakeAnswer } from './decision';
+import { refusedSteer, steeredElsewhere } from './await-run';
 import type { PathContext } from './path-context';
 import { currentTraceparent } from '../tracing/spans';
 
@@ -93,6 +94,13 @@ async function redeliveryAnswer(ctx: PathContext, input: RunInput, base: WakeAns
       };
     }
     const result = (await ctx.client.workflow.getHandle(runKey, desc.runId).result()) as RunResult;
+    if (refusedSteer(answer, result, input.eventKey)) {
+      // Steered into a run that had begun committing: the follow-up run took it, or will.
+      const next = await steeredElsewhere(ctx.client, r.coalescerId, input.eventKey);
+      if (next === undefined || next === runKey) return { ...answer, decision: 'in_progress', workflowId: runKey, runState: 'pending' };
+      runKey = next;
+      continue;
+    }
     if (result.supersededBy && r.decision !== 'skipped') {
       runKey = result.supersededBy;
       continue;

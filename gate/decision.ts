@@ -8,6 +8,9 @@ import type { RunResult } from '../core/types';
  *   run); `workflowId` names it.
  * - `skipped`: a run about the same wake key is live and the agent's policy is `skip`: recorded on
  *   that run (`workflowId`), nothing more runs.
+ * - `steered`: a run about the same wake key is live and the agent's policy is `steer`: the event is
+ *   sent into that run (`workflowId`, `runState: 'running'`), whose model sees it before its next
+ *   turn; had the run begun committing, it waits for the follow-up run instead.
  * - `in_progress`: a delivery of an event already taken; its run is pending or open; the delivery id is recorded.
  * - `completed`: the run that took this event has finished; its stored result is returned, nothing runs.
  * - `stale`: the event's version is older than the newest seen for its wake key: recorded, nothing runs.
@@ -19,7 +22,7 @@ import type { RunResult } from '../core/types';
  * - `refused`: the agent is over a rolling cap and its supervisor policy is `refuse`: nothing was
  *   started; send it again later (HTTP 429 with Retry-After; the queue redelivers it).
  */
-export type Decision = 'started' | 'coalesced' | 'skipped' | 'in_progress' | 'completed' | 'stale' | 'accepted' | 'mismatch' | 'held' | 'refused';
+export type Decision = 'started' | 'coalesced' | 'skipped' | 'steered' | 'in_progress' | 'completed' | 'stale' | 'accepted' | 'mismatch' | 'held' | 'refused';
 
 /** One agent's answer. */
 export interface WakeAnswer {

@@ -30,6 +30,7 @@ const FOLLOWER: Partial<Record<WakeAnswer['decision'], WakeAnswer['decision']>> 
   started: 'in_progress',
   coalesced: 'in_progress',
   skipped: 'skipped',
+  steered: 'in_progress',
   in_progress: 'in_progress',
   accepted: 'in_progress',
   held: 'in_progress',

@@ -14,6 +14,7 @@ export const DECISION_COLOURS: Record<TrailDecision, string> = {
   started: '#1f6feb',
   coalesced: '#2da44e',
   skipped: '#8c959f',
+  steered: '#1a7f37',
   stale: '#bf8700',
   mismatch: '#cf222e',
   held: '#8250df',

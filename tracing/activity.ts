@@ -44,6 +44,10 @@ export function activityInputAttributes(activityType: string, input: unknown): A
       put(out, WakeAttr.eventKey, run.eventKey);
       break;
     }
+    case 'steerRun':
+      put(out, WakeAttr.coalescerId, a.coalescerId);
+      put(out, WakeAttr.runKey, a.runKey);
+      break;
     case 'runScheduledWindow':
       put(out, WakeAttr.scheduleId, a.scheduleId);
       put(out, WakeAttr.deliveryId, a.deliveryId);

@@ -4,11 +4,11 @@ import type { AbsorbedEvent } from '../core/types';
 import { parseEventKey } from '../gate/keys';
 import { isoSeconds } from '../core/time';
 import type { Recorded, RecordedRun } from './recorded';
-import { absorbedOf, runEventOf, runInputOf, skippedOf } from './runs';
+import { absorbedOf, runEventOf, runInputOf, skippedOf, steeredOf } from './runs';
 import type { TrailDecision, TrailEvent, TrailRun } from './types';
 
 /** An event while it is being put together from several records. */
-type Draft = Omit<TrailEvent, 'reason' | 'recordedBy'> & { recordedBy: Set<string> };
+type Draft = Omit<TrailEvent, 'reason' | 'recordedBy'> & { recordedBy: Set<string>; steerRefused?: boolean };
 
 /** Event details from a record that lists it (a run, the coalescer's batch or stale list). */
 type Details = Pick<AbsorbedEvent, 'eventKey' | 'source' | 'type' | 'entity' | 'occurredAt' | 'deliveryIds' | 'version'>;
@@ -84,13 +84,33 @@ export function coalescedEvents(r: Recorded): Draft[] {
     const d = drafts.get(e.eventKey, e, decision, by);
     if (d.runKey === undefined || d.decision === 'accepted') Object.assign(d, { decision, runKey });
   };
+  // Overlap `steer`: the run an event was steered into, or, when that run refused it (it had begun
+  // committing), the follow-up run that took it instead.
+  const takenBy = new Map<string, string>();
+  const steer = (e: Details, runKey: string) => {
+    const d = drafts.byKey.get(e.eventKey);
+    if (d?.decision === 'steered' && d.runKey !== runKey) d.finalRunKey = runKey;
+    takenBy.set(e.eventKey, runKey);
+  };
   for (const run of r.runs) {
     const opener = runInputOf(run)?.eventKey;
-    for (const e of absorbedOf(run)) took(e, e.eventKey === opener ? 'started' : 'coalesced', run.workflowId, 'run');
+    const steered = new Set(steeredOf(run));
+    for (const e of absorbedOf(run)) {
+      took(e, e.eventKey === opener ? 'started' : steered.has(e.eventKey) ? 'steered' : 'coalesced', run.workflowId, 'run');
+      steer(e, run.workflowId);
+    }
     for (const e of skippedOf(run)) took(e, 'skipped', run.workflowId, 'run');
   }
   const pending = r.coalescers.at(-1)?.state?.pending;
-  for (const e of pending?.events ?? []) took(e, e.eventKey === pending!.openedBy ? 'started' : 'coalesced', pending!.runKey, 'coalescer');
+  for (const e of pending?.events ?? []) {
+    took(e, e.eventKey === pending!.openedBy ? 'started' : 'coalesced', pending!.runKey, 'coalescer');
+    steer(e, pending!.runKey);
+  }
+  // A steered event that its run does not list once closed, and no other run took yet: refused, waiting.
+  for (const d of drafts.byKey.values()) {
+    const into = d.decision === 'steered' && d.runKey ? r.runs.find((x) => x.workflowId === d.runKey) : undefined;
+    if (into && into.status !== 'RUNNING' && !takenBy.has(d.eventKey)) d.steerRefused = true;
+  }
   return [...drafts.byKey.values()];
 }
 
@@ -133,8 +153,8 @@ export function finish(d: Draft, runs: ReadonlyMap<string, TrailRun>): TrailEven
     decision = 'held';
     tripId = run.held.tripId;
   }
-  const final = d.runKey ? finalRun(d.runKey, runs) : undefined;
-  const { recordedBy, ...rest } = d;
+  const final = d.finalRunKey ?? (d.runKey ? finalRun(d.runKey, runs) : undefined);
+  const { recordedBy, steerRefused: _s, ...rest } = d;
   return {
     ...rest,
     decision,
@@ -156,6 +176,11 @@ function reasonOf(d: Draft, decision: TrailDecision, run: TrailRun | undefined):
       return `coalesced into run ${runName}${state}`;
     case 'skipped':
       return `skipped while run ${runName} was live (overlap skip); recorded on that run, nothing ran for it`;
+    case 'steered':
+      if (d.finalRunKey)
+        return `offered to live run ${runName} (overlap steer), which had begun committing and refused it; follow-up run ${d.finalRunKey} took it`;
+      if (d.steerRefused) return `offered to live run ${runName} (overlap steer), which had begun committing and refused it; waiting for its follow-up run`;
+      return `steered into live run ${runName}${state} (overlap steer): its model was given the event before its next turn`;
     case 'stale':
       return `stale: version ${d.version ?? '?'} is behind version ${d.newestVersion ?? '?'} already seen from ${d.source}; recorded, nothing ran`;
     case 'mismatch':

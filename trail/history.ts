@@ -24,7 +24,7 @@ export type RecordedEvent =
 /** Activity types and signals whose payloads the trail decodes (every other payload stays undecoded). */
 export const DECODED_ACTIVITIES: ReadonlySet<string> = new Set(['prepareRun', 'commitEffect']);
 export const DECODED_SIGNALS: ReadonlySet<string> = new Set(['approve', 'reject', 'skipped', 'delivery']);
-export const DECODED_UPDATES: ReadonlySet<string> = new Set(['offer']);
+export const DECODED_UPDATES: ReadonlySet<string> = new Set(['offer', 'steer']);
 
 /** What a run's history says it did. */
 export interface RunFacts {

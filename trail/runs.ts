@@ -59,6 +59,15 @@ export function skippedOf(rec: RecordedRun): AbsorbedEvent[] {
   return signalled(rec.history, 'skipped').flatMap((s) => ((s as { events?: AbsorbedEvent[] }).events ?? []).filter((e) => e?.eventKey));
 }
 
+/** Overlap `steer`: keys of the events a run took while live, from its result or status, else its `steer` updates' answers. */
+export function steeredOf(rec: RecordedRun): string[] {
+  if (rec.result?.steered) return rec.result.steered;
+  if (rec.live?.steered) return rec.live.steered;
+  // The coalescer names each steer update `steer:<first event key>`.
+  const answers = rec.history.flatMap((e) => (e.kind === 'update-done' && e.id.startsWith('steer:') ? [e.result as { accepted?: unknown } | undefined] : []));
+  return answers.flatMap((a) => (Array.isArray(a?.accepted) ? (a.accepted as string[]) : []));
+}
+
 function signalled(history: readonly RecordedEvent[], name: string): unknown[] {
   return history.flatMap((e) => (e.kind === 'signal' && e.name === name && e.input !== undefined ? [e.input] : []));
 }
@@ -98,6 +107,7 @@ export function trailRun(rec: RecordedRun): TrailRun {
     absorbed: absorbed.length ? absorbed : oneEvent,
     ...(overflow ? { absorbedOverflow: overflow } : {}),
     skipped: skippedOf(rec).map((e) => e.eventKey),
+    ...(steeredOf(rec).length ? { steered: steeredOf(rec) } : {}),
     deliveryIds,
     modelTurns: facts.modelTurns,
     toolCalls: facts.toolCalls,

@@ -33,7 +33,7 @@ export interface WakeTrail {
 }
 
 /** What became of one event, as recorded. */
-export type TrailDecision = 'started' | 'coalesced' | 'skipped' | 'stale' | 'mismatch' | 'held' | 'completed' | 'accepted';
+export type TrailDecision = 'started' | 'coalesced' | 'skipped' | 'steered' | 'stale' | 'mismatch' | 'held' | 'completed' | 'accepted';
 
 export interface TrailEvent {
   eventKey: string;
@@ -52,7 +52,7 @@ export interface TrailEvent {
   reason: string;
   /** The run that took it (for `skipped`: the live run it was recorded on; for `mismatch`: the run holding the other inputs). */
   runKey?: string;
-  /** The run that finally took it, when `runKey` was cancelled and restarted (overlap `cancel`). */
+  /** The run that finally took it, when `runKey` was cancelled and restarted (overlap `cancel`), or refused it as steered while committing (overlap `steer`). */
   finalRunKey?: string;
   /** For `stale`: the newest version seen from its source. */
   newestVersion?: number;
@@ -80,6 +80,8 @@ export interface TrailRun {
   absorbedOverflow?: number;
   /** Event keys it was told about while live and skipped (overlap `skip`). */
   skipped: string[];
+  /** Event keys of `absorbed` steered into it while live (overlap `steer`). */
+  steered?: string[];
   deliveryIds: string[];
   /** Model turns answered (its own and its subagents'), and tool calls made (effects not included). */
   modelTurns: number;
@@ -131,6 +133,6 @@ export interface TrailCoalescer {
   status: string;
   /** How its state was read: its `coalescer` query (open), its result (closed), its history (open, no worker to answer), or not at all. */
   readVia: 'query' | 'result' | 'history' | 'input' | 'none';
-  counts?: { offered: number; started: number; coalesced: number; skipped: number; stale: number; runs: number };
+  counts?: { offered: number; started: number; coalesced: number; skipped: number; stale: number; runs: number; steered?: number; steerRefused?: number };
   policy?: { debouncePeriodMs: number; maxWaitMs: number; whileRunning: string };
 }

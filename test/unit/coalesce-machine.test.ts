@@ -341,3 +341,118 @@ describe('the coalescer machine', () => {
     assert.equal(m.offer(offerOf('b', {}, 'again'), T0 + 2100).duplicate, true, 'the follow-up’s own event is still remembered');
   });
 });
+
+describe('the coalescer machine: overlap steer', () => {
+  const steerStep = (m: CoalescerMachine, atMs: number) => {
+    const step = m.next(atMs, true); // owed steers go out even before a suggested continue-as-new
+    assert.equal(step.kind, 'steer', JSON.stringify(step));
+    return step as Extract<Step, { kind: 'steer' }>;
+  };
+
+  test('steer: events during a live run are answered steered, held on that run, and sent to it in one update', () => {
+    const m = withLiveRun({ whileRunning: 'steer' });
+    const b = m.offer(offerOf('b'), T0 + 2000);
+    const c = m.offer(offerOf('c'), T0 + 2100);
+    assert.deepEqual(b, { decision: 'steered', coalescerId: 'canary#order-7', runKey: runKeyOf('a'), runState: 'running' });
+    assert.equal(c.decision, 'steered');
+    assert.equal(m.state.pending, undefined, 'no follow-up batch');
+    assert.deepEqual(
+      m.state.running!.events.map((e) => e.eventKey),
+      ['ev-a', 'ev-b', 'ev-c'],
+    );
+    assert.deepEqual(m.state.running!.steered, ['ev-b', 'ev-c']);
+    const step = steerStep(m, T0 + 2200);
+    assert.deepEqual([step.runKey, step.id, step.events.map((e) => e.eventKey)], [runKeyOf('a'), 'steer:ev-b', ['ev-b', 'ev-c']]);
+    assert.deepEqual(step.events[0]!.payload, { name: 'b' }, 'the run gets the payloads');
+    assert.equal(m.next(T0 + 2200, false).kind, 'wait', 'handed out once');
+    m.steerAnswered(runKeyOf('a'), { accepted: ['ev-b', 'ev-c'], refused: [] }, step.events, T0 + 2300);
+    assert.equal(m.state.pending, undefined);
+    assert.equal(m.state.counts.steered, 2);
+    assert.equal(m.state.runs.at(-1)!.events, 3);
+    // Held on the live run: offered again (another admission run), it is answered steered and not taken twice.
+    assert.equal(m.offer(offerOf('b', {}, 'another-run'), T0 + 2400).decision, 'steered');
+    assert.equal(m.state.running!.events.length, 3);
+    // The next steer carries only what arrived since.
+    m.offer(offerOf('d'), T0 + 2500);
+    assert.deepEqual(
+      steerStep(m, T0 + 2600).events.map((e) => e.eventKey),
+      ['ev-d'],
+    );
+  });
+
+  test('steer: events the run refuses (it began committing) wait in one follow-up batch, with every later event', () => {
+    const m = withLiveRun({ whileRunning: 'steer', debouncePeriodMs: 1000 });
+    m.offer(offerOf('b'), T0 + 2000);
+    const step = steerStep(m, T0 + 2000);
+    // Offered while the steer was in flight: steered too, owed to the run.
+    assert.equal(m.offer(offerOf('c'), T0 + 2100).decision, 'steered');
+    m.steerAnswered(runKeyOf('a'), { accepted: [], refused: ['ev-b'] }, step.events, T0 + 2200);
+    // The owed one is not sent to a run that refused: it follows the refused one into the batch.
+    assert.equal(m.next(T0 + 2200, false).kind, 'wait');
+    assert.deepEqual(
+      m.state.pending!.events.map((e) => e.eventKey),
+      ['ev-b', 'ev-c'],
+    );
+    assert.deepEqual(
+      m.state.running!.events.map((e) => e.eventKey),
+      ['ev-a'],
+    );
+    assert.equal(m.state.running!.steerClosed, true);
+    assert.equal(m.state.counts.steerRefused, 1);
+    // Later events join the follow-up batch (buffer_one), and a redelivery of a refused one names it.
+    const d = m.offer(offerOf('d'), T0 + 2300);
+    assert.deepEqual([d.decision, d.runKey, d.runState], ['coalesced', runKeyOf('b'), 'pending']);
+    assert.deepEqual([m.offer(offerOf('b', {}, 'again'), T0 + 2400).decision], ['started']);
+    // The follow-up starts only once the live run ends.
+    assert.equal(m.next(T0 + 10_000, false).kind, 'wait');
+    assert.equal(m.runEnded({ runKey: runKeyOf('a'), terminalReason: 'success' }, T0 + 10_000), true);
+    assert.deepEqual(
+      started(m, T0 + 10_000).events.map((e) => e.eventKey),
+      ['ev-b', 'ev-c', 'ev-d'],
+    );
+  });
+
+  test('steer: an event the run neither took nor refused, or owed to a run that ended, goes to the follow-up batch', () => {
+    const m = withLiveRun({ whileRunning: 'steer' });
+    m.offer(offerOf('b'), T0 + 2000);
+    m.offer(offerOf('c'), T0 + 2000);
+    const step = steerStep(m, T0 + 2000);
+    m.steerAnswered(runKeyOf('a'), { accepted: ['ev-b'], refused: [] }, step.events, T0 + 2100);
+    assert.deepEqual(
+      m.state.pending!.events.map((e) => e.eventKey),
+      ['ev-c'],
+    );
+    const n = withLiveRun({ whileRunning: 'steer' });
+    n.offer(offerOf('b'), T0 + 2000);
+    n.runEnded({ runKey: runKeyOf('a'), terminalReason: 'success' }, T0 + 2050);
+    assert.equal(n.next(T0 + 2100, false).kind, 'wait', 'nothing is sent to a run that has ended');
+    assert.deepEqual(
+      n.state.pending!.events.map((e) => e.eventKey),
+      ['ev-b'],
+    );
+  });
+
+  test('steer: with no live run an event opens or joins a batch; a full live run takes no more steers', () => {
+    const m = machineOf({ whileRunning: 'steer' });
+    assert.equal(m.offer(offerOf('a'), T0).decision, 'started');
+    assert.equal(m.offer(offerOf('b'), T0 + 100).decision, 'coalesced');
+    assert.equal(m.next(T0 + 200, true).kind, 'continue-as-new', 'nothing owed');
+    const full = withLiveRun({ whileRunning: 'steer', maxEventsPerRun: 2 });
+    assert.equal(full.offer(offerOf('b'), T0 + 2000).decision, 'steered');
+    const c = full.offer(offerOf('c'), T0 + 2000);
+    assert.deepEqual([c.decision, c.runKey], ['started', runKeyOf('c')]);
+  });
+
+  test('steer: what is held on the live run crosses a continue-as-new; each update ID is new', () => {
+    const m = withLiveRun({ whileRunning: 'steer' });
+    m.offer(offerOf('b'), T0 + 2000);
+    const step = steerStep(m, T0 + 2000);
+    m.steerAnswered(runKeyOf('a'), { accepted: ['ev-b'], refused: [] }, step.events, T0 + 2100);
+    assert.equal(m.next(T0 + 2100, true).kind, 'continue-as-new');
+    const next = machineOf({ whileRunning: 'steer' }, structuredClone(m.state));
+    assert.equal(next.offer(offerOf('b', {}, 'retry-elsewhere'), T0 + 2200).decision, 'steered');
+    next.offer(offerOf('c'), T0 + 2300);
+    const later = steerStep(next, T0 + 2300);
+    assert.equal(later.id, 'steer:ev-c', 'a fresh update ID: never one the run has answered');
+  });
+});

@@ -582,3 +582,37 @@ describe('the trail shown', () => {
     assert.ok(!text.includes('\u001b'), 'no escape sequence reaches the terminal');
   });
 });
+
+describe('the decision trail of overlap steer', () => {
+  const steered = (runKey = RUN): OfferAnswer => ({ decision: 'steered', coalescerId: `${AGENT}#${WAKE}`, runKey, runState: 'running' });
+  const late = ev('report.due', '2026-12-02T14:09:00Z', { deliveryIds: ['queue:campaigns:2-0'] });
+  const FOLLOW_UP = `${AGENT}#${WAKE}@${late.eventKey}`;
+
+  test('steered into a live run: named from the run’s answered steer updates while it has no result', () => {
+    const history: RecordedEvent[] = [
+      { kind: 'update', at: at(8), id: `steer:${report.eventKey}`, name: 'steer', input: { events: [report] } },
+      { kind: 'update-done', at: at(8), id: `steer:${report.eventKey}`, result: { accepted: [report.eventKey], refused: [] } },
+    ];
+    const liveRun = run(RUN, batchInput(RUN, [change]), undefined, history);
+    const t = assembleTrail(recorded({ runs: [liveRun], coalescers: [coalescer({ seen: [seen(change, 1, taken('started')), seen(report, 7, steered())] })] }), {
+      maxEvents: 200,
+    });
+    const e = t.events.find((x) => x.eventKey === report.eventKey)!;
+    assert.deepEqual([e.decision, e.runKey, e.finalRunKey], ['steered', RUN, undefined]);
+    assert.match(e.reason, /^steered into live run .*\(overlap steer\): its model was given the event before its next turn$/);
+    assert.deepEqual(t.runs[0]!.steered, [report.eventKey]);
+    assert.match(trailTable(t), /took 1 event\(s\) \(1 steered in while live\)/);
+  });
+
+  test('refused by a committing run: the follow-up run that took it, or waiting for one', () => {
+    const refusing = run(RUN, batchInput(RUN, [change]), { terminalReason: 'success', absorbed: [change] });
+    const coalescers = [coalescer({ seen: [seen(change, 1, taken('started')), seen(late, 7, steered())] })];
+    const followUp = run(FOLLOW_UP, batchInput(FOLLOW_UP, [late]), undefined, [], 9);
+    const took = assembleTrail(recorded({ runs: [refusing, followUp], coalescers }), { maxEvents: 200 }).events.find((x) => x.eventKey === late.eventKey)!;
+    assert.deepEqual([took.decision, took.runKey, took.finalRunKey], ['steered', RUN, FOLLOW_UP]);
+    assert.match(took.reason, /refused it; follow-up run .* took it$/);
+    const waiting = assembleTrail(recorded({ runs: [refusing], coalescers }), { maxEvents: 200 }).events.find((x) => x.eventKey === late.eventKey)!;
+    assert.deepEqual([waiting.decision, waiting.finalRunKey], ['steered', undefined]);
+    assert.match(waiting.reason, /refused it; waiting for its follow-up run$/);
+  });
+});

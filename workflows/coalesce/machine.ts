@@ -1,65 +1,15 @@
-import type { Batch, CoalescerState, Offer, OfferAnswer, RunEnded, SeenEvent } from '../../core/coalesce-types';
+import type { Batch, CoalescerState, Offer, OfferAnswer, RunEnded, SeenEvent, SteerAnswer } from '../../core/coalesce-types';
 import { batchRunId, coalescerId } from '../../core/ids';
-import type { CoalescePolicy } from '../../core/policy';
-import type { AbsorbedEvent, RunInput } from '../../core/types';
+import type { AbsorbedEvent } from '../../core/types';
+import { dueAt, initialState, record, runInputOf, type CoalescerIdentity, type OfferedEvent, type Step } from './batch';
 import { SeenTable } from './seen';
+
+export { dueAt, initialState, runInputOf, type CoalescerIdentity, type Step };
 
 /** Answers kept for retried offers (by offer id) that cross a continue-as-new. */
 const RECENT_ANSWERS = 500;
 const RECENT_RUNS = 10;
 const STALE_KEPT = 20;
-
-/** Who a coalescer is, and its policy: fixed for its whole life, continue-as-new included. */
-export interface CoalescerIdentity {
-  agent: string;
-  wakeKey: string;
-  policy: CoalescePolicy;
-}
-
-/** An event as offered, with its payload and fingerprint (a run's record of it drops them). */
-type OfferedEvent = Offer['event'];
-
-/**
- * What the coalescer's workflow does next. The machine has already applied it to its state (a
- * started batch is the live run, a handed-out signal is no longer owed); the shell only performs it.
- * - `supersede`: tell the live run `runKey` who restarts it (`by`), then cancel it (overlap `cancel`).
- * - `record-skipped`: tell the live run of the events skipped while it ran, in one signal.
- * - `start`: start `batch` as a run (its input: {@link runInputOf}).
- * - `continue-as-new`: Temporal suggested it; carry `state` over.
- * - `close`: idle for `idleCloseMs` and every event past the dedup horizon; close once no handler is
- *   running, unless an offer arrived meanwhile.
- * - `wait`: until something arrives, or until `untilMs` (a batch's due time, or the idle close).
- */
-export type Step =
-  | { kind: 'supersede'; runKey: string; by: string }
-  | { kind: 'record-skipped'; runKey: string; events: AbsorbedEvent[] }
-  | { kind: 'start'; batch: Batch }
-  | { kind: 'continue-as-new' }
-  | { kind: 'close' }
-  | { kind: 'wait'; untilMs?: number };
-
-/** A coalescer's state before its first offer. */
-export function initialState(nowMs: number): CoalescerState {
-  return {
-    newestVersion: {},
-    recent: [],
-    seen: [],
-    lastActivityMs: nowMs,
-    counts: { offered: 0, started: 0, coalesced: 0, skipped: 0, stale: 0, runs: 0 },
-    runs: [],
-    staleEvents: [],
-  };
-}
-
-/** When a pending batch may start: a quiet `debouncePeriodMs` after its last event, at the latest `maxWaitMs` after its first, epoch ms. */
-export function dueAt(b: Batch, policy: CoalescePolicy): number {
-  return Math.min(b.lastAtMs + policy.debouncePeriodMs, b.openedAtMs + policy.maxWaitMs);
-}
-
-function record(e: OfferedEvent): AbsorbedEvent {
-  const { payload: _p, fingerprint: _f, bucketStart: _b, traceparent: _t, ...rest } = e;
-  return rest;
-}
 
 /**
  * The coalescer's decisions, with no Temporal in them: deterministic, driven by the workflow shell
@@ -73,6 +23,8 @@ export class CoalescerMachine {
   private owedSkipped: AbsorbedEvent[] = [];
   /** The dedup of events by key, over `state.seen`. */
   readonly seen: SeenTable;
+  /** Overlap `steer`: events answered `steered` and not yet sent to that run (handed out before any continue-as-new). */
+  private owedSteer?: { runKey: string; events: OfferedEvent[] };
 
   constructor(
     readonly self: CoalescerIdentity,
@@ -97,6 +49,8 @@ export class CoalescerMachine {
    * - a version older than the newest seen from the event's source is `stale`;
    * - with a live run: `skip` records the event on it (`skipped`); `buffer_one` gathers one follow-up
    *   batch; `cancel` opens a batch that takes the live run's events too and supersedes that run;
+   *   `steer` sends it into the live run (`steered`) unless that run has refused a steer, is full, or a
+   *   follow-up batch is already open: then it joins the follow-up batch, as `buffer_one`;
    * - otherwise the event joins the pending batch (`coalesced`) or opens one (`started`).
    */
   offer(offer: Offer, nowMs: number): OfferAnswer {
@@ -160,6 +114,10 @@ export class CoalescerMachine {
       this.owedSkipped.push(record(e));
       return { decision: 'skipped', coalescerId: this.coalescerId, runKey: running.runKey, runState: 'running' };
     }
+    if (running && whileRunning === 'steer' && !pending && !running.steerClosed && running.events.length < this.self.policy.maxEventsPerRun) {
+      this.steer(running, e);
+      return this.remember(offer, { decision: 'steered', coalescerId: this.coalescerId, runKey: running.runKey, runState: 'running' });
+    }
     if (pending) {
       this.addTo(pending, e, nowMs);
       state.counts.coalesced += 1;
@@ -214,6 +172,16 @@ export class CoalescerMachine {
       this.owedSupersede = undefined;
       return { kind: 'supersede', ...owed };
     }
+    const steer = this.owedSteer;
+    if (steer) {
+      this.owedSteer = undefined;
+      const live = state.running?.runKey === steer.runKey ? state.running : undefined;
+      // One update carries every event steered since the last; its ID is the first event's key (an
+      // event is steered at most once, into one run), so a retried delivery is the same update.
+      if (live && !live.steerClosed) return { kind: 'steer', runKey: steer.runKey, id: `steer:${steer.events[0]!.eventKey}`, events: steer.events };
+      // The run ended or refused a steer before these were sent: they wait for the follow-up run.
+      this.followUp(steer.runKey, steer.events, nowMs);
+    }
     const skipped = this.owedSkipped;
     this.owedSkipped = [];
     // One signal carries every skip since the last: a storm costs a few history events, not one each.
@@ -227,6 +195,51 @@ export class CoalescerMachine {
     if (this.idle && nowMs >= closesAt) return { kind: 'close' };
     if (state.pending && !state.running) return { kind: 'wait', untilMs: dueAt(state.pending, policy) };
     return this.idle ? { kind: 'wait', untilMs: closesAt } : { kind: 'wait' };
+  }
+
+  /**
+   * The live run's answer to a `steer` step. Refused events (the run had begun committing, or ended),
+   * and any it did not answer for, wait in the follow-up batch as with `buffer_one`; a run that refused
+   * once is sent no more, so later events follow them there in the order they arrived.
+   */
+  steerAnswered(runKey: string, answer: SteerAnswer, events: OfferedEvent[], nowMs: number): void {
+    const { state } = this;
+    const refused = new Set(answer.refused);
+    const accepted = new Set(answer.accepted.filter((k) => !refused.has(k)));
+    const back = events.filter((e) => !accepted.has(e.eventKey));
+    const summary = [...state.runs].reverse().find((r) => r.runKey === runKey);
+    if (summary) summary.events += events.length - back.length;
+    if (!back.length) return;
+    state.counts.steerRefused = (state.counts.steerRefused ?? 0) + back.length;
+    this.followUp(runKey, back, nowMs);
+  }
+
+  /** Steered events the live run `runKey` did not take: out of its list, into the follow-up batch. */
+  private followUp(runKey: string, events: OfferedEvent[], nowMs: number): void {
+    const { state } = this;
+    const running = state.running?.runKey === runKey ? state.running : undefined;
+    const keys = new Set(events.map((e) => e.eventKey));
+    if (running) {
+      running.steerClosed = true;
+      running.events = running.events.filter((e) => !keys.has(e.eventKey));
+      running.steered = (running.steered ?? []).filter((k) => !keys.has(k));
+    }
+    state.lastActivityMs = nowMs;
+    for (const e of events) {
+      if (state.pending) this.addTo(state.pending, e, nowMs);
+      else state.pending = this.open(e, nowMs);
+      // Its redeliveries are answered from the follow-up run now.
+      this.seen.add(e.eventKey, e.fingerprint, nowMs, 'coalesced', state.pending.openedBy);
+    }
+  }
+
+  /** Overlap `steer`: the event is the live run's now (held there, so never taken twice) and owed to it. */
+  private steer(running: NonNullable<CoalescerState['running']>, e: OfferedEvent): void {
+    this.state.counts.steered = (this.state.counts.steered ?? 0) + 1;
+    running.events.push(e);
+    (running.steered ??= []).push(e.eventKey);
+    if (this.owedSteer?.runKey === running.runKey) this.owedSteer.events.push(e);
+    else this.owedSteer = { runKey: running.runKey, events: [e] };
   }
 
   /** The pending batch becomes the live run. */
@@ -253,6 +266,7 @@ export class CoalescerMachine {
       if (held.fingerprint !== e.fingerprint) return { decision: 'mismatch', ...taken };
       // A redelivery: its delivery ids go with the event, into the run's record.
       for (const id of e.deliveryIds ?? []) if (!held.deliveryIds.includes(id)) held.deliveryIds.push(id);
+      if (runState === 'running' && running?.steered?.includes(e.eventKey)) return { decision: 'steered', duplicate: true, ...taken };
       const opened = 'openedBy' in batch ? batch.openedBy === e.eventKey : batch.events[0]?.eventKey === e.eventKey;
       return { decision: opened ? 'started' : 'coalesced', duplicate: true, ...taken };
     }
@@ -314,33 +328,4 @@ export class CoalescerMachine {
       startsInMs: this.state.running ? 0 : Math.max(0, dueAt(b, this.self.policy) - nowMs),
     };
   }
-}
-
-/**
- * The run's input for a batch: the opening event (the run's ID is built from it) with every event the
- * batch holds. The one place that shapes a coalesced run's input.
- */
-export function runInputOf(self: Pick<CoalescerIdentity, 'agent' | 'wakeKey'>, b: Batch): RunInput {
-  const opener = b.events.find((e) => e.eventKey === b.openedBy) ?? b.events[b.events.length - 1]!;
-  return {
-    runKey: b.runKey,
-    agent: self.agent,
-    wakeKey: self.wakeKey,
-    eventKey: opener.eventKey,
-    source: opener.source,
-    entity: opener.entity,
-    type: opener.type,
-    occurredAt: opener.occurredAt,
-    bucketStart: opener.bucketStart,
-    payload: opener.payload,
-    fingerprint: opener.fingerprint,
-    ...(opener.deliveryIds[0] ? { deliveryId: opener.deliveryIds[0] } : {}),
-    origin: {
-      kind: 'batch',
-      coalescerId: coalescerId(self.agent, self.wakeKey),
-      absorbed: b.events,
-      ...(b.overflow ? { absorbedOverflow: b.overflow } : {}),
-      ...(b.supersedes ? { supersedes: b.supersedes } : {}),
-    },
-  };
 }

@@ -5,6 +5,7 @@ import {
   continueAsNew,
   getExternalWorkflowHandle,
   ParentClosePolicy,
+  proxyActivities,
   setHandler,
   startChild,
   workflowInfo,
@@ -23,8 +24,18 @@ import {
   supersedeSignal,
 } from '../../core/messages';
 import type { TerminalReason, RunResult } from '../../core/types';
+import type { CoalesceActivities } from '../../core/contracts';
 import type { runWorkflow } from '../run/workflow';
 import { CoalescerMachine, initialState, runInputOf } from './machine';
+
+/**
+ * Overlap `steer`: a workflow cannot send an update, so an activity sends the live run its steered
+ * events and brings back its answer. Retried until the run answers (or is found closed).
+ */
+const { steerRun } = proxyActivities<CoalesceActivities>({
+  startToCloseTimeout: '30 seconds',
+  retry: { initialInterval: '200 milliseconds', maximumInterval: '10 seconds' },
+});
 
 /** Workflow time (the activation's, replayed from history): debounce and idle timing are measured in it. */
 // eslint-disable-next-line no-restricted-syntax
@@ -135,6 +146,13 @@ export async function coalescerWorkflow(input: CoalescerInput): Promise<Coalesce
           .signal(skippedSignal, { events: step.events })
           .catch(() => undefined);
         break;
+      case 'steer': {
+        // Awaited here, in the loop: no continue-as-new or close happens while a steer is unanswered,
+        // and events the run did not take go back to the machine (the follow-up batch), never dropped.
+        const answer = await steerRun({ coalescerId: machine.coalescerId, runKey: step.runKey, id: step.id, events: step.events });
+        machine.steerAnswered(step.runKey, answer, step.events, now());
+        break;
+      }
       case 'start':
         await startRun(step.batch);
         break;

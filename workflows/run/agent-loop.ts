@@ -8,6 +8,7 @@ import { reserve, settle, type BudgetPool } from '../../core/budget';
 import { commitEffects } from '../commit/commit';
 import { chargedModelCall, correctiveMessages, MAX_CORRECTIVE_TURNS, unparseableOutcome, unusableFinal } from './model-turn';
 import type { RunOutcome, RunState } from '../../core/run-state';
+import type { SteerInbox } from './steer';
 
 export const exhausted = (dimension: BudgetDimension, detail: string, more: Record<string, unknown> = {}): RunOutcome => ({
   reason: 'budget_exhausted',
@@ -43,9 +44,18 @@ async function underDeadline(state: RunState, pool: BudgetPool, nowMs: number, w
 /**
  * The bounded agent loop for an agent with a policy: precheck (cheap `no_op` exit), subagents (child
  * workflows granted slices of this run's pool), model turns with tool calls, then the commit stage.
- * Every expensive step is charged before it runs.
+ * Every expensive step is charged before it runs. Events `steer`ed into the run (overlap `steer`) are
+ * given to the model as a message before its next turn; a final answer given while some wait is
+ * asked again with them, and the inbox closes only where the loop commits or ends on an answer.
  */
-export async function runAgentLoop(input: RunInput, policy: AgentPolicy, state: RunState, pool: BudgetPool, nowMs: number): Promise<RunOutcome> {
+export async function runAgentLoop(
+  input: RunInput,
+  policy: AgentPolicy,
+  state: RunState,
+  pool: BudgetPool,
+  nowMs: number,
+  steer?: SteerInbox,
+): Promise<RunOutcome> {
   return underDeadline(state, pool, nowMs, async () => {
     const observations: unknown[] = [];
     const tool = async (name: string, args: Record<string, unknown> = {}) => {
@@ -74,6 +84,7 @@ export async function runAgentLoop(input: RunInput, policy: AgentPolicy, state: 
     }
     const model = policy.model;
     if (!model) {
+      steer?.close(); // nothing would read steered events (defineAgent refuses `steer` without a model)
       // A tool-only agent (the canary): its steps are its whole run.
       return { reason: 'success', summary: `${policy.name} ran ${(policy.steps ?? []).join(', ')} for ${input.eventKey}`, output: { steps: observations } };
     }
@@ -82,7 +93,10 @@ export async function runAgentLoop(input: RunInput, policy: AgentPolicy, state: 
       state.phase = 'precheck';
       const res = await tool(policy.precheck);
       if (!res) return exhausted('toolCalls', 'the precheck');
-      if (res.nothingToDo) return { reason: 'no_op', summary: `nothing to do: ${res.content}`, output: { precheck: JSON.parse(res.content) as unknown } };
+      if (res.nothingToDo && !steer?.pending) {
+        steer?.close(); // ends here, taking no more (steered events the precheck did not see go to the model)
+        return { reason: 'no_op', summary: `nothing to do: ${res.content}`, output: { precheck: JSON.parse(res.content) as unknown } };
+      }
       observations.push(JSON.parse(res.content));
     }
 
@@ -126,6 +140,7 @@ export async function runAgentLoop(input: RunInput, policy: AgentPolicy, state: 
     const staged: Proposal[] = [];
     const unparsed: UnparsedFinal[] = [];
     for (;;) {
+      messages.push(...(steer?.drain() ?? []));
       const turn = await chargedModelCall(state, pool, { model }, { agent: policy.name, messages, tools: offered, answer: 'agent', run });
       if (turn.exhausted) {
         const retry = turn.failedAttempts ? `retrying a failed model call (${turn.failedAttempts} failed attempt(s) charged)` : 'the next model turn';
@@ -147,6 +162,12 @@ export async function runAgentLoop(input: RunInput, policy: AgentPolicy, state: 
       }
       if (reply.final) {
         const { answer, summary, noOp, effects } = reply.final;
+        // Steered events came during this turn: ask again with them. Check and close are one synchronous step (steer.ts).
+        if (steer?.pending) {
+          messages.push({ role: 'assistant', content: JSON.stringify(answer) });
+          continue;
+        }
+        steer?.close();
         if (noOp !== undefined)
           return { reason: 'no_op', summary: `nothing to do: ${noOp}`, output: { answer, ...(staged.length ? { dropped: staged } : {}) } };
         const proposals = [...staged, ...effects];

@@ -1,5 +1,15 @@
 import { CancellationScope, condition, getExternalWorkflowHandle, log, setHandler, upsertSearchAttributes } from '@temporalio/workflow';
-import { approveSignal, deliverySignal, killUpdate, rejectSignal, runEndedSignal, skippedSignal, statusQuery, supersedeSignal } from '../../core/messages';
+import {
+  approveSignal,
+  deliverySignal,
+  killUpdate,
+  rejectSignal,
+  runEndedSignal,
+  skippedSignal,
+  statusQuery,
+  steerUpdate,
+  supersedeSignal,
+} from '../../core/messages';
 import {
   MAX_DELIVERY_IDS_INDEXED,
   WakeAbsorbedEventKeys,
@@ -21,6 +31,7 @@ import type { AbsorbedEvent, ApprovalDecision, BudgetUsage, KillRequest, Resumed
 import type { HoldRecord } from '../../core/supervisor-types';
 import type { RunOutcome, RunState } from '../../core/run-state';
 import { NOT_YET_WORKING } from './hold';
+import { SteerInbox } from './steer';
 
 /** Workflow time (replayed from history, so deterministic); the wall-clock budget is measured in it. */
 // eslint-disable-next-line no-restricted-syntax
@@ -51,6 +62,8 @@ export class RunRecord {
   private indexDirty = false;
   /** The coalescer's batch, for a coalesced run. */
   readonly batch: Batch | undefined;
+  /** Overlap `steer`: events sent into the live run, for its model's next turn. */
+  readonly steer: SteerInbox;
 
   constructor(
     private readonly input: RunInput,
@@ -68,6 +81,7 @@ export class RunRecord {
     this.skipped = resumed ? [...resumed.skipped] : [];
     this.skippedOverflow = resumed?.skippedOverflow ?? 0;
     this.deliveryCount = resumed?.deliveryCount ?? Math.max(1, delivered.length);
+    this.steer = new SteerInbox(resumed?.steered);
   }
 
   usage(): BudgetUsage | undefined {
@@ -97,6 +111,30 @@ export class RunRecord {
         else this.skippedOverflow += 1;
       }
     });
+    setHandler(
+      steerUpdate,
+      ({ events }) => {
+        const keys = events.map((e) => e.eventKey);
+        // A one-call run has no coalescer; a finished one (or one past its commit decision) takes no more.
+        const fresh = this.batch && !this.done ? this.steer.take(events, (k) => this.absorbed.some((e) => e.eventKey === k)) : undefined;
+        if (!fresh) return { accepted: [], refused: keys };
+        for (const { payload: _p, ...e } of fresh) {
+          this.absorbed.push({ ...e, deliveryIds: [...e.deliveryIds] });
+          this.deliveryCount += e.deliveryIds.length;
+          for (const id of e.deliveryIds.filter((d) => !seen.has(d))) {
+            seen.add(id);
+            this.deliveryIds.push(id);
+          }
+        }
+        this.indexDirty = true;
+        return { accepted: keys, refused: [] };
+      },
+      {
+        validator: (arg: { events?: { eventKey?: string }[] }) => {
+          if (!Array.isArray(arg?.events) || arg.events.some((e) => !e?.eventKey)) throw new Error('steer needs events, each with an eventKey');
+        },
+      },
+    );
     setHandler(supersedeSignal, ({ by }) => {
       this.supersededBy = by;
     });
@@ -107,6 +145,7 @@ export class RunRecord {
       wakeKey: input.wakeKey,
       absorbed: this.absorbed,
       skipped: this.skipped,
+      ...(this.steer.taken.length ? { steered: this.steer.taken } : {}),
       phase: state.phase,
       deliveryIds: this.deliveryIds,
       deliveryCount: this.deliveryCount,
@@ -168,6 +207,8 @@ export class RunRecord {
         await condition(() => this.indexDirty);
         this.indexDirty = false;
         upsertSearchAttributes([
+          // Events steered into the run are indexed as it took them (the gate finds a run by them).
+          ...(this.steer.taken.length ? [{ key: WakeAbsorbedEventKeys, value: this.absorbed.slice(0, MAX_DELIVERY_IDS_INDEXED).map((e) => e.eventKey) }] : []),
           { key: WakeDeliveryIds, value: this.deliveryIds.slice(0, MAX_DELIVERY_IDS_INDEXED) },
           { key: WakeDeliveryCount, value: this.deliveryCount },
         ]);
@@ -229,6 +270,7 @@ export class RunRecord {
       ...(this.killedBy ? { killedBy: this.killedBy } : {}),
       ...(batch ? { absorbed: this.absorbed, ...(batch.absorbedOverflow ? { absorbedOverflow: batch.absorbedOverflow } : {}) } : {}),
       ...(batch ? { skipped: this.skipped, ...(this.skippedOverflow ? { skippedOverflow: this.skippedOverflow } : {}) } : {}),
+      ...(this.steer.taken.length ? { steered: this.steer.taken } : {}),
       ...(this.supersededBy ? { supersededBy: this.supersededBy } : {}),
       ...(this.held.record ? { held: this.held.record } : {}),
     };
@@ -246,6 +288,7 @@ export class RunRecord {
       skipped: this.skipped,
       skippedOverflow: this.skippedOverflow,
       ...(this.batch ? { absorbed: this.absorbed } : {}),
+      ...(this.steer.taken.length ? { steered: this.steer.carried() } : {}),
     };
   }
 

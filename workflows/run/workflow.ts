@@ -79,7 +79,7 @@ export async function runWorkflow(arg: RunInput | ScheduledRunInput): Promise<Ru
     }
     if (heldOutcome) return heldOutcome; // discarded
     state.pool = newPool(policy.budget);
-    return runAgentLoop({ ...input, payload }, policy, state, state.pool, workflowNow());
+    return runAgentLoop({ ...input, payload }, policy, state, state.pool, workflowNow(), runRecord.steer);
   };
 
   try {

@@ -1,0 +1,94 @@
+import type { Batch, CoalescerState, Offer } from '../../core/coalesce-types';
+import { coalescerId } from '../../core/ids';
+import type { CoalescePolicy } from '../../core/policy';
+import type { AbsorbedEvent, RunInput } from '../../core/types';
+
+/*
+ * What the coalescer machine (machine.ts) works with, pure: who a coalescer is, the steps it hands
+ * its workflow, its first state, when a batch is due, and the run's input a batch becomes.
+ */
+
+/** Who a coalescer is, and its policy: fixed for its whole life, continue-as-new included. */
+export interface CoalescerIdentity {
+  agent: string;
+  wakeKey: string;
+  policy: CoalescePolicy;
+}
+
+/** An event as offered, with its payload and fingerprint (a run's record of it drops them). */
+export type OfferedEvent = Offer['event'];
+
+/**
+ * What the coalescer's workflow does next. The machine has already applied it to its state (a
+ * started batch is the live run, a handed-out signal is no longer owed); the shell only performs it.
+ * - `supersede`: tell the live run `runKey` who restarts it (`by`), then cancel it (overlap `cancel`).
+ * - `record-skipped`: tell the live run of the events skipped while it ran, in one signal.
+ * - `steer`: send the live run the events steered into it since the last steer, in one update (`id`
+ *   its update ID); its answer goes back to the machine's `steerAnswered`.
+ * - `start`: start `batch` as a run (its input: {@link runInputOf}).
+ * - `continue-as-new`: Temporal suggested it; carry `state` over.
+ * - `close`: idle for `idleCloseMs` and every event past the dedup horizon; close once no handler is
+ *   running, unless an offer arrived meanwhile.
+ * - `wait`: until something arrives, or until `untilMs` (a batch's due time, or the idle close).
+ */
+export type Step =
+  | { kind: 'supersede'; runKey: string; by: string }
+  | { kind: 'record-skipped'; runKey: string; events: AbsorbedEvent[] }
+  | { kind: 'steer'; runKey: string; id: string; events: OfferedEvent[] }
+  | { kind: 'start'; batch: Batch }
+  | { kind: 'continue-as-new' }
+  | { kind: 'close' }
+  | { kind: 'wait'; untilMs?: number };
+
+/** A coalescer's state before its first offer. */
+export function initialState(nowMs: number): CoalescerState {
+  return {
+    newestVersion: {},
+    recent: [],
+    seen: [],
+    lastActivityMs: nowMs,
+    counts: { offered: 0, started: 0, coalesced: 0, skipped: 0, stale: 0, runs: 0 },
+    runs: [],
+    staleEvents: [],
+  };
+}
+
+/** When a pending batch may start: a quiet `debouncePeriodMs` after its last event, at the latest `maxWaitMs` after its first, epoch ms. */
+export function dueAt(b: Batch, policy: CoalescePolicy): number {
+  return Math.min(b.lastAtMs + policy.debouncePeriodMs, b.openedAtMs + policy.maxWaitMs);
+}
+
+/** An event as a run's record keeps it: without payload, fingerprint, bucket and trace context. */
+export function record(e: OfferedEvent): AbsorbedEvent {
+  const { payload: _p, fingerprint: _f, bucketStart: _b, traceparent: _t, ...rest } = e;
+  return rest;
+}
+
+/**
+ * The run's input for a batch: the opening event (the run's ID is built from it) with every event the
+ * batch holds. The one place that shapes a coalesced run's input.
+ */
+export function runInputOf(self: Pick<CoalescerIdentity, 'agent' | 'wakeKey'>, b: Batch): RunInput {
+  const opener = b.events.find((e) => e.eventKey === b.openedBy) ?? b.events[b.events.length - 1]!;
+  return {
+    runKey: b.runKey,
+    agent: self.agent,
+    wakeKey: self.wakeKey,
+    eventKey: opener.eventKey,
+    source: opener.source,
+    entity: opener.entity,
+    type: opener.type,
+    occurredAt: opener.occurredAt,
+    bucketStart: opener.bucketStart,
+    payload: opener.payload,
+    fingerprint: opener.fingerprint,
+    ...(opener.deliveryIds[0] ? { deliveryId: opener.deliveryIds[0] } : {}),
+    origin: {
+      kind: 'batch',
+      coalescerId: coalescerId(self.agent, self.wakeKey),
+      absorbed: b.events,
+      ...(b.overflow ? { absorbedOverflow: b.overflow } : {}),
+      ...(b.supersedes ? { supersedes: b.supersedes } : {}),
+    },
+  };
+}
