@@ -1,13 +1,5 @@
 import { defineQuery, defineSignal, defineUpdate } from '@temporalio/workflow';
-import type {
-  HaltRequest,
-  PersonAction,
-  ReleaseRecord,
-  ReleaseRequest,
-  SupervisorPolicy,
-  SupervisorStatus,
-  WakeCounts,
-} from './supervisor-types';
+import type { HaltRequest, PersonAction, ReleaseRecord, ReleaseRequest, SupervisorPolicy, SupervisorStatus, WakeCounts } from './supervisor-types';
 import type { LeaseAnswer, LeaseRequest, UnusedPermits } from './permit-types';
 
 /** Gate processes report the wakes they admitted, in batches (fire and forget; signal-with-start). */
