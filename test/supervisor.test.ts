@@ -652,6 +652,73 @@ test("a permit lease that no worker answers gives up after its bound: the run's 
   }
 });
 
+test('three processes ask for 320 permits under a fleet cap of 120: an unused block goes back; no error, no in-flight refusal, exactly the cap runs, the rest held on it', async () => {
+  const taskQueue = unique('sup-blocks');
+  const policy = testPolicy({ caps: { fleet: [{ windowMs: 60_000, wakes: 120, rationale: 'test: 120 runs a minute' }], agents: {} } });
+  const w = await supervisedWorker(env.nativeConnection, taskQueue, { supervisor: policy, pager: pager.adapter, outside: standinOutside(standins) });
+  // Three links, each its own holder with its own stock and at most one lease in flight: three processes.
+  const links = range(3).map(() => new SupervisorLink({ client: env.client, taskQueue, policy, cacheMs: 100 }));
+  try {
+    await links[0]!.ensure(true);
+    // 100 runs per process, starting in waves of 10 every 20 ms: each process's stock fills from its demand.
+    const wave = async (link: SupervisorLink, n: number) => {
+      const out = [];
+      for (let i = 0; i < n; i += 10) {
+        out.push(...(await Promise.all(range(Math.min(10, n - i)).map(() => link.runVerdict('canary')))));
+        await new Promise((r) => setTimeout(r, 20));
+      }
+      return out;
+    };
+    // One process alone first: its second wave asks for a block ahead, which it does not use and
+    // hands back when its hold ends (2 s): the window counts only the runs.
+    const alone = await wave(links[0]!, 20);
+    assert.ok(alone.every((v) => v.kind === 'run'));
+    await eventually(
+      () => supervisorStatus(env.client, taskQueue),
+      (st) => st?.counters.find((c) => c.name === 'runs started' && c.scope === '*')?.value === 20,
+      10_000,
+      'the unused block handed back',
+    );
+    assert.ok(links[0]!.stats.returned > 0, 'a block was prefetched and handed back');
+
+    // Then 300 runs, 100 per process at once.
+    const first = (await Promise.all(links.map((l) => wave(l, 100)))).flat();
+    const ran = first.filter((v) => v.kind === 'run').length;
+    assert.ok(ran <= 100 && ran >= 50, `${ran} ran in the first pass`);
+    assert.ok(
+      first.every((v) => v.kind === 'run' || (v.kind === 'hold' && v.hold === 'cap' && /over a rolling cap/.test(v.reason))),
+      'the rest are held on the cap',
+    );
+    // Permits a process prefetched and did not use go back after their hold: the held runs'
+    // re-checks may take them, and then every permit of the window has gone to a run, and no more.
+    await new Promise((r) => setTimeout(r, 3000));
+    const held = first.length - ran;
+    const second = (await Promise.all(links.map((l, i) => wave(l, Math.floor(held / 3) + (i < held % 3 ? 1 : 0))))).flat();
+    const total = 20 + ran + second.filter((v) => v.kind === 'run').length;
+    assert.equal(total, 120, 'exactly the cap ran in the window');
+    await new Promise((r) => setTimeout(r, 2500));
+    const status = await supervisorStatus(env.client, taskQueue);
+    const started = status?.counters.find((c) => c.name === 'runs started' && c.scope === '*');
+    assert.equal(started?.value, 120, 'the window counts the runs, and no permit left unused');
+    assert.deepEqual(Object.keys(status?.capHolds ?? {}), ['canary']);
+    const stats = links.map((l) => l.stats);
+    assert.deepEqual(
+      stats.map((s) => s.inFlightRefusals),
+      [0, 0, 0],
+    );
+    const updates = stats.reduce((sum, s) => sum + s.leaseUpdates, 0);
+    assert.ok(updates < 150, `${updates} lease updates for 300 runs and their re-checks`);
+    assert.ok(
+      stats.some((s) => s.fromStock > 0),
+      'runs took permits from the local stock',
+    );
+  } finally {
+    await Promise.all(links.map((l) => l.close()));
+    await w.worker.shutdown();
+    await w.running.catch(() => undefined);
+  }
+});
+
 test('a release lets held wakes past the halt, not past a cap: one runs, the others wait on the cap, and a discard ends them', async () => {
   const taskQueue = unique('sup-release-cap');
   const policy = testPolicy({ caps: { fleet: [], agents: { canary: [{ windowMs: 60_000, wakes: 1, rationale: 'test: one canary run a minute' }] } } });

@@ -1,5 +1,6 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
+import { isInFlightRefusal } from '../../supervisor/permit-leaser';
 import { PermitStock } from '../../supervisor/permit-stock';
 
 /*
@@ -53,8 +54,7 @@ test('a halt or a close drains every block: what is left goes back, per block', 
   assert.deepEqual(s.drain(), []);
 });
 
-test("Temporal's refusal for its 10 in-flight updates is told from other failures, however deep its cause", async () => {
-  const { isInFlightRefusal } = await import('../../supervisor/permit-leaser');
+test("Temporal's refusal for its 10 in-flight updates is told from other failures, however deep its cause", () => {
   const grpc = Object.assign(new Error('8 RESOURCE_EXHAUSTED: limit on number of concurrent in-flight updates has been reached (10)'), { code: 8 });
   assert.equal(isInFlightRefusal(new Error('Unexpected error while making gRPC request', { cause: grpc })), true);
   assert.equal(isInFlightRefusal(Object.assign(new Error('x'), { details: 'limit on number of concurrent in-flight updates has been reached (10)' })), true);
