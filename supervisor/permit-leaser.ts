@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { hostname } from 'node:os';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { WorkflowNotFoundError, WorkflowUpdateFailedError, type Client } from '@temporalio/client';
+import { Client, Connection, WorkflowNotFoundError, WorkflowUpdateFailedError, type ConnectionOptions } from '@temporalio/client';
 import { MAX_PREFETCH, type LeaseAnswer, type LeaseRequest } from '../core/permit-types';
 import { leaseUpdate, unusedPermitsSignal } from '../core/supervisor-messages';
 import type { SupervisorMode, SupervisorPolicy } from '../core/supervisor-types';
@@ -49,7 +49,7 @@ const MAX_BACKOFF_MS = 2_000;
  * Temporal's limits this keeps inside: 10 updates in flight per workflow (one per process, and
  * most runs need none), 2,000 updates per workflow run (the supervisor continues as new before).
  * A try refused for the in-flight limit, or failing for any passing reason, is made again with a
- * jittered backoff within LEASE_DEADLINE_MS, under the same update ID (a try the server did take
+ * jittered backoff within LEASE_DEADLINE_MS (on a connection of the link's own: see leaseClientOf), under the same update ID (a try the server did take
  * is answered with its first outcome, not counted twice); only a failure that outlasts it, or a
  * refusal by the supervisor itself, fails the runs waiting.
  */
@@ -63,6 +63,7 @@ export class PermitLeaser {
   private inFlight = false;
   private returnTimer?: NodeJS.Timeout;
   private returning: Promise<void> = Promise.resolve();
+  private leaseClient?: { client: Client; close: () => Promise<void> };
 
   constructor(
     private readonly opts: {
@@ -117,6 +118,8 @@ export class PermitLeaser {
     clearTimeout(this.returnTimer);
     this.dropStock();
     await this.returning;
+    await this.leaseClient?.close().catch(() => undefined);
+    this.leaseClient = undefined;
   }
 
   private schedule(): void {
@@ -201,8 +204,8 @@ export class PermitLeaser {
 
   /** One `lease` update (bringing the supervisor up first if there is none), bounded by `deadlineMs`. */
   private leaseOnce(req: LeaseRequest, updateId: string, deadlineMs: number): Promise<LeaseAnswer> {
-    const { client, workflowId } = this.opts;
-    const handle = client.workflow.getHandle(workflowId);
+    const { client } = (this.leaseClient ??= leaseClientOf(this.opts.client));
+    const handle = client.workflow.getHandle(this.opts.workflowId);
     return client.withDeadline(deadlineMs, async () => {
       try {
         return await handle.executeUpdate(leaseUpdate, { args: [req], updateId });
@@ -243,6 +246,26 @@ export class PermitLeaser {
         // Conservative: the permits stay counted in the supervisor's windows until they slide out.
       }
     });
+  }
+}
+
+/**
+ * The client the leases go by: like `client`, on a connection of its own without the gRPC layer's
+ * retry, so that every refusal reaches the link, which counts it and tries again at its own backoff
+ * within LEASE_DEADLINE_MS (the gRPC layer backs a refused call off by seconds, past the call's
+ * deadline, and its last word is then a timeout). The shared client itself when its connection
+ * cannot be copied (an API-key connection, a connection of another kind): refusals are then
+ * retried, and hidden, by its gRPC layer.
+ */
+function leaseClientOf(client: Client): { client: Client; close: () => Promise<void> } {
+  const shared = { client, close: () => Promise.resolve() };
+  const connection = client.connection;
+  if (!(connection instanceof Connection)) return shared;
+  try {
+    const own = Connection.lazy({ ...(connection.options as ConnectionOptions), interceptors: [] });
+    return { client: new Client({ connection: own, namespace: client.options.namespace, dataConverter: client.options.dataConverter }), close: () => own.close() };
+  } catch {
+    return shared;
   }
 }
 

@@ -636,18 +636,30 @@ test('a stop of live runs that fails is made again until it lands: the kill swit
   }
 });
 
-test("a permit lease that no worker answers gives up after its bound: the run's first step fails and is retried, never waits forever", async () => {
-  // A supervisor on a queue no worker polls: the lease update is never taken.
+test("a permit lease that no worker answers gives up after its bound: the run's first step fails and is retried, never waits forever; a refusal for Temporal's in-flight limit is seen and counted", async () => {
+  // A supervisor on a queue no worker polls: the lease updates are never taken, and stay in flight.
   const taskQueue = unique('sup-no-worker');
-  const link = new SupervisorLink({ client: env.client, taskQueue, policy: testPolicy() });
+  const policy = testPolicy({ caps: { fleet: [{ windowMs: 60_000, wakes: 100, rationale: 'test' }], agents: {} } });
+  // Twelve processes: Temporal keeps 10 updates in flight on one workflow and refuses the others.
+  const links = range(12).map(() => new SupervisorLink({ client: env.client, taskQueue, policy }));
   try {
-    await link.ensure(false);
+    await links[0]!.ensure(false);
     const t0 = Date.now();
-    await assert.rejects(link.lease('canary'));
-    const waitedMs = Date.now() - t0;
-    assert.ok(waitedMs >= 7000 && waitedMs < 15_000, `the lease gave up after ${waitedMs} ms (bound: 8 s)`);
+    const waited = await Promise.all(
+      links.map(async (link) => {
+        await assert.rejects(link.lease('canary'));
+        return Date.now() - t0;
+      }),
+    );
+    for (const waitedMs of waited) assert.ok(waitedMs >= 6000 && waitedMs < 15_000, `a lease gave up after ${waitedMs} ms (bound: 8 s)`);
+    const refusals = links.reduce((sum, l) => sum + l.stats.inFlightRefusals, 0);
+    assert.ok(refusals >= 2, `${refusals} in-flight refusals counted`);
+    assert.ok(
+      links.filter((l) => l.stats.inFlightRefusals > 0).every((l) => l.stats.leaseRetries > 0),
+      'a refused lease was tried again within its bound',
+    );
   } finally {
-    await link.close();
+    await Promise.all(links.map((l) => l.close()));
     await supervisorHandle(env.client, taskQueue).terminate('test done');
   }
 });
