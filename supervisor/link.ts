@@ -26,6 +26,7 @@ export interface SupervisorLinkOptions {
 }
 
 export type { Grant, LeaseStats };
+export { processLeaseStats } from './permit-leaser';
 
 /** A run held on a cap re-checks when the window can have slid, but at least this often (a raised cap, a nudge lost). */
 const MAX_CAP_RECHECK_MS = 15 * 60_000;

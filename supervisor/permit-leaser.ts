@@ -30,6 +30,12 @@ export interface LeaseStats {
   returned: number;
 }
 
+/** Every link's counts in this process together (a benchmark's worker leases through links it does not hold). */
+const processStats: LeaseStats = { leaseUpdates: 0, inFlightRefusals: 0, leaseRetries: 0, fromStock: 0, returned: 0 };
+
+/** What every link of this process saw of its leases, summed (`link.stats` is one link's). */
+export const processLeaseStats = (): Readonly<LeaseStats> => ({ ...processStats });
+
 /** How long one batch of permit requests may take, retries included (under the first step's 10 s timeout). */
 export const LEASE_DEADLINE_MS = 8_000;
 /** How long a return of unused permits may take; one not delivered leaves them counted (conservative). */
@@ -86,7 +92,7 @@ export class PermitLeaser {
     const nowMs = Date.now();
     this.stock.noteDemand(agent, nowMs);
     if (this.stock.take(agent, nowMs)) {
-      this.stats.fromStock += 1;
+      this.count('fromStock');
       return Promise.resolve({ granted: true, mode: 'armed' });
     }
     return new Promise<Grant>((resolve, reject) => {
@@ -120,6 +126,11 @@ export class PermitLeaser {
     await this.returning;
     await this.leaseClient?.close().catch(() => undefined);
     this.leaseClient = undefined;
+  }
+
+  private count(what: keyof LeaseStats, n = 1): void {
+    this.stats[what] += n;
+    processStats[what] += n;
   }
 
   private schedule(): void {
@@ -172,7 +183,7 @@ export class PermitLeaser {
     const nowMs = Date.now();
     for (const [agent, w] of this.waiting) {
       while (w.length && this.stock.take(agent, nowMs)) {
-        this.stats.fromStock += 1;
+        this.count('fromStock');
         w.shift()!.resolve({ granted: true, mode: 'armed' });
       }
       if (!w.length) this.waiting.delete(agent);
@@ -189,14 +200,14 @@ export class PermitLeaser {
     const updateId = randomUUID();
     for (let attempt = 0; ; attempt++) {
       try {
-        this.stats.leaseUpdates += 1;
+        this.count('leaseUpdates');
         return await this.leaseOnce(req, updateId, deadlineMs);
       } catch (err) {
-        if (isInFlightRefusal(err)) this.stats.inFlightRefusals += 1;
+        if (isInFlightRefusal(err)) this.count('inFlightRefusals');
         const backoffMs = Math.min(MAX_BACKOFF_MS, FIRST_BACKOFF_MS * 2 ** attempt) * (0.5 + Math.random() / 2);
         // The supervisor refused the request itself: trying again changes nothing.
         if (err instanceof WorkflowUpdateFailedError || Date.now() + backoffMs >= deadlineMs) throw err;
-        this.stats.leaseRetries += 1;
+        this.count('leaseRetries');
         await sleep(backoffMs, undefined, { ref: false });
       }
     }
@@ -241,7 +252,10 @@ export class PermitLeaser {
             client.workflow.getHandle(workflowId).signal(unusedPermitsSignal, { holder: this.holder, blocks }),
           ),
         );
-        this.stats.returned += blocks.reduce((sum, b) => sum + b.n, 0);
+        this.count(
+          'returned',
+          blocks.reduce((sum, b) => sum + b.n, 0),
+        );
       } catch {
         // Conservative: the permits stay counted in the supervisor's windows until they slide out.
       }
@@ -263,7 +277,10 @@ function leaseClientOf(client: Client): { client: Client; close: () => Promise<v
   if (!(connection instanceof Connection)) return shared;
   try {
     const own = Connection.lazy({ ...(connection.options as ConnectionOptions), interceptors: [] });
-    return { client: new Client({ connection: own, namespace: client.options.namespace, dataConverter: client.options.dataConverter }), close: () => own.close() };
+    return {
+      client: new Client({ connection: own, namespace: client.options.namespace, dataConverter: client.options.dataConverter }),
+      close: () => own.close(),
+    };
   } catch {
     return shared;
   }

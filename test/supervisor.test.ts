@@ -3,7 +3,7 @@ import assert from 'node:assert/strict';
 import { mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
-import { SupervisorLink } from '../supervisor/link';
+import { SupervisorLink, processLeaseStats } from '../supervisor/link';
 import { ApplicationFailure } from '@temporalio/common';
 import { createWakeWorker } from '../runtime/worker';
 import { awaitRun } from '../gate/await-run';
@@ -720,6 +720,7 @@ test('three processes ask for 320 permits under a fleet cap of 120: an unused bl
     );
     const updates = stats.reduce((sum, s) => sum + s.leaseUpdates, 0);
     assert.ok(updates < 150, `${updates} lease updates for 300 runs and their re-checks`);
+    assert.ok(processLeaseStats().leaseUpdates >= updates, 'the process-wide counts include every link');
     assert.ok(
       stats.some((s) => s.fromStock > 0),
       'runs took permits from the local stock',
