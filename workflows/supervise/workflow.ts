@@ -54,10 +54,11 @@ const visibilityFailure = (err: unknown): VisibilityFailure => {
 /**
  * The supervisor (ID `wakegate-supervisor/<task queue>`), the workflow the agents do not control: it
  * holds the breaker and the fleet's rolling budgets and is never on an event's path. Its rules are
- * the pure machine in ./machine.ts; this shell feeds it the gate's wake counts, the runs' leases and
- * a person's reset, halt and release, performs what it asks for (pages, stops of live runs, nudges of
- * held runs, reads of closed runs) through activities and feeds it back how each went, publishes its
- * memo for every process to read, and continues as new when Temporal suggests it.
+ * the pure machine in ./machine.ts; this shell feeds it the gate's wake counts, the processes'
+ * leases and returned permits and a person's reset, halt and release, performs what it asks for
+ * (pages, stops of live runs, nudges of held runs, reads of closed runs) through activities and
+ * feeds it back how each went, publishes its memo for every process to read, and continues as new
+ * when Temporal suggests it (its loop wakes for that) or after MAX_UPDATES_PER_RUN updates.
  */
 export async function supervisorWorkflow(input: SupervisorInput): Promise<void> {
   const { taskQueue } = input;
