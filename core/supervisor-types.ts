@@ -168,6 +168,20 @@ export interface SupervisorState {
    * at every slide of its window).
    */
   capPages?: Record<string, { atMs: number; dedupKey: string; windowMs: number }>;
+  /**
+   * Permits leased ahead of demand, per holder (a worker process's link): what it may still hand
+   * back, until when (kept across continue-as-new). See core/permit-types.ts.
+   */
+  blocks?: Record<string, LeasedBlock[]>;
+}
+
+/** Permits leased to one holder ahead of demand: `n` still returnable, counted in the windows at `atMs`. */
+export interface LeasedBlock {
+  agent: string;
+  atMs: number;
+  n: number;
+  /** After this (epoch ms, workflow time) the block is forgotten and its permits stay counted. */
+  untilMs: number;
 }
 
 /** A page to send for a trip or a cap hold, with the sends that failed before this one. */
@@ -258,22 +272,6 @@ export interface ReleaseRequest extends PersonAction {
 /** Gate processes report the wakes they admitted, per agent, in batches. */
 export interface WakeCounts {
   counts: Record<string, number>;
-}
-
-/** Permits asked for by the runs' first steps of one worker process, per agent, in one batch. */
-export interface LeaseRequest {
-  requests: Record<string, number>;
-}
-
-export interface LeaseAnswer {
-  grants: Record<string, number>;
-  mode: SupervisorMode;
-  /**
-   * For an agent not granted every permit it asked for: in how many ms its full cap's window next
-   * slides past something it counts (the soonest a permit can free up). A held run re-checks then,
-   * not every `holdRecheckMs`, so a long cap hold adds little to its history.
-   */
-  retryAfterMs?: Record<string, number>;
 }
 
 /** One run that closed: its agent, terminal reason and spend (from its search attributes). */

@@ -1,8 +1,9 @@
 import { WorkflowNotFoundError, type Client } from '@temporalio/client';
 import { supervisorId } from '../core/ids';
-import { configureUpdate, leaseUpdate, wakesSignal } from '../core/supervisor-messages';
-import type { LeaseAnswer, RunVerdict, SupervisorMemo, SupervisorMode, SupervisorPolicy } from '../core/supervisor-types';
+import { configureUpdate, wakesSignal } from '../core/supervisor-messages';
+import type { RunVerdict, SupervisorMemo, SupervisorPolicy } from '../core/supervisor-types';
 import type { supervisorWorkflow } from '../workflows/supervise/workflow';
+import { PermitLeaser, type Grant, type LeaseStats } from './permit-leaser';
 import { capsApply } from './policy';
 import { untraced } from '../tracing/spans';
 
@@ -17,15 +18,15 @@ export interface SupervisorLinkOptions {
   flushMs?: number;
   /** How long permit requests gather before one lease asks for them all, ms (default 10). */
   leaseBatchMs?: number;
+  /**
+   * How long permits leased ahead of demand are kept for this process's runs before what is unused
+   * goes back to the supervisor, ms (default 2000; at most a twentieth of a cap's window).
+   */
+  leaseTtlMs?: number;
 }
 
-/** One permit asked for: granted or not, and the breaker's mode when it was answered. */
-export interface Grant {
-  granted: boolean;
-  mode: SupervisorMode;
-  /** Not granted: the soonest a permit can free up, ms from the answer (the cap's window slides). */
-  retryAfterMs?: number;
-}
+export type { Grant, LeaseStats };
+export { processLeaseStats } from './permit-leaser';
 
 /** A run held on a cap re-checks when the window can have slid, but at least this often (a raised cap, a nudge lost). */
 const MAX_CAP_RECHECK_MS = 15 * 60_000;
@@ -34,8 +35,6 @@ const ARMED: SupervisorMemo = { mode: 'armed', capsFull: [], releases: [] };
 /** How long a background read or a batch of wake counts may take, retries included (bounded, so `close` is). */
 const READ_DEADLINE_MS = 5_000;
 const FLUSH_DEADLINE_MS = 10_000;
-/** How long one batch of permit requests may wait for the supervisor's answer (under the first step's 10 s timeout). */
-const LEASE_DEADLINE_MS = 8_000;
 
 /**
  * One process's line to the supervisor, built so that the supervisor is never one hot workflow on
@@ -45,8 +44,9 @@ const LEASE_DEADLINE_MS = 8_000;
  *   pays a map lookup per event;
  * - the wakes the gate admits are counted here and sent as one signal per `flushMs` (signal-with-
  *   start, so the first one brings the supervisor up);
- * - permits for starting runs are asked for in one `lease` update per `leaseBatchMs`, whatever
- *   the number of runs starting in that time.
+ * - a starting run takes its permit from this process's local stock, with no Temporal call; when
+ *   the stock is short, one `lease` update asks for the runs waiting and a block ahead of demand,
+ *   at most one in flight per process (./permit-leaser.ts). Unused permits go back.
  * The gate uses the first two, the runs' first step the third and a fresh read.
  */
 export class SupervisorLink {
@@ -56,14 +56,12 @@ export class SupervisorLink {
   private readonly taskQueue: string;
   private readonly cacheMs: number;
   private readonly flushMs: number;
-  private readonly leaseBatchMs: number;
+  private readonly permits: PermitLeaser;
   private cached?: { memo: SupervisorMemo; atMs: number };
   private refreshing?: Promise<SupervisorMemo>;
   private counts = new Map<string, number>();
   private flushTimer?: NodeJS.Timeout;
   private flushing: Promise<void> = Promise.resolve();
-  private leaseWaiting = new Map<string, { resolve: (grant: Grant) => void; reject: (err: unknown) => void }[]>();
-  private leaseTimer?: NodeJS.Timeout;
   private closed = false;
 
   constructor(opts: SupervisorLinkOptions) {
@@ -73,7 +71,19 @@ export class SupervisorLink {
     this.workflowId = supervisorId(opts.taskQueue);
     this.cacheMs = opts.cacheMs ?? 500;
     this.flushMs = opts.flushMs ?? 250;
-    this.leaseBatchMs = opts.leaseBatchMs ?? 10;
+    this.permits = new PermitLeaser({
+      client: this.client,
+      workflowId: this.workflowId,
+      policy: this.policy,
+      batchMs: opts.leaseBatchMs ?? 10,
+      holdMs: opts.leaseTtlMs ?? 2_000,
+      ensure: () => this.ensure(false),
+    });
+  }
+
+  /** What this link saw of its leases: updates sent, in-flight-limit refusals, permits from stock, handed back. */
+  get stats(): Readonly<LeaseStats> {
+    return this.permits.stats;
   }
 
   /**
@@ -99,6 +109,8 @@ export class SupervisorLink {
       const handle = this.client.workflow.getHandle(this.workflowId);
       const desc = await untraced(() => this.client.withDeadline(Date.now() + READ_DEADLINE_MS, () => handle.describe()));
       memo = (desc.memo?.supervisor as SupervisorMemo | undefined) ?? ARMED;
+      // Halted or draining: no run may start on a permit leased before; the stock goes back.
+      if (memo.mode !== 'armed') this.permits.dropStock();
     } catch (err) {
       if (!(err instanceof WorkflowNotFoundError)) throw err;
     }
@@ -157,51 +169,9 @@ export class SupervisorLink {
     if (configure) await this.client.workflow.getHandle(this.workflowId).executeUpdate(configureUpdate, { args: [this.policy] });
   }
 
-  /** One permit for a run of `agent`, asked for with every other one requested in the same few ms. */
+  /** One permit for a run of `agent`: from this process's stock, or with the next lease. */
   lease(agent: string): Promise<Grant> {
-    return new Promise<Grant>((resolve, reject) => {
-      const waiting = this.leaseWaiting.get(agent) ?? [];
-      waiting.push({ resolve, reject });
-      this.leaseWaiting.set(agent, waiting);
-      this.leaseTimer ??= setTimeout(() => void this.sendLeases(), this.leaseBatchMs).unref();
-    });
-  }
-
-  private async sendLeases(): Promise<void> {
-    this.leaseTimer = undefined;
-    const waiting = this.leaseWaiting;
-    this.leaseWaiting = new Map();
-    const requests = Object.fromEntries([...waiting].map(([agent, w]) => [agent, w.length]));
-    let answer: LeaseAnswer;
-    try {
-      const handle = this.client.workflow.getHandle(this.workflowId);
-      // Bounded: a run's first step waits on this, and an activity that never returns (no worker
-      // runs the supervisor's task, as while workers shut down) would hold its worker's shutdown forever.
-      answer = await untraced(() => this.leaseOnce(handle, requests));
-    } catch (err) {
-      // Not answered: every waiter's first step fails and Temporal retries the activity.
-      for (const w of waiting.values()) for (const { reject } of w) reject(err);
-      return;
-    }
-    for (const [agent, w] of waiting) {
-      const retryAfterMs = answer.retryAfterMs?.[agent];
-      w.forEach(({ resolve }, i) =>
-        resolve({ granted: i < (answer.grants[agent] ?? 0), mode: answer.mode, ...(retryAfterMs !== undefined ? { retryAfterMs } : {}) }),
-      );
-    }
-  }
-
-  /** One `lease` update (bringing the supervisor up first if there is none), bounded by LEASE_DEADLINE_MS. */
-  private leaseOnce(handle: ReturnType<Client['workflow']['getHandle']>, requests: Record<string, number>): Promise<LeaseAnswer> {
-    return this.client.withDeadline(Date.now() + LEASE_DEADLINE_MS, async () => {
-      try {
-        return await handle.executeUpdate(leaseUpdate, { args: [{ requests }] });
-      } catch (err) {
-        if (!(err instanceof WorkflowNotFoundError)) throw err;
-        await this.ensure(false);
-        return await handle.executeUpdate(leaseUpdate, { args: [{ requests }] });
-      }
-    });
+    return this.permits.lease(agent);
   }
 
   /**
@@ -247,13 +217,12 @@ export class SupervisorLink {
    */
   async close(): Promise<void> {
     this.closed = true;
-    const pending = Promise.all([this.flush().catch(() => undefined), this.refreshing?.catch(() => undefined)]);
+    const pending = Promise.all([this.flush().catch(() => undefined), this.refreshing?.catch(() => undefined), this.permits.close()]);
     // Bounded whatever happens to the client (a call on a closed connection may never settle).
     let bound: NodeJS.Timeout | undefined;
     await Promise.race([pending, new Promise((r) => (bound = setTimeout(r, FLUSH_DEADLINE_MS + 1000)))]);
     clearTimeout(bound);
     clearTimeout(this.flushTimer);
-    clearTimeout(this.leaseTimer);
   }
 }
 

@@ -3,7 +3,7 @@ import assert from 'node:assert/strict';
 import { mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
-import { SupervisorLink } from '../supervisor/link';
+import { SupervisorLink, processLeaseStats } from '../supervisor/link';
 import { ApplicationFailure } from '@temporalio/common';
 import { createWakeWorker } from '../runtime/worker';
 import { awaitRun } from '../gate/await-run';
@@ -636,19 +636,99 @@ test('a stop of live runs that fails is made again until it lands: the kill swit
   }
 });
 
-test("a permit lease that no worker answers gives up after its bound: the run's first step fails and is retried, never waits forever", async () => {
-  // A supervisor on a queue no worker polls: the lease update is never taken.
+test("a permit lease that no worker answers gives up after its bound: the run's first step fails and is retried, never waits forever; a refusal for Temporal's in-flight limit is seen and counted", async () => {
+  // A supervisor on a queue no worker polls: the lease updates are never taken, and stay in flight.
   const taskQueue = unique('sup-no-worker');
-  const link = new SupervisorLink({ client: env.client, taskQueue, policy: testPolicy() });
+  const policy = testPolicy({ caps: { fleet: [{ windowMs: 60_000, wakes: 100, rationale: 'test' }], agents: {} } });
+  // Twelve processes: Temporal keeps 10 updates in flight on one workflow and refuses the others.
+  const links = range(12).map(() => new SupervisorLink({ client: env.client, taskQueue, policy }));
   try {
-    await link.ensure(false);
+    await links[0]!.ensure(false);
     const t0 = Date.now();
-    await assert.rejects(link.lease('canary'));
-    const waitedMs = Date.now() - t0;
-    assert.ok(waitedMs >= 7000 && waitedMs < 15_000, `the lease gave up after ${waitedMs} ms (bound: 8 s)`);
+    const waited = await Promise.all(
+      links.map(async (link) => {
+        await assert.rejects(link.lease('canary'));
+        return Date.now() - t0;
+      }),
+    );
+    for (const waitedMs of waited) assert.ok(waitedMs >= 6000 && waitedMs < 15_000, `a lease gave up after ${waitedMs} ms (bound: 8 s)`);
+    const refusals = links.reduce((sum, l) => sum + l.stats.inFlightRefusals, 0);
+    assert.ok(refusals >= 2, `${refusals} in-flight refusals counted`);
+    assert.ok(
+      links.filter((l) => l.stats.inFlightRefusals > 0).every((l) => l.stats.leaseRetries > 0),
+      'a refused lease was tried again within its bound',
+    );
   } finally {
-    await link.close();
+    await Promise.all(links.map((l) => l.close()));
     await supervisorHandle(env.client, taskQueue).terminate('test done');
+  }
+});
+
+test('three processes ask for 320 permits under a fleet cap of 120: an unused block goes back; no error, no in-flight refusal, exactly the cap runs, the rest held on it', async () => {
+  const taskQueue = unique('sup-blocks');
+  const policy = testPolicy({ caps: { fleet: [{ windowMs: 60_000, wakes: 120, rationale: 'test: 120 runs a minute' }], agents: {} } });
+  const w = await supervisedWorker(env.nativeConnection, taskQueue, { supervisor: policy, pager: pager.adapter, outside: standinOutside(standins) });
+  // Three links, each its own holder with its own stock and at most one lease in flight: three processes.
+  const links = range(3).map(() => new SupervisorLink({ client: env.client, taskQueue, policy, cacheMs: 100 }));
+  try {
+    await links[0]!.ensure(true);
+    // 100 runs per process, starting in waves of 10 every 20 ms: each process's stock fills from its demand.
+    const wave = async (link: SupervisorLink, n: number) => {
+      const out = [];
+      for (let i = 0; i < n; i += 10) {
+        out.push(...(await Promise.all(range(Math.min(10, n - i)).map(() => link.runVerdict('canary')))));
+        await new Promise((r) => setTimeout(r, 20));
+      }
+      return out;
+    };
+    // One process alone first: its second wave asks for a block ahead, which it does not use and
+    // hands back when its hold ends (2 s): the window counts only the runs.
+    const alone = await wave(links[0]!, 20);
+    assert.ok(alone.every((v) => v.kind === 'run'));
+    await eventually(
+      () => supervisorStatus(env.client, taskQueue),
+      (st) => st?.counters.find((c) => c.name === 'runs started' && c.scope === '*')?.value === 20,
+      10_000,
+      'the unused block handed back',
+    );
+    assert.ok(links[0]!.stats.returned > 0, 'a block was prefetched and handed back');
+
+    // Then 300 runs, 100 per process at once.
+    const first = (await Promise.all(links.map((l) => wave(l, 100)))).flat();
+    const ran = first.filter((v) => v.kind === 'run').length;
+    assert.ok(ran <= 100 && ran >= 50, `${ran} ran in the first pass`);
+    assert.ok(
+      first.every((v) => v.kind === 'run' || (v.kind === 'hold' && v.hold === 'cap' && /over a rolling cap/.test(v.reason))),
+      'the rest are held on the cap',
+    );
+    // Permits a process prefetched and did not use go back after their hold: the held runs'
+    // re-checks may take them, and then every permit of the window has gone to a run, and no more.
+    await new Promise((r) => setTimeout(r, 3000));
+    const held = first.length - ran;
+    const second = (await Promise.all(links.map((l, i) => wave(l, Math.floor(held / 3) + (i < held % 3 ? 1 : 0))))).flat();
+    const total = 20 + ran + second.filter((v) => v.kind === 'run').length;
+    assert.equal(total, 120, 'exactly the cap ran in the window');
+    await new Promise((r) => setTimeout(r, 2500));
+    const status = await supervisorStatus(env.client, taskQueue);
+    const started = status?.counters.find((c) => c.name === 'runs started' && c.scope === '*');
+    assert.equal(started?.value, 120, 'the window counts the runs, and no permit left unused');
+    assert.deepEqual(Object.keys(status?.capHolds ?? {}), ['canary']);
+    const stats = links.map((l) => l.stats);
+    assert.deepEqual(
+      stats.map((s) => s.inFlightRefusals),
+      [0, 0, 0],
+    );
+    const updates = stats.reduce((sum, s) => sum + s.leaseUpdates, 0);
+    assert.ok(updates < 150, `${updates} lease updates for 300 runs and their re-checks`);
+    assert.ok(processLeaseStats().leaseUpdates >= updates, 'the process-wide counts include every link');
+    assert.ok(
+      stats.some((s) => s.fromStock > 0),
+      'runs took permits from the local stock',
+    );
+  } finally {
+    await Promise.all(links.map((l) => l.close()));
+    await w.worker.shutdown();
+    await w.running.catch(() => undefined);
   }
 });
 

@@ -670,3 +670,86 @@ test('a step is pure: it leaves the state it was given as it was, and the same i
   assert.equal(lease.reply.grants.canary, 1);
   assert.deepEqual(at(m, { kind: 'wakes', counts: { canary: 3 } }, 500), at(m, { kind: 'wakes', counts: { canary: 3 } }, 500));
 });
+
+describe('permits leased to processes in blocks', () => {
+  const capped = (wakes: number, windowMs = 60_000) => policy({ caps: { fleet: [{ windowMs, wakes, rationale: 'test' }], agents: {} } });
+  const runsStarted = (m: MachineState, ms: number) => statusOf(m, T0 + ms).counters.find((c) => c.name === 'runs started' && c.scope === '*')!.value;
+  const ask = (m: MachineState, holder: string, want: number, ahead: number, ms: number, holdMs = 2000) =>
+    at(m, { kind: 'lease', requests: { canary: want }, prefetch: { canary: ahead }, holder, holdMs }, ms);
+
+  test('a block is counted in the window at lease time: the runs waiting first, then a quarter of the room left, recorded for its holder', () => {
+    const s = ask(fresh(capped(100)), 'p1', 2, 40, 0);
+    assert.deepEqual(s.reply, { grants: { canary: 2 }, mode: 'armed', prefetched: { canary: 24 }, atMs: T0 });
+    assert.equal(runsStarted(s.state, 0), 26, '2 for the runs waiting and 24 (a quarter of the 98 left) ahead of demand');
+    assert.deepEqual(s.state.blocks, { p1: [{ agent: 'canary', atMs: T0, n: 24, untilMs: T0 + 2000 + 5000 }] });
+    assert.deepEqual(continueWith(s.state).state.blocks, s.state.blocks, 'blocks carry over a continue-as-new');
+    // Asking for less ahead than the quarter gets what was asked; without a holder, nothing ahead.
+    assert.deepEqual(ask(s.state, 'p2', 1, 3, 10).reply.prefetched, { canary: 3 });
+    assert.deepEqual(at(s.state, { kind: 'lease', requests: { canary: 1 }, prefetch: { canary: 3 } }, 10).reply, { grants: { canary: 1 }, mode: 'armed' });
+  });
+
+  test('nothing ahead of demand for an agent whose waiting runs were not all granted, nor while halted; MAX_PREFETCH bounds a cap with no wake count', () => {
+    const short = ask(fresh(capped(3)), 'p1', 5, 10, 0);
+    assert.deepEqual(short.reply, { grants: { canary: 3 }, mode: 'armed' });
+    assert.equal(short.state.blocks, undefined);
+    const halted = ask(stormed(capped(100)).state, 'p1', 1, 10, 10);
+    assert.deepEqual(halted.reply, { grants: { canary: 0 }, mode: 'halted' });
+    const spendOnly = policy({ caps: { fleet: [{ windowMs: 60_000, costUsd: 5, rationale: 'test' }], agents: {} } });
+    assert.deepEqual(ask(fresh(spendOnly), 'p1', 1, 500, 0).reply.prefetched, { canary: 64 });
+  });
+
+  test('never over the cap across several holders, however they ask: the runs waiting go first, prefetch shrinks as the room does', () => {
+    let m = fresh(capped(40));
+    let granted = 0;
+    for (let i = 0; i < 60; i++) {
+      const s = ask(m, `p${i % 3}`, 1 + (i % 4), 64, i * 50);
+      granted += s.reply.grants.canary! + (s.reply.prefetched?.canary ?? 0);
+      m = s.state;
+      assert.ok(runsStarted(m, i * 50) <= 40, `over the cap at lease ${i}`);
+    }
+    assert.equal(granted, 40, 'exactly the cap is handed out in the window');
+    assert.equal(runsStarted(m, 3000), 40);
+    assert.equal(m.capHolds.canary?.scope, '*', 'the runs beyond it are held');
+  });
+
+  test('a return takes unused permits out of the window, up to what the block still holds; another holder or a duplicate takes nothing', () => {
+    let m = ask(fresh(capped(100)), 'p1', 2, 40, 0).state;
+    m = at(m, { kind: 'unused', holder: 'p2', blocks: [{ agent: 'canary', atMs: T0, n: 24 }] }, 2100).state;
+    assert.equal(runsStarted(m, 2100), 26, "another holder cannot hand back p1's permits");
+    m = at(m, { kind: 'unused', holder: 'p1', blocks: [{ agent: 'canary', atMs: T0, n: 20 }] }, 2100).state;
+    assert.equal(runsStarted(m, 2100), 6);
+    assert.deepEqual(
+      m.blocks?.p1?.map((b) => b.n),
+      [4],
+    );
+    m = at(m, { kind: 'unused', holder: 'p1', blocks: [{ agent: 'canary', atMs: T0, n: 20 }] }, 2200).state;
+    assert.equal(runsStarted(m, 2200), 2, 'only the 4 the block still held');
+    assert.equal(m.blocks, undefined, 'an emptied block is forgotten');
+    m = at(m, { kind: 'unused', holder: 'p1', blocks: [{ agent: 'canary', atMs: T0, n: 20 }] }, 2300).state;
+    assert.equal(runsStarted(m, 2300), 2, 'a duplicate return takes nothing');
+  });
+
+  test('a block not returned by its deadline (its process died) is forgotten and stays counted until the window slides it out', () => {
+    let m = ask(fresh(capped(100)), 'p1', 2, 40, 0).state;
+    m = at(m, { kind: 'tick' }, 7001).state;
+    assert.equal(m.blocks, undefined);
+    m = at(m, { kind: 'unused', holder: 'p1', blocks: [{ agent: 'canary', atMs: T0, n: 24 }] }, 7100).state;
+    assert.equal(runsStarted(m, 7100), 26, 'a late return takes nothing: conservative');
+    assert.equal(runsStarted(m, 61_000), 0, 'the window (buckets of 1 s) slid past them');
+  });
+
+  test('a return that makes room nudges the runs held on that cap to re-check at once', () => {
+    let m = ask(fresh(capped(8)), 'p1', 1, 64, 0).state;
+    assert.deepEqual(
+      m.blocks?.p1?.map((b) => b.n),
+      [1],
+      'a quarter of the 7 left',
+    );
+    const held = at(m, { kind: 'lease', requests: { deps: 7 } }, 100);
+    assert.deepEqual(held.reply.grants, { deps: 6 });
+    m = held.state;
+    const back = at(m, { kind: 'unused', holder: 'p1', blocks: [{ agent: 'canary', atMs: T0, n: 1 }] }, 2100);
+    assert.deepEqual(acts(back), [{ kind: 'nudge', agent: 'deps' }]);
+    assert.deepEqual(at(back.state, { kind: 'lease', requests: { deps: 1 } }, 2200).reply.grants, { deps: 1 });
+  });
+});

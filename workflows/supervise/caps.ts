@@ -1,4 +1,5 @@
-import type { LeaseAnswer } from '../../core/supervisor-types';
+import { MAX_PREFETCH, type LeaseAnswer, type LeaseRequest } from '../../core/permit-types';
+import { forgetExpired, recordBlock } from './blocks';
 import { addTo, nextSlideMs, sumOf } from './sliding-window';
 import { FLEET, capName, capSeries, capSeriesName, capsOf, iso, selfId, type Turn } from './state';
 import { counterRecord } from './status';
@@ -9,13 +10,21 @@ import { counterRecord } from './status';
  * wakes, by policy), and pages once per episode, at most once per the cap's window.
  */
 
-/** Permits for the runs starting on one worker process: none while the breaker is not armed, else what every cap allows. */
-export function lease(turn: Turn, requests: Record<string, number>): LeaseAnswer {
+/**
+ * Permits for the runs starting on one worker process: none while the breaker is not armed, else
+ * what every cap allows for the runs waiting (`requests`), and then, for an agent granted all of
+ * those, a block ahead of demand (`prefetch`): at most a quarter of the tightest cap's remaining
+ * room and MAX_PREFETCH. Both count in the windows now; the block is recorded for its holder, who
+ * hands back what it does not use (./blocks.ts).
+ */
+export function lease(turn: Turn, req: LeaseRequest): LeaseAnswer {
   const { m, nowMs } = turn;
   m.lastActivityMs = nowMs;
+  forgetExpired(m, nowMs);
   const grants: Record<string, number> = {};
   const retryAfterMs: Record<string, number> = {};
-  for (const [agent, want] of Object.entries(requests)) {
+  const prefetched: Record<string, number> = {};
+  for (const [agent, want] of Object.entries(req.requests)) {
     if (m.mode !== 'armed') {
       grants[agent] = 0;
       continue;
@@ -23,8 +32,27 @@ export function lease(turn: Turn, requests: Record<string, number>): LeaseAnswer
     const g = grant(turn, agent, want);
     grants[agent] = g.granted;
     if (g.freesAtMs !== undefined) retryAfterMs[agent] = Math.max(0, g.freesAtMs - nowMs);
+    const ahead = g.granted === want && req.holder ? prefetch(turn, agent, req.prefetch?.[agent] ?? 0) : 0;
+    if (ahead) {
+      prefetched[agent] = ahead;
+      recordBlock(turn, req.holder!, agent, ahead, req.holdMs);
+    }
   }
-  return { grants, mode: m.mode, ...(Object.keys(retryAfterMs).length ? { retryAfterMs } : {}) };
+  return {
+    grants,
+    mode: m.mode,
+    ...(Object.keys(retryAfterMs).length ? { retryAfterMs } : {}),
+    ...(Object.keys(prefetched).length ? { prefetched, atMs: nowMs } : {}),
+  };
+}
+
+/** Count up to `asked` permits ahead of demand: a quarter of the room every cap has left, MAX_PREFETCH at most. */
+function prefetch(turn: Turn, agent: string, asked: number): number {
+  const { m, nowMs } = turn;
+  const left = room(turn, agent, Infinity).granted;
+  const n = Math.max(0, Math.floor(Math.min(asked, MAX_PREFETCH, left === Infinity ? Infinity : left / 4)));
+  if (n) for (const { scope, cap } of capsOf(m.policy, agent)) if (cap.wakes !== undefined) addTo(capSeries(m, scope, cap, 'permits'), nowMs, n, nowMs);
+  return n;
 }
 
 /** How much of `want` every cap that applies to `agent` allows, which cap is the tightest, and when a permit can free up. */

@@ -1,4 +1,6 @@
-import type { LeaseAnswer, ReleaseRecord, SupervisorInput, SupervisorStatus } from '../../core/supervisor-types';
+import type { LeaseAnswer } from '../../core/permit-types';
+import type { ReleaseRecord, SupervisorInput, SupervisorStatus } from '../../core/supervisor-types';
+import { forgetExpired, returnUnused } from './blocks';
 import { lease } from './caps';
 import { isActive, nextObserveMs, observeIfDue, observed, pruneSeries, visibilityAnswered } from './observe';
 import { continuing, dueNow, nextDueMs, paged, stopped } from './pages';
@@ -19,9 +21,10 @@ export type { Action, Input, MachineState, VisibilityFailure } from './state';
  *
  * It holds the breaker and the fleet's rolling budgets:
  * - the gate reports the wakes it admitted (`wakes`): a storm over `storm.*PerMinute` trips the breaker;
- * - every run's first step takes a permit, leased in batches (`lease`): a full cap (wakes, USD or
- *   tokens in a sliding window, fleet or agent) holds the run until the window slides, and pages
- *   once per episode (at most once per the cap's window);
+ * - every run's first step takes a permit, from its worker process's local stock, which the process
+ *   leases in blocks (`lease`, counted in the windows at once) and hands back unused (`unused`): a
+ *   full cap (wakes, USD or tokens in a sliding window, fleet or agent) holds the run until the
+ *   window slides, and pages once per episode (at most once per the cap's window);
  * - it reads the runs that closed every `observeEveryMs` (`observe`, then `observed`): an error rate
  *   over the threshold trips the breaker, and their spend counts against the caps.
  * A trip is sticky: it pages once, stops the live runs of agents whose policy says `cancel`, and
@@ -86,7 +89,10 @@ function apply(turn: Turn, input: Input): Replies[keyof Replies] | undefined {
       countWakes(turn, input.counts);
       break;
     case 'lease':
-      return lease(turn, input.requests);
+      return lease(turn, input);
+    case 'unused':
+      returnUnused(turn, input);
+      break;
     case 'reset':
       reset(turn, input);
       return statusOf(m, nowMs);
@@ -102,6 +108,7 @@ function apply(turn: Turn, input: Input): Replies[keyof Replies] | undefined {
       dueNow(turn);
       observeIfDue(turn);
       pruneSeries(m, nowMs);
+      forgetExpired(m, nowMs);
       break;
     case 'paged':
       paged(turn, input.page, input.outcome);

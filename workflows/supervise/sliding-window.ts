@@ -42,3 +42,18 @@ export function nextSlideMs(s: SeriesState | undefined, nowMs: number): number |
   const first = s?.buckets.find(([start]) => start + s.bucketMs > nowMs - s.windowMs);
   return first && s ? first[0] + s.bucketMs + s.windowMs : undefined;
 }
+
+/**
+ * Take back up to `n` of what was added at `atMs` (permits handed back unused); what has slid out,
+ * or was never there, is not taken. Returns how many were taken.
+ */
+export function takeFrom(s: SeriesState | undefined, atMs: number, n: number, nowMs: number): number {
+  if (!s || n <= 0) return 0;
+  prune(s, nowMs);
+  const start = atMs - (atMs % s.bucketMs);
+  const bucket = s.buckets.find(([b]) => b === start);
+  if (!bucket) return 0;
+  const taken = Math.min(n, bucket[1]);
+  bucket[1] -= taken;
+  return taken;
+}

@@ -1,4 +1,5 @@
 import { supervisorId } from '../../core/ids';
+import type { LeaseRequest, UnusedPermits } from '../../core/permit-types';
 import type {
   HaltRequest,
   PageAction,
@@ -73,7 +74,9 @@ export type Action =
 /** What the machine is told: a message from outside, the loop's tick, or how an action it asked for went. */
 export type Input =
   | { kind: 'wakes'; counts: Record<string, number> }
-  | { kind: 'lease'; requests: Record<string, number> }
+  | ({ kind: 'lease' } & LeaseRequest)
+  /** A holder hands back prefetched permits it did not use. */
+  | ({ kind: 'unused' } & UnusedPermits)
   | ({ kind: 'reset' } & PersonAction)
   | ({ kind: 'halt' } & HaltRequest)
   | ({ kind: 'release' } & ReleaseRequest)

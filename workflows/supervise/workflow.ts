@@ -11,7 +11,16 @@ import {
   workflowInfo,
 } from '@temporalio/workflow';
 import type { SupervisorActivities } from '../../core/contracts';
-import { configureUpdate, haltUpdate, leaseUpdate, releaseUpdate, resetUpdate, supervisorStatusQuery, wakesSignal } from '../../core/supervisor-messages';
+import {
+  configureUpdate,
+  haltUpdate,
+  leaseUpdate,
+  releaseUpdate,
+  resetUpdate,
+  supervisorStatusQuery,
+  unusedPermitsSignal,
+  wakesSignal,
+} from '../../core/supervisor-messages';
 import type { PageAction, SupervisorInput } from '../../core/supervisor-types';
 import { continueWith, memoOf, nextWakeMs, refusal, start, statusOf, step, type Action, type Input, type ReplyOf, type VisibilityFailure } from './machine';
 
@@ -29,6 +38,12 @@ const { sendPage } = proxyActivities<SupervisorActivities>({
   retry: { maximumAttempts: 20, initialInterval: '2 seconds', maximumInterval: '1 minute' },
 });
 
+/**
+ * Temporal keeps at most 2,000 updates in one run's history (and refuses more); the run continues
+ * as new well before, whether or not the server suggests it (servers suggest it on history size).
+ */
+const MAX_UPDATES_PER_RUN = 1_500;
+
 /** A failed activity in its cause's own words (the pager's refusal, a timeout), not the wrapper's "Activity task failed". */
 const causeOf = (err: unknown): Error => (err instanceof ActivityFailure && err.cause ? err.cause : (err as Error));
 const visibilityFailure = (err: unknown): VisibilityFailure => {
@@ -39,10 +54,11 @@ const visibilityFailure = (err: unknown): VisibilityFailure => {
 /**
  * The supervisor (ID `wakegate-supervisor/<task queue>`), the workflow the agents do not control: it
  * holds the breaker and the fleet's rolling budgets and is never on an event's path. Its rules are
- * the pure machine in ./machine.ts; this shell feeds it the gate's wake counts, the runs' leases and
- * a person's reset, halt and release, performs what it asks for (pages, stops of live runs, nudges of
- * held runs, reads of closed runs) through activities and feeds it back how each went, publishes its
- * memo for every process to read, and continues as new when Temporal suggests it.
+ * the pure machine in ./machine.ts; this shell feeds it the gate's wake counts, the processes'
+ * leases and returned permits and a person's reset, halt and release, performs what it asks for
+ * (pages, stops of live runs, nudges of held runs, reads of closed runs) through activities and
+ * feeds it back how each went, publishes its memo for every process to read, and continues as new
+ * when Temporal suggests it (its loop wakes for that) or after MAX_UPDATES_PER_RUN updates.
  */
 export async function supervisorWorkflow(input: SupervisorInput): Promise<void> {
   const { taskQueue } = input;
@@ -65,13 +81,23 @@ export async function supervisorWorkflow(input: SupervisorInput): Promise<void> 
   setHandler(wakesSignal, ({ counts }) => {
     feed({ kind: 'wakes', counts });
   });
-  setHandler(leaseUpdate, (r) => feed({ ...r, kind: 'lease' }), { validator: (r) => refuse({ ...r, kind: 'lease' }) });
-  setHandler(resetUpdate, (p) => feed({ ...p, kind: 'reset' }), { validator: (p) => refuse({ ...p, kind: 'reset' }) });
-  setHandler(haltUpdate, (h) => feed({ ...h, kind: 'halt' }), { validator: (h) => refuse({ ...h, kind: 'halt' }) });
-  setHandler(releaseUpdate, (r) => feed({ ...r, kind: 'release' }), { validator: (r) => refuse({ ...r, kind: 'release' }) });
-  setHandler(configureUpdate, (policy) => {
-    feed({ kind: 'configure', policy });
+  setHandler(unusedPermitsSignal, (u) => {
+    feed({ ...u, kind: 'unused' });
   });
+  // Updates taken in this run (refused ones never reach the history): counted against Temporal's per-run limit.
+  let updates = 0;
+  const counted = <T>(reply: T): T => {
+    updates += 1;
+    return reply;
+  };
+  setHandler(leaseUpdate, (r) => counted(feed({ ...r, kind: 'lease' })), { validator: (r) => refuse({ ...r, kind: 'lease' }) });
+  setHandler(resetUpdate, (p) => counted(feed({ ...p, kind: 'reset' })), { validator: (p) => refuse({ ...p, kind: 'reset' }) });
+  setHandler(haltUpdate, (h) => counted(feed({ ...h, kind: 'halt' })), { validator: (h) => refuse({ ...h, kind: 'halt' }) });
+  setHandler(releaseUpdate, (r) => counted(feed({ ...r, kind: 'release' })), { validator: (r) => refuse({ ...r, kind: 'release' }) });
+  setHandler(configureUpdate, (policy) => {
+    counted(feed({ kind: 'configure', policy }));
+  });
+  const timeToContinue = () => workflowInfo().continueAsNewSuggested || updates >= MAX_UPDATES_PER_RUN;
   setHandler(supervisorStatusQuery, () => statusOf(m, now(), { charts: true }));
 
   let memoJson = '';
@@ -122,7 +148,7 @@ export async function supervisorWorkflow(input: SupervisorInput): Promise<void> 
       // Until the next due stop or page, or (while the fleet is active) the next read of closed runs;
       // or sooner, when a message asks for an action, changes the memo or brings something due sooner.
       const wakeAtMs = nextWakeMs(m, now()) ?? Infinity;
-      const woke = () => queue.length > 0 || memoChanged() || (nextWakeMs(m, now()) ?? Infinity) < wakeAtMs;
+      const woke = () => queue.length > 0 || memoChanged() || (nextWakeMs(m, now()) ?? Infinity) < wakeAtMs || timeToContinue();
       await (wakeAtMs === Infinity ? condition(woke) : condition(woke, Math.max(1, wakeAtMs - now())));
     }
     feed({ kind: 'tick' });
@@ -137,7 +163,7 @@ export async function supervisorWorkflow(input: SupervisorInput): Promise<void> 
         inFlight.set(paging, page);
       } else await perform(a);
     }
-    if (workflowInfo().continueAsNewSuggested) {
+    if (timeToContinue()) {
       // A page in flight may retry for many minutes; waiting for it here would leave a halt that
       // comes meanwhile unpublished and its stop undone: the next run sends it again.
       publish();
