@@ -255,6 +255,8 @@ async function main(): Promise<void> {
             (m) => m.mode === 'halted',
             10_000,
           );
+          // The worker reads the supervisor's memo through a cache of up to 250 ms: let it see the halt.
+          await new Promise((r) => setTimeout(r, 600));
           const discarded = await gate.admit(ping(unique('held-discarded')));
           await eventually(
             () => viewOf(env.client, q),
