@@ -228,8 +228,6 @@ export class CoalescerMachine {
     for (const e of events) {
       if (state.pending) this.addTo(state.pending, e, nowMs);
       else state.pending = this.open(e, nowMs);
-      // Its redeliveries are answered from the follow-up run now.
-      this.seen.add(e.eventKey, e.fingerprint, nowMs, 'coalesced', state.pending.openedBy);
     }
   }
 
