@@ -3,6 +3,7 @@ import { bar, groupedBars, heading, HEIGHT, isNum, latencyPanel, nums, obj, roun
 /** The charts of bench:coalesce and bench:ingress (see bench/chart-specs.ts). */
 
 export const coalesce = (r: Json): Spec[] => {
+  if (isNum(r.coalescePerS)) return coalesceAgainstRaw(r);
   const hot = obj(r.hotKey);
   const many = obj(r.manyKeys);
   const rss = obj(r.rssMb);
@@ -29,8 +30,46 @@ export const coalesce = (r: Json): Spec[] => {
   ];
 };
 
+/**
+ * A results file with raw starts measured beside the many keys (`coalescePerS`): the many keys
+ * against raw starts, then the hot key offered open loop, RSS warm and at the end, and the updates
+ * the server refused with its in-flight limit.
+ */
+function coalesceAgainstRaw(r: Json): Spec[] {
+  const hot = obj(r.hotKey);
+  const many = obj(r.manyKeys);
+  const rss = obj(r.rssMb);
+  const manyKeys = `${String(many.keys)} wake keys × ${String(many.eventsPerKey)} events`;
+  const perRound = obj(many.perRound);
+  return [
+    roundRates(
+      ['Coalescing over many wake keys against raw starts', `${manyKeys}; coalescing / raw: ${String(r.ratio)} on the totals`],
+      'events or starts per second',
+      { name: 'raw client.workflow.start, unique IDs', rounds: perRound.raw, total: r.rawStartsPerS },
+      { name: 'coalescing offers through the gate, answered', rounds: perRound.coalesce, total: r.coalescePerS },
+    ),
+    ...hotKeyPanels({ ...hot, offered: hot.events, runsStarted: hot.runs, runBound: hot.bound }, 'ceil(seconds / maxWait) + 1'),
+    rowBars(['One hot wake key: events per second', `${String(hot.events)} offered open loop; all answered in ${String(hot.seconds)} s`], 'events per second', [
+      ...bar('offered', 'offered', hot.offeredPerS),
+      ...bar('answered', 'answered', hot.answeredPerS),
+    ]),
+    latencyPanel(
+      ['Time to answer an offer'],
+      [
+        { name: 'one hot wake key', stats: obj(hot.answerMs) },
+        { name: manyKeys, stats: obj(many.answerMs) },
+      ],
+    ),
+    groupedBars(['RSS of the benchmark process', `the gate and the worker; updates refused with the in-flight limit: ${String(r.inFlightRefusals)}`], 'MB', [
+      ...bar('warm', 'RSS', rss.warm),
+      ...bar('after the many keys', 'RSS', rss.afterManyKeys),
+      ...bar('at the end', 'RSS', rss.end),
+    ]),
+  ];
+}
+
 /** The hot key: its answers per second by decision and each run it started, over time (where the file has a timeline); its decisions; its runs against the bound. */
-function hotKeyPanels(hot: Json): Spec[] {
+function hotKeyPanels(hot: Json, boundIs = 'seconds / maxWait + 1'): Spec[] {
   const t = obj(hot.timeline);
   const perSecond = obj(t.answersPerSecond);
   const runs = (Array.isArray(t.runs) ? t.runs : []) as Json[];
@@ -40,7 +79,7 @@ function hotKeyPanels(hot: Json): Spec[] {
   const bound = rowBars(
     [
       'One hot wake key: runs started',
-      'against the bound of seconds / maxWait + 1',
+      `against the bound of ${boundIs}`,
       ...(Object.keys(perSecond).length ? [] : ['this results file has no timeline of them']),
     ],
     'runs',
@@ -86,7 +125,9 @@ export const ingress = (r: Json): Spec[] => {
   const burst = obj(r.burst);
   const rss = obj(burst.rssMb);
   const raw = 'raw client.workflow.start, unique IDs';
-  const webhook = 'signed webhook → 202 (verify, parse, gate, start)';
+  const webhook = isNum(r.coalescingRatio)
+    ? 'signed webhook → 202, one-call agent (verify, parse, gate, start)'
+    : 'signed webhook → 202 (verify, parse, gate, start)';
   const samples = nums(rss.samples);
   const rssTitle: Title = ['RSS of the ingress process', `during a sustained ${String(burst.seconds)} s burst; flat: nothing buffers`];
   const rssPanel: Spec = samples.length
@@ -104,18 +145,23 @@ export const ingress = (r: Json): Spec[] => {
         ...bar('mean, last third', 'RSS', rss.lastThirdMean),
         ...bar('max', 'RSS', rss.max),
       ]);
+  // A file with the coalescing source beside the one-call one (workers up) draws it as a third series.
+  const coalescing = isNum(r.coalescingRatio) ? 'signed webhook → 202, coalescing agent (its decision, the worker up)' : undefined;
+  const ratios = `webhook / raw: ${String(r.ratio)}${coalescing ? `, coalescing webhook / raw: ${String(r.coalescingRatio)}` : ''} on the totals`;
   return [
     roundRates(
-      ['Accepts per second at the same concurrency', `webhook / raw: ${String(r.ratio)} on the totals`],
+      ['Accepts per second at the same concurrency', ratios],
       'accepted per second',
       { name: raw, rounds: perRound.raw, total: r.rawStartsPerSecond },
       { name: webhook, rounds: perRound.webhook, total: r.webhookAcceptsPerSecond },
+      ...(coalescing ? [{ name: coalescing, rounds: perRound.coalescing, total: r.coalescingAcceptsPerSecond }] : []),
     ),
     latencyPanel(
       ['Time to accept, one call'],
       [
         { name: raw, stats: obj(lat.raw) },
         { name: webhook, stats: obj(lat.webhook) },
+        ...(coalescing ? [{ name: coalescing, stats: obj(lat.coalescing) }] : []),
       ],
     ),
     rowBars(['A queue backlog and a webhook burst', 'the queue drained by one consumer; webhooks sustained'], 'accepted per second', [

@@ -137,13 +137,8 @@ export function latencyPanel(title: Title, series: Latency[]): Spec {
   );
 }
 
-/** Rates per round of two series at the same concurrency, and their totals: the comparison the benchmark is about. */
-export function roundRates(
-  title: Title,
-  yTitle: string,
-  a: { name: string; rounds: unknown; total: unknown },
-  b: { name: string; rounds: unknown; total: unknown },
-): Spec {
-  const rows = (s: typeof a) => [...nums(s.rounds).flatMap((v, i) => bar(`round ${i + 1}`, s.name, v)), ...bar('all rounds', s.name, s.total)];
-  return groupedBars(title, yTitle, [...rows(a), ...rows(b)]);
+/** Rates per round of two (or more) series at the same concurrency, and their totals: the comparison the benchmark is about. */
+export function roundRates(title: Title, yTitle: string, ...series: { name: string; rounds: unknown; total: unknown }[]): Spec {
+  const rows = (s: (typeof series)[number]) => [...nums(s.rounds).flatMap((v, i) => bar(`round ${i + 1}`, s.name, v)), ...bar('all rounds', s.name, s.total)];
+  return groupedBars(title, yTitle, series.flatMap(rows));
 }

@@ -1,5 +1,5 @@
 import type { BenchResultsFile } from './results-file';
-import { bar, latencyPanel, obj, roundRates, rowBars, type Json, type Spec } from './chart-parts';
+import { bar, groupedBars, latencyPanel, nums, obj, roundRates, rowBars, type Json, type Spec } from './chart-parts';
 import { coalesce, ingress } from './chart-coalesce';
 
 export type { Spec } from './chart-parts';
@@ -72,7 +72,26 @@ const schedules = (r: Json): Spec[] => {
         { name: 'reference: a bare Schedule starting the run workflow', stats: lagStats(r.reference) },
       ],
     ),
+    ...cycleRatios(r),
     rowBars(['Where the lag goes', 'the median of each hop on the way'], 'ms (median)', hops),
+  ];
+};
+/** Where the file has alternating rounds: each cycle's p50 ratio to bare, and their median (the figure). */
+const cycleRatios = (r: Json): Spec[] => {
+  const wg = obj(r.ratio);
+  const ref = obj(obj(r.reference).ratio);
+  if (!Array.isArray(wg.perCycle)) return [];
+  const rows = (name: string, x: Json) => [...nums(x.perCycle).flatMap((v, i) => bar(`cycle ${i + 1}`, name, v)), ...bar('median (the figure)', name, x.p50)];
+  const spread = (x: Json) => `${String(obj(x.spread).min)}–${String(obj(x.spread).max)}`;
+  return [
+    groupedBars(
+      [
+        'p50 ratio to bare, cycle by cycle (one round of each series per cycle)',
+        `wakegate ${String(wg.p50)} (${spread(wg)}), reference ${String(ref.p50)} (${spread(ref)})`,
+      ],
+      'p50 / bare p50',
+      [...rows('wakegate: the Schedule starts the run', wg), ...rows('reference: a bare Schedule starting the run workflow', ref)],
+    ),
   ];
 };
 /** The schedules file names its lag figures p50Ms, p99Ms, maxMs. */
