@@ -141,6 +141,9 @@ async function main(): Promise<void> {
       : [];
     const thin = result.rounds.filter((r) => r.fires < 10);
     if (thin.length) problems.push(`${thin.length} round(s) with fewer than 10 fires: their p50 is not a figure`);
+    // Resolved to about ±0.05: the middle half of the cycles' ratios within 0.1 of each other.
+    const { q1, q3 } = result.ratio.spread;
+    if (q3 - q1 > 0.1) problems.push(`the cycles' p50 ratios spread over ${q1} – ${q3} (quartiles), wider than ±0.05: not resolved; raise BENCH_CYCLES`);
     await recorder.write(result, problems);
     // The last line: the figures in one JSON line.
     console.log(
