@@ -213,6 +213,17 @@ async function createSchedules(client: Client, ids: number[]): Promise<void> {
   }
 }
 
+/** Wait until visibility's count for `query` stops growing (two reads a second apart agree), at most 30 s. */
+async function settledCount(client: Client, query: string): Promise<void> {
+  let last = -1;
+  for (let i = 0; i < 30; i++) {
+    const now = (await client.workflow.count(query)).count;
+    if (now === last) return;
+    last = now;
+    await sleep(1000);
+  }
+}
+
 interface Fire {
   nominalMs: number;
   lagMs: number;
@@ -224,7 +235,11 @@ async function collectFires(client: Client) {
   const add = (name: string, v: number | undefined) => v !== undefined && (parts[name] ??= []).push(v);
   const lags: Record<Series, Fire[]> = { wakegate: [], bare: [], reference: [] };
   const notRun: Record<string, number> = {};
-  for (const wf of await list(client, 'WakeSource = "schedule"')) {
+  // By workflow type and ID, both written as a run starts: a search attribute the run upserts
+  // (WakeSource) can lag in visibility on a loaded server, and the last rounds' fires would go missing.
+  await settledCount(client, 'WorkflowType = "runWorkflow" OR WorkflowType = "bareWorkflow"');
+  const runs = await list(client, 'WorkflowType = "runWorkflow"');
+  for (const wf of runs.filter((w) => w.workflowId.includes('@schedule/tick/bench-wg-'))) {
     const nominalMs = nominalFromId(wf.workflowId);
     const run = hops(await historyOf(client, wf.workflowId, wf.runId), 'prepareRun');
     if (run.activityStartedMs === undefined) {
@@ -250,7 +265,7 @@ async function collectFires(client: Client) {
     add('bare: first workflow task (worker)', bare.taskMs);
     add('bare: task done → first activity started', bare.toActivityMs);
   }
-  for (const wf of await list(client, 'WakeSource = "bench-direct"')) {
+  for (const wf of runs.filter((w) => w.workflowId.includes('@bench-direct/tick/'))) {
     const nominalMs = nominalFromId(wf.workflowId);
     const run = hops(await historyOf(client, wf.workflowId, wf.runId), 'prepareRun');
     if (run.activityStartedMs === undefined) continue;
