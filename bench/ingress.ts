@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import { Client, Connection } from '@temporalio/client';
-import { DefaultLogger, Runtime } from '@temporalio/worker';
+import { DefaultLogger, NativeConnection, Runtime } from '@temporalio/worker';
 import { Redis } from 'ioredis';
 import { Registry } from 'prom-client';
 import { Webhook } from 'standardwebhooks';
@@ -15,68 +15,114 @@ import { startIngress } from '../ingress/serve';
 import { campaignsSource } from '../examples/campaigns-webhook';
 import type { RunInput } from '../core/types';
 import { histograms, percentile, round, runPool } from './stats';
-import { exampleApp, registryOf } from '../test/helpers/app';
-import { oneCallAgents } from '../test/helpers/agents';
+import { appOf, exampleAgents } from '../test/helpers/app';
+import { withPolicies } from '../agents/registry';
+import { withSupervisorPolicy } from '../supervisor/policy';
+import type { CoalescePolicy } from '../core/policy';
 import { benchRecorder } from './results';
 
 /**
- * `npm run bench:ingress`: on one dev server in one run,
+ * `npm run bench:ingress`: on one dev server in one run, with workers up as in production (the
+ * deployment's own worker, `createWakegate(...).worker()`, one per task queue, in this process),
  * 1. signed webhook ingest (POST /webhooks/campaigns, Standard Webhooks, each answered 202 only
- *    after Temporal accepted) vs raw `client.workflow.start`, same concurrency, alternating rounds;
+ *    after the gate answered) for two sources side by side, against raw `client.workflow.start`,
+ *    same concurrency, alternating rounds (raw in the middle, the order reversed every other round):
+ *    - one-call: the campaigns webhook waking an agent on the one-call path (a start per delivery);
+ *    - coalescing: the same webhook waking the agent with the campaign reporter's coalescing policy
+ *      (debounce 10 s, maxWait 2 min, skip), BENCH_PER_KEY deliveries per campaign: each delivery
+ *      is answered with the coalescer's decision, which the worker makes;
  * 2. queue ingest: messages pre-published to a Redis stream, consumed until every one is acked;
- * 3. RSS of this process (ingress + its load generator) sampled during a sustained webhook burst.
- * No worker runs: both sides measure the accept path, so the agents run on the one-call path (a
- * coalescing agent's delivery would wait for a decision no worker makes). Signatures are computed
- * before the clock starts.
- * Env: BENCH_N (per round, 500), BENCH_ROUNDS (4), BENCH_CONCURRENCY (32), BENCH_QUEUE_N (1000), BENCH_BURST_S (30).
+ * 3. RSS of this process (ingress, workers and load generator) during a sustained webhook burst.
+ * The woken agent is the canary (its run: two short steps) on both webhook sources, so the runs the
+ * workers execute meanwhile cost little and alike; what differs is the path. The supervisor is on
+ * with storm thresholds and caps out of the way (this load is a storm by the default policy).
+ * Signatures are computed before the clock starts.
+ * Env: BENCH_N (per round, 500), BENCH_ROUNDS (4), BENCH_CONCURRENCY (32), BENCH_PER_KEY (10),
+ * BENCH_QUEUE_N (1000), BENCH_BURST_S (30).
  */
 const N = Number(process.env.BENCH_N ?? 500);
 const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 4);
 const CONCURRENCY = Number(process.env.BENCH_CONCURRENCY ?? 32);
+const PER_KEY = Number(process.env.BENCH_PER_KEY ?? 10);
 const QUEUE_N = Number(process.env.BENCH_QUEUE_N ?? 1000);
 const BURST_S = Number(process.env.BENCH_BURST_S ?? 30);
 /** RSS is sampled this often during the burst; the samples are kept for the chart. */
 const RSS_SAMPLE_MS = 250;
+
+const BENCH_POLICY = withSupervisorPolicy({
+  storm: { fleetPerMinute: 1_000_000, agentPerMinute: 1_000_000, rationale: 'bench:ingress sends hundreds of webhooks a second on purpose: not a storm here.' },
+  caps: { fleet: [{ windowMs: 3_600_000, wakes: 1_000_000, rationale: 'bench:ingress: a cap every run takes a permit from, never reached.' }], agents: {} },
+});
+/** The campaign reporter's own coalescing policy, the one a campaigns webhook meets in the examples. */
+const REPORTER_COALESCE = exampleAgents['campaign-reporter']!.policy.coalesce as CoalescePolicy;
+
+/** A deployment whose campaigns webhook wakes the canary alone, on the one-call path or coalescing. */
+function benchApp(coalesce: CoalescePolicy | undefined) {
+  const canaryOnly = Object.freeze({ canary: exampleAgents.canary! });
+  const agents = withPolicies(canaryOnly, (d) => ({ triggers: [...d.policy.triggers, 'campaigns'], coalesce }));
+  return appOf(agents, { schedules: [], supervisor: BENCH_POLICY });
+}
+
+type Kind = 'raw' | 'webhook' | 'coalescing';
+/** One round's order: raw in the middle, next to both webhook series; reversed every other round. */
+const roundOrder = (r: number): Kind[] => (r % 2 === 0 ? ['webhook', 'raw', 'coalescing'] : ['coalescing', 'raw', 'webhook']);
 
 async function main(): Promise<void> {
   const recorder = benchRecorder('ingress', {
     startsPerRound: N,
     rounds: ROUNDS,
     concurrency: CONCURRENCY,
+    deliveriesPerCampaign: PER_KEY,
     queueMessages: QUEUE_N,
     burstSeconds: BURST_S,
-    temporal: 'dev server of its own (temporal server start-dev, SQLite), localhost; no worker: both sides measure the accept path',
-    webhook: 'POST /webhooks/campaigns, Standard Webhooks signature, answered 202 after the gate returned; rate limits out of the way',
-    agents: "the examples' agents on the one-call path (the campaign reporter without its coalescing policy): the accept path is one start",
-    queue: 'a Redis stream of its own, one consumer (batch = concurrency) through the gate',
+    temporal: 'dev server of its own (temporal server start-dev, SQLite), localhost; workers up (the deployment worker, one per task queue, in this process)',
+    webhook: 'POST /webhooks/campaigns, Standard Webhooks signature, answered 202 after the gate answered; rate limits out of the way',
+    agents: "the canary woken by the campaigns webhook: on the one-call path (ratio), and with the campaign reporter's coalescing policy (coalescingRatio)",
+    supervisor: 'on, storm thresholds and caps out of the way; every run takes a permit at its first step',
+    queue: 'a Redis stream of its own, one consumer (batch = concurrency) through the one-call gate',
   });
   Runtime.install({ logger: new DefaultLogger('WARN') });
   const server = await DevServer.start();
   const broker = await RedisServer.start();
   const client = new Client({ connection: await Connection.connect({ address: server.address }) });
+  const native = await NativeConnection.connect({ address: server.address });
   const redis = new Redis(broker.url);
   const tag = randomUUID().slice(0, 8);
-  // The examples' agents on the one-call path: with no worker, a coalescing agent's delivery would
-  // wait out the ingress's decision wait before its 202, and that wait, not the accept path, would be measured.
-  const registry = registryOf(oneCallAgents());
-  const ingress = await startIngress({
-    client,
-    taskQueue: `bench-ingress-${tag}`,
-    registry,
-    sources: exampleApp.webhookSources,
+  const limits = { ...loadConfig({}).ingress, port: 0, operatorPort: 0, ratePerSecond: 1e6, burst: 1e6, maxInFlight: 4 * CONCURRENCY };
+  const side = async (name: string, coalesce: CoalescePolicy | undefined) => {
+    const app = benchApp(coalesce);
+    const taskQueue = `bench-ingress-${name}-${tag}`;
+    // The supervisor started with the benchmark's policy before the ingress's gate (default policy) could start it.
+    await app.supervisorLink(client, taskQueue).ensure(false);
+    const worker = await app.worker({ connection: native, namespace: server.namespace, taskQueue, shutdownGraceTime: '1 second' });
     // Limits out of the way: this measures the accept path, not the shed policy.
-    config: { ...loadConfig({}).ingress, port: 0, operatorPort: 0, ratePerSecond: 1e6, burst: 1e6, maxInFlight: 4 * CONCURRENCY },
-    allowDevSecrets: true,
-  });
+    const ingress = await startIngress({ client, taskQueue, registry: app.registry, sources: [campaignsSource], config: limits, allowDevSecrets: true });
+    return { app, taskQueue, worker, ingress, url: `${ingress.url}/webhooks/campaigns` };
+  };
+  const one = await side('one', undefined);
+  const co = await side('co', REPORTER_COALESCE);
   const webhook = new Webhook(campaignsSource.devSecret);
-  const url = `${ingress.url}/webhooks/campaigns`;
+  const decisions: Record<'webhook' | 'coalescing', Record<string, number>> = { webhook: {}, coalescing: {} };
   try {
-    const signed = (prefix: string, n: number) =>
+    await one.worker.runUntil(() => co.worker.runUntil(() => measure()));
+  } finally {
+    await one.ingress.close();
+    await co.ingress.close();
+    redis.disconnect();
+    await broker.stop();
+    await client.connection.close();
+    await native.close();
+    await server.stop();
+  }
+
+  async function measure(): Promise<void> {
+    /** `n` signed deliveries; `perKey` of them about each campaign (distinct events: a second apart in the campaign's time). */
+    const signed = (prefix: string, n: number, perKey = 1) =>
       Array.from({ length: n }, (_, i) => {
         const body = JSON.stringify({
           type: 'config.changed',
-          campaignId: `${prefix}-${i}`,
-          occurredAt: '2026-12-02T14:05:00Z',
+          campaignId: `${prefix}-${Math.floor(i / perKey)}`,
+          occurredAt: new Date(Date.parse('2026-12-02T14:05:00Z') + (i % perKey) * 1000).toISOString(),
           version: 1,
           dashboards: ['reach'],
         });
@@ -92,22 +138,32 @@ async function main(): Promise<void> {
           },
         };
       });
-    const webhookTask = (requests: ReturnType<typeof signed>) => async (i: number) => {
+    const webhookTask = (url: string, requests: ReturnType<typeof signed>, counts?: Record<string, number>) => async (i: number) => {
       const res = await fetch(url, { method: 'POST', body: requests[i]!.body, headers: requests[i]!.headers });
       const text = await res.text();
       if (res.status !== 202) throw new Error(`expected 202, got ${res.status}: ${text}`);
+      if (counts) {
+        const decision = String((JSON.parse(text) as { decision?: string }).decision);
+        counts[decision] = (counts[decision] ?? 0) + 1;
+      }
     };
     const raw = (r: number) => (i: number) =>
       client.workflow.start('runWorkflow', { workflowId: `raw-${tag}-${r}-${i}`, taskQueue: `bench-raw-${tag}`, args: [{ eventKey: `raw-${i}` } as RunInput] });
 
     await runPool(100, CONCURRENCY, raw(-1));
-    await runPool(100, CONCURRENCY, webhookTask(signed(`warm-${tag}`, 100)));
+    await runPool(100, CONCURRENCY, webhookTask(one.url, signed(`warm-${tag}`, 100)));
+    await runPool(100, CONCURRENCY, webhookTask(co.url, signed(`warm-co-${tag}`, 100, PER_KEY)));
 
-    const rates = { raw: [] as number[], webhook: [] as number[] };
-    const lat = { raw: [] as number[], webhook: [] as number[] };
+    const rates: Record<Kind, number[]> = { raw: [], webhook: [], coalescing: [] };
+    const lat: Record<Kind, number[]> = { raw: [], webhook: [], coalescing: [] };
     for (let r = 0; r < ROUNDS; r++) {
-      for (const kind of r % 2 === 0 ? (['raw', 'webhook'] as const) : (['webhook', 'raw'] as const)) {
-        const task = kind === 'raw' ? raw(r) : webhookTask(signed(`wh-${tag}-${r}`, N));
+      for (const kind of roundOrder(r)) {
+        const task =
+          kind === 'raw'
+            ? raw(r)
+            : kind === 'webhook'
+              ? webhookTask(one.url, signed(`wh-${tag}-${r}`, N), decisions.webhook)
+              : webhookTask(co.url, signed(`co-${tag}-${r}`, N, PER_KEY), decisions.coalescing);
         const t0 = performance.now();
         const l = await runPool(N, CONCURRENCY, task);
         rates[kind].push(N / ((performance.now() - t0) / 1000));
@@ -115,13 +171,21 @@ async function main(): Promise<void> {
       }
     }
     const total = (xs: number[]) => (xs.length * N) / xs.reduce((s, rate) => s + N / rate, 0);
+    const medianRatio = (kind: Kind) =>
+      round(
+        percentile(
+          rates[kind].map((w, i) => w / rates.raw[i]!),
+          50,
+        ),
+        3,
+      );
 
-    // Queue ingest: a backlog of QUEUE_N messages, drained by one consumer through the gate.
+    // Queue ingest: a backlog of QUEUE_N messages, drained by one consumer through the one-call gate (its worker up).
     const source = 'ping';
     for (let i = 0; i < QUEUE_N; i++) await publish(redis, { source, entity: `q-${tag}-${i}`, type: 'bench', occurredAt: '2026-12-02T14:05:00Z' });
     const queueMetrics = new QueueMetrics(new Registry());
     const consumer = new RedisStreamsConsumer({ redis, sources: [source], claimIdleMs: 60_000, batch: CONCURRENCY, blockMs: 100, metrics: queueMetrics });
-    const gate = new Gate({ client, taskQueue: `bench-queue-${tag}`, registry });
+    const gate = new Gate({ client, taskQueue: one.taskQueue, registry: one.app.registry });
     const q0 = performance.now();
     const consuming = consumer.run(queueHandler({ gate, client, temporalTimeoutMs: 10_000, maxAttempts: 5 }));
     for (;;) {
@@ -144,7 +208,7 @@ async function main(): Promise<void> {
       Array.from({ length: CONCURRENCY }, async (_, lane) => {
         for (let i = 0; Date.now() < burstEnd; i++) {
           const [req] = signed(`burst-${tag}-${lane}-${i}`, 1);
-          await webhookTask([req!])(0);
+          await webhookTask(one.url, [req!])(0);
           burstSent++;
         }
       }),
@@ -154,24 +218,22 @@ async function main(): Promise<void> {
     const third = Math.max(1, Math.floor(rss.length / 3));
     const mean = (xs: number[]) => xs.reduce((s, x) => s + x, 0) / Math.max(1, xs.length);
 
-    // One bin width for both series, so their distributions can be drawn side by side.
-    const latHist = histograms({ raw: lat.raw, webhook: lat.webhook });
+    await gate.close();
+
+    // One bin width for the three series, so their distributions can be drawn side by side.
+    const latHist = histograms(lat);
+    const latency = (kind: Kind) => ({ p50: round(percentile(lat[kind], 50)), p99: round(percentile(lat[kind], 99)), histogram: latHist[kind] });
     const report = {
       rawStartsPerSecond: round(total(rates.raw)),
       webhookAcceptsPerSecond: round(total(rates.webhook)),
       ratio: round(total(rates.webhook) / total(rates.raw), 3),
-      medianRoundRatio: round(
-        percentile(
-          rates.webhook.map((w, i) => w / rates.raw[i]!),
-          50,
-        ),
-        3,
-      ),
-      perRound: { raw: rates.raw.map((x) => round(x)), webhook: rates.webhook.map((x) => round(x)) },
-      latencyMs: {
-        raw: { p50: round(percentile(lat.raw, 50)), p99: round(percentile(lat.raw, 99)), histogram: latHist.raw },
-        webhook: { p50: round(percentile(lat.webhook, 50)), p99: round(percentile(lat.webhook, 99)), histogram: latHist.webhook },
-      },
+      medianRoundRatio: medianRatio('webhook'),
+      coalescingAcceptsPerSecond: round(total(rates.coalescing)),
+      coalescingRatio: round(total(rates.coalescing) / total(rates.raw), 3),
+      coalescingMedianRoundRatio: medianRatio('coalescing'),
+      decisions,
+      perRound: { raw: rates.raw.map((x) => round(x)), webhook: rates.webhook.map((x) => round(x)), coalescing: rates.coalescing.map((x) => round(x)) },
+      latencyMs: { raw: latency('raw'), webhook: latency('webhook'), coalescing: latency('coalescing') },
       queue: { messages: QUEUE_N, seconds: round(queueSeconds, 2), acceptedPerSecond: round(QUEUE_N / queueSeconds), pendingAfter: stillPending },
       burst: {
         seconds: BURST_S,
@@ -188,18 +250,29 @@ async function main(): Promise<void> {
       },
     };
     console.log(JSON.stringify(report, null, 2));
-    const problems = stillPending === 0 ? [] : [`${stillPending} queue messages still pending after the drain`];
+    // A coalescing delivery answered `accepted` waited out the ingress's decision deadline: the decision was not measured.
+    const undecided = decisions.coalescing.accepted ?? 0;
+    const problems = [
+      ...(stillPending === 0 ? [] : [`${stillPending} queue messages still pending after the drain`]),
+      ...(undecided === 0 ? [] : [`${undecided} coalescing deliveries were answered accepted: their decision outlasted the ingress's deadline`]),
+    ];
     await recorder.write(report, problems);
+    // The last line: the figures in one JSON line.
+    console.log(
+      JSON.stringify({
+        bench: 'ingress',
+        rawStartsPerS: report.rawStartsPerSecond,
+        ratio: report.ratio,
+        coalescingRatio: report.coalescingRatio,
+        medianRoundRatio: report.medianRoundRatio,
+        coalescingMedianRoundRatio: report.coalescingMedianRoundRatio,
+        decisions,
+      }),
+    );
     if (problems.length > 0) {
       console.error(problems.join('\n'));
       process.exitCode = 1;
     }
-  } finally {
-    await ingress.close();
-    redis.disconnect();
-    await broker.stop();
-    await client.connection.close();
-    await server.stop();
   }
 }
 

@@ -1,5 +1,4 @@
-import { Client, Connection, ScheduleOverlapPolicy, type WorkflowExecutionInfo } from '@temporalio/client';
-import { temporal } from '@temporalio/proto';
+import { Client, Connection, ScheduleOverlapPolicy } from '@temporalio/client';
 import { bundleWorkflowCode, DefaultLogger, NativeConnection, Runtime, Worker } from '@temporalio/worker';
 import { DevServer } from '../devserver/dev-server';
 import { defineSchedule } from '../schedules/definition';
@@ -10,93 +9,80 @@ import { createWakeWorker } from '../runtime/worker';
 import { exampleApp } from '../test/helpers/app';
 import { benchRecorder } from './results';
 import { histograms } from './stats';
+import { historyOf, hops, list, nominalFromId } from './schedule-history';
 
 /**
  * `npm run bench:schedules`: on a dev server of its own, real fires (no backfill) of several
- * schedules in parallel (5 per kind at 2 s for 70 s by default): lag from a window's nominal time to
- * the first step of its run, for wakegate (the Schedule starts the run itself; the run checks its
- * window and reports to the ledger, then its first step, `prepareRun`) and for a bare Temporal
- * Schedule starting a bare workflow with one activity, in the same run on the same server, with the
- * median of each hop on the way (from the workflows' histories). Prints one JSON object.
+ * schedules in parallel: lag from a window's nominal time to the first step of its run, for wakegate
+ * (the Schedule starts the run itself; the run checks its window and reports to the ledger, then its
+ * first step, `prepareRun`) and for a bare Temporal Schedule starting a bare workflow with one
+ * activity, on the same server, with the median of each hop on the way (from the workflows' histories).
  *
  * A third series is a reference: a bare Schedule starting wakegate's run workflow with one fixed,
- * whole input (`runWorkflow`, the canary), without the window's check (a local activity), catch-up
- * policy or ledger report. The difference to wakegate's series is what those cost.
+ * whole input (`runWorkflow`, the canary), without the window's check, catch-up policy or ledger
+ * report. The difference to wakegate's series is what those cost.
+ *
+ * The series take turns: in each cycle one round of each fires alone (the other series' schedules
+ * paused), bare in the middle, the order reversed every other cycle (wakegate, bare, reference; then
+ * reference, bare, wakegate), so a drift in the machine's load falls on both sides of a ratio alike
+ * and the series never contend with each other for the server. The figure is the median over cycles
+ * of each cycle's p50 ratio (wakegate / bare, reference / bare), with the spread of those ratios
+ * (min, quartiles, max) beside it: a ratio the spread does not separate from 1 is not resolved.
+ * Env: BENCH_SCHEDULES (5 per series), BENCH_EVERY (1s), BENCH_CYCLES (8), BENCH_ROUND_SECONDS (16),
+ * BENCH_PHASE_MS (20).
  */
 const SCHEDULES = Number(process.env.BENCH_SCHEDULES ?? 5);
 /** Interval of every schedule (overlap skip: a window that comes due while the previous run is open is skipped, not measured). */
-const EVERY = process.env.BENCH_EVERY ?? '2s';
-const SECONDS = Number(process.env.BENCH_SECONDS ?? 70);
+const EVERY = process.env.BENCH_EVERY ?? '1s';
+const CYCLES = Number(process.env.BENCH_CYCLES ?? 8);
+const ROUND_SECONDS = Number(process.env.BENCH_ROUND_SECONDS ?? 16);
+/**
+ * Where in the second each round's schedules are unpaused, ms. On the dev server a Schedule's own
+ * lag (nominal → the workflow started) follows that point: about 150 ms unpaused just after a whole
+ * second, about 750 ms unpaused half-way through it. Just after the second is the least the Schedule
+ * adds, so the strictest ratio; the difference in ms (`extraMs`) does not depend on it.
+ */
+const PHASE_MS = Number(process.env.BENCH_PHASE_MS ?? 20);
+/** After a round, its last runs finish before the next series fires. */
+const SETTLE_MS = 2500;
 
-const EventType = temporal.api.enums.v1.EventType;
 const pct = (xs: number[], p: number) => {
   const s = [...xs].sort((a, b) => a - b);
   return s[Math.min(s.length - 1, Math.max(0, Math.ceil((p / 100) * s.length) - 1))] ?? NaN;
 };
 
-async function list(client: Client, query: string): Promise<WorkflowExecutionInfo[]> {
-  const rows: WorkflowExecutionInfo[] = [];
-  for await (const wf of client.workflow.list({ query })) rows.push(wf);
-  return rows;
+type Series = 'wakegate' | 'bare' | 'reference';
+interface Round {
+  series: Series;
+  cycle: number;
+  startMs: number;
+  endMs: number;
 }
+/** One cycle's order: bare in the middle, so it is next to both others; reversed every other cycle. */
+const cycleOrder = (c: number): Series[] => (c % 2 === 0 ? ['wakegate', 'bare', 'reference'] : ['reference', 'bare', 'wakegate']);
+const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
-type History = temporal.api.history.v1.IHistoryEvent[];
-const atMs = (ev: temporal.api.history.v1.IHistoryEvent | undefined): number | undefined =>
-  ev?.eventTime ? Number(ev.eventTime.seconds) * 1000 + Math.floor((ev.eventTime.nanos ?? 0) / 1e6) : undefined;
-const first = (h: History, type: temporal.api.enums.v1.EventType) => atMs(h.find((e) => e.eventType === type));
-const historyOf = async (client: Client, workflowId: string, runId?: string): Promise<History> =>
-  (await client.workflow.getHandle(workflowId, runId).fetchHistory()).events ?? [];
-
-/**
- * Where one workflow's share of the lag goes, from its history: started (by the Schedule or the
- * parent) → its first workflow task dispatched → that task completed → the first activity of the
- * named type started (the run's first step: `prepareRun` for wakegate's run, which a window's ledger
- * report beside it must not stand in for).
- */
-function hops(
-  h: History,
-  activityType: string,
-): { startedMs?: number; dispatchMs?: number; taskMs?: number; toActivityMs?: number; activityStartedMs?: number; activityMs?: number } {
-  const started = first(h, EventType.EVENT_TYPE_WORKFLOW_EXECUTION_STARTED);
-  const taskStarted = first(h, EventType.EVENT_TYPE_WORKFLOW_TASK_STARTED);
-  const taskDone = first(h, EventType.EVENT_TYPE_WORKFLOW_TASK_COMPLETED);
-  const scheduled = h.find(
-    (e) => e.eventType === EventType.EVENT_TYPE_ACTIVITY_TASK_SCHEDULED && e.activityTaskScheduledEventAttributes?.activityType?.name === activityType,
-  );
-  const activityStarted = atMs(
-    h.find(
-      (e) =>
-        e.eventType === EventType.EVENT_TYPE_ACTIVITY_TASK_STARTED &&
-        String(e.activityTaskStartedEventAttributes?.scheduledEventId) === String(scheduled?.eventId),
-    ),
-  );
-  const activityDone = atMs(
-    h.find(
-      (e) =>
-        e.eventType === EventType.EVENT_TYPE_ACTIVITY_TASK_COMPLETED &&
-        String(e.activityTaskCompletedEventAttributes?.scheduledEventId) === String(scheduled?.eventId),
-    ),
-  );
-  const diff = (a?: number, b?: number) => (a !== undefined && b !== undefined ? a - b : undefined);
-  return {
-    startedMs: started,
-    dispatchMs: diff(taskStarted, started),
-    taskMs: diff(taskDone, taskStarted),
-    toActivityMs: diff(activityStarted, taskDone),
-    activityStartedMs: activityStarted,
-    activityMs: diff(activityDone, activityStarted),
-  };
+/** Quantile with linear interpolation between ranks (the median of an even count is the mean of the middle two). */
+function quantile(xs: number[], q: number): number {
+  const s = [...xs].sort((a, b) => a - b);
+  if (s.length === 0) return NaN;
+  const at = (s.length - 1) * q;
+  const lo = Math.floor(at);
+  return s[lo]! + (s[Math.min(lo + 1, s.length - 1)]! - s[lo]!) * (at - lo);
 }
-
-const nominalFromId = (id: string) => Date.parse(id.slice(id.lastIndexOf('/') + 1).replace(/^.*-(\d{4}-)/, '$1'));
+const r2 = (x: number) => +x.toFixed(2);
+const r3 = (x: number) => +x.toFixed(3);
 
 async function main(): Promise<void> {
   const recorder = benchRecorder('schedules', {
     schedulesPerSeries: SCHEDULES,
     every: EVERY,
-    seconds: SECONDS,
+    cycles: CYCLES,
+    roundSeconds: ROUND_SECONDS,
+    unpausedAtMsIntoTheSecond: PHASE_MS,
     overlap: 'skip',
-    fires: 'real fires, no backfill; the three series fire at the same instants',
+    fires: 'real fires, no backfill; the series take turns, one round each per cycle (bare in the middle, order reversed every other cycle)',
+    figure: "the median over cycles of the cycle's p50 ratio, with the spread of those ratios",
     temporal: 'dev server of its own (temporal server start-dev, SQLite), localhost',
     agent: 'canary (the one-call path): the Schedule starts its run directly',
   });
@@ -104,6 +90,13 @@ async function main(): Promise<void> {
   const server = await DevServer.start({});
   const client = new Client({ connection: await Connection.connect({ address: server.address }) });
   const native = await NativeConnection.connect({ address: server.address });
+  const ids = Array.from({ length: SCHEDULES }, (_, i) => i);
+  const scheduleIds: Record<Series, string[]> = {
+    wakegate: ids.map((i) => `bench-wg-${i}`),
+    bare: ids.map((i) => `bench-bare-${i}`),
+    reference: ids.map((i) => `bench-direct-${i}`),
+  };
+  const rounds: Round[] = [];
   try {
     const wakeWorker = await createWakeWorker({
       connection: native,
@@ -118,139 +111,219 @@ async function main(): Promise<void> {
       workflowBundle: await bundleWorkflowCode({ workflowsPath: require.resolve('./bare-schedule-workflow'), logger: new DefaultLogger('ERROR') }),
       activities: { async bareActivity() {} },
     });
-    const ids = Array.from({ length: SCHEDULES }, (_, i) => i);
-    await Promise.all([
-      wakeWorker.runUntil(async () =>
-        bareWorker.runUntil(async () => {
-          const defs = ids.map((i) =>
-            defineSchedule({
-              id: `bench-wg-${i}`,
-              description: 'bench',
-              agent: 'canary',
-              cadence: 'fixed_rate',
-              spec: { every: EVERY },
-              overlap: 'skip',
-              catchUp: 'latest',
-              rationale: 'benchmark: the default policy of a heartbeat-like schedule',
-            }),
-          );
-          for (const d of defs) await client.schedule.create(toScheduleOptions(d, 'bench-wakegate', exampleApp.registry));
-          for (const i of ids) {
-            await client.schedule.create({
-              scheduleId: `bench-bare-${i}`,
-              spec: { intervals: [{ every: EVERY }] },
-              action: { type: 'startWorkflow', workflowType: 'bareWorkflow', taskQueue: 'bench-bare', workflowId: `bench-bare-${i}` },
-              policies: { overlap: ScheduleOverlapPolicy.SKIP },
-            });
+    await wakeWorker.runUntil(async () =>
+      bareWorker.runUntil(async () => {
+        await createSchedules(client, ids);
+        const setPaused = (series: Series, paused: boolean) =>
+          Promise.all(scheduleIds[series].map((id) => (paused ? client.schedule.getHandle(id).pause() : client.schedule.getHandle(id).unpause())));
+        for (let cycle = 0; cycle < CYCLES; cycle++) {
+          // Every round is unpaused at the same point of the second (PHASE_MS after it): how late a
+          // Schedule fires depends on that point, by hundreds of ms on the dev server, for every
+          // series alike; left to drift, it would swamp the difference measured.
+          for (const series of cycleOrder(cycle)) {
+            await sleep((PHASE_MS - (Date.now() % 1000) + 1000) % 1000);
+            await setPaused(series, false);
+            const startMs = Date.now();
+            await sleep(ROUND_SECONDS * 1000);
+            await setPaused(series, true);
+            rounds.push({ series, cycle, startMs, endMs: Date.now() });
+            await sleep(SETTLE_MS);
           }
-          for (const i of ids) {
-            const runKey = `canary@bench-direct/tick/${i}`;
-            const run: RunInput = {
-              runKey,
-              agent: 'canary',
-              wakeKey: `bench-direct-${i}`,
-              eventKey: `bench-direct/tick/${i}`,
-              source: 'bench-direct',
-              entity: `bench-direct-${i}`,
-              type: 'tick',
-              occurredAt: new Date().toISOString(),
-              bucketStart: new Date().toISOString(),
-              payload: {},
-              fingerprint: 'bench',
-              origin: { kind: 'event' },
-            };
-            await client.schedule.create({
-              scheduleId: `bench-direct-${i}`,
-              spec: { intervals: [{ every: EVERY }] },
-              action: { type: 'startWorkflow', workflowType: 'runWorkflow', taskQueue: 'bench-wakegate', workflowId: runKey, args: [run] },
-              policies: { overlap: ScheduleOverlapPolicy.SKIP },
-            });
-          }
-          await new Promise((r) => setTimeout(r, SECONDS * 1000));
-          for (const i of ids) {
-            await client.schedule.getHandle(`bench-wg-${i}`).pause();
-            await client.schedule.getHandle(`bench-bare-${i}`).pause();
-            await client.schedule.getHandle(`bench-direct-${i}`).pause();
-          }
-          await new Promise((r) => setTimeout(r, 5000));
-        }),
-      ),
-    ]);
-    // Per fire: the total lag (nominal → first activity of the run) and its hops, medians below.
-    const parts: Record<string, number[]> = {};
-    const add = (name: string, v: number | undefined) => v !== undefined && (parts[name] ??= []).push(v);
-    const wg: number[] = [];
-    const notRun: Record<string, number> = {};
-    for (const wf of await list(client, 'WakeSource = "schedule"')) {
-      const nominal = nominalFromId(wf.workflowId);
-      const history = await historyOf(client, wf.workflowId, wf.runId);
-      const run = hops(history, 'prepareRun');
-      if (run.activityStartedMs === undefined) {
-        // A window that found itself taken or declined by its catch-up policy: counted, not a lag.
-        const reason = wf.typedSearchAttributes.get(WakeTerminalReason) ?? wf.status.name;
-        notRun[reason] = (notRun[reason] ?? 0) + 1;
-        continue;
-      }
-      wg.push(run.activityStartedMs - nominal);
-      add('wakegate, Schedule → run: nominal → run started (the Schedule)', run.startedMs! - nominal);
-      add("wakegate: run's first workflow task dispatched", run.dispatchMs);
-      add("wakegate: run's first workflow task (worker)", run.taskMs);
-      add('wakegate: run task done → first step (prepareRun) started', run.toActivityMs);
-      add("wakegate: the first step itself (with the window's check)", run.activityMs);
-    }
-    const bb: number[] = [];
-    for (const wf of await list(client, 'WorkflowType = "bareWorkflow"')) {
-      const nominal = nominalFromId(wf.workflowId);
-      const bare = hops(await historyOf(client, wf.workflowId, wf.runId), 'bareActivity');
-      if (bare.activityStartedMs === undefined) continue;
-      bb.push(bare.activityStartedMs - nominal);
-      add('bare: nominal → workflow started (the Schedule)', bare.startedMs! - nominal);
-      add('bare: first workflow task dispatched', bare.dispatchMs);
-      add('bare: first workflow task (worker)', bare.taskMs);
-      add('bare: task done → first activity started', bare.toActivityMs);
-    }
-    const direct: number[] = [];
-    for (const wf of await list(client, 'WakeSource = "bench-direct"')) {
-      const nominal = nominalFromId(wf.workflowId);
-      const run = hops(await historyOf(client, wf.workflowId, wf.runId), 'prepareRun');
-      if (run.activityStartedMs === undefined) continue;
-      direct.push(run.activityStartedMs - nominal);
-      add('reference, Schedule → runWorkflow: nominal → run started (the Schedule)', run.startedMs! - nominal);
-      add("reference: run's first workflow task dispatched", run.dispatchMs);
-      add("reference: run's first workflow task (worker)", run.taskMs);
-      add('reference: run task done → first activity started', run.toActivityMs);
-      add('reference: the first step itself', run.activityMs);
-    }
-    // The three series' lags on one bin width, so their distributions can be drawn side by side.
-    const hist = histograms({ wg, bb, direct });
-    const summary = (xs: number[], key: keyof typeof hist) => ({
-      fires: xs.length,
-      p50Ms: pct(xs, 50),
-      p99Ms: pct(xs, 99),
-      maxMs: Math.max(...xs),
-      histogram: hist[key],
-    });
-    const result = {
-      what: 'lag from nominal time to the first step of the run (its first activity; prepareRun for wakegate; real fires, several schedules in parallel)',
-      wakegate: { ...summary(wg, 'wg'), notRun },
-      bareTemporal: summary(bb, 'bb'),
-      ratio: { p50: +(pct(wg, 50) / pct(bb, 50)).toFixed(2), p99: +(pct(wg, 99) / pct(bb, 99)).toFixed(2) },
-      reference: {
-        what: 'a bare Schedule starting runWorkflow with a fixed whole input: no check of the window, no catch-up, no ledger report',
-        ...summary(direct, 'direct'),
-        ratio: { p50: +(pct(direct, 50) / pct(bb, 50)).toFixed(2), p99: +(pct(direct, 99) / pct(bb, 99)).toFixed(2) },
-      },
-      medianHopsMs: Object.fromEntries(Object.entries(parts).map(([name, xs]) => [name, pct(xs, 50)])),
-    };
+        }
+      }),
+    );
+    const { lags, parts, notRun } = await collectFires(client);
+    const result = summarize(lags, parts, notRun, rounds);
     process.stdout.write(`${JSON.stringify(result, null, 2)}\n`);
-    const problems = wg.length < 100 || bb.length < 100 ? [`too few fires for a p99 (wakegate ${wg.length}, bare ${bb.length}); raise BENCH_SECONDS`] : [];
+    const few = (Object.keys(lags) as Series[]).filter((s) => lags[s].length < 100);
+    const problems = few.length
+      ? [`too few fires for a p99 (${few.map((s) => `${s} ${lags[s].length}`).join(', ')}); raise BENCH_CYCLES or BENCH_ROUND_SECONDS`]
+      : [];
+    const thin = result.rounds.filter((r) => r.fires < 10);
+    if (thin.length) problems.push(`${thin.length} round(s) with fewer than 10 fires: their p50 is not a figure`);
+    // Resolved to about ±0.05: the middle half of the cycles' ratios within 0.1 of each other.
+    const { q1, q3 } = result.ratio.spread;
+    if (q3 - q1 > 0.1) problems.push(`the cycles' p50 ratios spread over ${q1} – ${q3} (quartiles), wider than ±0.05: not resolved; raise BENCH_CYCLES`);
     await recorder.write(result, problems);
+    // The last line: the figures in one JSON line.
+    console.log(
+      JSON.stringify({
+        bench: 'schedules',
+        ratioP50: result.ratio.p50,
+        spread: result.ratio.spread,
+        extraMsP50: result.ratio.extraMs.p50,
+        referenceRatioP50: result.reference.ratio.p50,
+        referenceSpread: result.reference.ratio.spread,
+        cycles: CYCLES,
+        fires: { wakegate: lags.wakegate.length, bare: lags.bare.length, reference: lags.reference.length },
+      }),
+    );
     if (problems.length > 0) throw new Error(problems.join('\n'));
   } finally {
     await client.connection.close();
     await native.close();
     await server.stop();
   }
+}
+
+/** The three series' schedules, all created paused: a round unpauses one series' schedules at a time. */
+async function createSchedules(client: Client, ids: number[]): Promise<void> {
+  const paused = { paused: true };
+  for (const i of ids) {
+    const def = defineSchedule({
+      id: `bench-wg-${i}`,
+      description: 'bench',
+      agent: 'canary',
+      cadence: 'fixed_rate',
+      spec: { every: EVERY },
+      overlap: 'skip',
+      catchUp: 'latest',
+      rationale: 'benchmark: the default policy of a heartbeat-like schedule',
+    });
+    await client.schedule.create({ ...toScheduleOptions(def, 'bench-wakegate', exampleApp.registry), state: paused });
+    await client.schedule.create({
+      scheduleId: `bench-bare-${i}`,
+      spec: { intervals: [{ every: EVERY }] },
+      action: { type: 'startWorkflow', workflowType: 'bareWorkflow', taskQueue: 'bench-bare', workflowId: `bench-bare-${i}` },
+      policies: { overlap: ScheduleOverlapPolicy.SKIP },
+      state: paused,
+    });
+    const runKey = `canary@bench-direct/tick/${i}`;
+    const run: RunInput = {
+      runKey,
+      agent: 'canary',
+      wakeKey: `bench-direct-${i}`,
+      eventKey: `bench-direct/tick/${i}`,
+      source: 'bench-direct',
+      entity: `bench-direct-${i}`,
+      type: 'tick',
+      occurredAt: new Date().toISOString(),
+      bucketStart: new Date().toISOString(),
+      payload: {},
+      fingerprint: 'bench',
+      origin: { kind: 'event' },
+    };
+    await client.schedule.create({
+      scheduleId: `bench-direct-${i}`,
+      spec: { intervals: [{ every: EVERY }] },
+      action: { type: 'startWorkflow', workflowType: 'runWorkflow', taskQueue: 'bench-wakegate', workflowId: runKey, args: [run] },
+      policies: { overlap: ScheduleOverlapPolicy.SKIP },
+      state: paused,
+    });
+  }
+}
+
+/** Wait until visibility's count for `query` stops growing (two reads a second apart agree), at most 30 s. */
+async function settledCount(client: Client, query: string): Promise<void> {
+  let last = -1;
+  for (let i = 0; i < 30; i++) {
+    const now = (await client.workflow.count(query)).count;
+    if (now === last) return;
+    last = now;
+    await sleep(1000);
+  }
+}
+
+interface Fire {
+  nominalMs: number;
+  lagMs: number;
+}
+
+/** Every fire's lag (nominal → first activity of the run) by series, and the hops on the way. */
+async function collectFires(client: Client) {
+  const parts: Record<string, number[]> = {};
+  const add = (name: string, v: number | undefined) => v !== undefined && (parts[name] ??= []).push(v);
+  const lags: Record<Series, Fire[]> = { wakegate: [], bare: [], reference: [] };
+  const notRun: Record<string, number> = {};
+  // By workflow type and ID, both written as a run starts: a search attribute the run upserts
+  // (WakeSource) can lag in visibility on a loaded server, and the last rounds' fires would go missing.
+  await settledCount(client, 'WorkflowType = "runWorkflow" OR WorkflowType = "bareWorkflow"');
+  const runs = await list(client, 'WorkflowType = "runWorkflow"');
+  for (const wf of runs.filter((w) => w.workflowId.includes('@schedule/tick/bench-wg-'))) {
+    const nominalMs = nominalFromId(wf.workflowId);
+    const run = hops(await historyOf(client, wf.workflowId, wf.runId), 'prepareRun');
+    if (run.activityStartedMs === undefined) {
+      // A window that found itself taken or declined by its catch-up policy: counted, not a lag.
+      const reason = wf.typedSearchAttributes.get(WakeTerminalReason) ?? wf.status.name;
+      notRun[reason] = (notRun[reason] ?? 0) + 1;
+      continue;
+    }
+    lags.wakegate.push({ nominalMs, lagMs: run.activityStartedMs - nominalMs });
+    add('wakegate, Schedule → run: nominal → run started (the Schedule)', run.startedMs! - nominalMs);
+    add("wakegate: run's first workflow task dispatched", run.dispatchMs);
+    add("wakegate: run's first workflow task (worker)", run.taskMs);
+    add('wakegate: run task done → first step (prepareRun) started', run.toActivityMs);
+    add("wakegate: the first step itself (with the window's check)", run.activityMs);
+  }
+  for (const wf of await list(client, 'WorkflowType = "bareWorkflow"')) {
+    const nominalMs = nominalFromId(wf.workflowId);
+    const bare = hops(await historyOf(client, wf.workflowId, wf.runId), 'bareActivity');
+    if (bare.activityStartedMs === undefined) continue;
+    lags.bare.push({ nominalMs, lagMs: bare.activityStartedMs - nominalMs });
+    add('bare: nominal → workflow started (the Schedule)', bare.startedMs! - nominalMs);
+    add('bare: first workflow task dispatched', bare.dispatchMs);
+    add('bare: first workflow task (worker)', bare.taskMs);
+    add('bare: task done → first activity started', bare.toActivityMs);
+  }
+  for (const wf of runs.filter((w) => w.workflowId.includes('@bench-direct/tick/'))) {
+    const nominalMs = nominalFromId(wf.workflowId);
+    const run = hops(await historyOf(client, wf.workflowId, wf.runId), 'prepareRun');
+    if (run.activityStartedMs === undefined) continue;
+    lags.reference.push({ nominalMs, lagMs: run.activityStartedMs - nominalMs });
+    add('reference, Schedule → runWorkflow: nominal → run started (the Schedule)', run.startedMs! - nominalMs);
+    add("reference: run's first workflow task dispatched", run.dispatchMs);
+    add("reference: run's first workflow task (worker)", run.taskMs);
+    add('reference: run task done → first activity started', run.toActivityMs);
+    add('reference: the first step itself', run.activityMs);
+  }
+  return { lags, parts, notRun };
+}
+
+/**
+ * The figures: each series pooled (p50, p99, max, histogram), each round's p50 (a fire belongs to
+ * the round of its series whose time span holds its nominal time), and per cycle the ratio of
+ * wakegate's and the reference's p50 to bare's; the median of those and their spread.
+ */
+function summarize(lags: Record<Series, Fire[]>, parts: Record<string, number[]>, notRun: Record<string, number>, rounds: Round[]) {
+  const ms = (s: Series) => lags[s].map((f) => f.lagMs);
+  const hist = histograms({ wg: ms('wakegate'), bb: ms('bare'), direct: ms('reference') });
+  const pooled = (xs: number[], h: (typeof hist)['wg']) => ({ fires: xs.length, p50Ms: pct(xs, 50), p99Ms: pct(xs, 99), maxMs: Math.max(...xs), histogram: h });
+  const perRound = rounds.map((r) => {
+    const xs = lags[r.series].filter((f) => f.nominalMs >= r.startMs - 1000 && f.nominalMs <= r.endMs + 1000).map((f) => f.lagMs);
+    return { series: r.series, cycle: r.cycle, fires: xs.length, p50Ms: xs.length ? quantile(xs, 0.5) : NaN };
+  });
+  const p50Of = (series: Series, cycle: number) => perRound.find((r) => r.series === series && r.cycle === cycle)?.p50Ms ?? NaN;
+  const cycles = [...new Set(rounds.map((r) => r.cycle))];
+  const ratioOf = (series: Series) => {
+    const perCycle = cycles.map((c) => p50Of(series, c) / p50Of('bare', c)).filter((x) => Number.isFinite(x));
+    const extra = cycles.map((c) => p50Of(series, c) - p50Of('bare', c)).filter((x) => Number.isFinite(x));
+    const xs = ms(series);
+    const bb = ms('bare');
+    return {
+      p50: r3(quantile(perCycle, 0.5)),
+      p99: r2(pct(xs, 99) / pct(bb, 99)),
+      pooledP50: r2(pct(xs, 50) / pct(bb, 50)),
+      spread: { min: r3(Math.min(...perCycle)), q1: r3(quantile(perCycle, 0.25)), q3: r3(quantile(perCycle, 0.75)), max: r3(Math.max(...perCycle)) },
+      perCycle: perCycle.map(r3),
+      /** The median over cycles of the cycle's p50 minus bare's, ms, with its spread. */
+      extraMs: { p50: Math.round(quantile(extra, 0.5)), min: Math.round(Math.min(...extra)), max: Math.round(Math.max(...extra)) },
+    };
+  };
+  return {
+    what: 'lag from nominal time to the first step of the run (its first activity; prepareRun for wakegate; real fires, several schedules in parallel, one series at a time)',
+    ratioIs:
+      "p50: the median over cycles of the cycle's p50 ratio to bare (spread: min, quartiles, max of those); extraMs: the same of the p50 difference; p99 and pooledP50: over all fires",
+    wakegate: { ...pooled(ms('wakegate'), hist.wg), notRun },
+    bareTemporal: pooled(ms('bare'), hist.bb),
+    ratio: ratioOf('wakegate'),
+    reference: {
+      what: 'a bare Schedule starting runWorkflow with a fixed whole input: no check of the window, no catch-up, no ledger report',
+      ...pooled(ms('reference'), hist.direct),
+      ratio: ratioOf('reference'),
+    },
+    rounds: perRound.map((r) => ({ ...r, p50Ms: Math.round(r.p50Ms) })),
+    medianHopsMs: Object.fromEntries(Object.entries(parts).map(([name, xs]) => [name, pct(xs, 50)])),
+  };
 }
 
 main().catch((err) => {

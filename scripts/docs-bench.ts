@@ -80,6 +80,7 @@ const schedules: Renderer = (r) => {
     s('bare Temporal: a Schedule starting a one-activity workflow', r.bareTemporal),
     s('reference: a bare Schedule starting the run workflow with a fixed input', reference, reference.ratio),
     '',
+    ...roundsLine(obj(r.ratio), obj(reference.ratio)),
     `Windows of wakegate's series that did not run the agent (not counted as lag): ${counts(wakegate.notRun)}.`,
     '',
     row('hop', 'median ms'),
@@ -88,7 +89,24 @@ const schedules: Renderer = (r) => {
   ];
 };
 
+/** Alternating rounds (where the file has them): the p50 ratio as the median over cycles, its spread, and the difference in ms. */
+const roundsLine = (wg: Json, ref: Json): string[] => {
+  if (!Array.isArray(wg.perCycle)) return [];
+  const spread = (x: Json) => {
+    const s = obj(x.spread);
+    return `min ${num(s.min)}, quartiles ${num(s.q1)} – ${num(s.q3)}, max ${num(s.max)}`;
+  };
+  const extra = (x: Json) => `${p(x.extraMs)} ms (${p(x.extraMs, 'min')} to ${p(x.extraMs, 'max')})`;
+  return [
+    `The p50 ratio is the median over ${wg.perCycle.length} cycles of each cycle's p50 ratio to bare (one round of each series per cycle): ` +
+      `wakegate **${num(wg.p50)}** (${spread(wg)}; over all fires ${num(wg.pooledP50)}), p50 later than bare by ${extra(wg)}; ` +
+      `reference ${num(ref.p50)} (${spread(ref)}), later by ${extra(ref)}.`,
+    '',
+  ];
+};
+
 const coalesce: Renderer = (r) => {
+  if (typeof r.coalescePerS === 'number') return coalesceAgainstRaw(r);
   const hot = obj(r.hotKey);
   const many = obj(r.manyKeys);
   const rss = obj(r.rssMb);
@@ -116,6 +134,34 @@ const coalesce: Renderer = (r) => {
   ];
 };
 
+/** A coalesce file with raw starts beside the many keys, the hot key open loop, RSS warm and at the end. */
+const coalesceAgainstRaw: Renderer = (r) => {
+  const hot = obj(r.hotKey);
+  const many = obj(r.manyKeys);
+  const rss = obj(r.rssMb);
+  const from = obj(r.inFlightRefusalsFrom);
+  return [
+    row('', 'result'),
+    row('---', '---'),
+    row(
+      `${num(many.keys)} wake keys × ${num(many.eventsPerKey)} events, ${num(many.concurrency)} outstanding, against raw starts`,
+      `**${num(r.coalescePerS)} events/s** against ${num(r.rawStartsPerS)} raw starts/s: ratio **${num(r.ratio)}** (median of the rounds ${num(many.medianRoundRatio)}); ` +
+        `answers p50 ${p(many.answerMs)} ms, p99 ${p(many.answerMs, 'p99')} ms; ${num(many.runs)} runs; ${num(many.errors)} errors`,
+    ),
+    row(
+      `one wake key: ${num(hot.events)} distinct events offered open loop at ${num(hot.offeredPerS)}/s`,
+      `all answered in **${num(hot.seconds)} s**; answers p50 ${num(hot.p50Ms)} ms, **p99 ${num(hot.p99Ms)} ms**; ${num(hot.errors)} errors`,
+    ),
+    row('its decisions', counts(hot.decisions)),
+    row('runs started', `**${num(hot.runs)}** (bound: ceil(seconds / maxWait) + 1 = ${num(hot.bound)})`),
+    row(
+      'RSS of the benchmark process (gate and worker)',
+      `${num(rss.warm)} MB warm, ${num(rss.afterManyKeys)} MB after the many keys, **${num(rss.end)} MB at the end**`,
+    ),
+    row('updates refused with the in-flight limit', `**${num(r.inFlightRefusals)}** (counted from: ${String(from.counted ?? '–')})`),
+  ];
+};
+
 const ingress: Renderer = (r) => {
   const lat = obj(r.latencyMs);
   const perRound = obj(r.perRound);
@@ -126,9 +172,20 @@ const ingress: Renderer = (r) => {
     row('series', 'per second', 'p50 ms', 'p99 ms', 'per round'),
     row('---', '---', '---', '---', '---'),
     seriesRow('raw `client.workflow.start`, unique IDs', r.rawStartsPerSecond, lat.raw, perRound.raw),
-    seriesRow('signed webhook → 202 (verify, parse, gate, start)', r.webhookAcceptsPerSecond, lat.webhook, perRound.webhook),
-    '',
-    `Ratio webhook / raw: **${num(r.ratio)}** on the totals, ${num(r.medianRoundRatio)} as the median of the per-round ratios.`,
+    ...(typeof r.coalescingRatio === 'number'
+      ? [
+          seriesRow('signed webhook → 202, one-call agent', r.webhookAcceptsPerSecond, lat.webhook, perRound.webhook),
+          seriesRow('signed webhook → 202, coalescing agent (its decision)', r.coalescingAcceptsPerSecond, lat.coalescing, perRound.coalescing),
+          '',
+          `Ratio one-call webhook / raw: **${num(r.ratio)}** on the totals, ${num(r.medianRoundRatio)} as the median of the per-round ratios; ` +
+            `coalescing webhook / raw: **${num(r.coalescingRatio)}**, ${num(r.coalescingMedianRoundRatio)}. ` +
+            `Decisions: one-call ${counts(obj(r.decisions).webhook)}; coalescing ${counts(obj(r.decisions).coalescing)}.`,
+        ]
+      : [
+          seriesRow('signed webhook → 202 (verify, parse, gate, start)', r.webhookAcceptsPerSecond, lat.webhook, perRound.webhook),
+          '',
+          `Ratio webhook / raw: **${num(r.ratio)}** on the totals, ${num(r.medianRoundRatio)} as the median of the per-round ratios.`,
+        ]),
     '',
     `Queue: ${num(queue.messages)} messages drained through the gate by one consumer in ${num(queue.seconds)} s, ` +
       `**${num(queue.acceptedPerSecond)} accepted and acked/s**, ${num(queue.pendingAfter)} pending after.`,
