@@ -17,6 +17,7 @@ const Env = z.object({
   WAKEGATE_TASK_QUEUE: z.string().min(1).default('wakegate'),
   /** Activity task polls a worker keeps open at once (its activityTaskPollerBehavior, a simple maximum); default 10. */
   WAKEGATE_ACTIVITY_POLLERS: z.coerce.number().int().min(1).max(100).default(10),
+  WAKEGATE_WORKFLOW_CACHE: z.coerce.number().int().min(10).max(100_000).optional(),
   /** pino level for structured logs (stderr). */
   WAKEGATE_LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
   /** Log lines for people (`pretty`, pino-pretty) or machines (`json`); `auto`: pretty when stderr is a terminal. */
@@ -154,6 +155,8 @@ export interface Config {
   taskQueue: string;
   /** Activity task polls one worker keeps open. */
   activityPollers: number;
+  /** Workflows one worker keeps in memory between their tasks (Temporal's sticky cache); past it the least recent is evicted and replays on its next task. */
+  workflowCache?: number;
   logLevel: z.infer<typeof Env>['WAKEGATE_LOG_LEVEL'];
   logFormat: LogFormat;
   connectTimeoutMs: number;
@@ -180,6 +183,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     app: parsed.data.WAKEGATE_APP,
     taskQueue: parsed.data.WAKEGATE_TASK_QUEUE,
     activityPollers: parsed.data.WAKEGATE_ACTIVITY_POLLERS,
+    ...(parsed.data.WAKEGATE_WORKFLOW_CACHE !== undefined ? { workflowCache: parsed.data.WAKEGATE_WORKFLOW_CACHE } : {}),
     logLevel: parsed.data.WAKEGATE_LOG_LEVEL,
     logFormat: parsed.data.WAKEGATE_LOG_FORMAT,
     connectTimeoutMs: parsed.data.WAKEGATE_CONNECT_TIMEOUT_MS,

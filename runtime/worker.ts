@@ -21,6 +21,13 @@ export interface WakeWorkerOptions {
   shutdownGraceTime?: WorkerOptions['shutdownGraceTime'];
   /** Activity task polls kept open at once (Temporal's default 5). */
   activityPollers?: number;
+  /**
+   * Workflows kept in memory between their tasks (Temporal's sticky cache). @default Temporal's, sized from the heap
+   * Coalescers stay open, idle, until their dedup horizon has passed, so a worker's cache fills with
+   * them; past the bound the least recently used is evicted and replays its (short, continued-as-new)
+   * history on its next task.
+   */
+  maxCachedWorkflows?: number;
 }
 
 /** The workflow interceptor modules of tracing (workflows/tracing.ts), for `bundleWorkflowCode({ workflowInterceptorModules })`. */
@@ -52,6 +59,7 @@ export async function createWakeWorker(opts: WakeWorkerOptions): Promise<Worker>
     ...(tracing ? tracing.workerOptions() : {}),
     ...(opts.identity ? { identity: opts.identity } : {}),
     shutdownGraceTime: opts.shutdownGraceTime ?? '10 seconds',
+    ...(opts.maxCachedWorkflows ? { maxCachedWorkflows: opts.maxCachedWorkflows } : {}),
     // A run's steps heartbeat every second; sending each (not one per 0.8 × heartbeat timeout) is
     // what lets a kill reach a step within about a second, and a cancelled run waits for that.
     maxHeartbeatThrottleInterval: '1 second',

@@ -21,6 +21,7 @@ async function main(): Promise<void> {
       namespace: config.temporal.namespace,
       taskQueue: config.taskQueue,
       activityPollers: config.activityPollers,
+      ...(config.workflowCache ? { maxCachedWorkflows: config.workflowCache } : {}),
     });
     logger.info({ taskQueue: config.taskQueue, namespace: config.temporal.namespace, pid: process.pid }, 'worker polling');
     await worker.run();

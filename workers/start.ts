@@ -53,7 +53,11 @@ async function main(): Promise<void> {
   });
 
   const connection = await NativeConnection.connect(config.temporal.connectionOptions);
-  const worker = await wakegate.worker({ connection });
+  const worker = await wakegate.worker({
+    connection,
+    activityPollers: config.activityPollers,
+    ...(config.workflowCache ? { maxCachedWorkflows: config.workflowCache } : {}),
+  });
   const running = worker.run();
 
   const client = await connectClient(config, tracing ? { interceptors: tracing.clientInterceptors } : {});
