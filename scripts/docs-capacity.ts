@@ -40,7 +40,19 @@ export function capacityLines(r: Json, other: (name: string) => Json | undefined
   return [
     '**Per event, counted from the histories** (the path without its supervisor; a run is counted from start to close):',
     '',
-    row('path', 'events', 'workflow starts', 'workflow tasks', 'activity tasks', 'updates', 'signals', 'timers', 'history events', 'history bytes', 'entry calls'),
+    row(
+      'path',
+      'events',
+      'workflow starts',
+      'workflow tasks',
+      'activity tasks',
+      'updates',
+      'signals',
+      'timers',
+      'history events',
+      'history bytes',
+      'entry calls',
+    ),
     row('---', '---', '---', '---', '---', '---', '---', '---', '---', '---', '---'),
     ...entries.map(([path, v]) => {
       const p = obj(v.perEvent);
@@ -59,7 +71,7 @@ export function capacityLines(r: Json, other: (name: string) => Json | undefined
       );
     }),
     '',
-    '**The supervisor\'s share, per event** (updates are permit leases, signals the gate\'s batched wake counts; its timers and activity tasks are its own visibility reads, which grow with time, not events):',
+    "**The supervisor's share, per event** (updates are permit leases, signals the gate's batched wake counts; its timers and activity tasks are its own visibility reads, which grow with time, not events):",
     '',
     row('path', 'runs', 'updates (leases)', 'signals', 'workflow tasks', 'history events'),
     row('---', '---', '---', '---', '---', '---'),
@@ -72,7 +84,7 @@ export function capacityLines(r: Json, other: (name: string) => Json | undefined
     '',
     `**The model.** Assumed cluster: ${c.name}, writing ${num(c.historyEventsPerSecond)} history events a second and dispatching ` +
       `${num(c.tasksPerSecond)} tasks a second; one workflow completes ${num(c.oneWorkflowTasksPerSecond)} workflow tasks a second (${c.note}). ` +
-      'Dividing by the costs above, the supervisor\'s share included:',
+      "Dividing by the costs above, the supervisor's share included:",
     '',
     row('path', 'history events per event', 'tasks per event', 'events per second the cluster sustains', 'bound by'),
     row('---', '---', '---', '---', '---'),
