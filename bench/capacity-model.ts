@@ -5,8 +5,17 @@
  * linear: a cluster twice as large sustains twice the events per second on every path.
  */
 
+/** A cluster's throughput, as the model takes it. */
+export interface ClusterAssumption {
+  name: string;
+  historyEventsPerSecond: number;
+  tasksPerSecond: number;
+  oneWorkflowTasksPerSecond: number;
+  note: string;
+}
+
 /** The cluster the model divides into: assumptions, to be replaced by your own cluster's load-test figures. */
-export const CLUSTER_ASSUMPTION = {
+export const CLUSTER_ASSUMPTION: Readonly<ClusterAssumption> = {
   name: 'a self-hosted Temporal cluster with 512 history shards',
   historyEventsPerSecond: 10_000,
   tasksPerSecond: 3_000,
@@ -14,7 +23,7 @@ export const CLUSTER_ASSUMPTION = {
   note:
     'assumed, not measured: history events written per second and workflow plus activity tasks dispatched per second for the whole cluster, ' +
     'and workflow tasks one workflow completes per second (its tasks run one at a time: dispatch, the worker, the write; about 20 ms each)',
-} as const;
+};
 
 /** Temporal's limits on one workflow execution, from its documentation. */
 export const WORKFLOW_LIMITS = { updatesInFlight: 10, updatesPerRun: 2000, historyEventsHard: 51_200, historyBytesHard: 50 * 2 ** 20 } as const;
@@ -33,7 +42,7 @@ export interface PathModel {
 }
 
 /** Per path: the history events and tasks one event costs (the supervisor's share included) and the events per second the cluster sustains. */
-export function pathModels(paths: Json, cluster = CLUSTER_ASSUMPTION): PathModel[] {
+export function pathModels(paths: Json, cluster: ClusterAssumption = CLUSTER_ASSUMPTION): PathModel[] {
   return Object.entries(paths).map(([path, v]) => {
     const p = obj(obj(v).perEvent);
     const s = obj(obj(v).supervisorPerEvent);
@@ -52,7 +61,7 @@ export function pathModels(paths: Json, cluster = CLUSTER_ASSUMPTION): PathModel
 }
 
 /** What one path's coalescer cost per event: workflow tasks, offers per update, history. */
-function coalescerOf(path: Json, cluster: typeof CLUSTER_ASSUMPTION) {
+function coalescerOf(path: Json, cluster: ClusterAssumption) {
   const events = n(path.events);
   const c = obj(obj(path.byType).coalescerWorkflow);
   const tasksPerEvent = n(c.workflowTasks) / events;
@@ -74,7 +83,7 @@ function coalescerOf(path: Json, cluster: typeof CLUSTER_ASSUMPTION) {
  * (a key kept hot at a modest rate) and offers batched (a burst: what a key under more load than its
  * coalescer keeps up with sees); a task queue's supervisor; and what an open wake key holds.
  */
-export function hotSpots(paths: Json, cluster = CLUSTER_ASSUMPTION) {
+export function hotSpots(paths: Json, cluster: ClusterAssumption = CLUSTER_ASSUMPTION) {
   const burst = obj(paths.permitBurst);
   const supervisor = obj(obj(burst.byType).supervisorWorkflow);
   const runsPerLease = n(burst.runs) / n(supervisor.updates);

@@ -71,7 +71,7 @@ export function capacityLines(r: Json, other: (name: string) => Json | undefined
       );
     }),
     '',
-    "**The supervisor's share, per event** (updates are permit leases, signals the gate's batched wake counts; its timers and activity tasks are its own visibility reads, which grow with time, not events):",
+    "**The supervisor's share, per event** (updates are permit leases, signals the gate's batched wake counts and permits handed back; its timers and activity tasks are its own visibility reads, which grow with time, not events):",
     '',
     row('path', 'runs', 'updates (leases)', 'signals', 'workflow tasks', 'history events'),
     row('---', '---', '---', '---', '---', '---'),
@@ -90,11 +90,13 @@ export function capacityLines(r: Json, other: (name: string) => Json | undefined
     row('---', '---', '---', '---', '---'),
     ...models.map((m) => row(label(m.path), num(m.historyEvents), num(m.tasks), `**${num(m.eventsPerSecond)}**`, m.boundBy)),
     '',
-    `**Where one workflow is the bottleneck.** A hot wake key's coalescer: kept hot at a modest rate, each offer is an update of its own ` +
-      `(${num(hu.offersPerUpdate)} offers per update, ${num(hu.coalescerTasksPerEvent)} coalescer workflow tasks per event), so one key tops out near ` +
-      `**${num(hu.eventsPerSecond)} events a second** however large the cluster; offers that queue behind a gate process's two updates in flight batch ` +
-      `(the burst: ${num(hb.offersPerUpdate)} per update, ${num(hb.coalescerTasksPerEvent)} tasks per event, near ${num(hb.eventsPerSecond)} a second), ` +
-      `and bench:coalesce measured ${num(measuredHot.achievedPerSecond)} a second on one key on this machine. ` +
+    `**Where one workflow is the bottleneck.** A hot wake key's coalescer. Kept hot at a modest rate, each offer is an update of its own ` +
+      `(${num(hu.offersPerUpdate)} offers per update, ${num(hu.coalescerTasksPerEvent)} coalescer workflow tasks per event): near ` +
+      `**${num(hu.eventsPerSecond)} events a second** one key's coalescer is busy all the time, however large the cluster. Past that, offers queue behind ` +
+      `each gate process's two updates in flight and go in batches (up to 200 per update; the burst: ${num(hb.offersPerUpdate)} per update, ` +
+      `${num(hb.coalescerTasksPerEvent)} tasks per event, about ${num(hb.eventsPerSecond)} a second at the same task rate), so answers slow before anything is refused; ` +
+      `what one key then takes is bound by the work one workflow task does and by its history, not by the cluster. ` +
+      `On this machine bench:coalesce measured ${num(measuredHot.achievedPerSecond)} a second on one key offered more than it kept up with. ` +
       `Unbatched, a coalescer run takes about ${num(hu.eventsPerRun)} events before the limit of ${num(WORKFLOW_LIMITS.updatesPerRun)} updates per run ` +
       `makes it continue as new (at 90% of it); its history grows ${num(hu.historyEventsPerEvent)} events and ${num(hu.historyBytesPerEvent)} bytes per event ` +
       `(Temporal's hard limits per run: ${num(WORKFLOW_LIMITS.historyEventsHard)} events, ${num(WORKFLOW_LIMITS.historyBytesHard / 2 ** 20)} MB). ` +

@@ -9,15 +9,15 @@ describe('the capacity model', () => {
   test('a history is counted by the attributes its events carry, and its bytes are its encoding', () => {
     const history = {
       events: [
-        { eventId: 1, workflowExecutionStartedEventAttributes: {} },
-        { eventId: 2, workflowTaskScheduledEventAttributes: {} },
-        { eventId: 3, workflowTaskStartedEventAttributes: {} },
-        { eventId: 4, workflowTaskCompletedEventAttributes: {} },
-        { eventId: 5, activityTaskScheduledEventAttributes: {} },
-        { eventId: 6, timerStartedEventAttributes: {} },
-        { eventId: 7, workflowExecutionSignaledEventAttributes: {} },
-        { eventId: 8, workflowExecutionUpdateAcceptedEventAttributes: {} },
-        { eventId: 9, workflowTaskScheduledEventAttributes: {} },
+        { workflowExecutionStartedEventAttributes: {} },
+        { workflowTaskScheduledEventAttributes: {} },
+        { workflowTaskStartedEventAttributes: {} },
+        { workflowTaskCompletedEventAttributes: {} },
+        { activityTaskScheduledEventAttributes: {} },
+        { timerStartedEventAttributes: {} },
+        { workflowExecutionSignaledEventAttributes: {} },
+        { workflowExecutionUpdateAcceptedEventAttributes: {} },
+        { workflowTaskScheduledEventAttributes: {} },
       ],
     };
     const c = countHistory(history);
@@ -30,7 +30,7 @@ describe('the capacity model', () => {
   });
 
   test("events per second: the cluster's budget over the per-event cost, the supervisor's share included, bound by the scarcer", () => {
-    const cluster = { name: 't', historyEventsPerSecond: 1000, tasksPerSecond: 100, oneWorkflowTasksPerSecond: 50, note: '' } as const;
+    const cluster = { name: 't', historyEventsPerSecond: 1000, tasksPerSecond: 100, oneWorkflowTasksPerSecond: 50, note: '' };
     const paths = {
       a: { perEvent: { historyEvents: 9, workflowTasks: 1, activityTasks: 1 }, supervisorPerEvent: { historyEvents: 1, workflowTasks: 0, activityTasks: 0 } },
       b: {
@@ -45,7 +45,7 @@ describe('the capacity model', () => {
   });
 
   test("a hot key's ceiling is one workflow's task rate over its coalescer's tasks per event; the supervisor's is that rate times runs per lease", () => {
-    const cluster = { name: 't', historyEventsPerSecond: 1000, tasksPerSecond: 100, oneWorkflowTasksPerSecond: 50, note: '' } as const;
+    const cluster = { name: 't', historyEventsPerSecond: 1000, tasksPerSecond: 100, oneWorkflowTasksPerSecond: 50, note: '' };
     const coalescer = (events: number, workflowTasks: number, updates: number) => ({
       events,
       byType: { coalescerWorkflow: { ...zeroCounts(), executions: 1, workflowTasks, updates, historyEvents: 2 * events, historyBytes: 100 * events } },
