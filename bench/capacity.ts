@@ -68,13 +68,23 @@ const benchSource = defineWebhookSource({
   }),
 });
 
+/** What a path's driver has to hand. */
 interface PathContext {
   tag: string;
   taskQueue: string;
   gate: Gate;
   entry: Client;
   observer: Client;
+  redis: Redis;
   agents: AgentRegistry;
+}
+
+/** One path: its agents, how many events it drives, and the driver (returns the runs to wait for, and a Schedule's id). */
+interface Path {
+  name: string;
+  agents: AgentRegistry;
+  events: number;
+  drive: (ctx: PathContext) => Promise<{ minRuns: number; scheduler?: string }>;
 }
 
 interface PathResult {
@@ -85,13 +95,10 @@ interface PathResult {
   perEvent: OpCounts;
   /** The supervisor's share (leases, wake-count signals, its own reads), per event. */
   supervisorPerEvent: OpCounts;
-  /** Totals by workflow type. */
-  byType: Record<string, OpCounts>;
-  /** gRPC calls the entry process made, by method, in total. */
-  rpc: Record<string, number>;
+  byType: Record<string, OpCounts>; // totals by workflow type
+  rpc: Record<string, number>; // the entry process's gRPC calls by method, in total
   rpcPerEvent: number;
-  /** Executions looked for by ID and not found. */
-  missing: string[];
+  missing: string[]; // executions looked for by ID and not found
 }
 
 /** Wait until the queue's runs, ticks and coalescers have all closed and at least `minRuns` runs exist; returns the runs. */
@@ -112,6 +119,176 @@ async function settle(observer: Client, taskQueue: string, minRuns: number): Pro
   throw new Error(`task queue ${taskQueue} did not settle within ${SETTLE_TIMEOUT_MS} ms`);
 }
 
+const each = (n: number, f: (i: number) => Promise<unknown>) => Promise.all(Array.from({ length: n }, (_, i) => f(i)));
+const ping = (gate: Gate, entity: string, type: string) => gate.admit({ source: 'ping', entity, type, occurredAt: OCCURRED_AT });
+
+/** Send the signed webhooks of the webhook path to an ingress in this process. */
+async function webhooks({ tag, taskQueue, entry, agents }: PathContext): Promise<void> {
+  const ingress = await startIngress({
+    client: entry,
+    taskQueue,
+    registry: registryOf(agents),
+    sources: [benchSource],
+    config: { ...loadConfig({}).ingress, port: 0, operatorPort: 0, ratePerSecond: 1e6, burst: 1e6, maxInFlight: 4 * EVENTS },
+    allowDevSecrets: true,
+  });
+  const webhook = new Webhook(benchSource.devSecret);
+  try {
+    await each(EVENTS, async (i) => {
+      const body = JSON.stringify({ entity: `wh-${tag}-${i}`, type: 'bench' });
+      const id = `wh-${tag}-${i}`;
+      const at = new Date();
+      const res = await fetch(`${ingress.url}/webhooks/bench-ping`, {
+        method: 'POST',
+        body,
+        headers: {
+          'content-type': 'application/json',
+          'webhook-id': id,
+          'webhook-timestamp': String(Math.floor(at.getTime() / 1000)),
+          'webhook-signature': webhook.sign(id, at, body),
+        },
+      });
+      if (res.status !== 202) throw new Error(`webhook: expected 202, got ${res.status}: ${await res.text()}`);
+    });
+  } finally {
+    await ingress.close();
+  }
+}
+
+/** Publish the queue path's messages and drain them with one consumer through the gate. */
+async function queueMessages({ tag, gate, entry, redis }: PathContext): Promise<void> {
+  for (let i = 0; i < EVENTS; i++) await publish(redis, { source: 'ping', entity: `q-${tag}-${i}`, type: 'bench', occurredAt: OCCURRED_AT });
+  const metrics = new QueueMetrics(new Registry());
+  const consumer = new RedisStreamsConsumer({ redis, sources: ['ping'], claimIdleMs: 60_000, batch: EVENTS, blockMs: 100, metrics });
+  const consuming = consumer.run(queueHandler({ gate, client: entry, temporalTimeoutMs: 10_000, maxAttempts: 5 }));
+  while ((await metrics.accepted.get()).values.reduce((s, v) => s + v.value, 0) < EVENTS) await sleep(20);
+  await consumer.stop();
+  await consuming;
+}
+
+/** A Schedule firing every 2 s until WINDOWS runs exist, then deleted. */
+async function scheduleWindows({ tag, taskQueue, entry, observer, agents }: PathContext): Promise<string> {
+  const def = defineSchedule({
+    id: `cap-${tag}`,
+    description: 'bench:capacity',
+    agent: 'canary',
+    cadence: 'fixed_rate',
+    spec: { every: '2s' },
+    overlap: 'buffer_all',
+    catchUp: 'all',
+    rationale: 'bench:capacity: every window runs, so each costs what a window costs',
+  });
+  const handle = await entry.schedule.create(toScheduleOptions(def, taskQueue, registryOf(agents)));
+  const fired = () => observer.workflow.count(`TaskQueue = "${taskQueue}" AND WorkflowType = "runWorkflow"`).then((c) => c.count);
+  while ((await fired()) < WINDOWS) await sleep(500);
+  await handle.delete();
+  return def.id;
+}
+
+const hot = coalescing('canary', COALESCE);
+const PATHS: Path[] = [
+  {
+    name: 'oneCall',
+    agents: exampleAgents,
+    events: EVENTS,
+    drive: async ({ tag, gate }) => {
+      for (let i = 0; i < EVENTS; i++) await ping(gate, `one-${tag}-${i}`, 'bench');
+      return { minRuns: EVENTS };
+    },
+  },
+  {
+    name: 'permitBurst',
+    agents: exampleAgents,
+    events: EVENTS,
+    drive: async ({ tag, gate }) => (await each(EVENTS, (i) => ping(gate, `burst-${tag}-${i}`, 'bench')), { minRuns: EVENTS }),
+  },
+  {
+    name: 'coalesceHotKey',
+    agents: hot,
+    events: EVENTS,
+    drive: async ({ tag, gate }) => (await each(EVENTS, (i) => ping(gate, `hot-${tag}`, `e-${i}`)), { minRuns: 1 }),
+  },
+  {
+    name: 'coalesceHotKeyPaced',
+    agents: hot,
+    events: PACED,
+    drive: async ({ tag, gate }) => {
+      const answers: Promise<unknown>[] = [];
+      for (let i = 0; i < PACED; i++) {
+        answers.push(ping(gate, `paced-${tag}`, `e-${i}`));
+        await sleep(PACE_MS);
+      }
+      await Promise.all(answers);
+      return { minRuns: 1 };
+    },
+  },
+  {
+    name: 'coalesceSpread',
+    agents: hot,
+    events: EVENTS,
+    drive: async ({ tag, gate }) => (await each(EVENTS, (i) => ping(gate, `spread-${tag}-${i}`, 'bench')), { minRuns: EVENTS }),
+  },
+  { name: 'webhook', agents: exampleAgents, events: EVENTS, drive: async (ctx) => (await webhooks(ctx), { minRuns: EVENTS }) },
+  { name: 'queue', agents: exampleAgents, events: EVENTS, drive: async (ctx) => (await queueMessages(ctx), { minRuns: EVENTS }) },
+  { name: 'schedule', agents: exampleAgents, events: WINDOWS, drive: async (ctx) => ({ minRuns: WINDOWS, scheduler: await scheduleWindows(ctx) }) },
+];
+
+/** The bench's connections, shared by every path. */
+interface Bench {
+  namespace: string;
+  tag: string;
+  entry: Client;
+  observer: Client;
+  connection: NativeConnection;
+  workflowBundle: Awaited<ReturnType<typeof bundleWorkflowCode>>;
+  redis: Redis;
+  rpc: ReturnType<typeof rpcCounter>;
+}
+
+/** Run one path on a task queue of its own, wait until it settles, and count what it cost. */
+async function measure(b: Bench, path: Path): Promise<PathResult> {
+  const taskQueue = `cap-${path.name}-${b.tag}`;
+  const { agents, events } = path;
+  const gate = new Gate({ client: b.entry, taskQueue, registry: registryOf(agents), decisionWaitMs: 30_000 });
+  const worker = await createWakeWorker({
+    connection: b.connection,
+    namespace: b.namespace,
+    taskQueue,
+    activities: activitiesOf({ agents }),
+    workflowBundle: b.workflowBundle,
+  });
+  b.rpc.take();
+  const t0 = performance.now();
+  let runs = 0;
+  let scheduler: string | undefined;
+  await worker.runUntil(async () => {
+    const d = await path.drive({ tag: b.tag, taskQueue, gate, entry: b.entry, observer: b.observer, redis: b.redis, agents });
+    scheduler = d.scheduler;
+    await gate.close();
+    runs = await settle(b.observer, taskQueue, d.minRuns);
+  });
+  const seconds = Math.round((performance.now() - t0) / 100) / 10;
+  const calls = b.rpc.take();
+  const extra = scheduler ? [{ type: 'temporal-sys-scheduler', workflowId: `temporal-sys-scheduler:${scheduler}` }] : [];
+  const { byType, missing } = await historyCosts(b.observer, `TaskQueue = "${taskQueue}"`, extra);
+  const onPath = Object.entries(byType)
+    .filter(([type]) => type !== 'supervisorWorkflow')
+    .reduce((s, [, c]) => addCounts(s, c), zeroCounts());
+  // A Schedule may fire once more between the count and its deletion: each window is an event.
+  const n = scheduler ? runs : events;
+  return {
+    events: n,
+    runs,
+    seconds,
+    perEvent: perEvent(onPath, n),
+    supervisorPerEvent: perEvent(byType.supervisorWorkflow ?? zeroCounts(), n),
+    byType,
+    rpc: calls,
+    rpcPerEvent: Math.round((Object.values(calls).reduce((s, x) => s + x, 0) / n) * 1000) / 1000,
+    missing,
+  };
+}
+
 async function main(): Promise<void> {
   const recorder = benchRecorder('capacity', {
     eventsPerPath: EVENTS,
@@ -129,147 +306,25 @@ async function main(): Promise<void> {
   const server = await DevServer.start();
   const broker = await RedisServer.start();
   const rpc = rpcCounter();
-  const entry = new Client({ connection: await Connection.connect({ address: server.address, interceptors: [rpc.interceptor] }) });
-  const observer = new Client({ connection: await Connection.connect({ address: server.address }) });
-  const connection = await NativeConnection.connect({ address: server.address });
-  const workflowBundle = await bundleWorkflowCode({ workflowsPath: require.resolve('../workflows'), logger: new DefaultLogger('WARN') });
-  const redis = new Redis(broker.url);
-  const tag = randomUUID().slice(0, 8);
-  const results: Record<string, PathResult> = {};
+  const b: Bench = {
+    namespace: server.namespace,
+    tag: randomUUID().slice(0, 8),
+    entry: new Client({ connection: await Connection.connect({ address: server.address, interceptors: [rpc.interceptor] }) }),
+    observer: new Client({ connection: await Connection.connect({ address: server.address }) }),
+    connection: await NativeConnection.connect({ address: server.address }),
+    workflowBundle: await bundleWorkflowCode({ workflowsPath: require.resolve('../workflows'), logger: new DefaultLogger('WARN') }),
+    redis: new Redis(broker.url),
+    rpc,
+  };
+  const paths: Record<string, PathResult> = {};
   const problems: string[] = [];
-
-  /** Run one path on a task queue of its own and count what it cost. */
-  async function measure(
-    name: string,
-    agents: AgentRegistry,
-    events: number,
-    drive: (ctx: PathContext) => Promise<{ minRuns: number; scheduler?: string } | void>,
-  ): Promise<void> {
-    const taskQueue = `cap-${name}-${tag}`;
-    const gate = new Gate({ client: entry, taskQueue, registry: registryOf(agents), decisionWaitMs: 30_000 });
-    const worker = await createWakeWorker({ connection, namespace: server.namespace, taskQueue, activities: activitiesOf({ agents }), workflowBundle });
-    rpc.take();
-    const t0 = performance.now();
-    let runs = 0;
-    let scheduler: string | undefined;
-    await worker.runUntil(async () => {
-      const d = (await drive({ tag, taskQueue, gate, entry, observer, agents })) ?? { minRuns: 1 };
-      scheduler = d.scheduler;
-      await gate.close();
-      runs = await settle(observer, taskQueue, d.minRuns);
-    });
-    const seconds = Math.round((performance.now() - t0) / 100) / 10;
-    const calls = rpc.take();
-    const extra = scheduler ? [{ type: 'temporal-sys-scheduler', workflowId: `temporal-sys-scheduler:${scheduler}` }] : [];
-    const { byType, missing } = await historyCosts(observer, `TaskQueue = "${taskQueue}"`, extra);
-    const onPath = Object.entries(byType)
-      .filter(([type]) => type !== 'supervisorWorkflow')
-      .reduce((s, [, c]) => addCounts(s, c), zeroCounts());
-    const n = name === 'schedule' ? runs : events;
-    results[name] = {
-      events: n,
-      runs,
-      seconds,
-      perEvent: perEvent(onPath, n),
-      supervisorPerEvent: perEvent(byType.supervisorWorkflow ?? zeroCounts(), n),
-      byType,
-      rpc: calls,
-      rpcPerEvent: Math.round((Object.values(calls).reduce((s, x) => s + x, 0) / n) * 1000) / 1000,
-      missing,
-    };
-    if (missing.length) problems.push(`${name}: not found by ID: ${missing.join(', ')}`);
-    console.log(name, JSON.stringify(results[name]!.perEvent), `runs ${runs}`, `${seconds} s`);
-  }
-
-  const each = (n: number, f: (i: number) => Promise<unknown>) => Promise.all(Array.from({ length: n }, (_, i) => f(i)));
-  const ping = (gate: Gate, entity: string, type: string) => gate.admit({ source: 'ping', entity, type, occurredAt: OCCURRED_AT });
-  const hot = coalescing('canary', COALESCE);
   try {
-    await measure('oneCall', exampleAgents, EVENTS, async ({ gate }) => {
-      for (let i = 0; i < EVENTS; i++) await ping(gate, `one-${tag}-${i}`, 'bench');
-      return { minRuns: EVENTS };
-    });
-    await measure('permitBurst', exampleAgents, EVENTS, async ({ gate }) => {
-      await each(EVENTS, (i) => ping(gate, `burst-${tag}-${i}`, 'bench'));
-      return { minRuns: EVENTS };
-    });
-    await measure('coalesceHotKey', hot, EVENTS, async ({ gate }) => {
-      await each(EVENTS, (i) => ping(gate, `hot-${tag}`, `e-${i}`));
-      return { minRuns: 1 };
-    });
-    await measure('coalesceHotKeyPaced', hot, PACED, async ({ gate }) => {
-      const answers: Promise<unknown>[] = [];
-      for (let i = 0; i < PACED; i++) {
-        answers.push(ping(gate, `paced-${tag}`, `e-${i}`));
-        await sleep(PACE_MS);
-      }
-      await Promise.all(answers);
-      return { minRuns: 1 };
-    });
-    await measure('coalesceSpread', hot, EVENTS, async ({ gate }) => {
-      await each(EVENTS, (i) => ping(gate, `spread-${tag}-${i}`, 'bench'));
-      return { minRuns: EVENTS };
-    });
-    await measure('webhook', exampleAgents, EVENTS, async ({ taskQueue, agents }) => {
-      const ingress = await startIngress({
-        client: entry,
-        taskQueue,
-        registry: registryOf(agents),
-        sources: [benchSource],
-        config: { ...loadConfig({}).ingress, port: 0, operatorPort: 0, ratePerSecond: 1e6, burst: 1e6, maxInFlight: 4 * EVENTS },
-        allowDevSecrets: true,
-      });
-      const webhook = new Webhook(benchSource.devSecret);
-      try {
-        await each(EVENTS, async (i) => {
-          const body = JSON.stringify({ entity: `wh-${tag}-${i}`, type: 'bench' });
-          const id = `wh-${tag}-${i}`;
-          const at = new Date();
-          const res = await fetch(`${ingress.url}/webhooks/bench-ping`, {
-            method: 'POST',
-            body,
-            headers: {
-              'content-type': 'application/json',
-              'webhook-id': id,
-              'webhook-timestamp': String(Math.floor(at.getTime() / 1000)),
-              'webhook-signature': webhook.sign(id, at, body),
-            },
-          });
-          if (res.status !== 202) throw new Error(`webhook: expected 202, got ${res.status}: ${await res.text()}`);
-        });
-      } finally {
-        await ingress.close();
-      }
-      return { minRuns: EVENTS };
-    });
-    await measure('queue', exampleAgents, EVENTS, async ({ gate }) => {
-      for (let i = 0; i < EVENTS; i++) await publish(redis, { source: 'ping', entity: `q-${tag}-${i}`, type: 'bench', occurredAt: OCCURRED_AT });
-      const metrics = new QueueMetrics(new Registry());
-      const consumer = new RedisStreamsConsumer({ redis, sources: ['ping'], claimIdleMs: 60_000, batch: EVENTS, blockMs: 100, metrics });
-      const consuming = consumer.run(queueHandler({ gate, client: entry, temporalTimeoutMs: 10_000, maxAttempts: 5 }));
-      while ((await metrics.accepted.get()).values.reduce((s, v) => s + v.value, 0) < EVENTS) await sleep(20);
-      await consumer.stop();
-      await consuming;
-      return { minRuns: EVENTS };
-    });
-    await measure('schedule', exampleAgents, WINDOWS, async ({ taskQueue, agents }) => {
-      const def = defineSchedule({
-        id: `cap-${tag}`,
-        description: 'bench:capacity',
-        agent: 'canary',
-        cadence: 'fixed_rate',
-        spec: { every: '2s' },
-        overlap: 'buffer_all',
-        catchUp: 'all',
-        rationale: 'bench:capacity: every window runs, so each costs what a window costs',
-      });
-      const handle = await entry.schedule.create(toScheduleOptions(def, taskQueue, registryOf(agents)));
-      const fired = () => observer.workflow.count(`TaskQueue = "${taskQueue}" AND WorkflowType = "runWorkflow"`).then((c) => c.count);
-      while ((await fired()) < WINDOWS) await sleep(500);
-      await handle.delete();
-      return { minRuns: WINDOWS, scheduler: def.id };
-    });
-    const report = { paths: results };
+    for (const path of PATHS) {
+      const r = (paths[path.name] = await measure(b, path));
+      if (r.missing.length) problems.push(`${path.name}: not found by ID: ${r.missing.join(', ')}`);
+      console.log(path.name, JSON.stringify(r.perEvent), `runs ${r.runs}`, `${r.seconds} s`);
+    }
+    const report = { paths };
     console.log(JSON.stringify(report, null, 2));
     await recorder.write(report, problems);
     if (problems.length > 0) {
@@ -277,10 +332,10 @@ async function main(): Promise<void> {
       process.exitCode = 1;
     }
   } finally {
-    redis.disconnect();
-    await entry.connection.close();
-    await observer.connection.close();
-    await connection.close();
+    b.redis.disconnect();
+    await b.entry.connection.close();
+    await b.observer.connection.close();
+    await b.connection.close();
     await broker.stop();
     await server.stop();
   }
