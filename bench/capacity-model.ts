@@ -25,6 +25,9 @@ export const CLUSTER_ASSUMPTION: Readonly<ClusterAssumption> = {
     'and workflow tasks one workflow completes per second (its tasks run one at a time: dispatch, the worker, the write; about 20 ms each)',
 };
 
+/** A coalescing agent's default dedup horizon (`coalesce.dedupHorizon`): an idle coalescer stays open this long after its newest event. */
+export const DEFAULT_DEDUP_HORIZON_S = 86_400;
+
 /** Temporal's limits on one workflow execution, from its documentation. */
 export const WORKFLOW_LIMITS = { updatesInFlight: 10, updatesPerRun: 2000, historyEventsHard: 51_200, historyBytesHard: 50 * 2 ** 20 } as const;
 
@@ -100,4 +103,13 @@ export function hotSpots(paths: Json, cluster: ClusterAssumption = CLUSTER_ASSUM
       historyEvents: r(n(spread.historyEvents) / n(spread.executions), 1),
     },
   };
+}
+
+/**
+ * Wake keys open at once when every event opens a key of its own at `eventsPerSecond` and each
+ * coalescer stays open `horizonS` after it (idle: one timer, no task), and the history they hold.
+ */
+export function openKeys(eventsPerSecond: number, historyBytesPerKey: number, horizonS = DEFAULT_DEDUP_HORIZON_S) {
+  const keys = eventsPerSecond * horizonS;
+  return { horizonS, keys: r(keys), historyGb: r((keys * historyBytesPerKey) / 1e9, 1) };
 }

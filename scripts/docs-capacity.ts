@@ -1,4 +1,4 @@
-import { CLUSTER_ASSUMPTION, hotSpots, pathModels, WORKFLOW_LIMITS } from '../bench/capacity-model';
+import { CLUSTER_ASSUMPTION, hotSpots, openKeys, pathModels, WORKFLOW_LIMITS } from '../bench/capacity-model';
 
 /**
  * The generated section of bench:capacity (docs/OPERATIONS.md): the per-event operation counts of
@@ -35,6 +35,8 @@ export function capacityLines(r: Json, other: (name: string) => Json | undefined
   const spots = hotSpots(paths);
   const c = CLUSTER_ASSUMPTION;
   const measuredHot = obj(obj(other('coalesce')).hotKey);
+  const spreadRate = models.find((m) => m.path === 'coalesceSpread')?.eventsPerSecond ?? NaN;
+  const open = openKeys(spreadRate, spots.openKey.historyBytes);
   const hu = spots.hotKey.unbatched;
   const hb = spots.hotKey.batched;
   return [
@@ -103,6 +105,8 @@ export function capacityLines(r: Json, other: (name: string) => Json | undefined
       `A task queue's supervisor granted ${num(spots.supervisor.runsPerLease)} runs per lease in the burst; at one workflow task per lease it grants about ` +
       `**${num(spots.supervisor.runsPerSecond)} runs a second** per task queue, with at most ${num(WORKFLOW_LIMITS.updatesInFlight)} leases in flight. ` +
       `An open wake key's coalescer holds ${num(spots.openKey.historyEvents)} history events (${num(spots.openKey.historyBytes)} bytes) for one event and its run; ` +
-      'idle until its horizon, it costs one timer and no task.',
+      'idle until its horizon, it costs one timer and no task. ' +
+      `So open wake keys are bound by storage, not throughput: with every event on a key of its own at the ${num(spreadRate)} a second above ` +
+      `and the default dedup horizon of ${num(open.horizonS / 3600)} h, about **${num(open.keys)} wake keys** are open at once, holding about ${num(open.historyGb)} GB of history.`,
   ];
 }

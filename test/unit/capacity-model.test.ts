@@ -1,7 +1,7 @@
 import { describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { countHistory, perEvent, zeroCounts } from '../../bench/capacity-count';
-import { hotSpots, pathModels } from '../../bench/capacity-model';
+import { hotSpots, openKeys, pathModels } from '../../bench/capacity-model';
 
 // bench:capacity counts operations from histories and divides them into a stated cluster's throughput.
 
@@ -65,5 +65,6 @@ describe('the capacity model', () => {
     assert.equal(s.hotKey.batched.eventsPerSecond, 200);
     assert.equal(s.supervisor.runsPerSecond, 250);
     assert.equal(s.openKey.historyBytes, 1000);
+    assert.deepEqual(openKeys(10, 1e6, 3600), { horizonS: 3600, keys: 36_000, historyGb: 36 });
   });
 });
