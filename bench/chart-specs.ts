@@ -1,3 +1,4 @@
+import { capacityPanels } from './chart-capacity';
 import type { BenchResultsFile } from './results-file';
 import { bar, groupedBars, latencyPanel, nums, obj, roundRates, rowBars, type Json, type Spec } from './chart-parts';
 import { coalesce, ingress } from './chart-coalesce';
@@ -130,6 +131,7 @@ const PANELS: Record<string, { headline: string; panels: (r: Json) => Spec[] }> 
   coalesce: { headline: 'one hot wake key, then many keys, through the coalescer', panels: coalesce },
   ingress: { headline: 'signed webhooks and a queue against a raw workflow start', panels: ingress },
   cli: { headline: "the wakegate command's start-up, and a burst of emits", panels: cli },
+  capacity: { headline: 'what one event costs Temporal, counted from the histories, per path', panels: capacityPanels },
 };
 
 /** The benchmarks that have a chart. */

@@ -1,6 +1,7 @@
 import { existsSync, readFileSync } from 'node:fs';
 import path from 'node:path';
 import type { BenchResultsFile } from '../bench/results';
+import { capacityLines } from './docs-capacity';
 
 /**
  * The benchmark tables of the docs, made from `bench/results/<name>.json` alone: each section says
@@ -9,11 +10,12 @@ import type { BenchResultsFile } from '../bench/results';
  * rounds anew; a figure the file does not hold is not shown.
  */
 
-export const BENCHES = ['gate', 'run', 'schedules', 'coalesce', 'ingress', 'cli'] as const;
+export const BENCHES = ['gate', 'run', 'schedules', 'coalesce', 'ingress', 'cli', 'capacity'] as const;
 export type BenchName = (typeof BENCHES)[number];
 
 type Json = Record<string, unknown>;
-type Renderer = (r: Json) => string[];
+/** A section's lines from its results; `other` reads another benchmark's results, for a section that sets them side by side. */
+type Renderer = (r: Json, other: (name: string) => Json | undefined) => string[];
 
 export function resultsFile(root: string, name: string): string {
   return path.join(root, 'bench', 'results', `${name}.json`);
@@ -213,7 +215,7 @@ const cli: Renderer = (r) => {
   ];
 };
 
-const RENDERERS: Record<BenchName, Renderer> = { gate, run, schedules, coalesce, ingress, cli };
+const RENDERERS: Record<BenchName, Renderer> = { gate, run, schedules, coalesce, ingress, cli, capacity: capacityLines };
 
 /** How a results file was made: command, date, machine and its load, parameters, problems found. */
 function provenance(f: BenchResultsFile<Json>): string[] {
@@ -246,5 +248,6 @@ export function benchSection(root: string, name: string): string {
   if (!(BENCHES as readonly string[]).includes(name)) throw new Error(`no benchmark named "${name}" (known: ${BENCHES.join(', ')})`);
   const f = readResults(root, name);
   if (!f) return `_No results file yet: run \`npm run bench:${name}\`, then \`npm run docs\`._`;
-  return [...provenance(f), ...RENDERERS[name as BenchName](f.results), ...chart(root, name)].join('\n');
+  const other = (n: string) => readResults(root, n)?.results;
+  return [...provenance(f), ...RENDERERS[name as BenchName](f.results, other), ...chart(root, name)].join('\n');
 }
