@@ -107,8 +107,8 @@ const roundsLine = (wg: Json, ref: Json): string[] => {
   ];
 };
 
-const coalesce: Renderer = (r) => {
-  if (typeof r.coalescePerS === 'number') return coalesceAgainstRaw(r);
+const coalesce: Renderer = (r, other) => {
+  if (typeof r.coalescePerS === 'number') return coalesceAgainstRaw(r, other);
   const hot = obj(r.hotKey);
   const many = obj(r.manyKeys);
   const rss = obj(r.rssMb);
