@@ -1,12 +1,14 @@
 import { WorkflowExecutionAlreadyStartedError } from '@temporalio/common';
 import {
   allHandlersFinished,
+  CancellationScope,
   condition,
   continueAsNew,
   getExternalWorkflowHandle,
   ParentClosePolicy,
   proxyActivities,
   setHandler,
+  sleep,
   startChild,
   workflowInfo,
   WorkflowIdReusePolicy,
@@ -127,6 +129,27 @@ export async function coalescerWorkflow(input: CoalescerInput): Promise<Coalesce
     }
   };
 
+  // One timer for the next due time, kept while offers arrive: each event of a burst pushes the
+  // debounce back, and a new timer per offer (started, then cancelled) would cost the server two
+  // history events and a command per event. A timer that fires early only makes the loop look again.
+  let timer: { untilMs: number; scope: CancellationScope; fired: Promise<void> } | undefined;
+  const wakeAt = (untilMs: number) => {
+    const scope = new CancellationScope();
+    const mine = {
+      untilMs,
+      scope,
+      fired: scope
+        .run(() => sleep(Math.max(1, untilMs - now())))
+        .then(
+          () => {
+            if (timer === mine) timer = undefined;
+          },
+          () => new Promise<void>(() => undefined), // cancelled for an earlier one: never settles
+        ),
+    };
+    return mine;
+  };
+
   // Signals to runs are awaited in the loop, never sent from a handler: Temporal drops a signal whose
   // sender has closed (continued as new) by the time it is delivered.
   for (;;) {
@@ -165,8 +188,11 @@ export async function coalescerWorkflow(input: CoalescerInput): Promise<Coalesce
         break;
       case 'wait':
         dirty = false;
-        if (step.untilMs === undefined) await condition(() => dirty);
-        else await condition(() => dirty, Math.max(1, step.untilMs - now()));
+        if (step.untilMs !== undefined && (!timer || timer.untilMs > step.untilMs)) {
+          timer?.scope.cancel();
+          timer = wakeAt(step.untilMs);
+        }
+        await (timer ? Promise.race([condition(() => dirty), timer.fired]) : condition(() => dirty));
         break;
     }
   }
