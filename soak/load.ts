@@ -49,7 +49,7 @@ export class LoadGenerator {
   readonly queued: Delivery[] = [];
   private seq = 0;
   private next = 0;
-  private inFlight = new Set<Promise<unknown>>();
+  private inFlight = new Map<Promise<unknown>, string>();
   private stopped = false;
   private readonly base = Date.now() - 30 * DAY;
 
@@ -64,33 +64,39 @@ export class LoadGenerator {
       const n = ++this.seq;
       const roll = n % 20;
       if (this.inFlight.size < 48) {
-        if (roll < 7) this.track(this.campaign(n, `camp-${n % 12}`));
-        else if (roll < 9) this.track(this.release(n));
-        else if (roll < 11) this.track(this.alert(n));
-        else if (roll < 15) this.track(this.queue(n));
-        else if (roll < 17) this.track(this.invalid(n));
-        else this.track(this.campaign(n, n % 2 ? 'hot-a' : 'hot-b'));
+        if (roll < 7) this.track(this.campaign(n, `camp-${n % 12}`), 'campaigns');
+        else if (roll < 9) this.track(this.release(n), 'github');
+        else if (roll < 11) this.track(this.alert(n), 'tracker');
+        else if (roll < 15) this.track(this.queue(n), 'queue');
+        else if (roll < 17) this.track(this.invalid(n), 'invalid');
+        else this.track(this.campaign(n, n % 2 ? 'hot-a' : 'hot-b'), 'hot');
       }
       if (Date.now() - lastBurst > 10_000) {
         lastBurst = Date.now();
-        for (let i = 0; i < 8; i++) this.track(this.campaign(++this.seq, 'hot-a'));
+        for (let i = 0; i < 8; i++) this.track(this.campaign(++this.seq, 'hot-a'), 'burst');
       }
       if (Date.now() - lastCli > this.opts.cliEveryMs) {
         lastCli = Date.now();
-        this.track(this.cli(n));
+        this.track(this.cli(n), 'cli');
       }
       await new Promise((r) => setTimeout(r, tickMs));
     }
-    while (this.inFlight.size) await Promise.race(this.inFlight);
+    const report = setInterval(() => {
+      const kinds: Record<string, number> = {};
+      for (const label of this.inFlight.values()) kinds[label] = (kinds[label] ?? 0) + 1;
+      console.error(`soak load: ${this.deliveries.length} deliveries made, still in flight ${JSON.stringify(kinds)}`);
+    }, 10_000);
+    while (this.inFlight.size) await Promise.race(this.inFlight.keys());
+    clearInterval(report);
   }
 
   stop(): void {
     this.stopped = true;
   }
 
-  private track(p: Promise<unknown>): void {
+  private track(p: Promise<unknown>, label = 'delivery'): void {
     const done = p.catch((err: unknown) => console.error('soak load:', (err as Error).message));
-    this.inFlight.add(done);
+    this.inFlight.set(done, label);
     void done.finally(() => this.inFlight.delete(done));
   }
 
@@ -175,7 +181,7 @@ export class LoadGenerator {
       this.queued.push(d);
       for (let attempt = 1; attempt <= 20; attempt++) {
         try {
-          await this.opts.redis().xadd(streamKey(source), '*', 'event', JSON.stringify(fields));
+          await withTimeout(this.opts.redis().xadd(streamKey(source), '*', 'event', JSON.stringify(fields)), 10_000);
           d.status = 202;
           break;
         } catch (err) {
@@ -226,6 +232,12 @@ export class LoadGenerator {
       await new Promise((r) => setTimeout(r, 2000));
     }
   }
+}
+
+function withTimeout<T>(p: Promise<T>, ms: number): Promise<T> {
+  let timer: NodeJS.Timeout | undefined;
+  const late = new Promise<never>((_, reject) => (timer = setTimeout(() => reject(new Error(`no answer within ${ms} ms`)), ms)));
+  return Promise.race([p, late]).finally(() => clearTimeout(timer));
 }
 
 function wakesOf(json: Record<string, unknown> | undefined): WakeSeen[] | undefined {

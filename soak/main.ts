@@ -6,11 +6,14 @@
  * With TEMPORAL_ADDRESS set it uses that server (envconfig profile, TLS, API key, namespace) and
  * skips only the server restart. The last line printed is one JSON object: {"soak":{...}}.
  */
+import { writeFileSync } from 'node:fs';
+import path from 'node:path';
 import { approveSignal, statusQuery } from '../core/messages';
 import { streamKey, deadLetterKey } from '../ingress/queue/redis-streams';
 import { loadApp } from '../runtime/load-app';
 import { syncSchedules } from '../schedules/sync';
 import { account, readRuns, type Accounting } from './accounting';
+import { askCoalescers } from './coalescers';
 import { FaultInjector } from './faults';
 import { LoadGenerator } from './load';
 import { rssMb } from './procs';
@@ -90,6 +93,21 @@ async function main(): Promise<void> {
     `starting: ${SECONDS} s of load at ${RATE}/s, ${WORKERS} workers, a fault every ${FAULT_EVERY_MS / 1000} s, ${EXTERNAL ? 'external Temporal' : 'own dev server'}`,
   );
   const top = await startTopology({ workers: WORKERS, external: EXTERNAL });
+  // Whatever ends the soak early (an error, Ctrl-C, a test's timeout) stops what it started.
+  let tornDown: Promise<void> | undefined;
+  const teardown = () => (tornDown ??= top.teardown().catch((err: unknown) => log(`teardown: ${(err as Error).message}`)));
+  for (const sig of ['SIGINT', 'SIGTERM'] as const) process.once(sig, () => void teardown().then(() => process.exit(130)));
+  try {
+    await soak(top);
+  } finally {
+    await teardown();
+  }
+  process.exit(exitCode);
+}
+
+let exitCode = 0;
+
+async function soak(top: Topology): Promise<void> {
   log(`up: task queue ${top.taskQueue}, ingresses ${top.ingresses.join(' ')}, logs in ${top.dir}`);
   process.env.WAKEGATE_APP = top.env.WAKEGATE_APP;
   const app = loadApp(top.env.WAKEGATE_APP!);
@@ -131,6 +149,7 @@ async function main(): Promise<void> {
   await load.run(until);
   log(`load done: ${load.deliveries.length} deliveries; waiting for the faults under way`);
   await faults.settle();
+  log('faults settled; draining');
 
   // Drain: the schedules stop, the queue empties, the debounces pass, every run ends (bounded).
   for (const s of app.schedules)
@@ -168,9 +187,17 @@ async function main(): Promise<void> {
     },
     faults: faults.faults,
   });
+  // An event answered `accepted` is decided later: its coalescer may have decided it stale (no run shows that).
+  const words = await askCoalescers(top.client(), load.deliveries, result.lost);
+  const decidedStale = words.filter((w) => w.decision === 'stale').map((w) => w.eventKey);
+  result.lost = result.lost.filter((k) => !decidedStale.includes(k));
+  const lostWords = words.filter((w) => w.decision !== 'stale');
   const rssMbReport = rssReport(rss, SECONDS);
+  writeFileSync(path.join(top.dir, 'deliveries.json'), JSON.stringify(load.deliveries, null, 1));
+  writeFileSync(path.join(top.dir, 'runs.json'), JSON.stringify(runs, null, 1));
   printSummary(result, faults, approvals, rssMbReport, q);
-  await top.teardown();
+  console.error(`  accepted, then decided stale by their coalescer: ${decidedStale.length}`);
+  for (const w of lostWords) console.error(`  lost ${w.eventKey}: its coalescer ${w.coalescerId} says ${JSON.stringify(w)}`);
   const failed = result.lost.length + result.doubleAbsorbed.length + result.duplicateEffects.length + result.stuckRuns.length + result.invalidAccepted.length;
   console.log(
     JSON.stringify({
@@ -197,7 +224,7 @@ async function main(): Promise<void> {
       },
     }),
   );
-  process.exit(failed ? 1 : 0);
+  exitCode = failed ? 1 : 0;
 }
 
 function printSummary(r: Accounting, faults: FaultInjector, approvals: number, rss: ReturnType<typeof rssReport>, q: { unacked: number; dead: number }): void {

@@ -39,7 +39,7 @@ export class SoakProcess {
   async start(timeoutMs = 90_000): Promise<void> {
     const child = spawn(process.execPath, ['--import', 'tsx', path.join(ROOT, this.script)], {
       cwd: ROOT,
-      env: { ...process.env, WAKEGATE_LOG_LEVEL: 'warn', WAKEGATE_LOG_FORMAT: 'json', ...this.env },
+      env: { ...process.env, WAKEGATE_LOG_LEVEL: 'info', WAKEGATE_LOG_FORMAT: 'json', ...this.env },
       stdio: ['ignore', 'pipe', 'pipe'],
     });
     this.child = child;

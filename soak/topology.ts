@@ -85,8 +85,6 @@ export async function startTopology(opts: { workers: number; external: boolean }
   }
   for (let i = 1; i <= 2; i++)
     procs.push(new SoakProcess('consumer', `consumer-${i}`, 'soak/consumer-process.ts', { ...env, SOAK_CONSUMER: `soak-consumer-${i}` }, 'CONSUMING', dir));
-  for (const p of procs) await p.start();
-
   const topology: Topology = {
     dir,
     taskQueue,
@@ -126,5 +124,11 @@ export async function startTopology(opts: { workers: number; external: boolean }
       else await external!.connection.close();
     },
   };
+  try {
+    for (const p of procs) await p.start();
+  } catch (err) {
+    await topology.teardown().catch(() => undefined);
+    throw err;
+  }
   return topology;
 }
