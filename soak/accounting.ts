@@ -158,7 +158,7 @@ export function account(input: {
     accepted: accepted.length,
     refused: valid.filter((d) => d.status >= 400 && d.status < 500).length,
     gaveUp: valid.filter((d) => !ok(d) && !(d.status >= 400 && d.status < 500)).length + input.queueUnacked,
-    invalidAccepted: invalid.filter((d) => !(d.status >= 400 && d.status < 500)).map((d) => `${d.id} (${d.what}): ${d.status}`),
+    invalidAccepted: invalid.filter((d) => !(d.status >= 400 && d.status < 500)).map((d) => `${d.id} (${d.what}): ${d.status || 'no answer'}`),
     answeredWithoutDecision,
     lost: [...lost],
     doubleAbsorbed,

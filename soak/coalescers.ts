@@ -21,8 +21,8 @@ export interface CoalescerWord {
 export async function askCoalescers(client: Client, deliveries: Delivery[], eventKeys: string[]): Promise<CoalescerWord[]> {
   const words: CoalescerWord[] = [];
   for (const eventKey of eventKeys) {
-    const coalescerId = deliveries.find((d) => d.eventKey === eventKey && d.wakes?.length)?.wakes?.[0]?.workflowId;
-    if (!coalescerId || !coalescerId.includes('#') || coalescerId.includes('@')) {
+    const coalescerId = deliveries.find((d) => d.eventKey === eventKey && d.wakes?.some((w) => w.coalescerId))?.wakes?.find((w) => w.coalescerId)?.coalescerId;
+    if (!coalescerId) {
       words.push({ eventKey, coalescerId: coalescerId ?? '?', error: 'no coalescer named in its answers' });
       continue;
     }

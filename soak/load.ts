@@ -12,6 +12,7 @@ export interface WakeSeen {
   agent: string;
   decision: string;
   workflowId: string;
+  coalescerId?: string;
 }
 
 /** One delivery the load generator made, and everything it was answered. */
@@ -130,9 +131,14 @@ export class LoadGenerator {
     const { what, out } = invalidDelivery(n);
     const d: Delivery = { id: `soak-bad-${n}`, kind: 'invalid', what, attempts: [], status: 0 };
     this.deliveries.push(d);
-    const a = await postOnce(this.ingress(), out, 15_000);
-    d.attempts.push(a);
-    d.status = a.status;
+    // Sent again when no answer came back (an ingress killed mid-request) or on a 5xx, like any delivery.
+    for (let attempt = 1; attempt <= 10; attempt++) {
+      const a = await postOnce(this.ingress(), out, 15_000);
+      d.attempts.push(a);
+      d.status = a.status;
+      if (a.status > 0 && a.status < 500) break;
+      await new Promise((r) => setTimeout(r, 500 * attempt));
+    }
   }
 
   private ingress(): string {
@@ -241,8 +247,8 @@ function withTimeout<T>(p: Promise<T>, ms: number): Promise<T> {
 }
 
 function wakesOf(json: Record<string, unknown> | undefined): WakeSeen[] | undefined {
-  const wakes = json?.wakes as { agent: string; decision: string; workflowId: string }[] | undefined;
-  return wakes?.map((w) => ({ agent: w.agent, decision: w.decision, workflowId: w.workflowId }));
+  const wakes = json?.wakes as WakeSeen[] | undefined;
+  return wakes?.map((w) => ({ agent: w.agent, decision: w.decision, workflowId: w.workflowId, ...(w.coalescerId ? { coalescerId: w.coalescerId } : {}) }));
 }
 
 function runCli(args: string[], env: Record<string, string>): Promise<{ code: number | null; stdout: string; stderr: string }> {

@@ -13,6 +13,8 @@ import { streamKey, deadLetterKey } from '../ingress/queue/redis-streams';
 import { loadApp } from '../runtime/load-app';
 import { syncSchedules } from '../schedules/sync';
 import { account, readRuns, type Accounting } from './accounting';
+import { supervisorId } from '../core/ids';
+import { supervisorStatusQuery } from '../core/supervisor-messages';
 import { askCoalescers } from './coalescers';
 import { FaultInjector } from './faults';
 import { LoadGenerator } from './load';
@@ -195,7 +197,13 @@ async function soak(top: Topology): Promise<void> {
   const rssMbReport = rssReport(rss, SECONDS);
   writeFileSync(path.join(top.dir, 'deliveries.json'), JSON.stringify(load.deliveries, null, 1));
   writeFileSync(path.join(top.dir, 'runs.json'), JSON.stringify(runs, null, 1));
+  const supervisor = await top
+    .client()
+    .workflow.getHandle(supervisorId(top.taskQueue))
+    .query(supervisorStatusQuery)
+    .catch(() => undefined);
   printSummary(result, faults, approvals, rssMbReport, q);
+  console.error(`  supervisor: ${supervisor?.mode ?? '?'}; trips: ${JSON.stringify(supervisor?.trips.map((t) => t.reason) ?? [])}`);
   console.error(`  accepted, then decided stale by their coalescer: ${decidedStale.length}`);
   for (const w of lostWords) console.error(`  lost ${w.eventKey}: its coalescer ${w.coalescerId} says ${JSON.stringify(w)}`);
   const failed = result.lost.length + result.doubleAbsorbed.length + result.duplicateEffects.length + result.stuckRuns.length + result.invalidAccepted.length;
@@ -219,6 +227,7 @@ async function soak(top: Topology): Promise<void> {
         stops: faults.count('stop'),
         restarts: { redis: faults.count('redis-restart'), temporal: faults.count('temporal-restart') },
         approvals,
+        supervisorTrips: supervisor?.trips.length ?? -1,
         rssMb: Object.fromEntries(Object.entries(rssMbReport).map(([k, v]) => [k, v.end])),
         rssFlat: Object.values(rssMbReport).every((v) => v.flat),
       },
