@@ -17,6 +17,7 @@ export interface RunSeen {
   agent: string;
   status: string;
   terminalReason?: string;
+  wakeKey?: string;
   absorbed: string[];
   skipped: string[];
 }
@@ -32,6 +33,8 @@ export interface Accounting {
   lost: string[];
   doubleAbsorbed: string[];
   duplicateEffects: string[];
+  /** Campaigns whose exports (reconcile, no key) do not number their successful reports: applied twice, or not at all without escalating. */
+  reconcileMismatch: string[];
   stuckRuns: string[];
   runs: number;
   byReason: Record<string, number>;
@@ -68,6 +71,7 @@ export async function readRuns(client: Client, taskQueue: string): Promise<{ clo
     try {
       const r = (await client.workflow.getHandle(info.workflowId, info.runId).result()) as RunResult;
       seen.terminalReason = r.terminalReason;
+      seen.wakeKey = r.wakeKey;
       seen.absorbed = r.absorbed ? r.absorbed.map((e) => e.eventKey) : [r.eventKey];
       seen.skipped = (r.skipped ?? []).map((e) => e.eventKey);
     } catch {
@@ -149,6 +153,16 @@ export function account(input: {
     ),
   ];
 
+  // Each successful campaign report started its export exactly once (a failed find-or-apply escalates instead).
+  const reports = new Map<string, number>();
+  for (const r of runs.closed)
+    if (r.agent === 'campaign-reporter' && r.terminalReason === 'success') reports.set(r.wakeKey!, (reports.get(r.wakeKey!) ?? 0) + 1);
+  const exportsOf = new Map<string, number>();
+  for (const e of outside.exports) exportsOf.set(e.campaign, (exportsOf.get(e.campaign) ?? 0) + 1);
+  const reconcileMismatch = [...new Set([...reports.keys(), ...exportsOf.keys()])]
+    .filter((c) => (reports.get(c) ?? 0) !== (exportsOf.get(c) ?? 0))
+    .map((c) => `${c}: ${reports.get(c) ?? 0} successful reports, ${exportsOf.get(c) ?? 0} exports`);
+
   const byReason: Record<string, number> = {};
   for (const r of runs.closed) byReason[r.terminalReason ?? '?'] = (byReason[r.terminalReason ?? '?'] ?? 0) + 1;
 
@@ -163,6 +177,7 @@ export function account(input: {
     lost: [...lost],
     doubleAbsorbed,
     duplicateEffects,
+    reconcileMismatch,
     stuckRuns: runs.open,
     runs: runs.closed.length,
     byReason,

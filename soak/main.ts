@@ -206,7 +206,13 @@ async function soak(top: Topology): Promise<void> {
   console.error(`  supervisor: ${supervisor?.mode ?? '?'}; trips: ${JSON.stringify(supervisor?.trips.map((t) => t.reason) ?? [])}`);
   console.error(`  accepted, then decided stale by their coalescer: ${decidedStale.length}`);
   for (const w of lostWords) console.error(`  lost ${w.eventKey}: its coalescer ${w.coalescerId} says ${JSON.stringify(w)}`);
-  const failed = result.lost.length + result.doubleAbsorbed.length + result.duplicateEffects.length + result.stuckRuns.length + result.invalidAccepted.length;
+  const failed =
+    result.lost.length +
+    result.doubleAbsorbed.length +
+    result.duplicateEffects.length +
+    result.reconcileMismatch.length +
+    result.stuckRuns.length +
+    result.invalidAccepted.length;
   console.log(
     JSON.stringify({
       soak: {
@@ -215,7 +221,7 @@ async function soak(top: Topology): Promise<void> {
         accepted: result.accepted,
         lost: result.lost.length,
         doubleAbsorbed: result.doubleAbsorbed.length,
-        duplicateEffects: result.duplicateEffects.length,
+        duplicateEffects: result.duplicateEffects.length + result.reconcileMismatch.length,
         stuckRuns: result.stuckRuns.length,
         invalidAccepted: result.invalidAccepted.length,
         answeredWithoutDecision: result.answeredWithoutDecision.length,
@@ -255,6 +261,7 @@ function printSummary(r: Accounting, faults: FaultInjector, approvals: number, r
   list('LOST event keys', r.lost);
   list('taken by two runs', r.doubleAbsorbed);
   list('DUPLICATE effects', r.duplicateEffects);
+  list('reconcile effects not applied once', r.reconcileMismatch);
   list('STUCK runs', r.stuckRuns);
   list('invalid input accepted', r.invalidAccepted);
   list('accepted without a decision', r.answeredWithoutDecision);
