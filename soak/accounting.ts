@@ -30,6 +30,8 @@ export interface Accounting {
   gaveUp: number;
   invalidAccepted: string[];
   answeredWithoutDecision: string[];
+  /** Events whose deliveries were told of two different runs (a replay must name the run the first delivery started or joined). */
+  answersNamingTwoRuns: string[];
   lost: string[];
   doubleAbsorbed: string[];
   duplicateEffects: string[];
@@ -111,6 +113,17 @@ export function account(input: {
     .filter((d) => !d.eventKey || !d.wakes?.length || d.wakes.some((w) => !w.decision || !w.workflowId))
     .map((d) => d.id);
 
+  // One decision per event: every delivery of it that names a run names the same one (`accepted` names
+  // the coalescer, undecided yet; `skipped` the live run it was recorded on).
+  const named = new Map<string, Set<string>>();
+  for (const d of accepted)
+    for (const w of d.wakes ?? []) {
+      if (w.decision === 'accepted' || w.decision === 'skipped' || w.decision === 'stale') continue;
+      const k = `${w.agent}|${d.eventKey}`;
+      named.set(k, (named.get(k) ?? new Set()).add(w.workflowId));
+    }
+  const answersNamingTwoRuns = [...named.entries()].filter(([, ids]) => ids.size > 1).map(([k, ids]) => `${k}: ${[...ids].join(', ')}`);
+
   // Each event taken (absorbed) by exactly one run of each agent; skipped ones recorded on a run.
   const absorbedBy = new Map<string, string[]>();
   const skippedBy = new Map<string, string[]>();
@@ -174,6 +187,7 @@ export function account(input: {
     gaveUp: valid.filter((d) => !ok(d) && !(d.status >= 400 && d.status < 500)).length + input.queueUnacked,
     invalidAccepted: invalid.filter((d) => !(d.status >= 400 && d.status < 500)).map((d) => `${d.id} (${d.what}): ${d.status || 'no answer'}`),
     answeredWithoutDecision,
+    answersNamingTwoRuns,
     lost: [...lost],
     doubleAbsorbed,
     duplicateEffects,

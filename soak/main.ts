@@ -209,6 +209,7 @@ async function soak(top: Topology): Promise<void> {
   const failed =
     result.lost.length +
     result.doubleAbsorbed.length +
+    result.answersNamingTwoRuns.length +
     result.duplicateEffects.length +
     result.reconcileMismatch.length +
     result.stuckRuns.length +
@@ -225,6 +226,7 @@ async function soak(top: Topology): Promise<void> {
         stuckRuns: result.stuckRuns.length,
         invalidAccepted: result.invalidAccepted.length,
         answeredWithoutDecision: result.answeredWithoutDecision.length,
+        answersNamingTwoRuns: result.answersNamingTwoRuns.length,
         gaveUp: result.gaveUp,
         runs: result.runs,
         fiveXx: result.fiveXx,
@@ -265,6 +267,7 @@ function printSummary(r: Accounting, faults: FaultInjector, approvals: number, r
   list('STUCK runs', r.stuckRuns);
   list('invalid input accepted', r.invalidAccepted);
   list('accepted without a decision', r.answeredWithoutDecision);
+  list('deliveries of one event told of two runs', r.answersNamingTwoRuns);
   list('5xx outside a restart window', r.unexplained5xx);
   list('503 without Retry-After', r.fiveXxWithoutRetryAfter);
 }
