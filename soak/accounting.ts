@@ -203,6 +203,6 @@ export function account(input: {
     unexplained5xx: fiveXx
       .filter(({ a }) => !explained(a.t, faults, 20_000))
       .map(({ d, a }) => `${d.id} ${a.status} at ${new Date(a.t).toISOString()} via ${a.ingress}`),
-    fiveXxWithoutRetryAfter: fiveXx.filter(({ a }) => a.status === 503 && !a.retryAfter).map(({ d, a }) => `${d.id} ${a.status}`),
+    fiveXxWithoutRetryAfter: fiveXx.filter(({ a }) => !a.retryAfter).map(({ d, a }) => `${d.id} ${a.status}`),
   };
 }

@@ -253,7 +253,7 @@ function printSummary(r: Accounting, faults: FaultInjector, approvals: number, r
       `  runs: ${r.runs} closed, ${r.stuckRuns.length} open after drain; by reason ${JSON.stringify(r.byReason)}; ${approvals} approvals given`,
       `  effects at the stand-ins: ${JSON.stringify(r.effects)}; escalated runs ${r.escalated}`,
       `  lost ${r.lost.length}, taken by two runs ${r.doubleAbsorbed.length}, duplicate effects ${r.duplicateEffects.length}, invalid accepted ${r.invalidAccepted.length}`,
-      `  5xx answers: ${r.fiveXx} (${r.unexplained5xx.length} outside a restart window, ${r.fiveXxWithoutRetryAfter.length} 503 without Retry-After)`,
+      `  5xx answers: ${r.fiveXx} (${r.unexplained5xx.length} outside a restart window, ${r.fiveXxWithoutRetryAfter.length} 5xx without Retry-After)`,
       `  faults: ${faults.faults.map((f) => `${f.kind} ${f.target} ${Math.round((f.to - f.from) / 100) / 10}s`).join(', ')}`,
       `  RSS MB (warm-up -> end, max): ${Object.entries(rss)
         .map(([k, v]) => `${k} ${v.warm}->${v.end} (${v.max})${v.flat ? '' : ' GROWING'}`)
@@ -269,7 +269,7 @@ function printSummary(r: Accounting, faults: FaultInjector, approvals: number, r
   list('accepted without a decision', r.answeredWithoutDecision);
   list('deliveries of one event told of two runs', r.answersNamingTwoRuns);
   list('5xx outside a restart window', r.unexplained5xx);
-  list('503 without Retry-After', r.fiveXxWithoutRetryAfter);
+  list('5xx without Retry-After', r.fiveXxWithoutRetryAfter);
 }
 
 main().catch((err) => {
