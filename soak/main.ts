@@ -231,6 +231,7 @@ async function soak(top: Topology): Promise<void> {
         runs: result.runs,
         fiveXx: result.fiveXx,
         unexplained5xx: result.unexplained5xx.length,
+        fiveXxWithoutRetryAfter: result.fiveXxWithoutRetryAfter.length,
         kills: faults.count('kill'),
         stops: faults.count('stop'),
         restarts: { redis: faults.count('redis-restart'), temporal: faults.count('temporal-restart') },

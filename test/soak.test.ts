@@ -39,6 +39,7 @@ test('the short soak: nothing lost, doubled or stuck while processes die', { tim
   assert.equal(s.invalidAccepted, 0, `invalid input accepted${why}`);
   assert.equal(s.answeredWithoutDecision, 0, `accepted answers without a decision${why}`);
   assert.equal(s.answersNamingTwoRuns, 0, `deliveries of one event told of two runs${why}`);
+  assert.equal(s.fiveXxWithoutRetryAfter, 0, `5xx answers without Retry-After${why}`);
   assert.ok((s.kills as number) >= 1, `kills: ${String(s.kills)}${why}`);
   assert.deepEqual(s.restarts, { redis: 1, temporal: 1 });
   assert.ok((s.accepted as number) >= 150, `accepted: ${String(s.accepted)}${why}`);
