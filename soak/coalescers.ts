@@ -21,7 +21,8 @@ export interface CoalescerWord {
 export async function askCoalescers(client: Client, deliveries: Delivery[], eventKeys: string[]): Promise<CoalescerWord[]> {
   const words: CoalescerWord[] = [];
   for (const eventKey of eventKeys) {
-    const coalescerId = deliveries.find((d) => d.eventKey === eventKey && d.wakes?.some((w) => w.coalescerId))?.wakes?.find((w) => w.coalescerId)?.coalescerId;
+    const ofEvent = deliveries.filter((d) => d.eventKey === eventKey);
+    const coalescerId = ofEvent.flatMap((d) => [...(d.wakes ?? []).flatMap((w) => (w.coalescerId ? [w.coalescerId] : [])), ...(d.coalescerIds ?? [])])[0];
     if (!coalescerId) {
       words.push({ eventKey, coalescerId: coalescerId ?? '?', error: 'no coalescer named in its answers' });
       continue;
@@ -43,4 +44,19 @@ export async function askCoalescers(client: Client, deliveries: Delivery[], even
     }
   }
   return words;
+}
+
+/** Coalescers of the task queue with a batch not started yet or a run live: runs to come, which the drain waits for. */
+export async function busyCoalescers(client: Client, taskQueue: string): Promise<string[]> {
+  const busy: string[] = [];
+  for await (const info of client.workflow.list({
+    query: `WorkflowType = "coalescerWorkflow" AND TaskQueue = "${taskQueue}" AND ExecutionStatus = "Running"`,
+  })) {
+    const status = await client.workflow
+      .getHandle(info.workflowId)
+      .query(coalescerQuery, { seenLast: 0 })
+      .catch(() => undefined);
+    if (!status || status.state.pending || status.state.running) busy.push(info.workflowId);
+  }
+  return busy;
 }

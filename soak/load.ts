@@ -4,6 +4,7 @@ import type { Redis } from 'ioredis';
 import { streamKey } from '../ingress/queue/redis-streams';
 import type { TriggerRegistry } from '../triggers/registry';
 import { keyEvent } from '../gate/gate';
+import { coalescerId } from '../core/ids';
 import { campaignsDelivery, githubDelivery, invalidDelivery, postOnce, trackerDelivery, type Answered, type Outgoing } from './senders';
 
 const ROOT = path.resolve(__dirname, '..');
@@ -25,6 +26,8 @@ export interface Delivery {
   status: number;
   eventKey?: string;
   wakes?: WakeSeen[];
+  /** Queue messages (answered by the ack alone): the coalescers their event goes to, for the accounting to ask. */
+  coalescerIds?: string[];
 }
 
 export interface LoadOptions {
@@ -179,10 +182,20 @@ export class LoadGenerator {
           payload: { service: `svc-q${n % 4}`, alert: 'queue depth', incidentId: `q-${n}` },
         }
       : { entity: `qcamp-${n % 8}`, type: 'report.due', occurredAt: this.at(n), payload: { dashboards: ['spend'] } };
-    const eventKey = keyEvent(this.opts.registry, { source, ...fields }).input.eventKey;
+    const keyed = keyEvent(this.opts.registry, { source, ...fields });
+    const eventKey = keyed.input.eventKey;
+    const coalescerIds = keyed.wakes.filter((w) => w.agent.policy.coalesce).map((w) => coalescerId(w.agent.policy.name, w.input.wakeKey));
     const copies = n % 4 === 0 ? 2 : 1;
     for (let i = 0; i < copies; i++) {
-      const d: Delivery = { id: `queue:${n}:${i}`, kind: i ? 'queue-dup' : 'queue', what: `${source} ${fields.entity}`, attempts: [], status: 0, eventKey };
+      const d: Delivery = {
+        id: `queue:${n}:${i}`,
+        kind: i ? 'queue-dup' : 'queue',
+        what: `${source} ${fields.entity}`,
+        attempts: [],
+        status: 0,
+        eventKey,
+        coalescerIds,
+      };
       this.deliveries.push(d);
       this.queued.push(d);
       for (let attempt = 1; attempt <= 20; attempt++) {

@@ -15,7 +15,7 @@ import { syncSchedules } from '../schedules/sync';
 import { account, readRuns, type Accounting } from './accounting';
 import { supervisorId } from '../core/ids';
 import { supervisorStatusQuery } from '../core/supervisor-messages';
-import { askCoalescers } from './coalescers';
+import { askCoalescers, busyCoalescers } from './coalescers';
 import { FaultInjector } from './faults';
 import { LoadGenerator } from './load';
 import { rssMb } from './procs';
@@ -167,8 +167,9 @@ async function soak(top: Topology): Promise<void> {
   while (Date.now() < drainUntil) {
     const q = await queueLeft(top, queueSources);
     runs = await readRuns(top.client(), top.taskQueue);
-    quiet = runs.open.length === 0 && q.unacked === 0 ? quiet + 1 : 0;
-    log(`drain: ${runs.open.length} runs open, ${q.unacked} queue messages unacknowledged`);
+    const busy = await busyCoalescers(top.client(), top.taskQueue).catch(() => ['?']);
+    quiet = runs.open.length === 0 && q.unacked === 0 && busy.length === 0 ? quiet + 1 : 0;
+    log(`drain: ${runs.open.length} runs open, ${busy.length} coalescers with a batch or a run, ${q.unacked} queue messages unacknowledged`);
     if (quiet >= 2) break;
     await sleep(5000);
   }
