@@ -53,10 +53,10 @@ export default tseslint.config(
     },
   },
   {
-    // Settings are parsed once, in config/ (STYLE: nothing else reads process.env). Benchmarks read
-    // their own BENCH_* knobs; the test runner and test helpers pass the environment on to children.
+    // Settings are parsed once, in config/ (STYLE: nothing else reads process.env). Benchmarks and the
+    // soak read their own BENCH_* / SOAK_* knobs; the test runner and test helpers pass the environment on to children.
     files: ['**/*.ts'],
-    ignores: ['config/**', 'bench/**', 'scripts/**', 'test/**'],
+    ignores: ['config/**', 'bench/**', 'soak/**', 'scripts/**', 'test/**'],
     rules: {
       'no-restricted-properties': ['error', { object: 'process', property: 'env', message: 'Read settings through config/config.ts (loadConfig).' }],
     },

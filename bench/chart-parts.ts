@@ -126,6 +126,17 @@ export function latencyPanel(title: Title, series: Latency[]): Spec {
             },
           },
         },
+        {
+          // Each mark's figure, at the top of its rule (one row per series, so two series do not overlap).
+          data: { values: marks.map((m) => ({ ...m, row: names.indexOf(m.series) })) },
+          mark: { type: 'text', align: 'left', dx: 3, baseline: 'top', fontSize: 10 },
+          encoding: {
+            x: { field: 'ms', type: 'quantitative' },
+            y: { value: { expr: 'datum.row * 12' } },
+            text: { field: 'ms', type: 'quantitative' },
+            color,
+          },
+        },
       ],
     };
   }

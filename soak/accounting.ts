@@ -1,0 +1,208 @@
+import type { Client, WorkflowExecutionInfo } from '@temporalio/client';
+import type { RunResult } from '../core/types';
+import type { Delivery } from './load';
+import type { FaultRecord } from './faults';
+
+/** What the stand-ins hold at the end: the effects as the outside world saw them. */
+export interface OutsideState {
+  exports: { reference?: string; campaign: string }[];
+  tickets: { reference: string }[];
+  channel: { idempotencyKey?: string }[];
+  pulls: { repo: string; branch: string }[];
+}
+
+/** One closed run as Temporal holds it. */
+export interface RunSeen {
+  workflowId: string;
+  agent: string;
+  status: string;
+  terminalReason?: string;
+  wakeKey?: string;
+  absorbed: string[];
+  skipped: string[];
+}
+
+/** The soak's findings, computed from the load generator's answers, Temporal and the stand-ins (never the system's own counters). */
+export interface Accounting {
+  deliveries: number;
+  accepted: number;
+  refused: number;
+  gaveUp: number;
+  invalidAccepted: string[];
+  answeredWithoutDecision: string[];
+  /** Events whose deliveries were told of two different runs (a replay must name the run the first delivery started or joined). */
+  answersNamingTwoRuns: string[];
+  lost: string[];
+  doubleAbsorbed: string[];
+  duplicateEffects: string[];
+  /** Campaigns whose exports (reconcile, no key) do not number their successful reports: applied twice, or not at all without escalating. */
+  reconcileMismatch: string[];
+  stuckRuns: string[];
+  runs: number;
+  byReason: Record<string, number>;
+  escalated: number;
+  effects: { exports: number; tickets: number; channelPosts: number; pulls: number };
+  fiveXx: number;
+  unexplained5xx: string[];
+  fiveXxWithoutRetryAfter: string[];
+}
+
+const DECIDED_ELSEWHERE = new Set(['stale']);
+
+/** Every runWorkflow execution of the task queue: closed ones with what they absorbed, and the ids of those still open. */
+export async function readRuns(client: Client, taskQueue: string): Promise<{ closed: RunSeen[]; open: string[] }> {
+  const closed: RunSeen[] = [];
+  const open: string[] = [];
+  const infos: WorkflowExecutionInfo[] = [];
+  for await (const info of client.workflow.list({ query: `WorkflowType = "runWorkflow" AND TaskQueue = "${taskQueue}"` })) infos.push(info);
+  for (const info of infos) {
+    if (info.status.name === 'RUNNING') {
+      open.push(info.workflowId);
+      continue;
+    }
+    if (info.status.name === 'CONTINUED_AS_NEW') continue;
+    const sa = info.typedSearchAttributes;
+    const attr = (name: string) => sa.getAll().find((p) => p.key.name === name)?.value;
+    const seen: RunSeen = {
+      workflowId: info.workflowId,
+      agent: String(attr('WakeAgent') ?? '?'),
+      status: info.status.name,
+      absorbed: [],
+      skipped: [],
+    };
+    try {
+      const r = (await client.workflow.getHandle(info.workflowId, info.runId).result()) as RunResult;
+      seen.terminalReason = r.terminalReason;
+      seen.wakeKey = r.wakeKey;
+      seen.absorbed = r.absorbed ? r.absorbed.map((e) => e.eventKey) : [r.eventKey];
+      seen.skipped = (r.skipped ?? []).map((e) => e.eventKey);
+    } catch {
+      // A failed or terminated run has no result: what it took is on its search attributes.
+      const keys = attr('WakeAbsorbedEventKeys');
+      seen.absorbed = Array.isArray(keys) ? keys.map(String) : [String(attr('WakeEventKey') ?? '')];
+      seen.terminalReason = String(attr('WakeTerminalReason') ?? info.status.name.toLowerCase());
+    }
+    closed.push(seen);
+  }
+  return { closed, open };
+}
+
+/** When a 5xx is expected: in a dev-server restart (and the reconnect after it) or while an ingress was down. */
+function explained(t: number, faults: FaultRecord[], slackMs: number): boolean {
+  return faults.some(
+    (f) => (f.kind === 'temporal-restart' || (f.kind === 'kill' && f.target.startsWith('ingress'))) && t >= f.from - 1000 && t <= f.to + slackMs,
+  );
+}
+
+export function account(input: {
+  deliveries: Delivery[];
+  queueUnacked: number;
+  runs: { closed: RunSeen[]; open: string[] };
+  outside: OutsideState;
+  faults: FaultRecord[];
+}): Accounting {
+  const { deliveries, runs, outside, faults } = input;
+  const ok = (d: Delivery) => d.status >= 200 && d.status < 300;
+  const invalid = deliveries.filter((d) => d.kind === 'invalid');
+  const valid = deliveries.filter((d) => d.kind !== 'invalid');
+  const accepted = valid.filter(ok);
+
+  // Every accepted answer carries a decision for its event (queue messages are answered by the ack alone).
+  const answeredWithoutDecision = accepted
+    .filter((d) => d.kind !== 'queue' && d.kind !== 'queue-dup')
+    .filter((d) => !d.eventKey || !d.wakes?.length || d.wakes.some((w) => !w.decision || !w.workflowId))
+    .map((d) => d.id);
+
+  // One decision per event: every delivery of it that names a run names the same one (`accepted` names
+  // the coalescer, undecided yet; `skipped` the live run it was recorded on).
+  const named = new Map<string, Set<string>>();
+  for (const d of accepted)
+    for (const w of d.wakes ?? []) {
+      if (w.decision === 'accepted' || w.decision === 'skipped' || w.decision === 'stale') continue;
+      const k = `${w.agent}|${d.eventKey}`;
+      named.set(k, (named.get(k) ?? new Set()).add(w.workflowId));
+    }
+  const answersNamingTwoRuns = [...named.entries()].filter(([, ids]) => ids.size > 1).map(([k, ids]) => `${k}: ${[...ids].join(', ')}`);
+
+  // Each event taken (absorbed) by exactly one run of each agent; skipped ones recorded on a run.
+  const absorbedBy = new Map<string, string[]>();
+  const skippedBy = new Map<string, string[]>();
+  for (const r of runs.closed) {
+    for (const k of new Set(r.absorbed)) absorbedBy.set(`${r.agent}|${k}`, [...(absorbedBy.get(`${r.agent}|${k}`) ?? []), r.workflowId]);
+    for (const k of new Set(r.skipped)) skippedBy.set(k, [...(skippedBy.get(k) ?? []), r.workflowId]);
+  }
+  const takenAnywhere = (eventKey: string) => [...absorbedBy.keys()].some((k) => k.endsWith(`|${eventKey}`)) || skippedBy.has(eventKey);
+  const absorbedKeys = new Set([...absorbedBy.keys()].map((k) => k.slice(k.indexOf('|') + 1)));
+  const lost = new Set<string>();
+  for (const d of accepted) {
+    if (!d.eventKey) continue;
+    if (d.wakes?.every((w) => DECIDED_ELSEWHERE.has(w.decision))) continue;
+    if (!absorbedKeys.has(d.eventKey) && !takenAnywhere(d.eventKey)) lost.add(d.eventKey);
+  }
+  const doubleAbsorbed = [...absorbedBy.entries()].filter(([, ids]) => ids.length > 1).map(([k, ids]) => `${k} in ${ids.join(', ')}`);
+
+  // Effects at the stand-ins: nothing with a key applied twice.
+  const dupes = (keys: (string | undefined)[], what: string) => {
+    const count = new Map<string, number>();
+    for (const k of keys) if (k) count.set(k, (count.get(k) ?? 0) + 1);
+    return [...count.entries()].filter(([, n]) => n > 1).map(([k, n]) => `${what} ${k} x${n}`);
+  };
+  const duplicateEffects = [
+    ...dupes(
+      outside.exports.map((e) => e.reference),
+      'export',
+    ),
+    ...dupes(
+      outside.tickets.map((t) => t.reference),
+      'ticket',
+    ),
+    ...dupes(
+      outside.channel.map((m) => m.idempotencyKey),
+      'channel post',
+    ),
+    ...dupes(
+      outside.pulls.map((p) => `${p.repo}#${p.branch}`),
+      'pull request',
+    ),
+  ];
+
+  // Each successful campaign report started its export exactly once (a failed find-or-apply escalates instead).
+  const reports = new Map<string, number>();
+  for (const r of runs.closed)
+    if (r.agent === 'campaign-reporter' && r.terminalReason === 'success') reports.set(r.wakeKey!, (reports.get(r.wakeKey!) ?? 0) + 1);
+  const exportsOf = new Map<string, number>();
+  for (const e of outside.exports) exportsOf.set(e.campaign, (exportsOf.get(e.campaign) ?? 0) + 1);
+  const reconcileMismatch = [...new Set([...reports.keys(), ...exportsOf.keys()])]
+    .filter((c) => (reports.get(c) ?? 0) !== (exportsOf.get(c) ?? 0))
+    .map((c) => `${c}: ${reports.get(c) ?? 0} successful reports, ${exportsOf.get(c) ?? 0} exports`);
+
+  const byReason: Record<string, number> = {};
+  for (const r of runs.closed) byReason[r.terminalReason ?? '?'] = (byReason[r.terminalReason ?? '?'] ?? 0) + 1;
+
+  const fiveXx = valid.concat(invalid).flatMap((d) => d.attempts.filter((a) => a.status >= 500).map((a) => ({ d, a })));
+  return {
+    deliveries: deliveries.length,
+    accepted: accepted.length,
+    refused: valid.filter((d) => d.status >= 400 && d.status < 500).length,
+    gaveUp: valid.filter((d) => !ok(d) && !(d.status >= 400 && d.status < 500)).length + input.queueUnacked,
+    invalidAccepted: invalid.filter((d) => !(d.status >= 400 && d.status < 500)).map((d) => `${d.id} (${d.what}): ${d.status || 'no answer'}`),
+    answeredWithoutDecision,
+    answersNamingTwoRuns,
+    lost: [...lost],
+    doubleAbsorbed,
+    duplicateEffects,
+    reconcileMismatch,
+    stuckRuns: runs.open,
+    runs: runs.closed.length,
+    byReason,
+    escalated: Object.entries(byReason)
+      .filter(([k]) => k.includes('escalat'))
+      .reduce((n, [, v]) => n + v, 0),
+    effects: { exports: outside.exports.length, tickets: outside.tickets.length, channelPosts: outside.channel.length, pulls: outside.pulls.length },
+    fiveXx: fiveXx.length,
+    unexplained5xx: fiveXx
+      .filter(({ a }) => !explained(a.t, faults, 20_000))
+      .map(({ d, a }) => `${d.id} ${a.status} at ${new Date(a.t).toISOString()} via ${a.ingress}`),
+    fiveXxWithoutRetryAfter: fiveXx.filter(({ a }) => !a.retryAfter).map(({ d, a }) => `${d.id} ${a.status}`),
+  };
+}
