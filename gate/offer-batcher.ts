@@ -20,6 +20,8 @@ interface Lane {
   start: () => WithStartWorkflowOperation<never>;
   queue: Waiting[];
   inFlight: number;
+  /** A drain is due on the next turn of the event loop. */
+  scheduled: boolean;
 }
 
 /** Offers one update carries at most, by count and by JSON characters (an update is one payload in history: Temporal's limit is 2 MB). */
@@ -92,6 +94,7 @@ export class OfferBatcher {
           }) as WithStartWorkflowOperation<never>,
         queue: [],
         inFlight: 0,
+        scheduled: false,
       };
       this.lanes.set(input.coalescerId, lane);
     }
@@ -100,7 +103,15 @@ export class OfferBatcher {
       w.timer = setTimeout(() => void this.fallBack(w), waitMs);
       lane.queue.push(w);
     });
-    this.drain(input.coalescerId, lane);
+    // On the next turn, not now: the offers of one burst (a webhook batch, a queue read, many callers
+    // at once) made in this turn go together in the coalescer's first update.
+    if (!lane.scheduled) {
+      lane.scheduled = true;
+      setImmediate(() => {
+        lane.scheduled = false;
+        this.drain(input.coalescerId, lane);
+      });
+    }
     return mine;
   }
 
@@ -156,7 +167,7 @@ export class OfferBatcher {
       lane.inFlight += 1;
       this.send(id, lane, batch, 0);
     }
-    if (lane.inFlight === 0 && lane.queue.length === 0) this.lanes.delete(id);
+    if (lane.inFlight === 0 && lane.queue.length === 0 && !lane.scheduled) this.lanes.delete(id);
   }
 
   private send(id: string, lane: Lane, batch: Waiting[], refusals: number): void {
