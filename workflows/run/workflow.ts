@@ -16,7 +16,7 @@ import { newPool } from '../../core/budget';
 import { newRunState, type RunOutcome } from '../../core/run-state';
 import { CONTINUE_AS_NEW, haltVerdict, holdIfSupervised } from './hold';
 import { RunRecord, workflowNow } from './record';
-import { isScheduledRun, openWindow, windowRunInput, settleReport, takenOutcome } from '../schedule/window-run';
+import { isScheduledRun, openWindow, windowRunInput, settleReport, takenOutcome, type LedgerReport } from '../schedule/window-run';
 
 /**
  * One run of one agent. On the one-call path it is the run for one logical event (workflow ID
@@ -47,12 +47,12 @@ export async function runWorkflow(arg: RunInput | ScheduledRunInput): Promise<Ru
   runRecord.listen(runScope);
   runRecord.index();
 
-  let reported: Promise<void> | undefined;
+  let reported: LedgerReport | undefined;
   /** The run's work, in its cancellable scope: the window's checks, the supervisor's word, the agent loop. */
   const work = async (): Promise<RunOutcome> => {
     state.phase = 'loading';
     const window = origin.kind === 'window' && !resumed ? await openWindow(input, origin.window, workflowNow()) : undefined;
-    reported = window?.reported;
+    reported = window?.report;
     if (window?.outcome) return window.outcome;
     // The agent's policy and the payload it works on (merged by the agent from every absorbed event), through history.
     const { policy, payload, verdict, taken } = await prepareRun({
@@ -61,6 +61,7 @@ export async function runWorkflow(arg: RunInput | ScheduledRunInput): Promise<Ru
       ...(resumed ? { withoutVerdict: true } : {}),
       ...(window?.check ? { window: window.check } : {}),
     });
+    void reported?.send();
     if (taken && origin.kind === 'window') return takenOutcome(input, origin.window, taken);
     // The supervisor's word before any token is spent: a held run waits here until it is let go.
     // A halt that reached the run before its work holds it, whatever an older read of the supervisor said.

@@ -11,6 +11,11 @@ const { windowsBetween } = proxyActivities<ScheduleActivities>({
 /** Keep the state (and the continue-as-new payload) bounded. */
 const MAX_GAPS = 1000;
 const REPORTS_PER_RUN = 500;
+/**
+ * A schedule's matching times are whole seconds, so two nominals at most this far apart have none
+ * between them: the ledger asks Temporal only across a longer step (a schedule every second never asks).
+ */
+const SPEC_RESOLUTION_MS = 1000;
 
 // eslint-disable-next-line no-restricted-syntax -- workflow time, deterministic on replay: when the ledger recorded a gap
 const isoNow = () => new Date(Date.now()).toISOString();
@@ -49,7 +54,7 @@ export async function scheduleLedgerWorkflow(state: LedgerState): Promise<void> 
     const r = queue.shift()!;
     handled += 1;
     state.reports += 1;
-    if (state.lastNominal && r.nominal > state.lastNominal) {
+    if (state.lastNominal && Date.parse(r.nominal) - Date.parse(state.lastNominal) > SPEC_RESOLUTION_MS) {
       const missing = await windowsBetween({ scheduleId: state.scheduleId, afterIso: state.lastNominal, beforeIso: r.nominal });
       const covered = new Set(state.covered ?? []);
       for (const nominal of missing) if (!covered.has(nominal)) addGap({ nominal, reason: 'not_started', recordedAt: isoNow() });

@@ -1,6 +1,6 @@
 import { ApplicationFailure, CancellationScope, log, proxyActivities, workflowInfo } from '@temporalio/workflow';
 import type { ScheduleActivities } from '../../core/contracts';
-import type { WindowCheck, WindowTaken } from '../../core/schedule-types';
+import type { TickReport, WindowCheck, WindowTaken } from '../../core/schedule-types';
 import { FailureType } from '../../core/failures';
 import { agentEventId, eventKey, scheduleWindowRunId } from '../../core/ids';
 import { catchUpDecision, nominalOf, runWindowAsChild } from './window';
@@ -48,11 +48,34 @@ export function windowRunInput(arg: ScheduledRunInput): RunInput {
   };
 }
 
+/**
+ * A window's report to its schedule's ledger, sent once. A window that runs sends it after its first
+ * step (its ledger's signal, workflow task and look-up are then off the lag of this and the other
+ * windows firing in the same second); one that ends before, at once. It is not cancelled with the
+ * run: a cancelled window is still a window that was decided.
+ */
+export class LedgerReport {
+  private sent?: Promise<void>;
+
+  constructor(
+    private readonly scheduleId: string,
+    private readonly report: TickReport,
+  ) {}
+
+  send(): Promise<void> {
+    if (!this.sent) {
+      this.sent = CancellationScope.nonCancellable(() => reportTick({ scheduleId: this.scheduleId, report: this.report }));
+      this.sent.catch(() => undefined); // awaited (and its failure logged) by settleReport
+    }
+    return this.sent;
+  }
+}
+
 export interface OpenedWindow {
   /** Set when the window is not the agent's to run: the run ends with it. */
   outcome?: RunOutcome;
-  /** The ledger report, running beside the window; the run waits for it before it closes. */
-  reported: Promise<void>;
+  /** The ledger report; the run sends it after its first step and waits for it before it closes. */
+  report: LedgerReport;
   /** Otherwise: where the run's first step looks for an earlier run of the window. */
   check?: WindowCheck;
 }
@@ -60,18 +83,19 @@ export interface OpenedWindow {
 /**
  * Before the agent's first step: the catch-up decision (`skip` declines a late window, `latest` folds
  * it into the newest due window, run as that window's own run) and the report to the schedule's
- * ledger (beside the run, off its lag). Whether an earlier run already took this window is the first
- * step's first question (`check`, see takenOutcome). `startedMs` is workflow time at the run's first
- * activation.
+ * ledger (sent now when the window does not run, after the first step when it does: off its lag).
+ * Whether an earlier run already took this window is the first step's first question (`check`, see
+ * takenOutcome). `startedMs` is workflow time at the run's first activation.
  */
 export async function openWindow(input: RunInput, w: ScheduledWindow, startedMs: number): Promise<OpenedWindow> {
   const nominal = w.nominal!;
-  const report = await catchUpDecision(w, nominal, startedMs);
-  const reported = CancellationScope.nonCancellable(() => reportTick({ scheduleId: w.scheduleId, report }));
-  if (report.outcome === 'late_skipped') {
+  const decision = await catchUpDecision(w, nominal, startedMs);
+  const report = new LedgerReport(w.scheduleId, decision);
+  if (decision.outcome === 'late_skipped') {
+    void report.send();
     const late = startedMs - Date.parse(nominal);
     return {
-      reported,
+      report,
       outcome: {
         reason: 'skipped',
         summary: `window ${nominal} started ${late} ms after its time, later than lateAfter (${w.lateAfterMs} ms): not run, recorded as a gap (catchUp skip)`,
@@ -79,17 +103,18 @@ export async function openWindow(input: RunInput, w: ScheduledWindow, startedMs:
       },
     };
   }
-  if (report.outcome === 'coalesced') {
+  if (decision.outcome === 'coalesced') {
+    void report.send();
     try {
-      return { reported, outcome: await foldInto(input, w, report.into!) };
+      return { report, outcome: await foldInto(input, w, decision.into!) };
     } catch (err) {
-      await settleReport(reported); // the run fails or is cancelled: its report still goes out first
+      await settleReport(report); // the run fails or is cancelled: its report still goes out first
       throw err;
     }
   }
 
   const info = workflowInfo();
-  return { reported, check: { workflowId: info.workflowId, runId: info.runId, gateId: agentEventId(input.agent, input.eventKey) } };
+  return { report, check: { workflowId: info.workflowId, runId: info.runId, gateId: agentEventId(input.agent, input.eventKey) } };
 }
 
 /**
@@ -136,8 +161,10 @@ async function foldInto(input: RunInput, w: ScheduledWindow, into: string): Prom
   return { reason, summary: `${folded}, run as ${workflowId}: ${result.terminalReason}`, output: { into, workflowId, terminalReason: result.terminalReason } };
 }
 
-/** Wait for the ledger report before the run closes (an activity of a closed run may never be dispatched); its failure is logged, not the run's. */
-export async function settleReport(reported: Promise<void> | undefined): Promise<void> {
-  if (!reported) return;
-  await CancellationScope.nonCancellable(() => reported).catch((err: unknown) => log.warn('schedule ledger report failed', { error: (err as Error).message }));
+/** Send the ledger report if it is not out yet, and wait for it before the run closes (an activity of a closed run may never be dispatched); its failure is logged, not the run's. */
+export async function settleReport(report: LedgerReport | undefined): Promise<void> {
+  if (!report) return;
+  await CancellationScope.nonCancellable(() => report.send()).catch((err: unknown) =>
+    log.warn('schedule ledger report failed', { error: (err as Error).message }),
+  );
 }
