@@ -1,6 +1,7 @@
 import { InterceptingCall, type Interceptor } from '@grpc/grpc-js';
 import { defaultGrpcRetryOptions, makeGrpcRetryInterceptor } from '@temporalio/client';
 import type { Logger, LogLevel, LogMetadata } from '@temporalio/worker';
+import { errorChainText } from '../core/failures';
 import { processLeaseStats } from '../supervisor/link';
 
 /** What Temporal says when a workflow already has as many updates in flight as it admits (10). */
@@ -15,13 +16,6 @@ export const COUNTER_EXPORT = 'inFlightUpdateRefusals';
 const COUNTER_MODULES = ['../gate/offer-batcher', '../supervisor/link'];
 
 const mentions = (text: unknown) => typeof text === 'string' && text.includes(IN_FLIGHT_LIMIT);
-
-/** An error's message and its causes', as one string. */
-function chain(err: unknown, depth = 0): string {
-  if (!err || typeof err !== 'object' || depth > 5) return typeof err === 'string' ? err : '';
-  const e = err as { message?: unknown; details?: unknown; cause?: unknown };
-  return [e.message, e.details].filter((x) => typeof x === 'string').join(' ') + ' ' + chain(e.cause, depth + 1);
-}
 
 /**
  * Updates the server refused with its in-flight limit, counted from what a benchmark process can see:
@@ -57,7 +51,7 @@ export class InFlightRefusals {
   /** The runtime's logger, counting each line whose error names the limit before passing it on. */
   logger(inner: Logger): Logger {
     const seen = (message: string, meta?: LogMetadata) => {
-      if (mentions(message) || mentions(chain(meta?.error))) this.workerLogLines++;
+      if (mentions(message) || mentions(errorChainText(meta?.error))) this.workerLogLines++;
     };
     const at =
       (level: LogLevel) =>

@@ -29,3 +29,21 @@ export const FailureType = {
 
 /** One of the {@link FailureType} names. */
 export type FailureType = (typeof FailureType)[keyof typeof FailureType];
+
+/** An error's messages and details, and its causes' (at most five deep), as one string. */
+export function errorChainText(err: unknown): string {
+  let text = '';
+  for (let e = err as { message?: unknown; details?: unknown; cause?: unknown } | undefined, depth = 0; e && depth < 5; e = e.cause as typeof e, depth++) {
+    if (typeof e !== 'object') return `${text} ${String(e)}`;
+    text += ` ${String(e.message ?? '')} ${String(e.details ?? '')}`;
+  }
+  return text;
+}
+
+/**
+ * Temporal refused an update before any workflow saw it: the workflow already had as many in flight
+ * as it admits (10, RESOURCE_EXHAUSTED). The gate's offers and the permit leases both meet it.
+ */
+export function isInFlightRefusal(err: unknown): boolean {
+  return /in-flight updates/i.test(errorChainText(err));
+}

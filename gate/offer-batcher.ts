@@ -1,5 +1,6 @@
 import { WithStartWorkflowOperation, type Client } from '@temporalio/client';
 import type { OfferInput, Offer, OfferAnswer } from '../core/coalesce-types';
+import { errorChainText, isInFlightRefusal } from '../core/failures';
 import { offerSignal, offerUpdate } from '../core/messages';
 import { captureContext, inContext } from '../tracing/spans';
 
@@ -42,16 +43,8 @@ export const offerStats = { updates: 0, offers: 0, inFlightRefusals: 0, fallback
 /** An update's longest wait for its outcome: past it, the slot is freed (its offers went by signal long before). */
 const UPDATE_DEADLINE_MS = 60_000;
 
-/** The messages of an error and its causes. */
-function messages(err: unknown): string {
-  let text = '';
-  for (let e = err as { message?: string; cause?: unknown } | undefined, i = 0; e && i < 5; e = e.cause as typeof e, i++) text += ` ${e.message ?? String(e)}`;
-  return text;
-}
-/** The server refused the update before any workflow saw it: too many in flight on the coalescer. */
-const isInFlightRefusal = (err: unknown) => /in-flight updates/i.test(messages(err));
 /** The coalescer closed between its last workflow task and this update: send it again (it starts a new one). */
-const isClosedUnderIt = (err: unknown) => /already completed|workflow execution.*(completed|closed)/i.test(messages(err));
+const isClosedUnderIt = (err: unknown) => /already completed|workflow execution.*(completed|closed)/i.test(errorChainText(err));
 
 /**
  * The gate's way to a coalescer: offers to one coalescer are batched into `offer` updates sent with

@@ -2,6 +2,7 @@ import { randomUUID } from 'node:crypto';
 import { hostname } from 'node:os';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { Client, Connection, WorkflowNotFoundError, WorkflowUpdateFailedError, type ConnectionOptions } from '@temporalio/client';
+import { isInFlightRefusal } from '../core/failures';
 import { MAX_PREFETCH, type LeaseAnswer, type LeaseRequest } from '../core/permit-types';
 import { leaseUpdate, unusedPermitsSignal } from '../core/supervisor-messages';
 import type { SupervisorMode, SupervisorPolicy } from '../core/supervisor-types';
@@ -284,12 +285,4 @@ function leaseClientOf(client: Client): { client: Client; close: () => Promise<v
   } catch {
     return shared;
   }
-}
-
-/** Temporal refused an update because 10 were already in flight on the workflow (RESOURCE_EXHAUSTED, concurrent limit). */
-export function isInFlightRefusal(err: unknown): boolean {
-  for (let e = err as { message?: unknown; details?: unknown; cause?: unknown } | undefined, depth = 0; e && depth < 5; e = e.cause as typeof e, depth++) {
-    if (/in-flight updates/i.test(`${String(e.message ?? '')} ${String(e.details ?? '')}`)) return true;
-  }
-  return false;
 }

@@ -1,6 +1,6 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { isInFlightRefusal } from '../../supervisor/permit-leaser';
+import { isInFlightRefusal } from '../../core/failures';
 import { PermitStock } from '../../supervisor/permit-stock';
 
 /*
