@@ -13,6 +13,7 @@ import { literal, runsQuery } from '../../trail/read';
 import type { Recorded, RecordedCoalescer, RecordedRun } from '../../trail/recorded';
 import { agentOf, TrailRequestError, windowStart } from '../../trail/trail';
 import { exampleAgents } from '../helpers/app';
+import { initialState } from '../../workflows/coalesce/batch';
 
 /*
  * The decision trail's rules without a server: the assembly is fed the shapes Temporal records
@@ -50,16 +51,7 @@ function seen(e: AbsorbedEvent, arrivedS: number, answer: OfferAnswer): SeenEven
 
 /** The open coalescer, answering its query with `state` (an empty one by default). */
 function coalescer(state: Partial<CoalescerState>): RecordedCoalescer {
-  const full: CoalescerState = {
-    newestVersion: {},
-    recent: [],
-    seen: [],
-    lastActivityMs: 0,
-    counts: { offered: 0, started: 0, coalesced: 0, skipped: 0, stale: 0, runs: 0 },
-    runs: [],
-    staleEvents: [],
-    ...state,
-  };
+  const full: CoalescerState = { ...initialState(0), ...state };
   return { workflowId: `${AGENT}#${WAKE}`, status: 'RUNNING', readVia: 'query', policy: POLICY, state: full, seenCount: full.seen.length };
 }
 const POLICY = {
