@@ -11,6 +11,10 @@ export const FailureType = {
   InvalidArguments: 'InvalidArguments',
   /** An agent's `decide` threw: a defect in the agent's code (non-retryable). */
   DecideFailed: 'DecideFailed',
+  /** An agent's `mergePayload` threw: a defect in the agent's code (non-retryable). */
+  MergeFailed: 'MergeFailed',
+  /** The supervisor's validator refused a request of this worker's link: a defect, not an outage (non-retryable). */
+  SupervisorRefused: 'SupervisorRefused',
   /** The agent has no effect of that name (non-retryable). */
   UnknownEffect: 'UnknownEffect',
   /** A provider refused the request with a 4xx other than 408/429: a retry cannot fix it (non-retryable). */

@@ -1,4 +1,5 @@
-import { WorkflowNotFoundError, type Client } from '@temporalio/client';
+import { setTimeout as sleep } from 'node:timers/promises';
+import { WorkflowNotFoundError, WorkflowUpdateFailedError, type Client } from '@temporalio/client';
 import { supervisorId } from '../core/ids';
 import { configureUpdate, wakesSignal } from '../core/supervisor-messages';
 import type { RunVerdict, SupervisorMemo, SupervisorPolicy } from '../core/supervisor-types';
@@ -34,6 +35,8 @@ const MAX_CAP_RECHECK_MS = 15 * 60_000;
 const ARMED: SupervisorMemo = { mode: 'armed', capsFull: [], releases: [] };
 /** How long a background read or a batch of wake counts may take, retries included (bounded, so `close` is). */
 const READ_DEADLINE_MS = 5_000;
+/** How long bringing the supervisor this process's policy may take, tries included. */
+const CONFIGURE_DEADLINE_MS = 30_000;
 const FLUSH_DEADLINE_MS = 10_000;
 
 /**
@@ -166,7 +169,21 @@ export class SupervisorLink {
       args: [{ taskQueue: this.taskQueue, policy: this.policy }],
       workflowIdConflictPolicy: 'USE_EXISTING',
     });
-    if (configure) await this.client.workflow.getHandle(this.workflowId).executeUpdate(configureUpdate, { args: [this.policy] });
+    if (!configure) return;
+    // A supervisor whose workflow task is failing (a worker that held it was killed) or that no
+    // worker polls takes no update for a while: try again within a bound, never wait forever.
+    const handle = this.client.workflow.getHandle(this.workflowId);
+    const deadlineMs = Date.now() + CONFIGURE_DEADLINE_MS;
+    for (let attempt = 0; ; attempt++) {
+      try {
+        await this.client.withDeadline(deadlineMs, () => handle.executeUpdate(configureUpdate, { args: [this.policy] }));
+        return;
+      } catch (err) {
+        const backoffMs = Math.min(2000, 100 * 2 ** attempt);
+        if (err instanceof WorkflowUpdateFailedError || Date.now() + backoffMs >= deadlineMs) throw err;
+        await sleep(backoffMs, undefined, { ref: false });
+      }
+    }
   }
 
   /** One permit for a run of `agent`: from this process's stock, or with the next lease. */

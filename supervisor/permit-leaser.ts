@@ -2,7 +2,8 @@ import { randomUUID } from 'node:crypto';
 import { hostname } from 'node:os';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { Client, Connection, WorkflowNotFoundError, WorkflowUpdateFailedError, type ConnectionOptions } from '@temporalio/client';
-import { isInFlightRefusal } from '../core/failures';
+import { ApplicationFailure } from '@temporalio/common';
+import { FailureType, isInFlightRefusal } from '../core/failures';
 import { MAX_PREFETCH, type LeaseAnswer, type LeaseRequest } from '../core/permit-types';
 import { leaseUpdate, unusedPermitsSignal } from '../core/supervisor-messages';
 import type { SupervisorMode, SupervisorPolicy } from '../core/supervisor-types';
@@ -207,7 +208,15 @@ export class PermitLeaser {
         if (isInFlightRefusal(err)) this.count('inFlightRefusals');
         const backoffMs = Math.min(MAX_BACKOFF_MS, FIRST_BACKOFF_MS * 2 ** attempt) * (0.5 + Math.random() / 2);
         // The supervisor refused the request itself: trying again changes nothing.
-        if (err instanceof WorkflowUpdateFailedError || Date.now() + backoffMs >= deadlineMs) throw err;
+        if (err instanceof WorkflowUpdateFailedError) {
+          throw ApplicationFailure.create({
+            message: `the supervisor refused the lease: ${(err.cause as Error | undefined)?.message ?? err.message}`,
+            type: FailureType.SupervisorRefused,
+            nonRetryable: true,
+            cause: err,
+          });
+        }
+        if (Date.now() + backoffMs >= deadlineMs) throw err;
         this.count('leaseRetries');
         await sleep(backoffMs, undefined, { ref: false });
       }

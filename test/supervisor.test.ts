@@ -30,6 +30,7 @@ import {
   viewOf,
 } from './helpers/supervisor';
 import { activitiesOf, exampleApp } from './helpers/app';
+import { supervisorId } from '../core/ids';
 
 /*
  * The supervisor on a real dev server: the storm breaker (paging once, holding, surviving a worker
@@ -661,6 +662,42 @@ test("a permit lease that no worker answers gives up after its bound: the run's 
   } finally {
     await Promise.all(links.map((l) => l.close()));
     await supervisorHandle(env.client, taskQueue).terminate('test done');
+  }
+});
+
+test("a supervisor that takes no update for longer than a first step's old three tries: the run waits it out and runs once, it does not fail", async () => {
+  const taskQueue = unique('sup-outage');
+  const policy = testPolicy({ caps: { fleet: [{ windowMs: 60_000, wakes: 100, rationale: 'test: every run takes a permit' }], agents: {} } });
+  // The supervisor is up on a queue no worker polls: it takes no update (configure, lease), as while
+  // its workflow task fails after a worker that held it was killed (what a soak found runs failing on).
+  await env.client.workflow.start('supervisorWorkflow', {
+    workflowId: supervisorId(taskQueue),
+    taskQueue: `${taskQueue}-nobody`,
+    args: [{ taskQueue, policy }],
+  });
+  const w = await supervisedWorker(env.nativeConnection, taskQueue, { supervisor: policy, pager: pager.adapter, outside: standinOutside(standins) });
+  try {
+    const gate = supervisedGate(env.client, taskQueue, policy);
+    const answer = await gate.admit(ping(unique('outage')));
+    assert.equal(answer.decision, 'started');
+    const run = env.client.workflow.getHandle(answer.wakes[0]!.workflowId);
+    // Three tries of the first step (10 s each, 1 s and 2 s apart) are over by 33 s.
+    await new Promise((r) => setTimeout(r, 36_000));
+    assert.equal((await run.describe()).status.name, 'RUNNING', 'the run is still waiting for its first step');
+    await supervisorHandle(env.client, taskQueue).terminate('test: the supervisor comes back (started again on the first use)');
+    const result = (await awaitRun(env.client, answer)) as RunResult;
+    assert.equal(result.terminalReason, 'success');
+    const started = (await run.fetchHistory()).events!.filter((e) => e.activityTaskStartedEventAttributes);
+    assert.ok(
+      started[0]!.activityTaskStartedEventAttributes!.attempt! >= 4,
+      `the first step took ${started[0]!.activityTaskStartedEventAttributes!.attempt} tries`,
+    );
+  } finally {
+    await w.worker.shutdown();
+    await w.running.catch(() => undefined);
+    await supervisorHandle(env.client, taskQueue)
+      .terminate('test done')
+      .catch(() => undefined);
   }
 });
 

@@ -42,7 +42,13 @@ export function createRunActivities(opts: {
      */
     async prepareRun({ agent, payloads, withoutVerdict, window }) {
       const def = agentOf(agents, agent);
-      const base = { policy: def.policy, payload: def.mergePayload(payloads.map((payload) => ({ payload }))) };
+      let payload: Record<string, unknown>;
+      try {
+        payload = def.mergePayload(payloads.map((p) => ({ payload: p })));
+      } catch (err) {
+        throw ApplicationFailure.nonRetryable(`agent "${agent}": mergePayload threw: ${(err as Error).message}`, FailureType.MergeFailed);
+      }
+      const base = { policy: def.policy, payload };
       const taken = window ? await windowTaken(getClient(), window) : undefined;
       if (taken) return { ...base, taken };
       const verdict = withoutVerdict ? undefined : await opts.runVerdict(activityInfo().taskQueue, agent);

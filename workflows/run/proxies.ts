@@ -2,10 +2,20 @@ import { ActivityCancellationType, proxyActivities } from '@temporalio/workflow'
 import type { Activities } from '../../core/contracts';
 import { FailureType } from '../../core/failures';
 
-/** The agent's policy and the run's merged payload: cheap, retried a few times. */
+/**
+ * The agent's policy, the run's merged payload and the supervisor's verdict: cheap, and retried until
+ * it succeeds. The verdict may need a permit from the supervisor, which takes no update while its
+ * workflow task is failing (a worker that held it was killed) or while Temporal restarts: the run
+ * waits that out, however long, rather than failing before its work began. A defect (an unknown
+ * agent, an agent's `mergePayload` that throws, a request the supervisor refuses) fails at once.
+ */
 export const { prepareRun } = proxyActivities<Activities>({
   startToCloseTimeout: '10 seconds',
-  retry: { maximumAttempts: 3, nonRetryableErrorTypes: [FailureType.UnknownAgent] },
+  retry: {
+    initialInterval: '1 second',
+    maximumInterval: '10 seconds',
+    nonRetryableErrorTypes: [FailureType.UnknownAgent, FailureType.MergeFailed, FailureType.SupervisorRefused],
+  },
 });
 
 /**
