@@ -107,3 +107,32 @@ test('the dev server restarted: a pending batch still runs once, and redeliverie
   });
   assert.equal((await env.client.workflow.count(`WorkflowType = "runWorkflow" AND WakeKey = "${entity}"`)).count, 1);
 });
+
+test('a busy coalescer continues as new at 1,000 history events, long before Temporal suggests it, its dedup table with it', async () => {
+  // A worker taking a coalescer over from a killed one replays its whole history in one workflow
+  // task: a soak saw a 3,200-event coalescer need 48 s for it, and take no offer for minutes.
+  const taskQueue = unique('coalesce-long');
+  const entity = unique('busy');
+  const slow = coalescing('canary', { debouncePeriodMs: 120_000, maxWaitMs: 600_000 });
+  const gate = new Gate({ client: env.client, taskQueue, registry: registryOf(slow), decisionWaitMs: 20_000 });
+  await withWorker(env.nativeConnection, taskQueue, async () => {
+    const first = await gate.admit(ping(entity, 'e-0', 'd-0'));
+    assert.equal(first.decision, 'started');
+    const coalescer = env.client.workflow.getHandle(first.coalescerId!);
+    const firstRunId = (await coalescer.describe()).runId;
+    // One offer per update (each awaited): a few history events each, until the run has continued.
+    let i = 1;
+    for (; i < 600 && (i % 20 !== 0 || (await coalescer.describe()).runId === firstRunId); i++) {
+      assert.equal((await gate.admit(ping(entity, `e-${i}`, `d-${i}`))).decision, 'coalesced');
+    }
+    assert.ok(i < 600, 'the coalescer continued as new within 600 offers');
+    const ended = await env.client.workflow.getHandle(first.coalescerId!, firstRunId).describe();
+    assert.equal(ended.status.name, 'CONTINUED_AS_NEW');
+    assert.ok(ended.historyLength >= 1_000 && ended.historyLength < 1_050, `its first run ended at ${ended.historyLength} events`);
+    // The first event, decided in the first run, is still known: a redelivery is a duplicate, not a new event.
+    const again = await gate.admit(ping(entity, 'e-0', 'd-0-again'));
+    assert.equal(again.decision, 'in_progress');
+    assert.equal(again.workflowId, first.workflowId);
+  });
+  await gate.close();
+});

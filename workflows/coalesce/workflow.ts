@@ -29,6 +29,7 @@ import type { TerminalReason, RunResult } from '../../core/types';
 import type { CoalesceActivities } from '../../core/contracts';
 import type { runWorkflow } from '../run/workflow';
 import { CoalescerMachine, initialState, runInputOf } from './machine';
+import { ENTITY_HISTORY_EVENTS } from '../../core/history';
 
 /**
  * Overlap `steer`: a workflow cannot send an update, so an activity sends the live run its steered
@@ -153,7 +154,8 @@ export async function coalescerWorkflow(input: CoalescerInput): Promise<Coalesce
   // Signals to runs are awaited in the loop, never sent from a handler: Temporal drops a signal whose
   // sender has closed (continued as new) by the time it is delivered.
   for (;;) {
-    const step = machine.next(now(), workflowInfo().continueAsNewSuggested);
+    const info = workflowInfo();
+    const step = machine.next(now(), info.continueAsNewSuggested || info.historyLength >= ENTITY_HISTORY_EVENTS);
     switch (step.kind) {
       case 'supersede': {
         const live = getExternalWorkflowHandle(step.runKey);

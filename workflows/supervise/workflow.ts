@@ -21,6 +21,7 @@ import {
   unusedPermitsSignal,
   wakesSignal,
 } from '../../core/supervisor-messages';
+import { ENTITY_HISTORY_EVENTS } from '../../core/history';
 import type { PageAction, SupervisorInput } from '../../core/supervisor-types';
 import { continueWith, memoOf, nextWakeMs, refusal, start, statusOf, step, type Action, type Input, type ReplyOf, type VisibilityFailure } from './machine';
 
@@ -97,7 +98,10 @@ export async function supervisorWorkflow(input: SupervisorInput): Promise<void> 
   setHandler(configureUpdate, (policy) => {
     counted(feed({ kind: 'configure', policy }));
   });
-  const timeToContinue = () => workflowInfo().continueAsNewSuggested || updates >= MAX_UPDATES_PER_RUN;
+  const timeToContinue = () => {
+    const info = workflowInfo();
+    return info.continueAsNewSuggested || info.historyLength >= ENTITY_HISTORY_EVENTS || updates >= MAX_UPDATES_PER_RUN;
+  };
   setHandler(supervisorStatusQuery, () => statusOf(m, now(), { charts: true }));
 
   let memoJson = '';
