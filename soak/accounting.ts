@@ -1,5 +1,7 @@
 import type { Client, WorkflowExecutionInfo } from '@temporalio/client';
-import type { RunResult } from '../core/types';
+import { skippedSignal } from '../core/messages';
+import type { RunInput, RunResult } from '../core/types';
+import { recordedHistory } from '../trail/history-read';
 import type { Delivery } from './load';
 import type { FaultRecord } from './faults';
 
@@ -77,14 +79,32 @@ export async function readRuns(client: Client, taskQueue: string): Promise<{ clo
       seen.absorbed = r.absorbed ? r.absorbed.map((e) => e.eventKey) : [r.eventKey];
       seen.skipped = (r.skipped ?? []).map((e) => e.eventKey);
     } catch {
-      // A failed or terminated run has no result: what it took is on its search attributes.
-      const keys = attr('WakeAbsorbedEventKeys');
-      seen.absorbed = Array.isArray(keys) ? keys.map(String) : [String(attr('WakeEventKey') ?? '')];
+      // A failed or terminated run has no result: what it took is in its input and its skip signals
+      // (its search attributes index only the first 20 absorbed keys).
       seen.terminalReason = String(attr('WakeTerminalReason') ?? info.status.name.toLowerCase());
+      const taken = await takenFromHistory(client, info.workflowId, info.runId).catch(() => undefined);
+      const keys = attr('WakeAbsorbedEventKeys');
+      seen.absorbed = taken?.absorbed ?? (Array.isArray(keys) ? keys.map(String) : [String(attr('WakeEventKey') ?? '')]);
+      seen.skipped = taken?.skipped ?? [];
     }
     closed.push(seen);
   }
   return { closed, open };
+}
+
+/** What a run without a result took: the events of its input (a coalesced batch, or its one event) and those its coalescer recorded on it as skipped. */
+async function takenFromHistory(client: Client, workflowId: string, runId: string): Promise<{ absorbed: string[]; skipped: string[] } | undefined> {
+  const events = await recordedHistory(client, await client.workflow.getHandle(workflowId, runId).fetchHistory());
+  const started = events.find((e) => e.kind === 'started');
+  const input = started?.kind === 'started' ? (started.input as Partial<RunInput> | undefined) : undefined;
+  if (!input?.eventKey || !input.origin) return undefined; // a schedule's fixed input: its search attributes say
+  const absorbed = input.origin.kind === 'batch' ? input.origin.absorbed.map((e) => e.eventKey) : [input.eventKey];
+  const skipped = events.flatMap((e) =>
+    e.kind === 'signal' && e.name === skippedSignal.name
+      ? ((e.input as { events?: { eventKey: string }[] } | undefined)?.events ?? []).map((x) => x.eventKey)
+      : [],
+  );
+  return { absorbed, skipped };
 }
 
 /** When a 5xx is expected: in a dev-server restart (and the reconnect after it) or while an ingress was down. */

@@ -17,7 +17,9 @@ import { supervisorId } from '../core/ids';
 import { supervisorStatusQuery } from '../core/supervisor-messages';
 import { askCoalescers, busyCoalescers } from './coalescers';
 import { FaultInjector } from './faults';
-import { LoadGenerator } from './load';
+import { LoadGenerator, type Delivery } from './load';
+import { keyEvent } from '../gate/gate';
+import type { TriggerRegistry } from '../triggers/registry';
 import { rssMb } from './procs';
 import { startTopology, type Topology } from './topology';
 
@@ -62,6 +64,32 @@ async function queueLeft(top: Topology, sources: string[]): Promise<{ unacked: n
     dead += await top.redis().xlen(deadLetterKey(s));
   }
   return { unacked, dead };
+}
+
+/**
+ * Queue deliveries whose message went to a dead-letter stream: each dead entry marks one delivery of
+ * its event (a producer duplicate is a message of its own) as given up, with the reason. Returned: the reasons.
+ */
+async function markDeadLettered(top: Topology, sources: string[], deliveries: Delivery[], registry: TriggerRegistry): Promise<string[]> {
+  const reasons: string[] = [];
+  for (const source of sources) {
+    const entries = (await top.redis().xrange(deadLetterKey(source), '-', '+')) as [string, string[]][];
+    for (const [, fields] of entries) {
+      const field = (name: string) => fields[fields.indexOf(name) + 1] ?? '';
+      let eventKey: string;
+      try {
+        eventKey = keyEvent(registry, { source, ...(JSON.parse(field('event')) as object) }).input.eventKey;
+      } catch {
+        continue; // not one of the load's messages
+      }
+      const d = deliveries.find((x) => (x.kind === 'queue' || x.kind === 'queue-dup') && x.eventKey === eventKey && x.status === 202);
+      if (!d) continue;
+      d.status = 0;
+      d.attempts.push({ t: Date.now(), ingress: 'dead-letter', status: 0, retryAfter: null, error: field('reason') });
+      reasons.push(`${eventKey}: ${field('reason')}`);
+    }
+  }
+  return reasons;
 }
 
 /** Sample every process's RSS every 5 s: name -> [offset s, MB] of its current pid. */
@@ -178,9 +206,11 @@ async function soak(top: Topology): Promise<void> {
   stopRss();
   const q = await queueLeft(top, queueSources);
   runs = await readRuns(top.client(), top.taskQueue);
+  // A dead-lettered message was not accepted: it waits in its dead-letter stream, with its reason.
+  const dead = await markDeadLettered(top, queueSources, load.deliveries, app.registry);
   const result = account({
     deliveries: load.deliveries,
-    queueUnacked: q.unacked + q.dead,
+    queueUnacked: q.unacked,
     runs,
     outside: {
       exports: top.standins.exports.jobs,
@@ -190,11 +220,13 @@ async function soak(top: Topology): Promise<void> {
     },
     faults: faults.faults,
   });
-  // An event answered `accepted` is decided later: its coalescer may have decided it stale (no run shows that).
+  // An event no run shows may have been decided where no run records it: `stale` (answered
+  // `accepted`, decided later), or `skipped` after its live run had ended (no run left to record it on).
   const words = await askCoalescers(top.client(), load.deliveries, result.lost);
   const decidedStale = words.filter((w) => w.decision === 'stale').map((w) => w.eventKey);
-  result.lost = result.lost.filter((k) => !decidedStale.includes(k));
-  const lostWords = words.filter((w) => w.decision !== 'stale');
+  const skippedUnrecorded = words.filter((w) => w.decision === 'skipped').map((w) => w.eventKey);
+  result.lost = result.lost.filter((k) => !decidedStale.includes(k) && !skippedUnrecorded.includes(k));
+  const lostWords = words.filter((w) => w.decision !== 'stale' && w.decision !== 'skipped');
   const rssMbReport = rssReport(rss, SECONDS);
   writeFileSync(path.join(top.dir, 'deliveries.json'), JSON.stringify(load.deliveries, null, 1));
   writeFileSync(path.join(top.dir, 'runs.json'), JSON.stringify(runs, null, 1));
@@ -206,6 +238,19 @@ async function soak(top: Topology): Promise<void> {
   printSummary(result, faults, approvals, rssMbReport, q);
   console.error(`  supervisor: ${supervisor?.mode ?? '?'}; trips: ${JSON.stringify(supervisor?.trips.map((t) => t.reason) ?? [])}`);
   console.error(`  accepted, then decided stale by their coalescer: ${decidedStale.length}`);
+  console.error(`  decided skipped by their coalescer with no live run left to record them on: ${skippedUnrecorded.length}`);
+  console.error(`  dead-lettered queue messages (given up, kept with their reason): ${dead.length}${dead.length ? `: ${dead.slice(0, 10).join('; ')}` : ''}`);
+  const failedRuns = runs.closed.filter((r) => r.terminalReason === 'failed');
+  console.error(
+    `  failed runs: ${failedRuns.length}${
+      failedRuns.length
+        ? `: ${failedRuns
+            .slice(0, 10)
+            .map((r) => r.workflowId)
+            .join('; ')}`
+        : ''
+    }`,
+  );
   for (const w of lostWords) console.error(`  lost ${w.eventKey}: its coalescer ${w.coalescerId} says ${JSON.stringify(w)}`);
   const failed =
     result.lost.length +
@@ -229,6 +274,9 @@ async function soak(top: Topology): Promise<void> {
         answeredWithoutDecision: result.answeredWithoutDecision.length,
         answersNamingTwoRuns: result.answersNamingTwoRuns.length,
         gaveUp: result.gaveUp,
+        deadLettered: dead.length,
+        failedRuns: failedRuns.length,
+        skippedUnrecorded: skippedUnrecorded.length,
         runs: result.runs,
         fiveXx: result.fiveXx,
         unexplained5xx: result.unexplained5xx.length,
