@@ -8,6 +8,7 @@ import { loadConfig } from '../config/config';
 import { DevServer } from '../devserver/dev-server';
 import { RedisServer } from '../devserver/redis-server';
 import { Gate } from '../gate/gate';
+import { offerStats } from '../gate/offer-batcher';
 import { queueHandler } from '../ingress/queue/handler';
 import { QueueMetrics } from '../ingress/queue/metrics';
 import { CONSUMER_GROUP, publish, RedisStreamsConsumer, streamKey } from '../ingress/queue/redis-streams';
@@ -155,6 +156,8 @@ async function main(): Promise<void> {
     await runPool(100, CONCURRENCY, webhookTask(co.url, signed(`warm-co-${tag}`, 100, PER_KEY)));
 
     const rates: Record<Kind, number[]> = { raw: [], webhook: [], coalescing: [] };
+    // Only the coalescing rounds offer to coalescers: the batcher's counts over the rounds are theirs.
+    const offers0 = { ...offerStats };
     const lat: Record<Kind, number[]> = { raw: [], webhook: [], coalescing: [] };
     for (let r = 0; r < ROUNDS; r++) {
       for (const kind of roundOrder(r)) {
@@ -170,6 +173,12 @@ async function main(): Promise<void> {
         lat[kind].push(...l);
       }
     }
+    const offerBatching = {
+      updates: offerStats.updates - offers0.updates,
+      offers: offerStats.offers - offers0.offers,
+      offersPerUpdate: round((offerStats.offers - offers0.offers) / Math.max(1, offerStats.updates - offers0.updates), 2),
+      fallbackSignals: offerStats.fallbackSignals - offers0.fallbackSignals,
+    };
     const total = (xs: number[]) => (xs.length * N) / xs.reduce((s, rate) => s + N / rate, 0);
     const medianRatio = (kind: Kind) =>
       round(
@@ -231,6 +240,7 @@ async function main(): Promise<void> {
       coalescingAcceptsPerSecond: round(total(rates.coalescing)),
       coalescingRatio: round(total(rates.coalescing) / total(rates.raw), 3),
       coalescingMedianRoundRatio: medianRatio('coalescing'),
+      offerBatching,
       decisions,
       perRound: { raw: rates.raw.map((x) => round(x)), webhook: rates.webhook.map((x) => round(x)), coalescing: rates.coalescing.map((x) => round(x)) },
       latencyMs: { raw: latency('raw'), webhook: latency('webhook'), coalescing: latency('coalescing') },
