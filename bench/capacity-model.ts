@@ -4,6 +4,7 @@
  * parameters, so the docs say which ones the figures rest on); the counts are measured. Everything is
  * linear: a cluster twice as large sustains twice the events per second on every path.
  */
+import { ENTITY_HISTORY_EVENTS } from '../core/history';
 
 /** A cluster's throughput, as the model takes it. */
 export interface ClusterAssumption {
@@ -74,8 +75,11 @@ function coalescerOf(path: Json, cluster: ClusterAssumption) {
     offersPerUpdate: r(offersPerUpdate, 2),
     /** What one key takes if its coalescer's workflow tasks are the limit. */
     eventsPerSecond: r(cluster.oneWorkflowTasksPerSecond / tasksPerEvent),
-    /** Events one coalescer run takes before the per-run update limit makes it continue as new (at 90% of it). */
-    eventsPerRun: r(0.9 * WORKFLOW_LIMITS.updatesPerRun * offersPerUpdate),
+    /**
+     * Events one coalescer run takes before it continues as new: at wakegate's own history bound
+     * (ENTITY_HISTORY_EVENTS), or at 90% of Temporal's per-run update limit if that came first.
+     */
+    eventsPerRun: r(Math.min(0.9 * WORKFLOW_LIMITS.updatesPerRun * offersPerUpdate, ENTITY_HISTORY_EVENTS / (n(c.historyEvents) / events))),
     historyEventsPerEvent: r(n(c.historyEvents) / events, 2),
     historyBytesPerEvent: r(n(c.historyBytes) / events),
   };

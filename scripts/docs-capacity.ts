@@ -1,3 +1,4 @@
+import { ENTITY_HISTORY_EVENTS } from '../core/history';
 import { CLUSTER_ASSUMPTION, hotSpots, openKeys, pathModels, WORKFLOW_LIMITS } from '../bench/capacity-model';
 
 /**
@@ -99,8 +100,9 @@ export function capacityLines(r: Json, other: (name: string) => Json | undefined
       `${num(hb.coalescerTasksPerEvent)} tasks per event, about ${num(hb.eventsPerSecond)} a second at the same task rate), so answers slow before anything is refused; ` +
       `what one key then takes is bound by the work one workflow task does and by its history, not by the cluster. ` +
       `On this machine bench:coalesce measured ${num(measuredHot.achievedPerSecond)} a second on one key offered more than it kept up with. ` +
-      `Unbatched, a coalescer run takes about ${num(hu.eventsPerRun)} events before the limit of ${num(WORKFLOW_LIMITS.updatesPerRun)} updates per run ` +
-      `makes it continue as new (at 90% of it); its history grows ${num(hu.historyEventsPerEvent)} events and ${num(hu.historyBytesPerEvent)} bytes per event ` +
+      `Unbatched, a coalescer run takes about ${num(hu.eventsPerRun)} events before its history reaches ${num(ENTITY_HISTORY_EVENTS)} events and it continues as new ` +
+      `(wakegate's own bound, so that a worker taking it over replays little; Temporal's ${num(WORKFLOW_LIMITS.updatesPerRun)} updates per run come later); ` +
+      `its history grows ${num(hu.historyEventsPerEvent)} events and ${num(hu.historyBytesPerEvent)} bytes per event ` +
       `(Temporal's hard limits per run: ${num(WORKFLOW_LIMITS.historyEventsHard)} events, ${num(WORKFLOW_LIMITS.historyBytesHard / 2 ** 20)} MB). ` +
       `A task queue's supervisor granted ${num(spots.supervisor.runsPerLease)} runs per lease in the burst; at one workflow task per lease it grants about ` +
       `**${num(spots.supervisor.runsPerSecond)} runs a second** per task queue, with at most ${num(WORKFLOW_LIMITS.updatesInFlight)} leases in flight. ` +

@@ -60,7 +60,8 @@ describe('the capacity model', () => {
       cluster,
     );
     assert.equal(s.hotKey.unbatched.eventsPerSecond, 25);
-    assert.equal(s.hotKey.unbatched.eventsPerRun, 1800);
+    // 2 history events per event: 1,000 events of history (wakegate's bound) come before 90% of 2,000 updates.
+    assert.equal(s.hotKey.unbatched.eventsPerRun, 500);
     assert.equal(s.hotKey.batched.offersPerUpdate, 10);
     assert.equal(s.hotKey.batched.eventsPerSecond, 200);
     assert.equal(s.supervisor.runsPerSecond, 250);
