@@ -43,8 +43,14 @@ export const offerStats = { updates: 0, offers: 0, inFlightRefusals: 0, fallback
 /** An update's longest wait for its outcome: past it, the slot is freed (its offers went by signal long before). */
 const UPDATE_DEADLINE_MS = 60_000;
 
-/** The coalescer closed between its last workflow task and this update: send it again (it starts a new one). */
-const isClosedUnderIt = (err: unknown) => /already completed|workflow execution.*(completed|closed)/i.test(errorChainText(err));
+/**
+ * The coalescer did not take the update, and sending it again is safe (the coalescer answers a
+ * repeated offer id with its first answer): it closed or continued as new between its last workflow
+ * task and this update (the next one reaches its new run), or the workflow task that would have
+ * taken it failed (as when the coalescer continues as new while updates arrive).
+ */
+const isNotTaken = (err: unknown) =>
+  /already completed|workflow execution.*(completed|closed)|unexpected workflow task failure|workflow task in failed state/i.test(errorChainText(err));
 
 /**
  * The gate's way to a coalescer: offers to one coalescer are batched into `offer` updates sent with
@@ -183,7 +189,7 @@ export class OfferBatcher {
       },
       (err: unknown) => {
         const refused = isInFlightRefusal(err);
-        if ((refused || isClosedUnderIt(err)) && batch.some((w) => !w.settled) && refusals < 12) {
+        if ((refused || isNotTaken(err)) && batch.some((w) => !w.settled) && refusals < 12) {
           // Refused before the coalescer saw it: send it again after a back-off (settled offers went by signal).
           if (refused) offerStats.inFlightRefusals += 1;
           const backoff = Math.min(2000, REFUSAL_BACKOFF_MS * 2 ** refusals) * (0.5 + Math.random());
