@@ -1,10 +1,10 @@
-import { setTimeout as sleep } from 'node:timers/promises';
-import { WorkflowNotFoundError, WorkflowUpdateFailedError, type Client } from '@temporalio/client';
+import { WorkflowNotFoundError, type Client } from '@temporalio/client';
 import { supervisorId } from '../core/ids';
 import { configureUpdate, wakesSignal } from '../core/supervisor-messages';
 import type { RunVerdict, SupervisorMemo, SupervisorPolicy } from '../core/supervisor-types';
 import type { supervisorWorkflow } from '../workflows/supervise/workflow';
 import { PermitLeaser, type Grant, type LeaseStats } from './permit-leaser';
+import { updateWithin } from './retry';
 import { capsApply } from './policy';
 import { untraced } from '../tracing/spans';
 
@@ -174,16 +174,7 @@ export class SupervisorLink {
     // worker polls takes no update for a while: try again within a bound, never wait forever.
     const handle = this.client.workflow.getHandle(this.workflowId);
     const deadlineMs = Date.now() + CONFIGURE_DEADLINE_MS;
-    for (let attempt = 0; ; attempt++) {
-      try {
-        await this.client.withDeadline(deadlineMs, () => handle.executeUpdate(configureUpdate, { args: [this.policy] }));
-        return;
-      } catch (err) {
-        const backoffMs = Math.min(2000, 100 * 2 ** attempt);
-        if (err instanceof WorkflowUpdateFailedError || Date.now() + backoffMs >= deadlineMs) throw err;
-        await sleep(backoffMs, undefined, { ref: false });
-      }
-    }
+    await updateWithin(deadlineMs, () => this.client.withDeadline(deadlineMs, () => handle.executeUpdate(configureUpdate, { args: [this.policy] })));
   }
 
   /** One permit for a run of `agent`: from this process's stock, or with the next lease. */

@@ -1,6 +1,5 @@
 import { randomUUID } from 'node:crypto';
 import { hostname } from 'node:os';
-import { setTimeout as sleep } from 'node:timers/promises';
 import { Client, Connection, WorkflowNotFoundError, WorkflowUpdateFailedError, type ConnectionOptions } from '@temporalio/client';
 import { ApplicationFailure } from '@temporalio/common';
 import { FailureType, isInFlightRefusal } from '../core/failures';
@@ -9,6 +8,7 @@ import { leaseUpdate, unusedPermitsSignal } from '../core/supervisor-messages';
 import type { SupervisorMode, SupervisorPolicy } from '../core/supervisor-types';
 import { untraced } from '../tracing/spans';
 import { PermitStock, type Unused } from './permit-stock';
+import { updateWithin } from './retry';
 
 /** One permit asked for: granted or not, and the breaker's mode when it was answered. */
 export interface Grant {
@@ -42,9 +42,6 @@ export const processLeaseStats = (): Readonly<LeaseStats> => ({ ...processStats 
 export const LEASE_DEADLINE_MS = 8_000;
 /** How long a return of unused permits may take; one not delivered leaves them counted (conservative). */
 const RETURN_DEADLINE_MS = 5_000;
-/** Backoff between tries of one lease: doubling from this, at most MAX_BACKOFF_MS, jittered by half. */
-const FIRST_BACKOFF_MS = 100;
-const MAX_BACKOFF_MS = 2_000;
 
 /**
  * The permit half of a process's line to the supervisor (./link.ts): a run takes its permit from
@@ -200,26 +197,27 @@ export class PermitLeaser {
   private async leaseWithRetry(req: LeaseRequest): Promise<LeaseAnswer> {
     const deadlineMs = Date.now() + LEASE_DEADLINE_MS;
     const updateId = randomUUID();
-    for (let attempt = 0; ; attempt++) {
-      try {
-        this.count('leaseUpdates');
-        return await this.leaseOnce(req, updateId, deadlineMs);
-      } catch (err) {
-        if (isInFlightRefusal(err)) this.count('inFlightRefusals');
-        const backoffMs = Math.min(MAX_BACKOFF_MS, FIRST_BACKOFF_MS * 2 ** attempt) * (0.5 + Math.random() / 2);
-        // The supervisor refused the request itself: trying again changes nothing.
-        if (err instanceof WorkflowUpdateFailedError) {
-          throw ApplicationFailure.create({
-            message: `the supervisor refused the lease: ${(err.cause as Error | undefined)?.message ?? err.message}`,
-            type: FailureType.SupervisorRefused,
-            nonRetryable: true,
-            cause: err,
-          });
-        }
-        if (Date.now() + backoffMs >= deadlineMs) throw err;
-        this.count('leaseRetries');
-        await sleep(backoffMs, undefined, { ref: false });
-      }
+    try {
+      return await updateWithin(
+        deadlineMs,
+        () => {
+          this.count('leaseUpdates');
+          return this.leaseOnce(req, updateId, deadlineMs);
+        },
+        (err, retrying) => {
+          if (isInFlightRefusal(err)) this.count('inFlightRefusals');
+          if (retrying) this.count('leaseRetries');
+        },
+      );
+    } catch (err) {
+      // The supervisor refused the request itself: a defect, which trying again does not change.
+      if (!(err instanceof WorkflowUpdateFailedError)) throw err;
+      throw ApplicationFailure.create({
+        message: `the supervisor refused the lease: ${(err.cause as Error | undefined)?.message ?? err.message}`,
+        type: FailureType.SupervisorRefused,
+        nonRetryable: true,
+        cause: err,
+      });
     }
   }
 
