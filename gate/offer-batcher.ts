@@ -3,6 +3,7 @@ import type { OfferInput, Offer, OfferAnswer } from '../core/coalesce-types';
 import { errorChainText, isInFlightRefusal } from '../core/failures';
 import { offerSignal, offerUpdate } from '../core/messages';
 import { captureContext, inContext } from '../tracing/spans';
+import { ADMISSION_PRIORITY } from '../core/priority';
 
 /** An offer's fate: the coalescer's decision, or `accepted` (taken durably by signal, not decided within the wait). */
 export type OfferOutcome = { kind: 'decided'; answer: OfferAnswer } | { kind: 'accepted' };
@@ -90,6 +91,7 @@ export class OfferBatcher {
             taskQueue: this.taskQueue,
             args: [{ agent: input.agent, wakeKey: input.wakeKey, policy: input.policy }],
             workflowIdConflictPolicy: 'USE_EXISTING',
+            priority: ADMISSION_PRIORITY,
           }) as WithStartWorkflowOperation<never>,
         queue: [],
         inFlight: 0,
@@ -126,6 +128,7 @@ export class OfferBatcher {
           args: [{ agent: input.agent, wakeKey: input.wakeKey, policy: input.policy }],
           signal: offerSignal,
           signalArgs: [[input.offer]],
+          priority: ADMISSION_PRIORITY,
         }),
       );
       offerStats.fallbackSignals += 1;

@@ -9,6 +9,7 @@ import { coalescing } from './helpers/agents';
 import { startDevEnv, unique, withWorker, type DevEnv } from './helpers/env';
 import { spawnWorker, type WorkerProcess } from './helpers/worker-process';
 import { registryOf } from './helpers/app';
+import { ADMISSION_PRIORITY } from '../core/priority';
 
 /*
  * The coalescing path across restarts: a worker process SIGKILLed while a batch is pending, and the
@@ -133,6 +134,9 @@ test('a busy coalescer continues as new at 1,000 history events, long before Tem
     const again = await gate.admit(ping(entity, 'e-0', 'd-0-again'));
     assert.equal(again.decision, 'in_progress');
     assert.equal(again.workflowId, first.workflowId);
+    // Its workflow tasks go before runs' in a backlog (core/priority.ts), across continue-as-new.
+    assert.equal(ended.priority?.priorityKey, ADMISSION_PRIORITY.priorityKey);
+    assert.equal((await coalescer.describe()).priority?.priorityKey, ADMISSION_PRIORITY.priorityKey);
   });
   await gate.close();
 });

@@ -15,6 +15,7 @@ import { coalescing, quickAgents } from './helpers/agents';
 import { eventually, startDevEnv, unique, withWorker, type DevEnv } from './helpers/env';
 import { createSchedule, testSchedule } from './helpers/schedules';
 import { registryOf, activitiesOf, exampleAgents } from './helpers/app';
+import { ADMISSION_PRIORITY, RUN_PRIORITY } from '../core/priority';
 
 /*
  * Wake keys and coalescing on the real dev server. The server suggests continue-as-new after 60
@@ -89,6 +90,8 @@ describe('one wake per thing, from every direction', () => {
         );
         assert.equal(a.wakeKey, campaign);
         assert.notEqual(a.eventKey, b.eventKey, 'three logical events, one wake key');
+        // The coalescer's tasks go first in a backlog; its run does not inherit that (core/priority.ts).
+        assert.equal((await env.client.workflow.getHandle(a.coalescerId!).describe()).priority?.priorityKey, ADMISSION_PRIORITY.priorityKey);
 
         const waiting = (await eventually(
           () => statusOf(env.client, run),
@@ -101,6 +104,7 @@ describe('one wake per thing, from every direction', () => {
           [a.eventKey, b.eventKey, c.eventKey],
         );
         assert.deepEqual(waiting.absorbed!.find((e) => e.eventKey === c.eventKey)!.deliveryIds, ['report-1', 'report-2']);
+        assert.equal((await env.client.workflow.getHandle(run).describe()).priority?.priorityKey, RUN_PRIORITY.priorityKey);
         // The run's own delivery list holds every event's deliveries, not only the opener's (what `wakegate runs` shows).
         for (const e of waiting.absorbed!)
           for (const id of e.deliveryIds) assert.ok(waiting.deliveryIds.includes(id), `run lists delivery ${id}: ${waiting.deliveryIds.join(', ')}`);

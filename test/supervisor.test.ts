@@ -31,6 +31,7 @@ import {
 } from './helpers/supervisor';
 import { activitiesOf, exampleApp } from './helpers/app';
 import { supervisorId } from '../core/ids';
+import { ADMISSION_PRIORITY } from '../core/priority';
 
 /*
  * The supervisor on a real dev server: the storm breaker (paging once, holding, surviving a worker
@@ -90,6 +91,8 @@ test('a storm trips the breaker, pages once and holds the rest; the halt survive
     );
     assert.equal(tripped!.trip?.kind, 'storm');
     assert.match(tripped!.trip!.reason, /over the fleet threshold of 8/);
+    // The kill switch's workflow goes before runs' tasks in a backlog (core/priority.ts).
+    assert.equal((await env.client.workflow.getHandle(supervisorId(taskQueue)).describe()).priority?.priorityKey, ADMISSION_PRIORITY.priorityKey);
     await eventually(
       async () => incidentsFor(taskQueue),
       (i) => i.length === 1 && tripped!.trip!.id === 1,

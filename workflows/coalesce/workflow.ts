@@ -30,6 +30,7 @@ import type { CoalesceActivities } from '../../core/contracts';
 import type { runWorkflow } from '../run/workflow';
 import { CoalescerMachine, initialState, runInputOf } from './machine';
 import { ENTITY_HISTORY_EVENTS } from '../../core/history';
+import { RUN_PRIORITY } from '../../core/priority';
 
 /**
  * Overlap `steer`: a workflow cannot send an update, so an activity sends the live run its steered
@@ -117,6 +118,8 @@ export async function coalescerWorkflow(input: CoalescerInput): Promise<Coalesce
         // The run outlives a continue-as-new (or a close) of its coalescer; it reports its end by signal.
         parentClosePolicy: ParentClosePolicy.ABANDON,
         workflowIdReusePolicy: WorkflowIdReusePolicy.REJECT_DUPLICATE,
+        // Not the coalescer's own (admission) priority, which a child would inherit.
+        priority: RUN_PRIORITY,
       });
       // Also watch it directly while this coalescer run lives: a run terminated by hand sends no signal.
       void child.result().then(
