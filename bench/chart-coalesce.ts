@@ -124,7 +124,7 @@ export const ingress = (r: Json): Spec[] => {
   const queue = obj(r.queue);
   const burst = obj(r.burst);
   const rss = obj(burst.rssMb);
-  const raw = 'raw client.workflow.start, unique IDs';
+  const raw = isNum(r.bareStartsPerSecond) ? 'raw client.workflow.start of the same run (its worker up)' : 'raw client.workflow.start, unique IDs';
   const webhook = isNum(r.coalescingRatio)
     ? 'signed webhook → 202, one-call agent (verify, parse, gate, start)'
     : 'signed webhook → 202 (verify, parse, gate, start)';

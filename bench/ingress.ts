@@ -4,6 +4,7 @@ import { DefaultLogger, NativeConnection, Runtime } from '@temporalio/worker';
 import { Redis } from 'ioredis';
 import { Registry } from 'prom-client';
 import { Webhook } from 'standardwebhooks';
+import { Pool } from 'undici';
 import { loadConfig } from '../config/config';
 import { DevServer } from '../devserver/dev-server';
 import { RedisServer } from '../devserver/redis-server';
@@ -14,20 +15,26 @@ import { QueueMetrics } from '../ingress/queue/metrics';
 import { CONSUMER_GROUP, publish, RedisStreamsConsumer, streamKey } from '../ingress/queue/redis-streams';
 import { startIngress } from '../ingress/serve';
 import { campaignsSource } from '../examples/campaigns-webhook';
-import type { RunInput } from '../core/types';
 import { histograms, percentile, round, runPool } from './stats';
 import { appOf, exampleAgents } from '../test/helpers/app';
 import { withPolicies } from '../agents/registry';
 import { withSupervisorPolicy } from '../supervisor/policy';
 import type { CoalescePolicy } from '../core/policy';
 import { benchRecorder } from './results';
+import { keyEvent } from '../gate/key-event';
+
+const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
 /**
  * `npm run bench:ingress`: on one dev server in one run, with workers up as in production (the
  * deployment's own worker, `createWakegate(...).worker()`, one per task queue, in this process),
  * 1. signed webhook ingest (POST /webhooks/campaigns, Standard Webhooks, each answered 202 only
- *    after the gate answered) for two sources side by side, against raw `client.workflow.start`,
- *    same concurrency, alternating rounds (raw in the middle, the order reversed every other round):
+ *    after the gate answered) for two sources side by side, against raw `client.workflow.start` of
+ *    the same run the gate starts (on the same task queue, its worker up: what a deployment without
+ *    the ingress and the gate pays per event), same concurrency, alternating rounds (raw in the
+ *    middle, the order reversed every other round), each series started on idle workers; a fourth
+ *    series, the same start on a task queue no worker polls, is kept as a reference (the server's
+ *    bare start rate on this machine):
  *    - one-call: the campaigns webhook waking an agent on the one-call path (a start per delivery);
  *    - coalescing: the same webhook waking the agent with the campaign reporter's coalescing policy
  *      (debounce 10 s, maxWait 2 min, skip), BENCH_PER_KEY deliveries per campaign: each delivery
@@ -64,9 +71,9 @@ function benchApp(coalesce: CoalescePolicy | undefined) {
   return appOf(agents, { schedules: [], supervisor: BENCH_POLICY });
 }
 
-type Kind = 'raw' | 'webhook' | 'coalescing';
-/** One round's order: raw in the middle, next to both webhook series; reversed every other round. */
-const roundOrder = (r: number): Kind[] => (r % 2 === 0 ? ['webhook', 'raw', 'coalescing'] : ['coalescing', 'raw', 'webhook']);
+type Kind = 'raw' | 'webhook' | 'coalescing' | 'bare';
+/** One round's order: raw in the middle, next to both webhook series, the reference at an end; reversed every other round. */
+const roundOrder = (r: number): Kind[] => (r % 2 === 0 ? ['bare', 'webhook', 'raw', 'coalescing'] : ['coalescing', 'raw', 'webhook', 'bare']);
 
 async function main(): Promise<void> {
   const recorder = benchRecorder('ingress', {
@@ -98,7 +105,10 @@ async function main(): Promise<void> {
     const worker = await app.worker({ connection: native, namespace: server.namespace, taskQueue, shutdownGraceTime: '1 second' });
     // Limits out of the way: this measures the accept path, not the shed policy.
     const ingress = await startIngress({ client, taskQueue, registry: app.registry, sources: [campaignsSource], config: limits, allowDevSecrets: true });
-    return { app, taskQueue, worker, ingress, url: `${ingress.url}/webhooks/campaigns` };
+    // The load generator keeps its connections open and pays little per request (undici's pool, not
+    // `fetch`): it shares the two cores with what it measures, and the raw series has no HTTP client.
+    const pool = new Pool(ingress.url, { connections: CONCURRENCY, pipelining: 1 });
+    return { app, taskQueue, worker, ingress, pool, path: '/webhooks/campaigns' };
   };
   const one = await side('one', undefined);
   const co = await side('co', REPORTER_COALESCE);
@@ -107,6 +117,8 @@ async function main(): Promise<void> {
   try {
     await one.worker.runUntil(() => co.worker.runUntil(() => measure()));
   } finally {
+    await one.pool.close();
+    await co.pool.close();
     await one.ingress.close();
     await co.ingress.close();
     redis.disconnect();
@@ -139,38 +151,89 @@ async function main(): Promise<void> {
           },
         };
       });
-    const webhookTask = (url: string, requests: ReturnType<typeof signed>, counts?: Record<string, number>) => async (i: number) => {
-      const res = await fetch(url, { method: 'POST', body: requests[i]!.body, headers: requests[i]!.headers });
-      const text = await res.text();
-      if (res.status !== 202) throw new Error(`expected 202, got ${res.status}: ${text}`);
+    type Side = typeof one;
+    const webhookTask = (side: Side, requests: ReturnType<typeof signed>, counts?: Record<string, number>) => async (i: number) => {
+      const res = await side.pool.request({ path: side.path, method: 'POST', body: requests[i]!.body, headers: requests[i]!.headers });
+      const text = await res.body.text();
+      if (res.statusCode !== 202) throw new Error(`expected 202, got ${res.statusCode}: ${text}`);
       if (counts) {
         const decision = String((JSON.parse(text) as { decision?: string }).decision);
         counts[decision] = (counts[decision] ?? 0) + 1;
       }
     };
-    const raw = (r: number) => (i: number) =>
-      client.workflow.start('runWorkflow', { workflowId: `raw-${tag}-${r}-${i}`, taskQueue: `bench-raw-${tag}`, args: [{ eventKey: `raw-${i}` } as RunInput] });
+    /**
+     * The raw series: the start the one-call gate makes for each delivery (the canary's run, its
+     * workflow ID, input and memo), made directly with `client.workflow.start` on the same task queue,
+     * whose worker runs it: what a deployment without the ingress and the gate pays per event. Keyed
+     * before the clock starts, as the webhooks are signed before it.
+     */
+    const raw = (r: number, taskQueue = one.taskQueue) => {
+      const inputs = Array.from(
+        { length: N },
+        (_, i) =>
+          keyEvent(one.app.registry, {
+            source: 'campaigns',
+            entity: `raw-${taskQueue}-${r}-${i}`,
+            type: 'config.changed',
+            occurredAt: '2026-12-02T14:05:00Z',
+            version: 1,
+            payload: { dashboards: ['reach'] },
+          }).input,
+      );
+      return (i: number) =>
+        client.workflow.start('runWorkflow', {
+          workflowId: inputs[i]!.runKey,
+          taskQueue,
+          args: [inputs[i]!],
+          workflowIdConflictPolicy: 'FAIL',
+          workflowIdReusePolicy: 'ALLOW_DUPLICATE_FAILED_ONLY',
+          memo: { fingerprint: inputs[i]!.fingerprint },
+        });
+    };
+    /**
+     * Each series starts on idle workers: the runs of the series before it have ended (and, after a
+     * coalescing series, its coalescers' debounce has run out and their runs have ended too). A series'
+     * own runs run while it is measured, as in production; a backlog left by another would only
+     * measure the order of the series.
+     */
+    const quiesce = async () => {
+      const open = async () => {
+        const { count } = await client.workflow.count(
+          `WorkflowType = 'runWorkflow' AND ExecutionStatus = 'Running' AND TaskQueue IN ('${one.taskQueue}', '${co.taskQueue}')`,
+        );
+        return count;
+      };
+      while ((await open()) > 0) await sleep(250);
+    };
 
     await runPool(100, CONCURRENCY, raw(-1));
-    await runPool(100, CONCURRENCY, webhookTask(one.url, signed(`warm-${tag}`, 100)));
-    await runPool(100, CONCURRENCY, webhookTask(co.url, signed(`warm-co-${tag}`, 100, PER_KEY)));
+    await runPool(100, CONCURRENCY, webhookTask(one, signed(`warm-${tag}`, 100)));
+    await runPool(100, CONCURRENCY, webhookTask(co, signed(`warm-co-${tag}`, 100, PER_KEY)));
 
-    const rates: Record<Kind, number[]> = { raw: [], webhook: [], coalescing: [] };
+    const rates: Record<Kind, number[]> = { raw: [], webhook: [], coalescing: [], bare: [] };
     // Only the coalescing rounds offer to coalescers: the batcher's counts over the rounds are theirs.
     const offers0 = { ...offerStats };
-    const lat: Record<Kind, number[]> = { raw: [], webhook: [], coalescing: [] };
+    const lat: Record<Kind, number[]> = { raw: [], webhook: [], coalescing: [], bare: [] };
+    let quiesceSeconds = 0;
     for (let r = 0; r < ROUNDS; r++) {
       for (const kind of roundOrder(r)) {
         const task =
           kind === 'raw'
             ? raw(r)
-            : kind === 'webhook'
-              ? webhookTask(one.url, signed(`wh-${tag}-${r}`, N), decisions.webhook)
-              : webhookTask(co.url, signed(`co-${tag}-${r}`, N, PER_KEY), decisions.coalescing);
+            : kind === 'bare'
+              ? raw(r, `bench-bare-${tag}`)
+              : kind === 'webhook'
+                ? webhookTask(one, signed(`wh-${tag}-${r}`, N), decisions.webhook)
+                : webhookTask(co, signed(`co-${tag}-${r}`, N, PER_KEY), decisions.coalescing);
+        const q0 = performance.now();
+        await quiesce();
+        quiesceSeconds += (performance.now() - q0) / 1000;
         const t0 = performance.now();
         const l = await runPool(N, CONCURRENCY, task);
         rates[kind].push(N / ((performance.now() - t0) / 1000));
         lat[kind].push(...l);
+        // A coalescing series' runs start once their debounce has run out: wait it out, then quiesce.
+        if (kind === 'coalescing') await sleep(REPORTER_COALESCE.debouncePeriodMs + 1000);
       }
     }
     const offerBatching = {
@@ -217,7 +280,7 @@ async function main(): Promise<void> {
       Array.from({ length: CONCURRENCY }, async (_, lane) => {
         for (let i = 0; Date.now() < burstEnd; i++) {
           const [req] = signed(`burst-${tag}-${lane}-${i}`, 1);
-          await webhookTask(one.url, [req!])(0);
+          await webhookTask(one, [req!])(0);
           burstSent++;
         }
       }),
@@ -240,10 +303,17 @@ async function main(): Promise<void> {
       coalescingAcceptsPerSecond: round(total(rates.coalescing)),
       coalescingRatio: round(total(rates.coalescing) / total(rates.raw), 3),
       coalescingMedianRoundRatio: medianRatio('coalescing'),
+      bareStartsPerSecond: round(total(rates.bare)),
+      quiesceSeconds: round(quiesceSeconds),
       offerBatching,
       decisions,
-      perRound: { raw: rates.raw.map((x) => round(x)), webhook: rates.webhook.map((x) => round(x)), coalescing: rates.coalescing.map((x) => round(x)) },
-      latencyMs: { raw: latency('raw'), webhook: latency('webhook'), coalescing: latency('coalescing') },
+      perRound: {
+        raw: rates.raw.map((x) => round(x)),
+        webhook: rates.webhook.map((x) => round(x)),
+        coalescing: rates.coalescing.map((x) => round(x)),
+        bare: rates.bare.map((x) => round(x)),
+      },
+      latencyMs: { raw: latency('raw'), webhook: latency('webhook'), coalescing: latency('coalescing'), bare: latency('bare') },
       queue: { messages: QUEUE_N, seconds: round(queueSeconds, 2), acceptedPerSecond: round(QUEUE_N / queueSeconds), pendingAfter: stillPending },
       burst: {
         seconds: BURST_S,
@@ -276,6 +346,7 @@ async function main(): Promise<void> {
         coalescingRatio: report.coalescingRatio,
         medianRoundRatio: report.medianRoundRatio,
         coalescingMedianRoundRatio: report.coalescingMedianRoundRatio,
+        bareStartsPerS: report.bareStartsPerSecond,
         decisions,
       }),
     );

@@ -173,7 +173,15 @@ const ingress: Renderer = (r) => {
   return [
     row('series', 'per second', 'p50 ms', 'p99 ms', 'per round'),
     row('---', '---', '---', '---', '---'),
-    seriesRow('raw `client.workflow.start`, unique IDs', r.rawStartsPerSecond, lat.raw, perRound.raw),
+    seriesRow(
+      typeof r.bareStartsPerSecond === 'number' ? 'raw `client.workflow.start` of the same run, its worker up' : 'raw `client.workflow.start`, unique IDs',
+      r.rawStartsPerSecond,
+      lat.raw,
+      perRound.raw,
+    ),
+    ...(typeof r.bareStartsPerSecond === 'number'
+      ? [seriesRow('reference: the same start on a task queue no worker polls', r.bareStartsPerSecond, lat.bare, perRound.bare)]
+      : []),
     ...(typeof r.coalescingRatio === 'number'
       ? [
           seriesRow('signed webhook → 202, one-call agent', r.webhookAcceptsPerSecond, lat.webhook, perRound.webhook),
