@@ -20,7 +20,8 @@ import { InFlightRefusals } from './in-flight-refusals';
  * 2. Many wake keys: BENCH_KEYS (200) keys × 10 events, key after key, offered as fast as the gate
  *    takes them with BENCH_CONCURRENCY (64) outstanding, against raw `client.workflow.start` (unique
  *    IDs, no worker on their queue) at the same concurrency, in BENCH_ROUNDS (4) alternating rounds
- *    (the keys split between them): `ratio` = coalescing events per second / raw starts per second.
+ *    (the keys split between them), each series started on an idle worker (the runs of the one
+ *    before it ended): `ratio` = coalescing events per second / raw starts per second.
  * 3. One hot wake key: BENCH_EVENTS (10,000) distinct events offered at BENCH_EVENTS / BENCH_SECONDS
  *    (60) per second, open loop (each offer sent at its time, however many answers are outstanding):
  *    each answer's latency, the seconds until all are answered, the runs started and their bound,
@@ -55,10 +56,14 @@ const MAX_WAIT_MS = 5000;
 v8.setFlagsFromString('--expose-gc');
 const gc = vm.runInNewContext('gc') as () => void;
 const heap: Record<string, number> = {};
-const rssMb = () => {
+/** Workflows in the worker's cache at each RSS reading (Temporal's sticky cache: coalescers stay open, idle, until their dedup horizon). */
+const cached: Record<string, number> = {};
+const rssMb = (cachedNow: number) => {
   gc();
   const m = process.memoryUsage();
-  heap[Object.keys(heap).length === 0 ? 'warm' : Object.keys(heap).length === 1 ? 'afterManyKeys' : 'end'] = round(m.heapUsed / 2 ** 20, 0);
+  const at = Object.keys(heap).length === 0 ? 'warm' : Object.keys(heap).length === 1 ? 'afterManyKeys' : 'end';
+  heap[at] = round(m.heapUsed / 2 ** 20, 0);
+  cached[at] = cachedNow;
   return round(m.rss / 2 ** 20, 0);
 };
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
@@ -162,6 +167,14 @@ async function main(): Promise<void> {
       const offer = (entity: string, type: string) => gate.admit({ source: 'ping', entity, type, occurredAt });
       const raw = (prefix: string) => (i: number) =>
         client.workflow.start('runWorkflow', { workflowId: `${prefix}-${i}`, taskQueue: `bench-raw-${tag}`, args: [{ eventKey: `raw-${i}` } as RunInput] });
+      /**
+       * Each series of the many keys starts on an idle worker: the runs the previous series started
+       * have ended (after a coalescing series, once its last debounce has run out). A series' own runs
+       * run while it is measured, as in production; runs left by another would only measure the order.
+       */
+      const quiesce = async () => {
+        while ((await count(`WorkflowType = "runWorkflow" AND ExecutionStatus = "Running" AND TaskQueue = "${taskQueue}"`)) > 0) await sleep(250);
+      };
       /** Offers in a pool of CONCURRENCY: their latencies, answers and errors (an error does not stop the others). */
       const pooled = async (n: number, send: (i: number) => Promise<GateAnswer>) => {
         const answers: GateAnswer[] = [];
@@ -179,7 +192,7 @@ async function main(): Promise<void> {
       await runPool(WARM, CONCURRENCY, raw(`warm-${tag}`));
       const warm = await pooled(WARM, (i) => offer(`warm-${tag}-${Math.floor(i / PER_KEY)}`, `w-${i % PER_KEY}`));
       await sleep(MAX_WAIT_MS + 3000);
-      const rssWarm = rssMb();
+      const rssWarm = rssMb(worker.getStatus().numCachedWorkflows);
 
       // 2. Many keys against raw starts, alternating rounds.
       const rates = { raw: [] as number[], coalesce: [] as number[] };
@@ -188,6 +201,7 @@ async function main(): Promise<void> {
       for (let r = 0; r < ROUNDS; r++) {
         const n = perRoundKeys * PER_KEY;
         for (const kind of r % 2 === 0 ? (['raw', 'coalesce'] as const) : (['coalesce', 'raw'] as const)) {
+          await quiesce();
           const t0 = performance.now();
           if (kind === 'raw') await runPool(n, CONCURRENCY, raw(`raw-${tag}-${r}`));
           else {
@@ -197,6 +211,7 @@ async function main(): Promise<void> {
             many.errors.push(...round.errors);
           }
           rates[kind].push(n / ((performance.now() - t0) / 1000));
+          if (kind === 'coalesce') await sleep(1500); // its last keys' debounce (1 s): their runs start, then quiesce waits them out
         }
       }
       const total = (xs: number[]) => (xs.length * perRoundKeys * PER_KEY) / xs.reduce((s, rate) => s + (perRoundKeys * PER_KEY) / rate, 0);
@@ -204,7 +219,7 @@ async function main(): Promise<void> {
       const coalesceRate = total(rates.coalesce);
       await sleep(MAX_WAIT_MS + 5000);
       const manyRuns = await count(`WorkflowType = "runWorkflow" AND WakeKey STARTS_WITH "k-${tag}-"`);
-      const rssAfterMany = rssMb();
+      const rssAfterMany = rssMb(worker.getStatus().numCachedWorkflows);
 
       // 3. One hot key, open loop.
       const hot = `hot-${tag}`;
@@ -219,7 +234,7 @@ async function main(): Promise<void> {
       const coalescerExecutions = coalescerId ? await count(`WorkflowId = "${coalescerId}"`) : undefined;
 
       // 4. The end.
-      const rssEnd = rssMb();
+      const rssEnd = rssMb(worker.getStatus().numCachedWorkflows);
       for (const e of [...warm.errors, ...many.errors, ...one.errors]) refusals.noteError(e);
       const inFlight = refusals.total();
 
@@ -264,6 +279,7 @@ async function main(): Promise<void> {
         },
         rssMb: { warm: rssWarm, end: rssEnd, afterManyKeys: rssAfterMany },
         heapUsedMb: heap,
+        cachedWorkflows: cached,
         inFlightRefusals: inFlight,
         inFlightRefusalsFrom: refusals.sources(),
       };

@@ -23,6 +23,8 @@ export interface BenchResultsFile<R = Record<string, unknown>> {
     /** 1, 5 and 15 minute load averages as the benchmark started and as it ended: the machine may be shared. */
     loadavgAtStart: number[];
     loadavgAtEnd: number[];
+    /** glibc's malloc arenas (the npm scripts set 2: docs/OPERATIONS.md, memory); absent when unset. */
+    mallocArenaMax?: string;
   };
   parameters: Record<string, unknown>;
   results: R;

@@ -42,6 +42,7 @@ export function benchRecorder(name: string, parameters: Record<string, unknown>)
           node: process.version,
           loadavgAtStart,
           loadavgAtEnd: load(),
+          ...(process.env.MALLOC_ARENA_MAX ? { mallocArenaMax: process.env.MALLOC_ARENA_MAX } : {}),
         },
         parameters,
         results,

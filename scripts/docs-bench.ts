@@ -160,6 +160,14 @@ const coalesceAgainstRaw: Renderer = (r) => {
       'RSS of the benchmark process (gate and worker)',
       `${num(rss.warm)} MB warm, ${num(rss.afterManyKeys)} MB after the many keys, **${num(rss.end)} MB at the end**`,
     ),
+    ...(r.cachedWorkflows
+      ? [
+          row(
+            "workflows in the worker's cache at those readings",
+            `${num(obj(r.cachedWorkflows).warm)}, ${num(obj(r.cachedWorkflows).afterManyKeys)}, ${num(obj(r.cachedWorkflows).end)} (the coalescers stay open until their dedup horizon)`,
+          ),
+        ]
+      : []),
     row('updates refused with the in-flight limit', `**${num(r.inFlightRefusals)}** (counted from: ${String(from.counted ?? '–')})`),
   ];
 };
@@ -232,7 +240,8 @@ function provenance(f: BenchResultsFile<Json>): string[] {
     .map(([k, v]) => `\`${k}\` ${typeof v === 'string' ? v : JSON.stringify(v)}`)
     .join('; ');
   return [
-    `\`${f.command}\`, ${f.at.slice(0, 16).replace('T', ' ')} UTC, ${f.durationS} s; ${m.cpus} × ${m.cpuModel}, Node ${m.node}; ` +
+    `\`${f.command}\`, ${f.at.slice(0, 16).replace('T', ' ')} UTC, ${f.durationS} s; ${m.cpus} × ${m.cpuModel}, Node ${m.node}` +
+      `${m.mallocArenaMax ? `, MALLOC_ARENA_MAX=${m.mallocArenaMax}` : ''}; ` +
       `load average ${m.loadavgAtStart.join(' / ')} at the start, ${m.loadavgAtEnd.join(' / ')} at the end (1 / 5 / 15 min).`,
     '',
     `Parameters: ${params}.`,
