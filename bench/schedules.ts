@@ -8,7 +8,7 @@ import { WakeTerminalReason } from '../core/search-attributes';
 import { createWakeWorker } from '../runtime/worker';
 import { exampleApp } from '../test/helpers/app';
 import { benchRecorder } from './results';
-import { histograms } from './stats';
+import { histograms, medianInterval } from './stats';
 import { historyOf, hops, list, nominalFromId } from './schedule-history';
 
 /**
@@ -27,15 +27,16 @@ import { historyOf, hops, list, nominalFromId } from './schedule-history';
  * reference, bare, wakegate), so a drift in the machine's load falls on both sides of a ratio alike
  * and the series never contend with each other for the server. The figure is the median over cycles
  * of each cycle's p50 ratio (wakegate / bare, reference / bare), with the spread of those ratios
- * (min, quartiles, max) beside it: a ratio the spread does not separate from 1 is not resolved.
- * Env: BENCH_SCHEDULES (5 per series), BENCH_EVERY (1s), BENCH_CYCLES (8), BENCH_ROUND_SECONDS (16),
+ * (min, quartiles, max) and the median's own confidence interval (from their order statistics)
+ * beside it: the figure is resolved when that interval is within ±0.05.
+ * Env: BENCH_SCHEDULES (10 per series), BENCH_EVERY (1s), BENCH_CYCLES (12), BENCH_ROUND_SECONDS (20),
  * BENCH_PHASE_MS (20).
  */
-const SCHEDULES = Number(process.env.BENCH_SCHEDULES ?? 5);
+const SCHEDULES = Number(process.env.BENCH_SCHEDULES ?? 10);
 /** Interval of every schedule (overlap skip: a window that comes due while the previous run is open is skipped, not measured). */
 const EVERY = process.env.BENCH_EVERY ?? '1s';
-const CYCLES = Number(process.env.BENCH_CYCLES ?? 8);
-const ROUND_SECONDS = Number(process.env.BENCH_ROUND_SECONDS ?? 16);
+const CYCLES = Number(process.env.BENCH_CYCLES ?? 12);
+const ROUND_SECONDS = Number(process.env.BENCH_ROUND_SECONDS ?? 20);
 /**
  * Where in the second each round's schedules are unpaused, ms. On the dev server a Schedule's own
  * lag (nominal → the workflow started) follows that point: about 150 ms unpaused just after a whole
@@ -141,9 +142,13 @@ async function main(): Promise<void> {
       : [];
     const thin = result.rounds.filter((r) => r.fires < 10);
     if (thin.length) problems.push(`${thin.length} round(s) with fewer than 10 fires: their p50 is not a figure`);
-    // Resolved to about ±0.05: the middle half of the cycles' ratios within 0.1 of each other.
-    const { q1, q3 } = result.ratio.spread;
-    if (q3 - q1 > 0.1) problems.push(`the cycles' p50 ratios spread over ${q1} – ${q3} (quartiles), wider than ±0.05: not resolved; raise BENCH_CYCLES`);
+    // Resolved to about ±0.05: the median's confidence interval (order statistics of the cycles' ratios) is no wider.
+    const { lo, hi, coverage, halfWidth } = result.ratio.interval;
+    if (halfWidth > 0.05)
+      problems.push(
+        `the median ratio's ${Math.round(coverage * 100)}% interval is ${lo} – ${hi} (±${halfWidth}), wider than ±0.05: not resolved; raise BENCH_CYCLES or BENCH_ROUND_SECONDS`,
+      );
+    if (hi >= 1.2) problems.push(`the median ratio's interval reaches ${hi}: not clearly under 1.2x bare`);
     await recorder.write(result, problems);
     // The last line: the figures in one JSON line.
     console.log(
@@ -151,6 +156,7 @@ async function main(): Promise<void> {
         bench: 'schedules',
         ratioP50: result.ratio.p50,
         spread: result.ratio.spread,
+        interval: result.ratio.interval,
         extraMsP50: result.ratio.extraMs.p50,
         referenceRatioP50: result.reference.ratio.p50,
         referenceSpread: result.reference.ratio.spread,
@@ -304,6 +310,8 @@ function summarize(lags: Record<Series, Fire[]>, parts: Record<string, number[]>
       p99: r2(pct(xs, 99) / pct(bb, 99)),
       pooledP50: r2(pct(xs, 50) / pct(bb, 50)),
       spread: { min: r3(Math.min(...perCycle)), q1: r3(quantile(perCycle, 0.25)), q3: r3(quantile(perCycle, 0.75)), max: r3(Math.max(...perCycle)) },
+      /** The median's own confidence interval (order statistics of the cycles' ratios): how well the figure is resolved. */
+      interval: (({ lo, hi, coverage }) => ({ lo: r3(lo), hi: r3(hi), coverage: r3(coverage), halfWidth: r3((hi - lo) / 2) }))(medianInterval(perCycle)),
       perCycle: perCycle.map(r3),
       /** The median over cycles of the cycle's p50 minus bare's, ms, with its spread. */
       extraMs: { p50: Math.round(quantile(extra, 0.5)), min: Math.round(Math.min(...extra)), max: Math.round(Math.max(...extra)) },
@@ -312,7 +320,7 @@ function summarize(lags: Record<Series, Fire[]>, parts: Record<string, number[]>
   return {
     what: 'lag from nominal time to the first step of the run (its first activity; prepareRun for wakegate; real fires, several schedules in parallel, one series at a time)',
     ratioIs:
-      "p50: the median over cycles of the cycle's p50 ratio to bare (spread: min, quartiles, max of those); extraMs: the same of the p50 difference; p99 and pooledP50: over all fires",
+      "p50: the median over cycles of the cycle's p50 ratio to bare (spread: min, quartiles, max of those; interval: the median's confidence interval from their order statistics); extraMs: the same of the p50 difference; p99 and pooledP50: over all fires",
     wakegate: { ...pooled(ms('wakegate'), hist.wg), notRun },
     bareTemporal: pooled(ms('bare'), hist.bb),
     ratio: ratioOf('wakegate'),

@@ -96,7 +96,9 @@ const roundsLine = (wg: Json, ref: Json): string[] => {
   if (!Array.isArray(wg.perCycle)) return [];
   const spread = (x: Json) => {
     const s = obj(x.spread);
-    return `min ${num(s.min)}, quartiles ${num(s.q1)} – ${num(s.q3)}, max ${num(s.max)}`;
+    const ci = x.interval ? obj(x.interval) : undefined;
+    const interval = ci ? `; the median's ${Math.round(Number(ci.coverage) * 100)}% interval ${num(ci.lo)} – ${num(ci.hi)}, ±${num(ci.halfWidth)}` : '';
+    return `min ${num(s.min)}, quartiles ${num(s.q1)} – ${num(s.q3)}, max ${num(s.max)}${interval}`;
   };
   const extra = (x: Json) => `${p(x.extraMs)} ms (${p(x.extraMs, 'min')} to ${p(x.extraMs, 'max')})`;
   return [
