@@ -29,14 +29,14 @@ import { historyOf, hops, list, nominalFromId } from './schedule-history';
  * of each cycle's p50 ratio (wakegate / bare, reference / bare), with the spread of those ratios
  * (min, quartiles, max) and the median's own confidence interval (from their order statistics)
  * beside it: the figure is resolved when that interval is within ±0.05.
- * Env: BENCH_SCHEDULES (10 per series), BENCH_EVERY (1s), BENCH_CYCLES (12), BENCH_ROUND_SECONDS (20),
+ * Env: BENCH_SCHEDULES (5 per series), BENCH_EVERY (1s), BENCH_CYCLES (8), BENCH_ROUND_SECONDS (16),
  * BENCH_PHASE_MS (20).
  */
-const SCHEDULES = Number(process.env.BENCH_SCHEDULES ?? 10);
+const SCHEDULES = Number(process.env.BENCH_SCHEDULES ?? 5);
 /** Interval of every schedule (overlap skip: a window that comes due while the previous run is open is skipped, not measured). */
 const EVERY = process.env.BENCH_EVERY ?? '1s';
-const CYCLES = Number(process.env.BENCH_CYCLES ?? 12);
-const ROUND_SECONDS = Number(process.env.BENCH_ROUND_SECONDS ?? 20);
+const CYCLES = Number(process.env.BENCH_CYCLES ?? 8);
+const ROUND_SECONDS = Number(process.env.BENCH_ROUND_SECONDS ?? 16);
 /**
  * Where in the second each round's schedules are unpaused, ms. On the dev server a Schedule's own
  * lag (nominal → the workflow started) follows that point: about 150 ms unpaused just after a whole
