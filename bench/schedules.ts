@@ -6,7 +6,8 @@ import { toScheduleOptions } from '../schedules/to-temporal';
 import type { RunInput } from '../core/types';
 import { WakeTerminalReason } from '../core/search-attributes';
 import { createWakeWorker } from '../runtime/worker';
-import { exampleApp } from '../test/helpers/app';
+import { appOf, exampleAgents } from '../test/helpers/app';
+import { withSupervisorPolicy } from '../supervisor/policy';
 import { benchRecorder } from './results';
 import { histograms, medianInterval } from './stats';
 import { historyOf, hops, list, nominalFromId } from './schedule-history';
@@ -44,6 +45,22 @@ const ROUND_SECONDS = Number(process.env.BENCH_ROUND_SECONDS ?? 16);
  * adds, so the strictest ratio; the difference in ms (`extraMs`) does not depend on it.
  */
 const PHASE_MS = Number(process.env.BENCH_PHASE_MS ?? 20);
+/**
+ * The examples' deployment with the supervisor's storm threshold and fleet cap out of the way, every
+ * run still taking its permit at its first step: the default cap (1,000 wakes an hour) held the last
+ * rounds' runs before their first step, and the default storm threshold (600 a minute) trips at ten
+ * schedules a second.
+ */
+const benchApp = appOf(exampleAgents, {
+  supervisor: withSupervisorPolicy({
+    storm: {
+      fleetPerMinute: 1_000_000,
+      agentPerMinute: 1_000_000,
+      rationale: 'bench:schedules fires every schedule every second on purpose: not a storm here.',
+    },
+    caps: { fleet: [{ windowMs: 3_600_000, wakes: 1_000_000, rationale: 'bench:schedules: a cap every run takes a permit from, never reached.' }], agents: {} },
+  }),
+});
 /** After a round, its last runs finish before the next series fires. */
 const SETTLE_MS = 2500;
 
@@ -86,6 +103,7 @@ async function main(): Promise<void> {
     figure: "the median over cycles of the cycle's p50 ratio, with the spread of those ratios",
     temporal: 'dev server of its own (temporal server start-dev, SQLite), localhost',
     agent: 'canary (the one-call path): the Schedule starts its run directly',
+    supervisor: 'on, storm threshold and fleet cap out of the way; every run takes a permit at its first step',
   });
   Runtime.install({ logger: new DefaultLogger('ERROR') });
   const server = await DevServer.start({});
@@ -104,7 +122,7 @@ async function main(): Promise<void> {
       namespace: 'default',
       taskQueue: 'bench-wakegate',
       shutdownGraceTime: '1 second',
-      activities: exampleApp.activities(),
+      activities: benchApp.activities(),
     });
     const bareWorker = await Worker.create({
       connection: native,
@@ -186,7 +204,7 @@ async function createSchedules(client: Client, ids: number[]): Promise<void> {
       catchUp: 'latest',
       rationale: 'benchmark: the default policy of a heartbeat-like schedule',
     });
-    await client.schedule.create({ ...toScheduleOptions(def, 'bench-wakegate', exampleApp.registry), state: paused });
+    await client.schedule.create({ ...toScheduleOptions(def, 'bench-wakegate', benchApp.registry), state: paused });
     await client.schedule.create({
       scheduleId: `bench-bare-${i}`,
       spec: { intervals: [{ every: EVERY }] },
