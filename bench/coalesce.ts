@@ -7,7 +7,7 @@ import { DevServer } from '../devserver/dev-server';
 import { withPolicies } from '../agents/registry';
 import type { GateAnswer } from '../gate/decision';
 import type { RunInput } from '../core/types';
-import { withSupervisorPolicy } from '../supervisor/policy';
+import { benchSupervisorPolicy, untilNoOpenRuns } from './quiet';
 import { histograms, percentile, round, runPool } from './stats';
 import { appOf, exampleAgents } from '../test/helpers/app';
 import { benchRecorder } from './results';
@@ -33,10 +33,7 @@ import { InFlightRefusals } from './in-flight-refusals';
  * supervisor is on with a benchmark policy (storm thresholds and the fleet cap out of the way, so
  * every run still takes its permit at its first step). Ends with one JSON line of the figures.
  */
-const BENCH_POLICY = withSupervisorPolicy({
-  storm: { fleetPerMinute: 1_000_000, agentPerMinute: 1_000_000, rationale: 'bench:coalesce offers ~170 events/s on purpose: not a storm here.' },
-  caps: { fleet: [{ windowMs: 3_600_000, wakes: 1_000_000, rationale: 'bench:coalesce: a cap every run takes a permit from, never reached.' }], agents: {} },
-});
+const BENCH_POLICY = benchSupervisorPolicy('bench:coalesce', 'offers ~170 events/s');
 const EVENTS = Number(process.env.BENCH_EVENTS ?? 10_000);
 const SECONDS = Number(process.env.BENCH_SECONDS ?? 60);
 const KEYS = Number(process.env.BENCH_KEYS ?? 200);
@@ -167,14 +164,6 @@ async function main(): Promise<void> {
       const offer = (entity: string, type: string) => gate.admit({ source: 'ping', entity, type, occurredAt });
       const raw = (prefix: string) => (i: number) =>
         client.workflow.start('runWorkflow', { workflowId: `${prefix}-${i}`, taskQueue: `bench-raw-${tag}`, args: [{ eventKey: `raw-${i}` } as RunInput] });
-      /**
-       * Each series of the many keys starts on an idle worker: the runs the previous series started
-       * have ended (after a coalescing series, once its last debounce has run out). A series' own runs
-       * run while it is measured, as in production; runs left by another would only measure the order.
-       */
-      const quiesce = async () => {
-        while ((await count(`WorkflowType = "runWorkflow" AND ExecutionStatus = "Running" AND TaskQueue = "${taskQueue}"`)) > 0) await sleep(250);
-      };
       /** Offers in a pool of CONCURRENCY: their latencies, answers and errors (an error does not stop the others). */
       const pooled = async (n: number, send: (i: number) => Promise<GateAnswer>) => {
         const answers: GateAnswer[] = [];
@@ -201,7 +190,7 @@ async function main(): Promise<void> {
       for (let r = 0; r < ROUNDS; r++) {
         const n = perRoundKeys * PER_KEY;
         for (const kind of r % 2 === 0 ? (['raw', 'coalesce'] as const) : (['coalesce', 'raw'] as const)) {
-          await quiesce();
+          await untilNoOpenRuns(client, [taskQueue]); // each series starts on an idle worker
           const t0 = performance.now();
           if (kind === 'raw') await runPool(n, CONCURRENCY, raw(`raw-${tag}-${r}`));
           else {
@@ -211,7 +200,7 @@ async function main(): Promise<void> {
             many.errors.push(...round.errors);
           }
           rates[kind].push(n / ((performance.now() - t0) / 1000));
-          if (kind === 'coalesce') await sleep(1500); // its last keys' debounce (1 s): their runs start, then quiesce waits them out
+          if (kind === 'coalesce') await sleep(1500); // its last keys' debounce (1 s): their runs start, then the next series waits them out
         }
       }
       const total = (xs: number[]) => (xs.length * perRoundKeys * PER_KEY) / xs.reduce((s, rate) => s + (perRoundKeys * PER_KEY) / rate, 0);

@@ -18,7 +18,7 @@ import { campaignsSource } from '../examples/campaigns-webhook';
 import { histograms, percentile, round, runPool } from './stats';
 import { appOf, exampleAgents } from '../test/helpers/app';
 import { withPolicies } from '../agents/registry';
-import { withSupervisorPolicy } from '../supervisor/policy';
+import { benchSupervisorPolicy, untilNoOpenRuns } from './quiet';
 import type { CoalescePolicy } from '../core/policy';
 import { benchRecorder } from './results';
 import { keyEvent } from '../gate/key-event';
@@ -57,10 +57,7 @@ const BURST_S = Number(process.env.BENCH_BURST_S ?? 30);
 /** RSS is sampled this often during the burst; the samples are kept for the chart. */
 const RSS_SAMPLE_MS = 250;
 
-const BENCH_POLICY = withSupervisorPolicy({
-  storm: { fleetPerMinute: 1_000_000, agentPerMinute: 1_000_000, rationale: 'bench:ingress sends hundreds of webhooks a second on purpose: not a storm here.' },
-  caps: { fleet: [{ windowMs: 3_600_000, wakes: 1_000_000, rationale: 'bench:ingress: a cap every run takes a permit from, never reached.' }], agents: {} },
-});
+const BENCH_POLICY = benchSupervisorPolicy('bench:ingress', 'sends hundreds of webhooks a second');
 /** The campaign reporter's own coalescing policy, the one a campaigns webhook meets in the examples. */
 const REPORTER_COALESCE = exampleAgents['campaign-reporter']!.policy.coalesce as CoalescePolicy;
 
@@ -167,9 +164,9 @@ async function main(): Promise<void> {
      * whose worker runs it: what a deployment without the ingress and the gate pays per event. Keyed
      * before the clock starts, as the webhooks are signed before it.
      */
-    const raw = (r: number, taskQueue = one.taskQueue) => {
+    const raw = (r: number, taskQueue = one.taskQueue, n = N) => {
       const inputs = Array.from(
-        { length: N },
+        { length: n },
         (_, i) =>
           keyEvent(one.app.registry, {
             source: 'campaigns',
@@ -190,23 +187,8 @@ async function main(): Promise<void> {
           memo: { fingerprint: inputs[i]!.fingerprint },
         });
     };
-    /**
-     * Each series starts on idle workers: the runs of the series before it have ended (and, after a
-     * coalescing series, its coalescers' debounce has run out and their runs have ended too). A series'
-     * own runs run while it is measured, as in production; a backlog left by another would only
-     * measure the order of the series.
-     */
-    const quiesce = async () => {
-      const open = async () => {
-        const { count } = await client.workflow.count(
-          `WorkflowType = 'runWorkflow' AND ExecutionStatus = 'Running' AND TaskQueue IN ('${one.taskQueue}', '${co.taskQueue}')`,
-        );
-        return count;
-      };
-      while ((await open()) > 0) await sleep(250);
-    };
 
-    await runPool(100, CONCURRENCY, raw(-1));
+    await runPool(100, CONCURRENCY, raw(-1, one.taskQueue, 100));
     await runPool(100, CONCURRENCY, webhookTask(one, signed(`warm-${tag}`, 100)));
     await runPool(100, CONCURRENCY, webhookTask(co, signed(`warm-co-${tag}`, 100, PER_KEY)));
 
@@ -226,7 +208,9 @@ async function main(): Promise<void> {
                 ? webhookTask(one, signed(`wh-${tag}-${r}`, N), decisions.webhook)
                 : webhookTask(co, signed(`co-${tag}-${r}`, N, PER_KEY), decisions.coalescing);
         const q0 = performance.now();
-        await quiesce();
+        // Each series starts on idle workers (after a coalescing series, once its debounce has run out
+        // and its runs have ended too); its own runs run while it is measured, as in production.
+        await untilNoOpenRuns(client, [one.taskQueue, co.taskQueue]);
         quiesceSeconds += (performance.now() - q0) / 1000;
         const t0 = performance.now();
         const l = await runPool(N, CONCURRENCY, task);

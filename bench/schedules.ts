@@ -7,7 +7,7 @@ import type { RunInput } from '../core/types';
 import { WakeTerminalReason } from '../core/search-attributes';
 import { createWakeWorker } from '../runtime/worker';
 import { appOf, exampleAgents } from '../test/helpers/app';
-import { withSupervisorPolicy } from '../supervisor/policy';
+import { benchSupervisorPolicy } from './quiet';
 import { benchRecorder } from './results';
 import { histograms, medianInterval } from './stats';
 import { historyOf, hops, list, nominalFromId } from './schedule-history';
@@ -52,14 +52,7 @@ const PHASE_MS = Number(process.env.BENCH_PHASE_MS ?? 20);
  * schedules a second.
  */
 const benchApp = appOf(exampleAgents, {
-  supervisor: withSupervisorPolicy({
-    storm: {
-      fleetPerMinute: 1_000_000,
-      agentPerMinute: 1_000_000,
-      rationale: 'bench:schedules fires every schedule every second on purpose: not a storm here.',
-    },
-    caps: { fleet: [{ windowMs: 3_600_000, wakes: 1_000_000, rationale: 'bench:schedules: a cap every run takes a permit from, never reached.' }], agents: {} },
-  }),
+  supervisor: benchSupervisorPolicy('bench:schedules', 'fires every schedule every second'),
 });
 /** After a round, its last runs finish before the next series fires. */
 const SETTLE_MS = 2500;
