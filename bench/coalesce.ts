@@ -12,6 +12,7 @@ import { histograms, percentile, round, runPool } from './stats';
 import { appOf, exampleAgents } from '../test/helpers/app';
 import { benchRecorder } from './results';
 import { InFlightRefusals } from './in-flight-refusals';
+import { offerStats } from '../gate/offer-batcher';
 
 /**
  * `npm run bench:coalesce`: the coalescing path on one dev server, with the deployment's worker in
@@ -212,6 +213,7 @@ async function main(): Promise<void> {
 
       // 3. One hot key, open loop.
       const hot = `hot-${tag}`;
+      const resent0 = offerStats.stuckResends;
       const one = await openLoop(EVENTS, (SECONDS * 1000) / EVENTS, (i) =>
         gate.admit({ source: 'ping', entity: hot, type: `e-${i}`, occurredAt, deliveryId: `d-${i}` }),
       );
@@ -246,6 +248,8 @@ async function main(): Promise<void> {
           errors: one.errors.length,
           firstError: one.errors[0],
           coalescerExecutions,
+          /** Updates the gate sent again because the server held them past the batcher's STUCK_AFTER_MS (at the coalescer's continue-as-new). */
+          stuckUpdatesResent: offerStats.stuckResends - resent0,
           timeline,
         },
         manyKeys: {

@@ -38,8 +38,19 @@ const MAX_IN_FLIGHT = 2;
 /** Back-off after an in-flight-limit refusal: from this, doubling, jittered, at most 2 s. */
 const REFUSAL_BACKOFF_MS = 50;
 
+/**
+ * An update not answered after this long is sent again, as a new update with the offers still waiting
+ * (the coalescer answers a repeated offer id with its first answer). An update that reaches a
+ * coalescer while it continues as new can be held by the server until that coalescer's next
+ * continue-as-new (in bench:coalesce's hot key, every 1.5 to 2 s), and so can every offer queued
+ * behind it; a hot coalescer answers an update in about 15 ms, and 60 ms at p99.
+ */
+const STUCK_AFTER_MS = 750;
+/** Sends of one batch past the first, at most: under a load that makes every update slow, resending would only add to it. */
+const MAX_RESENDS = 2;
+
 /** What the batchers of this process have seen (for the benchmarks and the metrics). */
-export const offerStats = { updates: 0, offers: 0, inFlightRefusals: 0, fallbackSignals: 0 };
+export const offerStats = { updates: 0, offers: 0, inFlightRefusals: 0, fallbackSignals: 0, stuckResends: 0 };
 
 /** An update's longest wait for its outcome: past it, the slot is freed (its offers went by signal long before). */
 const UPDATE_DEADLINE_MS = 60_000;
@@ -172,25 +183,46 @@ export class OfferBatcher {
     if (lane.inFlight === 0 && lane.queue.length === 0 && !lane.scheduled) this.lanes.delete(id);
   }
 
-  private send(id: string, lane: Lane, batch: Waiting[], refusals: number): void {
+  private send(id: string, lane: Lane, batch: Waiting[], refusals: number, resends = 0): void {
     const offers: Offer[] = batch.map((w) => w.input.offer);
     offerStats.updates += 1;
     offerStats.offers += offers.length;
+    /** Set once this send has given its lane slot on: answered, failed, retried or resent. */
+    let over = false;
+    const watchdog =
+      resends < MAX_RESENDS
+        ? setTimeout(() => {
+            const waiting = batch.filter((w) => !w.settled);
+            if (over || !waiting.length) return;
+            // Not answered in far longer than a coalescer takes: held by the server (see STUCK_AFTER_MS).
+            // The resend takes this send's slot; this one's answer, should it still come, settles nothing twice.
+            over = true;
+            offerStats.stuckResends += 1;
+            this.send(id, lane, waiting, refusals, resends + 1);
+          }, STUCK_AFTER_MS)
+        : undefined;
+    watchdog?.unref();
     void inContext(batch[0]!.trace, () =>
       this.client.withDeadline(Date.now() + UPDATE_DEADLINE_MS, () =>
         this.client.workflow.executeUpdateWithStart(offerUpdate, { args: [offers], startWorkflowOperation: lane.start() }),
       ),
     ).then(
       (answers) => {
+        clearTimeout(watchdog);
         batch.forEach((w, i) => {
           const a = answers[i];
           this.finish(w, () =>
             a ? w.settle({ kind: 'decided', answer: a }) : w.fail(new Error(`the coalescer answered ${answers.length} of ${batch.length} offers`)),
           );
         });
+        if (over) return;
+        over = true;
         this.done(id, lane);
       },
       (err: unknown) => {
+        clearTimeout(watchdog);
+        if (over) return; // resent: the resend answers for these offers
+        over = true;
         const refused = isInFlightRefusal(err);
         if ((refused || isNotTaken(err)) && batch.some((w) => !w.settled) && refusals < 12) {
           // Refused before the coalescer saw it: send it again after a back-off (settled offers went by signal).
@@ -203,6 +235,7 @@ export class OfferBatcher {
                 lane,
                 batch.filter((w) => !w.settled),
                 refusals + 1,
+                resends,
               ),
             backoff,
           ).unref();
