@@ -73,7 +73,8 @@ const isNotTaken = (err: unknown) =>
  * Temporal's limits, and how this stays inside them under a storm from several processes:
  * - 10 updates in flight per workflow: two per process; a refusal (another process's updates fill
  *   the rest) is not an error, the batch goes again after a jittered back-off, and offers arriving
- *   meanwhile join it.
+ *   meanwhile join it. An update held at a continue-as-new and sent again (STUCK_AFTER_MS) counts
+ *   against the limit until that turn's run is gone, at most two of them per process.
  * - 2,000 updates per run: the coalescer continues as new when Temporal suggests it (near that
  *   count or the history size), and batching keeps the count far below the number of events.
  * - Payload size: a batch stops at {@link MAX_BATCH} offers or {@link MAX_BATCH_CHARS} characters.
