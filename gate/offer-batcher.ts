@@ -24,6 +24,8 @@ interface Lane {
   inFlight: number;
   /** A drain is due on the next turn of the event loop. */
   scheduled: boolean;
+  /** When the coalescer last answered an update from this process. */
+  answeredAtMs?: number;
 }
 
 /** Offers one update carries at most, by count and by JSON characters (an update is one payload in history: Temporal's limit is 2 MB). */
@@ -48,6 +50,12 @@ const REFUSAL_BACKOFF_MS = 50;
 const STUCK_AFTER_MS = 750;
 /** Sends of one batch past the first, at most: under a load that makes every update slow, resending would only add to it. */
 const MAX_RESENDS = 2;
+/**
+ * An update is sent again only if its coalescer answered this process within this long: it is live,
+ * and this update is held. With no worker polling (or one taking a coalescer over), a resend would
+ * only add an update to the server's in-flight count; the decision wait's signal takes care of those.
+ */
+const LIVE_WITHIN_MS = 5_000;
 
 /** What the batchers of this process have seen (for the benchmarks and the metrics). */
 export const offerStats = { updates: 0, offers: 0, inFlightRefusals: 0, fallbackSignals: 0, stuckResends: 0 };
@@ -194,7 +202,8 @@ export class OfferBatcher {
       resends < MAX_RESENDS
         ? setTimeout(() => {
             const waiting = batch.filter((w) => !w.settled);
-            if (over || !waiting.length) return;
+            const live = lane.answeredAtMs !== undefined && Date.now() - lane.answeredAtMs < LIVE_WITHIN_MS;
+            if (over || !waiting.length || !live) return;
             // Not answered in far longer than a coalescer takes: held by the server (see STUCK_AFTER_MS).
             // The resend takes this send's slot; this one's answer, should it still come, settles nothing twice.
             over = true;
@@ -210,6 +219,7 @@ export class OfferBatcher {
     ).then(
       (answers) => {
         clearTimeout(watchdog);
+        lane.answeredAtMs = Date.now();
         batch.forEach((w, i) => {
           const a = answers[i];
           this.finish(w, () =>
