@@ -30,19 +30,29 @@ import { historyOf, hops, list, nominalFromId } from './schedule-history';
  * of each cycle's p50 ratio (wakegate / bare, reference / bare), with the spread of those ratios
  * (min, quartiles, max) and the median's own confidence interval (from their order statistics)
  * beside it: the figure is resolved when that interval is within ±0.05.
- * Env: BENCH_SCHEDULES (5 per series), BENCH_EVERY (1s), BENCH_CYCLES (8), BENCH_ROUND_SECONDS (16),
+ * Env: BENCH_SCHEDULES (25 per series), BENCH_EVERY_S (5), BENCH_CYCLES (36), BENCH_ROUND_SECONDS (8),
  * BENCH_PHASE_MS (20).
  */
-const SCHEDULES = Number(process.env.BENCH_SCHEDULES ?? 5);
-/** Interval of every schedule (overlap skip: a window that comes due while the previous run is open is skipped, not measured). */
-const EVERY = process.env.BENCH_EVERY ?? '1s';
-const CYCLES = Number(process.env.BENCH_CYCLES ?? 8);
-const ROUND_SECONDS = Number(process.env.BENCH_ROUND_SECONDS ?? 16);
 /**
- * Where in the second each round's schedules are unpaused, ms. On the dev server a Schedule's own
- * lag (nominal → the workflow started) follows that point: about 150 ms unpaused just after a whole
- * second, about 750 ms unpaused half-way through it. Just after the second is the least the Schedule
- * adds, so the strictest ratio; the difference in ms (`extraMs`) does not depend on it.
+ * Schedules per series. Each fires every EVERY_S seconds, their phases (the interval's offset) spread
+ * over those seconds: each series fires SCHEDULES / EVERY_S times a second, evenly. Many schedules at
+ * a longer interval rather than a few every second: a Schedule that fires every second is busy with
+ * its own last action when the next comes due, and its own lag (nominal → the workflow started) was
+ * about 200 ms, different for each schedule each time it was unpaused (from about 90 to 210 ms); at
+ * five seconds it is about 35 ms, as for a production schedule firing every few minutes, and the
+ * schedules' own differences average out over 25 of them.
+ */
+const SCHEDULES = Number(process.env.BENCH_SCHEDULES ?? 25);
+/** Interval of every schedule, seconds (overlap skip: a window that comes due while the previous run is open is skipped, not measured). */
+const EVERY_S = Number(process.env.BENCH_EVERY_S ?? 5);
+const EVERY = `${EVERY_S}s`;
+const offsetOf = (i: number) => `${i % EVERY_S}s`;
+const CYCLES = Number(process.env.BENCH_CYCLES ?? 36);
+const ROUND_SECONDS = Number(process.env.BENCH_ROUND_SECONDS ?? 8);
+/**
+ * Where in the second each round's schedules are unpaused, ms: the same for every round. With
+ * schedules firing every second, a Schedule's own lag on the dev server followed that point (about
+ * 150 ms unpaused just after a whole second, about 750 ms half-way through it).
  */
 const PHASE_MS = Number(process.env.BENCH_PHASE_MS ?? 20);
 /**
@@ -192,7 +202,7 @@ async function createSchedules(client: Client, ids: number[]): Promise<void> {
       description: 'bench',
       agent: 'canary',
       cadence: 'fixed_rate',
-      spec: { every: EVERY },
+      spec: { every: EVERY, offset: offsetOf(i) },
       overlap: 'skip',
       catchUp: 'latest',
       rationale: 'benchmark: the default policy of a heartbeat-like schedule',
@@ -200,7 +210,7 @@ async function createSchedules(client: Client, ids: number[]): Promise<void> {
     await client.schedule.create({ ...toScheduleOptions(def, 'bench-wakegate', benchApp.registry), state: paused });
     await client.schedule.create({
       scheduleId: `bench-bare-${i}`,
-      spec: { intervals: [{ every: EVERY }] },
+      spec: { intervals: [{ every: EVERY, offset: offsetOf(i) }] },
       action: { type: 'startWorkflow', workflowType: 'bareWorkflow', taskQueue: 'bench-bare', workflowId: `bench-bare-${i}` },
       policies: { overlap: ScheduleOverlapPolicy.SKIP },
       state: paused,
@@ -222,7 +232,7 @@ async function createSchedules(client: Client, ids: number[]): Promise<void> {
     };
     await client.schedule.create({
       scheduleId: `bench-direct-${i}`,
-      spec: { intervals: [{ every: EVERY }] },
+      spec: { intervals: [{ every: EVERY, offset: offsetOf(i) }] },
       action: { type: 'startWorkflow', workflowType: 'runWorkflow', taskQueue: 'bench-wakegate', workflowId: runKey, args: [run] },
       policies: { overlap: ScheduleOverlapPolicy.SKIP },
       state: paused,
