@@ -9,7 +9,7 @@ import { createWakeWorker } from '../runtime/worker';
 import { appOf, exampleAgents } from '../test/helpers/app';
 import { benchSupervisorPolicy } from './quiet';
 import { benchRecorder } from './results';
-import { histograms, medianInterval } from './stats';
+import { histograms, median, pairedBlockBootstrap } from './stats';
 import { historyOf, hops, list, nominalFromId } from './schedule-history';
 
 /**
@@ -23,14 +23,13 @@ import { historyOf, hops, list, nominalFromId } from './schedule-history';
  * whole input (`runWorkflow`, the canary), without the window's check, catch-up policy or ledger
  * report. The difference to wakegate's series is what those cost.
  *
- * The series take turns: in each cycle one round of each fires alone (the other series' schedules
- * paused), bare in the middle, the order reversed every other cycle (wakegate, bare, reference; then
- * reference, bare, wakegate), so a drift in the machine's load falls on both sides of a ratio alike
- * and the series never contend with each other for the server. The figure is the median over cycles
- * of each cycle's p50 ratio (wakegate / bare, reference / bare), with the spread of those ratios
- * (min, quartiles, max) and the median's own confidence interval (from their order statistics)
- * beside it: the figure is resolved when that interval is within ±0.05.
- * Env: BENCH_SCHEDULES (25 per series), BENCH_EVERY_S (5), BENCH_CYCLES (36), BENCH_ROUND_SECONDS (8),
+ * The three series fire side by side for the whole run, schedule i of each at the same second, so
+ * every fire of wakegate's has fires of the bare series in the same seconds, on the same load. The
+ * figure is the ratio of the p50s over all fires (wakegate / bare, reference / bare); its interval is
+ * a paired block bootstrap over spans of BLOCK_S seconds (bench/stats.ts): a drift in the machine's
+ * load moves both series of a span alike and stays inside each resample's pair. The figure is
+ * resolved when that interval is within ±0.05.
+ * Env: BENCH_SCHEDULES (10 per series), BENCH_EVERY_S (5), BENCH_MINUTES (20), BENCH_BLOCK_S (20),
  * BENCH_PHASE_MS (20).
  */
 /**
@@ -38,34 +37,29 @@ import { historyOf, hops, list, nominalFromId } from './schedule-history';
  * over those seconds: each series fires SCHEDULES / EVERY_S times a second, evenly. Many schedules at
  * a longer interval rather than a few every second: a Schedule that fires every second is busy with
  * its own last action when the next comes due, and its own lag (nominal → the workflow started) was
- * about 200 ms, different for each schedule each time it was unpaused (from about 90 to 210 ms); at
- * five seconds it is about 35 ms, as for a production schedule firing every few minutes, and the
- * schedules' own differences average out over 25 of them.
+ * about 200 ms, different for each schedule (from about 90 to 210 ms); at five seconds it is about
+ * 35 ms, as for a production schedule firing every few minutes.
  */
-const SCHEDULES = Number(process.env.BENCH_SCHEDULES ?? 25);
+const SCHEDULES = Number(process.env.BENCH_SCHEDULES ?? 10);
 /** Interval of every schedule, seconds (overlap skip: a window that comes due while the previous run is open is skipped, not measured). */
 const EVERY_S = Number(process.env.BENCH_EVERY_S ?? 5);
 const EVERY = `${EVERY_S}s`;
 const offsetOf = (i: number) => `${i % EVERY_S}s`;
-const CYCLES = Number(process.env.BENCH_CYCLES ?? 36);
-const ROUND_SECONDS = Number(process.env.BENCH_ROUND_SECONDS ?? 8);
-/**
- * Where in the second each round's schedules are unpaused, ms: the same for every round. With
- * schedules firing every second, a Schedule's own lag on the dev server followed that point (about
- * 150 ms unpaused just after a whole second, about 750 ms half-way through it).
- */
+const MINUTES = Number(process.env.BENCH_MINUTES ?? 20);
+/** The bootstrap's span of time, seconds: long against one run (about 0.2 s), so nearby fires' dependence stays in a block. */
+const BLOCK_S = Number(process.env.BENCH_BLOCK_S ?? 20);
+/** Where in the second the schedules are unpaused, ms (a Schedule's own lag on the dev server depends on that point). */
 const PHASE_MS = Number(process.env.BENCH_PHASE_MS ?? 20);
 /**
  * The examples' deployment with the supervisor's storm threshold and fleet cap out of the way, every
- * run still taking its permit at its first step: the default cap (1,000 wakes an hour) held the last
- * rounds' runs before their first step, and the default storm threshold (600 a minute) trips at ten
- * schedules a second.
+ * run still taking its permit at its first step: the default cap (1,000 wakes an hour) would hold
+ * the last runs before their first step.
  */
 const benchApp = appOf(exampleAgents, {
-  supervisor: benchSupervisorPolicy('bench:schedules', 'fires every schedule every second'),
+  supervisor: benchSupervisorPolicy('bench:schedules', 'fires thousands of runs in 20 minutes'),
 });
-/** After a round, its last runs finish before the next series fires. */
-const SETTLE_MS = 2500;
+/** After the schedules are paused, the last runs finish before their histories are read. */
+const SETTLE_MS = 5000;
 
 const pct = (xs: number[], p: number) => {
   const s = [...xs].sort((a, b) => a - b);
@@ -73,24 +67,9 @@ const pct = (xs: number[], p: number) => {
 };
 
 type Series = 'wakegate' | 'bare' | 'reference';
-interface Round {
-  series: Series;
-  cycle: number;
-  startMs: number;
-  endMs: number;
-}
-/** One cycle's order: bare in the middle, so it is next to both others; reversed every other cycle. */
-const cycleOrder = (c: number): Series[] => (c % 2 === 0 ? ['wakegate', 'bare', 'reference'] : ['reference', 'bare', 'wakegate']);
+const SERIES: Series[] = ['wakegate', 'bare', 'reference'];
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
-/** Quantile with linear interpolation between ranks (the median of an even count is the mean of the middle two). */
-function quantile(xs: number[], q: number): number {
-  const s = [...xs].sort((a, b) => a - b);
-  if (s.length === 0) return NaN;
-  const at = (s.length - 1) * q;
-  const lo = Math.floor(at);
-  return s[lo]! + (s[Math.min(lo + 1, s.length - 1)]! - s[lo]!) * (at - lo);
-}
 const r2 = (x: number) => +x.toFixed(2);
 const r3 = (x: number) => +x.toFixed(3);
 
@@ -98,12 +77,12 @@ async function main(): Promise<void> {
   const recorder = benchRecorder('schedules', {
     schedulesPerSeries: SCHEDULES,
     every: EVERY,
-    cycles: CYCLES,
-    roundSeconds: ROUND_SECONDS,
+    minutes: MINUTES,
+    blockSeconds: BLOCK_S,
     unpausedAtMsIntoTheSecond: PHASE_MS,
     overlap: 'skip',
-    fires: 'real fires, no backfill; the series take turns, one round each per cycle (bare in the middle, order reversed every other cycle)',
-    figure: "the median over cycles of the cycle's p50 ratio, with the spread of those ratios",
+    fires: 'real fires, no backfill; the three series side by side for the whole run, schedule i of each at the same second',
+    figure: 'the ratio of the p50s over all fires, with a paired block bootstrap interval',
     temporal: 'dev server of its own (temporal server start-dev, SQLite), localhost',
     agent: 'canary (the one-call path): the Schedule starts its run directly',
     supervisor: 'on, storm threshold and fleet cap out of the way; every run takes a permit at its first step',
@@ -118,7 +97,7 @@ async function main(): Promise<void> {
     bare: ids.map((i) => `bench-bare-${i}`),
     reference: ids.map((i) => `bench-direct-${i}`),
   };
-  const rounds: Round[] = [];
+  const span = { startMs: 0, endMs: 0 };
   try {
     const wakeWorker = await createWakeWorker({
       connection: native,
@@ -136,40 +115,31 @@ async function main(): Promise<void> {
     await wakeWorker.runUntil(async () =>
       bareWorker.runUntil(async () => {
         await createSchedules(client, ids);
-        const setPaused = (series: Series, paused: boolean) =>
-          Promise.all(scheduleIds[series].map((id) => (paused ? client.schedule.getHandle(id).pause() : client.schedule.getHandle(id).unpause())));
-        for (let cycle = 0; cycle < CYCLES; cycle++) {
-          // Every round is unpaused at the same point of the second (PHASE_MS after it): how late a
-          // Schedule fires depends on that point, by hundreds of ms on the dev server, for every
-          // series alike; left to drift, it would swamp the difference measured.
-          for (const series of cycleOrder(cycle)) {
-            await sleep((PHASE_MS - (Date.now() % 1000) + 1000) % 1000);
-            await setPaused(series, false);
-            const startMs = Date.now();
-            await sleep(ROUND_SECONDS * 1000);
-            await setPaused(series, true);
-            rounds.push({ series, cycle, startMs, endMs: Date.now() });
-            await sleep(SETTLE_MS);
-          }
-        }
+        const setPaused = (paused: boolean) =>
+          Promise.all(SERIES.flatMap((series) => scheduleIds[series].map((id) => client.schedule.getHandle(id)[paused ? 'pause' : 'unpause']())));
+        await sleep((PHASE_MS - (Date.now() % 1000) + 1000) % 1000);
+        await setPaused(false);
+        span.startMs = Date.now();
+        await sleep(MINUTES * 60_000);
+        await setPaused(true);
+        span.endMs = Date.now();
+        await sleep(SETTLE_MS);
       }),
     );
     const { lags, parts, notRun } = await collectFires(client);
-    const result = summarize(lags, parts, notRun, rounds);
+    const result = summarize(lags, parts, notRun, span);
     process.stdout.write(`${JSON.stringify(result, null, 2)}\n`);
     const few = (Object.keys(lags) as Series[]).filter((s) => lags[s].length < 100);
     const problems = few.length
-      ? [`too few fires for a p99 (${few.map((s) => `${s} ${lags[s].length}`).join(', ')}); raise BENCH_CYCLES or BENCH_ROUND_SECONDS`]
+      ? [`too few fires for a p99 (${few.map((s) => `${s} ${lags[s].length}`).join(', ')}); raise BENCH_MINUTES or BENCH_SCHEDULES`]
       : [];
-    const thin = result.rounds.filter((r) => r.fires < 10);
-    if (thin.length) problems.push(`${thin.length} round(s) with fewer than 10 fires: their p50 is not a figure`);
-    // Resolved to about ±0.05: the median's confidence interval (order statistics of the cycles' ratios) is no wider.
-    const { lo, hi, coverage, halfWidth } = result.ratio.interval;
+    // Resolved to about ±0.05: the ratio's bootstrap interval is no wider.
+    const { lo, hi, level, halfWidth } = result.ratio.interval;
     if (halfWidth > 0.05)
       problems.push(
-        `the median ratio's ${Math.round(coverage * 100)}% interval is ${lo} – ${hi} (±${halfWidth}), wider than ±0.05: not resolved; raise BENCH_CYCLES or BENCH_ROUND_SECONDS`,
+        `the ratio's ${Math.round(level * 100)}% interval is ${lo} – ${hi} (±${halfWidth}), wider than ±0.05: not resolved; raise BENCH_MINUTES or BENCH_SCHEDULES`,
       );
-    if (hi >= 1.2) problems.push(`the median ratio's interval reaches ${hi}: not clearly under 1.2x bare`);
+    if (hi >= 1.2) problems.push(`the ratio's interval reaches ${hi}: not clearly under 1.2x bare`);
     await recorder.write(result, problems);
     // The last line: the figures in one JSON line.
     console.log(
@@ -181,7 +151,7 @@ async function main(): Promise<void> {
         extraMsP50: result.ratio.extraMs.p50,
         referenceRatioP50: result.reference.ratio.p50,
         referenceSpread: result.reference.ratio.spread,
-        cycles: CYCLES,
+        minutes: MINUTES,
         fires: { wakegate: lags.wakegate.length, bare: lags.bare.length, reference: lags.reference.length },
       }),
     );
@@ -193,7 +163,7 @@ async function main(): Promise<void> {
   }
 }
 
-/** The three series' schedules, all created paused: a round unpauses one series' schedules at a time. */
+/** The three series' schedules, all created paused: they are unpaused together, at one point of a second. */
 async function createSchedules(client: Client, ids: number[]): Promise<void> {
   const paused = { paused: true };
   for (const i of ids) {
@@ -306,42 +276,55 @@ async function collectFires(client: Client) {
   return { lags, parts, notRun };
 }
 
+/** Quantile with linear interpolation between ranks. */
+function quantile(xs: number[], q: number): number {
+  const s = [...xs].sort((a, b) => a - b);
+  if (s.length === 0) return NaN;
+  const at = (s.length - 1) * q;
+  const lo = Math.floor(at);
+  return s[lo]! + (s[Math.min(lo + 1, s.length - 1)]! - s[lo]!) * (at - lo);
+}
+
 /**
- * The figures: each series pooled (p50, p99, max, histogram), each round's p50 (a fire belongs to
- * the round of its series whose time span holds its nominal time), and per cycle the ratio of
- * wakegate's and the reference's p50 to bare's; the median of those and their spread.
+ * The figures: each series pooled (p50, p99, max, histogram); the p50 ratio of wakegate and of the
+ * reference to bare over all fires, with its paired block bootstrap interval; each block's p50 ratio
+ * (a block holds the fires whose nominal time falls in its BLOCK_S seconds), for the spread.
  */
-function summarize(lags: Record<Series, Fire[]>, parts: Record<string, number[]>, notRun: Record<string, number>, rounds: Round[]) {
+function summarize(lags: Record<Series, Fire[]>, parts: Record<string, number[]>, notRun: Record<string, number>, span: { startMs: number; endMs: number }) {
   const ms = (s: Series) => lags[s].map((f) => f.lagMs);
   const hist = histograms({ wg: ms('wakegate'), bb: ms('bare'), direct: ms('reference') });
   const pooled = (xs: number[], h: (typeof hist)['wg']) => ({ fires: xs.length, p50Ms: pct(xs, 50), p99Ms: pct(xs, 99), maxMs: Math.max(...xs), histogram: h });
-  const perRound = rounds.map((r) => {
-    const xs = lags[r.series].filter((f) => f.nominalMs >= r.startMs - 1000 && f.nominalMs <= r.endMs + 1000).map((f) => f.lagMs);
-    return { series: r.series, cycle: r.cycle, fires: xs.length, p50Ms: xs.length ? quantile(xs, 0.5) : NaN };
-  });
-  const p50Of = (series: Series, cycle: number) => perRound.find((r) => r.series === series && r.cycle === cycle)?.p50Ms ?? NaN;
-  const cycles = [...new Set(rounds.map((r) => r.cycle))];
+  const blockCount = Math.max(1, Math.ceil((span.endMs - span.startMs) / (BLOCK_S * 1000)));
+  const byBlock = (series: Series) => {
+    const out: number[][] = Array.from({ length: blockCount }, () => []);
+    for (const f of lags[series]) out[Math.min(blockCount - 1, Math.max(0, Math.floor((f.nominalMs - span.startMs) / (BLOCK_S * 1000))))]!.push(f.lagMs);
+    return out;
+  };
+  const bareBlocks = byBlock('bare');
   const ratioOf = (series: Series) => {
-    const perCycle = cycles.map((c) => p50Of(series, c) / p50Of('bare', c)).filter((x) => Number.isFinite(x));
-    const extra = cycles.map((c) => p50Of(series, c) - p50Of('bare', c)).filter((x) => Number.isFinite(x));
+    const blocks = byBlock(series)
+      .map((a, i) => ({ a, b: bareBlocks[i]! }))
+      .filter(({ a, b }) => a.length > 0 && b.length > 0);
+    const { ratio, lo, hi, level } = pairedBlockBootstrap(blocks);
+    const perBlock = blocks.map(({ a, b }) => median(a) / median(b));
     const xs = ms(series);
     const bb = ms('bare');
     return {
-      p50: r3(quantile(perCycle, 0.5)),
+      p50: r3(ratio),
       p99: r2(pct(xs, 99) / pct(bb, 99)),
-      pooledP50: r2(pct(xs, 50) / pct(bb, 50)),
-      spread: { min: r3(Math.min(...perCycle)), q1: r3(quantile(perCycle, 0.25)), q3: r3(quantile(perCycle, 0.75)), max: r3(Math.max(...perCycle)) },
-      /** The median's own confidence interval (order statistics of the cycles' ratios): how well the figure is resolved. */
-      interval: (({ lo, hi, coverage }) => ({ lo: r3(lo), hi: r3(hi), coverage: r3(coverage), halfWidth: r3((hi - lo) / 2) }))(medianInterval(perCycle)),
-      perCycle: perCycle.map(r3),
-      /** The median over cycles of the cycle's p50 minus bare's, ms, with its spread. */
-      extraMs: { p50: Math.round(quantile(extra, 0.5)), min: Math.round(Math.min(...extra)), max: Math.round(Math.max(...extra)) },
+      /** The paired block bootstrap's percentile interval of the p50 ratio: how well the figure is resolved. */
+      interval: { lo: r3(lo), hi: r3(hi), level, halfWidth: r3((hi - lo) / 2), blocks: blocks.length, blockSeconds: BLOCK_S },
+      /** Each block's p50 ratio (min, quartiles, max): how much a short run of this benchmark would swing. */
+      spread: { min: r3(Math.min(...perBlock)), q1: r3(quantile(perBlock, 0.25)), q3: r3(quantile(perBlock, 0.75)), max: r3(Math.max(...perBlock)) },
+      perBlock: perBlock.map(r3),
+      /** The p50 over all fires minus bare's, ms. */
+      extraMs: { p50: Math.round(median(xs) - median(bb)) },
     };
   };
   return {
-    what: 'lag from nominal time to the first step of the run (its first activity; prepareRun for wakegate; real fires, several schedules in parallel, one series at a time)',
+    what: 'lag from nominal time to the first step of the run (its first activity; prepareRun for wakegate; real fires, several schedules of each series in parallel, the three series side by side)',
     ratioIs:
-      "p50: the median over cycles of the cycle's p50 ratio to bare (spread: min, quartiles, max of those; interval: the median's confidence interval from their order statistics); extraMs: the same of the p50 difference; p99 and pooledP50: over all fires",
+      "p50: the p50 over all fires over bare's (interval: a paired block bootstrap over spans of time, both series resampled together; spread: each span's own p50 ratio, min, quartiles, max); extraMs: the p50 difference",
     wakegate: { ...pooled(ms('wakegate'), hist.wg), notRun },
     bareTemporal: pooled(ms('bare'), hist.bb),
     ratio: ratioOf('wakegate'),
@@ -350,7 +333,6 @@ function summarize(lags: Record<Series, Fire[]>, parts: Record<string, number[]>
       ...pooled(ms('reference'), hist.direct),
       ratio: ratioOf('reference'),
     },
-    rounds: perRound.map((r) => ({ ...r, p50Ms: Math.round(r.p50Ms) })),
     medianHopsMs: Object.fromEntries(Object.entries(parts).map(([name, xs]) => [name, pct(xs, 50)])),
   };
 }

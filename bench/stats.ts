@@ -86,3 +86,38 @@ export function medianInterval(xs: number[], tail = 0.05): { lo: number; hi: num
   // P(median < s[k-1]) = P(Bin ≤ k-1), the same above s[n-k].
   return { lo: s[k - 1]!, hi: s[n - k]!, coverage: 1 - 2 * below[k - 1]! };
 }
+
+/** Median with linear interpolation between ranks (the median of an even count is the mean of the middle two); NaN for none. */
+export function median(xs: ArrayLike<number>): number {
+  const s = Float64Array.from(xs).sort();
+  if (s.length === 0) return NaN;
+  const mid = (s.length - 1) / 2;
+  return (s[Math.floor(mid)]! + s[Math.ceil(mid)]!) / 2;
+}
+
+/**
+ * A paired block bootstrap of a ratio of medians, median(a) / median(b), where a and b were sampled
+ * side by side in time: `blocks[i]` holds both samples' values from the i-th span of time. Each
+ * resample draws whole blocks with replacement, the same draw for both samples, so a drift in the
+ * machine's load (which moves a and b together within a span) stays inside each resample's pair
+ * instead of widening the interval, and the dependence between nearby values is kept. Returns the
+ * ratio over all values and the percentile interval of the resampled ratios at `level`.
+ */
+export function pairedBlockBootstrap(
+  blocks: { a: number[]; b: number[] }[],
+  opts: { resamples?: number; level?: number; random?: () => number } = {},
+): { ratio: number; lo: number; hi: number; level: number } {
+  const { resamples = 2000, level = 0.95, random = Math.random } = opts;
+  const all = (k: 'a' | 'b', pick: number[]) => pick.flatMap((i) => blocks[i]![k]);
+  const ratioOf = (pick: number[]) => median(all('a', pick)) / median(all('b', pick));
+  const ratio = ratioOf(blocks.map((_, i) => i));
+  const ratios: number[] = [];
+  for (let r = 0; r < resamples; r++) {
+    const pick = blocks.map(() => Math.floor(random() * blocks.length));
+    const x = ratioOf(pick);
+    if (Number.isFinite(x)) ratios.push(x);
+  }
+  ratios.sort((x, y) => x - y);
+  const at = (q: number) => ratios[Math.min(ratios.length - 1, Math.max(0, Math.round(q * (ratios.length - 1))))] ?? NaN;
+  return { ratio, lo: at((1 - level) / 2), hi: at(1 - (1 - level) / 2), level };
+}

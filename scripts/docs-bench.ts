@@ -91,20 +91,19 @@ const schedules: Renderer = (r) => {
   ];
 };
 
-/** Alternating rounds (where the file has them): the p50 ratio as the median over cycles, its spread, and the difference in ms. */
+/** The p50 ratio over all fires, its paired block bootstrap interval, the spread of the blocks' own ratios, and the difference in ms. */
 const roundsLine = (wg: Json, ref: Json): string[] => {
-  if (!Array.isArray(wg.perCycle)) return [];
+  if (!Array.isArray(wg.perBlock)) return [];
+  const ci = obj(wg.interval);
   const spread = (x: Json) => {
     const s = obj(x.spread);
-    const ci = x.interval ? obj(x.interval) : undefined;
-    const interval = ci ? `; the median's ${Math.round(Number(ci.coverage) * 100)}% interval ${num(ci.lo)} – ${num(ci.hi)}, ±${num(ci.halfWidth)}` : '';
-    return `min ${num(s.min)}, quartiles ${num(s.q1)} – ${num(s.q3)}, max ${num(s.max)}${interval}`;
+    const i = obj(x.interval);
+    return `its ${Math.round(Number(i.level) * 100)}% interval ${num(i.lo)} – ${num(i.hi)}, ±${num(i.halfWidth)}; blocks min ${num(s.min)}, quartiles ${num(s.q1)} – ${num(s.q3)}, max ${num(s.max)}`;
   };
-  const extra = (x: Json) => `${p(x.extraMs)} ms (${p(x.extraMs, 'min')} to ${p(x.extraMs, 'max')})`;
   return [
-    `The p50 ratio is the median over ${wg.perCycle.length} cycles of each cycle's p50 ratio to bare (one round of each series per cycle): ` +
-      `wakegate **${num(wg.p50)}** (${spread(wg)}; over all fires ${num(wg.pooledP50)}), p50 later than bare by ${extra(wg)}; ` +
-      `reference ${num(ref.p50)} (${spread(ref)}), later by ${extra(ref)}.`,
+    `The p50 ratio is the p50 over all fires over bare's, the series side by side; its interval is a paired block bootstrap over ${num(ci.blocks)} spans of ${num(ci.blockSeconds)} s ` +
+      `(each span's own ratio gives the spread): wakegate **${num(wg.p50)}** (${spread(wg)}), p50 later than bare by ${p(wg.extraMs)} ms; ` +
+      `reference ${num(ref.p50)} (${spread(ref)}), later by ${p(ref.extraMs)} ms.`,
     '',
   ];
 };
