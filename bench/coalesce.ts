@@ -2,6 +2,7 @@ import { randomUUID } from 'node:crypto';
 import v8 from 'node:v8';
 import vm from 'node:vm';
 import { Client, Connection } from '@temporalio/client';
+import { temporal } from '@temporalio/proto';
 import { DefaultLogger, NativeConnection, Runtime } from '@temporalio/worker';
 import { DevServer } from '../devserver/dev-server';
 import { withPolicies } from '../agents/registry';
@@ -111,6 +112,36 @@ function longestGap(answeredAtMs: number[]): { ms: number; atS: number } {
   let best = { ms: 0, atS: 0 };
   for (let i = 1; i < at.length; i++) if (at[i]! - at[i - 1]! > best.ms) best = { ms: round(at[i]! - at[i - 1]!, 0), atS: round(at[i - 1]! / 1000) };
   return best;
+}
+
+const EventType = temporal.api.enums.v1.EventType;
+/** Event types that every offer writes: left out of a gap's account, which is about what else happened. */
+const EVERY_OFFER = new Set([
+  EventType.EVENT_TYPE_WORKFLOW_TASK_SCHEDULED,
+  EventType.EVENT_TYPE_WORKFLOW_TASK_STARTED,
+  EventType.EVENT_TYPE_WORKFLOW_TASK_COMPLETED,
+  EventType.EVENT_TYPE_WORKFLOW_EXECUTION_UPDATE_ACCEPTED,
+  EventType.EVENT_TYPE_WORKFLOW_EXECUTION_UPDATE_COMPLETED,
+]);
+
+/**
+ * A gap longer than a second, with what the hot coalescer's history holds from its start to its
+ * end besides the offers' own events (a signal to its run, a timer, a continue-as-new), each with
+ * its time in seconds after the first offer: where to look for the cause.
+ */
+async function withCoalescerEvents(client: Client, coalescerId: string | undefined, startedAt: number, gap: { ms: number; atS: number }) {
+  if (!coalescerId || gap.ms < 1000) return gap;
+  const fromMs = startedAt + gap.atS * 1000 - 100;
+  const toMs = fromMs + gap.ms + 200;
+  const events: { atS: number; run: string; event: string }[] = [];
+  for await (const wf of client.workflow.list({ query: `WorkflowId = "${coalescerId}"` })) {
+    for (const e of (await client.workflow.getHandle(coalescerId, wf.runId).fetchHistory()).events ?? []) {
+      const t = Number(e.eventTime?.seconds ?? 0) * 1000 + Math.floor((e.eventTime?.nanos ?? 0) / 1e6);
+      if (t < fromMs || t > toMs || EVERY_OFFER.has(e.eventType!)) continue;
+      events.push({ atS: round((t - startedAt) / 1000, 3), run: wf.runId.slice(0, 8), event: EventType[e.eventType!]!.replace('EVENT_TYPE_', '') });
+    }
+  }
+  return { ...gap, coalescerEvents: events.sort((x, y) => x.atS - y.atS).slice(0, 40) };
 }
 
 /** The hot key over time, for the chart: answers per second since the first offer by decision, and each run from start to end. */
@@ -272,8 +303,8 @@ async function main(): Promise<void> {
           coalescerExecutions,
           /** Updates the gate sent again because the server held them past the batcher's STUCK_AFTER_MS (at the coalescer's continue-as-new). */
           stuckUpdatesResent: offerStats.stuckResends - resent0,
-          /** The longest time without any answer while offers were outstanding, ms, and when it began (s after the first offer). */
-          longestGap: longestGap(one.answeredAtMs),
+          /** The longest time without any answer while offers were outstanding, ms, when it began (s after the first offer), and past a second the coalescer events beside it. */
+          longestGap: await withCoalescerEvents(client, coalescerId, one.startedAt, longestGap(one.answeredAtMs)),
           timeline,
         },
         manyKeys: {
