@@ -24,8 +24,6 @@ interface Lane {
   inFlight: number;
   /** A drain is due on the next turn of the event loop. */
   scheduled: boolean;
-  /** When the coalescer last answered an update from this process. */
-  answeredAtMs?: number;
 }
 
 /** Offers one update carries at most, by count and by JSON characters (an update is one payload in history: Temporal's limit is 2 MB). */
@@ -56,6 +54,8 @@ const MAX_RESENDS = 2;
  * only add an update to the server's in-flight count; the decision wait's signal takes care of those.
  */
 const LIVE_WITHIN_MS = 5_000;
+/** Coalescers whose last answer is remembered past their lane's life; past this many, those older than LIVE_WITHIN_MS are forgotten. */
+const ANSWERED_KEPT = 4096;
 
 /** What the batchers of this process have seen (for the benchmarks and the metrics). */
 export const offerStats = { updates: 0, offers: 0, inFlightRefusals: 0, fallbackSignals: 0, stuckResends: 0 };
@@ -94,6 +94,12 @@ const isNotTaken = (err: unknown) =>
  */
 export class OfferBatcher {
   private readonly lanes = new Map<string, Lane>();
+  /**
+   * When each coalescer last answered an update from this process. Kept apart from its lane, which
+   * is dropped whenever it is idle: a wake key offered to every few hundred ms has no lane between
+   * offers, and an update of it held at a continue-as-new would otherwise wait out the decision wait.
+   */
+  private readonly answeredAt = new Map<string, number>();
 
   constructor(
     private readonly client: Client,
@@ -202,7 +208,8 @@ export class OfferBatcher {
       resends < MAX_RESENDS
         ? setTimeout(() => {
             const waiting = batch.filter((w) => !w.settled);
-            const live = lane.answeredAtMs !== undefined && Date.now() - lane.answeredAtMs < LIVE_WITHIN_MS;
+            const answered = this.answeredAt.get(id);
+            const live = answered !== undefined && Date.now() - answered < LIVE_WITHIN_MS;
             if (over || !waiting.length || !live) return;
             // Not answered in far longer than a coalescer takes: held by the server (see STUCK_AFTER_MS).
             // The resend takes this send's slot; this one's answer, should it still come, settles nothing twice.
@@ -219,7 +226,7 @@ export class OfferBatcher {
     ).then(
       (answers) => {
         clearTimeout(watchdog);
-        lane.answeredAtMs = Date.now();
+        this.noteAnswer(id);
         batch.forEach((w, i) => {
           const a = answers[i];
           this.finish(w, () =>
@@ -258,6 +265,17 @@ export class OfferBatcher {
         this.done(id, lane);
       },
     );
+  }
+
+  private noteAnswer(id: string): void {
+    const now = Date.now();
+    this.answeredAt.delete(id); // re-inserted last: the map stays in order of last answer
+    this.answeredAt.set(id, now);
+    if (this.answeredAt.size <= ANSWERED_KEPT) return;
+    for (const [key, at] of this.answeredAt) {
+      if (now - at < LIVE_WITHIN_MS) break;
+      this.answeredAt.delete(key);
+    }
   }
 
   private done(id: string, lane: Lane): void {
