@@ -73,12 +73,12 @@ const schedules = (r: Json): Spec[] => {
         { name: 'reference: a bare Schedule starting the run workflow', stats: lagStats(r.reference) },
       ],
     ),
-    ...cycleRatios(r),
+    ...spanRatios(r),
     rowBars(['Where the lag goes', 'the median of each hop on the way'], 'ms (median)', hops),
   ];
 };
 /** The ratio over all fires (the figure) with its interval, and the spread of each span's own p50 ratio to bare. */
-const cycleRatios = (r: Json): Spec[] => {
+const spanRatios = (r: Json): Spec[] => {
   const wg = obj(r.ratio);
   const ref = obj(obj(r.reference).ratio);
   if (!Array.isArray(wg.perBlock)) return [];

@@ -62,31 +62,6 @@ export function histograms<K extends string>(samples: Record<K, number[]>, maxBi
   return out;
 }
 
-/**
- * A distribution-free confidence interval for the median of `xs` (from the order statistics: the
- * median lies between the k-th smallest and the k-th largest with probability 1 − 2·P(Bin(n, ½) < k)).
- * `k` is the largest that keeps each tail's probability at most `tail`; with too few values for
- * that, the interval is the whole range. `coverage` is the interval's own probability.
- */
-export function medianInterval(xs: number[], tail = 0.05): { lo: number; hi: number; coverage: number } {
-  const s = [...xs].sort((a, b) => a - b);
-  const n = s.length;
-  if (n === 0) return { lo: NaN, hi: NaN, coverage: 0 };
-  // below[j] = P(Bin(n, ½) ≤ j)
-  const below: number[] = [];
-  let term = 0.5 ** n;
-  let sum = 0;
-  for (let j = 0; j < n; j++) {
-    sum += term;
-    below.push(sum);
-    term = (term * (n - j)) / (j + 1);
-  }
-  let k = 1;
-  while (k < Math.floor(n / 2) && below[k]! <= tail) k++;
-  // P(median < s[k-1]) = P(Bin ≤ k-1), the same above s[n-k].
-  return { lo: s[k - 1]!, hi: s[n - k]!, coverage: 1 - 2 * below[k - 1]! };
-}
-
 /** Median with linear interpolation between ranks (the median of an even count is the mean of the middle two); NaN for none. */
 export function median(xs: ArrayLike<number>): number {
   const s = Float64Array.from(xs).sort();

@@ -82,7 +82,7 @@ const schedules: Renderer = (r) => {
     s('bare Temporal: a Schedule starting a one-activity workflow', r.bareTemporal),
     s('reference: a bare Schedule starting the run workflow with a fixed input', reference, reference.ratio),
     '',
-    ...roundsLine(obj(r.ratio), obj(reference.ratio)),
+    ...ratioLine(obj(r.ratio), obj(reference.ratio)),
     `Windows of wakegate's series that did not run the agent (not counted as lag): ${counts(wakegate.notRun)}.`,
     '',
     row('hop', 'median ms'),
@@ -92,7 +92,7 @@ const schedules: Renderer = (r) => {
 };
 
 /** The p50 ratio over all fires, its paired block bootstrap interval, the spread of the blocks' own ratios, and the difference in ms. */
-const roundsLine = (wg: Json, ref: Json): string[] => {
+const ratioLine = (wg: Json, ref: Json): string[] => {
   if (!Array.isArray(wg.perBlock)) return [];
   const ci = obj(wg.interval);
   const spread = (x: Json) => {
