@@ -65,7 +65,7 @@ test('an update held past 750 ms is sent again with its offers, and they get the
   assert.equal(calls.signals, 0, 'no fallback signal: the resend answered');
 });
 
-test('the resend takes the held update’s slot: offers behind it go on, and the held update’s late answer changes nothing', async () => {
+test('the resend takes the held update’s slot: offers behind it go on, each batch sent once and resent once', async () => {
   const { client, calls, releaseLate } = fakeClient(['answer', { lateMs: 0 }, 'hold', 'answer', 'answer']);
   const batcher = new OfferBatcher(client, 'q');
   await batcher.offer(input('a'), 10_000);
@@ -110,4 +110,25 @@ test('at most two resends of one batch; then the offer waits for its signal', as
   assert.equal(outcome.kind, 'accepted');
   assert.deepEqual(calls.updates, [['a'], ['y'], ['y'], ['y']], 'sent once and resent twice');
   assert.equal(calls.signals, 1);
+});
+
+test('a held update’s late answer, after its resend answered, frees no second slot', async () => {
+  // k is held throughout (its lane stays open); b is held, resent and answered, then its first send answers late.
+  const { client, calls, releaseLate } = fakeClient(['answer', 'hold', { lateMs: 0 }, 'hold', 'answer', 'hold', 'hold', 'hold']);
+  const batcher = new OfferBatcher(client, 'q');
+  await batcher.offer(input('a'), 10_000);
+  const k = batcher.offer(input('k'), 2_000);
+  await sleep(0);
+  const b = await batcher.offer(input('b'), 10_000);
+  assert.equal(b.kind, 'decided');
+  assert.deepEqual(calls.updates, [['a'], ['k'], ['b'], ['k'], ['b']], 'k and b resent; the resend of b answered');
+  releaseLate();
+  await sleep(20);
+  // One slot is k's; the other is free. x takes it, y waits: a late answer that freed a slot too would let y go.
+  const x = batcher.offer(input('x'), 1_000);
+  await sleep(0);
+  const y = batcher.offer(input('y'), 1_000);
+  await sleep(100);
+  assert.deepEqual(calls.updates.slice(5), [['x']], `y queued behind k and x: ${JSON.stringify(calls.updates)}`);
+  await Promise.all([k, x, y]);
 });
