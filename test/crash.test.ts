@@ -267,8 +267,16 @@ describe('a schedule window the Schedule started itself, with its worker SIGKILL
       'the window started',
     );
     const wake = env.client.workflow.getHandle(run!.workflowId, run!.runId);
+    // The hold, not the record step before it: only the hold heartbeats. Seeing the record started
+    // and killing after it completed could leave the hold scheduled but not yet taken, to be run
+    // for the first time by the second worker.
     const holding = (p: temporal.api.workflow.v1.IPendingActivityInfo[]) =>
-      p.some((a) => a.activityType?.name === 'toolCall' && a.state === temporal.api.enums.v1.PendingActivityState.PENDING_ACTIVITY_STATE_STARTED);
+      p.some(
+        (a) =>
+          a.activityType?.name === 'toolCall' &&
+          a.state === temporal.api.enums.v1.PendingActivityState.PENDING_ACTIVITY_STATE_STARTED &&
+          (a.heartbeatDetails?.payloads?.length ?? 0) > 0,
+      );
     await eventually(async () => (await wake.describe()).raw.pendingActivities ?? [], holding, 20_000, 'the canary holding in its tool');
     await first.kill();
     await worker(taskQueue);
