@@ -1,6 +1,6 @@
 import { capacityPanels } from './chart-capacity';
 import type { BenchResultsFile } from './results-file';
-import { bar, groupedBars, latencyPanel, obj, roundRates, rowBars, type Json, type Spec } from './chart-parts';
+import { bar, groupedBars, latencyPanel, obj, rowBars, type Json, type Spec } from './chart-parts';
 import { coalesce, ingress } from './chart-coalesce';
 
 export type { Spec } from './chart-parts';
@@ -17,16 +17,29 @@ type Results = BenchResultsFile<Json>;
 
 const gate = (r: Json): Spec[] => {
   const lat = obj(r.startLatencyMs);
-  const perRound = obj(r.perRound);
   const storm = obj(r.storm);
+  const interval = obj(r.interval);
+  const spread = obj(r.spread);
   const raw = 'raw client.workflow.start, unique IDs';
   const gated = 'the gate, unique keys (one-call path)';
   return [
-    roundRates(
-      ['Start rate at the same concurrency', `gate / raw: ${String(r.ratio)} on the totals`],
-      'starts per second',
-      { name: raw, rounds: perRound.raw, total: r.rawStartsPerSecond },
-      { name: gated, rounds: perRound.gate, total: r.gateStartsPerSecond },
+    rowBars(['Start rate at the same concurrency', `side by side, each in a process of its own, ${String(interval.blocks)} spans of ${String(interval.blockSeconds)} s`], 'starts per second', [
+      ...bar(raw, 'starts per second', r.rawStartsPerSecond),
+      ...bar(gated, 'starts per second', r.gateStartsPerSecond),
+    ]),
+    rowBars(
+      ['gate / raw start rate', `on the totals with its paired block bootstrap interval; the spread of each span's own ratio`],
+      'gate rate / raw rate',
+      [
+        ...bar('all spans', 'figure', r.ratio),
+        ...bar('95% low', 'interval', interval.lo),
+        ...bar('95% high', 'interval', interval.hi),
+        ...bar('span min', 'spread', spread.min),
+        ...bar('span q1', 'spread', spread.q1),
+        ...bar('span median', 'spread', spread.median),
+        ...bar('span q3', 'spread', spread.q3),
+        ...bar('span max', 'spread', spread.max),
+      ],
     ),
     latencyPanel(
       ['Time to start, one call'],

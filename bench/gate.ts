@@ -1,35 +1,56 @@
 import { randomUUID } from 'node:crypto';
+import { fork } from 'node:child_process';
+import path from 'node:path';
 import { Client, Connection } from '@temporalio/client';
 import { DefaultLogger, NativeConnection, Runtime } from '@temporalio/worker';
 import { DevServer } from '../devserver/dev-server';
 import { Gate } from '../gate/gate';
 import { createWakeWorker } from '../runtime/worker';
-import type { RunInput } from '../core/types';
-import { histograms, percentile, round, runPool } from './stats';
+import type { SideDone, SideGo, SideKind } from './gate-side';
+import { histograms, pairedBlockBootstrap, percentile, round, runPool, spreadOf, sum } from './stats';
 import { registryOf } from '../test/helpers/app';
 import { exampleApp } from '../test/helpers/app';
 import { benchRecorder } from './results';
 
 /**
  * `npm run bench:gate`: on one dev server in one run,
- * 1. start throughput: raw `client.workflow.start` with unique IDs vs the gate with unique keys, at
- *    the same concurrency, in alternating rounds (neither has a worker: both measure the start path);
+ * 1. start throughput: raw `client.workflow.start` with unique IDs vs the gate with unique keys, side
+ *    by side, each in a process of its own (bench/gate-side.ts) at the same concurrency, for the same
+ *    SECONDS (neither has a worker: both measure the start path). The machine's load drifts and
+ *    stalls (a SQLite checkpoint, a GC) within seconds; side by side, both sides meet each stall alike.
+ *    The figure is the gate's completed starts over raw's; its interval a paired block bootstrap over
+ *    spans of BLOCK_S seconds (both sides' counts in a span drawn together); the spread each span's
+ *    own ratio;
  * 2. a storm: 1,000 concurrent deliveries of one logical event while its run is open: how many
  *    executions (visibility count; must be 1), and p50/p99 of the answers.
- * Rounds alternate the order (raw then gate, gate then raw) so drift in the machine's load falls on
- * both alike; the report gives the ratio of the totals and the median of the per-round ratios.
- * Env: BENCH_N (starts per round, default 500), BENCH_ROUNDS (6), BENCH_CONCURRENCY (32), BENCH_STORM (1000).
+ * Env: BENCH_SECONDS (the window, default 90), BENCH_BLOCK_S (2), BENCH_CONCURRENCY (16 a side, 32 in all), BENCH_STORM (1000).
  */
-const N = Number(process.env.BENCH_N ?? 500);
-const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 6);
-const CONCURRENCY = Number(process.env.BENCH_CONCURRENCY ?? 32);
+const SECONDS = Number(process.env.BENCH_SECONDS ?? 90);
+const BLOCK_S = Number(process.env.BENCH_BLOCK_S ?? 2);
+const CONCURRENCY = Number(process.env.BENCH_CONCURRENCY ?? 16);
 const STORM = Number(process.env.BENCH_STORM ?? 1000);
+const WARM_UP = 500;
+
+/** Fork one side, wait until it has warmed up; `run` starts its window and answers with what it completed. */
+async function side(kind: SideKind, address: string, tag: string): Promise<{ run: (go: SideGo) => Promise<SideDone> }> {
+  const child = fork(path.join(__dirname, 'gate-side.ts'), [kind, address, tag, String(CONCURRENCY), String(WARM_UP)], { execArgv: ['--import', 'tsx'] });
+  const failed = new Promise<never>((_, reject) => child.once('exit', (code) => reject(new Error(`bench:gate: the ${kind} side exited ${code}`))));
+  failed.catch(() => undefined);
+  await Promise.race([new Promise((resolve) => child.once('message', resolve)), failed]);
+  return {
+    run: (go) => {
+      child.send(go);
+      return Promise.race([new Promise<SideDone>((resolve) => child.once('message', (m) => resolve(m as SideDone))), failed]);
+    },
+  };
+}
 
 async function main(): Promise<void> {
   const recorder = benchRecorder('gate', {
-    startsPerRound: N,
-    rounds: ROUNDS,
-    concurrency: CONCURRENCY,
+    seconds: SECONDS,
+    blockSeconds: BLOCK_S,
+    warmUpStartsEach: WARM_UP,
+    concurrencyEachSide: CONCURRENCY,
     stormDeliveries: STORM,
     temporal: 'dev server of its own (temporal server start-dev, SQLite), localhost',
     supervisor:
@@ -42,39 +63,27 @@ async function main(): Promise<void> {
   try {
     const registry = registryOf();
     const runTag = randomUUID().slice(0, 8);
-    const rawQueue = `bench-raw-${runTag}`;
-    const gate = new Gate({ client, taskQueue: `bench-gate-${runTag}`, registry });
     const occurredAt = '2026-12-02T14:05:00Z';
 
-    const raw = (round: number) => (i: number) =>
-      client.workflow.start('runWorkflow', {
-        workflowId: `raw-${runTag}-${round}-${i}`,
-        taskQueue: rawQueue,
-        args: [{ eventKey: `raw-${i}` } as RunInput],
-      });
-    const gated = (round: number) => (i: number) =>
-      gate.admit({ source: 'ping', entity: `e-${runTag}-${round}-${i}`, type: 'bench', occurredAt, deliveryId: `d-${i}` }).then((a) => {
-        if (a.decision !== 'started') throw new Error(`expected started, got ${a.decision}`);
-      });
-
-    // Warm up both paths (connections, server caches) before measuring.
-    await runPool(100, CONCURRENCY, raw(-1));
-    await runPool(100, CONCURRENCY, gated(-1));
-
-    const rates = { raw: [] as number[], gate: [] as number[] };
-    const lat = { raw: [] as number[], gate: [] as number[] };
-    for (let r = 0; r < ROUNDS; r++) {
-      for (const kind of r % 2 === 0 ? (['raw', 'gate'] as const) : (['gate', 'raw'] as const)) {
-        const t0 = performance.now();
-        const l = await runPool(N, CONCURRENCY, kind === 'raw' ? raw(r) : gated(r));
-        const seconds = (performance.now() - t0) / 1000;
-        rates[kind].push(N / seconds);
-        lat[kind].push(...l);
-      }
-    }
-    const total = (xs: number[]) => (xs.length * N) / xs.reduce((s, rate) => s + N / rate, 0);
-    const rawRate = total(rates.raw);
-    const gateRate = total(rates.gate);
+    const [rawSide, gateSide] = await Promise.all([side('raw', server.address, runTag), side('gate', server.address, runTag)]);
+    const startAt = Date.now() + 500;
+    const endAt = startAt + SECONDS * 1000;
+    const [raw, gated] = await Promise.all([rawSide.run({ startAt, endAt }), gateSide.run({ startAt, endAt })]);
+    const rawRate = raw.doneAt.length / SECONDS;
+    const gateRate = gated.doneAt.length / SECONDS;
+    // Each span's completed starts, a side each: a = the gate's, b = raw's.
+    const spans = Math.ceil(SECONDS / BLOCK_S);
+    const countBySpan = (doneAt: number[]) => {
+      const counts = new Array<number>(spans).fill(0);
+      for (const t of doneAt) counts[Math.min(spans - 1, Math.floor((t - startAt) / (BLOCK_S * 1000)))]!++;
+      return counts;
+    };
+    const gateCounts = countBySpan(gated.doneAt);
+    const rawCounts = countBySpan(raw.doneAt);
+    const blocks = gateCounts.map((g, i) => ({ a: [g], b: [rawCounts[i]!] }));
+    const interval = pairedBlockBootstrap(blocks, { stat: sum });
+    const spanRatios = blocks.filter(({ b }) => b[0]! > 0).map(({ a, b }) => a[0]! / b[0]!);
+    const lat = { raw: raw.latencyMs, gate: gated.latencyMs };
 
     // The storm: one logical event, many deliveries, its run held open by a real worker.
     const stormQueue = `bench-storm-${runTag}`;
@@ -103,14 +112,11 @@ async function main(): Promise<void> {
       rawStartsPerSecond: round(rawRate),
       gateStartsPerSecond: round(gateRate),
       ratio: round(gateRate / rawRate, 3),
-      medianRoundRatio: round(
-        percentile(
-          rates.gate.map((g, i) => g / rates.raw[i]!),
-          50,
-        ),
-        3,
-      ),
-      perRound: { raw: rates.raw.map((x) => round(x)), gate: rates.gate.map((x) => round(x)) },
+      /** The paired block bootstrap's percentile interval of the ratio: how well the figure is resolved. */
+      interval: { lo: round(interval.lo, 3), hi: round(interval.hi, 3), level: interval.level, halfWidth: round((interval.hi - interval.lo) / 2, 3), blocks: spans, blockSeconds: BLOCK_S },
+      /** Each span's own ratio (min, quartiles, max): how much a run of one span would swing. */
+      spread: spreadOf(spanRatios),
+      perSpan: { raw: rawCounts.map((n) => round(n / BLOCK_S)), gate: gateCounts.map((n) => round(n / BLOCK_S)) },
       startLatencyMs: {
         raw: { p50: round(percentile(lat.raw, 50)), p99: round(percentile(lat.raw, 99)), histogram: startHist.raw },
         gate: { p50: round(percentile(lat.gate, 50)), p99: round(percentile(lat.gate, 99)), histogram: startHist.gate },

@@ -9,7 +9,7 @@ import { createWakeWorker } from '../runtime/worker';
 import { appOf, exampleAgents } from '../test/helpers/app';
 import { benchSupervisorPolicy } from './quiet';
 import { benchRecorder } from './results';
-import { histograms, median, pairedBlockBootstrap } from './stats';
+import { histograms, median, pairedBlockBootstrap, spreadOf } from './stats';
 import { historyOf, hops, list, nominalFromId } from './schedule-history';
 
 /**
@@ -276,15 +276,6 @@ async function collectFires(client: Client) {
   return { lags, parts, notRun };
 }
 
-/** Quantile with linear interpolation between ranks. */
-function quantile(xs: number[], q: number): number {
-  const s = [...xs].sort((a, b) => a - b);
-  if (s.length === 0) return NaN;
-  const at = (s.length - 1) * q;
-  const lo = Math.floor(at);
-  return s[lo]! + (s[Math.min(lo + 1, s.length - 1)]! - s[lo]!) * (at - lo);
-}
-
 /**
  * The figures: each series pooled (p50, p99, max, histogram); the p50 ratio of wakegate and of the
  * reference to bare over all fires, with its paired block bootstrap interval; each block's p50 ratio
@@ -315,7 +306,7 @@ function summarize(lags: Record<Series, Fire[]>, parts: Record<string, number[]>
       /** The paired block bootstrap's percentile interval of the p50 ratio: how well the figure is resolved. */
       interval: { lo: r3(lo), hi: r3(hi), level, halfWidth: r3((hi - lo) / 2), blocks: blocks.length, blockSeconds: BLOCK_S },
       /** Each block's p50 ratio (min, quartiles, max): how much a short run of this benchmark would swing. */
-      spread: { min: r3(Math.min(...perBlock)), q1: r3(quantile(perBlock, 0.25)), q3: r3(quantile(perBlock, 0.75)), max: r3(Math.max(...perBlock)) },
+      spread: spreadOf(perBlock),
       perBlock: perBlock.map(r3),
       /** The p50 over all fires minus bare's, ms. */
       extraMs: { p50: Math.round(median(xs) - median(bb)) },

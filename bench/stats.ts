@@ -70,8 +70,25 @@ export function median(xs: ArrayLike<number>): number {
   return (s[Math.floor(mid)]! + s[Math.ceil(mid)]!) / 2;
 }
 
+/** Quantile with linear interpolation between ranks; NaN for none. */
+export function quantile(xs: ArrayLike<number>, q: number): number {
+  const s = Float64Array.from(xs).sort();
+  if (s.length === 0) return NaN;
+  const at = (s.length - 1) * q;
+  const lo = Math.floor(at);
+  return s[lo]! + (s[Math.min(lo + 1, s.length - 1)]! - s[lo]!) * (at - lo);
+}
+
+/** Min, quartiles and max of some values, rounded to three places: how much a short run would swing. */
+export function spreadOf(xs: number[]): { min: number; q1: number; median: number; q3: number; max: number } {
+  const r3 = (x: number) => Math.round(x * 1000) / 1000;
+  return { min: r3(Math.min(...xs)), q1: r3(quantile(xs, 0.25)), median: r3(quantile(xs, 0.5)), q3: r3(quantile(xs, 0.75)), max: r3(Math.max(...xs)) };
+}
+
+export const sum = (xs: number[]): number => xs.reduce((t, x) => t + x, 0);
+
 /**
- * A paired block bootstrap of a ratio of medians, median(a) / median(b), where a and b were sampled
+ * A paired block bootstrap of a ratio of statistics, stat(a) / stat(b) (the median unless told), where a and b were sampled
  * side by side in time: `blocks[i]` holds both samples' values from the i-th span of time. Each
  * resample draws whole blocks with replacement, the same draw for both samples, so a drift in the
  * machine's load (which moves a and b together within a span) stays inside each resample's pair
@@ -80,11 +97,11 @@ export function median(xs: ArrayLike<number>): number {
  */
 export function pairedBlockBootstrap(
   blocks: { a: number[]; b: number[] }[],
-  opts: { resamples?: number; level?: number; random?: () => number } = {},
+  opts: { resamples?: number; level?: number; random?: () => number; stat?: (xs: number[]) => number } = {},
 ): { ratio: number; lo: number; hi: number; level: number } {
-  const { resamples = 2000, level = 0.95, random = Math.random } = opts;
+  const { resamples = 2000, level = 0.95, random = Math.random, stat = median } = opts;
   const all = (k: 'a' | 'b', pick: number[]) => pick.flatMap((i) => blocks[i]![k]);
-  const ratioOf = (pick: number[]) => median(all('a', pick)) / median(all('b', pick));
+  const ratioOf = (pick: number[]) => stat(all('a', pick)) / stat(all('b', pick));
   const ratio = ratioOf(blocks.map((_, i) => i));
   const ratios: number[] = [];
   for (let r = 0; r < resamples; r++) {

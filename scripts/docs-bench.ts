@@ -42,14 +42,19 @@ const seriesRow = (label: string, rate: unknown, lat: unknown, perRound: unknown
 const gate: Renderer = (r) => {
   const lat = obj(r.startLatencyMs);
   const storm = obj(r.storm);
-  const perRound = obj(r.perRound);
+  const interval = obj(r.interval);
+  const spread = obj(r.spread);
   return [
-    row('series', 'starts/s', 'start p50 ms', 'start p99 ms', 'per round, starts/s'),
-    row('---', '---', '---', '---', '---'),
-    seriesRow('raw `client.workflow.start`, unique IDs', r.rawStartsPerSecond, lat.raw, perRound.raw),
-    seriesRow('the gate, unique keys (one-call path)', r.gateStartsPerSecond, lat.gate, perRound.gate),
+    row('series', 'starts/s', 'start p50 ms', 'start p99 ms'),
+    row('---', '---', '---', '---'),
+    row('raw `client.workflow.start`, unique IDs', num(r.rawStartsPerSecond), p(lat.raw), p(lat.raw, 'p99')),
+    row('the gate, unique keys (one-call path)', num(r.gateStartsPerSecond), p(lat.gate), p(lat.gate, 'p99')),
     '',
-    `Ratio gate / raw: **${num(r.ratio)}** on the totals, ${num(r.medianRoundRatio)} as the median of the per-round ratios.`,
+    `The two series ran side by side, each in a process of its own at the same concurrency. ` +
+      `Ratio gate / raw: **${num(r.ratio)}** on the totals, ` +
+      `${num(interval.level === undefined ? undefined : Number(interval.level) * 100)}% interval ${num(interval.lo)}–${num(interval.hi)} ` +
+      `(a paired block bootstrap over ${num(interval.blocks)} spans of ${num(interval.blockSeconds)} s); ` +
+      `each span's own ratio from ${num(spread.min)} to ${num(spread.max)}, quartiles ${num(spread.q1)}–${num(spread.q3)}.`,
     '',
     `Storm: ${num(storm.deliveries)} concurrent deliveries of one logical event started **${num(storm.executions)}** execution(s) ` +
       `(${counts(storm.decisions)}); answers p50 ${p(storm.answerMs)} ms, p99 ${p(storm.answerMs, 'p99')} ms, max ${p(storm.answerMs, 'max')} ms.`,
