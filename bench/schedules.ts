@@ -21,7 +21,7 @@ import { historyOf, hops, list, nominalFromId } from './schedule-history';
  *
  * A third series is a reference: a bare Schedule starting wakegate's run workflow with one fixed,
  * whole input (`runWorkflow`, the canary), without the window's check, catch-up policy or ledger
- * report. The difference to wakegate's series is what those cost.
+ * report, on a worker of its own like each series. The difference to wakegate's series is what those cost.
  *
  * The three series fire side by side for the whole run, schedule i of each at the same second, so
  * every fire of wakegate's has fires of the bare series in the same seconds, on the same load. The
@@ -106,6 +106,15 @@ async function main(): Promise<void> {
       shutdownGraceTime: '1 second',
       activities: benchApp.activities(),
     });
+    // The reference's runs on a worker of their own: on wakegate's, they would double the tasks its
+    // workflow thread and pollers take in each second, a load the bare series' worker does not carry.
+    const referenceWorker = await createWakeWorker({
+      connection: native,
+      namespace: 'default',
+      taskQueue: 'bench-reference',
+      shutdownGraceTime: '1 second',
+      activities: benchApp.activities(),
+    });
     const bareWorker = await Worker.create({
       connection: native,
       taskQueue: 'bench-bare',
@@ -113,18 +122,20 @@ async function main(): Promise<void> {
       activities: { async bareActivity() {} },
     });
     await wakeWorker.runUntil(async () =>
-      bareWorker.runUntil(async () => {
-        await createSchedules(client, ids);
-        const setPaused = (paused: boolean) =>
-          Promise.all(SERIES.flatMap((series) => scheduleIds[series].map((id) => client.schedule.getHandle(id)[paused ? 'pause' : 'unpause']())));
-        await sleep((PHASE_MS - (Date.now() % 1000) + 1000) % 1000);
-        await setPaused(false);
-        span.startMs = Date.now();
-        await sleep(MINUTES * 60_000);
-        await setPaused(true);
-        span.endMs = Date.now();
-        await sleep(SETTLE_MS);
-      }),
+      referenceWorker.runUntil(async () =>
+        bareWorker.runUntil(async () => {
+          await createSchedules(client, ids);
+          const setPaused = (paused: boolean) =>
+            Promise.all(SERIES.flatMap((series) => scheduleIds[series].map((id) => client.schedule.getHandle(id)[paused ? 'pause' : 'unpause']())));
+          await sleep((PHASE_MS - (Date.now() % 1000) + 1000) % 1000);
+          await setPaused(false);
+          span.startMs = Date.now();
+          await sleep(MINUTES * 60_000);
+          await setPaused(true);
+          span.endMs = Date.now();
+          await sleep(SETTLE_MS);
+        }),
+      ),
     );
     const { lags, parts, notRun } = await collectFires(client);
     const result = summarize(lags, parts, notRun, span);
@@ -203,7 +214,7 @@ async function createSchedules(client: Client, ids: number[]): Promise<void> {
     await client.schedule.create({
       scheduleId: `bench-direct-${i}`,
       spec: { intervals: [{ every: EVERY, offset: offsetOf(i) }] },
-      action: { type: 'startWorkflow', workflowType: 'runWorkflow', taskQueue: 'bench-wakegate', workflowId: runKey, args: [run] },
+      action: { type: 'startWorkflow', workflowType: 'runWorkflow', taskQueue: 'bench-reference', workflowId: runKey, args: [run] },
       policies: { overlap: ScheduleOverlapPolicy.SKIP },
       state: paused,
     });
