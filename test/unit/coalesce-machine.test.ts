@@ -2,7 +2,7 @@ import { describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import type { CoalescerState, Offer } from '../../core/coalesce-types';
 import type { CoalescePolicy } from '../../core/policy';
-import { CoalescerMachine, initialState, runInputOf, type Step } from '../../workflows/coalesce/machine';
+import { CoalescerMachine, initialState, runInputOf, SKIPPED_SIGNAL_EVERY_MS, type Step } from '../../workflows/coalesce/machine';
 
 /*
  * The coalescer's decisions without a server: each rule is driven through the machine the workflow
@@ -123,6 +123,27 @@ describe('the coalescer machine', () => {
     // Handed out once; with the live run still going, the loop waits with no timer.
     assert.deepEqual(m.next(T0 + 2100, false), { kind: 'wait' });
     assert.equal(m.state.counts.skipped, 2);
+  });
+
+  test('skip: later skips are signalled at most once a SKIPPED_SIGNAL_EVERY_MS, all at once before a continue-as-new', () => {
+    const m = withLiveRun({ whileRunning: 'skip' });
+    m.offer(offerOf('b'), T0 + 2000);
+    assert.equal(m.next(T0 + 2000, false).kind, 'record-skipped', 'the first skip goes at once');
+    assert.equal(m.offer(offerOf('c'), T0 + 2010).decision, 'skipped', 'answered at once');
+    m.offer(offerOf('d'), T0 + 2500);
+    const due = T0 + 2000 + SKIPPED_SIGNAL_EVERY_MS;
+    assert.deepEqual(m.next(T0 + 2500, false), { kind: 'wait', untilMs: due }, 'held until its time, with a timer for it');
+    const step = m.next(due, false) as Extract<Step, { kind: 'record-skipped' }>;
+    assert.equal(step.kind, 'record-skipped');
+    assert.deepEqual(
+      step.events.map((e) => e.eventKey),
+      ['ev-c', 'ev-d'],
+      'one signal for both',
+    );
+    m.offer(offerOf('e'), due + 10);
+    assert.equal(m.next(due + 10, true).kind, 'record-skipped', 'owed skips go out before a continue-as-new, due or not');
+    assert.deepEqual(m.next(due + 10, true), { kind: 'continue-as-new' });
+    assert.equal(m.state.counts.skipped, 4);
   });
 
   test('skip: skips owed to a run that has ended meanwhile stay counted and answered, and are not signalled', () => {

@@ -10,6 +10,13 @@ export { dueAt, initialState, runInputOf, type CoalescerIdentity, type Step };
 const RECENT_ANSWERS = 500;
 const RECENT_RUNS = 10;
 const STALE_KEPT = 20;
+/**
+ * Skips are told to the live run at most this often. Under a storm, a signal per loop turn (every
+ * 10 to 20 ms) cost two history events per offer, and one was nearly always in flight when the run
+ * ended and signalled its own end back: the two crossing signals held the coalescer for a second.
+ * The skipped offers are answered at once either way; only the run's record of them waits.
+ */
+export const SKIPPED_SIGNAL_EVERY_MS = 1000;
 
 /**
  * The coalescer's decisions, with no Temporal in them: deterministic, driven by the workflow shell
@@ -21,6 +28,7 @@ export class CoalescerMachine {
   readonly coalescerId: string;
   private owedSupersede?: { runKey: string; by: string };
   private owedSkipped: AbsorbedEvent[] = [];
+  private skippedSignalAtMs = -Infinity;
   /** The dedup of events by key, over `state.seen`. */
   readonly seen: SeenTable;
   /** Overlap `steer`: events answered `steered` and not yet sent to that run (handed out before any continue-as-new). */
@@ -182,11 +190,19 @@ export class CoalescerMachine {
       // The run ended or refused a steer before these were sent: they wait for the follow-up run.
       this.followUp(steer.runKey, steer.events, nowMs);
     }
-    const skipped = this.owedSkipped;
-    this.owedSkipped = [];
-    // One signal carries every skip since the last: a storm costs a few history events, not one each.
+    // One signal carries every skip since the last, at most one a SKIPPED_SIGNAL_EVERY_MS (and all
+    // that are owed before a continue-as-new): a storm costs a few history events, not two each.
     // With no live run left to record them on, the skips stay counted and answered.
-    if (skipped.length && state.running) return { kind: 'record-skipped', runKey: state.running.runKey, events: skipped };
+    let skippedDueMs: number | undefined;
+    if (this.owedSkipped.length && state.running) {
+      skippedDueMs = this.skippedSignalAtMs + SKIPPED_SIGNAL_EVERY_MS;
+      if (nowMs >= skippedDueMs || continueAsNewSuggested) {
+        const events = this.owedSkipped;
+        this.owedSkipped = [];
+        this.skippedSignalAtMs = nowMs;
+        return { kind: 'record-skipped', runKey: state.running.runKey, events };
+      }
+    } else this.owedSkipped = [];
     if (state.pending && !state.running && nowMs >= dueAt(state.pending, policy)) return { kind: 'start', batch: this.start(state.pending, nowMs) };
     if (continueAsNewSuggested) return { kind: 'continue-as-new' };
     this.seen.prune(nowMs);
@@ -194,7 +210,8 @@ export class CoalescerMachine {
     const closesAt = Math.max(state.lastActivityMs + policy.idleCloseMs, this.seen.expiresAtMs ?? 0);
     if (this.idle && nowMs >= closesAt) return { kind: 'close' };
     if (state.pending && !state.running) return { kind: 'wait', untilMs: dueAt(state.pending, policy) };
-    return this.idle ? { kind: 'wait', untilMs: closesAt } : { kind: 'wait' };
+    if (this.idle) return { kind: 'wait', untilMs: closesAt };
+    return skippedDueMs === undefined ? { kind: 'wait' } : { kind: 'wait', untilMs: skippedDueMs };
   }
 
   /**
