@@ -328,6 +328,13 @@ async function main(): Promise<void> {
         rssMb: { warm: rssWarm, end: rssEnd, afterManyKeys: rssAfterMany },
         heapUsedMb: heap,
         cachedWorkflows: cached,
+        /**
+         * RSS grown over the many keys per workflow the worker's cache gained meanwhile (their
+         * coalescers stay open, idle, until their dedup horizon): what the cache's bound,
+         * WAKEGATE_WORKFLOW_CACHE, costs per workflow.
+         */
+        rssKbPerCachedWorkflow:
+          cached.afterManyKeys! > cached.warm! ? round(((rssAfterMany - rssWarm) * 1024) / (cached.afterManyKeys! - cached.warm!), 0) : null,
         inFlightRefusals: inFlight,
         inFlightRefusalsFrom: refusals.sources(),
       };
