@@ -113,7 +113,14 @@ async function main(): Promise<void> {
       gateStartsPerSecond: round(gateRate),
       ratio: round(gateRate / rawRate, 3),
       /** The paired block bootstrap's percentile interval of the ratio: how well the figure is resolved. */
-      interval: { lo: round(interval.lo, 3), hi: round(interval.hi, 3), level: interval.level, halfWidth: round((interval.hi - interval.lo) / 2, 3), blocks: spans, blockSeconds: BLOCK_S },
+      interval: {
+        lo: round(interval.lo, 3),
+        hi: round(interval.hi, 3),
+        level: interval.level,
+        halfWidth: round((interval.hi - interval.lo) / 2, 3),
+        blocks: spans,
+        blockSeconds: BLOCK_S,
+      },
       /** Each span's own ratio (min, quartiles, max): how much a run of one span would swing. */
       spread: spreadOf(spanRatios),
       perSpan: { raw: rawCounts.map((n) => round(n / BLOCK_S)), gate: gateCounts.map((n) => round(n / BLOCK_S)) },

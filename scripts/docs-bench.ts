@@ -171,7 +171,9 @@ const coalesceAgainstRaw: Renderer = (r) => {
           row(
             "workflows in the worker's cache at those readings",
             `${num(obj(r.cachedWorkflows).warm)}, ${num(obj(r.cachedWorkflows).afterManyKeys)}, ${num(obj(r.cachedWorkflows).end)} (the coalescers stay open until their dedup horizon)` +
-              (typeof r.rssKbPerCachedWorkflow === 'number' ? `; RSS grew ${num(r.rssKbPerCachedWorkflow)} KB per workflow the cache gained over the many keys` : ''),
+              (typeof r.rssKbPerCachedWorkflow === 'number'
+                ? `; RSS grew ${num(r.rssKbPerCachedWorkflow)} KB per workflow the cache gained over the many keys`
+                : ''),
           ),
         ]
       : []),
