@@ -143,6 +143,10 @@ export interface AgentOptions<A = DefaultAnswer> {
      * stays open until the newest has passed. Set it to the namespace's retention. @default '24h'
      */
     dedupHorizon?: string;
+    /**
+     * Events one run holds in full (also at most 300,000 JSON characters of them); past it they are
+     * counted in `absorbedOverflow`, and the newest is always kept. @default 1000
+     */
     maxEventsPerRun?: number;
   };
   /** The payload it needs from an event, checked at the gate (a bad one is refused before any run). @default any object */

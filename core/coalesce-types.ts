@@ -68,6 +68,8 @@ export interface Batch {
   lastAtMs: number;
   events: Offer['event'][];
   overflow: number;
+  /** JSON characters of `events` (the coalescer's budget per batch; computed again when absent). */
+  chars?: number;
   supersedes?: string;
 }
 
@@ -79,6 +81,8 @@ export interface CoalescerState {
     startedAtMs: number;
     events: Offer['event'][];
     overflow: number;
+    /** JSON characters of `events`, as on a batch. */
+    chars?: number;
     cancelRequested?: boolean;
     /** Overlap `steer`: keys of the events steered into it while live (in `events` too, unless it refused them). */
     steered?: string[];

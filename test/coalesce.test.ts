@@ -195,6 +195,39 @@ describe('one wake per thing, from every direction', () => {
     );
   });
 
+  test('a burst of large payloads on one key is one run: past 300,000 characters the events are counted, not carried', async () => {
+    // Twelve 200 KB payloads (the gate takes up to 256 KB each): 2.4 MB in one batch would be more
+    // than Temporal takes in the run's input or in the coalescer's continue-as-new.
+    const agents = coalescing('canary', { debouncePeriodMs: 3000, maxWaitMs: 30_000 });
+    const taskQueue = unique('large');
+    const gate = gateFor(taskQueue, agents);
+    const entity = unique('large');
+    await withWorker(
+      env.nativeConnection,
+      taskQueue,
+      async () => {
+        const answers: GateAnswer[] = [];
+        for (let i = 0; i < 12; i++)
+          answers.push(await gate.admit(ping(entity, `big-${i}`, { note: `n${i}`, blob: 'x'.repeat(200_000) }, { deliveryId: `d-${i}` })));
+        assert.deepEqual(
+          answers.map((a) => a.decision),
+          ['started', ...Array<string>(11).fill('coalesced')],
+        );
+        const result = await awaitRun(env.client, answers[0]!);
+        assert.equal(result.terminalReason, 'success', result.summary);
+        assert.deepEqual(
+          result.absorbed!.map((e) => e.type),
+          ['big-11'],
+          'two 200 KB events are over the budget: the newest is held in full',
+        );
+        assert.equal(result.absorbed!.length + (result.absorbedOverflow ?? 0), 12, 'every event absorbed, in full or counted');
+        const runs = await env.client.workflow.count(`WorkflowType = "runWorkflow" AND WakeKey = "${entity}"`);
+        assert.equal(runs.count, 1);
+      },
+      { activities: activitiesFor(agents) },
+    );
+  });
+
   test('buffer_one: wakes during a live run become exactly one follow-up run that takes them all', async () => {
     const agents = coalescing('canary', { debouncePeriodMs: 200, maxWaitMs: 1000, whileRunning: 'buffer_one' });
     const taskQueue = unique('buffer');

@@ -2,7 +2,7 @@ import { describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import type { CoalescerState, Offer } from '../../core/coalesce-types';
 import type { CoalescePolicy } from '../../core/policy';
-import { CoalescerMachine, initialState, runInputOf, SKIPPED_SIGNAL_EVERY_MS, type Step } from '../../workflows/coalesce/machine';
+import { BATCH_BUDGET_CHARS, CoalescerMachine, initialState, runInputOf, SKIPPED_SIGNAL_EVERY_MS, type Step } from '../../workflows/coalesce/machine';
 
 /*
  * The coalescer's decisions without a server: each rule is driven through the machine the workflow
@@ -80,7 +80,13 @@ describe('the coalescer machine', () => {
       ['ev-a', 'ev-b'],
     );
     assert.equal(m.state.pending, undefined);
-    assert.deepEqual(m.state.running, { runKey: runKeyOf('a'), startedAtMs: T0 + 1600, events: batch.events, overflow: 0 });
+    assert.deepEqual(m.state.running, {
+      runKey: runKeyOf('a'),
+      startedAtMs: T0 + 1600,
+      events: batch.events,
+      overflow: 0,
+      chars: batch.events.reduce((n, e) => n + JSON.stringify(e).length, 0),
+    });
     assert.deepEqual(m.state.counts, { offered: 2, started: 1, coalesced: 1, skipped: 0, stale: 0, runs: 1 });
     assert.deepEqual(m.state.runs, [{ runKey: runKeyOf('a'), events: 2, startedAt: '2026-12-02T10:00:01.600Z' }]);
   });
@@ -123,6 +129,35 @@ describe('the coalescer machine', () => {
     // Handed out once; with the live run still going, the loop waits with no timer.
     assert.deepEqual(m.next(T0 + 2100, false), { kind: 'wait' });
     assert.equal(m.state.counts.skipped, 2);
+  });
+
+  test('a batch holds at most BATCH_BUDGET_CHARS of events in full: the rest are counted from the last back, the newest kept', () => {
+    const m = machineOf({ debouncePeriodMs: 1000, maxWaitMs: 60_000 });
+    const big = { payload: { blob: 'x'.repeat(90_000) } };
+    for (let i = 0; i < 8; i++) m.offer(offerOf(`e${i}`, big), T0 + i);
+    const pending = m.state.pending!;
+    const chars = pending.events.reduce((n, e) => n + JSON.stringify(e).length, 0);
+    assert.ok(chars <= BATCH_BUDGET_CHARS, `${chars} characters held`);
+    assert.equal(pending.chars, chars, 'the kept count is the events’ own');
+    assert.deepEqual(
+      pending.events.map((e) => e.eventKey),
+      ['ev-e0', 'ev-e1', 'ev-e7'],
+      'the opener, then the newest',
+    );
+    assert.equal(pending.overflow, 5);
+    assert.equal(m.state.counts.coalesced, 7, 'every event answered and counted');
+    const { origin } = runInputOf({ agent: 'canary', wakeKey: 'order-7' }, started(m, T0 + 2000));
+    assert.equal(origin.kind === 'batch' && origin.absorbedOverflow, 5);
+    assert.ok(JSON.stringify(origin).length < 2_000_000 - 100_000, 'the run’s input stays under Temporal’s 2 MB');
+  });
+
+  test('steer: an event past the live run’s BATCH_BUDGET_CHARS goes to the follow-up batch', () => {
+    const m = withLiveRun({ whileRunning: 'steer' });
+    const big = { payload: { blob: 'x'.repeat(120_000) } };
+    assert.equal(m.offer(offerOf('b', big), T0 + 2000).decision, 'steered');
+    assert.equal(m.offer(offerOf('c', big), T0 + 2001).decision, 'steered');
+    assert.equal(m.offer(offerOf('d', big), T0 + 2002).decision, 'started', 'over the budget: a follow-up batch');
+    assert.ok(m.state.running!.chars! <= BATCH_BUDGET_CHARS);
   });
 
   test('skip: later skips are signalled at most once a SKIPPED_SIGNAL_EVERY_MS, all at once before a continue-as-new', () => {

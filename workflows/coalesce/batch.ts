@@ -92,3 +92,45 @@ export function runInputOf(self: Pick<CoalescerIdentity, 'agent' | 'wakeKey'>, b
     },
   };
 }
+
+/**
+ * JSON characters of events (with their payloads) one batch, and so one run, holds in full; past it
+ * they are counted, like past `maxEventsPerRun`, and the newest is always kept. The coalescer's
+ * continue-as-new input carries its seen table (SEEN_BUDGET_CHARS), the pending batch and the live
+ * run's events: 1 MB + 2 × 300,000 characters stays under the 2 MB Temporal takes in one payload,
+ * as does a run's input. Without it, a burst of large payloads (up to 256 KB each) on one wake key
+ * would make a batch that neither its run's start nor the coalescer's continue-as-new could carry.
+ */
+export const BATCH_BUDGET_CHARS = 300_000;
+export const eventChars = (e: OfferedEvent) => JSON.stringify(e).length;
+/** The JSON characters of a batch's (or a live run's) events, counted once and kept up to date after. */
+export const charsOf = (holder: { events: OfferedEvent[]; chars?: number }) => (holder.chars ??= holder.events.reduce((n, e) => n + eventChars(e), 0));
+
+/**
+ * Add the newest event to a batch within `maxEvents` and BATCH_BUDGET_CHARS: when full, the events
+ * before it are counted in `overflow` from the last back (the first, the opener, goes last), and the
+ * newest always goes in (the run works on the newest state; one event is at most the gate's payload
+ * limit, 256 KB).
+ */
+export function fitInto(batch: Batch, e: OfferedEvent, maxEvents: number): void {
+  const size = eventChars(e);
+  let chars = charsOf(batch);
+  while (batch.events.length > 0 && (batch.events.length >= maxEvents || chars + size > BATCH_BUDGET_CHARS)) {
+    chars -= eventChars(batch.events.pop()!);
+    batch.overflow += 1;
+  }
+  batch.events.push(e);
+  batch.chars = chars + size;
+}
+
+/**
+ * Skips are told to the live run at most this often. Under a storm, a signal per loop turn (every
+ * 10 to 20 ms) cost two history events per offer, and one was nearly always in flight when the run
+ * ended and signalled its own end back: the two crossing signals held the coalescer for a second.
+ * The skipped offers are answered at once either way; only the run's record of them waits.
+ */
+export const SKIPPED_SIGNAL_EVERY_MS = 1000;
+
+/** Whether a batch (or a live run) can take one more event in full, within `maxEvents` and BATCH_BUDGET_CHARS. */
+export const hasRoom = (holder: { events: OfferedEvent[]; chars?: number }, e: OfferedEvent, maxEvents: number) =>
+  holder.events.length < maxEvents && charsOf(holder) + eventChars(e) <= BATCH_BUDGET_CHARS;

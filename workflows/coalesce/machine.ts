@@ -1,22 +1,17 @@
 import type { Batch, CoalescerState, Offer, OfferAnswer, RunEnded, SeenEvent, SteerAnswer } from '../../core/coalesce-types';
 import { batchRunId, coalescerId } from '../../core/ids';
 import type { AbsorbedEvent } from '../../core/types';
-import { dueAt, initialState, record, runInputOf, type CoalescerIdentity, type OfferedEvent, type Step } from './batch';
+import { charsOf, dueAt, eventChars, fitInto, hasRoom, initialState, record, runInputOf, SKIPPED_SIGNAL_EVERY_MS } from './batch';
+import type { CoalescerIdentity, OfferedEvent, Step } from './batch';
 import { SeenTable } from './seen';
 
+export { BATCH_BUDGET_CHARS, SKIPPED_SIGNAL_EVERY_MS } from './batch';
 export { dueAt, initialState, runInputOf, type CoalescerIdentity, type Step };
 
 /** Answers kept for retried offers (by offer id) that cross a continue-as-new. */
 const RECENT_ANSWERS = 500;
 const RECENT_RUNS = 10;
 const STALE_KEPT = 20;
-/**
- * Skips are told to the live run at most this often. Under a storm, a signal per loop turn (every
- * 10 to 20 ms) cost two history events per offer, and one was nearly always in flight when the run
- * ended and signalled its own end back: the two crossing signals held the coalescer for a second.
- * The skipped offers are answered at once either way; only the run's record of them waits.
- */
-export const SKIPPED_SIGNAL_EVERY_MS = 1000;
 
 /**
  * The coalescer's decisions, with no Temporal in them: deterministic, driven by the workflow shell
@@ -122,7 +117,7 @@ export class CoalescerMachine {
       this.owedSkipped.push(record(e));
       return { decision: 'skipped', coalescerId: this.coalescerId, runKey: running.runKey, runState: 'running' };
     }
-    if (running && whileRunning === 'steer' && !pending && !running.steerClosed && running.events.length < this.self.policy.maxEventsPerRun) {
+    if (running && whileRunning === 'steer' && !pending && !running.steerClosed && hasRoom(running, e, this.self.policy.maxEventsPerRun)) {
       this.steer(running, e);
       return this.remember(offer, { decision: 'steered', coalescerId: this.coalescerId, runKey: running.runKey, runState: 'running' });
     }
@@ -239,6 +234,7 @@ export class CoalescerMachine {
     if (running) {
       running.steerClosed = true;
       running.events = running.events.filter((e) => !keys.has(e.eventKey));
+      running.chars = undefined;
       running.steered = (running.steered ?? []).filter((k) => !keys.has(k));
     }
     state.lastActivityMs = nowMs;
@@ -251,6 +247,7 @@ export class CoalescerMachine {
   /** Overlap `steer`: the event is the live run's now (held there, so never taken twice) and owed to it. */
   private steer(running: NonNullable<CoalescerState['running']>, e: OfferedEvent): void {
     this.state.counts.steered = (this.state.counts.steered ?? 0) + 1;
+    running.chars = charsOf(running) + eventChars(e);
     running.events.push(e);
     (running.steered ??= []).push(e.eventKey);
     if (this.owedSteer?.runKey === running.runKey) this.owedSteer.events.push(e);
@@ -261,7 +258,7 @@ export class CoalescerMachine {
   private start(b: Batch, nowMs: number): Batch {
     const { state } = this;
     state.pending = undefined;
-    state.running = { runKey: b.runKey, startedAtMs: nowMs, events: b.events, overflow: b.overflow };
+    state.running = { runKey: b.runKey, startedAtMs: nowMs, events: b.events, overflow: b.overflow, chars: charsOf(b) };
     state.counts.runs += 1;
     state.runs.push({ runKey: b.runKey, events: b.events.length + b.overflow, startedAt: new Date(nowMs).toISOString() });
     if (state.runs.length > RECENT_RUNS) state.runs.shift();
@@ -312,26 +309,23 @@ export class CoalescerMachine {
 
   private addTo(batch: Batch, e: OfferedEvent, nowMs: number): void {
     batch.lastAtMs = nowMs;
-    if (batch.events.length < this.self.policy.maxEventsPerRun) batch.events.push(e);
-    else {
-      // Full: count it, and keep the newest event in the last slot (the run works on the newest state).
-      batch.overflow += 1;
-      batch.events[batch.events.length - 1] = e;
-    }
+    fitInto(batch, e, this.self.policy.maxEventsPerRun);
   }
 
   private open(e: OfferedEvent, nowMs: number, carried?: { runKey: string; events: OfferedEvent[]; overflow: number }): Batch {
     const { agent, wakeKey, policy } = this.self;
     const carriedEvents = carried?.events ?? [];
-    return {
+    const batch: Batch = {
       runKey: batchRunId(agent, wakeKey, e.eventKey),
       openedBy: e.eventKey,
       openedAtMs: nowMs,
       lastAtMs: nowMs,
-      events: [...carriedEvents, e].slice(-policy.maxEventsPerRun),
-      overflow: (carried?.overflow ?? 0) + Math.max(0, carriedEvents.length + 1 - policy.maxEventsPerRun),
+      events: [...carriedEvents],
+      overflow: carried?.overflow ?? 0,
       ...(carried ? { supersedes: carried.runKey } : {}),
     };
+    fitInto(batch, e, policy.maxEventsPerRun);
+    return batch;
   }
 
   private pendingAnswer(b: Batch, decision: 'started' | 'coalesced', nowMs: number): OfferAnswer {
