@@ -64,10 +64,7 @@ export function histograms<K extends string>(samples: Record<K, number[]>, maxBi
 
 /** Median with linear interpolation between ranks (the median of an even count is the mean of the middle two); NaN for none. */
 export function median(xs: ArrayLike<number>): number {
-  const s = Float64Array.from(xs).sort();
-  if (s.length === 0) return NaN;
-  const mid = (s.length - 1) / 2;
-  return (s[Math.floor(mid)]! + s[Math.ceil(mid)]!) / 2;
+  return quantile(xs, 0.5);
 }
 
 /** Quantile with linear interpolation between ranks; NaN for none. */
