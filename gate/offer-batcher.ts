@@ -198,7 +198,18 @@ export class OfferBatcher {
     if (lane.inFlight === 0 && lane.queue.length === 0 && !lane.scheduled) this.lanes.delete(id);
   }
 
-  private send(id: string, lane: Lane, batch: Waiting[], refusals: number, resends = 0): void {
+  /**
+   * Send `batch` in the lane slot the caller holds. Never throws: it runs from timers and immediates,
+   * where an exception would take the process down; a client call that throws fails its offers.
+   */
+  private send(id: string, lane: Lane, given: Waiting[], refusals: number, resends = 0): void {
+    // A retry after a back-off, or a resend, can find every offer settled meanwhile (their waits ended
+    // and they went by signal): nothing to send, and the slot goes back to the lane.
+    const batch = given.filter((w) => !w.settled);
+    if (!batch.length) {
+      this.done(id, lane);
+      return;
+    }
     const offers: Offer[] = batch.map((w) => w.input.offer);
     offerStats.updates += 1;
     offerStats.offers += offers.length;
@@ -219,52 +230,57 @@ export class OfferBatcher {
           }, STUCK_AFTER_MS)
         : undefined;
     watchdog?.unref();
-    void inContext(batch[0]!.trace, () =>
-      this.client.withDeadline(Date.now() + UPDATE_DEADLINE_MS, () =>
-        this.client.workflow.executeUpdateWithStart(offerUpdate, { args: [offers], startWorkflowOperation: lane.start() }),
+    // In a promise, so that a client call that throws at once takes the failure path below.
+    void new Promise<OfferAnswer[]>((resolve) =>
+      resolve(
+        inContext(batch[0]!.trace, () =>
+          this.client.withDeadline(Date.now() + UPDATE_DEADLINE_MS, () =>
+            this.client.workflow.executeUpdateWithStart(offerUpdate, { args: [offers], startWorkflowOperation: lane.start() }),
+          ),
+        ),
       ),
-    ).then(
-      (answers) => {
+    )
+      .then(
+        (answers) => {
+          clearTimeout(watchdog);
+          this.noteAnswer(id);
+          const list: OfferAnswer[] = Array.isArray(answers) ? answers : [];
+          batch.forEach((w, i) => {
+            const a = list[i];
+            this.finish(w, () =>
+              a ? w.settle({ kind: 'decided', answer: a }) : w.fail(new Error(`the coalescer answered ${list.length} of ${batch.length} offers`)),
+            );
+          });
+          if (over) return;
+          over = true;
+          this.done(id, lane);
+        },
+        (err: unknown) => {
+          clearTimeout(watchdog);
+          if (over) return; // resent: the resend answers for these offers
+          over = true;
+          const refused = isInFlightRefusal(err);
+          if ((refused || isNotTaken(err)) && batch.some((w) => !w.settled) && refusals < 12) {
+            // Refused before the coalescer saw it: send it again after a back-off (settled offers went by signal).
+            if (refused) offerStats.inFlightRefusals += 1;
+            const backoff = Math.min(2000, REFUSAL_BACKOFF_MS * 2 ** refusals) * (0.5 + Math.random());
+            setTimeout(() => this.send(id, lane, batch, refusals + 1, resends), backoff).unref();
+            return;
+          }
+          // The update's fate is unknown (a timeout, the server restarting): an offer still waiting
+          // fails, so that its caller answers 503 and the sender retries; its retry is deduplicated.
+          batch.forEach((w) => this.finish(w, () => w.fail(err)));
+          this.done(id, lane);
+        },
+      )
+      .catch((err: unknown) => {
+        // A defect in the handlers above: fail what still waits rather than reject where nothing catches it.
         clearTimeout(watchdog);
-        this.noteAnswer(id);
-        batch.forEach((w, i) => {
-          const a = answers[i];
-          this.finish(w, () =>
-            a ? w.settle({ kind: 'decided', answer: a }) : w.fail(new Error(`the coalescer answered ${answers.length} of ${batch.length} offers`)),
-          );
-        });
+        batch.forEach((w) => this.finish(w, () => w.fail(err)));
         if (over) return;
         over = true;
         this.done(id, lane);
-      },
-      (err: unknown) => {
-        clearTimeout(watchdog);
-        if (over) return; // resent: the resend answers for these offers
-        over = true;
-        const refused = isInFlightRefusal(err);
-        if ((refused || isNotTaken(err)) && batch.some((w) => !w.settled) && refusals < 12) {
-          // Refused before the coalescer saw it: send it again after a back-off (settled offers went by signal).
-          if (refused) offerStats.inFlightRefusals += 1;
-          const backoff = Math.min(2000, REFUSAL_BACKOFF_MS * 2 ** refusals) * (0.5 + Math.random());
-          setTimeout(
-            () =>
-              this.send(
-                id,
-                lane,
-                batch.filter((w) => !w.settled),
-                refusals + 1,
-                resends,
-              ),
-            backoff,
-          ).unref();
-          return;
-        }
-        // The update's fate is unknown (a timeout, the server restarting): an offer still waiting
-        // fails, so that its caller answers 503 and the sender retries; its retry is deduplicated.
-        batch.forEach((w) => this.finish(w, () => w.fail(err)));
-        this.done(id, lane);
-      },
-    );
+      });
   }
 
   private noteAnswer(id: string): void {
