@@ -182,6 +182,8 @@ export interface LeasedBlock {
   n: number;
   /** After this (epoch ms, workflow time) the block is forgotten and its permits stay counted. */
   untilMs: number;
+  /** Where its permits are counted in the windows: the end of its hold (absent: at `atMs`). */
+  countedAtMs?: number;
 }
 
 /** A page to send for a trip or a cap hold, with the sends that failed before this one. */

@@ -677,11 +677,11 @@ describe('permits leased to processes in blocks', () => {
   const ask = (m: MachineState, holder: string, want: number, ahead: number, ms: number, holdMs = 2000) =>
     at(m, { kind: 'lease', requests: { canary: want }, prefetch: { canary: ahead }, holder, holdMs }, ms);
 
-  test('a block is counted in the window at lease time: the runs waiting first, then a quarter of the room left, recorded for its holder', () => {
+  test('a block is counted at once, at the end of its hold: the runs waiting first, then a quarter of the room left, recorded for its holder', () => {
     const s = ask(fresh(capped(100)), 'p1', 2, 40, 0);
     assert.deepEqual(s.reply, { grants: { canary: 2 }, mode: 'armed', prefetched: { canary: 24 }, atMs: T0 });
     assert.equal(runsStarted(s.state, 0), 26, '2 for the runs waiting and 24 (a quarter of the 98 left) ahead of demand');
-    assert.deepEqual(s.state.blocks, { p1: [{ agent: 'canary', atMs: T0, n: 24, untilMs: T0 + 2000 + 5000 }] });
+    assert.deepEqual(s.state.blocks, { p1: [{ agent: 'canary', atMs: T0, n: 24, untilMs: T0 + 2000 + 5000, countedAtMs: T0 + 2000 }] });
     assert.deepEqual(continueWith(s.state).state.blocks, s.state.blocks, 'blocks carry over a continue-as-new');
     // Asking for less ahead than the quarter gets what was asked; without a holder, nothing ahead.
     assert.deepEqual(ask(s.state, 'p2', 1, 3, 10).reply.prefetched, { canary: 3 });
@@ -735,7 +735,8 @@ describe('permits leased to processes in blocks', () => {
     assert.equal(m.blocks, undefined);
     m = at(m, { kind: 'unused', holder: 'p1', blocks: [{ agent: 'canary', atMs: T0, n: 24 }] }, 7100).state;
     assert.equal(runsStarted(m, 7100), 26, 'a late return takes nothing: conservative');
-    assert.equal(runsStarted(m, 61_000), 0, 'the window (buckets of 1 s) slid past them');
+    assert.equal(runsStarted(m, 61_000), 24, 'the block is counted at the end of its 2 s hold');
+    assert.equal(runsStarted(m, 63_000), 0, 'the window (buckets of 1 s) slid past them');
   });
 
   test('a return that makes room nudges the runs held on that cap to re-check at once', () => {

@@ -1,5 +1,5 @@
 import { MAX_PREFETCH, type LeaseAnswer, type LeaseRequest } from '../../core/permit-types';
-import { forgetExpired, recordBlock } from './blocks';
+import { countedAtOf, forgetExpired, recordBlock } from './blocks';
 import { addTo, nextSlideMs, sumOf } from './sliding-window';
 import { FLEET, capName, capSeries, capSeriesName, capsOf, iso, selfId, type Turn } from './state';
 import { counterRecord } from './status';
@@ -32,7 +32,7 @@ export function lease(turn: Turn, req: LeaseRequest): LeaseAnswer {
     const g = grant(turn, agent, want);
     grants[agent] = g.granted;
     if (g.freesAtMs !== undefined) retryAfterMs[agent] = Math.max(0, g.freesAtMs - nowMs);
-    const ahead = g.granted === want && req.holder ? prefetch(turn, agent, req.prefetch?.[agent] ?? 0) : 0;
+    const ahead = g.granted === want && req.holder ? prefetch(turn, agent, req.prefetch?.[agent] ?? 0, req.holdMs) : 0;
     if (ahead) {
       prefetched[agent] = ahead;
       recordBlock(turn, req.holder!, agent, ahead, req.holdMs);
@@ -46,12 +46,17 @@ export function lease(turn: Turn, req: LeaseRequest): LeaseAnswer {
   };
 }
 
-/** Count up to `asked` permits ahead of demand: a quarter of the room every cap has left, MAX_PREFETCH at most. */
-function prefetch(turn: Turn, agent: string, asked: number): number {
+/**
+ * Count up to `asked` permits ahead of demand: a quarter of the room every cap has left, MAX_PREFETCH
+ * at most. They are counted at the end of their hold, the last instant a run may start on them
+ * (./blocks.ts): every span of a cap's window that such a run can fall in counts them.
+ */
+function prefetch(turn: Turn, agent: string, asked: number, holdMs: number | undefined): number {
   const { m, nowMs } = turn;
   const left = room(turn, agent, Infinity).granted;
   const n = Math.max(0, Math.floor(Math.min(asked, MAX_PREFETCH, left === Infinity ? Infinity : left / 4)));
-  if (n) for (const { scope, cap } of capsOf(m.policy, agent)) if (cap.wakes !== undefined) addTo(capSeries(m, scope, cap, 'permits'), nowMs, n, nowMs);
+  const atMs = countedAtOf(nowMs, holdMs);
+  if (n) for (const { scope, cap } of capsOf(m.policy, agent)) if (cap.wakes !== undefined) addTo(capSeries(m, scope, cap, 'permits'), atMs, n, nowMs);
   return n;
 }
 
