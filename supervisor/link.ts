@@ -113,11 +113,11 @@ export class SupervisorLink {
       const handle = this.client.workflow.getHandle(this.workflowId);
       const desc = await untraced(() => this.client.withDeadline(Date.now() + READ_DEADLINE_MS, () => handle.describe()));
       memo = (desc.memo?.supervisor as SupervisorMemo | undefined) ?? ARMED;
-      // Halted or draining: no run may start on a permit leased before; the stock goes back.
-      if (memo.mode !== 'armed') this.permits.dropStock();
     } catch (err) {
       if (!(err instanceof WorkflowNotFoundError)) throw err;
     }
+    // Halted or draining: no run may start on a permit from stock; the stock goes back (./permit-leaser.ts).
+    this.permits.noteMode(memo.mode);
     this.cached = { memo, atMs: Date.now() };
     return memo;
   }

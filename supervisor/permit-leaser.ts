@@ -3,7 +3,7 @@ import { hostname } from 'node:os';
 import { Client, Connection, WorkflowNotFoundError, WorkflowUpdateFailedError, type ConnectionOptions } from '@temporalio/client';
 import { ApplicationFailure } from '@temporalio/common';
 import { FailureType, isInFlightRefusal } from '../core/failures';
-import { MAX_PREFETCH, type LeaseAnswer, type LeaseRequest } from '../core/permit-types';
+import { MAX_HOLD_MS, MAX_PREFETCH, type LeaseAnswer, type LeaseRequest } from '../core/permit-types';
 import { leaseUpdate, unusedPermitsSignal } from '../core/supervisor-messages';
 import type { SupervisorMode, SupervisorPolicy } from '../core/supervisor-types';
 import { untraced } from '../tracing/spans';
@@ -63,6 +63,10 @@ export class PermitLeaser {
   readonly holder = `${hostname()}/${process.pid}/${randomUUID().slice(0, 8)}`;
   readonly stats: LeaseStats = { leaseUpdates: 0, inFlightRefusals: 0, leaseRetries: 0, fromStock: 0, returned: 0 };
   private readonly stock: PermitStock;
+  private readonly now: () => number;
+  /** The supervisor's mode as this process last heard it (a memo read, or a lease answer sent since), and how often it was told. */
+  private mode: SupervisorMode = 'armed';
+  private modeNotes = 0;
   private waiting = new Map<string, { resolve: (grant: Grant) => void; reject: (err: unknown) => void }[]>();
   private timer?: NodeJS.Timeout;
   private inFlight = false;
@@ -81,18 +85,26 @@ export class PermitLeaser {
       holdMs: number;
       /** Start the supervisor (a lease found none). */
       ensure: () => Promise<void>;
+      /** The stock's clock, epoch ms (default `Date.now`; a test's own). */
+      now?: () => number;
     },
   ) {
     this.stock = new PermitStock({ demandWindowMs: opts.holdMs, maxPrefetch: MAX_PREFETCH });
+    this.now = opts.now ?? Date.now;
   }
 
-  /** One permit for a run of `agent`: from the stock at once, or with the next lease. */
+  /**
+   * One permit for a run of `agent`: from the stock at once, or with the next lease. A permit from
+   * stock carries the mode this process last heard (the run's own memo read, at most the link's
+   * `cacheMs / 2` old, or a later lease answer), and none is taken unless that is armed: the run
+   * then asks the supervisor itself, whose answer says what it is now.
+   */
   lease(agent: string): Promise<Grant> {
-    const nowMs = Date.now();
+    const nowMs = this.now();
     this.stock.noteDemand(agent, nowMs);
-    if (this.stock.take(agent, nowMs)) {
+    if (this.mode === 'armed' && this.stock.take(agent, nowMs)) {
       this.count('fromStock');
-      return Promise.resolve({ granted: true, mode: 'armed' });
+      return Promise.resolve({ granted: true, mode: this.mode });
     }
     return new Promise<Grant>((resolve, reject) => {
       const w = this.waiting.get(agent) ?? [];
@@ -103,16 +115,29 @@ export class PermitLeaser {
   }
 
   /**
-   * How long prefetched permits of `agent` may wait for a run: `holdMs`, but at most a twentieth of
-   * its shortest cap window. A permit counts in the window from its lease, so a run starting later
-   * on it is counted up to this much early: a skew of at most 5% of the window.
+   * How long prefetched permits of `agent` may wait for a run, timed from when the lease was asked
+   * for: `holdMs`, but at most a twentieth of its shortest cap window and MAX_HOLD_MS. The
+   * supervisor counts a block at the end of the hold it was asked for (workflows/supervise/blocks.ts),
+   * so a run must not start on it later: the hold begins before the supervisor's lease instant,
+   * never after it, whatever the answer's way back took.
    */
   holdMsFor(agent: string): number {
     const windows = [...this.opts.policy.caps.fleet, ...(this.opts.policy.caps.agents[agent] ?? [])].map((c) => c.windowMs);
-    return Math.max(0, Math.min(this.opts.holdMs, ...windows.map((w) => Math.floor(w / 20))));
+    return Math.max(0, Math.min(this.opts.holdMs, MAX_HOLD_MS, ...windows.map((w) => Math.floor(w / 20))));
   }
 
-  /** The supervisor is not armed: the stock is handed back, and every run asks it again. */
+  /**
+   * The supervisor's mode as a memo read found it. Not armed: the stock is handed back, no run takes
+   * a permit from stock, and a block whose lease was asked for before this is handed back as it
+   * arrives (it was decided before the trip this read shows).
+   */
+  noteMode(mode: SupervisorMode): void {
+    this.mode = mode;
+    this.modeNotes++;
+    if (mode !== 'armed') this.dropStock();
+  }
+
+  /** Hand the whole stock back: every run asks the supervisor again. */
   dropStock(): void {
     this.handBack(this.stock.drain());
   }
@@ -141,7 +166,7 @@ export class PermitLeaser {
     this.timer = undefined;
     const waiting = this.waiting;
     this.waiting = new Map();
-    const nowMs = Date.now();
+    const nowMs = this.now();
     const requests: Record<string, number> = {};
     const prefetch: Record<string, number> = {};
     for (const [agent, w] of waiting) {
@@ -153,6 +178,7 @@ export class PermitLeaser {
       ? { requests, prefetch, holder: this.holder, holdMs: Math.max(...Object.keys(prefetch).map((a) => this.holdMsFor(a))) }
       : { requests };
     this.inFlight = true;
+    const notesAtAsk = this.modeNotes;
     let answer: LeaseAnswer;
     try {
       answer = await untraced(() => this.leaseWithRetry(req));
@@ -164,9 +190,13 @@ export class PermitLeaser {
       this.inFlight = false;
       this.schedule();
     }
-    if (answer.mode !== 'armed') this.dropStock();
-    const receivedMs = Date.now();
-    for (const [agent, n] of Object.entries(answer.prefetched ?? {})) this.stock.add(agent, n, answer.atMs ?? 0, receivedMs, this.holdMsFor(agent));
+    // The answer is the supervisor's word after every read this process made before asking: it
+    // sets the mode. An answer to a lease asked before a later read does not re-arm it.
+    if (answer.mode !== 'armed' || notesAtAsk === this.modeNotes) this.noteMode(answer.mode);
+    const prefetched = Object.entries(answer.prefetched ?? {}).filter(([, n]) => n > 0);
+    // Kept for their hold from the ask (nowMs), before the supervisor counted them, never from the answer's arrival.
+    if (this.mode === 'armed') for (const [agent, n] of prefetched) this.stock.add(agent, n, answer.atMs ?? 0, nowMs, this.holdMsFor(agent));
+    else this.handBack(prefetched.map(([agent, n]) => ({ agent, atMs: answer.atMs ?? 0, n })));
     this.scheduleReturn();
     for (const [agent, w] of waiting) {
       const retryAfterMs = answer.retryAfterMs?.[agent];
@@ -179,11 +209,11 @@ export class PermitLeaser {
 
   /** Runs that began waiting while the lease was in flight take what it brought into stock. */
   private serveFromStock(): void {
-    const nowMs = Date.now();
+    const nowMs = this.now();
     for (const [agent, w] of this.waiting) {
-      while (w.length && this.stock.take(agent, nowMs)) {
+      while (w.length && this.mode === 'armed' && this.stock.take(agent, nowMs)) {
         this.count('fromStock');
-        w.shift()!.resolve({ granted: true, mode: 'armed' });
+        w.shift()!.resolve({ granted: true, mode: this.mode });
       }
       if (!w.length) this.waiting.delete(agent);
     }
@@ -242,10 +272,10 @@ export class PermitLeaser {
     if (next === undefined) return;
     this.returnTimer = setTimeout(
       () => {
-        this.handBack(this.stock.expired(Date.now()));
+        this.handBack(this.stock.expired(this.now()));
         this.scheduleReturn();
       },
-      Math.max(0, next - Date.now()),
+      Math.max(0, next - this.now()),
     ).unref();
   }
 
