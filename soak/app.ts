@@ -2,12 +2,14 @@ import { builtinSchedules, createWakegate, defineSchedule, withSupervisorPolicy 
 import { exampleOptions } from '../examples/app';
 import { exampleSupervisorPolicy } from '../examples/supervisor-policy';
 import { incidentTriageOptions } from '../examples/incident-triage/app';
+import { notesAgent, notesTrigger } from './notes-agent';
 
 /**
  * The soak's deployment: the repo's examples (campaign reporter: provider_key post and the
  * irreversible reconcile export a person approves; dependency bump: idempotent PR; the canary),
  * the incident-triage example (reconcile ticket, no key) against the soak's tracker stand-in, and a
- * schedule firing every few seconds. Every process of the soak loads this module (WAKEGATE_APP).
+ * schedule firing every few seconds, and the soak's own steer agent with a tight budget and short
+ * coalescer horizons (soak/notes-agent.ts). Every process of the soak loads this module (WAKEGATE_APP).
  */
 const trackerUrl = process.env.SOAK_TRACKER_URL ?? 'http://127.0.0.1:7306';
 const triage = incidentTriageOptions({ trackerUrl });
@@ -54,8 +56,8 @@ export const soakSupervisorPolicy = withSupervisorPolicy(
 
 export default createWakegate({
   ...exampleOptions,
-  agents: [...exampleOptions.agents, ...triage.agents],
-  triggers: [...exampleOptions.triggers, ...triage.triggers],
+  agents: [...exampleOptions.agents, ...triage.agents, notesAgent],
+  triggers: [...exampleOptions.triggers, ...triage.triggers, notesTrigger],
   webhookSources: [...exampleOptions.webhookSources, ...triage.webhookSources],
   schedules: [...builtinSchedules, soakReport],
   supervisor: soakSupervisorPolicy,

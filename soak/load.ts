@@ -5,6 +5,7 @@ import { streamKey } from '../ingress/queue/redis-streams';
 import type { TriggerRegistry } from '../triggers/registry';
 import { keyEvent } from '../gate/gate';
 import { coalescerId } from '../core/ids';
+import { NOTES_SOURCE } from './notes-agent';
 import { campaignsDelivery, githubDelivery, invalidDelivery, postOnce, trackerDelivery, type Answered, type Outgoing } from './senders';
 
 const ROOT = path.resolve(__dirname, '..');
@@ -30,6 +31,16 @@ export interface Delivery {
   coalescerIds?: string[];
 }
 
+/** A queue message the load sent, as it was sent: the fault injector sends some again (a redelivery). */
+export interface SentMessage {
+  source: string;
+  fields: Record<string, unknown>;
+  eventKey: string;
+  /** The coalescer it goes to (the notes agent's). */
+  coalescerId: string;
+  at: number;
+}
+
 export interface LoadOptions {
   ingresses: string[];
   redis: () => Redis;
@@ -41,6 +52,8 @@ export interface LoadOptions {
 }
 
 const DAY = 86_400_000;
+/** A note (the steer agent's queue source) this often, on top of the rate. */
+const NOTE_EVERY_MS = 700;
 
 /**
  * The soak's load: signed webhooks spread over the ingresses (with the sender's retries on 5xx,
@@ -51,7 +64,10 @@ export class LoadGenerator {
   readonly deliveries: Delivery[] = [];
   /** Queue events by their event key (the key the gate computes: the accounting looks for them in runs). */
   readonly queued: Delivery[] = [];
+  /** The notes sent (the steer agent's queue messages), oldest first. */
+  readonly notes: SentMessage[] = [];
   private seq = 0;
+  private noteSeq = 0;
   private next = 0;
   private inFlight = new Map<Promise<unknown>, string>();
   private stopped = false;
@@ -63,6 +79,7 @@ export class LoadGenerator {
   async run(untilMs: number): Promise<void> {
     let lastCli = 0;
     let lastBurst = Date.now();
+    let lastNote = 0;
     const tickMs = 1000 / this.opts.ratePerS;
     while (Date.now() < untilMs && !this.stopped) {
       const n = ++this.seq;
@@ -78,6 +95,10 @@ export class LoadGenerator {
       if (Date.now() - lastBurst > 10_000) {
         lastBurst = Date.now();
         for (let i = 0; i < 8; i++) this.track(this.campaign(++this.seq, 'hot-a'), 'burst');
+      }
+      if (Date.now() - lastNote > NOTE_EVERY_MS) {
+        lastNote = Date.now();
+        this.track(this.note(++this.noteSeq), 'notes');
       }
       if (Date.now() - lastCli > this.opts.cliEveryMs) {
         lastCli = Date.now();
@@ -196,17 +217,39 @@ export class LoadGenerator {
         eventKey,
         coalescerIds,
       };
-      this.deliveries.push(d);
-      this.queued.push(d);
-      for (let attempt = 1; attempt <= 20; attempt++) {
-        try {
-          await withTimeout(this.opts.redis().xadd(streamKey(source), '*', 'event', JSON.stringify(fields)), 10_000);
-          d.status = 202;
-          break;
-        } catch (err) {
-          d.attempts.push({ t: Date.now(), ingress: 'redis', status: 0, retryAfter: null, error: (err as Error).message });
-          await new Promise((r) => setTimeout(r, 1000));
-        }
+      await this.enqueue(source, fields, d);
+    }
+  }
+
+  /**
+   * A note on a ticket (the steer agent's queue source). Tickets come and go: two at a time, five
+   * notes each, then never again, so their coalescers close (short horizons) while the soak runs,
+   * and an old note can be redelivered after its coalescer closed. The payload names the note's own
+   * event key (`noteKey`): what the agent's model was given can be read back from its runs' histories.
+   */
+  private async note(n: number): Promise<void> {
+    const ticket = `ticket-${Math.floor(n / 10)}-${n % 2}`;
+    const fields = { entity: ticket, type: 'note.added', occurredAt: this.at(n), payload: { text: `note ${n}`, noteKey: '?' } };
+    const keyed = keyEvent(this.opts.registry, { source: NOTES_SOURCE, ...fields });
+    const eventKey = keyed.input.eventKey;
+    fields.payload.noteKey = eventKey;
+    const coalescerIds = keyed.wakes.filter((w) => w.agent.policy.coalesce).map((w) => coalescerId(w.agent.policy.name, w.input.wakeKey));
+    this.notes.push({ source: NOTES_SOURCE, fields, eventKey, coalescerId: coalescerIds[0]!, at: Date.now() });
+    await this.enqueue(NOTES_SOURCE, fields, { id: `note:${n}`, kind: 'queue', what: `notes ${ticket}`, attempts: [], status: 0, eventKey, coalescerIds });
+  }
+
+  /** Add one queue message (retrying while Redis is down); `d` is recorded as its delivery. */
+  private async enqueue(source: string, fields: object, d: Delivery): Promise<void> {
+    this.deliveries.push(d);
+    this.queued.push(d);
+    for (let attempt = 1; attempt <= 20; attempt++) {
+      try {
+        await withTimeout(this.opts.redis().xadd(streamKey(source), '*', 'event', JSON.stringify(fields)), 10_000);
+        d.status = 202;
+        break;
+      } catch (err) {
+        d.attempts.push({ t: Date.now(), ingress: 'redis', status: 0, retryAfter: null, error: (err as Error).message });
+        await new Promise((r) => setTimeout(r, 1000));
       }
     }
   }
@@ -264,7 +307,8 @@ function wakesOf(json: Record<string, unknown> | undefined): WakeSeen[] | undefi
   return wakes?.map((w) => ({ agent: w.agent, decision: w.decision, workflowId: w.workflowId, ...(w.coalescerId ? { coalescerId: w.coalescerId } : {}) }));
 }
 
-function runCli(args: string[], env: Record<string, string>): Promise<{ code: number | null; stdout: string; stderr: string }> {
+/** Run the `wakegate` command (the compiled CLI) with the soak's settings. */
+export function runCli(args: string[], env: Record<string, string>): Promise<{ code: number | null; stdout: string; stderr: string }> {
   return new Promise((resolve) => {
     const child = spawn(process.execPath, [path.join(ROOT, 'bin', 'wakegate.js'), ...args], {
       cwd: ROOT,
