@@ -1,11 +1,36 @@
+import type { Client } from '@temporalio/client';
+import type { Redis } from 'ioredis';
+import { streamKey } from '../ingress/queue/redis-streams';
+import type { RunResult } from '../core/types';
 import type { SoakProcess } from './procs';
+import type { SentMessage } from './load';
+import { NOTES_AGENT } from './notes-agent';
+
+/** What operators do, as the soak plays them (see {@link FaultInjector}). */
+export type OperatorFault = 'terminate-run' | 'terminate-coalescer' | 'operator-kill' | 'rearm' | 'redeliver';
 
 /** One fault and the window it covered (epoch ms). */
 export interface FaultRecord {
-  kind: 'kill' | 'stop' | 'redis-restart' | 'temporal-restart';
+  kind: 'kill' | 'stop' | 'redis-restart' | 'temporal-restart' | OperatorFault;
   target: string;
   from: number;
   to: number;
+  /** `rearm`, `redeliver`: the events sent again. */
+  eventKeys?: string[];
+  /** What the operator's tool answered (the CLI's exit code and output, or an error). */
+  outcome?: string;
+}
+
+/** What the operator faults act with: the harness's Temporal client, the `wakegate` CLI, the queue and the load's notes. */
+export interface OperatorTools {
+  client: () => Client;
+  taskQueue: string;
+  everyMs: number;
+  /** Run the `wakegate` command with the soak's settings. */
+  cli: (args: string[]) => Promise<{ code: number | null; stdout: string; stderr: string }>;
+  redis: () => Redis;
+  /** The notes the load has sent so far (the steer agent's queue messages), oldest first. */
+  notes: () => readonly SentMessage[];
 }
 
 export interface FaultPlan {
@@ -19,12 +44,24 @@ export interface FaultPlan {
   /** Undefined with an external Temporal: no server restart. */
   temporalAtMs?: number;
   restartTemporal?: () => Promise<void>;
+  /** Operator faults, one about every `everyMs`, in turn; absent: none. */
+  operator?: OperatorTools;
 }
 
 /**
  * The fault injector: about every `everyMs` SIGKILL a random worker, ingress or consumer and start
  * it again; once SIGSTOP a worker past its heartbeat timeout, then SIGCONT; restart Redis once and
  * the dev server once. Each fault is recorded with its window, for the accounting of 5xx answers.
+ *
+ * And what operators do, one about every `operator.everyMs`, in turn ({@link OPERATOR_FAULTS}):
+ * - `terminate-run`: terminate a live coalesced run by the client, as from the Web UI (it reports
+ *   nothing to its coalescer);
+ * - `operator-kill`: `wakegate kill <run> --reason R`, the CLI's own code (the `kill` update);
+ * - `terminate-coalescer`: terminate a live coalescer workflow (`agent#wakeKey`), as from the Web UI;
+ * - `rearm`: `wakegate rearm <run>` of a closed run of the steer agent, then its events sent again
+ *   (what a person rearms for), each recorded;
+ * - `redeliver`: notes sent again after their coalescer closed (the steer agent's horizons are short).
+ * A fault with nothing to act on (no live run yet, no closed coalescer yet) is skipped, unrecorded.
  */
 export class FaultInjector {
   readonly faults: FaultRecord[] = [];
@@ -43,6 +80,14 @@ export class FaultInjector {
         })().catch((err: unknown) => console.error('soak fault:', (err as Error).message)),
       );
     for (let offset = this.plan.everyMs; t0 + offset < untilMs; offset += this.plan.everyMs) at(offset, () => this.killOne());
+    const op = this.plan.operator;
+    if (op) {
+      let turn = 0;
+      for (let offset = op.everyMs; t0 + offset < untilMs; offset += op.everyMs) {
+        const kind = OPERATOR_FAULTS[turn++ % OPERATOR_FAULTS.length]!;
+        at(offset, () => this.operatorFault(op, kind));
+      }
+    }
     at(this.plan.stopAtMs, () => this.stopWorker());
     at(this.plan.redisAtMs, () => this.window('redis-restart', 'redis', this.plan.restartRedis));
     if (this.plan.temporalAtMs !== undefined && this.plan.restartTemporal)
@@ -59,13 +104,83 @@ export class FaultInjector {
     return this.faults.filter((f) => f.kind === kind).length;
   }
 
-  private async window(kind: FaultRecord['kind'], target: string, fn: () => Promise<void>): Promise<void> {
+  private async window(kind: FaultRecord['kind'], target: string, fn: () => Promise<void | Partial<FaultRecord>>): Promise<void> {
     const from = Date.now();
     console.error(`soak ${new Date(from).toISOString().slice(11, 19)} fault: ${kind} ${target}`);
+    let more: void | Partial<FaultRecord> = undefined;
     try {
-      await fn();
+      more = await fn();
+    } catch (err) {
+      more = { outcome: `error: ${(err as Error).message}` };
+      throw err;
     } finally {
-      this.faults.push({ kind, target, from, to: Date.now() });
+      this.faults.push({ kind, target, from, to: Date.now(), ...(more ?? {}) });
+    }
+  }
+
+  private async operatorFault(op: OperatorTools, kind: OperatorFault): Promise<void> {
+    const client = op.client();
+    const q = (type: string, status: string, more = '') =>
+      `WorkflowType = "${type}" AND TaskQueue = "${op.taskQueue}" AND ExecutionStatus = "${status}"${more}`;
+    const ids = async (query: string) => {
+      const out: string[] = [];
+      for await (const info of client.workflow.list({ query })) out.push(info.workflowId);
+      return out;
+    };
+    const pick = <T>(xs: readonly T[]) => xs[Math.floor(Math.random() * xs.length)];
+    const cliOutcome = (r: { code: number | null; stdout: string; stderr: string }) => `exit ${r.code}: ${(r.stdout.trim() || r.stderr.trim()).slice(0, 300)}`;
+    switch (kind) {
+      case 'terminate-run':
+      case 'operator-kill': {
+        // A live coalesced run (its ID holds its coalescer's `#`); the steer agent's when there is one, half the time.
+        const live = (await ids(q('runWorkflow', 'Running'))).filter((id) => id.includes('#'));
+        const notes = live.filter((id) => id.startsWith(`${NOTES_AGENT}#`));
+        const target = pick(notes.length && Math.random() < 0.5 ? notes : live);
+        if (!target) return;
+        if (kind === 'terminate-run')
+          return this.window(kind, target, async () => {
+            await client.workflow.getHandle(target).terminate('soak: an operator terminates a live run, as from the Web UI');
+            return { outcome: 'terminated' };
+          });
+        return this.window(kind, target, async () => ({
+          outcome: cliOutcome(await op.cli(['kill', target, '--reason', 'soak: an operator kills a live run', '--who', 'soak-operator'])),
+        }));
+      }
+      case 'terminate-coalescer': {
+        const target = pick(await ids(q('coalescerWorkflow', 'Running')));
+        if (!target) return;
+        return this.window(kind, target, async () => {
+          await client.workflow.getHandle(target).terminate('soak: an operator terminates a coalescer, as from the Web UI');
+          return { outcome: 'terminated' };
+        });
+      }
+      case 'rearm': {
+        // A closed run of the steer agent whose notes the soak can send again (the rearm is what makes them run again).
+        const sent = new Map(op.notes().map((n) => [n.eventKey, n]));
+        const target = pick(await ids(q('runWorkflow', 'Completed', ` AND WakeAgent = "${NOTES_AGENT}"`)));
+        if (!target) return;
+        return this.window(kind, target, async () => {
+          const result = (await client.workflow.getHandle(target).result()) as RunResult;
+          const events = (result.absorbed ?? []).map((e) => sent.get(e.eventKey)).filter((n) => n !== undefined);
+          const r = await op.cli(['rearm', target]);
+          if (r.code !== 0) return { outcome: cliOutcome(r) };
+          for (const n of events) await op.redis().xadd(streamKey(n.source), '*', 'event', JSON.stringify(n.fields));
+          return { outcome: cliOutcome(r), eventKeys: events.map((n) => n.eventKey) };
+        });
+      }
+      case 'redeliver': {
+        // Notes sent long enough ago for their coalescer to have closed (20 s idle, 20 s horizon), and it has.
+        const old = op.notes().filter((n) => Date.now() - n.at > 60_000);
+        const open = new Set(await ids(q('coalescerWorkflow', 'Running')));
+        const closed = [...new Set(old.map((n) => n.coalescerId))].filter((id) => !open.has(id));
+        const target = pick(closed);
+        if (!target) return;
+        const notes = old.filter((n) => n.coalescerId === target).slice(0, 2);
+        return this.window(kind, target, async () => {
+          for (const n of notes) await op.redis().xadd(streamKey(n.source), '*', 'event', JSON.stringify(n.fields));
+          return { outcome: `sent again ${notes.length} notes`, eventKeys: notes.map((n) => n.eventKey) };
+        });
+      }
     }
   }
 
@@ -99,6 +214,8 @@ export class FaultInjector {
     });
   }
 }
+
+export const OPERATOR_FAULTS: readonly OperatorFault[] = ['terminate-run', 'operator-kill', 'terminate-coalescer', 'rearm', 'redeliver'];
 
 function sleep(ms: number): Promise<void> {
   return new Promise((r) => setTimeout(r, ms));
