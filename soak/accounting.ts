@@ -1,6 +1,8 @@
 import type { Client, WorkflowExecutionInfo } from '@temporalio/client';
 import { skippedSignal } from '../core/messages';
 import type { RunInput, RunResult } from '../core/types';
+import type { SteerAnswer } from '../core/coalesce-types';
+import type { CoalescerOffers, RunGiven } from './temporal-records';
 import { recordedHistory } from '../trail/history-read';
 import type { Delivery } from './load';
 import type { FaultRecord } from './faults';
@@ -98,7 +100,10 @@ async function takenFromHistory(client: Client, workflowId: string, runId: strin
   const started = events.find((e) => e.kind === 'started');
   const input = started?.kind === 'started' ? (started.input as Partial<RunInput> | undefined) : undefined;
   if (!input?.eventKey || !input.origin) return undefined; // a schedule's fixed input: its search attributes say
-  const absorbed = input.origin.kind === 'batch' ? input.origin.absorbed.map((e) => e.eventKey) : [input.eventKey];
+  // Events steered into it while it ran (overlap `steer`): those its `steer` updates answered as taken.
+  const steerUpdates = new Set(events.flatMap((e) => (e.kind === 'update' && e.name === 'steer' ? [e.id] : [])));
+  const steered = events.flatMap((e) => (e.kind === 'update-done' && steerUpdates.has(e.id) ? ((e.result as SteerAnswer | undefined)?.accepted ?? []) : []));
+  const absorbed = [...(input.origin.kind === 'batch' ? input.origin.absorbed.map((e) => e.eventKey) : [input.eventKey]), ...steered];
   const skipped = events.flatMap((e) =>
     e.kind === 'signal' && e.name === skippedSignal.name
       ? ((e.input as { events?: { eventKey: string }[] } | undefined)?.events ?? []).map((x) => x.eventKey)
@@ -159,7 +164,13 @@ export function account(input: {
     if (d.wakes?.every((w) => DECIDED_ELSEWHERE.has(w.decision))) continue;
     if (!absorbedKeys.has(d.eventKey) && !takenAnywhere(d.eventKey)) lost.add(d.eventKey);
   }
-  const doubleAbsorbed = [...absorbedBy.entries()].filter(([, ids]) => ids.length > 1).map(([k, ids]) => `${k} in ${ids.join(', ')}`);
+  // An event the fault injector delivered again after its coalescer closed (past its dedup horizon) is
+  // a new wake by design: each such redelivery may take it into one more run.
+  const redelivered = new Map<string, number>();
+  for (const f of faults) if (f.kind === 'redeliver') for (const k of f.eventKeys ?? []) redelivered.set(k, (redelivered.get(k) ?? 0) + 1);
+  const doubleAbsorbed = [...absorbedBy.entries()]
+    .filter(([k, ids]) => ids.length > 1 + (redelivered.get(k.slice(k.indexOf('|') + 1)) ?? 0))
+    .map(([k, ids]) => `${k} in ${ids.join(', ')}`);
 
   // Effects at the stand-ins: nothing with a key applied twice.
   const dupes = (keys: (string | undefined)[], what: string) => {
@@ -225,4 +236,47 @@ export function account(input: {
       .map(({ d, a }) => `${d.id} ${a.status} at ${new Date(a.t).toISOString()} via ${a.ingress}`),
     fiveXxWithoutRetryAfter: fiveXx.filter(({ a }) => !a.retryAfter).map(({ d, a }) => `${d.id} ${a.status}`),
   };
+}
+
+/**
+ * Wake keys whose last accepted event no closed run took: after the load stops and the drain's bound
+ * has passed, the newest event each coalescer (`agent#wakeKey`) was offered, by its own histories,
+ * must be absorbed by a run that closed (or recorded as skipped on one, overlap `skip`). Events the
+ * coalescer answered `stale` or `mismatch` are passed over (nothing is to run for them); so is an
+ * event offered by signal (answered by nothing) whose version is older than one offered before it
+ * from its source, which the coalescer decides `stale` by the same rule. A key stuck behind a run
+ * its coalescer still believes live, a batch never started, or a coalescer terminated with its
+ * batch is named here, whatever the soak did to it.
+ */
+export function stuckKeys(coalescers: readonly CoalescerOffers[], closed: readonly RunSeen[]): string[] {
+  const taken = new Set<string>();
+  for (const r of closed) for (const k of [...r.absorbed, ...r.skipped]) taken.add(`${r.agent}|${k}`);
+  const stuck: string[] = [];
+  for (const c of coalescers) {
+    const newest = new Map<string, number>();
+    const candidates = c.offers.filter((o) => {
+      const before = newest.get(o.source);
+      if (o.version !== undefined) newest.set(o.source, Math.max(before ?? o.version, o.version));
+      if (o.decision === 'stale' || o.decision === 'mismatch') return false;
+      return !(o.decision === undefined && o.version !== undefined && before !== undefined && o.version < before);
+    });
+    const last = candidates.at(-1);
+    if (last && !taken.has(`${c.agent}|${last.eventKey}`))
+      stuck.push(`${c.coalescerId}: ${last.eventKey} (${last.decision ?? 'by signal'} at ${new Date(last.atMs).toISOString()})`);
+  }
+  return stuck;
+}
+
+/**
+ * Events a closed run lists as absorbed (its result) that its model was never given: none of its
+ * model steps' inputs (Temporal's record of what the model was sent) holds the event's key. Only for
+ * agents whose prompts carry each event's key (the soak's steer agent: soak/notes-agent.ts); runs
+ * with no result (terminated, failed) list nothing and are not judged.
+ */
+export function unseenAbsorbed(runs: readonly RunGiven[]): string[] {
+  const unseen: string[] = [];
+  for (const r of runs)
+    for (const k of r.absorbed ?? [])
+      if (!r.given.includes(JSON.stringify(k))) unseen.push(`${r.workflowId}: ${k} (${r.terminalReason ?? r.status}, ${r.modelCalls} model steps)`);
+  return unseen;
 }

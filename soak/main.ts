@@ -2,7 +2,8 @@
  * `npm run soak`: a production-shaped topology on this machine under mixed load, faults injected,
  * then an accounting of every delivery from what the senders were told and what Temporal and the
  * stand-ins hold. Knobs: SOAK_S (load seconds, default 300), SOAK_RATE (deliveries/s, default 6),
- * SOAK_WORKERS (2), SOAK_FAULT_EVERY_S (30), SOAK_DRAIN_S (240), SOAK_CLI_EVERY_S (4).
+ * SOAK_WORKERS (2), SOAK_FAULT_EVERY_S (30), SOAK_DRAIN_S (240), SOAK_CLI_EVERY_S (4), SOAK_OPERATOR_EVERY_S
+ * (8; 0: no operator faults).
  * With TEMPORAL_ADDRESS set it uses that server (envconfig profile, TLS, API key, namespace) and
  * skips only the server restart. The last line printed is one JSON object: {"soak":{...}}.
  */
@@ -16,8 +17,10 @@ import { account, readRuns, type Accounting } from './accounting';
 import { supervisorId } from '../core/ids';
 import { supervisorStatusQuery } from '../core/supervisor-messages';
 import { askCoalescers, busyCoalescers } from './coalescers';
-import { FaultInjector } from './faults';
+import { FaultInjector, OPERATOR_FAULTS } from './faults';
 import { LoadGenerator, type Delivery } from './load';
+import { NOTES_SOURCE } from './notes-agent';
+import { operatorFindings, operatorTools, printOperatorFindings } from './operators';
 import { keyEvent } from '../gate/gate';
 import type { TriggerRegistry } from '../triggers/registry';
 import { rssMb } from './procs';
@@ -30,6 +33,7 @@ const WORKERS = num('SOAK_WORKERS', 2);
 const FAULT_EVERY_MS = num('SOAK_FAULT_EVERY_S', 30) * 1000;
 const DRAIN_MS = num('SOAK_DRAIN_S', 240) * 1000;
 const CLI_EVERY_MS = num('SOAK_CLI_EVERY_S', 4) * 1000;
+const OPERATOR_EVERY_MS = num('SOAK_OPERATOR_EVERY_S', 8) * 1000;
 const EXTERNAL = Boolean(process.env.TEMPORAL_ADDRESS);
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 const log = (msg: string) => console.error(`soak ${new Date().toISOString().slice(11, 19)} ${msg}`);
@@ -143,7 +147,7 @@ async function soak(top: Topology): Promise<void> {
   const app = loadApp(top.env.WAKEGATE_APP!);
   await app.supervisorLink(top.client(), top.taskQueue).ensure(true);
   await syncSchedules({ client: top.client(), taskQueue: top.taskQueue, definitions: app.schedules, registry: app.registry });
-  const queueSources = ['campaigns', 'incidents'];
+  const queueSources = ['campaigns', 'incidents', NOTES_SOURCE];
 
   const t0 = Date.now();
   const until = t0 + SECONDS * 1000;
@@ -157,6 +161,14 @@ async function soak(top: Topology): Promise<void> {
       await sleep(2000);
     }
   })();
+  const load = new LoadGenerator({
+    ingresses: top.ingresses,
+    redis: () => top.redis(),
+    registry: app.registry,
+    cliEnv: top.env,
+    ratePerS: RATE,
+    cliEveryMs: CLI_EVERY_MS,
+  });
   const faults = new FaultInjector({
     procs: top.procs,
     everyMs: FAULT_EVERY_MS,
@@ -166,16 +178,9 @@ async function soak(top: Topology): Promise<void> {
     restartRedis: () => top.restartRedis(),
     temporalAtMs: top.restartTemporal ? SECONDS * 600 + 7000 : undefined,
     restartTemporal: top.restartTemporal,
+    ...(OPERATOR_EVERY_MS > 0 ? { operator: operatorTools(top, load, OPERATOR_EVERY_MS) } : {}),
   });
   faults.start(t0, until);
-  const load = new LoadGenerator({
-    ingresses: top.ingresses,
-    redis: () => top.redis(),
-    registry: app.registry,
-    cliEnv: top.env,
-    ratePerS: RATE,
-    cliEveryMs: CLI_EVERY_MS,
-  });
   await load.run(until);
   log(`load done: ${load.deliveries.length} deliveries; waiting for the faults under way`);
   await faults.settle();
@@ -227,6 +232,8 @@ async function soak(top: Topology): Promise<void> {
   const skippedUnrecorded = words.filter((w) => w.decision === 'skipped').map((w) => w.eventKey);
   result.lost = result.lost.filter((k) => !decidedStale.includes(k) && !skippedUnrecorded.includes(k));
   const lostWords = words.filter((w) => w.decision !== 'stale' && w.decision !== 'skipped');
+  // From Temporal's records: every coalescer's offers (its histories), and what the steer agent's models were given.
+  const { stuck, unseen } = await operatorFindings(top, runs.closed);
   const rssMbReport = rssReport(rss, SECONDS);
   writeFileSync(path.join(top.dir, 'deliveries.json'), JSON.stringify(load.deliveries, null, 1));
   writeFileSync(path.join(top.dir, 'runs.json'), JSON.stringify(runs, null, 1));
@@ -241,16 +248,9 @@ async function soak(top: Topology): Promise<void> {
   console.error(`  decided skipped by their coalescer with no live run left to record them on: ${skippedUnrecorded.length}`);
   console.error(`  dead-lettered queue messages (given up, kept with their reason): ${dead.length}${dead.length ? `: ${dead.slice(0, 10).join('; ')}` : ''}`);
   const failedRuns = runs.closed.filter((r) => r.terminalReason === 'failed');
-  console.error(
-    `  failed runs: ${failedRuns.length}${
-      failedRuns.length
-        ? `: ${failedRuns
-            .slice(0, 10)
-            .map((r) => r.workflowId)
-            .join('; ')}`
-        : ''
-    }`,
-  );
+  const firstFailed = failedRuns.slice(0, 10).map((r) => r.workflowId);
+  console.error(`  failed runs: ${failedRuns.length}${failedRuns.length ? `: ${firstFailed.join('; ')}` : ''}`);
+  printOperatorFindings(faults.faults, { stuck, unseen });
   for (const w of lostWords) console.error(`  lost ${w.eventKey}: its coalescer ${w.coalescerId} says ${JSON.stringify(w)}`);
   const failed =
     result.lost.length +
@@ -259,7 +259,9 @@ async function soak(top: Topology): Promise<void> {
     result.duplicateEffects.length +
     result.reconcileMismatch.length +
     result.stuckRuns.length +
-    result.invalidAccepted.length;
+    result.invalidAccepted.length +
+    stuck.length +
+    unseen.length;
   console.log(
     JSON.stringify({
       soak: {
@@ -270,6 +272,8 @@ async function soak(top: Topology): Promise<void> {
         doubleAbsorbed: result.doubleAbsorbed.length,
         duplicateEffects: result.duplicateEffects.length + result.reconcileMismatch.length,
         stuckRuns: result.stuckRuns.length,
+        stuckKeys: stuck.length,
+        unseenAbsorbed: unseen.length,
         invalidAccepted: result.invalidAccepted.length,
         answeredWithoutDecision: result.answeredWithoutDecision.length,
         answersNamingTwoRuns: result.answersNamingTwoRuns.length,
@@ -284,6 +288,7 @@ async function soak(top: Topology): Promise<void> {
         kills: faults.count('kill'),
         stops: faults.count('stop'),
         restarts: { redis: faults.count('redis-restart'), temporal: faults.count('temporal-restart') },
+        operator: Object.fromEntries(OPERATOR_FAULTS.map((k) => [k, faults.count(k)])),
         approvals,
         supervisorTrips: supervisor?.trips.length ?? -1,
         rssMb: Object.fromEntries(Object.entries(rssMbReport).map(([k, v]) => [k, v.end])),

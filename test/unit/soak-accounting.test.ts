@@ -1,6 +1,7 @@
 import { describe, test } from 'node:test';
 import assert from 'node:assert/strict';
-import { account, type OutsideState, type RunSeen } from '../../soak/accounting';
+import { account, stuckKeys, unseenAbsorbed, type OutsideState, type RunSeen } from '../../soak/accounting';
+import type { CoalescerOffers, OfferSeen, RunGiven } from '../../soak/temporal-records';
 import type { Delivery } from '../../soak/load';
 import type { FaultRecord } from '../../soak/faults';
 
@@ -127,5 +128,101 @@ describe('soak accounting', () => {
     assert.equal(a.fiveXx, 2);
     assert.deepEqual(a.unexplained5xx, [`w2 500 at ${new Date(T0 + 120_000).toISOString()} via i2`]);
     assert.deepEqual(a.fiveXxWithoutRetryAfter, ['w2 500']);
+  });
+});
+
+describe('soak accounting: what operators leave behind, from Temporal’s records', () => {
+  const offer = (eventKey: string, atMs: number, extra: Partial<OfferSeen> = {}): OfferSeen => ({ eventKey, source: 'notes', atMs, ...extra });
+  const coalescer = (wakeKey: string, offers: OfferSeen[]): CoalescerOffers => ({ coalescerId: `soak-notes#${wakeKey}`, agent: 'soak-notes', offers });
+  const notesRun = (workflowId: string, absorbed: string[], skipped: string[] = [], extra: Partial<RunSeen> = {}) =>
+    run(workflowId, absorbed, { agent: 'soak-notes', skipped, ...extra });
+
+  test('a wake key whose last accepted event a closed run absorbed (or recorded as skipped) is not stuck', () => {
+    const keys = stuckKeys(
+      [
+        coalescer('t1', [offer('n1', 1, { decision: 'started' }), offer('n2', 2, { decision: 'steered' })]),
+        coalescer('t2', [offer('n3', 3, { decision: 'started' }), offer('n4', 4, { decision: 'skipped' })]),
+      ],
+      [notesRun('soak-notes#t1@n1', ['n1', 'n2']), notesRun('soak-notes#t2@n3', ['n3'], ['n4'], { status: 'TERMINATED' })],
+    );
+    assert.deepEqual(keys, []);
+  });
+
+  test('a wake key whose last accepted event no closed run took is stuck, even when earlier ones were taken', () => {
+    const keys = stuckKeys(
+      [coalescer('t1', [offer('n1', 1, { decision: 'started' }), offer('n2', 2, { decision: 'steered' }), offer('n3', 3, { decision: 'coalesced' })])],
+      [notesRun('soak-notes#t1@n1', ['n1', 'n2'])],
+    );
+    assert.equal(keys.length, 1);
+    assert.match(keys[0]!, /^soak-notes#t1: n3 \(coalesced at /);
+  });
+
+  test('the last event is judged by the agent that took it: another agent’s run of the same event does not count', () => {
+    const keys = stuckKeys([coalescer('t1', [offer('n1', 1, { decision: 'started' })])], [run('campaign-reporter#t1@n1', ['n1'])]);
+    assert.equal(keys.length, 1);
+  });
+
+  test('stale and mismatch answers are passed over; so is an offer by signal older than one offered before it', () => {
+    const taken = [notesRun('soak-notes#t1@n1', ['n1'])];
+    // Answered stale or mismatch: nothing was to run for it, the one before is the last accepted.
+    assert.deepEqual(stuckKeys([coalescer('t1', [offer('n1', 1, { decision: 'started' }), offer('n0', 2, { decision: 'stale' })])], taken), []);
+    assert.deepEqual(stuckKeys([coalescer('t1', [offer('n1', 1, { decision: 'started' }), offer('n1', 2, { decision: 'mismatch' })])], taken), []);
+    // By signal (no answer in history), with an older version than one before it from its source: stale by the coalescer's rule.
+    const bySignal = [offer('n1', 1, { decision: 'started', version: 5 }), offer('n0', 2, { version: 4 })];
+    assert.deepEqual(stuckKeys([coalescer('t1', bySignal)], taken), []);
+    // A newer version by signal, or another source's older one, is accepted: not taken, the key is stuck.
+    assert.equal(stuckKeys([coalescer('t1', [offer('n1', 1, { decision: 'started', version: 5 }), offer('n9', 2, { version: 6 })])], taken).length, 1);
+    assert.equal(
+      stuckKeys([coalescer('t1', [offer('n1', 1, { decision: 'started', version: 5 }), offer('n9', 2, { version: 1, source: 'other' })])], taken).length,
+      1,
+    );
+  });
+
+  test('a coalescer with no accepted event names nothing', () => {
+    assert.deepEqual(stuckKeys([coalescer('t1', []), coalescer('t2', [offer('n0', 1, { decision: 'stale' })])], []), []);
+  });
+
+  const given = (workflowId: string, absorbed: string[] | undefined, texts: string[], extra: Partial<RunGiven> = {}): RunGiven => ({
+    workflowId,
+    agent: 'soak-notes',
+    status: 'COMPLETED',
+    terminalReason: 'success',
+    ...(absorbed ? { absorbed } : {}),
+    given: texts.join('\n'),
+    modelCalls: texts.length,
+    ...extra,
+  });
+
+  test('every absorbed event named in some model step’s input was seen: none unseen', () => {
+    const first = JSON.stringify({ event: { key: 'notes/a' }, payload: { notes: [{ noteKey: 'notes/a' }, { noteKey: 'notes/b' }] } });
+    const steered = JSON.stringify({ newEvents: [{ key: 'notes/c', payload: { noteKey: 'notes/c' } }] });
+    assert.deepEqual(unseenAbsorbed([given('r1', ['notes/a', 'notes/b', 'notes/c'], [first, steered])]), []);
+  });
+
+  test('an absorbed event no model step was given is unseen, named with its run and how it ended', () => {
+    const first = JSON.stringify({ payload: { notes: [{ noteKey: 'notes/a' }] } });
+    const unseen = unseenAbsorbed([
+      given('r1', ['notes/a', 'notes/b'], [first], { terminalReason: 'budget_exhausted' }),
+      given('r2', ['notes/x'], [], { terminalReason: 'cancelled' }),
+    ]);
+    assert.deepEqual(unseen, ['r1: notes/b (budget_exhausted, 1 model steps)', 'r2: notes/x (cancelled, 0 model steps)']);
+  });
+
+  test('a key is matched whole: notes/1 is not seen because notes/10 was', () => {
+    assert.equal(unseenAbsorbed([given('r1', ['notes/1'], [JSON.stringify({ key: 'notes/10' })])]).length, 1);
+  });
+
+  test('a run with no result (terminated, failed) lists nothing absorbed and is not judged', () => {
+    assert.deepEqual(unseenAbsorbed([given('r1', undefined, [], { status: 'TERMINATED', terminalReason: undefined })]), []);
+  });
+
+  test('an event redelivered after its coalescer closed may be taken by one more run per redelivery', () => {
+    const closed = [run('c#k@e1', ['e1']), run('c#k@e1-again', ['e1'])];
+    const deliveries = [webhook('w1', 'e1', [{ decision: 'started', workflowId: 'c#k@e1' }])];
+    assert.equal(judge({ deliveries, closed }).doubleAbsorbed.length, 1, 'without a redelivery: taken twice');
+    const redelivered: FaultRecord = { kind: 'redeliver', target: 'c#k', from: T0, to: T0, eventKeys: ['e1'] };
+    assert.deepEqual(judge({ deliveries, closed, faults: [redelivered] }).doubleAbsorbed, []);
+    const thrice = [...closed, run('c#k@e1-third', ['e1'])];
+    assert.equal(judge({ deliveries, closed: thrice, faults: [redelivered] }).doubleAbsorbed.length, 1, 'one redelivery allows one more run, not two');
   });
 });

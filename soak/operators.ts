@@ -1,0 +1,36 @@
+import { stuckKeys, unseenAbsorbed, type RunSeen } from './accounting';
+import { OPERATOR_FAULTS, type FaultRecord, type OperatorTools } from './faults';
+import { runCli, type LoadGenerator } from './load';
+import { NOTES_AGENT } from './notes-agent';
+import { readCoalescerOffers, readRunsGiven } from './temporal-records';
+import type { Topology } from './topology';
+
+/** What the operator faults act with, from the soak's topology and load (see FaultInjector). */
+export function operatorTools(top: Topology, load: LoadGenerator, everyMs: number): OperatorTools {
+  return {
+    client: () => top.client(),
+    taskQueue: top.taskQueue,
+    everyMs,
+    cli: (args) => runCli(args, top.env),
+    redis: () => top.redis(),
+    notes: () => load.notes,
+  };
+}
+
+/**
+ * The operator accounting, read from Temporal after the drain (the bound after the load stops):
+ * wake keys whose last accepted event no closed run took, and events runs list as absorbed that their
+ * model never saw (see soak/accounting.ts `stuckKeys`, `unseenAbsorbed`).
+ */
+export async function operatorFindings(top: Topology, closed: RunSeen[]): Promise<{ stuck: string[]; unseen: string[] }> {
+  const stuck = stuckKeys(await readCoalescerOffers(top.client(), top.taskQueue), closed);
+  const unseen = unseenAbsorbed(await readRunsGiven(top.client(), top.taskQueue, NOTES_AGENT));
+  return { stuck, unseen };
+}
+
+export function printOperatorFindings(faults: readonly FaultRecord[], found: { stuck: string[]; unseen: string[] }): void {
+  for (const f of faults.filter((x) => (OPERATOR_FAULTS as readonly string[]).includes(x.kind)))
+    console.error(`  operator ${f.kind} ${f.target}: ${f.outcome ?? ''}${f.eventKeys?.length ? ` (sent again: ${f.eventKeys.join(', ')})` : ''}`);
+  console.error(`  STUCK wake keys (${found.stuck.length}): ${found.stuck.slice(0, 30).join('; ')}`);
+  console.error(`  absorbed events their run's model never saw (${found.unseen.length}): ${found.unseen.slice(0, 30).join('; ')}`);
+}
