@@ -89,6 +89,14 @@ export interface CoalescerState {
     /** Overlap `steer`: it refused steered events (it had begun committing), so later ones wait for the follow-up run. */
     steerClosed?: boolean;
   };
+  /**
+   * Names this coalescer's chain of executions (continue-as-new keeps it; a coalescer started after
+   * a close has a new one): with `batches`, it makes every run key unique for good, so a batch never
+   * meets the ID of a run an earlier chain started (core/ids.ts `batchRunId`).
+   */
+  chain?: string;
+  /** Batches opened in this chain. */
+  batches?: number;
   /** Newest entity version seen, per source (version spaces of different sources are not comparable). */
   newestVersion: Record<string, number>;
   /** Answers to the most recent offers, so a retried offer that crosses a continue-as-new gets the same answer. */
@@ -97,11 +105,24 @@ export interface CoalescerState {
    * Every event decided within the dedup horizon, oldest first: the coalescer's dedup of events by
    * key (workflows/coalesce/seen.ts). Carried across continue-as-new; bounded by age and by size.
    */
-  seen: SeenEvent[];
+  seen: SeenRow[];
+  /** The opening event keys of the runs compact entries of `seen` name (by `chain.n`). */
+  seenOpeners?: Record<string, string>;
   /** Set when the size bound dropped entries younger than the horizon: events decided before it are no longer deduplicated. */
   seenFloorMs?: number;
   lastActivityMs: number;
-  counts: { offered: number; started: number; coalesced: number; skipped: number; stale: number; runs: number; steered?: number; steerRefused?: number };
+  counts: {
+    offered: number;
+    started: number;
+    coalesced: number;
+    skipped: number;
+    stale: number;
+    runs: number;
+    steered?: number;
+    steerRefused?: number;
+    /** Events the dedup table let go before their horizon (its size bound): a redelivery of one runs again. */
+    forgottenEarly?: number;
+  };
   runs: CoalescedRun[];
   staleEvents: AbsorbedEvent[];
 }
@@ -124,10 +145,21 @@ export interface CoalescerStatus extends CoalescerInput {
   historyLength: number;
 }
 
-/** A run tells its coalescer it has ended. */
+/**
+ * A run has ended: its own signal, its result, or the coalescer's watch of it (a run terminated by
+ * hand sends nothing).
+ */
 export interface RunEnded {
   runKey: string;
   terminalReason: TerminalReason;
+  /**
+   * Overlap `steer`: keys of the events steered into the run that its model was given. Every other
+   * event steered into it goes to the follow-up run. Absent when unknown (a run terminated by hand):
+   * none counts as seen.
+   */
+  seen?: string[];
+  /** The run began its commit stage: under `cancel` it was not cancelled, and the restart batch drops the events it carried. */
+  commitBegan?: boolean;
 }
 
 /**
@@ -149,10 +181,18 @@ export interface SteerAnswer {
 
 /**
  * One decided event, as the coalescer keeps it for dedup: `[eventKey, fingerprint prefix, decided at
- * (epoch ms), decision, opening event key of the run that took it (absent: the event opened it, or
- * none took it)]`. A tuple, so that tens of thousands fit in a continue-as-new input.
+ * (epoch ms), decision, run token of the run that took it (what follows `@` in its run key; one that
+ * starts with `~` is the event's own: it opened the run; absent: none took it), the first offer's id
+ * prefix (a retry of that very offer is answered as the first one was)]`. A tuple, so that tens of
+ * thousands fit in a continue-as-new input.
  */
-export type SeenEvent = [eventKey: string, fingerprint: string, atMs: number, decision: OfferDecision, openedBy?: string];
+export type SeenEvent = [eventKey: string, fingerprint: string, atMs: number, decision: OfferDecision, runToken?: string, firstOffer?: string];
+
+/**
+ * An entry of the dedup table: a {@link SeenEvent}, or, past the newest few hundred, the same in one
+ * compact string `#keyHash|fingerprint|atMs(base 36)|decision code|run ref|offer` (workflows/coalesce/seen.ts).
+ */
+export type SeenRow = SeenEvent | string;
 
 /** What the gate offers one coalescer: one event of one coalescing agent. */
 export interface OfferInput {

@@ -1,4 +1,4 @@
-import type { SteerAnswer, SteerDelivery } from './coalesce-types';
+import type { SteerAnswer, SteerDelivery, RunEnded } from './coalesce-types';
 import type { PageRequest, RunObservation, RunVerdict } from './supervisor-types';
 import type { AgentPolicy, EffectPolicy } from './policy';
 import type { TickReport, WindowCheck, WindowTaken, WindowRunResult } from './schedule-types';
@@ -196,6 +196,8 @@ export interface CommitActivities {
 export interface CoalesceActivities {
   /** Overlap `steer`: send events into a live run by update and return what it took and refused (all refused if it has closed without taking them). */
   steerRun(input: SteerDelivery): Promise<SteerAnswer>;
+  /** The end of a coalesced run as Temporal records it, or null while it is open (the coalescer's watch of its live run). */
+  runEnd(runKey: string): Promise<RunEnded | null>;
 }
 
 /** The schedule workflows' activities (activities/schedule/schedule.ts). */

@@ -13,8 +13,9 @@ import { isoSeconds } from './time';
  *   of `agent@eventKey`: Temporal's Schedule names the runs it starts so, and the schedule trigger
  *   (`runId`) gives the gate's runs of schedule events the same name.
  * - `agent#wakeKey`: the coalescer of one (agent, wake key).
- * - `agent#wakeKey@eventKey`: a coalesced run, named after the event that opened its batch (each
- *   event opens at most one batch, so the ID is unique without a counter).
+ * - `agent#wakeKey@eventKey~chain.n`: a coalesced run, named after the event that opened its batch,
+ *   its coalescer's chain of executions and the batch's number in it: unique for good, so a
+ *   redelivery that opens a batch after its coalescer closed never meets an old run's ID.
  * - `runKey#effect@step`: one side effect of one run; the provider's idempotency key.
  */
 export type EffectKey = string & { readonly __brand: 'EffectKey' };
@@ -67,9 +68,23 @@ export function coalescerId(agent: string, wakeKey: string): string {
   return `${agent}#${escapeWakeKey(wakeKey)}`;
 }
 
-/** A coalesced run: the batch of (agent, wake key) opened by `openedBy` (an event key). */
-export function batchRunId(agent: string, wakeKey: string, openedBy: string): string {
-  return `${coalescerId(agent, wakeKey)}@${openedBy}`;
+/** A coalesced run: the batch of (agent, wake key) named by `runToken` (see {@link batchRunToken}). */
+export function batchRunId(agent: string, wakeKey: string, runToken: string): string {
+  return `${coalescerId(agent, wakeKey)}@${runToken}`;
+}
+
+/**
+ * The run token a coalescer's dedup entry names (SeenEvent): stored as `~chain.n` when the entry's
+ * own event opened the run. Undefined when no run took the event.
+ */
+export function seenRunToken(eventKey: string, stored: string | undefined): string | undefined {
+  if (!stored) return undefined;
+  return stored.startsWith('~') ? eventKey + stored : stored;
+}
+
+/** What follows `@` in a coalesced run's ID: the opening event key, the coalescer's chain, the batch's number in it. */
+export function batchRunToken(openedBy: string, chain: string, n: number): string {
+  return `${openedBy}~${chain}.${n.toString(36)}`;
 }
 
 /**

@@ -5,6 +5,8 @@ import type { BudgetPool } from './budget';
 /** The run's state, plain JSON in the workflow's closure; the handlers (kill, approve, status) read and write it. */
 export interface RunState {
   phase: string;
+  /** The run began its commit stage (overlap `cancel`: a supersede no longer cancels it). */
+  commitBegan?: boolean;
   pool?: BudgetPool;
   startedAtMs: number;
   /** Highest activity attempt seen (1 = nothing retried). */

@@ -162,8 +162,14 @@ export interface RunResult {
   absorbedOverflow?: number;
   skipped?: AbsorbedEvent[];
   skippedOverflow?: number;
-  /** Overlap `steer`: keys of the absorbed events that its coalescer steered into it while it ran (its model saw them before a later turn). */
+  /**
+   * Overlap `steer`: keys of the absorbed events that its coalescer steered into it while it ran and
+   * its model was given before a later turn. A steered event it took but never gave its model is
+   * not among `absorbed`: the follow-up run took it.
+   */
   steered?: string[];
+  /** It began its commit stage (overlap `cancel`: a supersede that came after was refused). */
+  commitBegan?: boolean;
   /** Cancelled by its coalescer (overlap `cancel`): the run that restarted on the newest state, with this run's events. */
   supersededBy?: string;
   /** Held by the supervisor before its first step: why, since when, and who let it go (or discarded it). */

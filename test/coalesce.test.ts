@@ -537,3 +537,92 @@ describe('one wake per thing, from every direction', () => {
     );
   });
 });
+
+/** `p`, or a failure naming `what` after `ms`: a wake key stuck for good must fail the test, not hang it. */
+function within<T>(p: Promise<T>, ms: number, what: string): Promise<T> {
+  let timer: NodeJS.Timeout | undefined;
+  const late = new Promise<never>((_, reject) => (timer = setTimeout(() => reject(new Error(`${what}: nothing within ${ms} ms`)), ms)));
+  return Promise.race([p, late]).finally(() => clearTimeout(timer));
+}
+
+describe('no wake left behind: what operators and late senders do', () => {
+  test('a redelivery after the coalescer closed runs under a new ID, and the next event about the key runs and is seen', async () => {
+    const agents = coalescing('canary', { debouncePeriodMs: 100, maxWaitMs: 500, idleCloseMs: 500, dedupHorizonMs: 2000 });
+    const taskQueue = unique('late');
+    const gate = gateFor(taskQueue, agents);
+    const entity = unique('closed');
+    await withWorker(
+      env.nativeConnection,
+      taskQueue,
+      async () => {
+        const first = await gate.admit(ping(entity, 'first'));
+        assert.equal((await awaitRun(env.client, first)).terminalReason, 'success');
+        await eventually(
+          () =>
+            env.client.workflow
+              .getHandle(first.coalescerId!)
+              .describe()
+              .then((d) => d.status.name),
+          (st) => st === 'COMPLETED',
+          30_000,
+          'the coalescer closes past its horizon',
+        );
+        // The sender retries a day later: past the horizon, a new run under a new ID (never the old run's).
+        const again = await gate.admit(ping(entity, 'first', {}, { deliveryId: 'a-day-later' }));
+        assert.equal(again.decision, 'started');
+        assert.notEqual(again.workflowId, first.workflowId);
+        const next = await gate.admit(ping(entity, 'next'));
+        assert.notEqual(next.workflowId, first.workflowId, 'never coalesced into a run that has closed');
+        const nextRun = await within(awaitRun(env.client, next), 60_000, 'the next event’s run');
+        assert.equal(nextRun.terminalReason, 'success');
+        assert.ok(
+          nextRun.absorbed!.some((e) => e.eventKey === next.eventKey),
+          'its run saw it',
+        );
+      },
+      { activities: activitiesFor(agents) },
+    );
+  });
+
+  test('a live run terminated by hand after its coalescer continued as new: the next event still runs', async () => {
+    const agents = coalescing('canary', { debouncePeriodMs: 100, maxWaitMs: 500, whileRunning: 'buffer_one' });
+    const taskQueue = unique('terminated');
+    const gate = gateFor(taskQueue, agents);
+    const entity = unique('held');
+    await withWorker(
+      env.nativeConnection,
+      taskQueue,
+      async () => {
+        const live = await gate.admit(ping(entity, 'long', { holdMs: 600_000 }));
+        await eventually(
+          () => statusOf(env.client, live.workflowId),
+          (st?: WakeStatus) => st !== undefined,
+          20_000,
+          'the run is live',
+        );
+        // Offers wait in the follow-up batch, enough to cross the continue-as-new suggestion (60 events).
+        for (let i = 0; i < 30; i++) await gate.admit(ping(entity, `meanwhile-${i}`));
+        await eventually(
+          () => env.client.workflow.count(`WorkflowId = "${live.coalescerId!}"`).then((c) => c.count),
+          (n) => n >= 2,
+          20_000,
+          'the coalescer continued as new',
+        );
+        // As from the Web UI: a terminated run tells no one.
+        await env.client.workflow.getHandle(live.workflowId).terminate('an operator stops it');
+        const next = await gate.admit(ping(entity, 'after'));
+        const nextRun = await within(awaitRun(env.client, next), 60_000, 'the next event’s run');
+        assert.equal(nextRun.terminalReason, 'success');
+        assert.ok(
+          nextRun.absorbed!.some((e) => e.eventKey === next.eventKey),
+          'its run saw it',
+        );
+        assert.ok(
+          nextRun.absorbed!.some((e) => e.eventKey.includes('meanwhile-0')),
+          'with what waited meanwhile',
+        );
+      },
+      { activities: activitiesFor(agents) },
+    );
+  });
+});

@@ -71,7 +71,7 @@ function changesIn(messages: ChatMessage[]): string[] {
  * `look` tool waits on `look`), then answers with a summary of every change it was given; the
  * `write_note` effect (waiting on `commit`) records that summary.
  */
-function orderNotes(opts: { look: ReturnType<typeof latch>; commit: ReturnType<typeof latch> }) {
+function orderNotes(opts: { look: ReturnType<typeof latch>; commit: ReturnType<typeof latch>; turns?: number }) {
   const asked: StepRequest[] = [];
   const notes: { effectKey: string; line: string }[] = [];
   const usage = { inputTokens: 20, outputTokens: 10 };
@@ -113,7 +113,7 @@ function orderNotes(opts: { look: ReturnType<typeof latch>; commit: ReturnType<t
     coalesce: { debounce: { period: '200ms', maxWait: '1s' }, whileRunning: 'steer' },
     systemPrompt: 'Look the order up, then write one note that names every change you were told of.',
     model: { use: model, maxOutputTokens: 200, inputUsdPerMTok: 1, outputUsdPerMTok: 1 },
-    budget: { turns: 6, tokens: 50_000, toolCalls: 4, wallClock: '2m', costUsd: 1 },
+    budget: { turns: opts.turns ?? 6, tokens: 50_000, toolCalls: 4, wallClock: '2m', costUsd: 1 },
     tools: [look],
     effects: [writeNote],
     decide: (answer) => ({ summary: answer.summary, effects: [{ effect: 'write_note', args: { line: answer.summary } }] }),
@@ -267,6 +267,48 @@ describe('overlap steer: a wake into the live run', () => {
         const event = trail.events.find((e) => e.eventKey === late.eventKey)!;
         assert.deepEqual([event.decision, event.runKey, event.finalRunKey], ['steered', first.workflowId, followUp]);
         assert.match(event.reason, /refused it; follow-up run .* took it/);
+      },
+      { activities: app.activities() },
+    );
+  });
+
+  test('a run that runs out of budget before its model is given a steered event does not list it: the follow-up run takes it and its model sees it', async () => {
+    const look = latch();
+    // One model turn: the first asks for `look`; the turn that would show the steered event is refused.
+    const { app, asked } = orderNotes({ look, commit: latch(true), turns: 1 });
+    const taskQueue = unique('steer-budget');
+    const gate = app.gate(env.client, taskQueue, { decisionWaitMs: 20_000 });
+    const entity = unique('order');
+    await withWorker(
+      env.nativeConnection,
+      taskQueue,
+      async () => {
+        const first = await gate.admit(order(entity, 'quantity', '2026-12-02T10:00:00Z'));
+        await look.waiting;
+        const second = await gate.admit(order(entity, 'address', '2026-12-02T10:00:05Z'));
+        assert.equal(second.decision, 'steered');
+        await eventually(
+          () => statusOf(first.workflowId),
+          (s?: WakeStatus) => s?.absorbed?.some((e) => e.eventKey === second.eventKey) === true,
+          15_000,
+          'the run took the steered event',
+        );
+        look.release();
+        const ended = await awaitRun(env.client, first);
+        assert.equal(ended.terminalReason, 'budget_exhausted', ended.summary);
+        assert.deepEqual(
+          ended.absorbed!.map((e) => e.eventKey),
+          [first.eventKey],
+          'never listed by a run whose model did not see it',
+        );
+        assert.equal(ended.steered, undefined);
+        const taken = await awaitRun(env.client, second);
+        assert.notEqual(taken.runKey, first.workflowId, 'the follow-up run');
+        assert.ok(taken.absorbed!.some((e) => e.eventKey === second.eventKey));
+        assert.ok(
+          asked.some((req) => changesIn(req.messages).includes('address')),
+          'a model was given it',
+        );
       },
       { activities: app.activities() },
     );

@@ -1,5 +1,5 @@
-import type { OfferAnswer } from '../core/coalesce-types';
-import { batchRunId } from '../core/ids';
+import type { OfferAnswer, SeenEvent } from '../core/coalesce-types';
+import { batchRunId, seenRunToken } from '../core/ids';
 import type { AbsorbedEvent } from '../core/types';
 import { parseEventKey } from '../gate/keys';
 import { isoSeconds } from '../core/time';
@@ -62,11 +62,13 @@ function answer(d: Draft, a: OfferAnswer): void {
 export function coalescedEvents(r: Recorded): Draft[] {
   const drafts = new Drafts();
   for (const c of r.coalescers) {
-    for (const [eventKey, , atMs, decision, openedBy] of c.state?.seen ?? []) {
+    // Compact entries (strings: a hash in place of the key) name no event; the newest are in full.
+    for (const [eventKey, , atMs, decision, stored] of (c.state?.seen ?? []).filter((r): r is SeenEvent => typeof r !== 'string')) {
       const d = drafts.get(eventKey, undefined, decision, 'coalescer');
       d.arrivedAt = new Date(atMs).toISOString();
       d.decision = decision;
-      if (decision !== 'stale') d.runKey = batchRunId(r.agent, r.wakeKey, openedBy ?? eventKey);
+      const token = seenRunToken(eventKey, stored);
+      if (decision !== 'stale' && token) d.runKey = batchRunId(r.agent, r.wakeKey, token);
     }
     for (const { eventKey, answer: a } of c.state?.recent ?? []) {
       const known = drafts.byKey.get(eventKey);

@@ -1,6 +1,7 @@
 import { getClient } from '@temporalio/activity';
 import type { CoalesceActivities } from '../../core/contracts';
 import { steerRun } from './steer';
+import { runEnd } from './watch';
 
 /** Activities of the coalescing path. */
 export function createCoalesceActivities(): CoalesceActivities {
@@ -8,6 +9,10 @@ export function createCoalesceActivities(): CoalesceActivities {
     /** Overlap `steer`: the coalescer's events for its live run, by update (activities/coalesce/steer.ts). */
     async steerRun(input) {
       return steerRun(getClient(), input);
+    },
+    /** The coalescer's watch of its live run (activities/coalesce/watch.ts). */
+    async runEnd(runKey) {
+      return runEnd(getClient(), runKey);
     },
   };
 }

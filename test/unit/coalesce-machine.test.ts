@@ -43,7 +43,8 @@ function offerOf(name: string, extra: Partial<Offer['event']> = {}, offerId = `o
   };
 }
 
-const runKeyOf = (name: string) => `canary#order-7@ev-${name}`;
+/** The run key of the `n`th batch (in the test chain, `0`) opened by event `ev-<name>`. */
+const runKeyOf = (name: string, n = 1) => `canary#order-7@ev-${name}~0.${n.toString(36)}`;
 
 /** The step the loop would take at `atMs`, asserted to be a `start`: the batch it starts. */
 function started(m: CoalescerMachine, atMs: number) {
@@ -200,9 +201,9 @@ describe('the coalescer machine', () => {
     const m = withLiveRun({ whileRunning: 'buffer_one' });
     const b = m.offer(offerOf('b'), T0 + 2000);
     const c = m.offer(offerOf('c'), T0 + 2100);
-    assert.deepEqual(b, { decision: 'started', coalescerId: 'canary#order-7', runKey: runKeyOf('b'), runState: 'pending', startsInMs: 0 });
+    assert.deepEqual(b, { decision: 'started', coalescerId: 'canary#order-7', runKey: runKeyOf('b', 2), runState: 'pending', startsInMs: 0 });
     assert.equal(c.decision, 'coalesced');
-    assert.equal(c.runKey, runKeyOf('b'));
+    assert.equal(c.runKey, runKeyOf('b', 2));
     // Long past its due time, the follow-up still waits for the live run.
     assert.deepEqual(m.next(T0 + 60_000, false), { kind: 'wait' });
     assert.equal(m.runEnded({ runKey: 'canary#order-7@some-other-run', terminalReason: 'success' }, T0 + 60_000), false, 'another run ending frees nothing');
@@ -219,9 +220,9 @@ describe('the coalescer machine', () => {
   test('cancel: an event during a live run supersedes it; the restart takes both runs’ events', () => {
     const m = withLiveRun({ whileRunning: 'cancel' });
     const b = m.offer(offerOf('b'), T0 + 2000);
-    assert.deepEqual(b, { decision: 'started', coalescerId: 'canary#order-7', runKey: runKeyOf('b'), runState: 'pending', startsInMs: 0 });
+    assert.deepEqual(b, { decision: 'started', coalescerId: 'canary#order-7', runKey: runKeyOf('b', 2), runState: 'pending', startsInMs: 0 });
     assert.equal(m.state.running?.cancelRequested, true);
-    assert.deepEqual(m.next(T0 + 2000, false), { kind: 'supersede', runKey: runKeyOf('a'), by: runKeyOf('b') });
+    assert.deepEqual(m.next(T0 + 2000, false), { kind: 'supersede', runKey: runKeyOf('a'), by: runKeyOf('b', 2) });
     // A later event joins the restart; the live run is not superseded twice.
     assert.equal(m.offer(offerOf('c'), T0 + 2100).decision, 'coalesced');
     assert.deepEqual(m.next(T0 + 60_000, false), { kind: 'wait' });
@@ -457,8 +458,10 @@ describe('the coalescer machine: overlap steer', () => {
     assert.equal(m.state.counts.steerRefused, 1);
     // Later events join the follow-up batch (buffer_one), and a redelivery of a refused one names it.
     const d = m.offer(offerOf('d'), T0 + 2300);
-    assert.deepEqual([d.decision, d.runKey, d.runState], ['coalesced', runKeyOf('b'), 'pending']);
-    assert.deepEqual([m.offer(offerOf('b', {}, 'again'), T0 + 2400).decision], ['started']);
+    assert.deepEqual([d.decision, d.runKey, d.runState], ['coalesced', runKeyOf('b', 2), 'pending']);
+    // A redelivery gets its first decision, with the run that holds it now.
+    const again = m.offer(offerOf('b', {}, 'again'), T0 + 2400);
+    assert.deepEqual([again.decision, again.runKey, again.duplicate], ['steered', runKeyOf('b', 2), true]);
     // The follow-up starts only once the live run ends.
     assert.equal(m.next(T0 + 10_000, false).kind, 'wait');
     assert.equal(m.runEnded({ runKey: runKeyOf('a'), terminalReason: 'success' }, T0 + 10_000), true);
@@ -496,7 +499,7 @@ describe('the coalescer machine: overlap steer', () => {
     const full = withLiveRun({ whileRunning: 'steer', maxEventsPerRun: 2 });
     assert.equal(full.offer(offerOf('b'), T0 + 2000).decision, 'steered');
     const c = full.offer(offerOf('c'), T0 + 2000);
-    assert.deepEqual([c.decision, c.runKey], ['started', runKeyOf('c')]);
+    assert.deepEqual([c.decision, c.runKey], ['started', runKeyOf('c', 2)]);
   });
 
   test('steer: what is held on the live run crosses a continue-as-new; each update ID is new', () => {
@@ -510,5 +513,113 @@ describe('the coalescer machine: overlap steer', () => {
     next.offer(offerOf('c'), T0 + 2300);
     const later = steerStep(next, T0 + 2300);
     assert.equal(later.id, 'steer:ev-c', 'a fresh update ID: never one the run has answered');
+  });
+});
+
+describe('the coalescer machine: no wake left behind', () => {
+  test('a redelivery after the coalescer closed opens a batch under a run key no earlier run had', () => {
+    // The first chain: ev-a opens a batch, its run succeeds, the coalescer closes past its horizon.
+    const first = machineOf({}, initialState(T0, 'chain-1'));
+    assert.equal(first.offer(offerOf('a'), T0).decision, 'started');
+    const old = started(first, T0 + 1000);
+    first.runEnded({ runKey: old.runKey, terminalReason: 'success' }, T0 + 2000);
+    assert.equal(first.next(T0 + 120_000, false).kind, 'close');
+    // A new chain after the close: the same event delivered again a day later, then a new one.
+    const fresh = machineOf({}, initialState(T0 + 86_400_000, 'chain-2'));
+    const again = fresh.offer(offerOf('a', {}, 'a-day-later'), T0 + 86_400_000);
+    assert.equal(again.decision, 'started');
+    assert.notEqual(again.runKey, old.runKey, 'never the old run’s ID: a start under it would be refused and waited for forever');
+    const b = fresh.offer(offerOf('b'), T0 + 86_400_100);
+    assert.deepEqual([b.decision, b.runKey], ['coalesced', again.runKey]);
+    assert.equal(started(fresh, T0 + 86_402_000).runKey, again.runKey);
+  });
+
+  test('within one chain every batch has its own run key, even for an event decided again past the dedup table', () => {
+    const m = machineOf({ dedupHorizonMs: 1000 });
+    const a = m.offer(offerOf('a'), T0);
+    started(m, T0 + 1000);
+    m.runEnded({ runKey: a.runKey!, terminalReason: 'success' }, T0 + 1500);
+    m.next(T0 + 10_000, false); // prunes ev-a: past the horizon
+    const again = m.offer(offerOf('a', {}, 'much-later'), T0 + 10_000);
+    assert.equal(again.decision, 'started');
+    assert.notEqual(again.runKey, a.runKey);
+  });
+
+  test('a retried first offer gets its first decision, not a redelivery’s, even past the recent answers', () => {
+    const m = machineOf({ maxEventsPerRun: 10_000 });
+    const first = m.offer(offerOf('a'), T0);
+    for (let i = 0; i < 700; i++) m.offer(offerOf(`x${i}`), T0 + 1);
+    const retried = m.offer(offerOf('a'), T0 + 2);
+    assert.equal(retried.duplicate, undefined, 'answered as the first offer was');
+    assert.deepEqual([retried.decision, retried.runKey, retried.runState], [first.decision, first.runKey, 'pending']);
+    const other = m.offer(offerOf('a', {}, 'another-delivery'), T0 + 3);
+    assert.equal(other.duplicate, true, 'another delivery is a redelivery');
+  });
+
+  test('steer: a run that ends before its model was given a steered event hands it to the follow-up run', () => {
+    for (const terminalReason of ['budget_exhausted', 'escalated', 'failed', 'success'] as const) {
+      const m = withLiveRun({ whileRunning: 'steer' });
+      const b = m.offer(offerOf('b'), T0 + 2000);
+      const c = m.offer(offerOf('c'), T0 + 2100);
+      assert.deepEqual([b.decision, c.decision], ['steered', 'steered']);
+      const step = m.next(T0 + 2200, false) as Extract<Step, { kind: 'steer' }>;
+      m.steerAnswered(runKeyOf('a'), { accepted: ['ev-b', 'ev-c'], refused: [] }, step.events, T0 + 2300);
+      // Its model saw ev-b in a later turn; ev-c came after its last one.
+      assert.equal(m.runEnded({ runKey: runKeyOf('a'), terminalReason, seen: ['ev-b'] }, T0 + 3000), true);
+      const next = started(m, T0 + 5000);
+      assert.deepEqual(
+        next.events.map((e) => e.eventKey),
+        ['ev-c'],
+        terminalReason,
+      );
+      // A redelivery of ev-c is answered from the run that took it.
+      const again = m.offer(offerOf('c', {}, 'resent'), T0 + 5100);
+      assert.deepEqual([again.decision, again.runKey, again.duplicate], ['steered', next.runKey, true]);
+    }
+  });
+
+  test('steer: a run that ended with no word of what its model saw (terminated by hand) hands every steered event on', () => {
+    const m = withLiveRun({ whileRunning: 'steer' });
+    m.offer(offerOf('b'), T0 + 2000);
+    m.next(T0 + 2100, false); // the steer step, its answer never comes
+    m.runEnded({ runKey: runKeyOf('a'), terminalReason: 'failed' }, T0 + 3000);
+    assert.deepEqual(
+      started(m, T0 + 5000).events.map((e) => e.eventKey),
+      ['ev-b'],
+    );
+  });
+
+  test('steer: a steer that cannot be delivered closes the run to steers without holding the coalescer', () => {
+    const m = withLiveRun({ whileRunning: 'steer' });
+    m.offer(offerOf('b'), T0 + 2000);
+    assert.equal(m.next(T0 + 2000, false).kind, 'steer');
+    m.steerFailed(runKeyOf('a'));
+    const c = m.offer(offerOf('c'), T0 + 2100);
+    assert.deepEqual([c.decision, c.runState], ['started', 'pending'], 'the next event waits for the follow-up run');
+    assert.equal(m.next(T0 + 2100, true).kind, 'continue-as-new', 'nothing holds a continue-as-new');
+  });
+
+  test('cancel: a run that had begun committing is not redone; the restart keeps only the newer events', () => {
+    const m = withLiveRun({ whileRunning: 'cancel' });
+    const b = m.offer(offerOf('b'), T0 + 2000);
+    assert.equal(b.decision, 'started');
+    assert.equal(m.next(T0 + 2000, false).kind, 'supersede');
+    m.runEnded({ runKey: runKeyOf('a'), terminalReason: 'success', seen: [], commitBegan: true }, T0 + 2500);
+    const restart = started(m, T0 + 4000);
+    assert.deepEqual(
+      restart.events.map((e) => e.eventKey),
+      ['ev-b'],
+    );
+    assert.equal(restart.supersedes, undefined, 'it restarts nothing: the run finished its commit');
+  });
+
+  test('a run whose ID was taken (a coalescer reset by hand) starts under a new key, and its events name it', () => {
+    const m = machineOf();
+    m.offer(offerOf('a'), T0);
+    const b = started(m, T0 + 1000);
+    const again = m.rekey(b.runKey)!;
+    assert.notEqual(again.runKey, b.runKey);
+    assert.equal(m.state.running!.runKey, again.runKey);
+    assert.equal(m.offer(offerOf('a', {}, 'resent'), T0 + 1100).runKey, again.runKey);
   });
 });

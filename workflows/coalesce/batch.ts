@@ -24,7 +24,8 @@ export type OfferedEvent = Offer['event'];
  * - `supersede`: tell the live run `runKey` who restarts it (`by`), then cancel it (overlap `cancel`).
  * - `record-skipped`: tell the live run of the events skipped while it ran, in one signal.
  * - `steer`: send the live run the events steered into it since the last steer, in one update (`id`
- *   its update ID); its answer goes back to the machine's `steerAnswered`.
+ *   its update ID), without waiting for it: its answer goes back to the machine's `steerAnswered`
+ *   (or `steerFailed`); whatever the answer, the run's end (`runEnded`) says which its model saw.
  * - `start`: start `batch` as a run (its input: {@link runInputOf}).
  * - `continue-as-new`: Temporal suggested it; carry `state` over.
  * - `close`: idle for `idleCloseMs` and every event past the dedup horizon; close once no handler is
@@ -40,9 +41,11 @@ export type Step =
   | { kind: 'close' }
   | { kind: 'wait'; untilMs?: number };
 
-/** A coalescer's state before its first offer. */
-export function initialState(nowMs: number): CoalescerState {
+/** A coalescer's state before its first offer; `chain` names its chain of executions (see CoalescerState). */
+export function initialState(nowMs: number, chain = '0'): CoalescerState {
   return {
+    chain,
+    batches: 0,
     newestVersion: {},
     recent: [],
     seen: [],

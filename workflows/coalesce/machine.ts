@@ -1,15 +1,14 @@
-import type { Batch, CoalescerState, Offer, OfferAnswer, RunEnded, SeenEvent, SteerAnswer } from '../../core/coalesce-types';
-import { batchRunId, coalescerId } from '../../core/ids';
+import type { Batch, CoalescerState, Offer, OfferAnswer, RunEnded, SteerAnswer } from '../../core/coalesce-types';
+import { batchRunId, batchRunToken } from '../../core/ids';
 import type { AbsorbedEvent } from '../../core/types';
 import { charsOf, dueAt, eventChars, fitInto, hasRoom, initialState, record, runInputOf, SKIPPED_SIGNAL_EVERY_MS } from './batch';
 import type { CoalescerIdentity, OfferedEvent, Step } from './batch';
 import { SeenTable } from './seen';
+import { CoalescerAnswers } from './answers';
 
 export { BATCH_BUDGET_CHARS, SKIPPED_SIGNAL_EVERY_MS } from './batch';
 export { dueAt, initialState, runInputOf, type CoalescerIdentity, type Step };
 
-/** Answers kept for retried offers (by offer id) that cross a continue-as-new. */
-const RECENT_ANSWERS = 500;
 const RECENT_RUNS = 10;
 const STALE_KEPT = 20;
 
@@ -19,8 +18,7 @@ const STALE_KEPT = 20;
  * continue-as-new and answers queries with; the signals it owes live runs are not part of it (the
  * shell hands them out before it continues as new).
  */
-export class CoalescerMachine {
-  readonly coalescerId: string;
+export class CoalescerMachine extends CoalescerAnswers {
   private owedSupersede?: { runKey: string; by: string };
   private owedSkipped: AbsorbedEvent[] = [];
   private skippedSignalAtMs = -Infinity;
@@ -29,12 +27,12 @@ export class CoalescerMachine {
   /** Overlap `steer`: events answered `steered` and not yet sent to that run (handed out before any continue-as-new). */
   private owedSteer?: { runKey: string; events: OfferedEvent[] };
 
-  constructor(
-    readonly self: CoalescerIdentity,
-    readonly state: CoalescerState,
-  ) {
-    this.coalescerId = coalescerId(self.agent, self.wakeKey);
-    this.seen = new SeenTable(state.seen, self.policy.dedupHorizonMs, (floorMs) => (state.seenFloorMs = Math.max(state.seenFloorMs ?? 0, floorMs)));
+  constructor(self: CoalescerIdentity, state: CoalescerState) {
+    super(self, state);
+    this.seen = new SeenTable(state, self.policy.dedupHorizonMs, (floorMs, dropped) => {
+      state.seenFloorMs = Math.max(state.seenFloorMs ?? 0, floorMs);
+      state.counts.forgottenEarly = (state.counts.forgottenEarly ?? 0) + dropped;
+    });
   }
 
   /** Neither a pending batch nor a live run. */
@@ -61,12 +59,15 @@ export class CoalescerMachine {
     const e = offer.event;
     const retried = offer.offerId ? state.recent.find((r) => r.eventKey === e.eventKey && r.offerId === offer.offerId) : undefined;
     if (retried) return retried.answer;
+    const decided = this.seen.get(e.eventKey);
+    // The very offer decided before (another update, or the fallback signal), past the recent answers:
+    // its first decision and run, for as long as the dedup table holds the event.
+    if (decided && SeenTable.firstOffer(decided, offer.offerId) && SeenTable.sameInputs(decided, e.fingerprint)) return this.firstAnswer(decided, nowMs);
     const held = this.heldAnswer(e);
     if (held) return this.remember(offer, held);
-    const decided = this.seen.get(e.eventKey);
     if (decided) return this.remember(offer, this.seenAnswer(decided, e.fingerprint));
     const answer = this.decide(offer, nowMs);
-    this.seen.add(e.eventKey, e.fingerprint, nowMs, answer.decision, answer.runKey && this.openerOf(answer.runKey));
+    this.seen.add(e.eventKey, e.fingerprint, nowMs, answer.decision, answer.runKey && this.tokenOf(answer.runKey), offer.offerId);
     return this.remember(offer, answer);
   }
 
@@ -77,8 +78,8 @@ export class CoalescerMachine {
   forgetRun(runKey: string): string[] {
     const { pending, running } = this.state;
     if (pending?.runKey === runKey || running?.runKey === runKey) return [];
-    const opener = this.openerOf(runKey);
-    const keys = this.state.seen.filter(([key, , , , openedBy]) => (openedBy ?? key) === opener).map(([key]) => key);
+    const token = this.tokenOf(runKey);
+    const keys = this.seen.keysOfRun(token);
     for (const key of keys) this.seen.forget(key);
     this.state.recent = this.state.recent.filter((r) => !keys.includes(r.eventKey));
     return keys;
@@ -91,7 +92,7 @@ export class CoalescerMachine {
     const { duplicate: _d, ...answer } = this.seenAnswer(row, undefined);
     const { pending, running } = this.state;
     const runState = pending?.runKey === answer.runKey ? 'pending' : running?.runKey === answer.runKey ? 'running' : undefined;
-    return { ...answer, ...(runState ? { runState } : {}), decidedAtMs: row[2] };
+    return { ...answer, ...(runState ? { runState } : {}), decidedAtMs: row.atMs };
   }
 
   /** The decision for an event this coalescer has not seen (within the dedup horizon). */
@@ -119,7 +120,7 @@ export class CoalescerMachine {
     }
     if (running && whileRunning === 'steer' && !pending && !running.steerClosed && hasRoom(running, e, this.self.policy.maxEventsPerRun)) {
       this.steer(running, e);
-      return this.remember(offer, { decision: 'steered', coalescerId: this.coalescerId, runKey: running.runKey, runState: 'running' });
+      return { decision: 'steered', coalescerId: this.coalescerId, runKey: running.runKey, runState: 'running' };
     }
     if (pending) {
       this.addTo(pending, e, nowMs);
@@ -143,18 +144,69 @@ export class CoalescerMachine {
    * A run has ended (its own signal, or the coalescer saw its result). Its summary is closed; if it
    * was the live run, the coalescer is free to start the pending batch: returns whether it was.
    */
-  runEnded({ runKey, terminalReason }: RunEnded, nowMs: number): boolean {
+  runEnded({ runKey, terminalReason, seen, commitBegan }: RunEnded, nowMs: number): boolean {
     const { state } = this;
-    // The newest with this key: a re-armed event's batch reuses the ID of the run that was deleted.
-    const summary = [...state.runs].reverse().find((r) => r.runKey === runKey);
+    const summary = state.runs.find((r) => r.runKey === runKey);
     if (summary && !summary.endedAt) {
       summary.endedAt = new Date(nowMs).toISOString();
       summary.terminalReason = terminalReason;
     }
-    if (state.running?.runKey !== runKey) return false;
+    const running = state.running;
+    if (running?.runKey !== runKey) return false;
+    // Overlap `steer`: an event steered into the run that its model was never given (it ended first,
+    // or committed on an answer given before the event) is the follow-up run's, as a refused one is.
+    const given = new Set(seen ?? []);
+    const unseen = running.events.filter((e) => running.steered?.includes(e.eventKey) && !given.has(e.eventKey));
+    if (unseen.length) {
+      state.counts.steerRefused = (state.counts.steerRefused ?? 0) + unseen.length;
+      this.followUp(runKey, unseen, nowMs);
+    }
+    // Overlap `cancel`: a run that had begun committing was not cancelled; what it carried is done, and
+    // the restart batch keeps only the events that came after.
+    const restart = state.pending;
+    if (commitBegan && restart?.supersedes === runKey) {
+      const done = new Set(running.events.map((e) => e.eventKey));
+      restart.events = restart.events.filter((e) => !done.has(e.eventKey));
+      restart.overflow = Math.max(0, restart.overflow - running.overflow);
+      restart.chars = undefined;
+      delete restart.supersedes;
+    }
+    if (this.owedSteer?.runKey === runKey) this.owedSteer = undefined; // among the unseen, now the follow-up's
     state.running = undefined;
     state.lastActivityMs = nowMs;
     return true;
+  }
+
+  /**
+   * The live run's ID was taken when the shell started it (only a coalescer reset by hand to before
+   * an earlier start can meet one): the batch gets a new run key, the next number in the chain, and
+   * its events' entries name that run. Returns the batch to start again.
+   */
+  rekey(runKey: string): Batch | undefined {
+    const { state } = this;
+    const running = state.running;
+    if (running?.runKey !== runKey) return undefined;
+    const opener = this.tokenOf(runKey).replace(/~[^~]*$/, '');
+    const n = (state.batches = (state.batches ?? 0) + 1);
+    const next = batchRunId(this.self.agent, this.self.wakeKey, batchRunToken(opener, state.chain ?? '0', n));
+    running.runKey = next;
+    const summary = state.runs.find((r) => r.runKey === runKey);
+    if (summary) summary.runKey = next;
+    for (const e of running.events) this.seen.retake(e.eventKey, this.tokenOf(next));
+    return {
+      runKey: next,
+      openedBy: opener,
+      openedAtMs: running.startedAtMs,
+      lastAtMs: running.startedAtMs,
+      events: running.events,
+      overflow: running.overflow,
+    };
+  }
+
+  /** The `steer` step's update could not be delivered: send that run no more; its end says which events its model saw. */
+  steerFailed(runKey: string): void {
+    const running = this.state.running;
+    if (running?.runKey === runKey) running.steerClosed = true;
   }
 
   /** A redelivery of an event still waiting in the pending batch: keep its delivery ids with the event. */
@@ -216,6 +268,8 @@ export class CoalescerMachine {
    */
   steerAnswered(runKey: string, answer: SteerAnswer, events: OfferedEvent[], nowMs: number): void {
     const { state } = this;
+    // An answer that comes after the run ended changes nothing: its end said which events its model saw.
+    if (state.running?.runKey !== runKey) return;
     const refused = new Set(answer.refused);
     const accepted = new Set(answer.accepted.filter((k) => !refused.has(k)));
     const back = events.filter((e) => !accepted.has(e.eventKey));
@@ -239,8 +293,12 @@ export class CoalescerMachine {
     }
     state.lastActivityMs = nowMs;
     for (const e of events) {
+      const holds = (b?: { events: OfferedEvent[]; runKey: string }) => b?.runKey !== runKey && b?.events.some((x) => x.eventKey === e.eventKey);
+      if (holds(state.pending) || holds(state.running)) continue; // refused and unseen: one event, one place
       if (state.pending) this.addTo(state.pending, e, nowMs);
       else state.pending = this.open(e, nowMs);
+      // Its dedup entry keeps the run it was steered into (the trail tells both); a redelivery is
+      // answered from the batch that holds it, and the gate follows a refusal to the run that took it.
     }
   }
 
@@ -265,48 +323,6 @@ export class CoalescerMachine {
     return b;
   }
 
-  /** The answer for an event already held by the pending batch or the live run, if it is. */
-  private heldAnswer(e: OfferedEvent): OfferAnswer | undefined {
-    const { pending, running } = this.state;
-    for (const [batch, runState] of [
-      [pending, 'pending'],
-      [running, 'running'],
-    ] as const) {
-      const held = batch?.events.find((x) => x.eventKey === e.eventKey);
-      if (!batch || !held) continue;
-      const taken = { coalescerId: this.coalescerId, runKey: batch.runKey, runState };
-      if (held.fingerprint !== e.fingerprint) return { decision: 'mismatch', ...taken };
-      // A redelivery: its delivery ids go with the event, into the run's record.
-      for (const id of e.deliveryIds ?? []) if (!held.deliveryIds.includes(id)) held.deliveryIds.push(id);
-      if (runState === 'running' && running?.steered?.includes(e.eventKey)) return { decision: 'steered', duplicate: true, ...taken };
-      const opened = 'openedBy' in batch ? batch.openedBy === e.eventKey : batch.events[0]?.eventKey === e.eventKey;
-      return { decision: opened ? 'started' : 'coalesced', duplicate: true, ...taken };
-    }
-    return undefined;
-  }
-
-  /** The answer for an event decided before (the seen table's entry): the same decision and run, or `mismatch` on other inputs. */
-  private seenAnswer(row: SeenEvent, fingerprint: string | undefined): OfferAnswer {
-    const [eventKey, , , decision, openedBy] = row;
-    const runKey = decision === 'stale' ? undefined : batchRunId(this.self.agent, this.self.wakeKey, openedBy ?? eventKey);
-    const base = { coalescerId: this.coalescerId, ...(runKey ? { runKey } : {}) };
-    if (fingerprint !== undefined && !SeenTable.sameInputs(row, fingerprint)) return { decision: 'mismatch', ...base };
-    return { decision, duplicate: true, ...base };
-  }
-
-  /** The opening event key of a run of this coalescer, from its run key. */
-  private openerOf(runKey: string): string {
-    return runKey.slice(batchRunId(this.self.agent, this.self.wakeKey, '').length);
-  }
-
-  private remember(offer: Offer, answer: OfferAnswer): OfferAnswer {
-    if (!offer.offerId) return answer;
-    const { recent } = this.state;
-    recent.push({ eventKey: offer.event.eventKey, offerId: offer.offerId, answer });
-    if (recent.length > RECENT_ANSWERS) recent.splice(0, recent.length - RECENT_ANSWERS);
-    return answer;
-  }
-
   private addTo(batch: Batch, e: OfferedEvent, nowMs: number): void {
     batch.lastAtMs = nowMs;
     fitInto(batch, e, this.self.policy.maxEventsPerRun);
@@ -315,8 +331,9 @@ export class CoalescerMachine {
   private open(e: OfferedEvent, nowMs: number, carried?: { runKey: string; events: OfferedEvent[]; overflow: number }): Batch {
     const { agent, wakeKey, policy } = this.self;
     const carriedEvents = carried?.events ?? [];
+    const n = (this.state.batches = (this.state.batches ?? 0) + 1);
     const batch: Batch = {
-      runKey: batchRunId(agent, wakeKey, e.eventKey),
+      runKey: batchRunId(agent, wakeKey, batchRunToken(e.eventKey, this.state.chain ?? '0', n)),
       openedBy: e.eventKey,
       openedAtMs: nowMs,
       lastAtMs: nowMs,
@@ -326,15 +343,5 @@ export class CoalescerMachine {
     };
     fitInto(batch, e, policy.maxEventsPerRun);
     return batch;
-  }
-
-  private pendingAnswer(b: Batch, decision: 'started' | 'coalesced', nowMs: number): OfferAnswer {
-    return {
-      decision,
-      coalescerId: this.coalescerId,
-      runKey: b.runKey,
-      runState: 'pending',
-      startsInMs: this.state.running ? 0 : Math.max(0, dueAt(b, this.self.policy) - nowMs),
-    };
   }
 }

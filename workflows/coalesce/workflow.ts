@@ -13,7 +13,7 @@ import {
   workflowInfo,
   WorkflowIdReusePolicy,
 } from '@temporalio/workflow';
-import type { Batch, CoalescerInput, CoalescerState } from '../../core/coalesce-types';
+import type { Batch, CoalescerInput, CoalescerState, RunEnded } from '../../core/coalesce-types';
 import {
   coalescerQuery,
   deliverySignal,
@@ -25,7 +25,7 @@ import {
   skippedSignal,
   supersedeSignal,
 } from '../../core/messages';
-import type { TerminalReason, RunResult } from '../../core/types';
+import type { RunResult } from '../../core/types';
 import type { CoalesceActivities } from '../../core/contracts';
 import type { runWorkflow } from '../run/workflow';
 import { CoalescerMachine, initialState, runInputOf } from './machine';
@@ -34,12 +34,25 @@ import { RUN_PRIORITY } from '../../core/priority';
 
 /**
  * Overlap `steer`: a workflow cannot send an update, so an activity sends the live run its steered
- * events and brings back its answer. Retried until the run answers (or is found closed).
+ * events and brings back its answer. Not awaited by the loop, and retried a few times only: a run
+ * that cannot answer never holds its coalescer, since the run's end says which events its model saw.
  */
 const { steerRun } = proxyActivities<CoalesceActivities>({
   startToCloseTimeout: '30 seconds',
-  retry: { initialInterval: '200 milliseconds', maximumInterval: '10 seconds' },
+  retry: { initialInterval: '200 milliseconds', maximumInterval: '5 seconds', maximumAttempts: 5 },
 });
+/** The watch of the live run: a run terminated by hand (or one this execution did not start) sends no end. */
+const { runEnd } = proxyActivities<CoalesceActivities>({
+  startToCloseTimeout: '10 seconds',
+  retry: { initialInterval: '1 second', maximumAttempts: 3 },
+});
+
+/**
+ * How often the coalescer looks at its live run through Temporal: often while a batch waits for the
+ * run's end, seldom when nothing does (then only its own close waits on it).
+ */
+export const RUN_WATCH_WAITING_MS = 10_000;
+export const RUN_WATCH_IDLE_MS = 120_000;
 
 /** Workflow time (the activation's, replayed from history): debounce and idle timing are measured in it. */
 // eslint-disable-next-line no-restricted-syntax
@@ -64,11 +77,14 @@ const now = (): number => Date.now();
  */
 export async function coalescerWorkflow(input: CoalescerInput): Promise<CoalescerState> {
   const { agent, wakeKey, policy } = input;
-  const machine = new CoalescerMachine({ agent, wakeKey, policy }, input.state ?? initialState(now()));
+  // A new chain (the first execution, or one started after a close) names its runs apart from any
+  // earlier chain's: by the random end of its first run ID (a UUIDv7 begins with its time).
+  const chain = workflowInfo().firstExecutionRunId.replace(/-/g, '').slice(-8);
+  const machine = new CoalescerMachine({ agent, wakeKey, policy }, input.state ?? initialState(now(), chain));
   let dirty = false;
 
-  const ended = (runKey: string, terminalReason: TerminalReason) => {
-    if (machine.runEnded({ runKey, terminalReason }, now())) dirty = true;
+  const ended = (end: RunEnded) => {
+    if (machine.runEnded(end, now())) dirty = true;
   };
 
   setHandler(
@@ -96,7 +112,7 @@ export async function coalescerWorkflow(input: CoalescerInput): Promise<Coalesce
     const { decidedAtMs, ...answer } = known;
     return { ...answer, agent, wakeKey, eventKey, decidedAt: new Date(decidedAtMs).toISOString() };
   });
-  setHandler(runEndedSignal, ({ runKey, terminalReason }) => ended(runKey, terminalReason));
+  setHandler(runEndedSignal, (end) => ended(end));
   setHandler(deliverySignal, ({ eventKey, deliveryIds }) => {
     if (eventKey) machine.redelivered(eventKey, deliveryIds);
   });
@@ -110,7 +126,11 @@ export async function coalescerWorkflow(input: CoalescerInput): Promise<Coalesce
     historyLength: workflowInfo().historyLength,
   }));
 
-  const startRun = async (b: Batch) => {
+  const startRun = async (first: Batch) => {
+    for (let b: Batch | undefined = first; b; b = machine.rekey(b.runKey)) if (await startOne(b)) return;
+  };
+  /** Start one batch's run; false when its ID was taken (then it is started under a new one, never waited for). */
+  const startOne = async (b: Batch): Promise<boolean> => {
     try {
       const child = await startChild<typeof runWorkflow>('runWorkflow', {
         workflowId: b.runKey,
@@ -123,14 +143,25 @@ export async function coalescerWorkflow(input: CoalescerInput): Promise<Coalesce
       });
       // Also watch it directly while this coalescer run lives: a run terminated by hand sends no signal.
       void child.result().then(
-        (r: RunResult) => ended(b.runKey, r.terminalReason),
-        () => ended(b.runKey, 'failed'),
+        (r: RunResult) => ended({ runKey: b.runKey, terminalReason: r.terminalReason, seen: r.steered ?? [], ...(r.commitBegan ? { commitBegan: true } : {}) }),
+        () => ended({ runKey: b.runKey, terminalReason: 'failed' }),
       );
+      return true;
     } catch (err) {
-      // Its ID is taken only if this very batch was started before (the IDs are unique per opening
-      // event): it runs, and it will report. Anything else is a defect for the workflow task to retry.
+      // Run keys are unique for good (core/ids.ts): taken only after a reset of this coalescer by hand.
+      // Anything else is a defect for the workflow task to retry.
       if (!(err instanceof WorkflowExecutionAlreadyStartedError)) throw err;
+      return false;
     }
+  };
+
+  // The live run, watched through Temporal since `sinceMs` (its start here, or its last look).
+  let watched: { runKey: string; sinceMs: number } | undefined;
+  const watchDue = (): number | undefined => {
+    const live = machine.state.running;
+    if (!live) return (watched = undefined);
+    if (watched?.runKey !== live.runKey) watched = { runKey: live.runKey, sinceMs: now() };
+    return watched.sinceMs + (machine.state.pending ? RUN_WATCH_WAITING_MS : RUN_WATCH_IDLE_MS);
   };
 
   // One timer for the next due time, kept while offers arrive: each event of a burst pushes the
@@ -163,10 +194,9 @@ export async function coalescerWorkflow(input: CoalescerInput): Promise<Coalesce
       case 'supersede': {
         const live = getExternalWorkflowHandle(step.runKey);
         // The live run learns who supersedes it before its cancellation arrives (delivered in order).
-        await live
-          .signal(supersedeSignal, { by: step.by })
-          .then(() => live.cancel())
-          .catch(() => undefined); // the run already ended: its runEnded signal is on the way
+        // The run cancels itself, unless it has begun its commit stage: then it finishes, and its end
+        // (commitBegan) tells the machine to drop the events it carried from the restart batch.
+        await live.signal(supersedeSignal, { by: step.by }).catch(() => undefined); // the run already ended: its end is on the way
         break;
       }
       case 'record-skipped':
@@ -175,10 +205,15 @@ export async function coalescerWorkflow(input: CoalescerInput): Promise<Coalesce
           .catch(() => undefined);
         break;
       case 'steer': {
-        // Awaited here, in the loop: no continue-as-new or close happens while a steer is unanswered,
-        // and events the run did not take go back to the machine (the follow-up batch), never dropped.
-        const answer = await steerRun({ coalescerId: machine.coalescerId, runKey: step.runKey, id: step.id, events: step.events });
-        machine.steerAnswered(step.runKey, answer, step.events, now());
+        // Not awaited: the answer routes refused events early; the run's end (runEnded, `seen`) decides
+        // the rest, so an answer lost to a continue-as-new, or one that never comes, drops nothing.
+        const { runKey, events } = step;
+        void steerRun({ coalescerId: machine.coalescerId, runKey, id: step.id, events })
+          .then(
+            (answer) => machine.steerAnswered(runKey, answer, events, now()),
+            () => machine.steerFailed(runKey),
+          )
+          .finally(() => (dirty = true));
         break;
       }
       case 'start':
@@ -191,14 +226,23 @@ export async function coalescerWorkflow(input: CoalescerInput): Promise<Coalesce
         await condition(allHandlersFinished);
         if (machine.idle) return machine.state;
         break;
-      case 'wait':
+      case 'wait': {
         dirty = false;
-        if (step.untilMs !== undefined && (!timer || timer.untilMs > step.untilMs)) {
+        const due = watchDue();
+        if (due !== undefined && now() >= due) {
+          watched!.sinceMs = now();
+          const end = await runEnd(watched!.runKey).catch(() => null);
+          if (end) ended(end);
+          break;
+        }
+        const untilMs = due === undefined ? step.untilMs : Math.min(due, step.untilMs ?? Infinity);
+        if (untilMs !== undefined && (!timer || timer.untilMs > untilMs)) {
           timer?.scope.cancel();
-          timer = wakeAt(step.untilMs);
+          timer = wakeAt(untilMs);
         }
         await (timer ? Promise.race([condition(() => dirty), timer.fired]) : condition(() => dirty));
         break;
+      }
     }
   }
 }

@@ -29,6 +29,7 @@ export interface Staged {
  * the effect in flight finish and records it; nothing after it starts.
  */
 export async function commitEffects(input: RunInput, policy: AgentPolicy, state: RunState, pool: BudgetPool, staged: Staged): Promise<RunOutcome> {
+  state.commitBegan = true; // from here a supersede (overlap `cancel`) lets the run finish
   const { answer, proposals } = staged;
   const preserved = () => ({ answer, staged: proposals, committed: state.effects });
   for (const [step, proposal] of proposals.entries()) {

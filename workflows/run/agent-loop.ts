@@ -1,6 +1,14 @@
 import { CancellationScope, executeChild, isCancellation, sleep } from '@temporalio/workflow';
 import type { AgentPolicy, BudgetDimension } from '../../core/policy';
-import { EFFECT_TOOL_MARK, type ChatMessage, type OfferedTool, type Proposal, type RunContext, type UnparsedFinal } from '../../core/contracts';
+import {
+  EFFECT_TOOL_MARK,
+  type ChatMessage,
+  type FinalDecision,
+  type OfferedTool,
+  type Proposal,
+  type RunContext,
+  type UnparsedFinal,
+} from '../../core/contracts';
 import type { RunInput } from '../../core/types';
 import type { SubagentResult } from './subagent';
 import { toolCallWithin } from './proxies';
@@ -9,6 +17,13 @@ import { commitEffects } from '../commit/commit';
 import { chargedModelCall, correctiveMessages, MAX_CORRECTIVE_TURNS, unparseableOutcome, unusableFinal } from './model-turn';
 import type { RunOutcome, RunState } from '../../core/run-state';
 import type { SteerInbox } from './steer';
+
+/**
+ * Overlap `steer`: how many times a final answer is asked again because steered events came during
+ * its turn. Past it (events arriving faster than a model turn) the run commits the answer it has,
+ * and the events still waiting go to the follow-up run: a run always gets to commit.
+ */
+export const MAX_STEER_REASKS = 2;
 
 export const exhausted = (dimension: BudgetDimension, detail: string, more: Record<string, unknown> = {}): RunOutcome => ({
   reason: 'budget_exhausted',
@@ -139,9 +154,24 @@ export async function runAgentLoop(
     ];
     const staged: Proposal[] = [];
     const unparsed: UnparsedFinal[] = [];
+    const commit = (final: FinalDecision): Promise<RunOutcome> | RunOutcome => {
+      steer?.close(); // what still waits is the follow-up run's (steer.ts)
+      const { answer, summary, noOp, effects } = final;
+      if (noOp !== undefined) return { reason: 'no_op', summary: `nothing to do: ${noOp}`, output: { answer, ...(staged.length ? { dropped: staged } : {}) } };
+      const proposals = [...staged, ...effects];
+      if (!proposals.length) return { reason: 'no_op', summary: `nothing to do: no effect was proposed (${summary})`, output: { answer } };
+      state.phase = 'committing';
+      return commitEffects(input, policy, state, pool, { answer, summary, proposals });
+    };
+    /** A final answer asked again because steered events came during its turn (and how often so far). */
+    let reasked: FinalDecision | undefined;
+    let reasks = 0;
     for (;;) {
       messages.push(...(steer?.drain() ?? []));
       const turn = await chargedModelCall(state, pool, { model }, { agent: policy.name, messages, tools: offered, answer: 'agent', run });
+      // The budget refused the turn that would have shown the model steered events: the answer it gave
+      // before them stands, and they go to the follow-up run (never dropped with the answer's effects).
+      if (turn.exhausted && reasked) return commit(reasked);
       if (turn.exhausted) {
         const retry = turn.failedAttempts ? `retrying a failed model call (${turn.failedAttempts} failed attempt(s) charged)` : 'the next model turn';
         return exhausted(turn.exhausted, retry, {
@@ -151,6 +181,8 @@ export async function runAgentLoop(
         });
       }
       const { reply } = turn;
+      steer?.confirm(); // the model was given the steered events drained for this turn
+      reasked = undefined;
       // Fail closed: an answer that does not parse against the agent's schema is never read as a
       // decision. It gets one corrective turn (charged like any turn); still unusable, the run escalates.
       const bad = unusableFinal(reply);
@@ -161,19 +193,15 @@ export async function runAgentLoop(
         continue;
       }
       if (reply.final) {
-        const { answer, summary, noOp, effects } = reply.final;
-        // Steered events came during this turn: ask again with them. Check and close are one synchronous step (steer.ts).
-        if (steer?.pending) {
-          messages.push({ role: 'assistant', content: JSON.stringify(answer) });
+        // Steered events came during this turn: ask again with them, up to MAX_STEER_REASKS times.
+        // Check and close are one synchronous step (steer.ts).
+        if (steer?.pending && reasks < MAX_STEER_REASKS) {
+          reasks += 1;
+          reasked = reply.final;
+          messages.push({ role: 'assistant', content: JSON.stringify(reply.final.answer) });
           continue;
         }
-        steer?.close();
-        if (noOp !== undefined)
-          return { reason: 'no_op', summary: `nothing to do: ${noOp}`, output: { answer, ...(staged.length ? { dropped: staged } : {}) } };
-        const proposals = [...staged, ...effects];
-        if (!proposals.length) return { reason: 'no_op', summary: `nothing to do: no effect was proposed (${summary})`, output: { answer } };
-        state.phase = 'committing';
-        return commitEffects(input, policy, state, pool, { answer, summary, proposals });
+        return commit(reply.final);
       }
       messages.push({ role: 'assistant', content: '', toolCalls: reply.toolCalls.map(({ id, name, args }) => ({ id, name, args })) });
       for (const call of reply.toolCalls) {

@@ -50,7 +50,7 @@ type Batch = Extract<RunOrigin, { kind: 'batch' }>;
  */
 export class RunRecord {
   readonly deliveryIds: string[];
-  readonly absorbed: AbsorbedEvent[];
+  absorbed: AbsorbedEvent[];
   readonly skipped: AbsorbedEvent[];
   skippedOverflow: number;
   deliveryCount: number;
@@ -135,8 +135,13 @@ export class RunRecord {
         },
       },
     );
+    // Overlap `cancel`: the coalescer restarts on the newest state. A run that has begun its commit
+    // stage is let finish (its effects are not redone under the restart's effect keys): its end says
+    // so, and the restart drops the events it carried.
     setHandler(supersedeSignal, ({ by }) => {
+      if (this.done || state.commitBegan) return;
       this.supersededBy = by;
+      scope.cancel();
     });
     setHandler(statusQuery, () => ({
       runKey: input.runKey,
@@ -248,8 +253,20 @@ export class RunRecord {
     return u;
   }
 
+  /**
+   * Overlap `steer`: the run takes no more steered events; those its model was never given leave its
+   * list of absorbed events (and its index) for the follow-up run. Called at every end.
+   */
+  closeSteer(): void {
+    const unseen = new Set(this.steer.close());
+    if (!unseen.size) return;
+    this.absorbed = this.absorbed.filter((e) => !unseen.has(e.eventKey));
+    this.indexDirty = true;
+  }
+
   /** The run's result from its outcome; the run is done. */
   finish(o: RunOutcome): RunResult {
+    this.closeSteer();
     this.done = true;
     this.state.phase = 'done';
     const u = this.record(o.reason);
@@ -270,7 +287,8 @@ export class RunRecord {
       ...(this.killedBy ? { killedBy: this.killedBy } : {}),
       ...(batch ? { absorbed: this.absorbed, ...(batch.absorbedOverflow ? { absorbedOverflow: batch.absorbedOverflow } : {}) } : {}),
       ...(batch ? { skipped: this.skipped, ...(this.skippedOverflow ? { skippedOverflow: this.skippedOverflow } : {}) } : {}),
-      ...(this.steer.taken.length ? { steered: this.steer.taken } : {}),
+      ...(this.steer.given.length ? { steered: this.steer.given } : {}),
+      ...(this.state.commitBegan ? { commitBegan: true } : {}),
       ...(this.supersededBy ? { supersededBy: this.supersededBy } : {}),
       ...(this.held.record ? { held: this.held.record } : {}),
     };
@@ -300,7 +318,14 @@ export class RunRecord {
   async tellCoalescer(terminalReason: TerminalReason): Promise<void> {
     const batch = this.batch;
     if (!batch) return;
-    const signal = () => getExternalWorkflowHandle(batch.coalescerId).signal(runEndedSignal, { runKey: this.input.runKey, terminalReason });
+    this.closeSteer();
+    const ended = {
+      runKey: this.input.runKey,
+      terminalReason,
+      seen: this.steer.given,
+      ...(this.state.commitBegan ? { commitBegan: true } : {}),
+    };
+    const signal = () => getExternalWorkflowHandle(batch.coalescerId).signal(runEndedSignal, ended);
     await CancellationScope.nonCancellable(signal).catch(() => undefined);
   }
 }

@@ -104,6 +104,7 @@ export async function runWorkflow(arg: RunInput | ScheduledRunInput): Promise<Ru
         return result;
       });
     }
+    runRecord.closeSteer();
     runRecord.done = true;
     runRecord.record('failed');
     await runRecord.tellCoalescer('failed');
