@@ -149,11 +149,16 @@ export function account(input: {
     }
   const answersNamingTwoRuns = [...named.entries()].filter(([, ids]) => ids.size > 1).map(([k, ids]) => `${k}: ${[...ids].join(', ')}`);
 
-  // Each event taken (absorbed) by exactly one run of each agent; skipped ones recorded on a run.
+  // Each event taken (absorbed) by exactly one run of each agent; skipped ones recorded on a run. A run
+  // that did not complete (terminated by hand, failed) counts for `lost` but not twice: its events
+  // taken again by a follow-up run is the recovery, not a duplicate.
   const absorbedBy = new Map<string, string[]>();
+  const completedBy = new Map<string, string[]>();
   const skippedBy = new Map<string, string[]>();
   for (const r of runs.closed) {
     for (const k of new Set(r.absorbed)) absorbedBy.set(`${r.agent}|${k}`, [...(absorbedBy.get(`${r.agent}|${k}`) ?? []), r.workflowId]);
+    if (r.status === 'COMPLETED')
+      for (const k of new Set(r.absorbed)) completedBy.set(`${r.agent}|${k}`, [...(completedBy.get(`${r.agent}|${k}`) ?? []), r.workflowId]);
     for (const k of new Set(r.skipped)) skippedBy.set(k, [...(skippedBy.get(k) ?? []), r.workflowId]);
   }
   const takenAnywhere = (eventKey: string) => [...absorbedBy.keys()].some((k) => k.endsWith(`|${eventKey}`)) || skippedBy.has(eventKey);
@@ -168,7 +173,7 @@ export function account(input: {
   // a new wake by design: each such redelivery may take it into one more run.
   const redelivered = new Map<string, number>();
   for (const f of faults) if (f.kind === 'redeliver') for (const k of f.eventKeys ?? []) redelivered.set(k, (redelivered.get(k) ?? 0) + 1);
-  const doubleAbsorbed = [...absorbedBy.entries()]
+  const doubleAbsorbed = [...completedBy.entries()]
     .filter(([k, ids]) => ids.length > 1 + (redelivered.get(k.slice(k.indexOf('|') + 1)) ?? 0))
     .map(([k, ids]) => `${k} in ${ids.join(', ')}`);
 

@@ -42,6 +42,13 @@ export const soakSupervisorPolicy = withSupervisorPolicy(
       agentPerMinute: 10_000,
       rationale: 'The soak wakes hundreds of times a minute by design; a loop would still be ten times that.',
     },
+    errorRate: {
+      ...exampleSupervisorPolicy.errorRate,
+      reasons: exampleSupervisorPolicy.errorRate.reasons.filter((r) => r !== 'budget_exhausted'),
+      rationale:
+        'The soak’s steer agent runs out of its tight budget on purpose (notes keep arriving while it answers): that is the case under test, ' +
+        'not a broken model; failed and escalated runs still trip the breaker.',
+    },
     caps: {
       ...exampleSupervisorPolicy.caps,
       fleet: [{ windowMs: HOUR, wakes: 500_000, rationale: 'Above anything the soak sends in an hour: caps apply (permits are taken) but never refuse.' }],

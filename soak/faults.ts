@@ -1,4 +1,4 @@
-import type { Client } from '@temporalio/client';
+import { WorkflowNotFoundError, type Client } from '@temporalio/client';
 import type { Redis } from 'ioredis';
 import { streamKey } from '../ingress/queue/redis-streams';
 import type { RunResult } from '../core/types';
@@ -163,7 +163,16 @@ export class FaultInjector {
           const result = (await client.workflow.getHandle(target).result()) as RunResult;
           const events = (result.absorbed ?? []).map((e) => sent.get(e.eventKey)).filter((n) => n !== undefined);
           const r = await op.cli(['rearm', target]);
-          if (r.code !== 0) return { outcome: cliOutcome(r) };
+          // Sent again once the run is gone (the rearm deleted it, even if the command did not finish):
+          // a run that is still there still holds its events.
+          const gone = await client.workflow
+            .getHandle(target)
+            .describe()
+            .then(
+              () => false,
+              (err: unknown) => err instanceof WorkflowNotFoundError,
+            );
+          if (!gone) return { outcome: cliOutcome(r) };
           for (const n of events) await op.redis().xadd(streamKey(n.source), '*', 'event', JSON.stringify(n.fields));
           return { outcome: cliOutcome(r), eventKeys: events.map((n) => n.eventKey) };
         });

@@ -308,7 +308,7 @@ function wakesOf(json: Record<string, unknown> | undefined): WakeSeen[] | undefi
 }
 
 /** Run the `wakegate` command (the compiled CLI) with the soak's settings. */
-export function runCli(args: string[], env: Record<string, string>): Promise<{ code: number | null; stdout: string; stderr: string }> {
+export function runCli(args: string[], env: Record<string, string>, timeoutMs = 60_000): Promise<{ code: number | null; stdout: string; stderr: string }> {
   return new Promise((resolve) => {
     const child = spawn(process.execPath, [path.join(ROOT, 'bin', 'wakegate.js'), ...args], {
       cwd: ROOT,
@@ -319,7 +319,7 @@ export function runCli(args: string[], env: Record<string, string>): Promise<{ c
     let stderr = '';
     child.stdout.on('data', (b: Buffer) => (stdout += b.toString()));
     child.stderr.on('data', (b: Buffer) => (stderr += b.toString()));
-    const timer = setTimeout(() => child.kill('SIGKILL'), 60_000);
+    const timer = setTimeout(() => child.kill('SIGKILL'), timeoutMs);
     child.on('close', (code) => {
       clearTimeout(timer);
       resolve({ code, stdout, stderr });

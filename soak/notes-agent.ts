@@ -4,8 +4,8 @@ import { postSummary } from '../examples/campaign-reporter';
 /**
  * The soak's steer agent: notes about a ticket arrive by queue (source `notes`), one coalescer per
  * ticket with overlap `steer`, so that a note arriving while the ticket's run works is given to that
- * run's model before its next turn. Its budget is tight (three model turns, one tool call): a run
- * whose model answers while notes still wait is asked again once, and past that it ends
+ * run's model before its next turn. Its budget is tight (four model turns, one tool call): a run
+ * whose model answers while notes still wait is asked again, twice at most, and past that it ends
  * `budget_exhausted` with notes it took but never showed its model, the case the soak's
  * `unseenAbsorbed` looks for. Its coalescers have short horizons (20 s dedup, 20 s idle close), so
  * that they close during the soak and the fault injector can redeliver old notes to a new one.
@@ -77,7 +77,8 @@ export const notesAgent = defineAgent({
   mergePayload: (events) => ({ notes: events.map((e) => ({ noteKey: e.payload.noteKey, text: e.payload.text })) }),
   systemPrompt: 'Read the ticket, then post one summary naming every note you were told of.',
   model: { use: notesModel, maxOutputTokens: 100, inputUsdPerMTok: 1, outputUsdPerMTok: 1 },
-  budget: { turns: 3, tokens: 20_000, toolCalls: 1, wallClock: '2m', costUsd: 0.5 },
+  // Tight in turns and tool calls; the wall clock leaves room for the soak's faults (a stopped worker, a server restart).
+  budget: { turns: 4, tokens: 20_000, toolCalls: 1, wallClock: '10m', costUsd: 0.5 },
   tools: [
     defineTool({
       name: 'read_ticket',

@@ -11,7 +11,8 @@ export function operatorTools(top: Topology, load: LoadGenerator, everyMs: numbe
     client: () => top.client(),
     taskQueue: top.taskQueue,
     everyMs,
-    cli: (args) => runCli(args, top.env),
+    // An operator's command may wait on a busy server (rearm waits for the deletion to show): more time than the load's emits.
+    cli: (args) => runCli(args, top.env, 180_000),
     redis: () => top.redis(),
     notes: () => load.notes,
   };

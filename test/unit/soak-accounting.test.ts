@@ -216,6 +216,14 @@ describe('soak accounting: what operators leave behind, from Temporal’s record
     assert.deepEqual(unseenAbsorbed([given('r1', undefined, [], { status: 'TERMINATED', terminalReason: undefined })]), []);
   });
 
+  test('a run terminated by hand counts for lost, and a follow-up run taking its events again is no duplicate', () => {
+    const deliveries = [webhook('w1', 'e1', [{ decision: 'started', workflowId: 'c#k@e1' }])];
+    const terminated = run('c#k@e1', ['e1'], { status: 'TERMINATED', terminalReason: 'terminated' });
+    assert.deepEqual(judge({ deliveries, closed: [terminated] }).lost, [], 'taken by the terminated run: not lost');
+    assert.deepEqual(judge({ deliveries, closed: [terminated, run('c#k@e1-next', ['e1'])] }).doubleAbsorbed, []);
+    assert.equal(judge({ deliveries, closed: [run('c#k@e1', ['e1']), run('c#k@e1-next', ['e1'])] }).doubleAbsorbed.length, 1, 'two completed runs: twice');
+  });
+
   test('an event redelivered after its coalescer closed may be taken by one more run per redelivery', () => {
     const closed = [run('c#k@e1', ['e1']), run('c#k@e1-again', ['e1'])];
     const deliveries = [webhook('w1', 'e1', [{ decision: 'started', workflowId: 'c#k@e1' }])];
