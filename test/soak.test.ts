@@ -9,7 +9,9 @@ const ROOT = path.resolve(__dirname, '..');
  * The short soak (SOAK_S=60): the production-shaped topology (its own dev server, Redis, stand-ins,
  * two workers, two ingresses, two queue consumers, schedules firing) under mixed load with a process
  * SIGKILLed every 20 s, a worker SIGSTOPped past its heartbeat timeout, Redis and the dev server
- * restarted; its accounting must find nothing lost, doubled or stuck. Keeps the topology working in CI.
+ * restarted, and operators terminating, killing and rearming runs and coalescers (every 8 s); its
+ * accounting must find nothing lost, doubled or stuck, no wake key stuck and no absorbed event unseen.
+ * Keeps the topology working in CI.
  */
 test('the short soak: nothing lost, doubled or stuck while processes die', { timeout: 420_000 }, async () => {
   const env: Record<string, string | undefined> = { ...process.env, SOAK_S: '60', SOAK_FAULT_EVERY_S: '20', SOAK_DRAIN_S: '150', SOAK_RATE: '5' };
@@ -36,6 +38,9 @@ test('the short soak: nothing lost, doubled or stuck while processes die', { tim
   assert.equal(s.duplicateEffects, 0, `duplicate effects${why}`);
   assert.equal(s.doubleAbsorbed, 0, `events taken by two runs${why}`);
   assert.equal(s.stuckRuns, 0, `runs stuck open${why}`);
+  assert.equal(s.stuckKeys, 0, `wake keys whose last accepted event no closed run took${why}`);
+  assert.equal(s.unseenAbsorbed, 0, `events listed as absorbed that their run's model never saw${why}`);
+  assert.ok(Object.values(s.operator as Record<string, number>).reduce((a, b) => a + b, 0) >= 3, `operator faults: ${JSON.stringify(s.operator)}${why}`);
   assert.equal(s.invalidAccepted, 0, `invalid input accepted${why}`);
   assert.equal(s.answeredWithoutDecision, 0, `accepted answers without a decision${why}`);
   assert.equal(s.answersNamingTwoRuns, 0, `deliveries of one event told of two runs${why}`);
