@@ -36,6 +36,8 @@ export interface AbsorbedEvent {
   deliveryIds: string[];
   version?: number;
   payload?: Record<string, unknown>;
+  /** Overlap `steer`: the run it was steered into first, which did not take it (or whose model never saw it). */
+  steeredFrom?: string;
 }
 
 /** What a held run carries into its next run when it continues as new (see `RunInput.resumedHold`). */

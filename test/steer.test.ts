@@ -71,7 +71,7 @@ function changesIn(messages: ChatMessage[]): string[] {
  * `look` tool waits on `look`), then answers with a summary of every change it was given; the
  * `write_note` effect (waiting on `commit`) records that summary.
  */
-function orderNotes(opts: { look: ReturnType<typeof latch>; commit: ReturnType<typeof latch>; turns?: number }) {
+function orderNotes(opts: { look: ReturnType<typeof latch>; commit: ReturnType<typeof latch>; turns?: number; whileRunning?: 'steer' | 'cancel' }) {
   const asked: StepRequest[] = [];
   const notes: { effectKey: string; line: string }[] = [];
   const usage = { inputTokens: 20, outputTokens: 10 };
@@ -110,7 +110,7 @@ function orderNotes(opts: { look: ReturnType<typeof latch>; commit: ReturnType<t
     triggers: ['orders'],
     wakeKey: (event) => event.entity,
     wakeKeyRationale: 'One wake per order: every change to an order is worked into the run about it.',
-    coalesce: { debounce: { period: '200ms', maxWait: '1s' }, whileRunning: 'steer' },
+    coalesce: { debounce: { period: '200ms', maxWait: '1s' }, whileRunning: opts.whileRunning ?? 'steer' },
     systemPrompt: 'Look the order up, then write one note that names every change you were told of.',
     model: { use: model, maxOutputTokens: 200, inputUsdPerMTok: 1, outputUsdPerMTok: 1 },
     budget: { turns: opts.turns ?? 6, tokens: 50_000, toolCalls: 4, wallClock: '2m', costUsd: 1 },
@@ -308,6 +308,43 @@ describe('overlap steer: a wake into the live run', () => {
         assert.ok(
           asked.some((req) => changesIn(req.messages).includes('address')),
           'a model was given it',
+        );
+      },
+      { activities: app.activities() },
+    );
+  });
+
+  test('cancel: a run that has begun committing is let finish, not cancelled; the restart takes only the newer event', async () => {
+    const commit = latch();
+    const { app, notes } = orderNotes({ look: latch(true), commit, whileRunning: 'cancel' });
+    const taskQueue = unique('cancel-commit');
+    const gate = app.gate(env.client, taskQueue, { decisionWaitMs: 20_000 });
+    const entity = unique('order');
+    await withWorker(
+      env.nativeConnection,
+      taskQueue,
+      async () => {
+        const first = await gate.admit(order(entity, 'quantity', '2026-12-02T12:00:00Z'));
+        await commit.waiting; // the run is applying its note
+        const late = await gate.admit(order(entity, 'cancelled', '2026-12-02T12:00:05Z'));
+        assert.equal(late.decision, 'started', 'a restart batch');
+        await new Promise((r) => setTimeout(r, 1000)); // the supersede reaches the committing run
+        commit.release();
+        const r1 = await awaitRun(env.client, first);
+        assert.equal(r1.terminalReason, 'success', r1.summary);
+        assert.equal(r1.supersededBy, undefined, 'not cancelled: it had begun committing');
+        assert.equal(r1.commitBegan, true);
+        const r2 = await awaitRun(env.client, late);
+        assert.equal(r2.terminalReason, 'success', r2.summary);
+        assert.deepEqual(
+          r2.absorbed!.map((e) => e.eventKey),
+          [late.eventKey],
+          'the restart does not redo the committed event',
+        );
+        assert.deepEqual(
+          notes.map((n) => n.line),
+          ['changes: quantity', 'changes: cancelled'],
+          'each change noted once',
         );
       },
       { activities: app.activities() },

@@ -89,8 +89,10 @@ export function coalescedEvents(r: Recorded): Draft[] {
   // Overlap `steer`: the run an event was steered into, or, when that run refused it (it had begun
   // committing), the follow-up run that took it instead.
   const takenBy = new Map<string, string>();
-  const steer = (e: Details, runKey: string) => {
+  const steer = (e: Details & { steeredFrom?: string }, runKey: string) => {
     const d = drafts.byKey.get(e.eventKey);
+    // The run it was steered into first, when another took it (the coalescer's entry names the latter).
+    if (d?.decision === 'steered' && e.steeredFrom && e.steeredFrom !== runKey) d.runKey = e.steeredFrom;
     if (d?.decision === 'steered' && d.runKey !== runKey) d.finalRunKey = runKey;
     takenBy.set(e.eventKey, runKey);
   };

@@ -3,6 +3,7 @@ import assert from 'node:assert/strict';
 import type { CoalescerState, Offer } from '../../core/coalesce-types';
 import type { CoalescePolicy } from '../../core/policy';
 import { BATCH_BUDGET_CHARS, CoalescerMachine, initialState, runInputOf, SKIPPED_SIGNAL_EVERY_MS, type Step } from '../../workflows/coalesce/machine';
+import { SEEN_CAPACITY } from '../../workflows/coalesce/seen';
 
 /*
  * The coalescer's decisions without a server: each rule is driven through the machine the workflow
@@ -621,5 +622,29 @@ describe('the coalescer machine: no wake left behind', () => {
     assert.notEqual(again.runKey, b.runKey);
     assert.equal(m.state.running!.runKey, again.runKey);
     assert.equal(m.offer(offerOf('a', {}, 'resent'), T0 + 1100).runKey, again.runKey);
+  });
+});
+
+describe('the coalescer machine: dedup capacity', () => {
+  test(`holds ${SEEN_CAPACITY} events within its horizon; past that it counts what it lets go early, and a redelivery of one runs under a new ID`, () => {
+    const m = machineOf({ dedupHorizonMs: 86_400_000, maxEventsPerRun: 10 });
+    const name = (i: number) => `stream-${i}-${'x'.repeat(40)}`;
+    const first = m.offer(offerOf(name(0)), T0);
+    for (let i = 1; i < SEEN_CAPACITY; i++) m.offer(offerOf(name(i)), T0 + i);
+    assert.equal(m.state.counts.forgottenEarly, undefined, 'nothing let go within the capacity');
+    // ev-1 left the pending batch's list long ago (past maxEventsPerRun): only the dedup table knows it.
+    const again = m.offer(offerOf(name(1), {}, 'resent'), T0 + SEEN_CAPACITY);
+    assert.deepEqual([again.decision, again.duplicate, again.runKey], ['coalesced', true, first.runKey], 'still deduplicated');
+    let i = SEEN_CAPACITY;
+    while (m.lookup(`ev-${name(1)}`) && i < 4 * SEEN_CAPACITY) m.offer(offerOf(name(i)), T0 + i++);
+    assert.ok((m.state.counts.forgottenEarly ?? 0) > 0, `counted after ${i} events`);
+    assert.ok(m.state.seenFloorMs! >= T0);
+    // The batch runs and ends; then a redelivery of ev-1, forgotten, is a new event: a new run.
+    const ran = started(m, T0 + i + 10_000);
+    m.runEnded({ runKey: ran.runKey, terminalReason: 'success', seen: [] }, T0 + i + 20_000);
+    const late = m.offer(offerOf(name(1), {}, 'past-capacity'), T0 + i + 30_000);
+    assert.deepEqual([late.decision, late.duplicate], ['started', undefined], 'decided afresh');
+    assert.notEqual(late.runKey, first.runKey, 'under a new run ID, never the first run’s');
+    assert.ok(JSON.stringify(m.state).length < 1_500_000, `${JSON.stringify(m.state).length} chars carried across continue-as-new`);
   });
 });

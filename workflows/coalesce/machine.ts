@@ -161,10 +161,13 @@ export class CoalescerMachine extends CoalescerAnswers {
       state.counts.steerRefused = (state.counts.steerRefused ?? 0) + unseen.length;
       this.followUp(runKey, unseen, nowMs);
     }
-    // Overlap `cancel`: a run that had begun committing was not cancelled; what it carried is done, and
-    // the restart batch keeps only the events that came after.
+    // Overlap `cancel`: a run that says it ended otherwise than cancelled (it had begun committing and
+    // refused its supersede, or ended before the supersede reached it) is done with what it carried:
+    // the restart batch keeps only the events that came after. An end known only from Temporal
+    // (terminated, deleted: no `seen`) keeps them: the restart runs them.
     const restart = state.pending;
-    if (commitBegan && restart?.supersedes === runKey) {
+    const finished = commitBegan || (seen !== undefined && terminalReason !== 'cancelled');
+    if (restart?.supersedes === runKey && finished) {
       const done = new Set(running.events.map((e) => e.eventKey));
       restart.events = restart.events.filter((e) => !done.has(e.eventKey));
       restart.overflow = Math.max(0, restart.overflow - running.overflow);
@@ -292,13 +295,15 @@ export class CoalescerMachine extends CoalescerAnswers {
       running.steered = (running.steered ?? []).filter((k) => !keys.has(k));
     }
     state.lastActivityMs = nowMs;
-    for (const e of events) {
-      const holds = (b?: { events: OfferedEvent[]; runKey: string }) => b?.runKey !== runKey && b?.events.some((x) => x.eventKey === e.eventKey);
+    for (const steered of events) {
+      const holds = (b?: { events: OfferedEvent[]; runKey: string }) => b?.runKey !== runKey && b?.events.some((x) => x.eventKey === steered.eventKey);
       if (holds(state.pending) || holds(state.running)) continue; // refused and unseen: one event, one place
+      const e = { ...steered, steeredFrom: steered.steeredFrom ?? runKey }; // the trail names both runs
       if (state.pending) this.addTo(state.pending, e, nowMs);
       else state.pending = this.open(e, nowMs);
-      // Its dedup entry keeps the run it was steered into (the trail tells both); a redelivery is
-      // answered from the batch that holds it, and the gate follows a refusal to the run that took it.
+      // Its dedup entry names the run that takes it now: a redelivery is answered from that run, and
+      // a rearm of the run it was steered into does not forget it.
+      this.seen.retake(e.eventKey, this.tokenOf(state.pending.runKey));
     }
   }
 

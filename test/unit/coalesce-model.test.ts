@@ -1,0 +1,1030 @@
+import { describe, test } from 'node:test';
+import fc from 'fast-check';
+import type { CoalescerState, Offer, OfferAnswer, RunEnded, SteerAnswer } from '../../core/coalesce-types';
+import type { CoalescePolicy } from '../../core/policy';
+import type { TerminalReason } from '../../core/types';
+import { CoalescerMachine, initialState, type CoalescerIdentity, type Step } from '../../workflows/coalesce/machine';
+
+/*
+ * A model-based test of the coalescer: the machine (workflows/coalesce/machine.ts) driven by a small
+ * simulated world that stands in for its Temporal shell (workflows/coalesce/workflow.ts), its runs
+ * (workflows/run: record.ts, steer.ts, agent-loop.ts) and the operator. fast-check generates command
+ * lists (offers, redeliveries and retried offers, time, model turns, commits, run ends with each
+ * terminal reason, runs terminated or reset by hand, a coalescer terminated by hand, continue-as-new,
+ * close, rearm, worker crashes, messages delivered in any order) with a `whileRunning` drawn per list,
+ * and the world checks DESIGN.md invariant 6 as the issue states it: the safety parts after every
+ * command, the liveness parts after a `quiesce` command (one ends every list):
+ *  1. every accepted event (first answer started/coalesced/steered) is, once quiescent, seen by
+ *     exactly one run's model, or was answered from its first decision (a redelivery);
+ *  2. within the dedup horizon an event key has one decision: a redelivery gets the same decision and
+ *     run (for a steered event the run did not take: the run that took it); other inputs: `mismatch`;
+ *  3. no key stuck: after quiesce, a new event leads to a run that starts and sees it;
+ *  4. at most one run live per wake key; a start never meets an existing workflow ID.
+ *
+ * The world (what the shell and Temporal do, reduced to what the machine sees):
+ * - Temporal's workflow IDs: the run IDs in retention (closed ones too: REJECT_DUPLICATE; a rearm
+ *   deletes one, as `wakegate rearm` does after the coalescer's `forget`).
+ * - The coalescer's execution: a CoalescerMachine, its input state and the log of every call made on
+ *   it (its history). Continue-as-new: the state through JSON into a new machine (only when `next()`
+ *   says so: owed steps go out first). Close: `next()` says `close` and it is idle; the next offer
+ *   starts a new chain (`initialState(now, chain)`). Terminated by hand: its state is gone.
+ * - A worker crash between a decision and its command: the workflow task fails, nothing it decided
+ *   reaches the server, and replay decides again: the machine is rebuilt from its input and log
+ *   (checked equal to the live one) and `next()` runs again.
+ * - A run: its batch (its model sees it at its first turn), an inbox of steered events (seen only when
+ *   a turn drains them), commit (the inbox closes, a supersede no longer cancels it), an end (its
+ *   runEnded signal, with `seen` and `commitBegan`, goes in flight), terminated by hand (no signal),
+ *   reset (a new execution of the same ID from its start, its updates re-applied).
+ * - Messages in flight, delivered by a `deliver` command in any order (every one in `quiesce`): runEnded
+ *   signals; the watch of a child's result by the execution that started it (lost with that execution);
+ *   the `steer` activity (it applies the update when it runs and brings the answer back to the
+ *   execution that scheduled it). Before the change the shell awaits that answer (no other step, no
+ *   continue-as-new meanwhile); after it the loop goes on, and the activity may give up
+ *   (`dropSteer`: `steerFailed`). After the change the shell also looks at its live run through
+ *   Temporal on a timer (`watchLive`, and in `quiesce`): a run closed without telling it is reported.
+ *
+ * What invariant 1 counts, and what it leaves out by construction:
+ * - a model's view counts toward "exactly one" unless its work was discarded: a run that ended
+ *   cancelled (superseded or killed), a run terminated by hand, an execution a reset replaced;
+ * - a run that fails, is killed or is terminated before its first turn loses its batch (batch events
+ *   are the run's once it starts; only steered events go back to the coalescer);
+ * - a coalescer terminated by hand loses what it held: the events it had accepted and no model had
+ *   seen yet, and its decisions (invariant 2) are out of scope; runs live at that moment are orphans
+ *   its successor cannot know of, left out of "one run live" (invariant 4);
+ * - events overflowing `maxEventsPerRun` (the policy here never reaches it).
+ */
+
+type Ev = Offer['event'];
+type Overlap = CoalescePolicy['whileRunning'];
+type EndReason = Extract<TerminalReason, 'success' | 'no_op' | 'budget_exhausted' | 'escalated' | 'cancelled' | 'failed'>;
+
+export type Cmd =
+  | { k: 'offer'; events: { key: number; fp: number }[] }
+  | { k: 'redeliver'; pick: number; retry: boolean }
+  | { k: 'advance'; ms: number }
+  | { k: 'turn'; run: number }
+  | { k: 'commit'; run: number }
+  | { k: 'end'; run: number; reason: EndReason }
+  | { k: 'terminateRun'; run: number }
+  | { k: 'resetRun'; run: number }
+  | { k: 'deliver'; pick: number }
+  | { k: 'watchLive' }
+  | { k: 'dropSteer'; pick: number; applied: boolean }
+  | { k: 'terminateCoalescer' }
+  | { k: 'continueAsNew' }
+  | { k: 'close' }
+  | { k: 'rearm'; run: number }
+  | { k: 'crash' }
+  | { k: 'quiesce' };
+
+const T0 = Date.parse('2026-12-05T10:00:00Z');
+const KEYS = 5;
+const FPS = ['fpA', 'fpB'];
+const POLICY = { debouncePeriodMs: 100, maxWaitMs: 400, idleCloseMs: 500, dedupHorizonMs: 1000, maxEventsPerRun: 100 };
+
+/**
+ * Sequences that meet a known defect can be set aside (`COALESCE_MODEL_MASK=collision,...`) to look
+ * for the next one behind it; the file's own tests never set it.
+ */
+const MASKED = new Set((process.env.COALESCE_MODEL_MASK ?? '').split(',').filter(Boolean));
+
+const startState = initialState;
+
+type MachineCall =
+  | { op: 'offer'; offer: Offer; now: number }
+  | { op: 'next'; now: number; can: boolean }
+  | { op: 'ended'; body: RunEnded; now: number }
+  | { op: 'steerAnswered'; runKey: string; answer: SteerAnswer; events: Ev[]; now: number }
+  | { op: 'steerFailed'; runKey: string }
+  | { op: 'forget'; runKey: string };
+
+interface Coalescer {
+  m: CoalescerMachine;
+  exec: number;
+  chain: string;
+  /** Its input state (JSON) and every call made on it since: what replay rebuilds it from. */
+  input: string;
+  log: MachineCall[];
+  timer?: number;
+}
+
+interface SimRun {
+  runKey: string;
+  /** Execution number: a reset makes a new one. */
+  exec: number;
+  status: 'running' | 'completed' | 'terminated';
+  batch: Ev[];
+  /** Steered events taken and not yet given to the model. */
+  inbox: Ev[];
+  taken: Ev[];
+  /** Keys of steered events this execution's model was given. */
+  given: Set<string>;
+  firstTurn: boolean;
+  committing: boolean;
+  /** Takes no more steered events. */
+  closed: boolean;
+  reason?: EndReason;
+  how?: 'own' | 'supersede' | 'terminated';
+  startedBy: number;
+  updates: Map<string, SteerAnswer>;
+  /** Live when its coalescer was terminated by hand: a fresh coalescer cannot know it. */
+  orphan?: boolean;
+}
+
+interface Accepted {
+  did: string;
+  key: string;
+  chain: string;
+  answer: OfferAnswer;
+  /** Each model that saw it: the run and its execution. */
+  views: { run: SimRun; exec: number }[];
+  exempt?: string;
+}
+
+interface KeyRecord {
+  fp: string;
+  atMs: number;
+  answer: OfferAnswer;
+  chain: string;
+  accepted?: Accepted;
+  void?: string;
+}
+
+type Msg =
+  { k: 'ended'; body: RunEnded } | { k: 'watch'; exec: number; body: RunEnded } | { k: 'steer'; exec: number; runKey: string; id: string; events: Ev[] };
+
+const clone = <T>(x: T): T => JSON.parse(JSON.stringify(x)) as T;
+const ACCEPTING = new Set(['started', 'coalesced', 'steered']);
+
+class Violation extends Error {}
+
+/** The world: the clock, Temporal's IDs, the coalescer's executions, the runs, the messages in flight. */
+export class World {
+  now = T0;
+  readonly self: CoalescerIdentity;
+  coal?: Coalescer;
+  private chains = 0;
+  private execs = 0;
+  private dids = 0;
+  private fresh = 0;
+  readonly ids = new Set<string>();
+  readonly runs = new Map<string, SimRun>();
+  readonly allRuns: SimRun[] = [];
+  msgs: Msg[] = [];
+  /** Every delivery offered: its first answer, and the accepted event it was (or was answered from). */
+  readonly deliveries: { key: string; fp: string; did: string; answer?: OfferAnswer; accepted?: Accepted; rec?: KeyRecord }[] = [];
+  readonly accepted = new Map<string, Accepted>();
+  readonly keys = new Map<string, KeyRecord>();
+  readonly trace: string[] = [];
+
+  constructor(
+    overlap: Overlap,
+    private readonly tracing = true,
+  ) {
+    this.self = { agent: 'agent', wakeKey: 'wk', policy: { ...POLICY, whileRunning: overlap } };
+  }
+
+  /** A violation of invariant `inv`; `tag` names its kind (COALESCE_MODEL_MASK). */
+  fail(tag: string, inv: string, msg: string): never {
+    if (MASKED.has(tag)) fc.pre(false);
+    throw new Violation(`invariant ${inv}: ${msg}\n  trace (last 40):\n    ${this.trace.slice(-40).join('\n    ')}`);
+  }
+
+  /** Traced only when a failing list is played again to report it. */
+  private note(s: string) {
+    if (this.tracing) this.trace.push(`t+${this.now - T0} ${s}`);
+  }
+
+  // ---- the coalescer's execution and its shell ----
+
+  private freshCoalescer(): Coalescer {
+    const chain = `c${++this.chains}`;
+    const state = startState(this.now, chain);
+    this.coal = { m: new CoalescerMachine(this.self, state), exec: ++this.execs, chain, input: JSON.stringify(state), log: [] };
+    this.note(`coalescer ${chain} starts (exec ${this.coal.exec})`);
+    return this.coal;
+  }
+
+  /** The shell's loop: `next()` and perform, until it waits (or closes, or awaits a steer's answer). */
+  pump(can = false): void {
+    for (let i = 0; i < 200; i++) {
+      const c = this.coal;
+      if (!c) return;
+      c.log.push({ op: 'next', now: this.now, can });
+      const step: Step = c.m.next(this.now, can);
+      if (step.kind !== 'wait')
+        this.note(
+          `step ${JSON.stringify(step.kind === 'start' ? { kind: 'start', runKey: step.batch.runKey } : step.kind === 'steer' ? { ...step, events: step.events.map((e) => e.eventKey) } : step)}`,
+        );
+      switch (step.kind) {
+        case 'supersede':
+          this.supersede(step.runKey);
+          break;
+        case 'record-skipped':
+          break;
+        case 'steer':
+          this.msgs.push({ k: 'steer', exec: c.exec, runKey: step.runKey, id: step.id, events: clone(step.events) });
+          break;
+        case 'start':
+          this.start(step.batch.runKey, step.batch.events, c);
+          break;
+        case 'continue-as-new':
+          this.continueAsNew(c);
+          can = false;
+          break;
+        case 'close':
+          if (c.m.idle) {
+            this.coal = undefined;
+            return;
+          }
+          break;
+        case 'wait':
+          c.timer = step.untilMs;
+          return;
+        default:
+          throw new Error(`unknown step ${JSON.stringify(step)}`);
+      }
+    }
+    this.fail('loop', '3', 'the shell loop never waits');
+  }
+
+  private continueAsNew(c: Coalescer): void {
+    const state = JSON.parse(JSON.stringify(c.m.state)) as CoalescerState;
+    this.coal = { m: new CoalescerMachine(this.self, state), exec: ++this.execs, chain: c.chain, input: JSON.stringify(state), log: [] };
+  }
+
+  private replay(c: Coalescer): CoalescerMachine {
+    const m = new CoalescerMachine(this.self, JSON.parse(c.input) as CoalescerState);
+    for (const call of c.log) {
+      if (call.op === 'offer') m.offer(clone(call.offer), call.now);
+      else if (call.op === 'next') m.next(call.now, call.can);
+      else if (call.op === 'ended') m.runEnded(clone(call.body), call.now);
+      else if (call.op === 'steerAnswered') m.steerAnswered(call.runKey, clone(call.answer), clone(call.events), call.now);
+      else if (call.op === 'steerFailed') (m as unknown as { steerFailed?: (k: string) => void }).steerFailed?.(call.runKey);
+      else m.forgetRun(call.runKey);
+    }
+    return m;
+  }
+
+  private runEnded(body: RunEnded): void {
+    const c = this.coal;
+    if (!c) return; // a signal to a closed workflow is dropped (the run ignores the failure)
+    c.log.push({ op: 'ended', body: clone(body), now: this.now });
+    c.m.runEnded(clone(body), this.now);
+    this.pump();
+  }
+
+  // ---- Temporal's side of the shell's steps ----
+
+  private start(runKey: string, events: Ev[], c: Coalescer): void {
+    if (this.ids.has(runKey))
+      this.fail(
+        'collision',
+        '4',
+        `start of ${runKey} meets an existing workflow ID: the shell swallows WorkflowExecutionAlreadyStartedError and waits for a run that never reports`,
+      );
+    const run: SimRun = {
+      runKey,
+      exec: 1,
+      status: 'running',
+      batch: clone(events),
+      inbox: [],
+      taken: [],
+      given: new Set(),
+      firstTurn: false,
+      committing: false,
+      closed: false,
+      startedBy: c.exec,
+      updates: new Map(),
+    };
+    this.ids.add(runKey);
+    this.runs.set(runKey, run);
+    this.allRuns.push(run);
+  }
+
+  /** Signal then cancel: a run that has begun committing is let finish. */
+  private supersede(runKey: string): void {
+    const run = this.runs.get(runKey);
+    if (!run || run.status !== 'running' || run.committing) return;
+    this.endRun(run, 'cancelled', 'supersede');
+  }
+
+  /** The `steer` update, run by the activity: the run takes or refuses; a closed run's result says what it took. */
+  private applySteer(msg: Extract<Msg, { k: 'steer' }>): SteerAnswer {
+    const keys = msg.events.map((e) => e.eventKey);
+    const run = this.runs.get(msg.runKey);
+    if (!run || !this.ids.has(msg.runKey) || run.status === 'terminated') return { accepted: [], refused: keys };
+    if (run.status === 'completed') {
+      const took = new Set(run.given);
+      return { accepted: keys.filter((k) => took.has(k)), refused: keys.filter((k) => !took.has(k)) };
+    }
+    const prior = run.updates.get(msg.id);
+    if (prior) return prior;
+    let answer: SteerAnswer;
+    if (run.closed) answer = { accepted: [], refused: keys };
+    else {
+      const holds = (k: string) => run.batch.some((e) => e.eventKey === k) || run.taken.some((e) => e.eventKey === k);
+      const fresh = msg.events.filter((e) => !holds(e.eventKey));
+      run.inbox.push(...clone(fresh));
+      run.taken.push(...clone(fresh));
+      answer = { accepted: keys, refused: [] };
+    }
+    run.updates.set(msg.id, answer);
+    this.note(`run ${short(run.runKey)} steer ${msg.id}: ${JSON.stringify(answer)}`);
+    return answer;
+  }
+
+  private deliver(i: number, giveUp?: 'before' | 'after'): void {
+    const msg = this.msgs.splice(i, 1)[0]!;
+    if (msg.k === 'ended') {
+      this.note(`deliver runEnded ${short(msg.body.runKey)} ${JSON.stringify({ ...msg.body, runKey: undefined })}`);
+      this.runEnded(msg.body);
+    } else if (msg.k === 'watch') {
+      if (this.coal?.exec !== msg.exec) return; // its watcher continued as new or closed
+      this.note(`watch reports ${short(msg.body.runKey)} ${msg.body.terminalReason}`);
+      this.runEnded(msg.body);
+    } else {
+      const answer = giveUp === 'before' ? undefined : this.applySteer(msg);
+      const c = this.coal;
+      if (!c || c.exec !== msg.exec) return; // the execution that scheduled it is gone
+      if (!answer || giveUp) {
+        c.log.push({ op: 'steerFailed', runKey: msg.runKey });
+        (c.m as unknown as { steerFailed?: (k: string) => void }).steerFailed?.(msg.runKey);
+      } else {
+        c.log.push({ op: 'steerAnswered', runKey: msg.runKey, answer: clone(answer), events: clone(msg.events), now: this.now });
+        c.m.steerAnswered(msg.runKey, clone(answer), clone(msg.events), this.now);
+      }
+      this.pump();
+    }
+  }
+
+  // ---- runs ----
+
+  private view(run: SimRun, e: Ev): void {
+    this.accepted.get(e.deliveryIds[0]!)?.views.push({ run, exec: run.exec });
+  }
+
+  /** A model turn: the batch at the first, then whatever steered events wait. */
+  turn(run: SimRun): void {
+    if (run.status !== 'running' || run.committing) return;
+    if (!run.firstTurn) {
+      run.firstTurn = true;
+      for (const e of run.batch) this.view(run, e);
+    }
+    for (const e of run.inbox) {
+      this.view(run, e);
+      run.given.add(e.eventKey);
+    }
+    run.inbox = [];
+  }
+
+  /** The final answer, with nothing waiting (else the model is asked again first): the inbox closes, effects start. */
+  commit(run: SimRun): void {
+    if (run.status !== 'running' || run.committing) return;
+    if (!run.firstTurn || run.inbox.length) this.turn(run);
+    run.closed = true;
+    run.committing = true;
+  }
+
+  endRun(run: SimRun, reason: EndReason, how: 'own' | 'supersede'): void {
+    if (run.status !== 'running') return;
+    if (how === 'own' && reason === 'success') this.commit(run); // success is the commit stage's end
+    if (how === 'own' && reason !== 'failed' && reason !== 'cancelled') {
+      if (!run.firstTurn) this.turn(run);
+      // A final answer given while steered events wait is asked again with them.
+      if (reason === 'no_op' && run.inbox.length) this.turn(run);
+    }
+    run.closed = true;
+    run.status = 'completed';
+    run.reason = reason;
+    run.how = how;
+    if (!run.firstTurn && how === 'own') this.exemptBatch(run, `its run ended ${reason} before its first turn`);
+    const body = this.endOf(run);
+    this.note(`run ${short(run.runKey)} ends ${reason} (${how}) ${JSON.stringify({ ...body, runKey: undefined })}`);
+    this.msgs.push({ k: 'ended', body });
+    // The execution that started the run also watches its result (child.result()).
+    this.msgs.push({ k: 'watch', exec: run.startedBy, body });
+  }
+
+  terminateRun(run: SimRun): void {
+    if (run.status !== 'running') return;
+    run.status = 'terminated';
+    run.how = 'terminated';
+    run.closed = true;
+    if (!run.firstTurn) this.exemptBatch(run, 'its run was terminated before its first turn');
+    this.note(`run ${short(run.runKey)} terminated by hand`);
+    // Its starting execution's watch of the child sees it fail; after a continue-as-new, only the
+    // planned shell's look at its live run (`watchLive`) finds it.
+    this.msgs.push({ k: 'watch', exec: run.startedBy, body: { runKey: run.runKey, terminalReason: 'failed' } });
+  }
+
+  /** A new execution of the same ID from its start; its updates (the steered events) are re-applied. */
+  resetRun(run: SimRun): void {
+    if (run.status !== 'running') return;
+    run.exec += 1;
+    run.firstTurn = false;
+    run.committing = false;
+    run.closed = false;
+    run.inbox = clone(run.taken);
+    run.given = new Set();
+    this.note(`run ${short(run.runKey)} reset`);
+  }
+
+  /**
+   * What a closed run says of its end (its signal, its result): the steered events its model was given
+   * and whether it began committing. Sent under both names the change used (`committed`, `commitBegan`).
+   */
+  private endOf(run: SimRun): RunEnded {
+    const end = { runKey: run.runKey, terminalReason: run.reason ?? 'failed', seen: [...run.given], committed: run.committing, commitBegan: run.committing };
+    return end;
+  }
+
+  /**
+   * The planned shell's look at its live run through Temporal (activity `runEnd`, on a timer while it
+   * waits): a run closed without telling it, or deleted, is reported to the current execution.
+   */
+  watchLive(): void {
+    const c = this.coal;
+    const runKey = c?.m.state.running?.runKey;
+    if (!c || !runKey) return;
+    const run = this.runs.get(runKey);
+    let end: RunEnded | null;
+    if (!run || !this.ids.has(runKey)) end = { runKey, terminalReason: 'failed' };
+    else if (run.status === 'running') end = null;
+    else if (run.status === 'completed') end = this.endOf(run);
+    else end = { runKey, terminalReason: 'failed' };
+    if (!end) return;
+    this.note(`watch of the live run finds ${short(runKey)} ended ${end.terminalReason}`);
+    this.runEnded(end);
+  }
+
+  private exemptBatch(run: SimRun, why: string): void {
+    for (const e of run.batch) {
+      const a = this.accepted.get(e.deliveryIds[0]!);
+      if (a && !a.views.length) a.exempt ??= why;
+    }
+  }
+
+  private live(): SimRun[] {
+    return this.allRuns.filter((r) => r.status === 'running');
+  }
+
+  // ---- offers and invariant 2 ----
+
+  offer(list: { key: string; fp: string; did: string; offerId: string; retry?: boolean }[]): void {
+    const c = this.coal ?? this.freshCoalescer();
+    const answers = list.map((d) => {
+      const offer: Offer = {
+        event: {
+          eventKey: d.key,
+          source: 'sim',
+          type: 'ping',
+          entity: 'e1',
+          occurredAt: new Date(T0).toISOString(),
+          bucketStart: new Date(T0).toISOString(),
+          deliveryIds: [d.did],
+          payload: { key: d.key, fp: d.fp },
+          fingerprint: d.fp,
+        },
+        offerId: d.offerId,
+      };
+      c.log.push({ op: 'offer', offer: clone(offer), now: this.now });
+      return c.m.offer(clone(offer), this.now);
+    });
+    list.forEach((d, i) => this.judge(d, answers[i]!, c.chain));
+    this.pump();
+  }
+
+  private judge(d: { key: string; fp: string; did: string; retry?: boolean }, a: OfferAnswer, chain: string): void {
+    this.note(`offer ${d.key}/${d.fp} (${d.did}${d.retry ? ', retried' : ''}) -> ${a.decision}${a.duplicate ? ' dup' : ''} ${a.runKey ? short(a.runKey) : ''}`);
+    const r = this.keys.get(d.key);
+    const delivery = this.deliveries.find((x) => x.did === d.did)!;
+    if (d.retry) {
+      // The same offer again (generated only within the horizon of its key's decision): its first answer.
+      const first = delivery.answer!;
+      const holders = delivery.accepted ? this.holders(delivery.accepted) : [];
+      const same = a.decision === first.decision && a.runKey === first.runKey;
+      const followed = a.decision === 'steered' && this.gateFollows(a.runKey, d.key);
+      if (!same && !followed && !(a.runKey !== undefined && holders.includes(a.runKey) && ACCEPTING.has(a.decision)))
+        this.fail(
+          'retry',
+          '2',
+          `retried offer ${d.did} of ${d.key} answered ${a.decision} ${a.runKey}; first ${first.decision} ${first.runKey}, the runs that took or hold it: ${holders.join(' ') || 'none'}`,
+        );
+      return;
+    }
+    delivery.answer = a;
+    if (r && !r.void && this.now - r.atMs < this.self.policy.dedupHorizonMs) {
+      delivery.accepted = r.accepted;
+      delivery.rec = r;
+      const first = `${r.answer.decision} ${r.answer.runKey}`;
+      if (d.fp !== r.fp) {
+        if (a.decision !== 'mismatch')
+          this.fail('mismatch', '2', `${d.key} with other inputs within the horizon answered ${a.decision} (first: ${first}), not mismatch`);
+        return;
+      }
+      if (!a.duplicate) this.fail('afresh', '2', `redelivery of ${d.key} within the horizon decided afresh: ${a.decision} ${a.runKey} (first: ${first})`);
+      // The first run, or the one that took it or holds it now (a cancel's restart carries it; a steered
+      // event that run did not take is the follow-up's); a steered event's first run only if it took it.
+      const holders = r.accepted ? this.holders(r.accepted) : [];
+      const took = r.accepted && this.took(r.accepted);
+      const allowed = r.answer.decision === 'steered' && took !== undefined && took !== r.answer.runKey ? holders : [r.answer.runKey, ...holders];
+      if (!allowed.includes(a.runKey) && !(a.decision === 'steered' && this.gateFollows(a.runKey, d.key)))
+        this.fail(
+          'redelivery',
+          '2',
+          `redelivery of ${d.key} answered ${a.decision} ${a.runKey}; first ${first}, the runs that took or hold it: ${holders.join(' ') || 'none'}`,
+        );
+      if (a.runKey === r.answer.runKey && a.decision !== r.answer.decision)
+        this.fail('redelivery', '2', `redelivery of ${d.key} answered ${a.decision}, first ${first}`);
+      if (a.runKey !== r.answer.runKey && !ACCEPTING.has(a.decision))
+        this.fail('redelivery', '2', `redelivery of ${d.key} answered ${a.decision} ${a.runKey}, first ${first}`);
+      return;
+    }
+    if (a.duplicate || a.decision === 'mismatch') return; // held past the horizon
+    const rec: KeyRecord = { fp: d.fp, atMs: this.now, answer: a, chain };
+    if (ACCEPTING.has(a.decision)) {
+      rec.accepted = { did: d.did, key: d.key, chain, answer: a, views: [] };
+      this.accepted.set(d.did, rec.accepted);
+      delivery.accepted = rec.accepted;
+    }
+    delivery.rec = rec;
+    this.keys.set(d.key, rec);
+  }
+
+  /**
+   * The gate follows an answer naming a run an event was steered into to the run that took it, when
+   * that run completed and its result does not list the event (gate/await-run.ts `refusedSteer`, and
+   * gate/coalesce-path.ts); it does not for a run that closed otherwise (terminated: no result).
+   * Its result lists its batch and the steered events it took (after the change: those its model saw).
+   */
+  private gateFollows(runKey: string | undefined, eventKey: string): boolean {
+    const run = runKey === undefined ? undefined : this.runs.get(runKey);
+    if (!run || run.status !== 'completed' || !this.ids.has(run.runKey)) return false;
+    return !absorbedOf(run).includes(eventKey);
+  }
+
+  /** The run whose model saw an accepted event, for good (see {@link counts}). */
+  private took(a: Accepted): string | undefined {
+    return a.views.filter((v) => counts(v)).at(-1)?.run.runKey;
+  }
+
+  /**
+   * The run that took an accepted event: the one whose model saw it, the pending batch that holds it,
+   * any run given it in its batch, a live run holding it steered and not yet given to its model.
+   */
+  private holders(a: Accepted): string[] {
+    const held = (es: Ev[]) => es.some((e) => e.deliveryIds[0] === a.did);
+    const pending = this.coal?.m.state.pending;
+    return [
+      ...[this.took(a)].filter((k): k is string => k !== undefined),
+      ...(pending && held(pending.events) ? [pending.runKey] : []),
+      ...this.allRuns.filter((r) => held(r.batch) || (r.status === 'running' && held(r.inbox))).map((r) => r.runKey),
+    ];
+  }
+
+  // ---- commands ----
+
+  exec(cmd: Cmd): void {
+    switch (cmd.k) {
+      case 'offer':
+        this.offer(
+          cmd.events.map(({ key, fp }) => {
+            const did = `d${++this.dids}`;
+            const d = { key: `k${key}`, fp: FPS[fp]!, did };
+            this.deliveries.push({ ...d });
+            return { ...d, offerId: did };
+          }),
+        );
+        break;
+      case 'redeliver': {
+        if (!this.deliveries.length) return;
+        const old = this.deliveries[cmd.pick % this.deliveries.length]!;
+        // A retried offer (same offer id: another update, the fallback signal) comes within the horizon.
+        const rec = this.keys.get(old.key);
+        if (cmd.retry && rec && rec === old.rec && !rec.void && this.now - rec.atMs < this.self.policy.dedupHorizonMs && old.answer)
+          this.offer([{ key: old.key, fp: old.fp, did: old.did, offerId: old.did, retry: true }]);
+        else {
+          const did = `d${++this.dids}`;
+          this.deliveries.push({ key: old.key, fp: old.fp, did });
+          this.offer([{ key: old.key, fp: old.fp, did, offerId: did }]);
+        }
+        break;
+      }
+      case 'advance':
+        this.advanceTo(this.now + cmd.ms);
+        break;
+      case 'turn':
+      case 'commit':
+      case 'end':
+      case 'terminateRun':
+      case 'resetRun': {
+        const live = this.live();
+        if (!live.length) return;
+        const run = live[cmd.run % live.length]!;
+        if (cmd.k === 'turn') this.turn(run);
+        else if (cmd.k === 'commit') this.commit(run);
+        else if (cmd.k === 'end') this.endRun(run, cmd.reason, 'own');
+        else if (cmd.k === 'terminateRun') this.terminateRun(run);
+        else this.resetRun(run);
+        break;
+      }
+      case 'deliver':
+        if (this.msgs.length) this.deliver(cmd.pick % this.msgs.length);
+        break;
+      case 'watchLive':
+        this.watchLive();
+        break;
+      case 'dropSteer': {
+        // The steer activity gives up (its retries run out): after applying the update or before.
+        const steers = this.msgs.map((m, i) => [m, i] as const).filter(([m]) => m.k === 'steer');
+        if (steers.length) this.deliver(steers[cmd.pick % steers.length]![1], cmd.applied ? 'after' : 'before');
+        break;
+      }
+      case 'terminateCoalescer': {
+        const c = this.coal;
+        if (!c) return;
+        this.note(`coalescer ${c.chain} terminated by hand`);
+        for (const a of this.accepted.values()) if (a.chain === c.chain && !a.views.length) a.exempt ??= 'its coalescer was terminated by hand';
+        for (const r of this.keys.values()) if (r.chain === c.chain) r.void = 'its coalescer was terminated by hand';
+        for (const r of this.live()) r.orphan = true;
+        this.coal = undefined;
+        break;
+      }
+      case 'continueAsNew':
+        if (this.coal) {
+          this.note('continue-as-new suggested');
+          this.pump(true);
+        }
+        break;
+      case 'close':
+        for (let i = 0; i < 3 && this.coal?.timer !== undefined; i++) this.advanceTo(this.coal.timer);
+        break;
+      case 'rearm': {
+        const closed = this.allRuns.filter((r) => r.status !== 'running' && this.ids.has(r.runKey));
+        if (!closed.length) return;
+        const run = closed[cmd.run % closed.length]!;
+        // A run's own end signal is delivered before it closes (it awaits the signal), and the forget
+        // update comes after it in the coalescer's history: the coalescer has taken the end first.
+        for (
+          let i = this.msgs.findIndex((m) => m.k === 'ended' && m.body.runKey === run.runKey);
+          i >= 0;
+          i = this.msgs.findIndex((m) => m.k === 'ended' && m.body.runKey === run.runKey)
+        )
+          this.deliver(i);
+        const c = this.coal;
+        if (c) {
+          c.log.push({ op: 'forget', runKey: run.runKey });
+          const forgotten = c.m.forgetRun(run.runKey);
+          // Only the events the run took (or that were skipped on it) are admitted again; any other decided key stays decided.
+          const skippedOn = (k: string) => this.keys.get(k)?.answer.decision === 'skipped' && this.keys.get(k)?.answer.runKey === run.runKey;
+          const stray = forgotten.filter((k) => !absorbedOf(run).includes(k) && !skippedOn(k));
+          if (stray.length)
+            this.fail('rearm', '2', `rearm of ${short(run.runKey)} forgot ${stray.join(', ')}, which it never took: decided afresh within the horizon`);
+          for (const key of forgotten) this.keys.delete(key);
+        }
+        this.ids.delete(run.runKey);
+        this.note(`rearm ${short(run.runKey)}`);
+        break;
+      }
+      case 'crash': {
+        const c = this.coal;
+        if (!c) return;
+        const before = JSON.stringify(c.m.state);
+        c.m.next(this.now, false); // decided, never performed: the workflow task fails
+        const replayed = this.replay(c);
+        if (JSON.stringify(replayed.state) !== before)
+          this.fail('replay', 'replay', `the machine rebuilt from its history differs:\n${JSON.stringify(replayed.state)}\n${before}`);
+        c.m = replayed;
+        this.note('worker crash: replayed');
+        this.pump();
+        break;
+      }
+      case 'quiesce':
+        this.quiesceAndCheck();
+        break;
+    }
+    this.checkSafety();
+  }
+
+  advanceTo(target: number): void {
+    for (let i = 0; i < 200; i++) {
+      const c = this.coal;
+      if (!c || c.timer === undefined || c.timer > target) break;
+      this.now = Math.max(this.now, c.timer);
+      c.timer = undefined;
+      this.pump();
+    }
+    this.now = Math.max(this.now, target);
+    this.pump(); // a wake-up with no due timer only makes the loop look again
+  }
+
+  private checkSafety(): void {
+    const live = this.live().filter((r) => !r.orphan);
+    if (live.length > 1) this.fail('live2', '4', `${live.length} runs live for one wake key: ${live.map((r) => short(r.runKey)).join(', ')}`);
+  }
+
+  /** Every message arrives, every timer fires, every live run ends with success. */
+  quiesce(): void {
+    for (let round = 0; round < 1000; round++) {
+      if (this.msgs.length) {
+        this.deliver(0);
+        continue;
+      }
+      const live = this.live();
+      if (live.length) {
+        for (const run of live) {
+          this.commit(run);
+          this.endRun(run, 'success', 'own');
+        }
+        continue;
+      }
+      const c = this.coal;
+      if (c?.m.state.running) {
+        const before = c.m.state.running.runKey;
+        this.watchLive(); // its watch timer fires
+        if (this.coal?.m.state.running?.runKey !== before) continue;
+      }
+      if (!c || c.timer === undefined) break;
+      this.advanceTo(c.timer);
+    }
+    const c = this.coal;
+    if (c) {
+      const { pending, running } = c.m.state;
+      this.fail(
+        'stuck',
+        '3',
+        `wake key stuck: nothing live or in flight, and the coalescer waits (running ${running?.runKey ?? '-'}, pending ${pending?.runKey ?? '-'})`,
+      );
+    }
+  }
+
+  private checkSeen(): void {
+    for (const a of this.accepted.values()) {
+      if (a.exempt) continue;
+      if (!a.views.length)
+        this.fail('unseen', '1', `accepted event ${a.key} (${a.did}: ${a.answer.decision} ${a.answer.runKey}) was never seen by a run's model`);
+      const runs = new Set(a.views.filter((v) => counts(v)).map((v) => v.run.runKey));
+      if (runs.size > 1) this.fail('twice', '1', `accepted event ${a.key} (${a.did}) was seen by ${runs.size} runs: ${[...runs].map(short).join(', ')}`);
+    }
+  }
+
+  quiesceAndCheck(): void {
+    this.note('quiesce');
+    this.quiesce();
+    this.checkSeen();
+    const did = `d${++this.dids}`;
+    const key = `fresh${++this.fresh}`;
+    this.deliveries.push({ key, fp: 'fpA', did });
+    this.offer([{ key, fp: 'fpA', did, offerId: did }]);
+    this.quiesce();
+    if (!this.accepted.get(did)?.views.length) this.fail('fresh', '3', `a new event ${key} after quiesce was not seen by any run`);
+    this.checkSeen();
+  }
+}
+
+/** The event keys a run's result lists as its own: its batch and the steered events it took (after the change: those its model saw). */
+function absorbedOf(run: SimRun): string[] {
+  return [...run.batch.map((e) => e.eventKey), ...run.given];
+}
+
+/** A model's view counts for invariant 1 unless its work was discarded: cancelled, terminated, or an execution a reset replaced. */
+function counts(v: { run: SimRun; exec: number }): boolean {
+  return v.exec === v.run.exec && v.run.status !== 'terminated' && v.run.reason !== 'cancelled';
+}
+
+const short = (runKey: string) => runKey.slice(runKey.indexOf('@') + 1);
+
+/** Run one command list against a fresh world (a `quiesce` is always last); throws on a violation, with the trace. */
+export function play(overlap: Overlap, cmds: Cmd[], tracing = true): World {
+  const w = new World(overlap, tracing);
+  for (const cmd of [...cmds, { k: 'quiesce' } as const]) w.exec(cmd);
+  return w;
+}
+
+/** As {@link play}, untraced; a violation is played again with its trace. */
+function check(overlap: Overlap, cmds: Cmd[]): void {
+  try {
+    play(overlap, cmds, false);
+  } catch (err) {
+    if (err instanceof Violation) play(overlap, cmds);
+    throw err;
+  }
+}
+
+// ---- the generated commands ----
+
+const pick = fc.nat({ max: 7 });
+export const cmdArb: fc.Arbitrary<Cmd> = fc.oneof(
+  {
+    weight: 8,
+    arbitrary: fc.record({
+      k: fc.constant('offer' as const),
+      events: fc.array(
+        fc.record({
+          key: fc.nat({ max: KEYS - 1 }),
+          fp: fc.oneof({ weight: 5, arbitrary: fc.constant(0) }, { weight: 1, arbitrary: fc.constant(1) }),
+        }),
+        { minLength: 1, maxLength: 3 },
+      ),
+    }),
+  },
+  { weight: 4, arbitrary: fc.record({ k: fc.constant('redeliver' as const), pick: fc.nat({ max: 30 }), retry: fc.boolean() }) },
+  {
+    weight: 7,
+    arbitrary: fc.record({
+      k: fc.constant('advance' as const),
+      ms: fc.oneof({ weight: 3, arbitrary: fc.integer({ min: 1, max: 150 }) }, { weight: 1, arbitrary: fc.integer({ min: 300, max: 2500 }) }),
+    }),
+  },
+  { weight: 5, arbitrary: fc.record({ k: fc.constant('turn' as const), run: pick }) },
+  { weight: 2, arbitrary: fc.record({ k: fc.constant('commit' as const), run: pick }) },
+  {
+    weight: 5,
+    arbitrary: fc.record({
+      k: fc.constant('end' as const),
+      run: pick,
+      reason: fc.constantFrom<EndReason>('success', 'no_op', 'budget_exhausted', 'escalated', 'cancelled', 'failed'),
+    }),
+  },
+  { weight: 1, arbitrary: fc.record({ k: fc.constant('terminateRun' as const), run: pick }) },
+  { weight: 1, arbitrary: fc.record({ k: fc.constant('resetRun' as const), run: pick }) },
+  { weight: 6, arbitrary: fc.record({ k: fc.constant('deliver' as const), pick }) },
+  { weight: 1, arbitrary: fc.constant({ k: 'watchLive' as const }) },
+  { weight: 1, arbitrary: fc.record({ k: fc.constant('dropSteer' as const), pick, applied: fc.boolean() }) },
+  { weight: 1, arbitrary: fc.constant({ k: 'terminateCoalescer' as const }) },
+  { weight: 2, arbitrary: fc.constant({ k: 'continueAsNew' as const }) },
+  { weight: 1, arbitrary: fc.constant({ k: 'close' as const }) },
+  { weight: 1, arbitrary: fc.record({ k: fc.constant('rearm' as const), run: pick }) },
+  { weight: 1, arbitrary: fc.constant({ k: 'crash' as const }) },
+  { weight: 1, arbitrary: fc.constant({ k: 'quiesce' as const }) },
+);
+
+const OVERLAPS: Overlap[] = ['skip', 'buffer_one', 'cancel', 'steer'];
+const ONLY = process.env.COALESCE_MODEL_OVERLAP as Overlap | undefined;
+const NUM_RUNS = Number(process.env.COALESCE_MODEL_RUNS ?? 2500);
+
+describe('the coalescer machine in a simulated world (model-based)', () => {
+  test('invariant 6 holds over generated command lists, each with its own whileRunning', () => {
+    fc.assert(
+      fc.property(fc.constantFrom(...(ONLY ? [ONLY] : OVERLAPS)), fc.array(cmdArb, { maxLength: 60, size: 'max' }), (overlap, cmds) => check(overlap, cmds)),
+      { numRuns: NUM_RUNS, includeErrorInReport: true },
+    );
+  });
+});
+
+/*
+ * The first shrunk counterexamples found on the code as landed (HEAD d986372, where the shell also
+ * awaited each steer's answer and watched only the runs it started), kept as regression
+ * cases: each replays its command list and must meet no violation. The comment names the defect and
+ * what the run of it showed.
+ */
+describe('the coalescer model: counterexamples found on the landed code (and one on the change)', () => {
+  const cases: { name: string; overlap: Overlap; cmds: Cmd[] }[] = [
+    {
+      // Landed: a run's ID was `agent#wakeKey@<opening event key>`; after the coalescer closed (every
+      // event past its horizon), a redelivery of the opener opened a batch under the same ID: the start
+      // met the closed run (REJECT_DUPLICATE), the shell swallowed WorkflowExecutionAlreadyStartedError
+      // and the machine waited for that run's end forever (invariant 4, then 3).
+      name: 'a redelivery after close never reuses the run ID of the run its event opened',
+      overlap: 'skip',
+      cmds: [{ k: 'offer', events: [{ key: 0, fp: 0 }] }, { k: 'quiesce' }, { k: 'redeliver', pick: 0, retry: false }],
+    },
+    {
+      // Same defect, after a coalescer terminated by hand: its successor opened `@k0` again.
+      name: 'a coalescer terminated by hand: its successor never reuses a run ID',
+      overlap: 'cancel',
+      cmds: [{ k: 'offer', events: [{ key: 0, fp: 0 }] }, { k: 'advance', ms: 100 }, { k: 'terminateCoalescer' }, { k: 'offer', events: [{ key: 0, fp: 0 }] }],
+    },
+    {
+      // Landed: only the execution that started a run watched it (child.result()); a run terminated
+      // by hand after a continue-as-new sent nothing, so the coalescer held it as live forever and every
+      // later event waited behind it (invariant 3: the key was stuck).
+      name: 'a run terminated by hand after a continue-as-new does not hold its wake key',
+      overlap: 'buffer_one',
+      cmds: [{ k: 'offer', events: [{ key: 0, fp: 0 }] }, { k: 'advance', ms: 100 }, { k: 'continueAsNew' }, { k: 'terminateRun', run: 0 }],
+    },
+    {
+      // Landed (cancel): the restart batch took the live run's events even when that run had begun
+      // committing and so was not cancelled: both models saw k0 (invariant 1, seen by two runs).
+      name: 'cancel: a run that began committing is not restarted on its own events',
+      overlap: 'cancel',
+      cmds: [
+        { k: 'offer', events: [{ key: 0, fp: 0 }] },
+        { k: 'advance', ms: 100 },
+        { k: 'commit', run: 0 },
+        { k: 'offer', events: [{ key: 1, fp: 0 }] },
+      ],
+    },
+    {
+      // Landed and still in the change (machine.ts runEnded drops the carried events only with
+      // `commitBegan`): the run ended no_op (or budget_exhausted, escalated, failed) before the
+      // supersede reached it, its runEnded still in flight; the restart re-ran k0, which its model had
+      // seen (invariant 1, seen by two runs).
+      name: 'cancel: a run that ended before its supersede arrived is not restarted on its events',
+      overlap: 'cancel',
+      cmds: [
+        { k: 'offer', events: [{ key: 0, fp: 1 }] },
+        { k: 'advance', ms: 100 },
+        { k: 'end', run: 0, reason: 'no_op' },
+        { k: 'offer', events: [{ key: 1, fp: 0 }] },
+      ],
+    },
+    {
+      // Landed (steer): the run took k1 (the update accepted it) and ended escalated before a turn
+      // gave it to its model; the coalescer counted it as the run's, so no model ever saw it (invariant 1).
+      name: 'steer: an event steered into a run that ends before its model sees it goes to a follow-up run',
+      overlap: 'steer',
+      cmds: [
+        { k: 'offer', events: [{ key: 0, fp: 0 }] },
+        { k: 'close' },
+        { k: 'turn', run: 0 },
+        { k: 'offer', events: [{ key: 1, fp: 0 }] },
+        { k: 'deliver', pick: 0 },
+        { k: 'end', run: 0, reason: 'escalated' },
+      ],
+    },
+    {
+      // Landed: a rearm deleted the closed run `@k0`, so the re-armed event's batch started under the
+      // same ID; the old run's result (its starting execution's watch, delivered late) was taken as the
+      // new run's end, and the next batch started beside it (invariant 4: two runs live).
+      name: 'rearm: a late end of the re-armed run is not taken for its successor’s',
+      overlap: 'skip',
+      cmds: [
+        { k: 'offer', events: [{ key: 0, fp: 0 }] },
+        { k: 'advance', ms: 862 },
+        { k: 'end', run: 0, reason: 'success' },
+        { k: 'rearm', run: 0 },
+        { k: 'deliver', pick: 0 },
+        { k: 'advance', ms: 35 },
+        { k: 'advance', ms: 103 },
+        { k: 'redeliver', pick: 0, retry: false },
+        { k: 'advance', ms: 100 },
+        { k: 'deliver', pick: 0 },
+        { k: 'offer', events: [{ key: 1, fp: 0 }] },
+        { k: 'advance', ms: 100 },
+      ],
+    },
+    {
+      // Landed (cancel): the restart `@k3` carries k0 first; once live, machine.ts heldAnswer took the
+      // live run's first event for its opener (a live run has no `openedBy`), so a redelivery of k3
+      // was answered `coalesced`, not its first decision `started` (invariant 2).
+      name: 'cancel: a redelivery of the event that opened a live restart is answered started',
+      overlap: 'cancel',
+      cmds: [
+        { k: 'offer', events: [{ key: 0, fp: 0 }] },
+        { k: 'advance', ms: 100 },
+        { k: 'offer', events: [{ key: 3, fp: 0 }] },
+        { k: 'deliver', pick: 0 },
+        { k: 'advance', ms: 100 },
+        {
+          k: 'offer',
+          events: [
+            { key: 3, fp: 0 },
+            { key: 0, fp: 0 },
+          ],
+        },
+      ],
+    },
+    {
+      // Landed, and still in the change (which keeps the steered-into run in the dedup entry and lets
+      // the gate follow a refusal): k0 was steered into k1, which was terminated by hand before taking
+      // it; the follow-up run took it and ended; a redelivery is answered with k1, which never took it.
+      // The gate follows only a COMPLETED run whose result lacks the event (gate/coalesce-path.ts: a
+      // run closed otherwise is answered `completed` as "the run that took this event"), so the client
+      // is told the wrong run (invariant 2).
+      name: 'steer: a redelivery of a steered event names the run that took it',
+      overlap: 'steer',
+      cmds: [
+        { k: 'offer', events: [{ key: 1, fp: 0 }] },
+        { k: 'close' },
+        { k: 'offer', events: [{ key: 0, fp: 0 }] },
+        { k: 'terminateRun', run: 0 },
+        { k: 'deliver', pick: 0 },
+        { k: 'advance', ms: 100 },
+        { k: 'deliver', pick: 0 },
+        { k: 'end', run: 0, reason: 'success' },
+        { k: 'deliver', pick: 0 },
+        { k: 'offer', events: [{ key: 0, fp: 0 }] },
+      ],
+    },
+    {
+      // Found on the change (7f52d54), after the rearm check was added; fails on the landed code too.
+      // Same root as the case above: the dedup entry of an event steered into a run that never took it
+      // (k1, steered into k0 after k0 had ended, so the follow-up batch holds it) still names that run,
+      // so `forgetRun` of k0 (wakegate rearm) forgets k1 too: decided afresh within the horizon, its
+      // next delivery after the follow-up run runs it again (machine.ts forgetRun, seen.keysOfRun).
+      name: 'steer: rearming a run forgets only the events it took',
+      overlap: 'steer',
+      cmds: [
+        { k: 'offer', events: [{ key: 0, fp: 1 }] },
+        { k: 'advance', ms: 300 },
+        { k: 'end', run: 0, reason: 'success' },
+        { k: 'offer', events: [{ key: 1, fp: 0 }] },
+        { k: 'deliver', pick: 0 },
+        { k: 'rearm', run: 0 },
+      ],
+    },
+  ];
+  for (const c of cases) test(`${c.name} (${c.overlap})`, () => check(c.overlap, c.cmds));
+});
