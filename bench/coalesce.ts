@@ -14,6 +14,7 @@ import { appOf, exampleAgents } from '../test/helpers/app';
 import { benchRecorder } from './results';
 import { InFlightRefusals } from './in-flight-refusals';
 import { offerStats } from '../gate/offer-batcher';
+import { coalescerQuery } from '../core/messages';
 
 /**
  * `npm run bench:coalesce`: the coalescing path on one dev server, with the deployment's worker in
@@ -29,8 +30,14 @@ import { offerStats } from '../gate/offer-batcher';
  *    (60) per second, open loop (each offer sent at its time, however many answers are outstanding):
  *    each answer's latency, the seconds until all are answered, the runs started and their bound,
  *    ceil(seconds / maxWait) + 1.
+ *    Then its dedup table: events held, its stated capacity, events it let go early (0: the whole
+ *    stream deduplicated), and redeliveries of its first, middle and last events, each answered
+ *    from its first decision.
  * 4. RSS at the end (`end`), against `warm`; updates the server refused with its in-flight limit
  *    (bench/in-flight-refusals.ts says where they are counted).
+ * 5. Many keys, one event each (a nightly import touching every campaign once): BENCH_ONE_EACH_KEYS
+ *    (2,000) keys against raw starts in alternating rounds as in 2, after the end's RSS reading (each
+ *    key leaves an idle coalescer in the worker's cache, which is what 4 would measure otherwise).
  * The agent is the canary with a coalescing policy (debounce 1 s, maxWait 5 s, skip while running):
  * its run costs two short activities, so what is measured is the gate and the coalescer. The
  * supervisor is on with a benchmark policy (storm thresholds and the fleet cap out of the way, so
@@ -41,6 +48,7 @@ const EVENTS = Number(process.env.BENCH_EVENTS ?? 10_000);
 const SECONDS = Number(process.env.BENCH_SECONDS ?? 60);
 const KEYS = Number(process.env.BENCH_KEYS ?? 200);
 const PER_KEY = 10;
+const ONE_EACH_KEYS = Number(process.env.BENCH_ONE_EACH_KEYS ?? 2000);
 const CONCURRENCY = Number(process.env.BENCH_CONCURRENCY ?? 64);
 const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 4);
 /**
@@ -276,10 +284,44 @@ async function main(): Promise<void> {
       const bound = Math.ceil(one.seconds / (MAX_WAIT_MS / 1000)) + 1;
       const timeline = await hotKeyTimeline(client, hot, one);
       const coalescerExecutions = coalescerId ? await count(`WorkflowId = "${coalescerId}"`) : undefined;
+      // Its dedup table held the whole stream: nothing let go early, and old events are still answered from their first decision.
+      const table = coalescerId ? await client.workflow.getHandle(coalescerId).query(coalescerQuery, { seenLast: 0 }) : undefined;
+      const resentOf = [0, 1, Math.floor(EVENTS / 2), EVENTS - 1];
+      const resent = await Promise.all(resentOf.map((i) => gate.admit({ source: 'ping', entity: hot, type: `e-${i}`, occurredAt, deliveryId: `again-${i}` })));
+      const dedup = {
+        held: table?.seenCount,
+        capacity: table?.seenCapacity,
+        forgottenEarly: table?.state.counts.forgottenEarly ?? 0,
+        redelivered: resentOf.length,
+        answeredFromFirstDecision: resent.filter((a) => a.original !== undefined && a.original !== 'mismatch').length,
+      };
 
       // 4. The end.
       const rssEnd = rssMb(worker.getStatus().numCachedWorkflows);
-      for (const e of [...warm.errors, ...many.errors, ...one.errors]) refusals.noteError(e);
+
+      // 5. Many keys, one event each, against raw starts, alternating rounds.
+      const oneEachRates = { raw: [] as number[], coalesce: [] as number[] };
+      const oneEach = { latencies: [] as number[], answers: [] as GateAnswer[], errors: [] as string[] };
+      const perRoundOnes = Math.max(1, Math.floor(ONE_EACH_KEYS / ROUNDS));
+      for (let r = 0; r < ROUNDS; r++) {
+        for (const kind of r % 2 === 0 ? (['raw', 'coalesce'] as const) : (['coalesce', 'raw'] as const)) {
+          await untilNoOpenRuns(client, [taskQueue]);
+          const t0 = performance.now();
+          if (kind === 'raw') await runPool(perRoundOnes, CONCURRENCY, raw(`raw1-${tag}-${r}`));
+          else {
+            const round = await pooled(perRoundOnes, (i) => offer(`one-${tag}-${r * perRoundOnes + i}`, 'import'));
+            oneEach.latencies.push(...round.latencies);
+            oneEach.answers.push(...round.answers);
+            oneEach.errors.push(...round.errors);
+          }
+          oneEachRates[kind].push(perRoundOnes / ((performance.now() - t0) / 1000));
+          if (kind === 'coalesce') await sleep(1500);
+        }
+      }
+      const byRounds = (xs: number[]) => (xs.length * perRoundOnes) / xs.reduce((sum, rate) => sum + perRoundOnes / rate, 0);
+      const oneEachRaw = byRounds(oneEachRates.raw);
+      const oneEachCoalesce = byRounds(oneEachRates.coalesce);
+      for (const e of [...warm.errors, ...many.errors, ...one.errors, ...oneEach.errors]) refusals.noteError(e);
       const inFlight = refusals.total();
 
       const hist = histograms({ one: one.latencies, many: many.latencies });
@@ -306,6 +348,19 @@ async function main(): Promise<void> {
           /** The longest time without any answer while offers were outstanding, ms, when it began (s after the first offer), and past a second the coalescer events beside it. */
           longestGap: await withCoalescerEvents(client, coalescerId, one.startedAt, longestGap(one.answeredAtMs)),
           timeline,
+          dedup,
+        },
+        oneEventPerKey: {
+          keys: perRoundOnes * ROUNDS,
+          concurrency: CONCURRENCY,
+          rawStartsPerS: round(oneEachRaw),
+          coalescePerS: round(oneEachCoalesce),
+          ratio: round(oneEachCoalesce / oneEachRaw, 3),
+          perRound: { raw: oneEachRates.raw.map((x) => round(x)), coalesce: oneEachRates.coalesce.map((x) => round(x)) },
+          answerMs: { p50: round(percentile(oneEach.latencies, 50)), p99: round(percentile(oneEach.latencies, 99)) },
+          decisions: countDecisions(oneEach.answers),
+          errors: oneEach.errors.length,
+          firstError: oneEach.errors[0],
         },
         manyKeys: {
           keys: perRoundKeys * ROUNDS,
@@ -339,7 +394,7 @@ async function main(): Promise<void> {
         inFlightRefusalsFrom: refusals.sources(),
       };
       console.log(JSON.stringify(report, null, 2));
-      const errors = warm.errors.length + many.errors.length + one.errors.length;
+      const errors = warm.errors.length + many.errors.length + one.errors.length + oneEach.errors.length;
       // The issue's bar, each check written down when it fails.
       const problems = [
         ...(errors > 0 ? [`${errors} offers failed (first: ${warm.errors[0] ?? many.errors[0] ?? one.errors[0]})`] : []),
@@ -349,6 +404,12 @@ async function main(): Promise<void> {
         ...(report.hotKey.p99Ms > 2000 ? [`the hot key's answers p99 ${report.hotKey.p99Ms} ms, over 2 s`] : []),
         ...(rssEnd > 1.15 * rssWarm ? [`RSS ${rssEnd} MB at the end, over 1.15x the warm ${rssWarm} MB`] : []),
         ...(inFlight > 0 ? [`${inFlight} updates refused with the in-flight limit`] : []),
+        ...(dedup.forgottenEarly > 0 ? [`the hot key's coalescer let ${dedup.forgottenEarly} events go before its horizon`] : []),
+        ...(dedup.answeredFromFirstDecision < dedup.redelivered
+          ? [
+              `${dedup.redelivered - dedup.answeredFromFirstDecision} of ${dedup.redelivered} redeliveries of the hot key's events were not answered from their first decision`,
+            ]
+          : []),
       ];
       await recorder.write(report, problems);
       if (problems.length > 0) console.error(problems.join('\n'));
@@ -360,7 +421,20 @@ async function main(): Promise<void> {
           rawStartsPerS: report.rawStartsPerS,
           coalescePerS: report.coalescePerS,
           ratio: report.ratio,
-          hotKey: { events: h.events, offeredPerS: h.offeredPerS, seconds: h.seconds, runs: h.runs, bound: h.bound, p99Ms: h.p99Ms },
+          hotKey: {
+            events: h.events,
+            offeredPerS: h.offeredPerS,
+            seconds: h.seconds,
+            runs: h.runs,
+            bound: h.bound,
+            p99Ms: h.p99Ms,
+            forgottenEarly: h.dedup.forgottenEarly,
+          },
+          oneEventPerKey: {
+            ratio: report.oneEventPerKey.ratio,
+            coalescePerS: report.oneEventPerKey.coalescePerS,
+            rawStartsPerS: report.oneEventPerKey.rawStartsPerS,
+          },
           rssMb: { warm: rssWarm, end: rssEnd },
           inFlightRefusals: inFlight,
         }),

@@ -21,8 +21,23 @@ export async function showCoalescer(agent: string, wakeKey: string): Promise<num
       return ExitCode.ok;
     }
     const status = await handle.query(coalescerQuery);
-    const { recent, ...state } = status.state;
-    printJson({ coalescerId: id, running: true, historyLength: status.historyLength, policy: status.policy, ...state, recentAnswers: recent.length });
+    const { recent, seenOpeners: _openers, ...state } = status.state;
+    printJson({
+      coalescerId: id,
+      running: true,
+      historyLength: status.historyLength,
+      policy: status.policy,
+      // Its dedup table: how many events it holds, how many it holds within the horizon before the
+      // oldest leave early, and how many left early so far.
+      dedup: {
+        held: status.seenCount,
+        capacity: status.seenCapacity,
+        forgottenEarly: state.counts.forgottenEarly ?? 0,
+        ...(state.seenFloorMs ? { floor: new Date(state.seenFloorMs).toISOString() } : {}),
+      },
+      ...state,
+      recentAnswers: recent.length,
+    });
     return ExitCode.ok;
   } catch (err) {
     if (!(err instanceof WorkflowNotFoundError)) throw err;

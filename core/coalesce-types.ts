@@ -48,6 +48,8 @@ export interface OfferAnswer {
   startsInMs?: number;
   /** For `stale`: the newest version seen from this source. */
   newestVersion?: number;
+  /** Events this coalescer's dedup table let go before their horizon (its size bound), when any: counted in `/metrics`. */
+  forgottenEarly?: number;
 }
 
 /** What the coalescer knows about one of its runs. */
@@ -141,6 +143,8 @@ export interface CoalescerStatus extends CoalescerInput {
   state: CoalescerState;
   /** How many events its dedup table holds. */
   seenCount: number;
+  /** How many it holds within its horizon before the oldest leave early (for event keys up to 100 characters). */
+  seenCapacity: number;
   coalescerId: string;
   historyLength: number;
 }

@@ -49,6 +49,7 @@ function firstAnswer(input: RunInput, base: WakeAnswer, r: OfferAnswer): WakeAns
     ...(r.runState ? { runState: r.runState } : {}),
     ...(r.startsInMs !== undefined ? { startsInMs: r.startsInMs } : {}),
     ...(r.newestVersion !== undefined ? { newestVersion: r.newestVersion } : {}),
+    ...(r.forgottenEarly ? { forgottenEarly: r.forgottenEarly } : {}),
     ...(r.decision === 'mismatch'
       ? {
           message: `event key ${input.eventKey} was already taken by ${r.runKey ?? r.coalescerId} with different inputs (fingerprint); nothing was taken. Use a new key for a different event, or send the original inputs.`,

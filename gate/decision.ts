@@ -47,6 +47,8 @@ export interface WakeAnswer {
   result?: RunResult;
   /** For `mismatch`, `refused` (and a failed run): why, in words. */
   message?: string;
+  /** Coalescing path: events its coalescer's dedup table let go before their horizon, when any (ingress `/metrics`). */
+  forgottenEarly?: number;
   /** Admitted while the supervisor was halted or draining: the new run waits before its first step. */
   held?: { mode: string; tripId?: number; reason: string };
 }

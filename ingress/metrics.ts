@@ -72,6 +72,19 @@ export class IngressMetrics {
     registers: [this.registry],
   });
 
+  /**
+   * Events a coalescer's dedup table let go before their horizon (its size bound; a redelivery of one
+   * runs again), as the coalescers' answers report their totals; by agent.
+   */
+  readonly forgottenEarly = new Counter({
+    name: 'wakegate_coalescer_forgotten_early_total',
+    help: "Events a coalescer's dedup table let go before their dedup horizon, by agent",
+    labelNames: ['agent'],
+    registers: [this.registry],
+  });
+  /** Each coalescer's last reported total, newest last (bounded: a coalescer not heard from in a while is read afresh). */
+  private readonly forgottenBy = new Map<string, number>();
+
   constructor(opts: { defaultMetrics?: boolean } = {}) {
     if (opts.defaultMetrics) collectDefaultMetrics({ register: this.registry, prefix: 'wakegate_ingress_' });
   }
@@ -80,6 +93,18 @@ export class IngressMetrics {
    * Count one gate answer by its decision (decisions pass through unchanged, new ones included).
    * Refusals are counted in `refused` by whoever answers them; `stale` is counted here either way.
    */
+  countForgotten(wakes: readonly { agent: string; coalescerId?: string; forgottenEarly?: number }[]): void {
+    for (const w of wakes) {
+      if (!w.coalescerId || !w.forgottenEarly) continue;
+      const last = this.forgottenBy.get(w.coalescerId);
+      this.forgottenBy.delete(w.coalescerId);
+      this.forgottenBy.set(w.coalescerId, Math.max(last ?? 0, w.forgottenEarly));
+      // First heard of in this process: its whole total (a restart counts it again, as counters reset).
+      if (w.forgottenEarly > (last ?? 0)) this.forgottenEarly.inc({ agent: w.agent }, w.forgottenEarly - (last ?? 0));
+      if (this.forgottenBy.size > 10_000) this.forgottenBy.delete(this.forgottenBy.keys().next().value!);
+    }
+  }
+
   countDecision(source: string, decision: string, accepted: boolean): void {
     if (decision === 'stale') this.stale.inc({ source });
     if (!accepted) return;

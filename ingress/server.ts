@@ -301,6 +301,7 @@ async function handle(
     metrics.gateSeconds.observe({ source: name }, (performance.now() - t0) / 1000);
     const status = statusOf(answer);
     metrics.countDecision(name, answer.decision, status === 202);
+    metrics.countForgotten(answer.wakes);
     const headers: Record<string, string> = status === 429 ? { 'retry-after': String(settings.unavailableRetryAfterS * 12) } : {};
     return {
       reply: new Reply(status, answerBody(answer), answer.decision, headers),

@@ -185,7 +185,9 @@ export async function readRecorded(client: Client, req: ReadRequest): Promise<Re
     looked.push(
       `dedup table of ${current.workflowId}: ${current.state.seen.length} event${current.state.seen.length === 1 ? '' : 's'} read` +
         (eventsNotRead ? `; ${eventsNotRead} older not read (cap ${req.maxEvents})` : '') +
-        (current.state.seenFloorMs ? `; events decided before ${new Date(current.state.seenFloorMs).toISOString()} left it early (size bound)` : ''),
+        (current.state.seenFloorMs
+          ? `; ${current.state.counts.forgottenEarly ?? 'some'} events, decided before ${new Date(current.state.seenFloorMs).toISOString()}, left it early (size bound): a redelivery of one runs again`
+          : ''),
     );
   return {
     agent: req.agent,

@@ -29,6 +29,7 @@ import type { RunResult } from '../../core/types';
 import type { CoalesceActivities } from '../../core/contracts';
 import type { runWorkflow } from '../run/workflow';
 import { CoalescerMachine, initialState, runInputOf } from './machine';
+import { SEEN_CAPACITY } from './seen';
 import { ENTITY_HISTORY_EVENTS } from '../../core/history';
 import { RUN_PRIORITY } from '../../core/priority';
 
@@ -92,7 +93,8 @@ export async function coalescerWorkflow(input: CoalescerInput): Promise<Coalesce
     (offers) => {
       const answers = offers.map((o) => machine.offer(o, now()));
       dirty = true;
-      return answers;
+      const forgottenEarly = machine.state.counts.forgottenEarly;
+      return forgottenEarly ? answers.map((a) => ({ ...a, forgottenEarly })) : answers;
     },
     {
       validator: (offers) => {
@@ -122,6 +124,7 @@ export async function coalescerWorkflow(input: CoalescerInput): Promise<Coalesce
     policy,
     state: { ...machine.state, seen: machine.state.seen.slice(-(opts?.seenLast ?? 200)) },
     seenCount: machine.seen.size,
+    seenCapacity: SEEN_CAPACITY,
     coalescerId: machine.coalescerId,
     historyLength: workflowInfo().historyLength,
   }));
