@@ -324,6 +324,6 @@ const setup = () => ({
 test('the supervisor and the permit stocks keep their invariants over generated interleavings', () => {
   fc.assert(
     fc.property(fc.commands(commands, { maxCommands: 40, size: 'max' }), (cmds) => fc.modelRun(setup, cmds)),
-    { numRuns: Number(process.env.MODEL_RUNS ?? 500) },
+    { numRuns: Number(process.env.MODEL_RUNS ?? 1000) },
   );
 });
