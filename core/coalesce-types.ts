@@ -162,6 +162,11 @@ export interface RunEnded {
    * none counts as seen.
    */
   seen?: string[];
+  /**
+   * The steered events it took and its model never saw, in full: a coalescer that does not hold them
+   * (a new chain, after the one that steered them was terminated by hand) takes them from here.
+   */
+  unseenEvents?: Offer['event'][];
   /** The run began its commit stage: under `cancel` it was not cancelled, and the restart batch drops the events it carried. */
   commitBegan?: boolean;
 }

@@ -147,16 +147,7 @@ export class OfferBatcher {
     if (w.settled) return;
     const { input } = w;
     try {
-      await inContext(w.trace, () =>
-        this.client.workflow.signalWithStart('coalescerWorkflow', {
-          workflowId: input.coalescerId,
-          taskQueue: this.taskQueue,
-          args: [{ agent: input.agent, wakeKey: input.wakeKey, policy: input.policy }],
-          signal: offerSignal,
-          signalArgs: [[input.offer]],
-          priority: ADMISSION_PRIORITY,
-        }),
-      );
+      await inContext(w.trace, () => offerBySignal(this.client, this.taskQueue, input, [input.offer]));
       offerStats.fallbackSignals += 1;
       this.finish(w, () => w.settle({ kind: 'accepted' }));
     } catch (err) {
@@ -298,4 +289,19 @@ export class OfferBatcher {
     lane.inFlight -= 1;
     this.drain(id, lane);
   }
+}
+
+/**
+ * Offers to a coalescer by signal-with-start (durable once the server answers; decided when a worker
+ * takes it): the gate's fallback, and the supervisor's recovery of a coalescer terminated by hand.
+ */
+export async function offerBySignal(client: Client, taskQueue: string, to: Omit<OfferInput, 'offer'>, offers: Offer[]): Promise<void> {
+  await client.workflow.signalWithStart('coalescerWorkflow', {
+    workflowId: to.coalescerId,
+    taskQueue,
+    args: [{ agent: to.agent, wakeKey: to.wakeKey, policy: to.policy }],
+    signal: offerSignal,
+    signalArgs: [offers],
+    priority: ADMISSION_PRIORITY,
+  });
 }

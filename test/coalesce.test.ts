@@ -625,4 +625,38 @@ describe('no wake left behind: what operators and late senders do', () => {
       { activities: activitiesFor(agents) },
     );
   });
+
+  test('a coalescer terminated by hand with events waiting in its batch: they still run', async () => {
+    // A long debounce: the batch is still waiting when the coalescer is terminated.
+    const agents = coalescing('canary', { debouncePeriodMs: 30_000, maxWaitMs: 60_000 });
+    const taskQueue = unique('coalescer-terminated');
+    const gate = gateFor(taskQueue, agents);
+    const entity = unique('waiting');
+    await withWorker(
+      env.nativeConnection,
+      taskQueue,
+      async () => {
+        const a = await gate.admit(ping(entity, 'first'));
+        const b = await gate.admit(ping(entity, 'second'));
+        assert.deepEqual([a.decision, b.decision], ['started', 'coalesced']);
+        // As from the Web UI: its memory is gone with it.
+        await env.client.workflow.getHandle(a.coalescerId!).terminate('an operator stops the coalescer');
+        const runs = () => env.client.workflow.list({ query: `WorkflowType = "runWorkflow" AND WakeKey = "${entity}" AND ExecutionStatus = "Completed"` });
+        const absorbed = async () => {
+          const keys: string[] = [];
+          for await (const w of runs())
+            keys.push(...(((await env.client.workflow.getHandle(w.workflowId).result()) as RunResult).absorbed ?? []).map((e) => e.eventKey));
+          return keys;
+        };
+        const taken = await eventually(
+          absorbed,
+          (keys) => keys.includes(a.eventKey) && keys.includes(b.eventKey),
+          120_000,
+          'the terminated coalescer’s events run',
+        );
+        assert.equal(taken.filter((k) => k === a.eventKey).length, 1, 'once');
+      },
+      { activities: activitiesFor(agents) },
+    );
+  });
 });

@@ -6,6 +6,7 @@ import type { SupervisorActivities } from '../../core/contracts';
 import { holdNudgeSignal } from '../../core/supervisor-messages';
 import { killUpdate } from '../../core/messages';
 import { WakeAgent, WakeCostUsd, WakeHeld, WakeTerminalReason, WakeTokens } from '../../core/search-attributes';
+import { recoverTerminatedCoalescers } from '../coalesce/recover';
 import type { RunClosure, RunVerdict, SupervisorPolicy } from '../../core/supervisor-types';
 
 /** Runs handled at once when stopping or nudging many. */
@@ -103,6 +104,11 @@ export function createSupervisorActivities(opts: { policy: SupervisorPolicy; pag
       const query = `${runsOf(taskQueue)} AND ExecutionStatus != 'Running' AND ExecutionStatus != 'ContinuedAsNew' AND CloseTime > ${quote(new Date(fromMs).toISOString())} AND CloseTime <= ${quote(new Date(toMs).toISOString())}`;
       const found = await listAll(getClient(), query, limit * 5);
       const closures = closuresOf(found, toMs);
+      // The same round looks for coalescers terminated by hand: what they held is offered again
+      // (activities/coalesce/recover.ts). Best effort: a failure is logged, the round goes on.
+      await recoverTerminatedCoalescers(getClient(), taskQueue, fromMs, toMs).catch((err: unknown) =>
+        log.warn('coalescer recovery failed this round', { taskQueue, err: String(err) }),
+      );
       return { closures: closures.slice(0, limit), truncated: closures.length > limit || found.length >= limit * 5 };
     },
 

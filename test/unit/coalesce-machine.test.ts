@@ -648,3 +648,21 @@ describe('the coalescer machine: dedup capacity', () => {
     assert.ok(JSON.stringify(m.state).length < 1_500_000, `${JSON.stringify(m.state).length} chars carried across continue-as-new`);
   });
 });
+
+describe('the coalescer machine: after a coalescer terminated by hand', () => {
+  test('a run of the terminated chain hands back the steered events its model never saw; the new chain runs them once', () => {
+    const m = machineOf({ whileRunning: 'steer' }, initialState(T0, 'chain-2'));
+    const orphan = offerOf('b').event;
+    const end = { runKey: 'canary#order-7@ev-a~chain-1.1', terminalReason: 'success' as const, seen: [], unseenEvents: [orphan] };
+    assert.equal(m.runEnded(end, T0), true, 'something to start');
+    const batch = started(m, T0 + 2000);
+    assert.deepEqual(
+      batch.events.map((e) => e.eventKey),
+      ['ev-b'],
+    );
+    assert.equal(batch.events[0]!.steeredFrom, end.runKey);
+    assert.equal(m.runEnded(end, T0 + 2100), false, 'the same end again takes nothing twice');
+    const again = m.offer(offerOf('b', {}, 'resent'), T0 + 2200);
+    assert.deepEqual([again.decision, again.runKey, again.duplicate], ['steered', batch.runKey, true]);
+  });
+});

@@ -8,9 +8,9 @@ import { SeenTable, type SeenEntry } from './seen';
 const RECENT_ANSWERS = 500;
 
 /**
- * How the coalescer machine (machine.ts) answers an offer it has decided before: a retry of the very
- * offer, an event held by the pending batch or the live run, one its dedup table holds. Pure, over
- * the machine's state.
+ * How the coalescer machine (machine.ts) answers for an event it has decided before: a retry of the
+ * very offer, an event held by the pending batch or the live run, one its dedup table holds, the
+ * `event` query's look-up, a redelivery's delivery ids. Pure, over the machine's state.
  */
 export abstract class CoalescerAnswers {
   readonly coalescerId: string;
@@ -22,6 +22,22 @@ export abstract class CoalescerAnswers {
     readonly state: CoalescerState,
   ) {
     this.coalescerId = coalescerId(self.agent, self.wakeKey);
+  }
+
+  /** What the coalescer knows of one event key: its decision, or undefined when it has none within the horizon. */
+  lookup(eventKey: string): (OfferAnswer & { decidedAtMs: number }) | undefined {
+    const row = this.seen.get(eventKey);
+    if (!row) return undefined;
+    const { duplicate: _d, ...answer } = this.seenAnswer(row, undefined);
+    const { pending, running } = this.state;
+    const runState = pending?.runKey === answer.runKey ? 'pending' : running?.runKey === answer.runKey ? 'running' : undefined;
+    return { ...answer, ...(runState ? { runState } : {}), decidedAtMs: row.atMs };
+  }
+
+  /** A redelivery of an event still waiting in the pending batch: keep its delivery ids with the event. */
+  redelivered(eventKey: string, deliveryIds: string[]): void {
+    const e = this.state.pending?.events.find((x) => x.eventKey === eventKey);
+    if (e) e.deliveryIds.push(...deliveryIds.filter((d) => !e.deliveryIds.includes(d)));
   }
 
   /** The answer for an event already held by the pending batch or the live run, if it is. */

@@ -85,16 +85,6 @@ export class CoalescerMachine extends CoalescerAnswers {
     return keys;
   }
 
-  /** What the coalescer knows of one event key: its decision, or undefined when it has none within the horizon. */
-  lookup(eventKey: string): (OfferAnswer & { decidedAtMs: number }) | undefined {
-    const row = this.seen.get(eventKey);
-    if (!row) return undefined;
-    const { duplicate: _d, ...answer } = this.seenAnswer(row, undefined);
-    const { pending, running } = this.state;
-    const runState = pending?.runKey === answer.runKey ? 'pending' : running?.runKey === answer.runKey ? 'running' : undefined;
-    return { ...answer, ...(runState ? { runState } : {}), decidedAtMs: row.atMs };
-  }
-
   /** The decision for an event this coalescer has not seen (within the dedup horizon). */
   private decide(offer: Offer, nowMs: number): OfferAnswer {
     const { state } = this;
@@ -144,7 +134,7 @@ export class CoalescerMachine extends CoalescerAnswers {
    * A run has ended (its own signal, or the coalescer saw its result). Its summary is closed; if it
    * was the live run, the coalescer is free to start the pending batch: returns whether it was.
    */
-  runEnded({ runKey, terminalReason, seen, commitBegan }: RunEnded, nowMs: number): boolean {
+  runEnded({ runKey, terminalReason, seen, commitBegan, unseenEvents }: RunEnded, nowMs: number): boolean {
     const { state } = this;
     const summary = state.runs.find((r) => r.runKey === runKey);
     if (summary && !summary.endedAt) {
@@ -152,7 +142,7 @@ export class CoalescerMachine extends CoalescerAnswers {
       summary.terminalReason = terminalReason;
     }
     const running = state.running;
-    if (running?.runKey !== runKey) return false;
+    if (running?.runKey !== runKey) return this.orphaned(runKey, unseenEvents ?? [], nowMs);
     // Overlap `steer`: an event steered into the run that its model was never given (it ended first,
     // or committed on an answer given before the event) is the follow-up run's, as a refused one is.
     const given = new Set(seen ?? []);
@@ -206,16 +196,23 @@ export class CoalescerMachine extends CoalescerAnswers {
     };
   }
 
+  /**
+   * A run this coalescer does not hold as live (an earlier chain's, terminated by hand) names steered
+   * events its model never saw: those this chain has not decided go to the follow-up batch. Returns
+   * whether any did.
+   */
+  private orphaned(runKey: string, events: OfferedEvent[], nowMs: number): boolean {
+    const orphans = events.filter((e) => !this.seen.get(e.eventKey));
+    if (!orphans.length) return false;
+    this.followUp(runKey, orphans, nowMs);
+    for (const e of orphans) this.seen.add(e.eventKey, e.fingerprint, nowMs, 'steered', this.tokenOf(this.state.pending!.runKey));
+    return true;
+  }
+
   /** The `steer` step's update could not be delivered: send that run no more; its end says which events its model saw. */
   steerFailed(runKey: string): void {
     const running = this.state.running;
     if (running?.runKey === runKey) running.steerClosed = true;
-  }
-
-  /** A redelivery of an event still waiting in the pending batch: keep its delivery ids with the event. */
-  redelivered(eventKey: string, deliveryIds: string[]): void {
-    const e = this.state.pending?.events.find((x) => x.eventKey === eventKey);
-    if (e) e.deliveryIds.push(...deliveryIds.filter((d) => !e.deliveryIds.includes(d)));
   }
 
   /**

@@ -27,6 +27,7 @@ import {
   WakeTerminalReason,
   WakeTokens,
 } from '../../core/search-attributes';
+import type { RunEnded } from '../../core/coalesce-types';
 import type { AbsorbedEvent, ApprovalDecision, BudgetUsage, KillRequest, ResumedHold, RunOrigin, TerminalReason, RunInput, RunResult } from '../../core/types';
 import type { HoldRecord } from '../../core/supervisor-types';
 import type { RunOutcome, RunState } from '../../core/run-state';
@@ -323,6 +324,7 @@ export class RunRecord {
       runKey: this.input.runKey,
       terminalReason,
       seen: this.steer.given,
+      ...(this.steer.droppedEvents.length ? { unseenEvents: this.steer.droppedEvents as RunEnded['unseenEvents'] } : {}),
       ...(this.state.commitBegan ? { commitBegan: true } : {}),
     };
     const signal = () => getExternalWorkflowHandle(batch.coalescerId).signal(runEndedSignal, ended);

@@ -26,6 +26,8 @@ export class SteerInbox {
   private inTurn: SteeredEvent[] = [];
   /** Taken and never given: the follow-up run's. */
   private readonly dropped: string[] = [];
+  /** The same, in full (as the coalescer sent them). */
+  readonly droppedEvents: SteeredEvent[] = [];
   private closed = false;
 
   constructor(carried?: ResumedHold['steered']) {
@@ -54,6 +56,7 @@ export class SteerInbox {
    */
   close(): string[] {
     this.closed = true;
+    this.droppedEvents.push(...this.inTurn, ...this.waiting);
     this.dropped.push(...[...this.inTurn, ...this.waiting].map((e) => e.eventKey));
     this.inTurn = [];
     this.waiting = [];
