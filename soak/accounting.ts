@@ -276,12 +276,16 @@ export function stuckKeys(coalescers: readonly CoalescerOffers[], closed: readon
  * Events a closed run lists as absorbed (its result) that its model was never given: none of its
  * model steps' inputs (Temporal's record of what the model was sent) holds the event's key. Only for
  * agents whose prompts carry each event's key (the soak's steer agent: soak/notes-agent.ts); runs
- * with no result (terminated, failed) list nothing and are not judged.
+ * with no result (terminated, failed) list nothing and are not judged. Nor is a run that ended
+ * `cancelled` (killed by a person, stopped by a halt, superseded): a kill is a person's decision
+ * about the events the run held, a redelivery of one is answered from that run's result
+ * (docs/ARCHITECTURE.md), and the steered events its model had not seen left its list for the
+ * follow-up run like any run's.
  */
 export function unseenAbsorbed(runs: readonly RunGiven[]): string[] {
   const unseen: string[] = [];
   for (const r of runs)
-    for (const k of r.absorbed ?? [])
+    for (const k of r.terminalReason === 'cancelled' ? [] : (r.absorbed ?? []))
       if (!r.given.includes(JSON.stringify(k))) unseen.push(`${r.workflowId}: ${k} (${r.terminalReason ?? r.status}, ${r.modelCalls} model steps)`);
   return unseen;
 }

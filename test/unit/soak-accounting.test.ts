@@ -203,9 +203,13 @@ describe('soak accounting: what operators leave behind, from Temporal’s record
     const first = JSON.stringify({ payload: { notes: [{ noteKey: 'notes/a' }] } });
     const unseen = unseenAbsorbed([
       given('r1', ['notes/a', 'notes/b'], [first], { terminalReason: 'budget_exhausted' }),
-      given('r2', ['notes/x'], [], { terminalReason: 'cancelled' }),
+      given('r2', ['notes/x'], [], { terminalReason: 'escalated' }),
     ]);
-    assert.deepEqual(unseen, ['r1: notes/b (budget_exhausted, 1 model steps)', 'r2: notes/x (cancelled, 0 model steps)']);
+    assert.deepEqual(unseen, ['r1: notes/b (budget_exhausted, 1 model steps)', 'r2: notes/x (escalated, 0 model steps)']);
+  });
+
+  test('a run that ended cancelled (killed before its model ran) is not judged: the kill decided its events', () => {
+    assert.deepEqual(unseenAbsorbed([given('r1', ['notes/x'], [], { terminalReason: 'cancelled' })]), []);
   });
 
   test('a key is matched whole: notes/1 is not seen because notes/10 was', () => {
