@@ -1,5 +1,5 @@
 import { defineQuery, defineSignal, defineUpdate } from '@temporalio/workflow';
-import type { CoalescerStatus, EventStatus, Offer, OfferAnswer, RunEnded, SteerAnswer } from './coalesce-types';
+import type { CoalescerStatus, EventStatus, Offer, OfferAnswer, RunEnded, SteerAnswer, SeenRow } from './coalesce-types';
 import type { AbsorbedEvent, ApprovalDecision, DeliveryNotice, KillRequest, UpdateAck, WakeStatus } from './types';
 
 /** Duplicate deliveries of an open run's event: their ids are recorded on the run (fire and forget). */
@@ -38,6 +38,12 @@ export const offerUpdate = defineUpdate<OfferAnswer[], [Offer[]]>('offer');
  * is not taken twice).
  */
 export const offerSignal = defineSignal<[Offer[]]>('offer');
+/**
+ * The dedup table of a chain terminated by hand, for the chain that takes over (adopted before the
+ * offers that come after it): activities/coalesce/recover.ts.
+ */
+export const adoptSignal =
+  defineSignal<[{ seen: SeenRow[]; seenOpeners?: Record<string, string>; newestVersion?: Record<string, number>; except?: string[] }]>('adopt');
 
 /** A person re-armed a closed run: its coalescer forgets the events it took (answers their keys), so their next deliveries are decided afresh. */
 export const forgetUpdate = defineUpdate<string[], [{ runKey: string }]>('forget');

@@ -627,8 +627,8 @@ describe('no wake left behind: what operators and late senders do', () => {
   });
 
   test('a coalescer terminated by hand with events waiting in its batch: they still run', async () => {
-    // A long debounce: the batch is still waiting when the coalescer is terminated.
-    const agents = coalescing('canary', { debouncePeriodMs: 30_000, maxWaitMs: 60_000 });
+    // A debounce long enough that the second batch still waits when the coalescer is terminated.
+    const agents = coalescing('canary', { debouncePeriodMs: 5000, maxWaitMs: 10_000 });
     const taskQueue = unique('coalescer-terminated');
     const gate = gateFor(taskQueue, agents);
     const entity = unique('waiting');
@@ -636,6 +636,8 @@ describe('no wake left behind: what operators and late senders do', () => {
       env.nativeConnection,
       taskQueue,
       async () => {
+        const done = await gate.admit(ping(entity, 'done'));
+        const doneRun = await awaitRun(env.client, done);
         const a = await gate.admit(ping(entity, 'first'));
         const b = await gate.admit(ping(entity, 'second'));
         assert.deepEqual([a.decision, b.decision], ['started', 'coalesced']);
@@ -655,6 +657,10 @@ describe('no wake left behind: what operators and late senders do', () => {
           'the terminated coalescer’s events run',
         );
         assert.equal(taken.filter((k) => k === a.eventKey).length, 1, 'once');
+        // Its dedup table went over too: an event it had run is answered from that run, not run again.
+        const again = await gate.admit(ping(entity, 'done', {}, { deliveryId: 'after-the-termination' }));
+        assert.deepEqual([again.decision, again.workflowId], ['completed', done.workflowId]);
+        assert.deepEqual(again.result, doneRun);
       },
       { activities: activitiesFor(agents) },
     );

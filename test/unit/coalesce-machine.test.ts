@@ -666,3 +666,36 @@ describe('the coalescer machine: after a coalescer terminated by hand', () => {
     assert.deepEqual([again.decision, again.runKey, again.duplicate], ['steered', batch.runKey, true]);
   });
 });
+
+test('the coalescer machine: a new chain adopts the dedup table a chain terminated by hand left, before its own', () => {
+  const old = machineOf({ maxEventsPerRun: 10_000 }, initialState(T0, 'chain-1'));
+  const a = old.offer(offerOf('a'), T0);
+  for (let i = 0; i < 600; i++) old.offer(offerOf(`x${i}`), T0 + i); // past the entries kept in full
+  const ran = started(old, T0 + 5000);
+  old.runEnded({ runKey: ran.runKey, terminalReason: 'success', seen: [] }, T0 + 6000);
+  const b = old.offer(offerOf('b', { version: 7 }), T0 + 7000); // waiting in its batch when it is terminated
+  const fresh = machineOf({}, initialState(T0 + 10_000, 'chain-2'));
+  const mine = fresh.offer(offerOf('c'), T0 + 10_000); // decided before the recovery came
+  const left = structuredClone(old.state);
+  // As the recovery sends it: the terminated chain's pending events are left out, to be offered again.
+  assert.deepEqual(
+    left.pending!.events.map((e) => e.eventKey),
+    ['ev-b'],
+  );
+  assert.equal(fresh.adopt({ ...left, except: ['ev-b'] }), 601);
+  for (const [name, first] of [
+    ['a', a],
+    ['x3', a],
+  ] as const) {
+    const again = fresh.offer(offerOf(name, {}, `resent-${name}`), T0 + 11_000);
+    assert.equal(again.duplicate, true, `${name} is a redelivery`);
+    assert.equal(again.runKey, first.runKey, `${name} is answered from the terminated chain’s run`);
+  }
+  // b waited in the terminated chain's batch: offered again, it is decided (and runs) here.
+  const recovered = fresh.offer(offerOf('b', { version: 7 }, 'recovered'), T0 + 11_000);
+  assert.deepEqual([recovered.decision, recovered.duplicate], ['coalesced', undefined]);
+  assert.notEqual(recovered.runKey, b.runKey);
+  assert.equal(fresh.offer(offerOf('c', {}, 'resent-c'), T0 + 11_000).runKey, mine.runKey, 'its own stay its own');
+  assert.equal(fresh.offer(offerOf('old', { version: 6 }), T0 + 11_000).decision, 'stale', 'versions carry over');
+  assert.equal(fresh.adopt(left), 0, 'adopted once (b is decided here now)');
+});

@@ -1,4 +1,4 @@
-import type { Batch, CoalescerState, Offer, OfferAnswer, RunEnded, SteerAnswer } from '../../core/coalesce-types';
+import type { Batch, CoalescerState, Offer, OfferAnswer, RunEnded, SeenRow, SteerAnswer } from '../../core/coalesce-types';
 import { batchRunId, batchRunToken } from '../../core/ids';
 import type { AbsorbedEvent } from '../../core/types';
 import { charsOf, dueAt, eventChars, fitInto, hasRoom, initialState, record, runInputOf, SKIPPED_SIGNAL_EVERY_MS } from './batch';
@@ -171,9 +171,8 @@ export class CoalescerMachine extends CoalescerAnswers {
   }
 
   /**
-   * The live run's ID was taken when the shell started it (only a coalescer reset by hand to before
-   * an earlier start can meet one): the batch gets a new run key, the next number in the chain, and
-   * its events' entries name that run. Returns the batch to start again.
+   * The live run's ID was taken at its start (only a coalescer reset by hand can meet one): the batch
+   * gets the chain's next number, and its events' entries name it. Returns the batch to start again.
    */
   rekey(runKey: string): Batch | undefined {
     const { state } = this;
@@ -196,17 +195,19 @@ export class CoalescerMachine extends CoalescerAnswers {
     };
   }
 
-  /**
-   * A run this coalescer does not hold as live (an earlier chain's, terminated by hand) names steered
-   * events its model never saw: those this chain has not decided go to the follow-up batch. Returns
-   * whether any did.
-   */
+  /** A run of an earlier chain (terminated by hand) names steered events its model never saw: those undecided here go to the follow-up batch. */
   private orphaned(runKey: string, events: OfferedEvent[], nowMs: number): boolean {
     const orphans = events.filter((e) => !this.seen.get(e.eventKey));
     if (!orphans.length) return false;
     this.followUp(runKey, orphans, nowMs);
     for (const e of orphans) this.seen.add(e.eventKey, e.fingerprint, nowMs, 'steered', this.tokenOf(this.state.pending!.runKey));
     return true;
+  }
+
+  /** A chain terminated by hand left its dedup table: taken in before this chain's own (seen.ts `adopt`). */
+  adopt(left: { seen: readonly SeenRow[]; seenOpeners?: Record<string, string>; newestVersion?: Record<string, number>; except?: string[] }): number {
+    for (const [source, v] of Object.entries(left.newestVersion ?? {})) this.state.newestVersion[source] = Math.max(this.state.newestVersion[source] ?? v, v);
+    return this.seen.adopt(left.seen, left.seenOpeners, left.except);
   }
 
   /** The `steer` step's update could not be delivered: send that run no more; its end says which events its model saw. */

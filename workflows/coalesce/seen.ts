@@ -146,6 +146,53 @@ export class SeenTable {
     if (dropped) this.onFloor(floorMs, dropped);
   }
 
+  /**
+   * Take in the entries of an earlier chain's table (`openers` its openers' table), oldest first,
+   * compact, before this table's own: those of events this table holds are passed over, and the
+   * size bound then lets the oldest go as usual. `except`: event keys to leave out (offered again
+   * after, to be decided here). Returns how many were taken.
+   */
+  adopt(rows: readonly SeenRow[], openers: Record<string, string> = {}, except: readonly string[] = []): number {
+    const skip = new Set([...except, ...except.map(keyHash)]);
+    const taken: string[] = [];
+    for (const row of rows) {
+      if (skip.has(keyOf(row))) continue;
+      let small: string;
+      if (typeof row === 'string') {
+        const ref = refOf(row);
+        if (this.byKey.has(keyOf(row))) continue;
+        if (ref && !ref.startsWith('~')) {
+          const opener = openers[ref];
+          if (opener === undefined) continue; // names a run it cannot: useless for an answer
+          if (this.openers[ref] === undefined) {
+            this.openers[ref] = opener;
+            this.chars += ref.length + opener.length + OPENER_OVERHEAD;
+          }
+          this.ref(ref, +1);
+        }
+        small = row;
+      } else {
+        if (this.rowOf(row[0])) continue;
+        small = this.compacted(row);
+      }
+      taken.push(small);
+      this.byKey.set(keyOf(small), small);
+      this.chars += this.charsOf(small);
+    }
+    this.rows.unshift(...taken);
+    let dropped = 0;
+    let floorMs = 0;
+    while (this.chars > SEEN_BUDGET_CHARS && this.rows.length > 1) {
+      const gone = this.rows.shift()!;
+      if (typeof gone !== 'string') this.full -= 1;
+      this.drop(gone);
+      dropped += 1;
+      floorMs = atOf(gone);
+    }
+    if (dropped) this.onFloor(floorMs, dropped);
+    return taken.length;
+  }
+
   /** Whether `fingerprint` is the one recorded for this entry. */
   static sameInputs(entry: SeenEntry, fingerprint: string): boolean {
     return entry.fingerprint === fingerprint.slice(0, FINGERPRINT_CHARS);

@@ -15,6 +15,7 @@ import {
 } from '@temporalio/workflow';
 import type { Batch, CoalescerInput, CoalescerState, RunEnded } from '../../core/coalesce-types';
 import {
+  adoptSignal,
   coalescerQuery,
   deliverySignal,
   eventQuery,
@@ -108,6 +109,7 @@ export async function coalescerWorkflow(input: CoalescerInput): Promise<Coalesce
     dirty = true;
   });
   setHandler(forgetUpdate, ({ runKey }) => machine.forgetRun(runKey));
+  setHandler(adoptSignal, (left) => void (Array.isArray(left?.seen) && machine.adopt(left)));
   setHandler(eventQuery, ({ eventKey }) => {
     const known = machine.lookup(eventKey);
     if (!known) return null;
