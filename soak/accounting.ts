@@ -289,3 +289,42 @@ export function unseenAbsorbed(runs: readonly RunGiven[]): string[] {
       if (!r.given.includes(JSON.stringify(k))) unseen.push(`${r.workflowId}: ${k} (${r.terminalReason ?? r.status}, ${r.modelCalls} model steps)`);
   return unseen;
 }
+
+/**
+ * How many wakes each event (`agent|eventKey`) legitimately made: its first decision, and each later
+ * one its coalescers made afresh (not a redelivery's answer) at least the agent's dedup horizon after
+ * the one before: past the horizon a delivery is a new wake by rule (docs/ARCHITECTURE.md) and may
+ * be taken by one more run. A fresh decision within the horizon (a dedup that failed) counts for
+ * nothing. From the coalescers' histories.
+ */
+export function wakesByRule(coalescers: readonly CoalescerOffers[], horizonMs: (agent: string) => number): Map<string, number> {
+  const times = new Map<string, number[]>();
+  for (const c of coalescers)
+    for (const o of c.offers) {
+      if (o.duplicate || (o.decision !== 'started' && o.decision !== 'coalesced' && o.decision !== 'steered')) continue;
+      const k = `${c.agent}|${o.eventKey}`;
+      times.set(k, [...(times.get(k) ?? []), o.atMs]);
+    }
+  const wakes = new Map<string, number>();
+  for (const [k, at] of times) {
+    const horizon = horizonMs(k.slice(0, k.indexOf('|')));
+    const sorted = [...at].sort((x, y) => x - y);
+    let n = 1;
+    let last = sorted[0]!;
+    for (const at of sorted.slice(1)) {
+      if (at - last < horizon) continue;
+      n += 1;
+      last = at;
+    }
+    wakes.set(k, n);
+  }
+  return wakes;
+}
+
+/** `doubleAbsorbed` (`agent|eventKey in run, run, ...`) less the events taken by no more runs than the wakes they made by rule. */
+export function beyondWakesByRule(doubleAbsorbed: readonly string[], wakes: ReadonlyMap<string, number>): string[] {
+  return doubleAbsorbed.filter((line) => {
+    const [k, ids] = line.split(' in ') as [string, string];
+    return ids.split(', ').length > (wakes.get(k) ?? 1);
+  });
+}

@@ -48,6 +48,9 @@ export interface FaultPlan {
   operator?: OperatorTools;
 }
 
+/** How long a rearmed run's deletion may take to show before its events are sent again. */
+const REARM_GONE_WITHIN_MS = 120_000;
+
 /**
  * The fault injector: about every `everyMs` SIGKILL a random worker, ingress or consumer and start
  * it again; once SIGSTOP a worker past its heartbeat timeout, then SIGCONT; restart Redis once and
@@ -167,15 +170,22 @@ export class FaultInjector {
           const result = (await client.workflow.getHandle(target).result()) as RunResult;
           const events = (result.absorbed ?? []).map((e) => sent.get(e.eventKey)).filter((n) => n !== undefined);
           const r = await op.cli(['rearm', target]);
-          // Sent again once the run is gone (the rearm deleted it, even if the command did not finish):
-          // a run that is still there still holds its events.
-          const gone = await client.workflow
-            .getHandle(target)
-            .describe()
-            .then(
-              () => false,
-              (err: unknown) => err instanceof WorkflowNotFoundError,
-            );
+          // Sent again once the run is gone (the rearm deleted it, even if the command did not finish in
+          // time, as across a server restart: deletion goes on in the server): a run still there after
+          // REARM_GONE_WITHIN_MS still holds its events.
+          const isGone = () =>
+            client.workflow
+              .getHandle(target)
+              .describe()
+              .then(
+                () => false,
+                (err: unknown) => err instanceof WorkflowNotFoundError,
+              );
+          let gone = await isGone().catch(() => false);
+          for (const until = Date.now() + REARM_GONE_WITHIN_MS; !gone && Date.now() < until;) {
+            await sleep(2000);
+            gone = await isGone().catch(() => false);
+          }
           if (!gone) return { outcome: cliOutcome(r) };
           for (const n of events) await op.redis().xadd(streamKey(n.source), '*', 'event', JSON.stringify(n.fields));
           return { outcome: cliOutcome(r), eventKeys: events.map((n) => n.eventKey) };

@@ -225,15 +225,14 @@ async function soak(top: Topology): Promise<void> {
     },
     faults: faults.faults,
   });
-  // An event no run shows may have been decided where no run records it: `stale` (answered
-  // `accepted`, decided later), or `skipped` after its live run had ended (no run left to record it on).
+  // An event no run shows may be `stale` (answered `accepted`, decided later) or `skipped` with no live run left to record it on.
   const words = await askCoalescers(top.client(), load.deliveries, result.lost);
   const decidedStale = words.filter((w) => w.decision === 'stale').map((w) => w.eventKey);
   const skippedUnrecorded = words.filter((w) => w.decision === 'skipped').map((w) => w.eventKey);
   result.lost = result.lost.filter((k) => !decidedStale.includes(k) && !skippedUnrecorded.includes(k));
   const lostWords = words.filter((w) => w.decision !== 'stale' && w.decision !== 'skipped');
   // From Temporal's records: every coalescer's offers (its histories), and what the steer agent's models were given.
-  const { stuck, unseen } = await operatorFindings(top, runs.closed);
+  const { stuck, unseen } = await operatorFindings(top, runs.closed, app.agents, result);
   const rssMbReport = rssReport(rss, SECONDS);
   writeFileSync(path.join(top.dir, 'deliveries.json'), JSON.stringify(load.deliveries, null, 1));
   writeFileSync(path.join(top.dir, 'runs.json'), JSON.stringify(runs, null, 1));

@@ -1,4 +1,5 @@
-import { stuckKeys, unseenAbsorbed, type RunSeen } from './accounting';
+import { beyondWakesByRule, stuckKeys, unseenAbsorbed, wakesByRule, type Accounting, type RunSeen } from './accounting';
+import type { AgentRegistry } from '../agents/registry';
 import { OPERATOR_FAULTS, type FaultRecord, type OperatorTools } from './faults';
 import { runCli, type LoadGenerator } from './load';
 import { NOTES_AGENT } from './notes-agent';
@@ -21,11 +22,21 @@ export function operatorTools(top: Topology, load: LoadGenerator, everyMs: numbe
 /**
  * The operator accounting, read from Temporal after the drain (the bound after the load stops):
  * wake keys whose last accepted event no closed run took, and events runs list as absorbed that their
- * model never saw (see soak/accounting.ts `stuckKeys`, `unseenAbsorbed`).
+ * model never saw (see soak/accounting.ts `stuckKeys`, `unseenAbsorbed`); and `result.doubleAbsorbed`
+ * narrowed to the events taken by more runs than they made wakes by rule (`wakesByRule`).
  */
-export async function operatorFindings(top: Topology, closed: RunSeen[]): Promise<{ stuck: string[]; unseen: string[] }> {
-  const stuck = stuckKeys(await readCoalescerOffers(top.client(), top.taskQueue), closed);
+export async function operatorFindings(
+  top: Topology,
+  closed: RunSeen[],
+  agents: AgentRegistry,
+  result: Pick<Accounting, 'doubleAbsorbed'>,
+): Promise<{ stuck: string[]; unseen: string[] }> {
+  const coalescers = await readCoalescerOffers(top.client(), top.taskQueue);
+  const stuck = stuckKeys(coalescers, closed);
   const unseen = unseenAbsorbed(await readRunsGiven(top.client(), top.taskQueue, NOTES_AGENT));
+  // Taken by two runs is a double only past the wakes the event made by rule (past its horizon a delivery is a new wake): `result` keeps those.
+  const wakes = wakesByRule(coalescers, (agent) => agents[agent]?.policy.coalesce?.dedupHorizonMs ?? Infinity);
+  result.doubleAbsorbed = beyondWakesByRule(result.doubleAbsorbed, wakes);
   return { stuck, unseen };
 }
 

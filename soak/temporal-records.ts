@@ -29,6 +29,8 @@ export interface OfferSeen {
   atMs: number;
   /** The coalescer's answer (an update's result); absent for an offer sent by signal, which is answered by nothing. */
   decision?: OfferAnswer['decision'];
+  /** The answer was a redelivery's (the event was decided before, within the dedup horizon). */
+  duplicate?: boolean;
 }
 
 /** Every event offered to one coalescer (agent#wakeKey), across all its executions (continue-as-new, closes), in the order taken. */
@@ -68,6 +70,7 @@ export async function readCoalescerOffers(client: Client, taskQueue: string): Pr
         const answers = ((await first(client, done.outcome.success)) as OfferAnswer[] | undefined) ?? [];
         seen.forEach((s, i) => {
           if (answers[i]) s.decision = answers[i].decision;
+          if (answers[i]?.duplicate) s.duplicate = true;
         });
       }
     }

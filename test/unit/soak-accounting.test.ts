@@ -1,6 +1,6 @@
 import { describe, test } from 'node:test';
 import assert from 'node:assert/strict';
-import { account, stuckKeys, unseenAbsorbed, type OutsideState, type RunSeen } from '../../soak/accounting';
+import { account, beyondWakesByRule, stuckKeys, unseenAbsorbed, wakesByRule, type OutsideState, type RunSeen } from '../../soak/accounting';
 import type { CoalescerOffers, OfferSeen, RunGiven } from '../../soak/temporal-records';
 import type { Delivery } from '../../soak/load';
 import type { FaultRecord } from '../../soak/faults';
@@ -236,5 +236,36 @@ describe('soak accounting: what operators leave behind, from Temporal’s record
     assert.deepEqual(judge({ deliveries, closed, faults: [redelivered] }).doubleAbsorbed, []);
     const thrice = [...closed, run('c#k@e1-third', ['e1'])];
     assert.equal(judge({ deliveries, closed: thrice, faults: [redelivered] }).doubleAbsorbed.length, 1, 'one redelivery allows one more run, not two');
+  });
+});
+
+describe('wakes by rule: a delivery past the dedup horizon is a new wake', () => {
+  const offers = (
+    agent: string,
+    list: { eventKey: string; atMs: number; decision?: 'started' | 'coalesced' | 'steered' | 'skipped'; duplicate?: boolean }[],
+  ) => ({
+    coalescerId: `${agent}#k`,
+    agent,
+    offers: list.map((o) => ({ source: 'notes', ...o })),
+  });
+
+  test('a fresh decision past the horizon counts; one within it, or a redelivery’s answer, does not', () => {
+    const wakes = wakesByRule(
+      [
+        offers('notes', [
+          { eventKey: 'e1', atMs: 0, decision: 'started' },
+          { eventKey: 'e1', atMs: 5_000, decision: 'started', duplicate: true },
+          { eventKey: 'e1', atMs: 26_000, decision: 'coalesced' },
+          { eventKey: 'e2', atMs: 0, decision: 'steered' },
+          { eventKey: 'e2', atMs: 10_000, decision: 'started' },
+        ]),
+      ],
+      () => 20_000,
+    );
+    assert.deepEqual([wakes.get('notes|e1'), wakes.get('notes|e2')], [2, 1]);
+    assert.deepEqual(beyondWakesByRule(['notes|e1 in r1, r2', 'notes|e2 in r3, r4', 'notes|e3 in r5, r6'], wakes), [
+      'notes|e2 in r3, r4',
+      'notes|e3 in r5, r6',
+    ]);
   });
 });
