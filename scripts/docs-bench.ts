@@ -162,6 +162,24 @@ const coalesceAgainstRaw: Renderer = (r) => {
     ),
     row('its decisions', counts(hot.decisions)),
     row('runs started', `**${num(hot.runs)}** (bound: ceil(seconds / maxWait) + 1 = ${num(hot.bound)})`),
+    ...(hot.dedup
+      ? [
+          row(
+            'its dedup table at the end',
+            `${num(obj(hot.dedup).held)} events held (capacity ${num(obj(hot.dedup).capacity)}), **${num(obj(hot.dedup).forgottenEarly)} let go early**; ` +
+              `${num(obj(hot.dedup).answeredFromFirstDecision)} of ${num(obj(hot.dedup).redelivered)} redeliveries of its first, middle and last events answered from their first decision`,
+          ),
+        ]
+      : []),
+    ...(r.oneEventPerKey
+      ? [
+          row(
+            `${num(obj(r.oneEventPerKey).keys)} wake keys × 1 event (a nightly import), ${num(obj(r.oneEventPerKey).concurrency)} outstanding, against raw starts`,
+            `**${num(obj(r.oneEventPerKey).coalescePerS)} events/s** against ${num(obj(r.oneEventPerKey).rawStartsPerS)} raw starts/s: ratio **${num(obj(r.oneEventPerKey).ratio)}**; ` +
+              `answers p50 ${p(obj(r.oneEventPerKey).answerMs)} ms, p99 ${p(obj(r.oneEventPerKey).answerMs, 'p99')} ms; ${num(obj(r.oneEventPerKey).errors)} errors`,
+          ),
+        ]
+      : []),
     row(
       'RSS of the benchmark process (gate and worker)',
       `${num(rss.warm)} MB warm, ${num(rss.afterManyKeys)} MB after the many keys, **${num(rss.end)} MB at the end**`,

@@ -208,8 +208,17 @@ export function account(input: {
     if (r.agent === 'campaign-reporter' && r.terminalReason === 'success') reports.set(r.wakeKey!, (reports.get(r.wakeKey!) ?? 0) + 1);
   const exportsOf = new Map<string, number>();
   for (const e of outside.exports) exportsOf.set(e.campaign, (exportsOf.get(e.campaign) ?? 0) + 1);
+  // A run stopped by a person (terminated, killed) may have exported before it stopped: one export
+  // more each, at most, and never a successful report without its export.
+  const stopped = new Map<string, number>();
+  for (const r of runs.closed)
+    if (r.agent === 'campaign-reporter' && (r.status === 'TERMINATED' || r.terminalReason === 'cancelled'))
+      stopped.set(r.wakeKey!, (stopped.get(r.wakeKey!) ?? 0) + 1);
   const reconcileMismatch = [...new Set([...reports.keys(), ...exportsOf.keys()])]
-    .filter((c) => (reports.get(c) ?? 0) !== (exportsOf.get(c) ?? 0))
+    .filter((c) => {
+      const [made, exported] = [reports.get(c) ?? 0, exportsOf.get(c) ?? 0];
+      return exported < made || exported > made + (stopped.get(c) ?? 0);
+    })
     .map((c) => `${c}: ${reports.get(c) ?? 0} successful reports, ${exportsOf.get(c) ?? 0} exports`);
 
   const byReason: Record<string, number> = {};

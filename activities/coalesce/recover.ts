@@ -14,7 +14,8 @@ const TRIES = 30;
 const retryLater = new Map<string, { info: WorkflowExecutionInfo; tries: number }>();
 
 /**
- * A coalescer terminated by hand (as from the Web UI) loses what it held in memory: the pending batch
+ * A coalescer terminated by hand (as from the Web UI), or closed any way but its own (cancelled,
+ * failed, timed out), loses what it held in memory: the pending batch
  * (events answered `started` or `coalesced` whose run had not started; also a batch it had decided
  * to start in the task the termination cut off) and the steered events owed to its live run. Temporal still answers a query on the terminated execution (a worker replays its
  * history up to the termination), so its last state can be read: its pending events are offered
@@ -27,7 +28,7 @@ const retryLater = new Map<string, { info: WorkflowExecutionInfo; tries: number 
  */
 export async function recoverTerminatedCoalescers(client: Client, taskQueue: string, fromMs: number, toMs: number): Promise<number> {
   const query =
-    `WorkflowType = 'coalescerWorkflow' AND TaskQueue = ${quote(taskQueue)} AND ExecutionStatus = 'Terminated'` +
+    `WorkflowType = 'coalescerWorkflow' AND TaskQueue = ${quote(taskQueue)} AND ExecutionStatus IN ('Terminated', 'Canceled', 'Failed', 'TimedOut')` +
     ` AND CloseTime > ${quote(new Date(fromMs).toISOString())} AND CloseTime <= ${quote(new Date(toMs).toISOString())}`;
   const found: WorkflowExecutionInfo[] = [];
   for await (const info of client.workflow.list({ query, pageSize: PER_ROUND })) {

@@ -153,7 +153,8 @@ export function createScheduleActivities({ registry, supervisor }: { registry: T
         const details = ctx.cancellationDetails;
         if (details?.cancelRequested || details?.notFound) {
           ctx.log.info('scheduled window cancelled: cancelling its wake', { eventKey: answer.eventKey });
-          handle.cancel().catch(() => undefined);
+          // Its run, never its coalescer (an offer taken by signal names the coalescer, undecided yet).
+          if (answer.workflowId !== answer.coalescerId) handle.cancel().catch(() => undefined);
         }
         if (!details?.cancelRequested) abandon(signal.reason);
       };
