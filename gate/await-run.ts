@@ -1,11 +1,27 @@
 import { WorkflowNotFoundError, type Client } from '@temporalio/client';
-import { coalescerQuery } from '../core/messages';
+import { coalescerQuery, eventQuery } from '../core/messages';
 import type { RunResult } from '../core/types';
 import type { WakeAnswer } from './decision';
 
 /** How often a caller looks for a run that has not started yet (a pending coalesced batch). */
 const PENDING_POLL_MS = 500;
 const MAX_SUPERSEDED_HOPS = 10;
+/** After this many polls with no run under the key named, the caller asks the coalescer where its event went. */
+const POLLS_BEFORE_ASKING = 10;
+
+/**
+ * The run the event's coalescer now holds it under, when that is not `runKey`: a batch whose start
+ * was refused, or one a terminated coalescer held when it was recovered, starts under a new run key
+ * (`rekey`), and the key first answered never becomes a run. Undefined while the coalescer names
+ * `runKey`, names no run, or cannot be asked.
+ */
+export async function movedRun(client: Client, coalescerId: string, eventKey: string, runKey: string): Promise<string | undefined> {
+  const now = await client.workflow
+    .getHandle(coalescerId)
+    .query(eventQuery, { eventKey })
+    .catch(() => null);
+  return now?.runKey && now.runKey !== runKey ? now.runKey : undefined;
+}
 
 /**
  * Overlap `steer`: the run that holds an event steered into a run that refused it (that run had begun
@@ -39,6 +55,8 @@ export function refusedSteer(answer: WakeAnswer, result: RunResult, eventKey: st
  * following a run cancelled for a restart (`supersededBy`) to the run that finally took the event,
  * and an event steered into a run that refused it to its follow-up run (`eventKey`: the event's,
  * by default the answer's own when it is a GateAnswer).
+ * A run key that never becomes a run (its batch moved to a new key) is left for the one the coalescer
+ * names now.
  * Rejects as `handle.result()` does (WorkflowFailedError for a failed run). `onWait` is called while
  * waiting (heartbeats); `signal` stops the wait.
  */
@@ -52,7 +70,7 @@ export async function awaitRun(
   let workflowId = answer.result?.supersededBy ?? answer.workflowId;
   for (let hop = 0; hop <= MAX_SUPERSEDED_HOPS; hop++) {
     let result: RunResult;
-    for (;;) {
+    for (let polls = 1; ; polls++) {
       opts.signal?.throwIfAborted();
       try {
         result = (await client.workflow.getHandle(workflowId).result()) as RunResult;
@@ -60,7 +78,10 @@ export async function awaitRun(
       } catch (err) {
         if (!(err instanceof WorkflowNotFoundError)) throw err;
         opts.onWait?.();
-        await new Promise((r) => setTimeout(r, PENDING_POLL_MS));
+        const moved =
+          answer.coalescerId && eventKey && polls % POLLS_BEFORE_ASKING === 0 ? await movedRun(client, answer.coalescerId, eventKey, workflowId) : undefined;
+        if (moved) workflowId = moved;
+        else await new Promise((r) => setTimeout(r, PENDING_POLL_MS));
       }
     }
     if (refusedSteer(answer, result, eventKey)) {
