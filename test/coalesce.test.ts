@@ -626,7 +626,51 @@ describe('no wake left behind: what operators and late senders do', () => {
     );
   });
 
-  test('a coalescer terminated by hand with events waiting in its batch: they still run', async () => {
+  test('skip: a live run terminated by hand after its coalescer continued as new is found gone at the next skip, not minutes later', async () => {
+    const agents = coalescing('canary', { debouncePeriodMs: 100, maxWaitMs: 500, whileRunning: 'skip' });
+    const taskQueue = unique('skip-terminated');
+    const gate = gateFor(taskQueue, agents);
+    const entity = unique('skipping');
+    await withWorker(
+      env.nativeConnection,
+      taskQueue,
+      async () => {
+        const live = await gate.admit(ping(entity, 'long', { holdMs: 600_000 }));
+        await eventually(
+          () => statusOf(env.client, live.workflowId),
+          (st?: WakeStatus) => st !== undefined,
+          20_000,
+          'the run is live',
+        );
+        for (let i = 0; i < 30; i++) assert.equal((await gate.admit(ping(entity, `meanwhile-${i}`))).decision, 'skipped');
+        await eventually(
+          () => env.client.workflow.count(`WorkflowId = "${live.coalescerId!}"`).then((c) => c.count),
+          (n) => n >= 2,
+          20_000,
+          'the coalescer continued as new',
+        );
+        // As from the Web UI. Nothing waits in a batch, so the watch's own look is minutes away; the
+        // run refuses the coalescer's record of the next skip, and that sends the coalescer to look now.
+        await env.client.workflow.getHandle(live.workflowId).terminate('an operator stops it');
+        let n = 0;
+        const next = await eventually(
+          async () => {
+            const a = await gate.admit(ping(entity, `after-${n++}`));
+            if (a.decision === 'skipped') await new Promise((r) => setTimeout(r, 500));
+            return a;
+          },
+          (a) => a.decision === 'started',
+          20_000,
+          'an event after the termination starts a run',
+        );
+        const nextRun = await within(awaitRun(env.client, next), 60_000, 'the next event’s run');
+        assert.ok(nextRun.absorbed!.some((e) => e.eventKey === next.eventKey));
+      },
+      { activities: activitiesFor(agents) },
+    );
+  });
+
+  test('a coalescer terminated by hand with events waiting in its batch: they still run, and their callers get those runs', async () => {
     // A debounce long enough that the second batch still waits when the coalescer is terminated.
     const agents = coalescing('canary', { debouncePeriodMs: 5000, maxWaitMs: 10_000 });
     const taskQueue = unique('coalescer-terminated');
@@ -641,6 +685,8 @@ describe('no wake left behind: what operators and late senders do', () => {
         const a = await gate.admit(ping(entity, 'first'));
         const b = await gate.admit(ping(entity, 'second'));
         assert.deepEqual([a.decision, b.decision], ['started', 'coalesced']);
+        // Their callers wait meanwhile, on the run key they were answered: it never becomes a run.
+        const callers = Promise.all([a, b].map((x) => within(awaitRun(env.client, x), 120_000, 'a caller’s wait')));
         // As from the Web UI: its memory is gone with it.
         await env.client.workflow.getHandle(a.coalescerId!).terminate('an operator stops the coalescer');
         const runs = () => env.client.workflow.list({ query: `WorkflowType = "runWorkflow" AND WakeKey = "${entity}" AND ExecutionStatus = "Completed"` });
@@ -657,6 +703,15 @@ describe('no wake left behind: what operators and late senders do', () => {
           'the terminated coalescer’s events run',
         );
         assert.equal(taken.filter((k) => k === a.eventKey).length, 1, 'once');
+        // Each caller was led to the run its event moved to (a new key, under the new chain).
+        for (const [x, got] of [a, b].map((x, i) => [x, callers.then((r) => r[i]!)] as const)) {
+          const r = await got;
+          assert.ok(
+            r.absorbed!.some((e) => e.eventKey === x.eventKey),
+            `the run ${x.eventKey} is answered with took it`,
+          );
+          assert.notEqual(r.runKey, a.workflowId, 'not the batch’s first key');
+        }
         // Its dedup table went over too: an event it had run is answered from that run, not run again.
         const again = await gate.admit(ping(entity, 'done', {}, { deliveryId: 'after-the-termination' }));
         assert.deepEqual([again.decision, again.workflowId], ['completed', done.workflowId]);

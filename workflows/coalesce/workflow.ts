@@ -31,6 +31,7 @@ import type { CoalesceActivities } from '../../core/contracts';
 import type { runWorkflow } from '../run/workflow';
 import { CoalescerMachine, initialState, runInputOf } from './machine';
 import { SEEN_CAPACITY } from './seen';
+import { RunWatch } from './watch';
 import { ENTITY_HISTORY_EVENTS } from '../../core/history';
 import { RUN_PRIORITY } from '../../core/priority';
 
@@ -48,13 +49,6 @@ const { runEnd } = proxyActivities<CoalesceActivities>({
   startToCloseTimeout: '10 seconds',
   retry: { initialInterval: '1 second', maximumAttempts: 3 },
 });
-
-/**
- * How often the coalescer looks at its live run through Temporal: often while a batch waits for the
- * run's end, seldom when nothing does (then only its own close waits on it).
- */
-export const RUN_WATCH_WAITING_MS = 10_000;
-export const RUN_WATCH_IDLE_MS = 120_000;
 
 /** Workflow time (the activation's, replayed from history): debounce and idle timing are measured in it. */
 // eslint-disable-next-line no-restricted-syntax
@@ -160,14 +154,8 @@ export async function coalescerWorkflow(input: CoalescerInput): Promise<Coalesce
     }
   };
 
-  // The live run, watched through Temporal since `sinceMs` (its start here, or its last look).
-  let watched: { runKey: string; sinceMs: number } | undefined;
-  const watchDue = (): number | undefined => {
-    const live = machine.state.running;
-    if (!live) return (watched = undefined);
-    if (watched?.runKey !== live.runKey) watched = { runKey: live.runKey, sinceMs: now() };
-    return watched.sinceMs + (machine.state.pending ? RUN_WATCH_WAITING_MS : RUN_WATCH_IDLE_MS);
-  };
+  // The live run, watched through Temporal (a run terminated by hand sends no end).
+  const watch = new RunWatch(runEnd, ended, () => (dirty = true));
 
   // One timer for the next due time, kept while offers arrive: each event of a burst pushes the
   // debounce back, and a new timer per offer (started, then cancelled) would cost the server two
@@ -205,9 +193,10 @@ export async function coalescerWorkflow(input: CoalescerInput): Promise<Coalesce
         break;
       }
       case 'record-skipped':
+        // Refused: the run has closed, and its end may never come (terminated by hand): look at it now.
         await getExternalWorkflowHandle(step.runKey)
           .signal(skippedSignal, { events: step.events })
-          .catch(() => undefined);
+          .catch(() => watch.soon(step.runKey));
         break;
       case 'steer': {
         // Not awaited: the answer routes refused events early; the run's end (runEnded, `seen`) decides
@@ -233,13 +222,7 @@ export async function coalescerWorkflow(input: CoalescerInput): Promise<Coalesce
         break;
       case 'wait': {
         dirty = false;
-        const due = watchDue();
-        if (due !== undefined && now() >= due) {
-          watched!.sinceMs = now();
-          const end = await runEnd(watched!.runKey).catch(() => null);
-          if (end) ended(end);
-          break;
-        }
+        const due = watch.due(machine.state.running?.runKey, machine.state.pending !== undefined, now());
         const untilMs = due === undefined ? step.untilMs : Math.min(due, step.untilMs ?? Infinity);
         if (untilMs !== undefined && (!timer || timer.untilMs > untilMs)) {
           timer?.scope.cancel();
