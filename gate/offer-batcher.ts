@@ -1,5 +1,6 @@
 import { WithStartWorkflowOperation, type Client } from '@temporalio/client';
-import type { OfferInput, Offer, OfferAnswer } from '../core/coalesce-types';
+import type { SignalDefinition } from '@temporalio/common';
+import type { CoalescerInput, OfferInput, Offer, OfferAnswer } from '../core/coalesce-types';
 import { errorChainText, isInFlightRefusal } from '../core/failures';
 import { offerSignal, offerUpdate } from '../core/messages';
 import { captureContext, inContext } from '../tracing/spans';
@@ -296,12 +297,23 @@ export class OfferBatcher {
  * takes it): the gate's fallback, and the supervisor's recovery of a coalescer terminated by hand.
  */
 export async function offerBySignal(client: Client, taskQueue: string, to: Omit<OfferInput, 'offer'>, offers: Offer[]): Promise<void> {
-  await client.workflow.signalWithStart('coalescerWorkflow', {
+  await signalCoalescer(client, taskQueue, to, offerSignal, offers);
+}
+
+/** Signals a coalescer, starting it (a new chain) when none runs under its ID. */
+export async function signalCoalescer<T>(
+  client: Client,
+  taskQueue: string,
+  to: Omit<OfferInput, 'offer'>,
+  signal: SignalDefinition<[T]>,
+  arg: T,
+): Promise<void> {
+  await client.workflow.signalWithStart<(input: CoalescerInput) => Promise<unknown>, [T]>('coalescerWorkflow', {
     workflowId: to.coalescerId,
     taskQueue,
     args: [{ agent: to.agent, wakeKey: to.wakeKey, policy: to.policy }],
-    signal: offerSignal,
-    signalArgs: [offers],
+    signal,
+    signalArgs: [arg],
     priority: ADMISSION_PRIORITY,
   });
 }

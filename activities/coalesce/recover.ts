@@ -2,8 +2,7 @@ import { log } from '@temporalio/activity';
 import { WorkflowNotFoundError, type Client, type WorkflowExecutionInfo } from '@temporalio/client';
 import type { CoalescerStatus, Offer } from '../../core/coalesce-types';
 import { adoptSignal, coalescerQuery } from '../../core/messages';
-import { ADMISSION_PRIORITY } from '../../core/priority';
-import { offerBySignal } from '../../gate/offer-batcher';
+import { offerBySignal, signalCoalescer } from '../../gate/offer-batcher';
 
 const quote = (s: string) => `'${s.replace(/\\/g, '\\\\').replace(/'/g, "\\'")}'`;
 /** Terminated coalescers looked at in one round, at most (a mass termination is taken over several). */
@@ -86,14 +85,12 @@ async function recoverOne(client: Client, taskQueue: string, info: WorkflowExecu
   const waiting = [...(phantom ? running.events : []), ...(pending?.events ?? [])];
   // Its dedup table first (signals are taken in order), then its pending events.
   if (seen.length)
-    await client.workflow.signalWithStart('coalescerWorkflow', {
-      workflowId: to.coalescerId,
-      taskQueue,
-      args: [{ agent: to.agent, wakeKey: to.wakeKey, policy: to.policy }],
-      signal: adoptSignal,
+    await signalCoalescer(client, taskQueue, to, adoptSignal, {
+      seen,
+      ...(seenOpeners ? { seenOpeners } : {}),
+      newestVersion,
       // Not the pending events' entries: they are offered again below, to be decided (and run) there.
-      signalArgs: [{ seen, ...(seenOpeners ? { seenOpeners } : {}), newestVersion, except: waiting.map((e) => e.eventKey) }],
-      priority: ADMISSION_PRIORITY,
+      except: waiting.map((e) => e.eventKey),
     });
   if (!waiting.length) return 0;
   const offers: Offer[] = waiting.map((event) => ({ event, offerId: `recovered:${info.runId}:${event.eventKey}` }));
