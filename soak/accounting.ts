@@ -2,7 +2,7 @@ import type { Client, WorkflowExecutionInfo } from '@temporalio/client';
 import { skippedSignal } from '../core/messages';
 import type { RunInput, RunResult } from '../core/types';
 import type { SteerAnswer } from '../core/coalesce-types';
-import type { CoalescerOffers, RunGiven } from './temporal-records';
+import type { CoalescerOffers, OfferSeen, RunGiven } from './temporal-records';
 import { recordedHistory } from '../trail/history-read';
 import type { Delivery } from './load';
 import type { FaultRecord } from './faults';
@@ -24,6 +24,8 @@ export interface RunSeen {
   wakeKey?: string;
   absorbed: string[];
   skipped: string[];
+  /** When it closed, epoch ms (Temporal's clock). */
+  closeMs?: number;
 }
 
 /** The soak's findings, computed from the load generator's answers, Temporal and the stand-ins (never the system's own counters). */
@@ -73,6 +75,7 @@ export async function readRuns(client: Client, taskQueue: string): Promise<{ clo
       status: info.status.name,
       absorbed: [],
       skipped: [],
+      ...(info.closeTime ? { closeMs: info.closeTime.getTime() } : {}),
     };
     try {
       const r = (await client.workflow.getHandle(info.workflowId, info.runId).result()) as RunResult;
@@ -255,7 +258,10 @@ export function account(input: {
 /**
  * Wake keys whose last accepted event no closed run took: after the load stops and the drain's bound
  * has passed, the newest event each coalescer (`agent#wakeKey`) was offered, by its own histories,
- * must be absorbed by a run that closed (or recorded as skipped on one, overlap `skip`). Events the
+ * must be absorbed by a run that closed, or skipped (overlap `skip`) for a run that was still open when
+ * the coalescer decided so: its record on the run may not have landed (the run ended within the
+ * second the records are batched), but a skip for a run that had already closed (one terminated by
+ * hand, not yet seen by its coalescer) is a key stuck behind a dead run. Events the
  * coalescer answered `stale` or `mismatch` are passed over (nothing is to run for them); so is an
  * event offered by signal (answered by nothing) whose version is older than one offered before it
  * from its source, which the coalescer decides `stale` by the same rule. A key stuck behind a run
@@ -265,6 +271,8 @@ export function account(input: {
 export function stuckKeys(coalescers: readonly CoalescerOffers[], closed: readonly RunSeen[]): string[] {
   const taken = new Set<string>();
   for (const r of closed) for (const k of [...r.absorbed, ...r.skipped]) taken.add(`${r.agent}|${k}`);
+  const closeOf = new Map(closed.map((r) => [r.workflowId, r.closeMs]));
+  const skippedForOpenRun = (o: OfferSeen) => o.decision === 'skipped' && o.runKey !== undefined && (closeOf.get(o.runKey) ?? -Infinity) >= o.atMs;
   const stuck: string[] = [];
   for (const c of coalescers) {
     const newest = new Map<string, number>();
@@ -275,7 +283,7 @@ export function stuckKeys(coalescers: readonly CoalescerOffers[], closed: readon
       return !(o.decision === undefined && o.version !== undefined && before !== undefined && o.version < before);
     });
     const last = candidates.at(-1);
-    if (last && !taken.has(`${c.agent}|${last.eventKey}`))
+    if (last && !taken.has(`${c.agent}|${last.eventKey}`) && !skippedForOpenRun(last))
       stuck.push(`${c.coalescerId}: ${last.eventKey} (${last.decision ?? 'by signal'} at ${new Date(last.atMs).toISOString()})`);
   }
   return stuck;

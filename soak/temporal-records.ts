@@ -31,6 +31,8 @@ export interface OfferSeen {
   decision?: OfferAnswer['decision'];
   /** The answer was a redelivery's (the event was decided before, within the dedup horizon). */
   duplicate?: boolean;
+  /** The run the answer named (for `skipped`, the live run the event was skipped for). */
+  runKey?: string;
 }
 
 /** Every event offered to one coalescer (agent#wakeKey), across all its executions (continue-as-new, closes), in the order taken. */
@@ -71,6 +73,7 @@ export async function readCoalescerOffers(client: Client, taskQueue: string): Pr
         seen.forEach((s, i) => {
           if (answers[i]) s.decision = answers[i].decision;
           if (answers[i]?.duplicate) s.duplicate = true;
+          if (answers[i]?.runKey) s.runKey = answers[i].runKey;
         });
       }
     }

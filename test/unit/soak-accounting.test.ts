@@ -157,6 +157,18 @@ describe('soak accounting: what operators leave behind, from Temporal’s record
     assert.match(keys[0]!, /^soak-notes#t1: n3 \(coalesced at /);
   });
 
+  test('a last event skipped for a run open at the decision is decided, its record on the run or not; skipped for a closed run it is stuck', () => {
+    const offers = [offer('n1', 1_000, { decision: 'started' }), offer('n2', 5_000, { decision: 'skipped', runKey: 'soak-notes#t1@n1' })];
+    // The run closed after the skip, before the coalescer's batched record of it reached the run.
+    assert.deepEqual(stuckKeys([coalescer('t1', offers)], [notesRun('soak-notes#t1@n1', ['n1'], [], { closeMs: 5_200 })]), []);
+    // The run had closed (terminated by hand) before the skip: the coalescer skipped for a dead run.
+    const keys = stuckKeys([coalescer('t1', offers)], [notesRun('soak-notes#t1@n1', ['n1'], [], { status: 'TERMINATED', closeMs: 4_000 })]);
+    assert.equal(keys.length, 1);
+    assert.match(keys[0]!, /^soak-notes#t1: n2 \(skipped at /);
+    // A skip naming a run that never closed (or none) is stuck too.
+    assert.equal(stuckKeys([coalescer('t1', offers)], []).length, 1);
+  });
+
   test('the last event is judged by the agent that took it: another agent’s run of the same event does not count', () => {
     const keys = stuckKeys([coalescer('t1', [offer('n1', 1, { decision: 'started' })])], [run('campaign-reporter#t1@n1', ['n1'])]);
     assert.equal(keys.length, 1);
