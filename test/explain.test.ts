@@ -229,6 +229,12 @@ describe('the decision trail of a wake key', () => {
       assert.match(html, /visibility: WorkflowType = &quot;runWorkflow&quot;/);
       assert.match(html, new RegExp(`coalescer campaign-reporter#${key}: none found`));
       assert.equal((await fetch(`${ingress.operatorUrl}/wakes/canary/x?since=nonsense`)).status, 400);
+      // Any printable wake key is a page: both quote characters, or a trailing backslash, are queried escaped (never a 500).
+      for (const odd of [`it's "${key}"`, `${key}\\`, `${key}\\"'`]) {
+        const r = await fetch(`${ingress.operatorUrl}/wakes/campaign-reporter/${encodeURIComponent(odd)}?since=2h`);
+        assert.equal(r.status, 404, odd);
+        assert.match(await r.text(), /Nothing is recorded about this wake key since/, odd);
+      }
       assert.equal((await fetch(`${ingress.url}/wakes/canary/x`)).status, 404, 'not on the public listener');
     } finally {
       await ingress.close();

@@ -38,11 +38,13 @@ async function mapLimit<T, R>(items: readonly T[], limit: number, fn: (item: T) 
   return out;
 }
 
-/** A visibility string literal: double-quoted, or single-quoted when the value holds a double quote. */
+/**
+ * A visibility string literal: double-quoted, with a backslash before each backslash and double
+ * quote (Temporal's query parser reads MySQL-style escapes), so any value is one literal and stays
+ * one: quotes of both kinds, or a trailing backslash, cannot end it early or leave it open.
+ */
 export function literal(value: string): string {
-  if (!value.includes('"')) return `"${value}"`;
-  if (!value.includes("'")) return `'${value}'`;
-  throw new Error(`cannot query visibility for a value holding both quote characters: ${value}`);
+  return `"${value.replace(/[\\"]/g, (c) => `\\${c}`)}"`;
 }
 
 /** The visibility query of the runs about one (agent, wake key) that started in the window, or are still open. */

@@ -496,14 +496,18 @@ describe('reading and asking', () => {
     );
   });
 
-  test('an unknown agent is refused naming every known one; a wake key with a double quote is queried in single quotes', () => {
+  test('an unknown agent is refused naming every known one; any wake key is one escaped visibility literal', () => {
     assert.throws(
       () => agentOf(exampleAgents, 'nobody'),
       (err: unknown) => err instanceof TrailRequestError && err.code === 'unknown_agent' && /campaign-reporter, canary, dependency-bump/.test(err.message),
     );
     assert.equal(agentOf(exampleAgents, 'canary').policy.name, 'canary');
-    assert.equal(literal('say "hi"'), `'say "hi"'`);
-    assert.throws(() => literal(`it's "x"`), /both quote characters/);
+    assert.equal(literal('k'), '"k"');
+    assert.equal(literal('say "hi"'), '"say \\"hi\\""');
+    // Both quote characters, a trailing backslash: still one closed literal, never a throw (the trail page's 500).
+    assert.equal(literal(`it's "x"`), `"it's \\"x\\""`);
+    assert.equal(literal('ends\\'), '"ends\\\\"');
+    assert.equal(literal('a\\"b'), '"a\\\\\\"b"');
     assert.match(
       runsQuery('canary', 'k', Date.parse('2026-12-02T12:00:00Z')),
       /WakeKey = "k" .*StartTime >= "2026-12-02T12:00:00.000Z" OR ExecutionStatus = "Running"/,
