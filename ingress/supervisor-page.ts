@@ -1,6 +1,8 @@
 import type { Client } from '@temporalio/client';
 import escapeHtml from 'escape-html';
 import type { FastifyInstance } from 'fastify';
+import { z } from 'zod';
+import { errorBody } from './answers';
 import { formToken, requireFormProof, type Acting } from './operator-auth';
 import type { SupervisorPolicy } from '../core/supervisor-types';
 import { actOnSupervisor, type PersonRequest } from '../supervisor/actions';
@@ -63,6 +65,19 @@ function personForm(session: PageSession, action: string, label: string, extra =
 <label>Reason<input name="reason" required maxlength="500" size="40"></label>${extra}
 <button type="submit">${e(label)}</button></form>`;
 }
+
+/**
+ * The body of a form post or a script's action (form fields or JSON): `reason` (at most 500
+ * characters; an empty one is refused by the supervisor), `who` on an open listener (at most 100),
+ * and for a release the `agent` and `action` (`release` or `discard`). Anything else: 400 naming the field.
+ */
+export const ActionBody = z.object({
+  who: z.string().max(100).optional(),
+  reason: z.string().max(500).optional(),
+  agent: z.string().max(200).optional(),
+  action: z.enum(['release', 'discard']).optional(),
+  _csrf: z.string().max(200).optional(),
+});
 
 /** The page: breaker state, why it tripped, counters against caps, held wakes, live runs, recent runs by reason, and the forms. */
 export function renderSupervisorPage(view: SupervisorView, flash?: { ok: boolean; text: string }, session?: PageSession): string {
@@ -142,32 +157,32 @@ export function registerSupervisorPage(app: FastifyInstance, opts: { client: Cli
       .header('cache-control', 'no-store')
       .send(renderSupervisorPage(view, flash, session));
   });
-  app.post<{ Params: { action: string }; Body: Record<string, string | undefined> }>(
-    '/supervisor/:action',
-    { preHandler: requireFormProof(app) },
-    async (request, reply) => {
-      const back = (key: 'ok' | 'error', text: string) => reply.redirect(`/supervisor?${key}=${encodeURIComponent(text)}`, 303);
-      const action = request.params.action;
-      if (!['reset', 'release', 'halt', 'drain'].includes(action))
-        return reply.code(404).send({ error: { code: 'not_found', message: `no action ${action}` } });
-      const body = (request.body ?? {}) as Record<string, string | undefined>;
-      const who = actingName(request.acting, body.who);
-      const reason = body.reason ?? '';
-      const req: PersonRequest =
-        action === 'release'
-          ? { kind: body.action === 'discard' ? 'discard' : 'release', who, reason, ...(body.agent ? { agent: body.agent } : {}) }
-          : { kind: action as 'reset' | 'halt' | 'drain', who, reason };
-      const r = await untraced(() => actOnSupervisor(opts.client, opts.taskQueue, req, opts.policy));
-      if (!r.ok) return back('error', `refused: ${r.message}`);
-      const done =
-        req.kind === 'reset'
-          ? `reset by ${who}: the breaker is armed; held wakes stay held until released`
-          : req.kind === 'release' || req.kind === 'discard'
-            ? `${req.kind}d ${req.agent ? `${req.agent}'s` : 'all'} held wakes (${who})`
-            : `${req.kind === 'halt' ? 'halted' : 'draining'} (${who})`;
-      return back('ok', done);
-    },
-  );
+  app.post<{ Params: { action: string } }>('/supervisor/:action', { preHandler: requireFormProof(app) }, async (request, reply) => {
+    const back = (key: 'ok' | 'error', text: string) => reply.redirect(`/supervisor?${key}=${encodeURIComponent(text)}`, 303);
+    const action = request.params.action;
+    if (!['reset', 'release', 'halt', 'drain'].includes(action)) return reply.code(404).send({ error: { code: 'not_found', message: `no action ${action}` } });
+    const parsed = ActionBody.safeParse(request.body ?? {});
+    if (!parsed.success) {
+      const issues = parsed.error.issues.map((i) => ({ path: i.path.join('.'), message: i.message }));
+      return reply.code(400).send(errorBody('invalid_body', issues.map((i) => `${i.path}: ${i.message}`).join('; '), issues));
+    }
+    const body = parsed.data;
+    const who = actingName(request.acting, body.who);
+    const reason = body.reason ?? '';
+    const req: PersonRequest =
+      action === 'release'
+        ? { kind: body.action === 'discard' ? 'discard' : 'release', who, reason, ...(body.agent ? { agent: body.agent } : {}) }
+        : { kind: action as 'reset' | 'halt' | 'drain', who, reason };
+    const r = await untraced(() => actOnSupervisor(opts.client, opts.taskQueue, req, opts.policy));
+    if (!r.ok) return back('error', `refused: ${r.message}`);
+    const done =
+      req.kind === 'reset'
+        ? `reset by ${who}: the breaker is armed; held wakes stay held until released`
+        : req.kind === 'release' || req.kind === 'discard'
+          ? `${req.kind}d ${req.agent ? `${req.agent}'s` : 'all'} held wakes (${who})`
+          : `${req.kind === 'halt' ? 'halted' : 'draining'} (${who})`;
+    return back('ok', done);
+  });
 }
 
 /** The name an action is recorded under: the authenticated operator; on an open listener the typed one, marked (empty stays empty, and is refused). */
