@@ -77,6 +77,24 @@ const Env = z.object({
     .min(1)
     .max(7 * 86_400)
     .default(8 * 3600),
+  /**
+   * Host names the operator's listener answers to besides IP addresses and `localhost`, comma-separated
+   * (e.g. `ops.example.com` behind a proxy); a request with any other `Host` is refused (421).
+   */
+  WAKEGATE_OPERATOR_HOSTNAMES: z
+    .string()
+    .default('')
+    .transform((v) =>
+      v
+        .split(',')
+        .map((x) => x.trim().toLowerCase())
+        .filter(Boolean),
+    )
+    .pipe(
+      z.array(z.string().regex(/^[a-z0-9_-]+(\.[a-z0-9_-]+)*$/, 'WAKEGATE_OPERATOR_HOSTNAMES holds host names (no port, scheme or path), comma-separated')),
+    ),
+  /** The operator's listener is reached over TLS (a proxy in front): the session cookie is `Secure` and `__Host-` prefixed, and HSTS is sent. */
+  WAKEGATE_OPERATOR_TLS: z.stringbool().default(false),
   /** Largest webhook body accepted, bytes (413 above). */
   WAKEGATE_INGRESS_BODY_LIMIT_BYTES: z.coerce
     .number()
@@ -117,8 +135,8 @@ export interface IngressConfig {
   /** The operator's listener (supervisor page and actions, metrics, status): its own address, loopback by default. */
   operatorHost: string;
   operatorPort: number;
-  /** Its operators (name → secret) and sessions; no operators: no sign-in, loopback only. */
-  operatorAuth: { operators: Record<string, string>; sessionKey?: Buffer; sessionTtlS: number };
+  /** Its operators (name → secret) and sessions, the host names it answers to, and whether it is behind TLS; no operators: no sign-in, loopback only. */
+  operatorAuth: { operators: Record<string, string>; sessionKey?: Buffer; sessionTtlS: number; hostnames?: string[]; tls?: boolean };
   bodyLimitBytes: number;
   ratePerSecond: number;
   burst: number;
@@ -217,6 +235,8 @@ function ingressConfig(e: z.infer<typeof Env>, env: NodeJS.ProcessEnv): IngressC
       operators: parseOperators(e.WAKEGATE_OPERATORS),
       ...(e.WAKEGATE_OPERATOR_SESSION_KEY ? { sessionKey: Buffer.from(e.WAKEGATE_OPERATOR_SESSION_KEY, 'hex') } : {}),
       sessionTtlS: e.WAKEGATE_OPERATOR_SESSION_TTL_S,
+      hostnames: e.WAKEGATE_OPERATOR_HOSTNAMES,
+      tls: e.WAKEGATE_OPERATOR_TLS,
     },
     bodyLimitBytes: e.WAKEGATE_INGRESS_BODY_LIMIT_BYTES,
     ratePerSecond: e.WAKEGATE_INGRESS_RATE_PER_S,

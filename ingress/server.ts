@@ -11,10 +11,14 @@ import { IngressMetrics } from './metrics';
 import { registerSupervisorPage } from './supervisor-page';
 import { registerWakePage } from './wake-page';
 import { registerOperatorAuth, type OperatorAuthSettings } from './operator-auth';
+import { registerOperatorGuard } from './operator-guard';
 import { createVerifier, type Verifier } from './signatures';
 import type { DeliveryContext, WebhookSource } from './source';
 import { WakeAttr } from '../core/trace-context';
 import { inSpan } from '../tracing/spans';
+
+/** Largest body the operator's listener reads (its forms and actions are a few fields), bytes. */
+const OPERATOR_BODY_LIMIT_BYTES = 16 * 1024;
 
 /** Deepest JSON nesting a webhook body may have (400 `too_deep` beyond). */
 export const MAX_JSON_DEPTH = 32;
@@ -225,10 +229,12 @@ function shed(metrics: IngressMetrics, source: string, reason: ShedReason, retry
 function buildOperator(opts: IngressOptions, metrics: IngressMetrics, inFlight: InFlightCap, served: Map<string, Served>): FastifyInstance {
   const { settings } = opts;
   // The operator's paths never share the public listener: a request for one there is a 404 like any unknown path.
-  const operator = Fastify({ logger: false });
-  // Every operator path is in one scope behind the sign-in: nothing there answers a request that acts as no one.
+  const operator = Fastify({ logger: false, bodyLimit: OPERATOR_BODY_LIMIT_BYTES });
+  const auth = opts.operatorAuth ?? { operators: {}, sessionTtlS: 8 * 3600 };
+  // Every operator path is in one scope behind the Host allow-list and the sign-in: nothing there answers a request that acts as no one.
   void operator.register(async (scope) => {
-    await registerOperatorAuth(scope, opts.operatorAuth ?? { operators: {}, sessionTtlS: 8 * 3600 });
+    await registerOperatorGuard(scope, { hostnames: new Set(auth.hostnames ?? []), tls: auth.tls ?? false, logger: opts.logger });
+    await registerOperatorAuth(scope, auth, opts.logger);
     if (opts.supervisorPage) registerSupervisorPage(scope, { client: opts.client, taskQueue: opts.supervisorPage.taskQueue });
     registerWakePage(scope, { client: opts.client, agents: opts.registry.agents });
     scope.get('/metrics', async (_request, reply) => {

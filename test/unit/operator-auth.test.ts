@@ -1,10 +1,10 @@
 import { describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { setTimeout as sleep } from 'node:timers/promises';
-import Fastify, { type FastifyInstance } from 'fastify';
-import type { Client } from '@temporalio/client';
-import { formToken, operatorFor, registerOperatorAuth } from '../../ingress/operator-auth';
-import { actingName, registerSupervisorPage } from '../../ingress/supervisor-page';
+import type { FastifyInstance } from 'fastify';
+import { operatorFor } from '../../ingress/operator-auth';
+import { actingName } from '../../ingress/supervisor-page';
+import { basic, form, FORM, HOST, operatorApp, ROBIN, SAM, signIn, tokenFor } from '../helpers/operator-app';
 import { ConfigError, parseOperators } from '../../config/config';
 
 /*
@@ -14,54 +14,17 @@ import { ConfigError, parseOperators } from '../../config/config';
  * the page against the real supervisor is test/supervisor-page.test.ts, in Chromium.
  */
 
-const ROBIN = 'robin-secret-0123456789';
-const SAM = 'sam-secret-9876543210xyz';
-const ORIGIN = 'http://127.0.0.1:8788';
-const HOST = '127.0.0.1:8788';
-
-async function operatorApp(ttlS = 3600): Promise<{ app: FastifyInstance; touched: () => number }> {
-  let touched = 0;
-  const client = new Proxy(
-    {},
-    {
-      get: () => {
-        touched++;
-        throw new Error('a refused request reached Temporal');
-      },
-    },
-  ) as unknown as Client;
-  const app = Fastify({ logger: false });
-  await app.register(async (scope) => {
-    await registerOperatorAuth(scope, { operators: { robin: ROBIN, sam: SAM }, sessionTtlS: ttlS });
-    registerSupervisorPage(scope, { client, taskQueue: 'q' });
-    scope.get('/metrics', async () => 'metrics');
-    // The page's CSRF token for the session, without rendering the page (which reads Temporal).
-    scope.get('/token', async (request, reply) => ({ token: formToken(request, reply) ?? null }));
-  });
-  await app.ready();
-  return { app, touched: () => touched };
-}
-
-const basic = (name: string, secret: string) => `Basic ${Buffer.from(`${name}:${secret}`).toString('base64')}`;
-const form = (o: Record<string, string>) => new URLSearchParams(o).toString();
-const FORM = { 'content-type': 'application/x-www-form-urlencoded', origin: ORIGIN, host: HOST };
-
-async function signIn(app: FastifyInstance, name = 'robin', secret = ROBIN): Promise<{ cookie: string; setCookie: string }> {
-  const r = await app.inject({ method: 'POST', url: '/login', headers: FORM, payload: form({ name, secret }) });
-  assert.equal(r.statusCode, 303, r.body);
-  assert.equal(r.headers.location, '/supervisor');
-  const setCookie = String(r.headers['set-cookie']);
-  return { cookie: setCookie.split(';')[0]!, setCookie };
-}
-const tokenFor = async (app: FastifyInstance, cookie: string) =>
-  (await app.inject({ method: 'GET', url: '/token', headers: { cookie } })).json<{ token: string }>().token;
+const tokenOf = async (app: FastifyInstance, cookie: string) => (await tokenFor(app, cookie)).token;
 
 describe('the operator listener without credentials', () => {
   test('the stranger’s curl (hand-written Origin, free-text who) is 401 and changes nothing; the page sends to /login', async () => {
     const { app, touched } = await operatorApp();
     const halt = await app.inject({ method: 'POST', url: '/supervisor/halt', headers: FORM, payload: form({ who: 'stranger', reason: 'no login needed' }) });
     assert.equal(halt.statusCode, 401);
-    assert.match(halt.headers['www-authenticate'] as string, /^Basic realm="wakegate operator"/);
+    assert.equal(halt.headers['www-authenticate'], undefined, 'it says it is a browser (Origin): no Basic challenge');
+    const curl = await app.inject({ method: 'POST', url: '/supervisor/halt', headers: { host: HOST }, payload: { reason: 'r' } });
+    assert.equal(curl.statusCode, 401);
+    assert.match(curl.headers['www-authenticate'] as string, /^Basic realm="wakegate operator"/);
     for (const url of ['/supervisor/reset', '/supervisor/release', '/supervisor/drain']) {
       assert.equal((await app.inject({ method: 'POST', url, headers: FORM, payload: form({ who: 'x', reason: 'y' }) })).statusCode, 401, url);
     }
@@ -85,8 +48,17 @@ describe('the operator listener without credentials', () => {
       'Basic',
       `Bearer ${ROBIN}`,
     ];
+    // Each from its own client address: the sign-in throttle (test/unit/operator-forms.test.ts) is not what this is about.
+    let client = 0;
+    const remoteAddress = () => `10.0.0.${++client}`;
     for (const authorization of headers) {
-      const r = await app.inject({ method: 'POST', url: '/supervisor/halt', headers: { ...FORM, authorization }, payload: form({ reason: 'x' }) });
+      const r = await app.inject({
+        method: 'POST',
+        url: '/supervisor/halt',
+        headers: { ...FORM, authorization },
+        payload: form({ reason: 'x' }),
+        remoteAddress: remoteAddress(),
+      });
       assert.equal(r.statusCode, 401, authorization);
     }
     for (const [name, secret] of [
@@ -95,7 +67,7 @@ describe('the operator listener without credentials', () => {
       ['robin', SAM],
       ['', ''],
     ] as const) {
-      const r = await app.inject({ method: 'POST', url: '/login', headers: FORM, payload: form({ name, secret }) });
+      const r = await app.inject({ method: 'POST', url: '/login', headers: FORM, payload: form({ name, secret }), remoteAddress: remoteAddress() });
       assert.equal(r.statusCode, 401, `${name}:${secret}`);
       assert.equal(r.headers['set-cookie'], undefined, 'no session for a failed sign-in');
     }
@@ -117,13 +89,13 @@ describe('a signed-in session', () => {
     assert.match(setCookie, /HttpOnly/i);
     assert.match(setCookie, /SameSite=Strict/i);
     assert.equal((await app.inject({ method: 'GET', url: '/metrics', headers: { cookie } })).statusCode, 200);
-    assert.ok((await tokenFor(app, cookie)).length > 10);
+    assert.ok((await tokenOf(app, cookie)).length > 10);
   });
 
   test('a form post needs the page’s origin and its CSRF token: without, forged or replayed, 403 and nothing reached', async () => {
     const { app, touched } = await operatorApp();
     const robin = await signIn(app);
-    const robinToken = await tokenFor(app, robin.cookie);
+    const robinToken = await tokenOf(app, robin.cookie);
     const post = (headers: Record<string, string>, body: Record<string, string>) =>
       app.inject({ method: 'POST', url: '/supervisor/halt', headers: { ...FORM, cookie: robin.cookie, ...headers }, payload: form({ reason: 'r', ...body }) });
     assert.equal((await post({}, {})).statusCode, 403, 'no CSRF token');
@@ -133,7 +105,7 @@ describe('a signed-in session', () => {
     assert.equal((await post({ origin: 'null' }, { _csrf: robinToken })).statusCode, 403, 'a sandboxed frame');
     // Replayed: a token of another session (sam's) is not robin's.
     const sam = await signIn(app, 'sam', SAM);
-    assert.equal((await post({}, { _csrf: await tokenFor(app, sam.cookie) })).statusCode, 403, 'another session’s token');
+    assert.equal((await post({}, { _csrf: await tokenOf(app, sam.cookie) })).statusCode, 403, 'another session’s token');
     // Replayed: a token minted before this sign-in does not survive it (the session is regenerated).
     const again = await app.inject({
       method: 'POST',
@@ -153,9 +125,9 @@ describe('a signed-in session', () => {
   });
 
   test('an expired session is 401 and reaches nothing', async () => {
-    const { app, touched } = await operatorApp(1);
+    const { app, touched } = await operatorApp({ sessionTtlS: 1 });
     const { cookie } = await signIn(app);
-    const token = await tokenFor(app, cookie);
+    const token = await tokenOf(app, cookie);
     await sleep(2100);
     assert.equal((await app.inject({ method: 'GET', url: '/metrics', headers: { cookie } })).statusCode, 401);
     const r = await app.inject({ method: 'POST', url: '/supervisor/halt', headers: { ...FORM, cookie }, payload: form({ reason: 'r', _csrf: token }) });
