@@ -35,7 +35,7 @@ export interface OperatorGuardSettings {
 /**
  * The first things every request on the operator's listener meets, before the sign-in: security
  * headers (`@fastify/helmet`: a CSP that forbids framing and scripts from elsewhere, `X-Frame-Options:
- * DENY`, `nosniff`, `Referrer-Policy: no-referrer`; HSTS only behind TLS), then the `Host`
+ * DENY`, `nosniff`, `Referrer-Policy: same-origin`; HSTS only behind TLS), then the `Host`
  * allow-list (421 `unknown_host`), and the listener's errors in the shared JSON shape. Register it
  * first in the scope that holds the operator's paths: its 404 is answered in the scope too, so an
  * unknown path passes the same checks.
@@ -52,7 +52,8 @@ export async function registerOperatorGuard(app: FastifyInstance, settings: Oper
       },
     },
     frameguard: { action: 'deny' },
-    referrerPolicy: { policy: 'no-referrer' },
+    // Not `no-referrer`: under it a browser sends `Origin: null` with the page's own form posts, which the origin check refuses.
+    referrerPolicy: { policy: 'same-origin' },
     hsts: settings.tls,
   });
   app.addHook('onRequest', async (request, reply) => {

@@ -39,7 +39,7 @@ describe('the Host allow-list', () => {
 });
 
 describe('security headers', () => {
-  test('every answer forbids framing and sniffing and sends no referrer; the pages’ inline style is allowed, scripts are not', async () => {
+  test('every answer forbids framing and sniffing and sends no referrer to another site; the pages’ inline style is allowed, scripts are not', async () => {
     const { app } = await operatorListener({ operators: { robin: ROBIN } });
     for (const r of [
       await app.inject({ method: 'GET', url: '/login', headers: { host: HOST } }),
@@ -47,7 +47,7 @@ describe('security headers', () => {
     ]) {
       assert.equal(r.headers['x-frame-options'], 'DENY');
       assert.equal(r.headers['x-content-type-options'], 'nosniff');
-      assert.equal(r.headers['referrer-policy'], 'no-referrer');
+      assert.equal(r.headers['referrer-policy'], 'same-origin');
       const csp = String(r.headers['content-security-policy']);
       assert.match(csp, /frame-ancestors 'none'/);
       assert.match(csp, /style-src [^;]*'unsafe-inline'/);
