@@ -220,7 +220,10 @@ export async function registerOperatorAuth(app: FastifyInstance, settings: Opera
     const tried = text(request.body?.name);
     const page = (status: number, error: string) => reply.code(status).type('text/html; charset=utf-8').send(loginPage(error));
     const wait = await throttle.waitS(request, tried);
-    if (wait !== undefined) return page(429, `too many failed sign-ins: try again in ${wait} s`).header('retry-after', String(wait));
+    if (wait !== undefined) {
+      void reply.header('retry-after', String(wait));
+      return page(429, `too many failed sign-ins: try again in ${wait} s`);
+    }
     const who = operatorFor(settings.operators, tried, text(request.body?.secret));
     if (!who) {
       await throttle.failed(request, tried, 'login');

@@ -103,6 +103,8 @@ describe('the sign-in throttle', () => {
       remoteAddress: '10.9.9.9',
     });
     assert.equal(login.statusCode, 429);
+    assert.ok(Number(login.headers['retry-after']) > 0);
+    assert.match(login.body, /too many failed sign-ins/);
     // Per client: 10 failures from one address, any names, then that client waits.
     for (let i = 0; i < 10; i++) {
       const r = await app.inject({ method: 'POST', url: '/login', headers: FORM, payload: form({ name: `n${i}`, secret: wrong }), remoteAddress: '10.7.7.7' });
