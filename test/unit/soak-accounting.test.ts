@@ -169,6 +169,18 @@ describe('soak accounting: what operators leave behind, from Temporal’s record
     assert.equal(stuckKeys([coalescer('t1', offers)], []).length, 1);
   });
 
+  test('a last offer by signal is judged by the decision its offer by update got', () => {
+    const run1 = notesRun('soak-notes#t1@n1', ['n1'], [], { closeMs: 5_200 });
+    const skippedThenSignal = [
+      offer('n1', 1_000, { decision: 'started' }),
+      offer('n2', 5_000, { decision: 'skipped', runKey: 'soak-notes#t1@n1' }),
+      offer('n2', 6_000), // the gate's fallback signal, after the run closed
+    ];
+    assert.deepEqual(stuckKeys([coalescer('t1', skippedThenSignal)], [run1]), []);
+    // By signal only, never answered: judged as accepted, so not taken by any run it is stuck.
+    assert.equal(stuckKeys([coalescer('t1', [offer('n1', 1_000, { decision: 'started' }), offer('n3', 6_000)])], [run1]).length, 1);
+  });
+
   test('the last event is judged by the agent that took it: another agent’s run of the same event does not count', () => {
     const keys = stuckKeys([coalescer('t1', [offer('n1', 1, { decision: 'started' })])], [run('campaign-reporter#t1@n1', ['n1'])]);
     assert.equal(keys.length, 1);
