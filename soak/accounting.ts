@@ -274,10 +274,10 @@ export function stuckKeys(coalescers: readonly CoalescerOffers[], closed: readon
   const skippedForOpenRun = (o: OfferSeen) => o.decision === 'skipped' && o.runKey !== undefined && (closeOf.get(o.runKey) ?? -Infinity) >= o.atMs;
   const stuck: string[] = [];
   for (const c of coalescers) {
-    // An offer by signal (the gate's fallback) is answered by nothing: its offer by update may be.
+    // An offer by signal (the gate's fallback) is answered by nothing: its update (same offer id) may be.
     const decided = new Map<string, OfferSeen>();
-    for (const o of c.offers) if (o.decision !== undefined && !decided.has(o.eventKey)) decided.set(o.eventKey, o);
-    const offers = c.offers.map((o) => (o.decision === undefined ? (decided.get(o.eventKey) ?? o) : o));
+    for (const o of c.offers) if (o.decision !== undefined && o.offerId && !decided.has(o.offerId)) decided.set(o.offerId, o);
+    const offers = c.offers.map((o) => (o.decision === undefined && o.offerId ? (decided.get(o.offerId) ?? o) : o));
     const newest = new Map<string, number>();
     const candidates = offers.filter((o) => {
       const before = newest.get(o.source);
