@@ -274,10 +274,10 @@ export function stuckKeys(coalescers: readonly CoalescerOffers[], closed: readon
   const skippedForOpenRun = (o: OfferSeen) => o.decision === 'skipped' && o.runKey !== undefined && (closeOf.get(o.runKey) ?? -Infinity) >= o.atMs;
   const stuck: string[] = [];
   for (const c of coalescers) {
-    // An offer by signal (the gate's fallback) is answered by nothing: its update (same offer id) may be.
-    const decided = new Map<string, OfferSeen>();
-    for (const o of c.offers) if (o.decision !== undefined && o.offerId && !decided.has(o.offerId)) decided.set(o.offerId, o);
-    const offers = c.offers.map((o) => (o.decision === undefined && o.offerId ? (decided.get(o.offerId) ?? o) : o));
+    // An offer by signal (the gate's fallback) is answered by nothing: when its update (same offer id)
+    // was answered, that answer is the offer's decision, where it was taken.
+    const answered = new Set(c.offers.flatMap((o) => (o.decision !== undefined && o.offerId ? [o.offerId] : [])));
+    const offers = c.offers.filter((o) => o.decision !== undefined || !o.offerId || !answered.has(o.offerId));
     const newest = new Map<string, number>();
     const candidates = offers.filter((o) => {
       const before = newest.get(o.source);

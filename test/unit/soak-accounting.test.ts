@@ -177,6 +177,13 @@ describe('soak accounting: what operators leave behind, from Temporal’s record
       offer('n2', 6_000, { offerId: 'o2' }), // the gate's fallback signal, after the run closed
     ];
     assert.deepEqual(stuckKeys([coalescer('t1', skippedThenSignal)], [run1]), []);
+    // The fallback signal stands where its update was answered: a later event no run took is still the last.
+    const signalLast = [
+      offer('n1', 1_000, { decision: 'started', offerId: 'o1' }),
+      offer('n2', 2_000, { decision: 'coalesced', offerId: 'o2' }),
+      offer('n1', 3_000, { offerId: 'o1' }),
+    ];
+    assert.equal(stuckKeys([coalescer('t1', signalLast)], [run1]).length, 1);
     // Another offer of the event (a recovery's, by signal, older than what came since) is not that update's: stale by version.
     const recovered = [
       offer('n1', 1_000, { decision: 'coalesced', version: 1, offerId: 'o1' }),
