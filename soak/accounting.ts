@@ -258,10 +258,9 @@ export function account(input: {
 /**
  * Wake keys whose last accepted event no closed run took: after the load stops and the drain's bound
  * has passed, the newest event each coalescer (`agent#wakeKey`) was offered, by its own histories,
- * must be absorbed by a run that closed, or skipped (overlap `skip`) for a run that was still open when
- * the coalescer decided so: its record on the run may not have landed (the run ended within the
- * second the records are batched), but a skip for a run that had already closed (one terminated by
- * hand, not yet seen by its coalescer) is a key stuck behind a dead run. Events the
+ * must be absorbed by a run that closed, or skipped (overlap `skip`) for a run still open at the
+ * decision (its record on the run may not have landed: records are batched per second); a skip for
+ * a run already closed (terminated, not yet seen) is a key stuck behind a dead run. Events the
  * coalescer answered `stale` or `mismatch` are passed over (nothing is to run for them); so is an
  * event offered by signal (answered by nothing) whose version is older than one offered before it
  * from its source, which the coalescer decides `stale` by the same rule. A key stuck behind a run
@@ -275,8 +274,12 @@ export function stuckKeys(coalescers: readonly CoalescerOffers[], closed: readon
   const skippedForOpenRun = (o: OfferSeen) => o.decision === 'skipped' && o.runKey !== undefined && (closeOf.get(o.runKey) ?? -Infinity) >= o.atMs;
   const stuck: string[] = [];
   for (const c of coalescers) {
+    // An offer by signal (the gate's fallback) is answered by nothing: when its update (same offer id)
+    // was answered, that answer is the offer's decision, where it was taken.
+    const answered = new Set(c.offers.flatMap((o) => (o.decision !== undefined && o.offerId ? [o.offerId] : [])));
+    const offers = c.offers.filter((o) => o.decision !== undefined || !o.offerId || !answered.has(o.offerId));
     const newest = new Map<string, number>();
-    const candidates = c.offers.filter((o) => {
+    const candidates = offers.filter((o) => {
       const before = newest.get(o.source);
       if (o.version !== undefined) newest.set(o.source, Math.max(before ?? o.version, o.version));
       if (o.decision === 'stale' || o.decision === 'mismatch') return false;

@@ -31,6 +31,8 @@ export interface OfferSeen {
   decision?: OfferAnswer['decision'];
   /** The answer was a redelivery's (the event was decided before, within the dedup horizon). */
   duplicate?: boolean;
+  /** The gate's id for the offer (a fallback signal repeats its update's). */
+  offerId?: string;
   /** The run the answer named (for `skipped`, the live run the event was skipped for). */
   runKey?: string;
 }
@@ -83,7 +85,13 @@ export async function readCoalescerOffers(client: Client, taskQueue: string): Pr
 }
 
 function offerSeen(o: Offer, atMs: number): OfferSeen {
-  return { eventKey: o.event.eventKey, source: o.event.source, atMs, ...(o.event.version !== undefined ? { version: o.event.version } : {}) };
+  return {
+    eventKey: o.event.eventKey,
+    source: o.event.source,
+    atMs,
+    ...(o.offerId ? { offerId: o.offerId } : {}),
+    ...(o.event.version !== undefined ? { version: o.event.version } : {}),
+  };
 }
 
 /** One closed run of an agent, with what its model steps were given (the `modelCall` activities' inputs, as scheduled). */

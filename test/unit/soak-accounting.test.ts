@@ -169,6 +169,32 @@ describe('soak accounting: what operators leave behind, from Temporal’s record
     assert.equal(stuckKeys([coalescer('t1', offers)], []).length, 1);
   });
 
+  test('a last offer by signal is judged by the decision its offer by update got', () => {
+    const run1 = notesRun('soak-notes#t1@n1', ['n1'], [], { closeMs: 5_200 });
+    const skippedThenSignal = [
+      offer('n1', 1_000, { decision: 'started' }),
+      offer('n2', 5_000, { decision: 'skipped', runKey: 'soak-notes#t1@n1', offerId: 'o2' }),
+      offer('n2', 6_000, { offerId: 'o2' }), // the gate's fallback signal, after the run closed
+    ];
+    assert.deepEqual(stuckKeys([coalescer('t1', skippedThenSignal)], [run1]), []);
+    // The fallback signal stands where its update was answered: a later event no run took is still the last.
+    const signalLast = [
+      offer('n1', 1_000, { decision: 'started', offerId: 'o1' }),
+      offer('n2', 2_000, { decision: 'coalesced', offerId: 'o2' }),
+      offer('n1', 3_000, { offerId: 'o1' }),
+    ];
+    assert.equal(stuckKeys([coalescer('t1', signalLast)], [run1]).length, 1);
+    // Another offer of the event (a recovery's, by signal, older than what came since) is not that update's: stale by version.
+    const recovered = [
+      offer('n1', 1_000, { decision: 'coalesced', version: 1, offerId: 'o1' }),
+      offer('n2', 2_000, { decision: 'started', version: 2, offerId: 'o2', runKey: 'soak-notes#t1@n2' }),
+      offer('n1', 3_000, { version: 1, offerId: 'recovered:n1' }),
+    ];
+    assert.deepEqual(stuckKeys([coalescer('t1', recovered)], [notesRun('soak-notes#t1@n2', ['n2'])]), []);
+    // By signal only, never answered: judged as accepted, so not taken by any run it is stuck.
+    assert.equal(stuckKeys([coalescer('t1', [offer('n1', 1_000, { decision: 'started' }), offer('n3', 6_000)])], [run1]).length, 1);
+  });
+
   test('the last event is judged by the agent that took it: another agent’s run of the same event does not count', () => {
     const keys = stuckKeys([coalescer('t1', [offer('n1', 1, { decision: 'started' })])], [run('campaign-reporter#t1@n1', ['n1'])]);
     assert.equal(keys.length, 1);
