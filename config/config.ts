@@ -104,8 +104,10 @@ const Env = z.object({
   WAKEGATE_INGRESS_IDLE_TIMEOUT_MS: z.coerce.number().int().positive().default(30_000),
   /** Where `npm start` serves the Temporal SDK's runtime metrics (Prometheus, `/metrics`), host:port; empty: off. */
   WAKEGATE_SDK_METRICS_ADDRESS: z.string().default('127.0.0.1:9464'),
-  /** Redis for the queue trigger (redis://host:port); unset: `npm start` runs its own redis-server. */
+  /** Redis for the queue trigger (redis://user:password@host:port, rediss:// for TLS); unset: `npm start` runs its own redis-server. */
   WAKEGATE_REDIS_URL: z.string().url().optional(),
+  /** The password of the redis-server `npm start` runs (user `wakegate`); unset: generated once into .wakegate/redis/password. */
+  WAKEGATE_REDIS_PASSWORD: z.string().min(16, 'WAKEGATE_REDIS_PASSWORD must be at least 16 characters').optional(),
   /** Queue trigger: reclaim a dead consumer's message after it sat unacknowledged this long, ms. */
   WAKEGATE_QUEUE_CLAIM_IDLE_MS: z.coerce.number().int().positive().default(30_000),
   /** Queue trigger: deliveries of one message before it goes to the dead-letter stream. */
@@ -141,7 +143,10 @@ export interface IngressConfig {
   idleTimeoutMs: number;
   /** Webhook secrets that were set, by variable name. Never logged. */
   secrets: Record<string, string>;
+  /** Its credentials included: never logged. */
   redisUrl?: string;
+  /** The password of the embedded redis-server (`npm start`), when not generated. Never logged. */
+  redisPassword?: string;
   /** The Temporal SDK's Prometheus endpoint (host:port), or '' for none. */
   sdkMetricsAddress: string;
   queue: { claimIdleMs: number; maxAttempts: number; batch: number };
@@ -247,6 +252,7 @@ function ingressConfig(e: z.infer<typeof Env>, env: NodeJS.ProcessEnv): IngressC
     idleTimeoutMs: e.WAKEGATE_INGRESS_IDLE_TIMEOUT_MS,
     secrets: secrets.data,
     redisUrl: e.WAKEGATE_REDIS_URL,
+    redisPassword: e.WAKEGATE_REDIS_PASSWORD,
     sdkMetricsAddress: e.WAKEGATE_SDK_METRICS_ADDRESS,
     queue: { claimIdleMs: e.WAKEGATE_QUEUE_CLAIM_IDLE_MS, maxAttempts: e.WAKEGATE_QUEUE_MAX_ATTEMPTS, batch: e.WAKEGATE_QUEUE_BATCH },
   };
