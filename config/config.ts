@@ -229,6 +229,9 @@ function ingressConfig(e: z.infer<typeof Env>, env: NodeJS.ProcessEnv): IngressC
   // Node refuses a headers timeout longer than the request timeout; say which setting is wrong instead.
   if (e.WAKEGATE_INGRESS_HEADERS_TIMEOUT_MS > e.WAKEGATE_INGRESS_REQUEST_TIMEOUT_MS)
     throw new ConfigError('invalid wakegate setting: WAKEGATE_INGRESS_HEADERS_TIMEOUT_MS must be at most WAKEGATE_INGRESS_REQUEST_TIMEOUT_MS');
+  // A delivery waiting on Temporal sends nothing: the idle timeout must not close its socket first.
+  if (e.WAKEGATE_INGRESS_TEMPORAL_TIMEOUT_MS >= e.WAKEGATE_INGRESS_IDLE_TIMEOUT_MS)
+    throw new ConfigError('invalid wakegate setting: WAKEGATE_INGRESS_TEMPORAL_TIMEOUT_MS must be below WAKEGATE_INGRESS_IDLE_TIMEOUT_MS');
   return {
     host: e.WAKEGATE_INGRESS_HOST,
     port: e.WAKEGATE_INGRESS_PORT,
