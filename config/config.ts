@@ -112,10 +112,20 @@ const Env = z.object({
   WAKEGATE_INGRESS_TEMPORAL_TIMEOUT_MS: z.coerce.number().int().positive().default(5000),
   /** Retry-After on a 503 (Temporal unreachable), seconds. */
   WAKEGATE_INGRESS_RETRY_AFTER_S: z.coerce.number().int().positive().default(5),
+  /** Both listeners: the whole request (headers and body) must arrive within this, ms; else 408 and the socket is closed. */
+  WAKEGATE_INGRESS_REQUEST_TIMEOUT_MS: z.coerce.number().int().positive().default(15_000),
+  /** Both listeners: the headers must arrive within this, ms (at most the request timeout). */
+  WAKEGATE_INGRESS_HEADERS_TIMEOUT_MS: z.coerce.number().int().positive().default(10_000),
+  /** Both listeners: an idle kept-alive socket is closed after this, ms (above a load balancer's idle timeout, 60 s on most). */
+  WAKEGATE_INGRESS_KEEP_ALIVE_TIMEOUT_MS: z.coerce.number().int().positive().default(65_000),
+  /** Both listeners: a socket that sends and receives nothing for this long is closed, ms. */
+  WAKEGATE_INGRESS_IDLE_TIMEOUT_MS: z.coerce.number().int().positive().default(30_000),
   /** Where `npm start` serves the Temporal SDK's runtime metrics (Prometheus, `/metrics`), host:port; empty: off. */
   WAKEGATE_SDK_METRICS_ADDRESS: z.string().default('127.0.0.1:9464'),
-  /** Redis for the queue trigger (redis://host:port); unset: `npm start` runs its own redis-server. */
+  /** Redis for the queue trigger (redis://user:password@host:port, rediss:// for TLS); unset: `npm start` runs its own redis-server. */
   WAKEGATE_REDIS_URL: z.string().url().optional(),
+  /** The password of the redis-server `npm start` runs (user `wakegate`); unset: generated once into .wakegate/redis/password. */
+  WAKEGATE_REDIS_PASSWORD: z.string().min(16, 'WAKEGATE_REDIS_PASSWORD must be at least 16 characters').optional(),
   /** Queue trigger: reclaim a dead consumer's message after it sat unacknowledged this long, ms. */
   WAKEGATE_QUEUE_CLAIM_IDLE_MS: z.coerce.number().int().positive().default(30_000),
   /** Queue trigger: deliveries of one message before it goes to the dead-letter stream. */
@@ -144,9 +154,17 @@ export interface IngressConfig {
   replayWindowS: number;
   temporalTimeoutMs: number;
   unavailableRetryAfterS: number;
+  /** Both listeners' timeouts on a client, ms (see ingress/transport.ts). */
+  requestTimeoutMs: number;
+  headersTimeoutMs: number;
+  keepAliveTimeoutMs: number;
+  idleTimeoutMs: number;
   /** Webhook secrets that were set, by variable name. Never logged. */
   secrets: Record<string, string>;
+  /** Its credentials included: never logged. */
   redisUrl?: string;
+  /** The password of the embedded redis-server (`npm start`), when not generated. Never logged. */
+  redisPassword?: string;
   /** The Temporal SDK's Prometheus endpoint (host:port), or '' for none. */
   sdkMetricsAddress: string;
   queue: { claimIdleMs: number; maxAttempts: number; batch: number };
@@ -226,6 +244,12 @@ function ingressConfig(e: z.infer<typeof Env>, env: NodeJS.ProcessEnv): IngressC
     const detail = secrets.error.issues.map((i) => `${i.path.join('.')}: ${i.message}`).join('; ');
     throw new ConfigError(`invalid wakegate setting: ${detail}`);
   }
+  // Node refuses a headers timeout longer than the request timeout; say which setting is wrong instead.
+  if (e.WAKEGATE_INGRESS_HEADERS_TIMEOUT_MS > e.WAKEGATE_INGRESS_REQUEST_TIMEOUT_MS)
+    throw new ConfigError('invalid wakegate setting: WAKEGATE_INGRESS_HEADERS_TIMEOUT_MS must be at most WAKEGATE_INGRESS_REQUEST_TIMEOUT_MS');
+  // A delivery waiting on Temporal sends nothing: the idle timeout must not close its socket first.
+  if (e.WAKEGATE_INGRESS_TEMPORAL_TIMEOUT_MS >= e.WAKEGATE_INGRESS_IDLE_TIMEOUT_MS)
+    throw new ConfigError('invalid wakegate setting: WAKEGATE_INGRESS_TEMPORAL_TIMEOUT_MS must be below WAKEGATE_INGRESS_IDLE_TIMEOUT_MS');
   return {
     host: e.WAKEGATE_INGRESS_HOST,
     port: e.WAKEGATE_INGRESS_PORT,
@@ -245,8 +269,13 @@ function ingressConfig(e: z.infer<typeof Env>, env: NodeJS.ProcessEnv): IngressC
     replayWindowS: e.WAKEGATE_WEBHOOK_REPLAY_WINDOW_S,
     temporalTimeoutMs: e.WAKEGATE_INGRESS_TEMPORAL_TIMEOUT_MS,
     unavailableRetryAfterS: e.WAKEGATE_INGRESS_RETRY_AFTER_S,
+    requestTimeoutMs: e.WAKEGATE_INGRESS_REQUEST_TIMEOUT_MS,
+    headersTimeoutMs: e.WAKEGATE_INGRESS_HEADERS_TIMEOUT_MS,
+    keepAliveTimeoutMs: e.WAKEGATE_INGRESS_KEEP_ALIVE_TIMEOUT_MS,
+    idleTimeoutMs: e.WAKEGATE_INGRESS_IDLE_TIMEOUT_MS,
     secrets: secrets.data,
     redisUrl: e.WAKEGATE_REDIS_URL,
+    redisPassword: e.WAKEGATE_REDIS_PASSWORD,
     sdkMetricsAddress: e.WAKEGATE_SDK_METRICS_ADDRESS,
     queue: { claimIdleMs: e.WAKEGATE_QUEUE_CLAIM_IDLE_MS, maxAttempts: e.WAKEGATE_QUEUE_MAX_ATTEMPTS, batch: e.WAKEGATE_QUEUE_BATCH },
   };

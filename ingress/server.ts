@@ -13,6 +13,7 @@ import { registerWakePage } from './wake-page';
 import { registerOperatorAuth, type OperatorAuthSettings } from './operator-auth';
 import { registerOperatorGuard } from './operator-guard';
 import { createVerifier, type Verifier } from './signatures';
+import { transportOptions, type TransportSettings } from './transport';
 import type { DeliveryContext, WebhookSource } from './source';
 import { WakeAttr } from '../core/trace-context';
 import { inSpan } from '../tracing/spans';
@@ -27,7 +28,8 @@ export const MAX_JSON_DEPTH = 32;
 export type IngressSettings = Pick<
   IngressConfig,
   'bodyLimitBytes' | 'ratePerSecond' | 'burst' | 'maxInFlight' | 'replayWindowS' | 'temporalTimeoutMs' | 'unavailableRetryAfterS'
->;
+> &
+  TransportSettings;
 
 export interface IngressOptions {
   gate: Gate;
@@ -86,6 +88,7 @@ export function buildIngress(opts: IngressOptions): { app: FastifyInstance; oper
     logger: false,
     bodyLimit: settings.bodyLimitBytes,
     return503OnClosing: true,
+    ...transportOptions(settings),
     // Errors of the router itself (a path segment too long for any source name, a bad URL) get the
     // same JSON shape as every other refusal.
     frameworkErrors: (err, request, reply) => {
@@ -132,22 +135,27 @@ export function buildIngress(opts: IngressOptions): { app: FastifyInstance; oper
   const operator = buildOperator(opts, metrics, inFlight, served);
 
   app.post<{ Params: { source: string } }>('/webhooks/:source', {
-    // Before the body is read: unknown source (404), then the in-flight cap (429). The slot is
-    // released when the handler is done, or when the response closes if the handler never ran.
+    // Before the body is read: an unknown source is a 404 at once.
     onRequest: async (request, reply) => {
       const startedAt = performance.now();
       (request as { startedAt?: number }).startedAt = startedAt;
       const name = request.params.source;
-      if (!served.has(name)) {
-        metrics.refused.inc({ source: '(unknown)', reason: 'unknown_source' });
-        return send(
-          request,
-          reply,
-          '(unknown)',
-          startedAt,
-          refuse(404, 'unknown_source', `no webhook source "${name}": this ingress serves ${[...served.keys()].join(', ')}`),
-        );
-      }
+      if (served.has(name)) return;
+      metrics.refused.inc({ source: '(unknown)', reason: 'unknown_source' });
+      return send(
+        request,
+        reply,
+        '(unknown)',
+        startedAt,
+        refuse(404, 'unknown_source', `no webhook source "${name}": this ingress serves ${[...served.keys()].join(', ')}`),
+      );
+    },
+    // Once the whole body is in (the request timeout bounds how long that may take), the in-flight
+    // cap (429): a client dribbling its body holds a socket, never a slot. The slot is released
+    // when the handler is done, or when the response closes if the handler never ran.
+    preValidation: async (request, reply) => {
+      const name = request.params.source;
+      const startedAt = (request as { startedAt?: number }).startedAt ?? performance.now();
       if (!inFlight.enter()) return send(request, reply, name, startedAt, shed(metrics, name, 'in_flight', 1));
       let released = false;
       const release = () => {
@@ -229,7 +237,7 @@ function shed(metrics: IngressMetrics, source: string, reason: ShedReason, retry
 function buildOperator(opts: IngressOptions, metrics: IngressMetrics, inFlight: InFlightCap, served: Map<string, Served>): FastifyInstance {
   const { settings } = opts;
   // The operator's paths never share the public listener: a request for one there is a 404 like any unknown path.
-  const operator = Fastify({ logger: false, bodyLimit: OPERATOR_BODY_LIMIT_BYTES });
+  const operator = Fastify({ logger: false, ...transportOptions(settings), bodyLimit: OPERATOR_BODY_LIMIT_BYTES });
   const auth = opts.operatorAuth ?? { operators: {}, sessionTtlS: 8 * 3600 };
   // Every operator path is in one scope behind the Host allow-list and the sign-in: nothing there answers a request that acts as no one.
   void operator.register(async (scope) => {

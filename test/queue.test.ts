@@ -4,7 +4,8 @@ import { spawn } from 'node:child_process';
 import path from 'node:path';
 import { Registry } from 'prom-client';
 import { Redis } from 'ioredis';
-import { RedisServer } from '../devserver/redis-server';
+import { connect } from 'node:net';
+import { REDIS_USER, RedisServer } from '../devserver/redis-server';
 import { Gate } from '../gate/gate';
 import { queueHandler } from '../ingress/queue/handler';
 import { QueueMetrics } from '../ingress/queue/metrics';
@@ -103,9 +104,10 @@ describe('the queue trigger on Redis Streams and the real dev server', () => {
         '--import',
         'tsx',
         path.join(__dirname, 'helpers', 'queue-consumer-process.ts'),
-        JSON.stringify({ temporalAddress: env.server.address, taskQueue, redisUrl: broker.url, sources: ['ping'], claimIdleMs: 30_000 }),
+        JSON.stringify({ temporalAddress: env.server.address, taskQueue, sources: ['ping'], claimIdleMs: 30_000 }),
       ],
-      { stdio: ['ignore', 'pipe', 'pipe'] },
+      // The URL carries the broker's password: in the environment, never on a command line.
+      { stdio: ['ignore', 'pipe', 'pipe'], env: { ...process.env, WAKEGATE_REDIS_URL: broker.url } },
     );
     let out = '';
     const exited = new Promise<void>((r) => child.on('exit', () => r()));
@@ -263,4 +265,68 @@ describe('the queue trigger on Redis Streams and the real dev server', () => {
       }
     });
   });
+
+  test('the broker lets in no one without its password; consumer and producer users with only the documented ACLs deliver', async () => {
+    // Without credentials, or with a wrong password: refused before any command runs.
+    assert.match(await rawCommand('XADD wakegate:queue:ping * event {}'), /^-NOAUTH /);
+    assert.match(await rawCommand(`AUTH ${REDIS_USER} not-the-password`), /^-WRONGPASS /);
+
+    // A deployment's own Redis, as docs/OPERATIONS.md sets it up: each side may do only its part.
+    await redis.call('ACL', 'SETUSER', 'wakegate-consumer', 'reset', 'on', '>consumer-secret-0123456789', ...CONSUMER_ACL.split(' '));
+    await redis.call('ACL', 'SETUSER', 'wakegate-producer', 'reset', 'on', '>producer-secret-0123456789', ...PRODUCER_ACL.split(' '));
+    const asConsumer = new Redis({ port: broker.port, username: 'wakegate-consumer', password: 'consumer-secret-0123456789' });
+    const asProducer = new Redis({ port: broker.port, username: 'wakegate-producer', password: 'producer-secret-0123456789' });
+    const taskQueue = unique('queue-acl');
+    const entity = unique('acl');
+    const consumer = new RedisStreamsConsumer({
+      redis: asConsumer,
+      sources: ['ping'],
+      claimIdleMs: 30_000,
+      batch: 8,
+      blockMs: 200,
+      metrics: new QueueMetrics(new Registry()),
+    });
+    const running = consumer.run(queueHandler({ gate: gateFor(taskQueue), client: env.client, temporalTimeoutMs: 5000, maxAttempts: 5 }));
+    try {
+      await assert.rejects(asProducer.get('anything'), /NOPERM/);
+      await assert.rejects(asConsumer.xadd('elsewhere', '*', 'event', '{}'), /NOPERM/);
+      await publish(asProducer, ping(entity, { deliveryId: 'acl-1' }));
+      const workflowId = gateFor(taskQueue).key(ping(entity)).input.runKey;
+      await eventually(
+        () => executions(workflowId),
+        (n) => n === 1,
+        15_000,
+        'the run started from the queue',
+      );
+      await eventually(
+        () => pendingCount('ping'),
+        (n) => n === 0,
+        10_000,
+        'the ack',
+      );
+    } finally {
+      await consumer.stop();
+      await running.catch(() => undefined);
+      asConsumer.disconnect();
+      asProducer.disconnect();
+    }
+  });
 });
+
+/** One inline command on a fresh connection to the broker, with no credentials: its first reply line. */
+function rawCommand(line: string): Promise<string> {
+  return new Promise<string>((resolve, reject) => {
+    const socket = connect({ host: '127.0.0.1', port: broker.port });
+    socket.once('connect', () => socket.write(`${line}\r\n`));
+    socket.once('data', (d) => {
+      socket.destroy();
+      resolve(d.toString());
+    });
+    socket.once('error', reject);
+  });
+}
+
+/** The ACLs docs/OPERATIONS.md gives a deployment's own Redis ("Queue trigger"): keep the two in step. */
+const CONSUMER_ACL =
+  'resetchannels resetkeys ~wakegate:queue:* ~wakegate:dead:* -@all +info +xgroup|create +xreadgroup +xautoclaim +xpending +xack +xadd +xinfo|groups +multi +exec';
+const PRODUCER_ACL = 'resetchannels resetkeys ~wakegate:queue:* -@all +info +xadd';

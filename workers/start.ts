@@ -8,7 +8,7 @@ import { syncSchedules } from '../schedules/sync';
 import { createLogger, installRuntimeLogger } from '../runtime/logger';
 import { startStandins } from '../standins';
 import { Redis } from 'ioredis';
-import { RedisServer } from '../devserver/redis-server';
+import { REDIS_USER, RedisServer } from '../devserver/redis-server';
 import { IngressMetrics } from '../ingress/metrics';
 import { queueHandler } from '../ingress/queue/handler';
 import { QueueMetrics } from '../ingress/queue/metrics';
@@ -21,6 +21,17 @@ import { ensureTracing } from '../tracing/provider';
 const DEV_REDIS_PORT = 6390;
 
 const ROOT = path.resolve(__dirname, '..');
+
+/** A Redis URL fit for a log: its user and password dropped. */
+const withoutCredentials = (url: string) => {
+  const u = new URL(url);
+  u.username = '';
+  u.password = '';
+  return u.toString();
+};
+/** The printed redis-cli example for the embedded Redis: its password from where it is, never shown. */
+const redisCli = (fromEnv: boolean) =>
+  `REDISCLI_AUTH="${fromEnv ? '$WAKEGATE_REDIS_PASSWORD' : '$(cat .wakegate/redis/password)'}" redis-cli -p ${DEV_REDIS_PORT} --user ${REDIS_USER}`;
 const devScript = (cmd: string) => spawnSync('bash', [path.join(ROOT, 'temporal-dev.sh'), cmd], { stdio: ['ignore', 'inherit', 'inherit'] });
 
 /**
@@ -81,8 +92,11 @@ async function main(): Promise<void> {
     logger,
     metrics,
   });
-  const ownRedis = config.ingress.redisUrl ? undefined : await RedisServer.start({ port: DEV_REDIS_PORT, dir: path.join(ROOT, '.wakegate', 'redis') });
+  const ownRedis = config.ingress.redisUrl
+    ? undefined
+    : await RedisServer.start({ port: DEV_REDIS_PORT, dir: path.join(ROOT, '.wakegate', 'redis'), password: config.ingress.redisPassword });
   const redisUrl = config.ingress.redisUrl ?? ownRedis!.url;
+  const redisShown = withoutCredentials(redisUrl);
   const redis = new Redis(redisUrl);
   redis.on('error', (err: Error) => logger.debug({ err: err.message }, 'redis connection error')); // the consumer loop reports what it could not do
   const queueSources = registry.sources().filter((s) => s !== 'schedule');
@@ -146,8 +160,8 @@ async function main(): Promise<void> {
           ]
         : []),
       `  tracing:    ${tracing ? `${tracing.config.exporters.map((e) => (e === 'otlp' ? `OTLP to ${new URL(tracing.config.otlp.url).origin}${new URL(tracing.config.otlp.url).pathname}` : 'JSON lines on stderr')).join(', ')}, service ${tracing.config.serviceName}` : 'off (set OTEL_EXPORTER_OTLP_ENDPOINT to send one trace per wake; docs/OPERATIONS.md)'}`,
-      `  queue:      Redis ${redisUrl}${ownRedis ? ' (started here)' : ''}: XADD ${queueSources.map(streamKey).join(', ')} (dead letters: wakegate:dead:<source>)`,
-      `    redis-cli -p ${new URL(redisUrl).port || 6379} XADD ${streamKey('ping')} '*' event '{"entity":"demo","type":"queued","occurredAt":"${new Date().toISOString()}"}'`,
+      `  queue:      Redis ${redisShown}${ownRedis ? ` (started here, user ${REDIS_USER})` : ''}: XADD ${queueSources.map(streamKey).join(', ')} (dead letters: wakegate:dead:<source>)`,
+      `    ${ownRedis ? redisCli(config.ingress.redisPassword !== undefined) : 'redis-cli -u "$WAKEGATE_REDIS_URL"'} XADD ${streamKey('ping')} '*' event '{"entity":"demo","type":"queued","occurredAt":"${new Date().toISOString()}"}'`,
       '  Ctrl-C stops the worker' + (wasUp ? ' (the dev server was already up and stays up).' : ' and the dev server.'),
       '',
     ].join('\n'),

@@ -2,7 +2,8 @@
  * A queue consumer as a process of its own, for the crash test: it admits each message through the
  * real gate, prints `ACCEPTED <workflowId>` once Temporal has the event, then stalls before the ack
  * so the test can SIGKILL it exactly between accept and ack. The stall is this test fake's, not the
- * product's. Argument: JSON {temporalAddress, taskQueue, redisUrl, sources, claimIdleMs}.
+ * product's. Argument: JSON {temporalAddress, taskQueue, sources, claimIdleMs}; the broker's URL
+ * (with its password) in WAKEGATE_REDIS_URL.
  */
 import { Client, Connection } from '@temporalio/client';
 import { Redis } from 'ioredis';
@@ -12,7 +13,7 @@ import { RedisStreamsConsumer } from '../../ingress/queue/redis-streams';
 import { registryOf } from './app';
 
 async function main(): Promise<void> {
-  const args = JSON.parse(process.argv[2]!) as { temporalAddress: string; taskQueue: string; redisUrl: string; sources: string[]; claimIdleMs: number };
+  const args = JSON.parse(process.argv[2]!) as { temporalAddress: string; taskQueue: string; sources: string[]; claimIdleMs: number };
   const client = new Client({ connection: await Connection.connect({ address: args.temporalAddress }) });
   const gate = new Gate({ client, taskQueue: args.taskQueue, registry: registryOf() });
   const stalling = {
@@ -24,7 +25,7 @@ async function main(): Promise<void> {
     },
   };
   const consumer = new RedisStreamsConsumer({
-    redis: new Redis(args.redisUrl),
+    redis: new Redis(process.env.WAKEGATE_REDIS_URL!),
     sources: args.sources,
     claimIdleMs: args.claimIdleMs,
     batch: 8,
