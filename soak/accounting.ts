@@ -88,6 +88,7 @@ export async function readRuns(client: Client, taskQueue: string): Promise<{ clo
       // (its search attributes index only the first 20 absorbed keys).
       seen.terminalReason = String(attr('WakeTerminalReason') ?? info.status.name.toLowerCase());
       const taken = await takenFromHistory(client, info.workflowId, info.runId).catch(() => undefined);
+      if (seen.agent === '?' && taken?.agent) seen.agent = taken.agent; // terminated before it indexed itself
       const keys = attr('WakeAbsorbedEventKeys');
       seen.absorbed = taken?.absorbed ?? (Array.isArray(keys) ? keys.map(String) : [String(attr('WakeEventKey') ?? '')]);
       seen.skipped = taken?.skipped ?? [];
@@ -98,7 +99,11 @@ export async function readRuns(client: Client, taskQueue: string): Promise<{ clo
 }
 
 /** What a run without a result took: the events of its input (a coalesced batch, or its one event) and those its coalescer recorded on it as skipped. */
-async function takenFromHistory(client: Client, workflowId: string, runId: string): Promise<{ absorbed: string[]; skipped: string[] } | undefined> {
+async function takenFromHistory(
+  client: Client,
+  workflowId: string,
+  runId: string,
+): Promise<{ agent?: string; absorbed: string[]; skipped: string[] } | undefined> {
   const events = await recordedHistory(client, await client.workflow.getHandle(workflowId, runId).fetchHistory());
   const started = events.find((e) => e.kind === 'started');
   const input = started?.kind === 'started' ? (started.input as Partial<RunInput> | undefined) : undefined;
@@ -112,7 +117,7 @@ async function takenFromHistory(client: Client, workflowId: string, runId: strin
       ? ((e.input as { events?: { eventKey: string }[] } | undefined)?.events ?? []).map((x) => x.eventKey)
       : [],
   );
-  return { absorbed, skipped };
+  return { ...(input.agent ? { agent: input.agent } : {}), absorbed, skipped };
 }
 
 /** When a 5xx is expected: in a dev-server restart (and the reconnect after it) or while an ingress was down. */
@@ -256,16 +261,11 @@ export function account(input: {
 }
 
 /**
- * Wake keys whose last accepted event no closed run took: after the load stops and the drain's bound
- * has passed, the newest event each coalescer (`agent#wakeKey`) was offered, by its own histories,
- * must be absorbed by a run that closed, or skipped (overlap `skip`) for a run still open at the
- * decision (its record on the run may not have landed: records are batched per second); a skip for
- * a run already closed (terminated, not yet seen) is a key stuck behind a dead run. Events the
- * coalescer answered `stale` or `mismatch` are passed over (nothing is to run for them); so is an
- * event offered by signal (answered by nothing) whose version is older than one offered before it
- * from its source, which the coalescer decides `stale` by the same rule. A key stuck behind a run
- * its coalescer still believes live, a batch never started, or a coalescer terminated with its
- * batch is named here, whatever the soak did to it.
+ * Wake keys whose last accepted event no closed run took (after the drain): the newest event each
+ * coalescer was offered, by its histories, must be absorbed by a closed run, or skipped for a run
+ * still open at the decision (records of skips are batched per second); a skip for a run already
+ * closed is a key stuck behind a dead run. `stale` and `mismatch` answers are passed over, and so
+ * is an unanswered offer by signal older (by version) than one before it from its source.
  */
 export function stuckKeys(coalescers: readonly CoalescerOffers[], closed: readonly RunSeen[]): string[] {
   const taken = new Set<string>();
