@@ -13,13 +13,15 @@ const POLLS_BEFORE_ASKING = 10;
  * The run the event's coalescer now holds it under, when that is not `runKey`: a batch whose start
  * was refused, or one a terminated coalescer held when it was recovered, starts under a new run key
  * (`rekey`), and the key first answered never becomes a run. Undefined while the coalescer names
- * `runKey`, names no run, or cannot be asked.
+ * `runKey`, names no run, or cannot be asked. Rejects when the coalescer decided the event `stale`.
  */
 export async function movedRun(client: Client, coalescerId: string, eventKey: string, runKey: string): Promise<string | undefined> {
   const now = await client.workflow
     .getHandle(coalescerId)
     .query(eventQuery, { eventKey })
     .catch(() => null);
+  // Offered again by a recovery after newer versions had come: nothing will run for it.
+  if (now?.decision === 'stale') throw new Error(`${eventKey}: its batch moved and ${coalescerId} then decided it stale; no run will take it`);
   return now?.runKey && now.runKey !== runKey ? now.runKey : undefined;
 }
 
