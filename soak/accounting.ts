@@ -263,8 +263,8 @@ export function account(input: {
 /**
  * Wake keys whose last accepted event no closed run took (after the drain): the newest event each
  * coalescer was offered, by its histories, must be absorbed by a closed run, or skipped for a run
- * still open at the decision (records of skips are batched per second); a skip for a run already
- * closed is a key stuck behind a dead run. `stale` and `mismatch` answers are passed over, and so
+ * still open at the decision (a skip is answered once its record reached the run, which may still
+ * close before listing it); a skip for a run already closed is a key stuck behind a dead run. `stale` and `mismatch` answers are passed over, and so
  * is an unanswered offer by signal older (by version) than one before it from its source.
  */
 export function stuckKeys(coalescers: readonly CoalescerOffers[], closed: readonly RunSeen[]): string[] {

@@ -165,11 +165,15 @@ describe('the coalescer machine', () => {
   test('skip: later skips are signalled at most once a SKIPPED_SIGNAL_EVERY_MS, all at once before a continue-as-new', () => {
     const m = withLiveRun({ whileRunning: 'skip' });
     m.offer(offerOf('b'), T0 + 2000);
+    assert.equal(m.skips.open('ev-b'), true, 'a skip waits for its record');
     assert.equal(m.next(T0 + 2000, false).kind, 'record-skipped', 'the first skip goes at once');
-    assert.equal(m.offer(offerOf('c'), T0 + 2010).decision, 'skipped', 'answered at once');
-    m.offer(offerOf('d'), T0 + 2500);
+    assert.equal(m.offer(offerOf('c'), T0 + 2010).decision, 'skipped', 'decided at once');
+    assert.deepEqual(m.next(T0 + 2010, false), { kind: 'wait' }, 'one record in flight at a time');
+    m.skipsRecorded(runKeyOf('a'), true, T0 + 2020);
+    assert.equal(m.skips.open('ev-b'), false, 'delivered: the skip stands');
+    m.offer(offerOf('d'), T0 + 2100);
     const due = T0 + 2000 + SKIPPED_SIGNAL_EVERY_MS;
-    assert.deepEqual(m.next(T0 + 2500, false), { kind: 'wait', untilMs: due }, 'held until its time, with a timer for it');
+    assert.deepEqual(m.next(T0 + 2100, false), { kind: 'wait', untilMs: due }, 'held until its time, with a timer for it');
     const step = m.next(due, false) as Extract<Step, { kind: 'record-skipped' }>;
     assert.equal(step.kind, 'record-skipped');
     assert.deepEqual(
@@ -177,17 +181,45 @@ describe('the coalescer machine', () => {
       ['ev-c', 'ev-d'],
       'one signal for both',
     );
+    m.skipsRecorded(runKeyOf('a'), true, due + 5);
     m.offer(offerOf('e'), due + 10);
     assert.equal(m.next(due + 10, true).kind, 'record-skipped', 'owed skips go out before a continue-as-new, due or not');
-    assert.deepEqual(m.next(due + 10, true), { kind: 'continue-as-new' });
+    assert.deepEqual(m.next(due + 10, true), { kind: 'wait' }, 'no continue-as-new while a record is in flight');
+    m.skipsRecorded(runKeyOf('a'), true, due + 20);
+    assert.deepEqual(m.next(due + 20, true), { kind: 'continue-as-new' });
     assert.equal(m.state.counts.skipped, 4);
   });
 
-  test('skip: skips owed to a run that has ended meanwhile stay counted and answered, and are not signalled', () => {
+  test('skip: a record its run refused (it had closed, its end not yet known) takes the skips back into a batch', () => {
+    const m = withLiveRun({ whileRunning: 'skip' });
+    assert.equal(m.offer(offerOf('b'), T0 + 2000).decision, 'skipped');
+    assert.equal(m.next(T0 + 2000, false).kind, 'record-skipped');
+    assert.equal(m.offer(offerOf('c'), T0 + 2010).decision, 'skipped');
+    m.skipsRecorded(runKeyOf('a'), false, T0 + 2020);
+    assert.equal(m.skips.open('ev-b') || m.skips.open('ev-c'), false);
+    assert.deepEqual(
+      m.state.pending?.events.map((e) => e.eventKey),
+      ['ev-b', 'ev-c'],
+      'the refused skip and the one owed to the same run, in order',
+    );
+    const runKey = m.state.pending!.runKey;
+    assert.deepEqual(m.offer(offerOf('b'), T0 + 2030), { decision: 'started', coalescerId: 'canary#order-7', runKey, runState: 'pending', startsInMs: 0 });
+    assert.equal(m.offer(offerOf('c'), T0 + 2030).decision, 'coalesced', "the waiting offer's answer now");
+    assert.equal(m.offer(offerOf('c', {}, 'redelivery'), T0 + 2030).runKey, runKey, 'a redelivery names the batch that took it');
+    assert.equal(m.next(T0 + 2030, false).kind, 'wait', 'the batch waits for the dead run’s end');
+    m.runEnded({ runKey: runKeyOf('a'), terminalReason: 'failed' }, T0 + 2040);
+    assert.equal(m.next(T0 + 60_000, false).kind, 'start');
+    assert.deepEqual(m.state.counts, { offered: 3, started: 2, coalesced: 1, skipped: 0, stale: 0, runs: 2 });
+  });
+
+  test('skip: skips owed to a run that has ended meanwhile are still recorded: they stand only if it takes them', () => {
     const m = withLiveRun({ whileRunning: 'skip' });
     assert.equal(m.offer(offerOf('b'), T0 + 2000).decision, 'skipped');
     assert.equal(m.runEnded({ runKey: runKeyOf('a'), terminalReason: 'success' }, T0 + 2100), true);
-    assert.deepEqual(m.next(T0 + 2100, false), { kind: 'wait', untilMs: T0 + 2100 + 60_000 });
+    const step = m.next(T0 + 2100, false);
+    assert.deepEqual(step.kind === 'record-skipped' && step.runKey, runKeyOf('a'));
+    m.skipsRecorded(runKeyOf('a'), true, T0 + 2110);
+    assert.deepEqual(m.next(T0 + 2110, false), { kind: 'wait', untilMs: T0 + 2100 + 60_000 });
     assert.equal(m.state.counts.skipped, 1);
     assert.deepEqual(m.state.runs[0], {
       runKey: runKeyOf('a'),
@@ -344,6 +376,7 @@ describe('the coalescer machine', () => {
     const m = withLiveRun({ whileRunning: 'skip', idleCloseMs: 10_000 });
     m.offer(offerOf('b'), T0 + 2000);
     assert.equal(m.next(T0 + 2000, true).kind, 'record-skipped');
+    m.skipsRecorded(runKeyOf('a'), true, T0 + 2000);
     assert.deepEqual(m.next(T0 + 2000, true), { kind: 'continue-as-new' });
     m.runEnded({ runKey: runKeyOf('a'), terminalReason: 'success' }, T0 + 3000);
     assert.equal(m.idle, true);

@@ -22,7 +22,8 @@ export type OfferedEvent = Offer['event'];
  * What the coalescer's workflow does next. The machine has already applied it to its state (a
  * started batch is the live run, a handed-out signal is no longer owed); the shell only performs it.
  * - `supersede`: tell the live run `runKey` who restarts it (`by`), then cancel it (overlap `cancel`).
- * - `record-skipped`: tell the live run of the events skipped while it ran, in one signal.
+ * - `record-skipped`: tell the run `runKey` of the events skipped while it ran, in one signal, then
+ *   report to the machine's `skipsRecorded` whether it was delivered (a closed run refuses it).
  * - `steer`: send the live run the events steered into it since the last steer, in one update (`id`
  *   its update ID), without waiting for it: its answer goes back to the machine's `steerAnswered`
  *   (or `steerFailed`); whatever the answer, the run's end (`runEnded`) says which its model saw.
@@ -127,12 +128,11 @@ export function fitInto(batch: Batch, e: OfferedEvent, maxEvents: number): void 
 }
 
 /**
- * Skips are told to the live run at most this often. Under a storm, a signal per loop turn (every
- * 10 to 20 ms) cost two history events per offer, and one was nearly always in flight when the run
- * ended and signalled its own end back: the two crossing signals held the coalescer for a second.
- * The skipped offers are answered at once either way; only the run's record of them waits.
+ * Skips are told to the live run at most this often, each record carrying every skip since the last.
+ * A skip's answer waits for its record (skips.ts), so this bounds that wait; under a storm a signal
+ * per loop turn (every 10 to 20 ms) cost two history events per offer.
  */
-export const SKIPPED_SIGNAL_EVERY_MS = 1000;
+export const SKIPPED_SIGNAL_EVERY_MS = 250;
 
 /** Whether a batch (or a live run) can take one more event in full, within `maxEvents` and BATCH_BUDGET_CHARS. */
 export const hasRoom = (holder: { events: OfferedEvent[]; chars?: number }, e: OfferedEvent, maxEvents: number) =>

@@ -1,10 +1,10 @@
-import type { Batch, CoalescerState, Offer, OfferAnswer, RunEnded, SeenRow, SteerAnswer } from '../../core/coalesce-types';
+import type { Batch, CoalescerState, Offer, OfferAnswer, RunEnded, SteerAnswer } from '../../core/coalesce-types';
 import { batchRunId, batchRunToken } from '../../core/ids';
-import type { AbsorbedEvent } from '../../core/types';
 import { charsOf, dueAt, eventChars, fitInto, hasRoom, initialState, record, runInputOf, SKIPPED_SIGNAL_EVERY_MS } from './batch';
 import type { CoalescerIdentity, OfferedEvent, Step } from './batch';
 import { SeenTable } from './seen';
-import { CoalescerAnswers } from './answers';
+import { SkipLedger } from './skips';
+import { CoalescerByHand } from './by-hand';
 
 export { BATCH_BUDGET_CHARS, SKIPPED_SIGNAL_EVERY_MS } from './batch';
 export { dueAt, initialState, runInputOf, type CoalescerIdentity, type Step };
@@ -18,10 +18,10 @@ const STALE_KEPT = 20;
  * continue-as-new and answers queries with; the signals it owes live runs are not part of it (the
  * shell hands them out before it continues as new).
  */
-export class CoalescerMachine extends CoalescerAnswers {
+export class CoalescerMachine extends CoalescerByHand {
   private owedSupersede?: { runKey: string; by: string };
-  private owedSkipped: AbsorbedEvent[] = [];
-  private skippedSignalAtMs = -Infinity;
+  /** Skips whose run has not taken their record yet (their answers wait for it). */
+  readonly skips = new SkipLedger(SKIPPED_SIGNAL_EVERY_MS);
   /** The dedup of events by key, over `state.seen`. */
   readonly seen: SeenTable;
   /** Overlap `steer`: events answered `steered` and not yet sent to that run (handed out before any continue-as-new). */
@@ -71,20 +71,6 @@ export class CoalescerMachine extends CoalescerAnswers {
     return this.remember(offer, answer);
   }
 
-  /**
-   * Forget the events a closed run took (a person re-armed it), so their next deliveries are decided
-   * afresh. Not the live run's or the pending batch's: returns the event keys forgotten.
-   */
-  forgetRun(runKey: string): string[] {
-    const { pending, running } = this.state;
-    if (pending?.runKey === runKey || running?.runKey === runKey) return [];
-    const token = this.tokenOf(runKey);
-    const keys = this.seen.keysOfRun(token);
-    for (const key of keys) this.seen.forget(key);
-    this.state.recent = this.state.recent.filter((r) => !keys.includes(r.eventKey));
-    return keys;
-  }
-
   /** The decision for an event this coalescer has not seen (within the dedup horizon). */
   private decide(offer: Offer, nowMs: number): OfferAnswer {
     const { state } = this;
@@ -105,7 +91,7 @@ export class CoalescerMachine extends CoalescerAnswers {
     const { whileRunning } = this.self.policy;
     if (running && whileRunning === 'skip') {
       state.counts.skipped += 1;
-      this.owedSkipped.push(record(e));
+      this.skips.add(running.runKey, e);
       return { decision: 'skipped', coalescerId: this.coalescerId, runKey: running.runKey, runState: 'running' };
     }
     if (running && whileRunning === 'steer' && !pending && !running.steerClosed && hasRoom(running, e, this.self.policy.maxEventsPerRun)) {
@@ -170,31 +156,6 @@ export class CoalescerMachine extends CoalescerAnswers {
     return true;
   }
 
-  /**
-   * The live run's ID was taken at its start (only a coalescer reset by hand can meet one): the batch
-   * gets the chain's next number, and its events' entries name it. Returns the batch to start again.
-   */
-  rekey(runKey: string): Batch | undefined {
-    const { state } = this;
-    const running = state.running;
-    if (running?.runKey !== runKey) return undefined;
-    const opener = this.tokenOf(runKey).replace(/~[^~]*$/, '');
-    const n = (state.batches = (state.batches ?? 0) + 1);
-    const next = batchRunId(this.self.agent, this.self.wakeKey, batchRunToken(opener, state.chain ?? '0', n));
-    running.runKey = next;
-    const summary = state.runs.find((r) => r.runKey === runKey);
-    if (summary) summary.runKey = next;
-    for (const e of running.events) this.seen.retake(e.eventKey, this.tokenOf(next));
-    return {
-      runKey: next,
-      openedBy: opener,
-      openedAtMs: running.startedAtMs,
-      lastAtMs: running.startedAtMs,
-      events: running.events,
-      overflow: running.overflow,
-    };
-  }
-
   /** A run of an earlier chain (terminated by hand) names steered events its model never saw: those undecided here go to the follow-up batch. */
   private orphaned(runKey: string, events: OfferedEvent[], nowMs: number): boolean {
     const orphans = events.filter((e) => !this.seen.get(e.eventKey));
@@ -204,16 +165,43 @@ export class CoalescerMachine extends CoalescerAnswers {
     return true;
   }
 
-  /** A chain terminated by hand left its dedup table: taken in before this chain's own (seen.ts `adopt`). */
-  adopt(left: { seen: readonly SeenRow[]; seenOpeners?: Record<string, string>; newestVersion?: Record<string, number>; except?: string[] }): number {
-    for (const [source, v] of Object.entries(left.newestVersion ?? {})) this.state.newestVersion[source] = Math.max(this.state.newestVersion[source] ?? v, v);
-    return this.seen.adopt(left.seen, left.seenOpeners, left.except);
-  }
-
   /** The `steer` step's update could not be delivered: send that run no more; its end says which events its model saw. */
   steerFailed(runKey: string): void {
     const running = this.state.running;
     if (running?.runKey === runKey) running.steerClosed = true;
+  }
+
+  /**
+   * The record of skips sent to `runKey` was delivered (they stand) or refused: that run had closed,
+   * though its end may not have reached the coalescer (terminated by hand). The skips it refused are
+   * decided again as events that came after its end: they join the pending batch or open one, which
+   * starts once the run's end is known (the shell looks at it at once). Their seen entries and
+   * remembered answers follow, so the waiting offers are answered from the batch that takes them.
+   */
+  skipsRecorded(runKey: string, delivered: boolean, nowMs: number): void {
+    const back = this.skips.recorded(runKey, delivered);
+    if (!back.length) return;
+    const { state } = this;
+    const keys = new Set(back.map((e) => e.eventKey));
+    state.recent = state.recent.filter((r) => !keys.has(r.eventKey));
+    for (const e of back) {
+      const row = this.seen.get(e.eventKey);
+      // Decided again since (a rearm of that run forgot it, and it came back): that decision holds.
+      if (row && !(row.decision === 'skipped' && row.runToken === this.tokenOf(runKey))) continue;
+      state.counts.skipped -= 1;
+      if (state.pending) {
+        this.addTo(state.pending, e, nowMs);
+        state.counts.coalesced += 1;
+      } else {
+        state.pending = this.open(e, nowMs);
+        state.counts.started += 1;
+      }
+      const [token, as] = [this.tokenOf(state.pending.runKey), state.pending.openedBy === e.eventKey ? 'started' : 'coalesced'] as const;
+      // Its entry names the batch now (a rearm of the closed run may have forgotten it meanwhile).
+      if (row) this.seen.retake(e.eventKey, token, as);
+      else this.seen.add(e.eventKey, e.fingerprint, nowMs, as, token);
+    }
+    state.lastActivityMs = nowMs;
   }
 
   /**
@@ -238,28 +226,18 @@ export class CoalescerMachine extends CoalescerAnswers {
       // The run ended or refused a steer before these were sent: they wait for the follow-up run.
       this.followUp(steer.runKey, steer.events, nowMs);
     }
-    // One signal carries every skip since the last, at most one a SKIPPED_SIGNAL_EVERY_MS (and all
-    // that are owed before a continue-as-new): a storm costs a few history events, not two each.
-    // With no live run left to record them on, the skips stay counted and answered.
-    let skippedDueMs: number | undefined;
-    if (this.owedSkipped.length && state.running) {
-      skippedDueMs = this.skippedSignalAtMs + SKIPPED_SIGNAL_EVERY_MS;
-      if (nowMs >= skippedDueMs || continueAsNewSuggested) {
-        const events = this.owedSkipped;
-        this.owedSkipped = [];
-        this.skippedSignalAtMs = nowMs;
-        return { kind: 'record-skipped', runKey: state.running.runKey, events };
-      }
-    } else this.owedSkipped = [];
+    // The record of the skips since the last: a skip stands once its run has taken it (skips.ts).
+    const skips = this.skips.next(nowMs, continueAsNewSuggested);
+    if (skips && 'events' in skips) return { kind: 'record-skipped', runKey: skips.runKey, events: skips.events.map(record) };
     if (state.pending && !state.running && nowMs >= dueAt(state.pending, policy)) return { kind: 'start', batch: this.start(state.pending, nowMs) };
-    if (continueAsNewSuggested) return { kind: 'continue-as-new' };
+    if (continueAsNewSuggested && this.skips.settled) return { kind: 'continue-as-new' };
     this.seen.prune(nowMs);
     // Idle, and every event past its dedup horizon: a redelivery now would be decided afresh anyway.
     const closesAt = Math.max(state.lastActivityMs + policy.idleCloseMs, this.seen.expiresAtMs ?? 0);
-    if (this.idle && nowMs >= closesAt) return { kind: 'close' };
-    if (state.pending && !state.running) return { kind: 'wait', untilMs: dueAt(state.pending, policy) };
-    if (this.idle) return { kind: 'wait', untilMs: closesAt };
-    return skippedDueMs === undefined ? { kind: 'wait' } : { kind: 'wait', untilMs: skippedDueMs };
+    if (this.idle && this.skips.settled && nowMs >= closesAt) return { kind: 'close' };
+    const due = [skips?.dueMs, state.pending && !state.running ? dueAt(state.pending, policy) : undefined, this.idle ? closesAt : undefined];
+    const untilMs = Math.min(...due.map((d) => d ?? Infinity));
+    return untilMs === Infinity ? { kind: 'wait' } : { kind: 'wait', untilMs };
   }
 
   /**

@@ -203,11 +203,12 @@ export class SeenTable {
     return offerId !== undefined && entry.offer === offerId.slice(0, OFFER_ID_CHARS);
   }
 
-  /** The event now belongs to another run (a batch that had to take a new run key). */
-  retake(eventKey: string, runToken: string): void {
+  /** The event now belongs to another run (a batch that had to take a new run key), decided `as` when given (a skip its run refused). */
+  retake(eventKey: string, runToken: string, as?: OfferDecision): void {
     const row = this.rowOf(eventKey);
     if (!row) return;
-    const { key, fingerprint, atMs, decision, offer } = this.entryOf(row, eventKey);
+    const { key, fingerprint, atMs, offer, ...entry } = this.entryOf(row, eventKey);
+    const decision = as ?? entry.decision;
     const i = this.rows.indexOf(row);
     this.drop(row);
     const fresh: SeenEvent = [key, fingerprint, atMs, decision, runToken.startsWith(`${key}~`) ? runToken.slice(key.length) : runToken];

@@ -85,9 +85,16 @@ export async function coalescerWorkflow(input: CoalescerInput): Promise<Coalesce
 
   setHandler(
     offerUpdate,
-    (offers) => {
-      const answers = offers.map((o) => machine.offer(o, now()));
+    async (offers) => {
+      let answers = offers.map((o) => machine.offer(o, now()));
       dirty = true;
+      // A skip is answered once its run has taken the record of it (skips.ts); one it refused is
+      // decided again, and the offer is answered from the batch that took it.
+      const skipOpen = () => offers.some((o, i) => answers[i]!.decision === 'skipped' && machine.skips.open(o.event.eventKey));
+      if (skipOpen()) {
+        await condition(() => !skipOpen());
+        answers = answers.map((a, i) => (a.decision === 'skipped' ? machine.offer(offers[i]!, now()) : a));
+      }
       const forgottenEarly = machine.state.counts.forgottenEarly;
       return forgottenEarly ? answers.map((a) => ({ ...a, forgottenEarly })) : answers;
     },
@@ -192,12 +199,18 @@ export async function coalescerWorkflow(input: CoalescerInput): Promise<Coalesce
         await live.signal(supersedeSignal, { by: step.by }).catch(() => undefined); // the run already ended: its end is on the way
         break;
       }
-      case 'record-skipped':
+      case 'record-skipped': {
         // Refused: the run has closed, and its end may never come (terminated by hand): look at it now.
-        await getExternalWorkflowHandle(step.runKey)
+        const delivered = await getExternalWorkflowHandle(step.runKey)
           .signal(skippedSignal, { events: step.events })
-          .catch(() => watch.soon(step.runKey));
+          .then(
+            () => true,
+            () => false,
+          );
+        if (!delivered) watch.soon(step.runKey);
+        machine.skipsRecorded(step.runKey, delivered, now());
         break;
+      }
       case 'steer': {
         // Not awaited: the answer routes refused events early; the run's end (runEnded, `seen`) decides
         // the rest, so an answer lost to a continue-as-new, or one that never comes, drops nothing.
@@ -214,10 +227,12 @@ export async function coalescerWorkflow(input: CoalescerInput): Promise<Coalesce
         await startRun(step.batch);
         break;
       case 'continue-as-new':
-        await condition(allHandlersFinished);
-        return continueAsNew<typeof coalescerWorkflow>({ agent, wakeKey, policy, state: machine.state });
       case 'close':
-        await condition(allHandlersFinished);
+        // Handlers first; an offer meanwhile (it may owe a skip's record) sends the loop round again.
+        dirty = false;
+        await condition(() => allHandlersFinished() || dirty);
+        if (!allHandlersFinished() || dirty) break;
+        if (step.kind === 'continue-as-new') return continueAsNew<typeof coalescerWorkflow>({ agent, wakeKey, policy, state: machine.state });
         if (machine.idle) return machine.state;
         break;
       case 'wait': {

@@ -1,0 +1,66 @@
+import type { OfferedEvent } from './batch';
+
+/**
+ * A `skip` stands only once Temporal shows its run was open after the decision: the record of the
+ * skip (a signal) was delivered to that run. A closed run refuses the signal (a run terminated by
+ * hand sends its coalescer no end, so the coalescer may still take it for live), and then the
+ * skipped events are the next run's, as if they had come after the end (machine.ts `skipsRecorded`).
+ * Until then the offer's answer waits (workflow.ts), so no one is told `skipped` for a dead run.
+ *
+ * At most one record is in flight (the shell awaits it), and a new one goes at most once a
+ * SKIPPED_SIGNAL_EVERY_MS, carrying every skip since the last: under a storm the answers wait a
+ * fraction of a second, and the run's history takes a few signals a second, not two events per offer.
+ * Not part of the machine's state: every skip is settled before a continue-as-new, and replay
+ * rebuilds the ledger from the calls in the coalescer's history.
+ */
+export class SkipLedger {
+  private owed: { runKey: string; event: OfferedEvent }[] = [];
+  private sent?: { runKey: string; events: OfferedEvent[] };
+  private sentAtMs = -Infinity;
+
+  constructor(private readonly everyMs: number) {}
+
+  /** The event was answered `skipped` for the live run `runKey`. */
+  add(runKey: string, event: OfferedEvent): void {
+    this.owed.push({ runKey, event });
+  }
+
+  /** Whether a skip of `eventKey` waits for its run to take its record. */
+  open(eventKey: string): boolean {
+    return this.owed.some((o) => o.event.eventKey === eventKey) || (this.sent?.events.some((e) => e.eventKey === eventKey) ?? false);
+  }
+
+  /** Nothing owed and nothing in flight. */
+  get settled(): boolean {
+    return !this.owed.length && !this.sent;
+  }
+
+  /**
+   * The record due at `nowMs` (the first run's owed skips, in the order decided), or when one falls due.
+   * `now` sends at once (a continue-as-new is suggested: every skip goes before it).
+   */
+  next(nowMs: number, now: boolean): { runKey: string; events: OfferedEvent[] } | { dueMs: number } | undefined {
+    if (!this.owed.length || this.sent) return undefined;
+    const dueMs = this.sentAtMs + this.everyMs;
+    if (nowMs < dueMs && !now) return { dueMs };
+    const runKey = this.owed[0]!.runKey;
+    const events = this.owed.filter((o) => o.runKey === runKey).map((o) => o.event);
+    this.owed = this.owed.filter((o) => o.runKey !== runKey);
+    this.sentAtMs = nowMs;
+    this.sent = { runKey, events };
+    return { runKey, events };
+  }
+
+  /**
+   * The record sent to `runKey` was delivered (the skips stand) or refused (that run had closed).
+   * Returns the skips that do not stand: the refused ones, and any still owed to that run, in order.
+   */
+  recorded(runKey: string, delivered: boolean): OfferedEvent[] {
+    const sent = this.sent?.runKey === runKey ? this.sent.events : [];
+    if (this.sent?.runKey === runKey) this.sent = undefined;
+    if (delivered) return [];
+    const later = this.owed.filter((o) => o.runKey === runKey).map((o) => o.event);
+    this.owed = this.owed.filter((o) => o.runKey !== runKey);
+    return [...sent, ...later];
+  }
+}
