@@ -47,7 +47,8 @@ const BENCH_POLICY = benchSupervisorPolicy('bench:coalesce', 'offers ~170 events
 const EVENTS = Number(process.env.BENCH_EVENTS ?? 10_000);
 const SECONDS = Number(process.env.BENCH_SECONDS ?? 60);
 const KEYS = Number(process.env.BENCH_KEYS ?? 200);
-const PER_KEY = 10;
+/** Events per key in the many keys' phase (2); with 1 it measures what phase 5 does, under the file's usual fields. */
+const PER_KEY = Number(process.env.BENCH_PER_KEY ?? 10);
 const ONE_EACH_KEYS = Number(process.env.BENCH_ONE_EACH_KEYS ?? 2000);
 const CONCURRENCY = Number(process.env.BENCH_CONCURRENCY ?? 64);
 const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 4);
@@ -77,7 +78,7 @@ const cached: Record<string, number> = {};
 const rssMb = (cachedNow: number) => {
   gc();
   const m = process.memoryUsage();
-  const at = Object.keys(heap).length === 0 ? 'warm' : Object.keys(heap).length === 1 ? 'afterManyKeys' : 'end';
+  const at = (['warm', 'afterManyKeys', 'end', 'afterOneEventPerKey'] as const)[Object.keys(heap).length] ?? 'later';
   heap[at] = round(m.heapUsed / 2 ** 20, 0);
   cached[at] = cachedNow;
   return round(m.rss / 2 ** 20, 0);
@@ -318,6 +319,9 @@ async function main(): Promise<void> {
           if (kind === 'coalesce') await sleep(1500);
         }
       }
+      // Once the one-per-key runs have ended: each key's coalescer is left open, idle, until its horizon.
+      await untilNoOpenRuns(client, [taskQueue]);
+      const rssAfterOneEach = rssMb(worker.getStatus().numCachedWorkflows);
       const byRounds = (xs: number[]) => (xs.length * perRoundOnes) / xs.reduce((sum, rate) => sum + perRoundOnes / rate, 0);
       const oneEachRaw = byRounds(oneEachRates.raw);
       const oneEachCoalesce = byRounds(oneEachRates.coalesce);
@@ -361,6 +365,11 @@ async function main(): Promise<void> {
           decisions: countDecisions(oneEach.answers),
           errors: oneEach.errors.length,
           firstError: oneEach.errors[0],
+          /** RSS before the phase (the end of 4) and once its runs ended, with the workflows cached then (bound: WAKEGATE_WORKFLOW_CACHE). */
+          rssMb: { before: rssEnd, after: rssAfterOneEach },
+          cachedWorkflows: { before: cached.end, after: cached.afterOneEventPerKey },
+          /** Coalescers started by the gate with their first offer (gate/coalescer-start.ts), over the whole run. */
+          startsWithOffer: offerStats.starts,
         },
         manyKeys: {
           keys: perRoundKeys * ROUNDS,
