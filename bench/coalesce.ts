@@ -413,6 +413,9 @@ async function main(): Promise<void> {
         ...(report.hotKey.p99Ms > 2000 ? [`the hot key's answers p99 ${report.hotKey.p99Ms} ms, over 2 s`] : []),
         ...(rssEnd > 1.15 * rssWarm ? [`RSS ${rssEnd} MB at the end, over 1.15x the warm ${rssWarm} MB`] : []),
         ...(inFlight > 0 ? [`${inFlight} updates refused with the in-flight limit`] : []),
+        ...(report.oneEventPerKey.ratio < 0.8 ? [`one event per key at ${report.oneEventPerKey.ratio}x raw starts, under 0.8x`] : []),
+        ...(report.oneEventPerKey.answerMs.p99 > 500 ? [`one event per key: answers p99 ${report.oneEventPerKey.answerMs.p99} ms, over 500 ms`] : []),
+        ...(rssAfterOneEach > 1.15 * rssWarm ? [`RSS ${rssAfterOneEach} MB after one event per key, over 1.15x the warm ${rssWarm} MB`] : []),
         ...(dedup.forgottenEarly > 0 ? [`the hot key's coalescer let ${dedup.forgottenEarly} events go before its horizon`] : []),
         ...(dedup.answeredFromFirstDecision < dedup.redelivered
           ? [
@@ -443,6 +446,8 @@ async function main(): Promise<void> {
             ratio: report.oneEventPerKey.ratio,
             coalescePerS: report.oneEventPerKey.coalescePerS,
             rawStartsPerS: report.oneEventPerKey.rawStartsPerS,
+            p99Ms: report.oneEventPerKey.answerMs.p99,
+            rssMb: report.oneEventPerKey.rssMb.after,
           },
           rssMb: { warm: rssWarm, end: rssEnd },
           inFlightRefusals: inFlight,
