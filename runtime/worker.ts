@@ -22,20 +22,13 @@ export interface WakeWorkerOptions {
   /** Activity task polls kept open at once (Temporal's default 5). */
   activityPollers?: number;
   /**
-   * Workflows kept in memory between their tasks (Temporal's sticky cache). @default DEFAULT_WORKFLOW_CACHE
+   * Workflows kept in memory between their tasks (Temporal's sticky cache). @default Temporal's, sized from the heap
    * Coalescers stay open, idle, until their dedup horizon has passed, so a worker's cache fills with
    * them; past the bound the least recently used is evicted and replays its (short, continued-as-new)
    * history on its next task.
    */
   maxCachedWorkflows?: number;
 }
-
-/**
- * The cache's bound when none is given: a worker's memory is bounded by it, not by the number of wake
- * keys (Temporal's own default grows with the heap: thousands of idle coalescers, about 0.4 MB each
- * in bench:coalesce). An evicted coalescer replays its short history on its next task.
- */
-export const DEFAULT_WORKFLOW_CACHE = 500;
 
 /** The workflow interceptor modules of tracing (workflows/tracing.ts), for `bundleWorkflowCode({ workflowInterceptorModules })`. */
 export function tracingWorkflowModules(): string[] {
@@ -66,7 +59,7 @@ export async function createWakeWorker(opts: WakeWorkerOptions): Promise<Worker>
     ...(tracing ? tracing.workerOptions() : {}),
     ...(opts.identity ? { identity: opts.identity } : {}),
     shutdownGraceTime: opts.shutdownGraceTime ?? '10 seconds',
-    maxCachedWorkflows: opts.maxCachedWorkflows ?? DEFAULT_WORKFLOW_CACHE,
+    ...(opts.maxCachedWorkflows ? { maxCachedWorkflows: opts.maxCachedWorkflows } : {}),
     // A run's steps heartbeat every second; sending each (not one per 0.8 × heartbeat timeout) is
     // what lets a kill reach a step within about a second, and a cancelled run waits for that.
     maxHeartbeatThrottleInterval: '1 second',

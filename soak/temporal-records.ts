@@ -2,9 +2,7 @@ import type { Client } from '@temporalio/client';
 import { decodeArrayFromPayloads } from '@temporalio/common/lib/internal-non-workflow';
 import { tsToMs } from '@temporalio/common/lib/time';
 import type { temporal } from '@temporalio/proto';
-import type { CoalescerInput, Offer, OfferAnswer } from '../core/coalesce-types';
-import { chainOf } from '../core/ids';
-import { decideFirst } from '../workflows/coalesce/machine';
+import type { Offer, OfferAnswer } from '../core/coalesce-types';
 import { offerSignal, offerUpdate } from '../core/messages';
 import type { ModelRequest } from '../core/contracts';
 
@@ -62,15 +60,7 @@ export async function readCoalescerOffers(client: Client, taskQueue: string): Pr
       const accepted = e.workflowExecutionUpdateAcceptedEventAttributes?.acceptedRequest;
       const signaled = e.workflowExecutionSignaledEventAttributes;
       const done = e.workflowExecutionUpdateCompletedEventAttributes;
-      const started = e.workflowExecutionStartedEventAttributes;
-      if (started) {
-        // A new chain started by the gate with its first offer, answered as the chain decides it.
-        const input = (await first(client, started.input)) as CoalescerInput | undefined;
-        if (input?.first && !input.state) {
-          const answer = decideFirst(input, input.first, chainOf(runId));
-          entry.offers.push({ ...offerSeen(input.first, atMs), decision: answer.decision, ...(answer.runKey ? { runKey: answer.runKey } : {}) });
-        }
-      } else if (accepted?.input?.name === offerUpdate.name) {
+      if (accepted?.input?.name === offerUpdate.name) {
         const offers = ((await first(client, accepted.input.args)) as Offer[] | undefined) ?? [];
         const seen = offers.map((o) => offerSeen(o, atMs));
         pending.set(accepted.meta?.updateId ?? '', seen);

@@ -2,7 +2,7 @@ import { log } from '@temporalio/activity';
 import { WorkflowNotFoundError, type Client, type WorkflowExecutionInfo } from '@temporalio/client';
 import type { CoalescerStatus, Offer } from '../../core/coalesce-types';
 import { adoptSignal, coalescerQuery } from '../../core/messages';
-import { offerBySignal, signalCoalescer } from '../../gate/coalescer-start';
+import { offerBySignal, signalCoalescer } from '../../gate/offer-batcher';
 
 const quote = (s: string) => `'${s.replace(/\\/g, '\\\\').replace(/'/g, "\\'")}'`;
 /** Terminated coalescers looked at in one round, at most (a mass termination is taken over several). */

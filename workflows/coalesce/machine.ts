@@ -13,15 +13,6 @@ const RECENT_RUNS = 10;
 const STALE_KEPT = 20;
 
 /**
- * The decision a new chain `chain` makes for the offer it was started with (CoalescerInput `first`):
- * the gate answers a start with it, without waiting for a worker; the chain's first execution
- * decides the same before any message (workflow.ts). Times are relative, so `nowMs` is any.
- */
-export function decideFirst(self: CoalescerIdentity, offer: Offer, chain: string, nowMs = 0): OfferAnswer {
-  return new CoalescerMachine(self, initialState(nowMs, chain)).offer(offer, nowMs);
-}
-
-/**
  * The coalescer's decisions, with no Temporal in them: deterministic, driven by the workflow shell
  * (workflow.ts) and by unit tests alike. Its `state` is the plain JSON the workflow carries across
  * continue-as-new and answers queries with; the signals it owes live runs are not part of it (the

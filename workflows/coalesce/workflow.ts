@@ -27,7 +27,6 @@ import {
   supersedeSignal,
 } from '../../core/messages';
 import type { RunResult } from '../../core/types';
-import { chainOf } from '../../core/ids';
 import type { CoalesceActivities } from '../../core/contracts';
 import type { runWorkflow } from '../run/workflow';
 import { CoalescerMachine, initialState, runInputOf } from './machine';
@@ -75,12 +74,9 @@ const now = (): number => Date.now();
 export async function coalescerWorkflow(input: CoalescerInput): Promise<CoalescerState> {
   const { agent, wakeKey, policy } = input;
   // A new chain (the first execution, or one started after a close) names its runs apart from any
-  // earlier chain's (core/ids.ts `chainOf`).
-  const chain = chainOf(workflowInfo().firstExecutionRunId);
+  // earlier chain's: by the random end of its first run ID (a UUIDv7 begins with its time).
+  const chain = workflowInfo().firstExecutionRunId.replace(/-/g, '').slice(-8);
   const machine = new CoalescerMachine({ agent, wakeKey, policy }, input.state ?? initialState(now(), chain));
-  // Started with an offer (the gate answered it from the start alone, as `decideFirst` does): it is
-  // decided before any handler is set, so before any message.
-  if (input.first && !input.state) machine.offer(input.first, now());
   let dirty = false;
 
   const ended = (end: RunEnded) => {
