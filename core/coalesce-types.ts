@@ -90,6 +90,8 @@ export interface CoalescerState {
     steered?: string[];
     /** Overlap `steer`: it refused steered events (it had begun committing), so later ones wait for the follow-up run. */
     steerClosed?: boolean;
+    /** When the coalescer last looked at it through Temporal (workflows/coalesce/watch.ts): the watch's clock, across continue-as-new. */
+    lookedAtMs?: number;
   };
   /**
    * Names this coalescer's chain of executions (continue-as-new keeps it; a coalescer started after

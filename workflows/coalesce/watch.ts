@@ -15,8 +15,6 @@ export const RUN_WATCH_IDLE_MS = 120_000;
  * wakes the loop. A look lost to a continue-as-new is taken again by the next execution.
  */
 export class RunWatch {
-  private watched: { runKey: string; sinceMs: number } | undefined;
-
   constructor(
     private readonly lookUp: (runKey: string) => Promise<RunEnded | null>,
     private readonly ended: (end: RunEnded) => void,
@@ -24,26 +22,29 @@ export class RunWatch {
   ) {}
 
   /**
-   * When the live run `runKey` is next looked at (undefined: no live run). Looks at it now, not
-   * awaited, when that time has come.
+   * When the live run is next looked at (undefined: no live run). Looks at it now, not awaited, when
+   * that time has come. The clock is the run's own `lookedAtMs` (from its start until the first
+   * look), carried in the coalescer's state: a hot coalescer continues as new every few seconds, and
+   * a clock that restarted with each execution would never reach a look.
    */
-  due(runKey: string | undefined, waiting: boolean, nowMs: number): number | undefined {
-    if (!runKey) return (this.watched = undefined);
-    if (this.watched?.runKey !== runKey) this.watched = { runKey, sinceMs: nowMs };
-    const dueMs = this.watched.sinceMs + (waiting ? RUN_WATCH_WAITING_MS : RUN_WATCH_IDLE_MS);
+  due(running: { runKey: string; startedAtMs: number; lookedAtMs?: number } | undefined, waiting: boolean, nowMs: number): number | undefined {
+    if (!running) return undefined;
+    const every = waiting ? RUN_WATCH_WAITING_MS : RUN_WATCH_IDLE_MS;
+    const dueMs = (running.lookedAtMs ?? running.startedAtMs) + every;
     if (nowMs < dueMs) return dueMs;
-    this.watched.sinceMs = nowMs;
+    running.lookedAtMs = nowMs;
+    const { runKey } = running;
     void this.lookUp(runKey)
       .then(
         (end) => end && this.ended(end),
         () => undefined,
       )
       .finally(this.changed);
-    return nowMs + (waiting ? RUN_WATCH_WAITING_MS : RUN_WATCH_IDLE_MS);
+    return nowMs + every;
   }
 
-  /** Look at `runKey` at the next turn of the loop: something said it may have ended (a signal to it failed). */
-  soon(runKey: string): void {
-    if (this.watched?.runKey === runKey) this.watched.sinceMs = -Infinity;
+  /** Look at the live run at the next turn of the loop: something said it may have ended (a signal or a steer to it failed). */
+  soon(running: { runKey: string; lookedAtMs?: number; startedAtMs: number } | undefined, runKey: string): void {
+    if (running?.runKey === runKey) running.lookedAtMs = running.startedAtMs - RUN_WATCH_IDLE_MS;
   }
 }

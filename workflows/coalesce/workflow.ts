@@ -50,6 +50,9 @@ const { runEnd } = proxyActivities<CoalesceActivities>({
   retry: { initialInterval: '1 second', maximumAttempts: 3 },
 });
 
+/** A signal's fate, as a boolean: delivered, or refused (the workflow it was sent to has closed). */
+const DELIVERED = [() => true, () => false] as const;
+
 /** Workflow time (the activation's, replayed from history): debounce and idle timing are measured in it. */
 // eslint-disable-next-line no-restricted-syntax
 const now = (): number => Date.now();
@@ -191,23 +194,21 @@ export async function coalescerWorkflow(input: CoalescerInput): Promise<Coalesce
     const info = workflowInfo();
     const step = machine.next(now(), info.continueAsNewSuggested || info.historyLength >= ENTITY_HISTORY_EVENTS);
     switch (step.kind) {
-      case 'supersede': {
-        const live = getExternalWorkflowHandle(step.runKey);
+      case 'supersede':
         // The live run learns who supersedes it before its cancellation arrives (delivered in order).
         // The run cancels itself, unless it has begun its commit stage: then it finishes, and its end
         // (commitBegan) tells the machine to drop the events it carried from the restart batch.
-        await live.signal(supersedeSignal, { by: step.by }).catch(() => undefined); // the run already ended: its end is on the way
+        // Refused: the run has closed; its end is on the way, unless it was terminated by hand: look now.
+        await getExternalWorkflowHandle(step.runKey)
+          .signal(supersedeSignal, { by: step.by })
+          .catch(() => watch.soon(machine.state.running, step.runKey));
         break;
-      }
       case 'record-skipped': {
         // Refused: the run has closed, and its end may never come (terminated by hand): look at it now.
-        const delivered = await getExternalWorkflowHandle(step.runKey)
-          .signal(skippedSignal, { events: step.events })
-          .then(
-            () => true,
-            () => false,
-          );
-        if (!delivered) watch.soon(step.runKey);
+        // Not cancellable: a person cancelling the coalescer must not make a delivered record read as refused.
+        const record = () => getExternalWorkflowHandle(step.runKey).signal(skippedSignal, { events: step.events });
+        const delivered = await CancellationScope.nonCancellable(record).then(...DELIVERED);
+        if (!delivered) watch.soon(machine.state.running, step.runKey);
         machine.skipsRecorded(step.runKey, delivered, now());
         break;
       }
@@ -218,7 +219,10 @@ export async function coalescerWorkflow(input: CoalescerInput): Promise<Coalesce
         void steerRun({ coalescerId: machine.coalescerId, runKey, id: step.id, events })
           .then(
             (answer) => machine.steerAnswered(runKey, answer, events, now()),
-            () => machine.steerFailed(runKey),
+            () => {
+              machine.steerFailed(runKey);
+              watch.soon(machine.state.running, runKey); // a run that cannot answer may be gone
+            },
           )
           .finally(() => (dirty = true));
         break;
@@ -237,7 +241,7 @@ export async function coalescerWorkflow(input: CoalescerInput): Promise<Coalesce
         break;
       case 'wait': {
         dirty = false;
-        const due = watch.due(machine.state.running?.runKey, machine.state.pending !== undefined, now());
+        const due = watch.due(machine.state.running, machine.state.pending !== undefined, now());
         const untilMs = due === undefined ? step.untilMs : Math.min(due, step.untilMs ?? Infinity);
         if (untilMs !== undefined && (!timer || timer.untilMs > untilMs)) {
           timer?.scope.cancel();

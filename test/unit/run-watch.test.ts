@@ -1,0 +1,56 @@
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { RUN_WATCH_IDLE_MS, RUN_WATCH_WAITING_MS, RunWatch } from '../../workflows/coalesce/watch';
+import type { RunEnded } from '../../core/coalesce-types';
+
+/**
+ * The coalescer's watch of its live run (workflows/coalesce/watch.ts). A hot coalescer continues as
+ * new every 1.5 to 2 s, and each execution builds a new watch: its clock must come from the run's
+ * state, or a run terminated by hand after a continue-as-new is never looked at while the storm lasts
+ * (found by review: the clock restarted with each execution, and a look was always 10 s away).
+ */
+function watchOf(looks: string[]) {
+  return new RunWatch(
+    (runKey) => {
+      looks.push(runKey);
+      return Promise.resolve<RunEnded | null>(null);
+    },
+    () => undefined,
+    () => undefined,
+  );
+}
+/** The state a continue-as-new carries: plain JSON. */
+const carried = <T>(x: T): T => JSON.parse(JSON.stringify(x)) as T;
+
+test('a coalescer continuing as new every 2 s still looks at its live run every RUN_WATCH_WAITING_MS', () => {
+  const looks: string[] = [];
+  let running = { runKey: 'r1', startedAtMs: 0 } as { runKey: string; startedAtMs: number; lookedAtMs?: number };
+  for (let t = 0; t <= 30_000; t += 2000) {
+    watchOf(looks).due(running, true, t); // a new execution, a new watch
+    running = carried(running);
+  }
+  assert.deepEqual(looks, ['r1', 'r1', 'r1'], 'at 10 s, 20 s and 30 s');
+  assert.equal(running.lookedAtMs, 30_000);
+});
+
+test('the next look is due from the last one, and with no live run nothing is due', () => {
+  const looks: string[] = [];
+  const watch = watchOf(looks);
+  const running = { runKey: 'r1', startedAtMs: 1000 };
+  assert.equal(watch.due(running, false, 2000), 1000 + RUN_WATCH_IDLE_MS);
+  assert.equal(watch.due(running, true, 2000), 1000 + RUN_WATCH_WAITING_MS, 'sooner once a batch waits for it');
+  assert.equal(watch.due(running, true, 11_000), 11_000 + RUN_WATCH_WAITING_MS);
+  assert.deepEqual(looks, ['r1']);
+  assert.equal(watch.due(undefined, true, 12_000), undefined);
+});
+
+test('soon: a refused signal or steer sends a look at the next turn, in any execution, for the live run only', () => {
+  const looks: string[] = [];
+  const running = { runKey: 'r1', startedAtMs: 0, lookedAtMs: 5000 };
+  const fresh = watchOf(looks); // just after a continue-as-new
+  fresh.soon(running, 'r0'); // an earlier run's refusal changes nothing
+  assert.equal(fresh.due(running, false, 6000), 5000 + RUN_WATCH_IDLE_MS);
+  fresh.soon(running, 'r1');
+  fresh.due(running, false, 6000);
+  assert.deepEqual(looks, ['r1']);
+});
