@@ -1,33 +1,28 @@
 // @ts-check
 import js from '@eslint/js';
 import tseslint from 'typescript-eslint';
+import { readdirSync } from 'node:fs';
+import path from 'node:path';
 import { builtinModules } from 'node:module';
 import { importX } from 'eslint-plugin-import-x';
 import { createNodeResolver } from 'eslint-plugin-import-x/node-resolver';
 import prettier from 'eslint-config-prettier';
 
-/** Every folder of the product (not tests, benchmarks, scripts or examples), and its public entry. */
-const product = [
-  './activities',
-  './agents',
-  './cli',
-  './config',
-  './core',
-  './devserver',
-  './gate',
-  './ingress',
-  './providers',
-  './runtime',
-  './schedules',
-  './standins',
-  './supervisor',
-  './tracing',
-  './trail',
-  './triggers',
-  './workers',
-  './workflows',
-  './index.ts',
-];
+/**
+ * The product's layout, read from the tree: the four top-level folders Temporal's layout names, and
+ * one folder per part under src/. The tooling (tools/), tests, examples and docs are not product.
+ * test/unit/layout.test.ts holds docs/ARCHITECTURE.md's layout table to the same tree.
+ */
+export const PRODUCT_ROOTS = ['workflows', 'activities', 'workers', 'schedules', 'src'];
+export const SRC_PARTS = readdirSync(path.join(import.meta.dirname, 'src'), { withFileTypes: true })
+  .filter((d) => d.isDirectory())
+  .map((d) => d.name)
+  .sort();
+const product = PRODUCT_ROOTS.map((r) => `./${r}`);
+/** The parts under src/, but these: as zone paths. */
+const srcBut = (...but) => SRC_PARTS.filter((p) => !but.includes(p)).map((p) => `./src/${p}`);
+/** Process-side parts a workflow may import types from (agent definitions carry code; workflows see their plain-JSON policy types). */
+const WORKFLOW_TYPE_ONLY = ['agents', 'runtime'];
 
 const nodeBuiltins = [...builtinModules, ...builtinModules.map((m) => `node:${m}`)];
 
@@ -53,12 +48,12 @@ export default tseslint.config(
     },
   },
   {
-    // Settings are parsed once, in config/ (STYLE: nothing else reads process.env). Benchmarks and the
+    // Settings are parsed once, in src/config/ (STYLE: nothing else reads process.env). Benchmarks and the
     // soak read their own BENCH_* / SOAK_* knobs; the test runner and test helpers pass the environment on to children.
     files: ['**/*.ts'],
-    ignores: ['config/**', 'bench/**', 'soak/**', 'scripts/**', 'test/**'],
+    ignores: ['src/config/**', 'tools/bench/**', 'tools/soak/**', 'tools/scripts/**', 'test/**'],
     rules: {
-      'no-restricted-properties': ['error', { object: 'process', property: 'env', message: 'Read settings through config/config.ts (loadConfig).' }],
+      'no-restricted-properties': ['error', { object: 'process', property: 'env', message: 'Read settings through src/config/config.ts (loadConfig).' }],
     },
   },
   {
@@ -87,82 +82,55 @@ export default tseslint.config(
             },
             {
               // The core holds plain contracts that workflow code and every process-side layer import: it imports none of them.
-              target: './core',
-              from: [...product.filter((f) => f !== './core'), './examples'],
-              message: 'core/ is the bottom layer: plain contracts, importing nothing of the project outside core/.',
+              target: './src/core',
+              from: ['./workflows', './activities', './workers', './schedules', ...srcBut('core'), './examples', './tools'],
+              message: 'src/core/ is the bottom layer: plain contracts, importing nothing of the project outside src/core/.',
             },
             {
               // Stages inside workflows/: the run knows only what its origin says of the coalescer, and
               // nothing of the supervisor's workflow; the commit, schedule and supervise stages know no other stage's workflow code.
               target: './workflows/run',
-              from: ['./workflows/coalesce', './workflows/supervise'],
+              from: ['./workflows/coalescer', './workflows/supervisor'],
               message: 'The run knows the coalescer and the supervisor only through its input (origin) and its activities.',
             },
             {
               target: './workflows/commit',
-              from: ['./workflows/run', './workflows/coalesce', './workflows/schedule', './workflows/supervise'],
+              from: ['./workflows/run', './workflows/coalescer', './workflows/schedule', './workflows/supervisor'],
               message: 'The commit stage takes staged effects and knows nothing of who started the run.',
             },
             {
               target: './workflows/schedule',
-              from: ['./workflows/run', './workflows/coalesce', './workflows/supervise', './workflows/commit'],
+              from: ['./workflows/run', './workflows/coalescer', './workflows/supervisor', './workflows/commit'],
               message: 'The schedule stage starts runs by workflow type name, not by importing them.',
             },
             {
-              target: './workflows/supervise',
-              from: ['./workflows/run', './workflows/coalesce', './workflows/schedule', './workflows/commit'],
+              target: './workflows/supervisor',
+              from: ['./workflows/run', './workflows/coalescer', './workflows/schedule', './workflows/commit'],
               message: 'The supervisor is its own stage: it hears of runs through messages only.',
             },
             {
               // Tracing sits under the event's path (the gate, the ingress, the CLI and the workers call
               // it): it knows the plain contracts and the settings, nothing of the layers that use it.
-              target: './tracing',
-              from: [
-                './activities',
-                './agents',
-                './cli',
-                './gate',
-                './ingress',
-                './providers',
-                './runtime',
-                './schedules',
-                './supervisor',
-                './triggers',
-                './workers',
-                './workflows',
-              ],
-              message: "tracing/ imports core/ and config/ only: the layers on the event's path import it.",
+              target: './src/tracing',
+              from: ['./workflows', './activities', './workers', './schedules', ...srcBut('core', 'config', 'tracing')],
+              message: "src/tracing/ imports src/core/ and src/config/ only: the layers on the event's path import it.",
             },
             {
               // The decision trail reads what Temporal records; the CLI and the operator's page show it. It knows neither of them.
-              target: './trail',
-              from: ['./cli', './ingress', './runtime', './workers', './workflows', './activities'],
-              message: 'trail/ reads Temporal as a client: the CLI and the ingress use it, it imports neither, nor workflow or activity code.',
+              target: './src/trail',
+              from: ['./src/cli', './src/console', './src/trigger', './src/runtime', './workers', './workflows', './activities'],
+              message: 'src/trail/ reads Temporal as a client: the CLI and the ingress use it, it imports neither, nor workflow or activity code.',
             },
             {
               target: './workflows',
-              from: './trail',
+              from: './src/trail',
               message: 'Workflows may not import process-side modules: the trail reads Temporal as a client.',
             },
             {
               // Providers talk to the outside world for effects, tools and pages; they know nothing of the layers that use them.
-              target: './providers',
-              from: [
-                './activities',
-                './agents',
-                './cli',
-                './gate',
-                './ingress',
-                './runtime',
-                './schedules',
-                './supervisor',
-                './tracing',
-                './trail',
-                './triggers',
-                './workers',
-                './workflows',
-              ],
-              message: 'providers/ are adapters to the outside world: they import core/ and config/ only.',
+              target: './src/providers',
+              from: ['./workflows', './activities', './workers', './schedules', ...srcBut('core', 'config', 'providers')],
+              message: 'src/providers/ are adapters to the outside world: they import src/core/ and src/config/ only.',
             },
           ],
         },
@@ -189,40 +157,22 @@ export default tseslint.config(
             {
               group: ['**/activities', '**/activities/**'],
               allowTypeImports: true,
-              message: 'Import activities with `import type` only (their wire types live in core/contracts.ts).',
+              message: 'Import activities with `import type` only (their wire types live in src/core/contracts.ts).',
             },
             {
               group: [
-                '**/config',
-                '**/config/**',
-                '**/gate',
-                '**/gate/**',
-                '**/cli',
-                '**/cli/**',
+                ...srcBut('core', ...WORKFLOW_TYPE_ONLY).flatMap((p) => [`**/${p.slice(2)}`, `**/${p.slice(2)}/**`]),
                 '**/workers',
                 '**/workers/**',
-                '**/devserver',
-                '**/devserver/**',
-                '**/ingress',
-                '**/ingress/**',
-                '**/standins',
-                '**/standins/**',
                 '**/schedules',
                 '**/schedules/**',
-                '**/triggers',
-                '**/triggers/**',
-                '**/supervisor',
-                '**/supervisor/**',
-                '**/providers',
-                '**/providers/**',
-                '**/tracing',
-                '**/tracing/**',
+                '**/tools/**',
               ],
               message: 'Workflows may not import process-side modules: pass what they need as input or through an activity.',
             },
             {
               // Agent definitions carry code (tools, effects, models): workflows see their plain-JSON policy types only.
-              group: ['**/agents', '**/agents/**', '**/runtime', '**/runtime/**', '**/examples', '**/examples/**', '**/definitions', '**/definitions/**'],
+              group: [...WORKFLOW_TYPE_ONLY.flatMap((p) => [`**/src/${p}`, `**/src/${p}/**`]), '**/examples', '**/examples/**'],
               allowTypeImports: true,
               message: 'Workflows may not import process-side modules: pass what they need as input or through an activity.',
             },
@@ -257,7 +207,7 @@ export default tseslint.config(
   {
     // A file or a function a reader cannot hold at once is a module or a machine waiting to be split.
     files: ['**/*.ts'],
-    ignores: ['test/**', 'bench/**', 'scripts/**'],
+    ignores: ['test/**', 'tools/bench/**', 'tools/scripts/**'],
     rules: {
       'max-lines': ['error', { max: 350, skipBlankLines: false, skipComments: false }],
       'max-lines-per-function': ['error', { max: 150, skipBlankLines: true, skipComments: true, IIFEs: true }],

@@ -1,16 +1,16 @@
-import type { TriggerRegistry } from '../triggers/registry';
-import { loadConfig, type OutsideConfig } from '../config/config';
-import { createCoalesceActivities } from './coalesce/coalesce';
+import type { TriggerRegistry } from '../src/trigger/registry';
+import { loadConfig, type OutsideConfig } from '../src/config/config';
+import { createCoalesceActivities } from './coalescer/coalesce';
 import { createScheduleActivities } from './schedule/schedule';
 import { checkEffects, createCommitActivity } from './commit/commit';
 import { chatTokens, offlineModel } from './run/model/offline';
 import { openaiCompatible } from './run/model/providers';
 import { aiSdkStep, type ModelStep } from './run/model/step';
-import type { Activities } from '../core/contracts';
+import type { Activities } from '../src/core/contracts';
 import { createRunActivities } from './run/run';
-import { createSupervisorActivities } from './supervise/supervise';
-import { pagerDutyPager, type Pager } from '../supervisor/pager';
-import type { SupervisorPolicy } from '../core/supervisor-types';
+import { createSupervisorActivities } from './supervisor/supervise';
+import { pagerDutyPager, type Pager } from '../src/supervisor/pager';
+import type { SupervisorPolicy } from '../src/core/supervisor-types';
 
 export interface ActivityDeps {
   /** The triggers and the agents this worker runs (from `createWakegate`). */

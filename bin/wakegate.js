@@ -1,6 +1,6 @@
 #!/usr/bin/env node
-// The `wakegate` command: the compiled CLI (lib/cli/main.js, an esbuild bundle of cli/main.ts that
-// scripts/build-cli.mjs makes during setup). Without it, say how to build it instead of a stack trace.
+// The `wakegate` command: the compiled CLI (lib/cli/main.js, an esbuild bundle of src/cli/main.ts that
+// tools/scripts/build-cli.mjs makes during setup). Without it, say how to build it instead of a stack trace.
 'use strict';
 const path = require('node:path');
 const fs = require('node:fs');

@@ -1,6 +1,6 @@
 import { z } from 'zod';
-import { Name } from '../triggers/definition';
-import { Duration, parseDefinition } from '../core/parse';
+import { Name } from '../src/trigger/definition';
+import { Duration, parseDefinition } from '../src/core/parse';
 
 const Field = z.union([z.number().int().min(0), z.array(z.number().int().min(0)).nonempty()]);
 const DAYS = ['SUNDAY', 'MONDAY', 'TUESDAY', 'WEDNESDAY', 'THURSDAY', 'FRIDAY', 'SATURDAY'] as const;

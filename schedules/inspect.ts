@@ -1,6 +1,6 @@
 import { ScheduleNotFoundError, WorkflowNotFoundError, type Client, type ScheduleDescription, type ScheduleOverlapPolicy } from '@temporalio/client';
-import { cadenceQuery, fixedDelayWorkflowId, gapsQuery, ledgerWorkflowId } from '../core/schedule-messages';
-import type { LedgerState } from '../core/schedule-types';
+import { cadenceQuery, fixedDelayWorkflowId, gapsQuery, ledgerWorkflowId } from '../src/core/schedule-messages';
+import type { LedgerState } from '../src/core/schedule-types';
 import type { ScheduleDefinition } from './definition';
 import { OVERLAP, OWNER, OWNER_MEMO } from './to-temporal';
 

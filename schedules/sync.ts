@@ -1,8 +1,8 @@
 import { ScheduleNotFoundError, WorkflowNotFoundError, type Client } from '@temporalio/client';
-import { fixedDelayWorkflowId } from '../core/schedule-messages';
-import type { FixedDelayInput } from '../core/schedule-types';
-import { keyEvent } from '../gate/key-event';
-import type { TriggerRegistry } from '../triggers/registry';
+import { fixedDelayWorkflowId } from '../src/core/schedule-messages';
+import type { FixedDelayInput } from '../src/core/schedule-types';
+import { keyEvent } from '../src/gate/key-event';
+import type { TriggerRegistry } from '../src/trigger/registry';
 import type { ScheduleDefinition } from './definition';
 import { definitionDigest, DIGEST_MEMO, OWNER, OWNER_MEMO, toScheduleOptions } from './to-temporal';
 

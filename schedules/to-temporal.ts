@@ -1,12 +1,12 @@
 import { createHash } from 'node:crypto';
 import { ScheduleOverlapPolicy, type ScheduleOptions } from '@temporalio/client';
-import { canonicalJson } from '../gate/fingerprint';
-import { tickWorkflowId } from '../core/schedule-messages';
-import type { ScheduleTickInput } from '../core/schedule-types';
-import { scheduleRunIdPrefix } from '../core/ids';
-import type { ScheduledRunInput } from '../core/types';
-import { keyEvent } from '../gate/key-event';
-import type { TriggerRegistry } from '../triggers/registry';
+import { canonicalJson } from '../src/gate/fingerprint';
+import { tickWorkflowId } from '../src/core/schedule-messages';
+import type { ScheduleTickInput } from '../src/core/schedule-types';
+import { scheduleRunIdPrefix } from '../src/core/ids';
+import type { ScheduledRunInput } from '../src/core/types';
+import { keyEvent } from '../src/gate/key-event';
+import type { TriggerRegistry } from '../src/trigger/registry';
 import type { OverlapPolicy, ScheduleDefinition } from './definition';
 
 /** Schedule memo key that marks a Temporal Schedule as wakegate's own: sync and prune touch nothing else. */

@@ -5,12 +5,12 @@ import { z } from 'zod';
 import { chatTokens } from '../activities/run/model/offline';
 import type { StepReply } from '../activities/run/model/step';
 import { readReply } from '../activities/run/run';
-import type { ModelRequest } from '../core/contracts';
-import { loadConfig } from '../config/config';
-import { httpChannel, slackChannel } from '../providers/channel';
-import { githubPulls } from '../providers/pulls';
+import type { ModelRequest } from '../src/core/contracts';
+import { loadConfig } from '../src/config/config';
+import { httpChannel, slackChannel } from '../src/providers/channel';
+import { githubPulls } from '../src/providers/pulls';
 import { checkEffects } from '../activities/commit/commit';
-import { defineAgent, defineEffect, defineTool } from '../agents/definition';
+import { defineAgent, defineEffect, defineTool } from '../src/agents/definition';
 import { exampleAgents } from './helpers/app';
 
 /* The real adapters against local fakes of their APIs (real HTTP, no network). */

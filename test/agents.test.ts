@@ -1,14 +1,14 @@
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
-import { Gate } from '../gate/gate';
-import { awaitRun } from '../gate/await-run';
+import { Gate } from '../src/gate/gate';
+import { awaitRun } from '../src/run/await-run';
 import { quickAgents } from './helpers/agents';
-import type { RunResult, WakeStatus } from '../core/types';
-import { approveSignal, statusQuery } from '../core/messages';
+import type { RunResult, WakeStatus } from '../src/core/types';
+import { approveSignal, statusQuery } from '../src/core/messages';
 import { eventually, startDevEnv, unique, withWorker, type DevEnv } from './helpers/env';
 import { startOutside } from './helpers/outside';
-import type { Standins } from '../standins';
-import { WakeTokens } from '../core/search-attributes';
+import type { Standins } from '../tools/standins';
+import { WakeTokens } from '../src/core/search-attributes';
 import { registryOf } from './helpers/app';
 
 let env: DevEnv;

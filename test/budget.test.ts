@@ -2,13 +2,13 @@ import { after, afterEach, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import type { TestWorkflowEnvironment } from '@temporalio/testing';
 import { Worker } from '@temporalio/worker';
-import type { RunResult, WakeStatus } from '../core/types';
-import { rejectSignal, statusQuery } from '../core/messages';
+import type { RunResult, WakeStatus } from '../src/core/types';
+import { rejectSignal, statusQuery } from '../src/core/messages';
 import { assertClockFree, eventually, startTimeSkippingEnv, unique, withTimeSkippingWorker, workflowBundle } from './helpers/env';
 import { standinOutside, startOutside, startWake, wakeInput } from './helpers/outside';
 import { withBudget } from './helpers/agents';
-import type { BudgetLimits } from '../core/policy';
-import type { Standins } from '../standins';
+import type { BudgetLimits } from '../src/core/policy';
+import type { Standins } from '../tools/standins';
 import { activitiesOf } from './helpers/app';
 
 /* Budgets, the shared subagent pool and approval timeouts on the time-skipping server (timers jump). */

@@ -3,14 +3,14 @@ import assert from 'node:assert/strict';
 import { mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
-import { Gate } from '../gate/gate';
-import { awaitRun } from '../gate/await-run';
+import { Gate } from '../src/gate/gate';
+import { awaitRun } from '../src/run/await-run';
 import { coalescing } from './helpers/agents';
 import { startDevEnv, unique, withWorker, type DevEnv } from './helpers/env';
 import { spawnWorker, type WorkerProcess } from './helpers/worker-process';
 import { registryOf } from './helpers/app';
-import { ADMISSION_PRIORITY } from '../core/priority';
-import { offerStats } from '../gate/offer-batcher';
+import { ADMISSION_PRIORITY } from '../src/core/priority';
+import { offerStats } from '../src/coalescer/offer-batcher';
 
 /*
  * The coalescing path across restarts: a worker process SIGKILLed while a batch is pending, and the
@@ -135,7 +135,7 @@ test('a busy coalescer continues as new at 1,000 history events, long before Tem
     const again = await gate.admit(ping(entity, 'e-0', 'd-0-again'));
     assert.equal(again.decision, 'in_progress');
     assert.equal(again.workflowId, first.workflowId);
-    // Its workflow tasks go before runs' in a backlog (core/priority.ts), across continue-as-new.
+    // Its workflow tasks go before runs' in a backlog (src/core/priority.ts), across continue-as-new.
     assert.equal(ended.priority?.priorityKey, ADMISSION_PRIORITY.priorityKey);
     assert.equal((await coalescer.describe()).priority?.priorityKey, ADMISSION_PRIORITY.priorityKey);
   });

@@ -1,21 +1,21 @@
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import type { Client } from '@temporalio/client';
-import { Gate } from '../gate/gate';
-import { awaitRun } from '../gate/await-run';
-import type { GateAnswer } from '../gate/decision';
+import { Gate } from '../src/gate/gate';
+import { awaitRun } from '../src/run/await-run';
+import type { GateAnswer } from '../src/core/decision';
 import { campaignReporter } from '../examples/campaign-reporter';
-import { withPolicies, type AgentRegistry } from '../agents/registry';
+import { withPolicies, type AgentRegistry } from '../src/agents/registry';
 import { standinOutside } from './helpers/outside';
-import { approveSignal, coalescerQuery, offerUpdate, statusQuery } from '../core/messages';
-import type { RunResult, WakeStatus } from '../core/types';
-import type { EffectOutcome } from '../core/contracts';
-import { startStandins, type Standins } from '../standins';
+import { approveSignal, coalescerQuery, offerUpdate, statusQuery } from '../src/core/messages';
+import type { RunResult, WakeStatus } from '../src/core/types';
+import type { EffectOutcome } from '../src/core/contracts';
+import { startStandins, type Standins } from '../tools/standins';
 import { coalescing, quickAgents } from './helpers/agents';
 import { eventually, startDevEnv, unique, withWorker, type DevEnv } from './helpers/env';
 import { createSchedule, testSchedule } from './helpers/schedules';
 import { registryOf, activitiesOf, exampleAgents } from './helpers/app';
-import { ADMISSION_PRIORITY, RUN_PRIORITY } from '../core/priority';
+import { ADMISSION_PRIORITY, RUN_PRIORITY } from '../src/core/priority';
 
 /*
  * Wake keys and coalescing on the real dev server. The server suggests continue-as-new after 60
@@ -90,7 +90,7 @@ describe('one wake per thing, from every direction', () => {
         );
         assert.equal(a.wakeKey, campaign);
         assert.notEqual(a.eventKey, b.eventKey, 'three logical events, one wake key');
-        // The coalescer's tasks go first in a backlog; its run does not inherit that (core/priority.ts).
+        // The coalescer's tasks go first in a backlog; its run does not inherit that (src/core/priority.ts).
         assert.equal((await env.client.workflow.getHandle(a.coalescerId!).describe()).priority?.priorityKey, ADMISSION_PRIORITY.priorityKey);
 
         const waiting = (await eventually(

@@ -1,10 +1,10 @@
 import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
-import { awaitRun } from '../gate/await-run';
-import type { Standins } from '../standins';
-import { actOnSupervisor } from '../supervisor/actions';
-import { statusQuery } from '../core/messages';
-import { holdNudgeSignal, wakesSignal } from '../core/supervisor-messages';
+import { awaitRun } from '../src/run/await-run';
+import type { Standins } from '../tools/standins';
+import { actOnSupervisor } from '../src/supervisor/actions';
+import { statusQuery } from '../src/core/messages';
+import { holdNudgeSignal, wakesSignal } from '../src/core/supervisor-messages';
 import { oneCallAgents } from './helpers/agents';
 import { eventually, startDevEnv, unique, type DevEnv } from './helpers/env';
 import { standinOutside, startOutside } from './helpers/outside';

@@ -3,12 +3,12 @@ import assert from 'node:assert/strict';
 import type { TestWorkflowEnvironment } from '@temporalio/testing';
 import { WorkflowFailedError, WorkflowNotFoundError } from '@temporalio/client';
 import { CancelledFailure } from '@temporalio/common';
-import { cadenceQuery } from '../core/schedule-messages';
-import { scheduleWindowRunId } from '../core/ids';
-import { isoSeconds } from '../core/time';
-import { statusQuery } from '../core/messages';
-import type { FixedDelayInput, FixedDelayState } from '../core/schedule-types';
-import type { RunResult, WakeStatus } from '../core/types';
+import { cadenceQuery } from '../src/core/schedule-messages';
+import { scheduleWindowRunId } from '../src/core/ids';
+import { isoSeconds } from '../src/core/time';
+import { statusQuery } from '../src/core/messages';
+import type { FixedDelayInput, FixedDelayState } from '../src/core/schedule-types';
+import type { RunResult, WakeStatus } from '../src/core/types';
 import { assertClockFree, eventually, startTimeSkippingEnv, unique, withTimeSkippingWorker } from './helpers/env';
 
 // Timers of an hour in seconds of real time: the time-skipping test server.

@@ -3,8 +3,8 @@ import assert from 'node:assert/strict';
 import { mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
-import { Gate } from '../gate/gate';
-import type { RunResult } from '../core/types';
+import { Gate } from '../src/gate/gate';
+import type { RunResult } from '../src/core/types';
 import { startDevEnv, unique, withWorker, type DevEnv } from './helpers/env';
 import { registryOf } from './helpers/app';
 

@@ -1,9 +1,9 @@
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { failingCanary } from './helpers/agents';
-import { Gate } from '../gate/gate';
-import type { RunResult } from '../core/types';
-import { statusQuery } from '../core/messages';
+import { Gate } from '../src/gate/gate';
+import type { RunResult } from '../src/core/types';
+import { statusQuery } from '../src/core/messages';
 import { eventually, startDevEnv, unique, withWorker, type DevEnv } from './helpers/env';
 import { registryOf, activitiesOf } from './helpers/app';
 

@@ -1,12 +1,12 @@
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
-import type { RunResult, WakeStatus } from '../core/types';
-import { approveSignal, statusQuery } from '../core/messages';
-import type { Standins } from '../standins';
+import type { RunResult, WakeStatus } from '../src/core/types';
+import { approveSignal, statusQuery } from '../src/core/messages';
+import type { Standins } from '../tools/standins';
 import { eventually, startDevEnv, unique, withWorker, type DevEnv } from './helpers/env';
 import { startOutside } from './helpers/outside';
 import { quickAgents } from './helpers/agents';
-import { Gate } from '../gate/gate';
+import { Gate } from '../src/gate/gate';
 import { campaignBody, githubHeaders, post, releaseBody, standardHeaders, startTestIngress } from './helpers/ingress';
 import { registryOf } from './helpers/app';
 

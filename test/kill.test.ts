@@ -1,19 +1,19 @@
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
-import { Gate } from '../gate/gate';
+import { Gate } from '../src/gate/gate';
 import { quickAgents } from './helpers/agents';
-import type { RunResult, WakeStatus } from '../core/types';
-import { statusQuery } from '../core/messages';
-import { dashboardService } from '../standins/dashboards';
-import { exportService } from '../standins/exports';
-import { channelService } from '../standins/channel';
-import type { Standins } from '../standins';
+import type { RunResult, WakeStatus } from '../src/core/types';
+import { statusQuery } from '../src/core/messages';
+import { dashboardService } from '../tools/standins/dashboards';
+import { exportService } from '../tools/standins/exports';
+import { channelService } from '../tools/standins/channel';
+import type { Standins } from '../tools/standins';
 import { eventually, startDevEnv, unique, withWorker, type DevEnv } from './helpers/env';
 import { runCli } from './helpers/cli';
 import { startOutside } from './helpers/outside';
 import { deferred } from './helpers/worker-process';
 import { cancellationSignal } from '@temporalio/activity';
-import type { ToolInput } from '../core/contracts';
+import type { ToolInput } from '../src/core/contracts';
 import { registryOf } from './helpers/app';
 
 /* The kill switch, re-arming, the runs listing, and an ambiguous effect escalated, on the dev server. */

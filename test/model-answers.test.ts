@@ -4,14 +4,14 @@ import type { TestWorkflowEnvironment } from '@temporalio/testing';
 import { Worker } from '@temporalio/worker';
 import { openaiCompatible } from '../activities/run/model/providers';
 import { aiSdkStep, type ModelStep } from '../activities/run/model/step';
-import type { UnparsedFinal } from '../core/contracts';
-import { startStandins, type Standins } from '../standins';
+import type { UnparsedFinal } from '../src/core/contracts';
+import { startStandins, type Standins } from '../tools/standins';
 import { inputTokenBound, MODEL_CALL_RETRY } from '../workflows/run/model-turn';
-import type { RunResult } from '../core/types';
+import type { RunResult } from '../src/core/types';
 import { fakeOpenAI, type FakeRequest } from './fakes/openai';
 import { assertClockFree, startTimeSkippingEnv, unique, withTimeSkippingWorker, workflowBundle } from './helpers/env';
 import { withBudget } from './helpers/agents';
-import type { BudgetLimits } from '../core/policy';
+import type { BudgetLimits } from '../src/core/policy';
 import { standinOutside, startWake, wakeInput } from './helpers/outside';
 import { activitiesOf } from './helpers/app';
 

@@ -1,9 +1,9 @@
 import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { ApplicationFailure } from '@temporalio/common';
-import { pagerDutyPager, SUMMARY_MAX, type Page } from '../supervisor/pager';
-import { pagerService } from '../standins/pager';
-import { FailureType } from '../core/failures';
+import { pagerDutyPager, SUMMARY_MAX, type Page } from '../src/supervisor/pager';
+import { pagerService } from '../tools/standins/pager';
+import { FailureType } from '../src/core/failures';
 
 /* The PagerDuty Events API v2 adapter against the local stand-in of that API (real HTTP, no network). */
 

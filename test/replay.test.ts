@@ -5,7 +5,7 @@ import path from 'node:path';
 import { bundleWorkflowCode, DefaultLogger, Worker, type WorkflowBundleWithSourceMap } from '@temporalio/worker';
 import { temporal } from '@temporalio/proto';
 import { quietRuntime, workflowBundle } from './helpers/env';
-import { tracingWorkflowModules } from '../runtime/worker';
+import { tracingWorkflowModules } from '../src/runtime/worker';
 
 /*
  * Replay the committed histories (test/replay/histories/*.json, recorded by

@@ -4,9 +4,9 @@ import { defineSchedule, type ScheduleDefinitionInput } from '../schedules/defin
 import { describeSchedule, triggerSchedule } from '../schedules/inspect';
 import { syncSchedules } from '../schedules/sync';
 import { createHash } from 'node:crypto';
-import { canonicalJson } from '../gate/fingerprint';
+import { canonicalJson } from '../src/gate/fingerprint';
 import { DIGEST_MEMO, tickInput, toScheduleOptions } from '../schedules/to-temporal';
-import { tickWorkflowId } from '../core/schedule-messages';
+import { tickWorkflowId } from '../src/core/schedule-messages';
 import { startDevEnv, unique, eventually, type DevEnv } from './helpers/env';
 import { exampleApp } from './helpers/app';
 

@@ -11,12 +11,12 @@ import {
   type StepReply,
   type StepRequest,
   type WakeStatus,
-} from '../index';
-import type { ChatMessage } from '../core/contracts';
-import { coalescerQuery, statusQuery } from '../core/messages';
-import { awaitRun } from '../gate/await-run';
-import { wakeTrail } from '../trail/trail';
-import { steerRun } from '../activities/coalesce/steer';
+} from '../src/index';
+import type { ChatMessage } from '../src/core/contracts';
+import { coalescerQuery, statusQuery } from '../src/core/messages';
+import { awaitRun } from '../src/run/await-run';
+import { wakeTrail } from '../src/trail/trail';
+import { steerRun } from '../activities/coalescer/steer';
 import { eventually, startDevEnv, unique, withWorker, type DevEnv } from './helpers/env';
 
 /*

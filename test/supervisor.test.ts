@@ -3,20 +3,20 @@ import assert from 'node:assert/strict';
 import { mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
-import { SupervisorLink, processLeaseStats } from '../supervisor/link';
+import { SupervisorLink, processLeaseStats } from '../src/supervisor/link';
 import { ApplicationFailure } from '@temporalio/common';
-import { createWakeWorker } from '../runtime/worker';
-import { awaitRun } from '../gate/await-run';
-import type { GateAnswer } from '../gate/decision';
-import type { Standins } from '../standins';
-import { releaseUpdate, resetUpdate, supervisorStatusQuery } from '../core/supervisor-messages';
-import type { RunResult } from '../core/types';
-import { approveSignal, statusQuery } from '../core/messages';
+import { createWakeWorker } from '../src/runtime/worker';
+import { awaitRun } from '../src/run/await-run';
+import type { GateAnswer } from '../src/core/decision';
+import type { Standins } from '../tools/standins';
+import { releaseUpdate, resetUpdate, supervisorStatusQuery } from '../src/core/supervisor-messages';
+import type { RunResult } from '../src/core/types';
+import { approveSignal, statusQuery } from '../src/core/messages';
 import { failingCanary, oneCallAgents } from './helpers/agents';
 import { runCli } from './helpers/cli';
 import { eventually, startDevEnv, unique, workflowBundle, type DevEnv } from './helpers/env';
 import { standinOutside, startOutside } from './helpers/outside';
-import { actOnSupervisor } from '../supervisor/actions';
+import { actOnSupervisor } from '../src/supervisor/actions';
 import { spawnWorker } from './helpers/worker-process';
 import {
   closeGates,
@@ -30,8 +30,8 @@ import {
   viewOf,
 } from './helpers/supervisor';
 import { activitiesOf, exampleApp } from './helpers/app';
-import { supervisorId } from '../core/ids';
-import { ADMISSION_PRIORITY } from '../core/priority';
+import { supervisorId } from '../src/core/ids';
+import { ADMISSION_PRIORITY } from '../src/core/priority';
 
 /*
  * The supervisor on a real dev server: the storm breaker (paging once, holding, surviving a worker
@@ -91,7 +91,7 @@ test('a storm trips the breaker, pages once and holds the rest; the halt survive
     );
     assert.equal(tripped!.trip?.kind, 'storm');
     assert.match(tripped!.trip!.reason, /over the fleet threshold of 8/);
-    // The kill switch's workflow goes before runs' tasks in a backlog (core/priority.ts).
+    // The kill switch's workflow goes before runs' tasks in a backlog (src/core/priority.ts).
     assert.equal((await env.client.workflow.getHandle(supervisorId(taskQueue)).describe()).priority?.priorityKey, ADMISSION_PRIORITY.priorityKey);
     await eventually(
       async () => incidentsFor(taskQueue),
@@ -838,7 +838,7 @@ test('a release lets held wakes past the halt, not past a cap: one runs, the oth
 test('held wakes survive a SIGKILLed worker process: the next worker keeps them held, and after a reset and a release each runs once', async () => {
   const taskQueue = unique('sup-kill');
   const spawnEnv = { TEMPORAL_ADDRESS: env.server.address, WAKEGATE_TASK_QUEUE: taskQueue };
-  // Real worker processes with the policy in code (supervisor/policy.ts); a person's halt trips it.
+  // Real worker processes with the policy in code (src/supervisor/policy.ts); a person's halt trips it.
   let worker = spawnWorker(spawnEnv);
   await worker.ready;
   try {

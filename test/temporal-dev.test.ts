@@ -6,9 +6,9 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { promisify } from 'node:util';
 import { TypedSearchAttributes } from '@temporalio/common';
-import { freePort } from '../devserver/dev-server';
-import { temporalCliPath } from '../devserver/binaries';
-import { ALL_SEARCH_ATTRIBUTES } from '../core/search-attributes';
+import { freePort } from '../tools/devserver/dev-server';
+import { temporalCliPath } from '../tools/devserver/binaries';
+import { ALL_SEARCH_ATTRIBUTES } from '../src/core/search-attributes';
 
 const exec = promisify(execFile);
 const ROOT = path.resolve(__dirname, '..');

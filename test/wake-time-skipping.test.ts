@@ -1,9 +1,9 @@
 import { after, afterEach, before, test } from 'node:test';
 import assert from 'node:assert/strict';
 import type { TestWorkflowEnvironment } from '@temporalio/testing';
-import { keyEvent } from '../gate/gate';
-import { deliverySignal, statusQuery } from '../core/messages';
-import type { RunResult } from '../core/types';
+import { keyEvent } from '../src/gate/gate';
+import { deliverySignal, statusQuery } from '../src/core/messages';
+import type { RunResult } from '../src/core/types';
 import { assertClockFree, eventually, startTimeSkippingEnv, unique, withTimeSkippingWorker } from './helpers/env';
 import { registryOf, activitiesOf } from './helpers/app';
 

@@ -1,8 +1,8 @@
 import { NativeConnection } from '@temporalio/worker';
-import { loadConfig } from '../config/config';
-import { createLogger, installRuntimeLogger } from '../runtime/logger';
-import { loadApp } from '../runtime/load-app';
-import { ensureTracing } from '../tracing/provider';
+import { loadConfig } from '../src/config/config';
+import { createLogger, installRuntimeLogger } from '../src/runtime/logger';
+import { loadApp } from '../src/runtime/load-app';
+import { ensureTracing } from '../src/tracing/provider';
 
 /**
  * A standalone wake worker: connects with Temporal's own settings (TEMPORAL_ADDRESS, profiles, TLS,

@@ -1,6 +1,6 @@
 /*
  * Not a workflow: the workflow interceptors a worker with tracing on bundles
- * (`bundleWorkflowCode({ workflowInterceptorModules })`, tracing/provider.ts). They wrap
+ * (`bundleWorkflowCode({ workflowInterceptorModules })`, src/tracing/provider.ts). They wrap
  * OpenTelemetry's own workflow interceptors (spans for the workflow, its activities, children,
  * signals and updates) and add wakegate's part:
  * - wakegate's keys on the workflow's span (`RunWorkflow:<type>`), and the run's terminal reason;
@@ -31,7 +31,7 @@ import {
   OpenTelemetryInternalsInterceptor,
   OpenTelemetryOutboundInterceptor,
 } from '@temporalio/interceptors-opentelemetry/lib/workflow';
-import { batchTraceparents, parseTraceparent, WakeAttr, workflowAttributes, type TraceParent } from '../core/trace-context';
+import { batchTraceparents, parseTraceparent, WakeAttr, workflowAttributes, type TraceParent } from '../src/core/trace-context';
 
 const UNTRACED = new Set(['supervisorWorkflow']);
 const OWN_TRACE = new Set(['coalescerWorkflow', 'scheduleLedgerWorkflow', 'fixedDelayWorkflow']);

@@ -1,10 +1,10 @@
 import { activityInfo, log } from '@temporalio/activity';
 import { ApplicationFailure } from '@temporalio/common';
-import type { AgentRegistry } from '../../agents/registry';
-import type { EffectContext, EffectDefinition, EffectReceipt } from '../../agents/plugin';
-import type { OutsideConfig } from '../../config/config';
-import type { CommitActivities, EffectOutcome } from '../../core/contracts';
-import { FailureType } from '../../core/failures';
+import type { AgentRegistry } from '../../src/agents/registry';
+import type { EffectContext, EffectDefinition, EffectReceipt } from '../../src/agents/plugin';
+import type { OutsideConfig } from '../../src/config/config';
+import type { CommitActivities, EffectOutcome } from '../../src/core/contracts';
+import { FailureType } from '../../src/core/failures';
 import { agentOf } from '../run/run';
 import { parseArgs } from '../run/answer';
 import { withHeartbeat } from '../shared/heartbeat';

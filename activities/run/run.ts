@@ -1,17 +1,17 @@
 import { activityInfo, getClient, heartbeat, log } from '@temporalio/activity';
 import { ApplicationFailure } from '@temporalio/common';
-import type { AgentRegistry } from '../../agents/registry';
-import type { OutsideConfig } from '../../config/config';
+import type { AgentRegistry } from '../../src/agents/registry';
+import type { OutsideConfig } from '../../src/config/config';
 import { withHeartbeat } from '../shared/heartbeat';
-import type { RunActivities } from '../../core/contracts';
-import type { RunVerdict } from '../../core/supervisor-types';
-import { FailureType } from '../../core/failures';
+import type { RunActivities } from '../../src/core/contracts';
+import type { RunVerdict } from '../../src/core/supervisor-types';
+import { FailureType } from '../../src/core/failures';
 import type { ModelStep, StepReply } from './model/step';
 import { parseAnswer, parseArgs } from './answer';
-import { DefaultAnswer, jsonSchemaOf } from '../../agents/definition';
-import type { AgentDefinition, EffectDefinition, ToolDefinition } from '../../agents/plugin';
+import { DefaultAnswer, jsonSchemaOf } from '../../src/agents/definition';
+import type { AgentDefinition, EffectDefinition, ToolDefinition } from '../../src/agents/plugin';
 import { windowTaken } from '../schedule/schedule';
-import type { CheckedCall, ModelReply, ModelRequest, Proposal } from '../../core/contracts';
+import type { CheckedCall, ModelReply, ModelRequest, Proposal } from '../../src/core/contracts';
 
 /** The agent named, or a non-retryable UnknownAgent failure naming it. */
 export function agentOf(agents: AgentRegistry, name: string) {
@@ -26,7 +26,7 @@ export function createRunActivities(opts: {
   /** The model of agents that name none of their own. */
   model: ModelStep;
   outside: OutsideConfig;
-  /** The supervisor's word on a run about to start (activities/supervise/supervise.ts). */
+  /** The supervisor's word on a run about to start (activities/supervisor/supervise.ts). */
   runVerdict: (taskQueue: string, agent: string) => Promise<RunVerdict>;
 }): RunActivities {
   const { agents, model, outside } = opts;

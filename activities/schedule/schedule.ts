@@ -2,17 +2,17 @@ import { activityInfo, cancellationSignal, Context, getClient, heartbeat } from 
 import { WorkflowFailedError, WorkflowNotFoundError, type Client, type WorkflowExecutionInfo } from '@temporalio/client';
 import { ApplicationFailure } from '@temporalio/common';
 import { msNumberToTs, tsToMs } from '@temporalio/common/lib/time';
-import { awaitRun } from '../../gate/await-run';
-import { Gate, keyEvent } from '../../gate/gate';
-import { isoSeconds } from '../../core/time';
-import type { TriggerRegistry } from '../../triggers/registry';
-import { SupervisorLink } from '../../supervisor/link';
-import type { SupervisorPolicy } from '../../core/supervisor-types';
-import { ledgerWorkflowId } from '../../core/schedule-messages';
-import type { ScheduleActivities } from '../../core/contracts';
-import { FailureType } from '../../core/failures';
-import type { WindowCheck, WindowTaken } from '../../core/schedule-types';
-import { WakeTerminalReason } from '../../core/search-attributes';
+import { awaitRun } from '../../src/run/await-run';
+import { Gate, keyEvent } from '../../src/gate/gate';
+import { isoSeconds } from '../../src/core/time';
+import type { TriggerRegistry } from '../../src/trigger/registry';
+import { SupervisorLink } from '../../src/supervisor/link';
+import type { SupervisorPolicy } from '../../src/core/supervisor-types';
+import { ledgerWorkflowId } from '../../src/core/schedule-messages';
+import type { ScheduleActivities } from '../../src/core/contracts';
+import { FailureType } from '../../src/core/failures';
+import type { WindowCheck, WindowTaken } from '../../src/core/schedule-types';
+import { WakeTerminalReason } from '../../src/core/search-attributes';
 
 /** Outcomes of a window's run that leave the window free: it did not run the agent, or it may run again. */
 const LEAVES_WINDOW_FREE = new Set(['duplicate', 'skipped']);

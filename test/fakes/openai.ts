@@ -1,7 +1,7 @@
 import Fastify from 'fastify';
 import { chatTokens, offlineModel } from '../../activities/run/model/offline';
 import { aiSdkStep } from '../../activities/run/model/step';
-import type { ChatMessage } from '../../core/contracts';
+import type { ChatMessage } from '../../src/core/contracts';
 
 interface WireMessage {
   role: ChatMessage['role'] | 'developer';

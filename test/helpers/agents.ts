@@ -1,6 +1,6 @@
 import { ApplicationFailure } from '@temporalio/common';
-import type { BudgetLimits, CoalescePolicy } from '../../core/policy';
-import { withPolicies, type AgentRegistry } from '../../agents/registry';
+import type { BudgetLimits, CoalescePolicy } from '../../src/core/policy';
+import { withPolicies, type AgentRegistry } from '../../src/agents/registry';
 import { exampleAgents } from './app';
 
 /** The built-in agents, coalescing ones with a short debounce (tests cannot wait 10 s per run), other fields overridable. */

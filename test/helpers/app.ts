@@ -1,9 +1,9 @@
-import { createWakegate, type Wakegate, type WakegateOptions } from '../../runtime/wakegate';
-import type { AgentRegistry } from '../../agents/registry';
+import { createWakegate, type Wakegate, type WakegateOptions } from '../../src/runtime/wakegate';
+import type { AgentRegistry } from '../../src/agents/registry';
 import type { ModelStep } from '../../activities/run/model/step';
-import type { OutsideConfig } from '../../config/config';
-import type { Pager } from '../../supervisor/pager';
-import type { SupervisorPolicy } from '../../core/supervisor-types';
+import type { OutsideConfig } from '../../src/config/config';
+import type { Pager } from '../../src/supervisor/pager';
+import type { SupervisorPolicy } from '../../src/core/supervisor-types';
 import { exampleOptions } from '../../examples/app';
 
 /** The example deployment, composed the one way every process composes it (`createWakegate`). */

@@ -3,7 +3,7 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { chromium, type BrowserContext, type Page } from 'playwright-core';
 
-/** Debian's chromium (scripts/ensure-setup.sh --browser installs it); never a downloaded browser. */
+/** Debian's chromium (tools/scripts/ensure-setup.sh --browser installs it); never a downloaded browser. */
 const CHROMIUM = '/usr/bin/chromium';
 
 /** A missing browser fails the test, loudly, with the command that installs it: never a skip. */
@@ -13,7 +13,7 @@ export function chromiumPath(): string {
     return CHROMIUM;
   } catch {
     throw new Error(
-      `${CHROMIUM} is missing: install Debian's chromium with 'apt-get install chromium' (npm test does it through scripts/ensure-setup.sh --browser)`,
+      `${CHROMIUM} is missing: install Debian's chromium with 'apt-get install chromium' (npm test does it through tools/scripts/ensure-setup.sh --browser)`,
     );
   }
 }

@@ -3,16 +3,16 @@ import { Client, Connection, WorkflowNotFoundError, defaultGrpcRetryOptions, mak
 import { setTimeout as sleep } from 'node:timers/promises';
 import { bundleWorkflowCode, NativeConnection, Runtime, DefaultLogger, type WorkflowBundleWithSourceMap } from '@temporalio/worker';
 import { TestWorkflowEnvironment } from '@temporalio/testing';
-import { DevServer, type DevServerOptions } from '../../devserver/dev-server';
-import { temporalTestServerPath } from '../../devserver/binaries';
-import { createWakeWorker } from '../../runtime/worker';
+import { DevServer, type DevServerOptions } from '../../tools/devserver/dev-server';
+import { temporalTestServerPath } from '../../tools/devserver/binaries';
+import { createWakeWorker } from '../../src/runtime/worker';
 import { temporal } from '@temporalio/proto';
-import { ALL_SEARCH_ATTRIBUTES } from '../../core/search-attributes';
-import { supervisorId } from '../../core/ids';
-import { SupervisorLink } from '../../supervisor/link';
-import { supervisorStatusQuery } from '../../core/supervisor-messages';
+import { ALL_SEARCH_ATTRIBUTES } from '../../src/core/search-attributes';
+import { supervisorId } from '../../src/core/ids';
+import { SupervisorLink } from '../../src/supervisor/link';
+import { supervisorStatusQuery } from '../../src/core/supervisor-messages';
 import { exampleApp } from './app';
-import type { Activities } from '../../core/contracts';
+import type { Activities } from '../../src/core/contracts';
 
 let runtimeInstalled = false;
 /** Keep the SDK quiet in tests (one Runtime per test process). */

@@ -3,8 +3,8 @@
  * (loadConfig), secrets falling back to the dev secrets, Temporal at argv[2]. Prints `LISTENING <url>`.
  */
 import { Client, Connection } from '@temporalio/client';
-import { loadConfig } from '../../config/config';
-import { startIngress } from '../../ingress/serve';
+import { loadConfig } from '../../src/config/config';
+import { startIngress } from '../../src/trigger/webhook/serve';
 import { oneCallAgents } from './agents';
 import { exampleApp, registryOf } from './app';
 

@@ -1,10 +1,10 @@
 import { Webhook } from 'standardwebhooks';
-import type { IngressConfig } from '../../config/config';
-import { loadConfig } from '../../config/config';
-import type { AgentRegistry } from '../../agents/registry';
+import type { IngressConfig } from '../../src/config/config';
+import { loadConfig } from '../../src/config/config';
+import type { AgentRegistry } from '../../src/agents/registry';
 import { oneCallAgents } from './agents';
-import { startIngress, type RunningIngress } from '../../ingress/serve';
-import { githubSign } from '../../ingress/signatures';
+import { startIngress, type RunningIngress } from '../../src/trigger/webhook/serve';
+import { githubSign } from '../../src/trigger/webhook/signatures';
 import { campaignsSource } from '../../examples/campaigns-webhook';
 import { githubSource } from '../../examples/github-webhook';
 import type { DevEnv } from './env';

@@ -1,8 +1,8 @@
-import { loadConfig } from '../../config/config';
-import { standinSettings, startStandins, type Standins } from '../../standins';
+import { loadConfig } from '../../src/config/config';
+import { standinSettings, startStandins, type Standins } from '../../tools/standins';
 import type { Client } from '@temporalio/client';
-import { keyEvent } from '../../gate/gate';
-import type { RunInput, RunResult } from '../../core/types';
+import { keyEvent } from '../../src/gate/gate';
+import type { RunInput, RunResult } from '../../src/core/types';
 import { registryOf, activitiesOf } from './app';
 
 /** The local stand-ins on free ports and the real activities wired to them. */

@@ -7,9 +7,9 @@
  */
 import { Client, Connection } from '@temporalio/client';
 import { Redis } from 'ioredis';
-import { Gate } from '../../gate/gate';
-import { queueHandler } from '../../ingress/queue/handler';
-import { RedisStreamsConsumer } from '../../ingress/queue/redis-streams';
+import { Gate } from '../../src/gate/gate';
+import { queueHandler } from '../../src/trigger/queue/handler';
+import { RedisStreamsConsumer } from '../../src/trigger/queue/redis-streams';
 import { registryOf } from './app';
 
 async function main(): Promise<void> {

@@ -1,13 +1,13 @@
 import { describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { existsSync, readFileSync } from 'node:fs';
-import { chartPathOf, renderChart, resultsFiles } from '../../bench/charts';
-import type { BenchResultsFile } from '../../bench/results-file';
-import { histograms } from '../../bench/stats';
-import { BENCHES } from '../../scripts/docs-bench';
+import { chartPathOf, renderChart, resultsFiles } from '../../tools/bench/charts';
+import type { BenchResultsFile } from '../../tools/bench/results-file';
+import { histograms } from '../../tools/bench/stats';
+import { BENCHES } from '../../tools/scripts/docs-bench';
 
 /*
- * The benchmarks' charts (bench/charts.ts): every results file has its SVG beside it, drawn from
+ * The benchmarks' charts (tools/bench/charts.ts): every results file has its SVG beside it, drawn from
  * that file alone, so drawing it again gives the same bytes; and the shapes the benchmarks write
  * now (latency histograms, the hot key's timeline, RSS samples) are drawn as distributions and
  * timelines.
@@ -34,10 +34,10 @@ describe('the charts of the benchmarks', () => {
     assert.deepEqual(files.map((f) => f.replace(/^.*\//, '')).sort(), [...BENCHES].map((b) => `${b}.json`).sort());
     for (const file of files) {
       const svgPath = chartPathOf(file);
-      assert.ok(existsSync(svgPath), `${svgPath} is missing: node --import tsx bench/charts.ts`);
+      assert.ok(existsSync(svgPath), `${svgPath} is missing: node --import tsx tools/bench/charts.ts`);
       const svg = await renderChart(read(file));
       assertSvg(svg);
-      assert.equal(svg, readFileSync(svgPath, 'utf8'), `${svgPath} is not what its results file draws: node --import tsx bench/charts.ts`);
+      assert.equal(svg, readFileSync(svgPath, 'utf8'), `${svgPath} is not what its results file draws: node --import tsx tools/bench/charts.ts`);
     }
   });
 

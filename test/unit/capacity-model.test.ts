@@ -1,7 +1,7 @@
 import { describe, test } from 'node:test';
 import assert from 'node:assert/strict';
-import { countHistory, perEvent, zeroCounts } from '../../bench/capacity-count';
-import { hotSpots, openKeys, pathModels } from '../../bench/capacity-model';
+import { countHistory, perEvent, zeroCounts } from '../../tools/bench/capacity-count';
+import { hotSpots, openKeys, pathModels } from '../../tools/bench/capacity-model';
 
 // bench:capacity counts operations from histories and divides them into a stated cluster's throughput.
 

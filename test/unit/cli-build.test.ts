@@ -13,7 +13,7 @@ test('the compiled CLI is current: built after every file that went into it (the
   const built = statSync(BUILT).mtimeMs;
   const meta = JSON.parse(readFileSync(path.join(ROOT, 'lib', 'cli', 'meta.json'), 'utf8')) as { inputs: Record<string, unknown> };
   const inputs = Object.keys(meta.inputs);
-  assert.ok(inputs.includes('cli/main.ts') && inputs.includes('cli/emit.ts'), inputs.join(', '));
+  assert.ok(inputs.includes('src/cli/main.ts') && inputs.includes('src/cli/emit.ts'), inputs.join(', '));
   const newer = inputs.filter((rel) => statSync(path.join(ROOT, rel)).mtimeMs > built);
   assert.deepEqual(newer, [], 'sources newer than lib/cli/main.js');
 });

@@ -1,9 +1,9 @@
 import { describe, test } from 'node:test';
 import assert from 'node:assert/strict';
-import type { CoalescerState, Offer } from '../../core/coalesce-types';
-import type { CoalescePolicy } from '../../core/policy';
-import { BATCH_BUDGET_CHARS, CoalescerMachine, initialState, runInputOf, SKIPPED_SIGNAL_EVERY_MS, type Step } from '../../workflows/coalesce/machine';
-import { SEEN_CAPACITY } from '../../workflows/coalesce/seen';
+import type { CoalescerState, Offer } from '../../src/core/coalesce-types';
+import type { CoalescePolicy } from '../../src/core/policy';
+import { BATCH_BUDGET_CHARS, CoalescerMachine, initialState, runInputOf, SKIPPED_SIGNAL_EVERY_MS, type Step } from '../../workflows/coalescer/machine';
+import { SEEN_CAPACITY } from '../../workflows/coalescer/seen';
 
 /*
  * The coalescer's decisions without a server: each rule is driven through the machine the workflow

@@ -1,13 +1,13 @@
 import { describe, test } from 'node:test';
 import fc from 'fast-check';
-import type { CoalescerState, Offer, OfferAnswer, RunEnded, SteerAnswer } from '../../core/coalesce-types';
-import type { CoalescePolicy } from '../../core/policy';
-import type { TerminalReason } from '../../core/types';
-import { CoalescerMachine, initialState, type CoalescerIdentity, type Step } from '../../workflows/coalesce/machine';
+import type { CoalescerState, Offer, OfferAnswer, RunEnded, SteerAnswer } from '../../src/core/coalesce-types';
+import type { CoalescePolicy } from '../../src/core/policy';
+import type { TerminalReason } from '../../src/core/types';
+import { CoalescerMachine, initialState, type CoalescerIdentity, type Step } from '../../workflows/coalescer/machine';
 
 /*
- * A model-based test of the coalescer: the machine (workflows/coalesce/machine.ts) driven by a small
- * simulated world that stands in for its Temporal shell (workflows/coalesce/workflow.ts), its runs
+ * A model-based test of the coalescer: the machine (workflows/coalescer/machine.ts) driven by a small
+ * simulated world that stands in for its Temporal shell (workflows/coalescer/workflow.ts), its runs
  * (workflows/run: record.ts, steer.ts, agent-loop.ts) and the operator. fast-check generates command
  * lists (offers, redeliveries and retried offers, time, model turns, commits, run ends with each
  * terminal reason, runs terminated or reset by hand, a coalescer terminated by hand, continue-as-new,
@@ -596,8 +596,8 @@ export class World {
 
   /**
    * The gate follows an answer naming a run an event was steered into to the run that took it, when
-   * that run completed and its result does not list the event (gate/await-run.ts `refusedSteer`, and
-   * gate/coalesce-path.ts); it does not for a run that closed otherwise (terminated: no result).
+   * that run completed and its result does not list the event (src/run/await-run.ts `refusedSteer`, and
+   * src/coalescer/path.ts); it does not for a run that closed otherwise (terminated: no result).
    * Its result lists its batch and the steered events it took (after the change: those its model saw).
    */
   private gateFollows(runKey: string | undefined, eventKey: string): boolean {
@@ -1035,7 +1035,7 @@ describe('the coalescer model: counterexamples found on the landed code (and on 
       // Landed, and still in the change (which keeps the steered-into run in the dedup entry and lets
       // the gate follow a refusal): k0 was steered into k1, which was terminated by hand before taking
       // it; the follow-up run took it and ended; a redelivery is answered with k1, which never took it.
-      // The gate follows only a COMPLETED run whose result lacks the event (gate/coalesce-path.ts: a
+      // The gate follows only a COMPLETED run whose result lacks the event (src/coalescer/path.ts: a
       // run closed otherwise is answered `completed` as "the run that took this event"), so the client
       // is told the wrong run (invariant 2).
       name: 'steer: a redelivery of a steered event names the run that took it',

@@ -2,9 +2,9 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { readdirSync, readFileSync } from 'node:fs';
 import path from 'node:path';
-import { docFiles, ROOT, sectionsOf, staleDocs } from '../../scripts/docs';
-import { BENCHES } from '../../scripts/docs-bench';
-import { parseTestFile } from '../../scripts/docs-tests';
+import { docFiles, ROOT, sectionsOf, staleDocs } from '../../tools/scripts/docs';
+import { BENCHES } from '../../tools/scripts/docs-bench';
+import { parseTestFile } from '../../tools/scripts/docs-tests';
 
 // The docs' figures and test inventory are generated (npm run docs); these tests fail when they are stale.
 
@@ -13,7 +13,7 @@ test('every generated section of the docs is what the results files and test fil
 });
 
 test('every benchmark writes a results file, and the docs show each one', () => {
-  const files = readdirSync(path.join(ROOT, 'bench', 'results'))
+  const files = readdirSync(path.join(ROOT, 'tools', 'bench', 'results'))
     .filter((f) => f.endsWith('.json'))
     .sort();
   assert.deepEqual(files, [...BENCHES].map((b) => `${b}.json`).sort());

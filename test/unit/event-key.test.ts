@@ -1,14 +1,14 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { z } from 'zod';
-import { keyEvent } from '../../gate/gate';
-import { bucketStartMs, effectKey, eventKey, parseEventKey } from '../../gate/keys';
-import { canonicalJson, fingerprint } from '../../gate/fingerprint';
-import { GateInputError } from '../../gate/errors';
-import { checkOccurredAt, checkPayloadLimits, EVENT_LIMITS, nestsDeeperThan } from '../../gate/limits';
-import { defineTrigger } from '../../triggers/definition';
-import { TriggerRegistry } from '../../triggers/registry';
-import { canary } from '../../agents/canary';
+import { keyEvent } from '../../src/gate/gate';
+import { bucketStartMs, effectKey, eventKey, parseEventKey } from '../../src/gate/keys';
+import { canonicalJson, fingerprint } from '../../src/gate/fingerprint';
+import { GateInputError } from '../../src/gate/errors';
+import { checkOccurredAt, checkPayloadLimits, EVENT_LIMITS, nestsDeeperThan } from '../../src/gate/limits';
+import { defineTrigger } from '../../src/trigger/definition';
+import { TriggerRegistry } from '../../src/trigger/registry';
+import { canary } from '../../src/agents/canary';
 import { registryOf } from '../helpers/app';
 
 const campaign = defineTrigger({

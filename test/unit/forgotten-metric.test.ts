@@ -1,6 +1,6 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { IngressMetrics } from '../../ingress/metrics';
+import { IngressMetrics } from '../../src/trigger/webhook/metrics';
 
 /** The counter of events coalescers let go before their horizon, read as Prometheus exposes it. */
 async function forgotten(m: IngressMetrics): Promise<Record<string, number>> {

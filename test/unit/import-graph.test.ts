@@ -92,13 +92,13 @@ function folderGraph(graph: Map<string, string[]>): Map<string, string[]> {
 describe('import graph', () => {
   test('the cycle finder finds a planted cycle, type edges included', () => {
     const planted = new Map([
-      ['activities/schedule.ts', ['gate/gate.ts']],
-      ['gate/gate.ts', ['workflows/wake.ts']],
+      ['activities/schedule.ts', ['src/gate/gate.ts']],
+      ['src/gate/gate.ts', ['workflows/wake.ts']],
       ['workflows/wake.ts', ['activities/index.ts']],
       ['activities/index.ts', ['activities/schedule.ts']],
       ['workflows/ids.ts', []],
     ]);
-    assert.deepEqual(findCycles(planted), [['activities/index.ts', 'activities/schedule.ts', 'gate/gate.ts', 'workflows/wake.ts']]);
+    assert.deepEqual(findCycles(planted), [['activities/index.ts', 'activities/schedule.ts', 'src/gate/gate.ts', 'workflows/wake.ts']]);
   });
 
   test('the project has no import cycle, type-only imports included', () => {
@@ -108,8 +108,8 @@ describe('import graph', () => {
     assert.ok(graph.size > 100 && edges > 300, `${graph.size} modules, ${edges} edges`);
     // Type-only imports are edges too: the activity proxies import nothing but the contracts' types.
     assert.deepEqual(graph.get(path.join(root, 'workflows', 'run', 'proxies.ts')), [
-      path.join(root, 'core', 'contracts.ts'),
-      path.join(root, 'core', 'failures.ts'),
+      path.join(root, 'src', 'core', 'contracts.ts'),
+      path.join(root, 'src', 'core', 'failures.ts'),
     ]);
     const cycles = findCycles(graph).map((c) => c.map((f) => path.relative(root, f)));
     assert.deepEqual(cycles, [], `import cycles:\n${cycles.map((c) => c.join(' ⇄ ')).join('\n')}`);
@@ -118,16 +118,16 @@ describe('import graph', () => {
   test('no two folders import each other, even through others (type-only imports included)', () => {
     const folders = folderGraph(importGraph());
     assert.ok(
-      folders.has('core') && folders.has(path.join('workflows', 'run')) && folders.has(path.join('activities', 'commit')),
+      folders.has(path.join('src', 'core')) && folders.has(path.join('workflows', 'run')) && folders.has(path.join('activities', 'commit')),
       [...folders.keys()].join(', '),
     );
     // The finder sees a folder cycle when there is one: the planted edge closes core → workflows/run → core.
     const planted = new Map(folders);
-    planted.set('core', [...(planted.get('core') ?? []), path.join('workflows', 'run')]);
-    assert.ok(findCycles(planted).some((c) => c.includes('core')));
+    planted.set(path.join('src', 'core'), [...(planted.get(path.join('src', 'core')) ?? []), path.join('workflows', 'run')]);
+    assert.ok(findCycles(planted).some((c) => c.includes(path.join('src', 'core'))));
     const cycles = findCycles(folders);
     assert.deepEqual(cycles, [], `folder cycles:\n${cycles.map((c) => c.join(' ⇄ ')).join('\n')}`);
-    // core/ is the bottom layer: it imports no other folder of the project.
-    assert.deepEqual(folders.get('core'), []);
+    // src/core/ is the bottom layer: it imports no other folder of the project.
+    assert.deepEqual(folders.get(path.join('src', 'core')), []);
   });
 });

@@ -1,8 +1,8 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { agentOfId, runPerAgent, type RunOfEvent } from '../../cli/resolve-run';
+import { agentOfId, runPerAgent, type RunOfEvent } from '../../src/cli/resolve-run';
 
-/* Which run `wakegate kill <event key>` means for each agent the event woke (cli/resolve-run.ts). */
+/* Which run `wakegate kill <event key>` means for each agent the event woke (src/cli/resolve-run.ts). */
 
 const run = (agent: string, workflowId: string, status: string, startTime?: string): RunOfEvent => ({
   agent,

@@ -36,7 +36,7 @@ describe('workflow import rules, one folder below workflows/', () => {
     assert.deepEqual(messages, []);
   });
 
-  for (const folder of ['config', 'gate', 'cli', 'workers', 'devserver', 'ingress', 'standins']) {
+  for (const folder of ['src/config', 'src/gate', 'src/coalescer', 'src/cli', 'src/console', 'src/trigger', 'workers', 'tools/devserver', 'tools/standins']) {
     test(`any import of ${folder}/ is an error`, async () => {
       const messages = await lint(`import type { X } from '../../${folder}/x';\nexport type Y = X;\n`);
       assert.equal(restricted(messages).length, 1, JSON.stringify(messages));
@@ -52,7 +52,7 @@ describe('workflow import rules, one folder below workflows/', () => {
   test('pure modules stay allowed: agent policy types, contracts, ids, time, failure types', async () => {
     const messages = await lint(
       [
-        "import type { AgentPolicy } from '../../core/policy';",
+        "import type { AgentPolicy } from '../../src/core/policy';",
         "import type { ModelReply } from '../contracts';",
         "import { FailureType } from '../failures';",
         "import { agentEventId } from '../ids';",
@@ -66,15 +66,15 @@ describe('workflow import rules, one folder below workflows/', () => {
   });
 
   test('the same import is clean outside workflows/', async () => {
-    const messages = await lint("import { createActivities } from '../activities';\nexport const make = createActivities;\n", 'runtime/worker.ts');
+    const messages = await lint("import { createActivities } from '../../activities';\nexport const make = createActivities;\n", 'src/runtime/worker.ts');
     assert.deepEqual(restricted(messages), []);
   });
 });
 
 describe('import cycles', () => {
   test("a value import that closes a cycle is an error (import-x/no-cycle resolves the project's modules)", async () => {
-    // core/ids.ts imports ./time; time.ts importing ./ids back closes the cycle.
-    const messages = await lint("import { agentEventId } from './ids';\nexport const id = agentEventId;\n", 'core/time.ts');
+    // src/core/ids.ts imports ./time; time.ts importing ./ids back closes the cycle.
+    const messages = await lint("import { agentEventId } from './ids';\nexport const id = agentEventId;\n", 'src/core/time.ts');
     assert.deepEqual(
       messages.map((m) => m.ruleId),
       ['import-x/no-cycle'],
@@ -84,19 +84,19 @@ describe('import cycles', () => {
 });
 
 describe('settings', () => {
-  test('process.env is read only in config/', async () => {
+  test('process.env is read only in src/config/', async () => {
     const code = "export const queue = process.env.WAKEGATE_TASK_QUEUE ?? 'wakegate';\n";
     assert.deepEqual(
-      (await lint(code, 'gate/errors.ts')).map((m) => m.ruleId),
+      (await lint(code, 'src/gate/errors.ts')).map((m) => m.ruleId),
       ['no-restricted-properties'],
     );
-    assert.deepEqual(await lint(code, 'config/temporal.ts'), []);
+    assert.deepEqual(await lint(code, 'src/config/temporal.ts'), []);
   });
 });
 
 describe('the examples are users of the public entry', () => {
   test('a product file that imports an example is an error', async () => {
-    const messages = await lint("import { exampleOptions } from '../examples/app';\nexport const opts = exampleOptions;\n", 'gate/gate.ts');
+    const messages = await lint("import { exampleOptions } from '../../examples/app';\nexport const opts = exampleOptions;\n", 'src/gate/gate.ts');
     const zone = messages.filter((m) => m.ruleId === 'import-x/no-restricted-paths');
     assert.equal(zone.length, 1, JSON.stringify(messages));
     assert.match(zone[0]!.message, /may not import the examples/);

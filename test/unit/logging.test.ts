@@ -1,8 +1,8 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import type { Logger as TemporalLogger, LogLevel, LogMetadata } from '@temporalio/common';
-import { ConfigError, loadConfig } from '../../config/config';
-import { bundlerLogger, prettyLogs } from '../../runtime/logger';
+import { ConfigError, loadConfig } from '../../src/config/config';
+import { bundlerLogger, prettyLogs } from '../../src/runtime/logger';
 
 test('WAKEGATE_LOG_FORMAT: auto is pretty on a terminal only; json and pretty are chosen outright; anything else is refused by name', () => {
   assert.equal(prettyLogs('auto', true), true);

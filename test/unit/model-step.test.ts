@@ -6,8 +6,8 @@ import { countTokens } from 'gpt-tokenizer';
 import { chatTokens, offlineModel } from '../../activities/run/model/offline';
 import { anthropic, openaiCompatible } from '../../activities/run/model/providers';
 import { aiSdkStep, type ModelStep, type StepRequest, type StepTool } from '../../activities/run/model/step';
-import type { ChatMessage } from '../../core/contracts';
-import { FailureType } from '../../core/failures';
+import type { ChatMessage } from '../../src/core/contracts';
+import { FailureType } from '../../src/core/failures';
 import { fakeAnthropic } from '../fakes/anthropic';
 import { fakeOpenAI } from '../fakes/openai';
 

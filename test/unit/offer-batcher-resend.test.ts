@@ -1,8 +1,8 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import type { Client } from '@temporalio/client';
-import { OfferBatcher, offerStats, type OfferOutcome } from '../../gate/offer-batcher';
-import type { Offer, OfferAnswer, OfferInput } from '../../core/coalesce-types';
+import { OfferBatcher, offerStats, type OfferOutcome } from '../../src/coalescer/offer-batcher';
+import type { Offer, OfferAnswer, OfferInput } from '../../src/core/coalesce-types';
 
 /**
  * The batcher's answer to an update the server holds (as it can at a coalescer's continue-as-new),

@@ -1,8 +1,8 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import type { Client } from '@temporalio/client';
-import { OfferBatcher } from '../../gate/offer-batcher';
-import type { Offer, OfferAnswer, OfferInput } from '../../core/coalesce-types';
+import { OfferBatcher } from '../../src/coalescer/offer-batcher';
+import type { Offer, OfferAnswer, OfferInput } from '../../src/core/coalesce-types';
 
 /**
  * The batcher's back-off after a refused update (another process's updates fill the coalescer's

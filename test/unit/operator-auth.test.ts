@@ -2,10 +2,10 @@ import { describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { setTimeout as sleep } from 'node:timers/promises';
 import type { FastifyInstance } from 'fastify';
-import { operatorFor } from '../../ingress/operator-auth';
-import { actingName } from '../../ingress/supervisor-page';
+import { operatorFor } from '../../src/console/operator-auth';
+import { actingName } from '../../src/console/supervisor-page';
 import { basic, form, FORM, HOST, operatorApp, ROBIN, SAM, signIn, tokenFor } from '../helpers/operator-app';
-import { ConfigError, parseOperators } from '../../config/config';
+import { ConfigError, parseOperators } from '../../src/config/config';
 
 /*
  * The operator listener's sign-in, in process (Fastify's inject, no server, no Temporal): every

@@ -1,6 +1,6 @@
 import { describe, test } from 'node:test';
 import assert from 'node:assert/strict';
-import { mayChallenge } from '../../ingress/operator-auth';
+import { mayChallenge } from '../../src/console/operator-auth';
 import { basic, form, FORM, HOST, operatorApp, operatorListener, ORIGIN, ROBIN, signIn, tokenFor } from '../helpers/operator-app';
 
 /*

@@ -1,6 +1,6 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { median, pairedBlockBootstrap, quantile, spreadOf, sum } from '../../bench/stats';
+import { median, pairedBlockBootstrap, quantile, spreadOf, sum } from '../../tools/bench/stats';
 
 /** A small deterministic generator (LCG), so the resamples are the same on every run. */
 const lcg = (seed: number) => () => (seed = (seed * 1664525 + 1013904223) % 2 ** 32) / 2 ** 32;

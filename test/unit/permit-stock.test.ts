@@ -1,10 +1,10 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { isInFlightRefusal } from '../../core/failures';
-import { PermitStock } from '../../supervisor/permit-stock';
+import { isInFlightRefusal } from '../../src/core/failures';
+import { PermitStock } from '../../src/supervisor/permit-stock';
 
 /*
- * A worker process's local stock of permits (supervisor/permit-stock.ts), on its own clock given
+ * A worker process's local stock of permits (src/supervisor/permit-stock.ts), on its own clock given
  * call by call: what a run takes with no Temporal call, what the next lease asks for ahead of
  * demand, and what goes back to the supervisor.
  */

@@ -1,12 +1,12 @@
 import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
 import type { Client } from '@temporalio/client';
-import type { LeaseAnswer, LeaseRequest, UnusedPermits } from '../../core/permit-types';
-import type { SupervisorMemo, SupervisorPolicy } from '../../core/supervisor-types';
-import { SupervisorLink } from '../../supervisor/link';
-import { PermitLeaser } from '../../supervisor/permit-leaser';
-import { PermitStock } from '../../supervisor/permit-stock';
-import { start, step, type MachineState } from '../../workflows/supervise/machine';
+import type { LeaseAnswer, LeaseRequest, UnusedPermits } from '../../src/core/permit-types';
+import type { SupervisorMemo, SupervisorPolicy } from '../../src/core/supervisor-types';
+import { SupervisorLink } from '../../src/supervisor/link';
+import { PermitLeaser } from '../../src/supervisor/permit-leaser';
+import { PermitStock } from '../../src/supervisor/permit-stock';
+import { start, step, type MachineState } from '../../workflows/supervisor/machine';
 
 /*
  * Permits leased ahead of demand and kept in a worker process's stock: a run may start on one up to

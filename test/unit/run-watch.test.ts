@@ -1,10 +1,10 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { RUN_WATCH_IDLE_MS, RUN_WATCH_WAITING_MS, RunWatch } from '../../workflows/coalesce/watch';
-import type { RunEnded } from '../../core/coalesce-types';
+import { RUN_WATCH_IDLE_MS, RUN_WATCH_WAITING_MS, RunWatch } from '../../workflows/coalescer/watch';
+import type { RunEnded } from '../../src/core/coalesce-types';
 
 /**
- * The coalescer's watch of its live run (workflows/coalesce/watch.ts). A hot coalescer continues as
+ * The coalescer's watch of its live run (workflows/coalescer/watch.ts). A hot coalescer continues as
  * new every 1.5 to 2 s, and each execution builds a new watch: its clock must come from the run's
  * state, or a run terminated by hand after a continue-as-new is never looked at while the storm lasts
  * (found by review: the clock restarted with each execution, and a look was always 10 s away).

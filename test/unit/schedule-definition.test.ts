@@ -3,7 +3,7 @@ import assert from 'node:assert/strict';
 import { defineSchedule, type ScheduleDefinitionInput } from '../../schedules/definition';
 import { instantsOfWallTime, wallTimeKind } from '../../schedules/dst';
 import { catchupWindowMs, definitionDigest, toScheduleOptions } from '../../schedules/to-temporal';
-import { keyEvent } from '../../gate/gate';
+import { keyEvent } from '../../src/gate/gate';
 import { checkScheduleAgents } from '../../schedules/sync';
 import { registryOf, exampleApp } from '../helpers/app';
 

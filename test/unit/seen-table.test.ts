@@ -1,7 +1,7 @@
 import { describe, test } from 'node:test';
 import assert from 'node:assert/strict';
-import type { SeenRow } from '../../core/coalesce-types';
-import { KEYS_KEPT, keyHash, SEEN_BUDGET_CHARS, SEEN_CAPACITY, SeenTable } from '../../workflows/coalesce/seen';
+import type { SeenRow } from '../../src/core/coalesce-types';
+import { KEYS_KEPT, keyHash, SEEN_BUDGET_CHARS, SEEN_CAPACITY, SeenTable } from '../../workflows/coalescer/seen';
 
 const holder = (seen: SeenRow[] = [], seenOpeners?: Record<string, string>) => ({ seen, ...(seenOpeners ? { seenOpeners } : {}) });
 

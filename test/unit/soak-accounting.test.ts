@@ -1,12 +1,12 @@
 import { describe, test } from 'node:test';
 import assert from 'node:assert/strict';
-import { account, beyondWakesByRule, stuckKeys, unseenAbsorbed, wakesByRule, type OutsideState, type RunSeen } from '../../soak/accounting';
-import type { CoalescerOffers, OfferSeen, RunGiven } from '../../soak/temporal-records';
-import type { Delivery } from '../../soak/load';
-import type { FaultRecord } from '../../soak/faults';
+import { account, beyondWakesByRule, stuckKeys, unseenAbsorbed, wakesByRule, type OutsideState, type RunSeen } from '../../tools/soak/accounting';
+import type { CoalescerOffers, OfferSeen, RunGiven } from '../../tools/soak/temporal-records';
+import type { Delivery } from '../../tools/soak/load';
+import type { FaultRecord } from '../../tools/soak/faults';
 
 /*
- * The soak's accounting (soak/accounting.ts) judges the system from what the senders were told, the
+ * The soak's accounting (tools/soak/accounting.ts) judges the system from what the senders were told, the
  * runs Temporal holds and the effects at the stand-ins. Its rules are proven here on made-up inputs,
  * each finding both ways: a clean day reports nothing, and each defect is named by its event key.
  */

@@ -12,8 +12,8 @@ import {
   type Action,
   type Input,
   type MachineState,
-} from '../../workflows/supervise/machine';
-import type { PageAction, RunClosure, SupervisorPolicy, WindowCap } from '../../core/supervisor-types';
+} from '../../workflows/supervisor/machine';
+import type { PageAction, RunClosure, SupervisorPolicy, WindowCap } from '../../src/core/supervisor-types';
 
 /*
  * The supervisor's rules, one by one, on its pure machine: no server, no clock (every step is given

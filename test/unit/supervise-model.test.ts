@@ -1,10 +1,10 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import fc from 'fast-check';
-import { MAX_HOLD_MS } from '../../core/permit-types';
-import type { SupervisorMode, SupervisorPolicy } from '../../core/supervisor-types';
-import { PermitStock } from '../../supervisor/permit-stock';
-import { continueWith, refusal, start, step, type Input, type MachineState } from '../../workflows/supervise/machine';
+import { MAX_HOLD_MS } from '../../src/core/permit-types';
+import type { SupervisorMode, SupervisorPolicy } from '../../src/core/supervisor-types';
+import { PermitStock } from '../../src/supervisor/permit-stock';
+import { continueWith, refusal, start, step, type Input, type MachineState } from '../../workflows/supervisor/machine';
 
 /*
  * The supervisor machine and the workers' permit stocks, model-based: fast-check generates
@@ -18,7 +18,7 @@ import { continueWith, refusal, start, step, type Input, type MachineState } fro
  * - no run starts while the supervisor is halted or draining (checked at each start);
  * - no span of a cap's window holds more starts than the cap;
  * - the state is plain JSON.
- * The harness plays the worker processes as supervisor/permit-leaser.ts does (hold timed from the
+ * The harness plays the worker processes as src/supervisor/permit-leaser.ts does (hold timed from the
  * ask, a permit from stock only on an armed read), with a memo read as fresh as the command.
  */
 

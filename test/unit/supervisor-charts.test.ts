@@ -1,9 +1,9 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import type { SupervisorPolicy, SupervisorStatus } from '../../core/supervisor-types';
-import { renderSupervisorPage } from '../../ingress/supervisor-page';
-import type { SupervisorView } from '../../supervisor/view';
-import { start, statusOf, step, type Input, type MachineState } from '../../workflows/supervise/machine';
+import type { SupervisorPolicy, SupervisorStatus } from '../../src/core/supervisor-types';
+import { renderSupervisorPage } from '../../src/console/supervisor-page';
+import type { SupervisorView } from '../../src/supervisor/view';
+import { start, statusOf, step, type Input, type MachineState } from '../../workflows/supervisor/machine';
 
 /*
  * The `/supervisor` page's charts, rendered from a status the supervisor's own machine made (no

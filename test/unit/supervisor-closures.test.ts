@@ -1,8 +1,8 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { TypedSearchAttributes } from '@temporalio/common';
-import { closuresOf } from '../../activities/supervise/supervise';
-import { WakeAgent, WakeCostUsd, WakeTerminalReason, WakeTokens } from '../../core/search-attributes';
+import { closuresOf } from '../../activities/supervisor/supervise';
+import { WakeAgent, WakeCostUsd, WakeTerminalReason, WakeTokens } from '../../src/core/search-attributes';
 
 const run = (reason: string | undefined, closeMs: number) => ({
   closeTime: new Date(closeMs),

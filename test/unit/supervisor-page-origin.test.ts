@@ -1,6 +1,6 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { crossSiteRefusal } from '../../ingress/operator-auth';
+import { crossSiteRefusal } from '../../src/console/operator-auth';
 
 test('a supervisor form is taken only from the page itself, on an IP address or localhost', () => {
   const same = { origin: 'http://127.0.0.1:8787', host: '127.0.0.1:8787' };

@@ -1,11 +1,11 @@
 import { afterEach, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { InMemorySpanExporter } from '@opentelemetry/sdk-trace-base';
-import { ConfigError, loadConfig } from '../../config/config';
-import { activeTracing, startTracing } from '../../tracing/provider';
-import { currentTraceparent, inSpan, tracingOn, untraced } from '../../tracing/spans';
-import { batchTraceparents, formatTraceparent, parseTraceparent, workflowAttributes } from '../../core/trace-context';
-import { activityInputAttributes, activityResultAttributes } from '../../tracing/activity';
+import { ConfigError, loadConfig } from '../../src/config/config';
+import { activeTracing, startTracing } from '../../src/tracing/provider';
+import { currentTraceparent, inSpan, tracingOn, untraced } from '../../src/tracing/spans';
+import { batchTraceparents, formatTraceparent, parseTraceparent, workflowAttributes } from '../../src/core/trace-context';
+import { activityInputAttributes, activityResultAttributes } from '../../src/tracing/activity';
 
 const tracingOf = (env: Record<string, string>) => loadConfig(env).tracing;
 const refused = (env: Record<string, string>, variable: string) =>

@@ -1,19 +1,19 @@
 import { describe, test } from 'node:test';
 import assert from 'node:assert/strict';
-import type { CoalescerState, Offer, OfferAnswer, SeenEvent } from '../../core/coalesce-types';
-import type { EffectOutcome } from '../../core/contracts';
-import { effectKey } from '../../core/ids';
-import type { AbsorbedEvent, RunInput, RunResult } from '../../core/types';
-import { trailTable } from '../../cli/trail-table';
-import { timelineSvg } from '../../ingress/wake-timeline';
-import { assembleTrail, NOT_RECORDED } from '../../trail/assemble';
-import { answersFromHistory } from '../../trail/coalescer';
-import { argsDigest, effectsOf, runFacts, type RecordedEvent } from '../../trail/history';
-import { literal, runsQuery } from '../../trail/read';
-import type { Recorded, RecordedCoalescer, RecordedRun } from '../../trail/recorded';
-import { agentOf, TrailRequestError, windowStart } from '../../trail/trail';
+import type { CoalescerState, Offer, OfferAnswer, SeenEvent } from '../../src/core/coalesce-types';
+import type { EffectOutcome } from '../../src/core/contracts';
+import { effectKey } from '../../src/core/ids';
+import type { AbsorbedEvent, RunInput, RunResult } from '../../src/core/types';
+import { trailTable } from '../../src/cli/trail-table';
+import { timelineSvg } from '../../src/console/wake-timeline';
+import { assembleTrail, NOT_RECORDED } from '../../src/trail/assemble';
+import { answersFromHistory } from '../../src/trail/coalescer';
+import { argsDigest, effectsOf, runFacts, type RecordedEvent } from '../../src/trail/history';
+import { literal, runsQuery } from '../../src/trail/read';
+import type { Recorded, RecordedCoalescer, RecordedRun } from '../../src/trail/recorded';
+import { agentOf, TrailRequestError, windowStart } from '../../src/trail/trail';
 import { exampleAgents } from '../helpers/app';
-import { initialState } from '../../workflows/coalesce/batch';
+import { initialState } from '../../workflows/coalescer/batch';
 
 /*
  * The decision trail's rules without a server: the assembly is fed the shapes Temporal records

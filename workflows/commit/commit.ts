@@ -1,12 +1,12 @@
 import { ActivityFailure, ApplicationFailure, CancellationScope, condition, sleep } from '@temporalio/workflow';
-import type { AgentPolicy } from '../../core/policy';
-import type { Proposal } from '../../core/contracts';
-import { FailureType } from '../../core/failures';
-import { effectKey } from '../../core/ids';
-import type { RunInput } from '../../core/types';
+import type { AgentPolicy } from '../../src/core/policy';
+import type { Proposal } from '../../src/core/contracts';
+import { FailureType } from '../../src/core/failures';
+import { effectKey } from '../../src/core/ids';
+import type { RunInput } from '../../src/core/types';
 import { commitEffect } from './proxies';
-import { reserve, settle, type BudgetPool } from '../../core/budget';
-import type { RunOutcome, RunState } from '../../core/run-state';
+import { reserve, settle, type BudgetPool } from '../../src/core/budget';
+import type { RunOutcome, RunState } from '../../src/core/run-state';
 
 function failureType(err: unknown): string | undefined {
   return err instanceof ActivityFailure && err.cause instanceof ApplicationFailure ? (err.cause.type ?? undefined) : undefined;

@@ -1,6 +1,6 @@
 import { proxyActivities } from '@temporalio/workflow';
-import type { Activities } from '../../core/contracts';
-import { FailureType } from '../../core/failures';
+import type { Activities } from '../../src/core/contracts';
+import { FailureType } from '../../src/core/failures';
 
 /**
  * Effects: retried until they land or fail for good, always under the same effect key. The server

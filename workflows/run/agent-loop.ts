@@ -1,5 +1,5 @@
 import { CancellationScope, executeChild, isCancellation, sleep } from '@temporalio/workflow';
-import type { AgentPolicy, BudgetDimension } from '../../core/policy';
+import type { AgentPolicy, BudgetDimension } from '../../src/core/policy';
 import {
   EFFECT_TOOL_MARK,
   type ChatMessage,
@@ -8,14 +8,14 @@ import {
   type Proposal,
   type RunContext,
   type UnparsedFinal,
-} from '../../core/contracts';
-import type { RunInput } from '../../core/types';
+} from '../../src/core/contracts';
+import type { RunInput } from '../../src/core/types';
 import type { SubagentResult } from './subagent';
 import { toolCallWithin } from './proxies';
-import { reserve, settle, type BudgetPool } from '../../core/budget';
+import { reserve, settle, type BudgetPool } from '../../src/core/budget';
 import { commitEffects } from '../commit/commit';
 import { chargedModelCall, correctiveMessages, MAX_CORRECTIVE_TURNS, unparseableOutcome, unusableFinal } from './model-turn';
-import type { RunOutcome, RunState } from '../../core/run-state';
+import type { RunOutcome, RunState } from '../../src/core/run-state';
 import type { SteerInbox } from './steer';
 
 /**

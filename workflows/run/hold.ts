@@ -1,10 +1,10 @@
 import { condition, isCancellation, log, setHandler, upsertSearchAttributes, workflowInfo } from '@temporalio/workflow';
-import { WakeHeld } from '../../core/search-attributes';
-import { holdNudgeSignal } from '../../core/supervisor-messages';
-import type { HoldRecord, RunVerdict } from '../../core/supervisor-types';
-import type { KillRequest, ResumedHold } from '../../core/types';
+import { WakeHeld } from '../../src/core/search-attributes';
+import { holdNudgeSignal } from '../../src/core/supervisor-messages';
+import type { HoldRecord, RunVerdict } from '../../src/core/supervisor-types';
+import type { KillRequest, ResumedHold } from '../../src/core/types';
 import { recheckHold } from './proxies';
-import type { RunOutcome, RunState } from '../../core/run-state';
+import type { RunOutcome, RunState } from '../../src/core/run-state';
 
 /** A run held on a halt re-checks at most this rarely (a release nudges it at once). */
 const MAX_RECHECK_MS = 5 * 60_000;

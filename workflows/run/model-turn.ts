@@ -1,10 +1,10 @@
 import { ActivityFailure, ApplicationFailure, isCancellation, sleep } from '@temporalio/workflow';
-import type { AgentPolicy, BudgetDimension } from '../../core/policy';
-import type { ChatMessage, ModelReply, ModelRequest, OfferedTool, UnparsedFinal } from '../../core/contracts';
-import { FailureType } from '../../core/failures';
+import type { AgentPolicy, BudgetDimension } from '../../src/core/policy';
+import type { ChatMessage, ModelReply, ModelRequest, OfferedTool, UnparsedFinal } from '../../src/core/contracts';
+import { FailureType } from '../../src/core/failures';
 import { modelCall } from './proxies';
-import { costUsd, left, reserve, settle, utf8Bytes, type BudgetPool } from '../../core/budget';
-import type { RunOutcome, RunState } from '../../core/run-state';
+import { costUsd, left, reserve, settle, utf8Bytes, type BudgetPool } from '../../src/core/budget';
+import type { RunOutcome, RunState } from '../../src/core/run-state';
 
 /**
  * How a model call is retried. The retry loop is here, in the workflow, not in Temporal's activity

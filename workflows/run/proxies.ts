@@ -1,6 +1,6 @@
 import { ActivityCancellationType, proxyActivities } from '@temporalio/workflow';
-import type { Activities } from '../../core/contracts';
-import { FailureType } from '../../core/failures';
+import type { Activities } from '../../src/core/contracts';
+import { FailureType } from '../../src/core/failures';
 
 /**
  * The agent's policy, the run's merged payload and the supervisor's verdict: cheap, and retried until

@@ -9,7 +9,7 @@ import {
   statusQuery,
   steerUpdate,
   supersedeSignal,
-} from '../../core/messages';
+} from '../../src/core/messages';
 import {
   MAX_DELIVERY_IDS_INDEXED,
   WakeAbsorbedEventKeys,
@@ -26,11 +26,21 @@ import {
   WakeSource,
   WakeTerminalReason,
   WakeTokens,
-} from '../../core/search-attributes';
-import type { RunEnded } from '../../core/coalesce-types';
-import type { AbsorbedEvent, ApprovalDecision, BudgetUsage, KillRequest, ResumedHold, RunOrigin, TerminalReason, RunInput, RunResult } from '../../core/types';
-import type { HoldRecord } from '../../core/supervisor-types';
-import type { RunOutcome, RunState } from '../../core/run-state';
+} from '../../src/core/search-attributes';
+import type { RunEnded } from '../../src/core/coalesce-types';
+import type {
+  AbsorbedEvent,
+  ApprovalDecision,
+  BudgetUsage,
+  KillRequest,
+  ResumedHold,
+  RunOrigin,
+  TerminalReason,
+  RunInput,
+  RunResult,
+} from '../../src/core/types';
+import type { HoldRecord } from '../../src/core/supervisor-types';
+import type { RunOutcome, RunState } from '../../src/core/run-state';
 import { NOT_YET_WORKING } from './hold';
 import { SteerInbox } from './steer';
 

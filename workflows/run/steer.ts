@@ -1,5 +1,5 @@
-import type { ChatMessage } from '../../core/contracts';
-import type { AbsorbedEvent, ResumedHold } from '../../core/types';
+import type { ChatMessage } from '../../src/core/contracts';
+import type { AbsorbedEvent, ResumedHold } from '../../src/core/types';
 
 type SteeredEvent = AbsorbedEvent & { payload: Record<string, unknown> };
 

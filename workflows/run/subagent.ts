@@ -1,11 +1,11 @@
 import { workflowInfo } from '@temporalio/workflow';
-import type { AgentPolicy } from '../../core/policy';
-import type { ChatMessage } from '../../core/contracts';
+import type { AgentPolicy } from '../../src/core/policy';
+import type { ChatMessage } from '../../src/core/contracts';
 import { toolCallWithin } from './proxies';
 import { chargedModelCall } from './model-turn';
-import { newPool, reserve, settle, type Spend } from '../../core/budget';
-import { newRunState } from '../../core/run-state';
-import type { TerminalReason } from '../../core/types';
+import { newPool, reserve, settle, type Spend } from '../../src/core/budget';
+import { newRunState } from '../../src/core/run-state';
+import type { TerminalReason } from '../../src/core/types';
 
 export interface SubagentInput {
   agent: string;

@@ -8,12 +8,12 @@ import {
   isCancellation,
   workflowInfo,
 } from '@temporalio/workflow';
-import { FailureType } from '../../core/failures';
-import type { ScheduledRunInput, RunInput, RunResult } from '../../core/types';
+import { FailureType } from '../../src/core/failures';
+import type { ScheduledRunInput, RunInput, RunResult } from '../../src/core/types';
 import { prepareRun } from './proxies';
 import { runAgentLoop } from './agent-loop';
-import { newPool } from '../../core/budget';
-import { newRunState, type RunOutcome } from '../../core/run-state';
+import { newPool } from '../../src/core/budget';
+import { newRunState, type RunOutcome } from '../../src/core/run-state';
 import { CONTINUE_AS_NEW, haltVerdict, holdIfSupervised } from './hold';
 import { RunRecord, workflowNow } from './record';
 import { isScheduledRun, openWindow, windowRunInput, settleReport, takenOutcome, type LedgerReport } from '../schedule/window-run';

@@ -9,10 +9,10 @@ import {
   upsertMemo,
   workflowInfo,
 } from '@temporalio/workflow';
-import type { ScheduleActivities } from '../../core/contracts';
-import { cadenceQuery } from '../../core/schedule-messages';
-import type { FixedDelayInput, FixedDelayState } from '../../core/schedule-types';
-import { isoSeconds } from '../../core/time';
+import type { ScheduleActivities } from '../../src/core/contracts';
+import { cadenceQuery } from '../../src/core/schedule-messages';
+import type { FixedDelayInput, FixedDelayState } from '../../src/core/schedule-types';
+import { isoSeconds } from '../../src/core/time';
 
 /**
  * A window's run. Cancelled (the loop cancelled), the loop waits until the window's wake has really

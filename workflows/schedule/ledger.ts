@@ -1,7 +1,7 @@
 import { condition, continueAsNew, proxyActivities, setHandler, workflowInfo } from '@temporalio/workflow';
-import type { ScheduleActivities } from '../../core/contracts';
-import { gapsQuery, tickReportSignal } from '../../core/schedule-messages';
-import type { GapRecord, LedgerState, TickReport } from '../../core/schedule-types';
+import type { ScheduleActivities } from '../../src/core/contracts';
+import { gapsQuery, tickReportSignal } from '../../src/core/schedule-messages';
+import type { GapRecord, LedgerState, TickReport } from '../../src/core/schedule-types';
 
 const { windowsBetween } = proxyActivities<ScheduleActivities>({
   startToCloseTimeout: '30 seconds',

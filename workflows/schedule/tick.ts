@@ -1,10 +1,10 @@
 import { ActivityCancellationType, CancellationScope, isCancellation, proxyActivities, workflowInfo } from '@temporalio/workflow';
-import type { ScheduleActivities } from '../../core/contracts';
-import { agentEventId, eventKey } from '../../core/ids';
-import type { ScheduleTickInput, ScheduleTickResult, WindowRunResult } from '../../core/schedule-types';
+import type { ScheduleActivities } from '../../src/core/contracts';
+import { agentEventId, eventKey } from '../../src/core/ids';
+import type { ScheduleTickInput, ScheduleTickResult, WindowRunResult } from '../../src/core/schedule-types';
 import { catchUpDecision, nominalOf, runWindowAsChild } from './window';
-import { isoSeconds } from '../../core/time';
-import type { RunInput } from '../../core/types';
+import { isoSeconds } from '../../src/core/time';
+import type { RunInput } from '../../src/core/types';
 
 const { runScheduledWindow } = proxyActivities<ScheduleActivities>({
   // A window's wake may hold for a long time; the heartbeat notices a dead worker and carries cancellation.
@@ -25,7 +25,7 @@ const { reportTick } = proxyActivities<ScheduleActivities>({
  * with `oneCall` (today's sync has the Schedule start such an agent's run itself, see
  * workflows/schedule/window-run.ts): the tick starts the window's run as a child workflow with the ID the gate
  * gave a window then (`agent@schedule/tick/<id>/<nominal>`; the gate still answers from a run so
- * named, see gate/one-call.ts), its reuse policy (a completed window never runs again, a
+ * named, see src/gate/one-call.ts), its reuse policy (a completed window never runs again, a
  * failed one may) and its fingerprint memo, and waits for it. Cancelling the tick cancels the run and
  * waits for it to end `cancelled`; a terminated tick asks it to cancel. Returns undefined when the ID
  * is taken (a window fired twice): the gate's activity then answers from the run that holds it.

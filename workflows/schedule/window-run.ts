@@ -1,12 +1,12 @@
 import { ApplicationFailure, CancellationScope, log, proxyActivities, workflowInfo } from '@temporalio/workflow';
-import type { ScheduleActivities } from '../../core/contracts';
-import type { TickReport, WindowCheck, WindowTaken } from '../../core/schedule-types';
-import { FailureType } from '../../core/failures';
-import { agentEventId, eventKey, scheduleWindowRunId } from '../../core/ids';
+import type { ScheduleActivities } from '../../src/core/contracts';
+import type { TickReport, WindowCheck, WindowTaken } from '../../src/core/schedule-types';
+import { FailureType } from '../../src/core/failures';
+import { agentEventId, eventKey, scheduleWindowRunId } from '../../src/core/ids';
 import { catchUpDecision, nominalOf, runWindowAsChild } from './window';
-import { isoSeconds } from '../../core/time';
-import type { ScheduledRunInput, ScheduledWindow, RunInput } from '../../core/types';
-import type { RunOutcome } from '../../core/run-state';
+import { isoSeconds } from '../../src/core/time';
+import type { ScheduledRunInput, ScheduledWindow, RunInput } from '../../src/core/types';
+import type { RunOutcome } from '../../src/core/run-state';
 
 /**
  * A schedule's window that its Temporal Schedule started directly (agents on the one-call path): the

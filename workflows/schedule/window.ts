@@ -9,11 +9,11 @@ import {
   workflowInfo,
   WorkflowIdReusePolicy,
 } from '@temporalio/workflow';
-import type { ScheduleActivities } from '../../core/contracts';
-import { FailureType } from '../../core/failures';
-import type { CatchUp, ScheduleTickResult, TickReport } from '../../core/schedule-types';
-import { isoSeconds } from '../../core/time';
-import type { ScheduledRunInput, RunInput, RunResult } from '../../core/types';
+import type { ScheduleActivities } from '../../src/core/contracts';
+import { FailureType } from '../../src/core/failures';
+import type { CatchUp, ScheduleTickResult, TickReport } from '../../src/core/schedule-types';
+import { isoSeconds } from '../../src/core/time';
+import type { ScheduledRunInput, RunInput, RunResult } from '../../src/core/types';
 
 /**
  * A schedule's window as the workflow the Temporal Schedule started sees it (the tick of a coalescing

@@ -14,7 +14,7 @@ import type {
   LanguageModelV3Prompt,
   LanguageModelV3StreamPart,
 } from '@ai-sdk/provider';
-import { EFFECT_TOOL_MARK, type ChatMessage } from '../../../core/contracts';
+import { EFFECT_TOOL_MARK, type ChatMessage } from '../../../src/core/contracts';
 
 /**
  * Tokens of a chat as the o200k tokenizer counts them, with the chat format's per-message overhead,

@@ -1,0 +1,105 @@
+import { log } from '@temporalio/activity';
+import { WorkflowNotFoundError, type Client, type WorkflowExecutionInfo } from '@temporalio/client';
+import type { CoalescerStatus, Offer } from '../../src/core/coalesce-types';
+import { adoptSignal, coalescerQuery } from '../../src/core/messages';
+import { offerBySignal, signalCoalescer } from '../../src/coalescer/offer-batcher';
+
+const quote = (s: string) => `'${s.replace(/\\/g, '\\\\').replace(/'/g, "\\'")}'`;
+/** Terminated coalescers looked at in one round, at most (a mass termination is taken over several). */
+const PER_ROUND = 200;
+/** A terminated coalescer whose state could not be read yet (its replay failed or timed out) is tried again in later rounds, this many times. */
+const TRIES = 30;
+/** Those to try again, by run ID, in this worker process. */
+const retryLater = new Map<string, { info: WorkflowExecutionInfo; tries: number }>();
+
+/**
+ * A coalescer terminated by hand (as from the Web UI), or closed any way but its own (cancelled,
+ * failed, timed out), loses what it held in memory: the pending batch
+ * (events answered `started` or `coalesced` whose run had not started; also a batch it had decided
+ * to start in the task the termination cut off) and the steered events owed to its live run. Temporal still answers a query on the terminated execution (a worker replays its
+ * history up to the termination), so its last state can be read: its pending events are offered
+ * again to the coalescer's ID by signal-with-start (a new chain if none runs), each under an offer id
+ * of its own, and run there, after its dedup table (adopted by the new chain before its own, so a
+ * redelivery of an event it had run is answered as a redelivery). What the new chain decided before
+ * the recovery stays decided: a redelivery in that window (a round, 5 s) runs again, at least once. Called by the supervisor's round over closed runs
+ * (activities/supervisor/supervise.ts), for the coalescers that closed terminated within that round.
+ * Returns how many events were offered again.
+ */
+export async function recoverTerminatedCoalescers(client: Client, taskQueue: string, fromMs: number, toMs: number): Promise<number> {
+  const query =
+    `WorkflowType = 'coalescerWorkflow' AND TaskQueue = ${quote(taskQueue)} AND ExecutionStatus IN ('Terminated', 'Canceled', 'Failed', 'TimedOut')` +
+    ` AND CloseTime > ${quote(new Date(fromMs).toISOString())} AND CloseTime <= ${quote(new Date(toMs).toISOString())}`;
+  const found: WorkflowExecutionInfo[] = [];
+  for await (const info of client.workflow.list({ query, pageSize: PER_ROUND })) {
+    found.push(info);
+    if (found.length >= PER_ROUND) break;
+  }
+  for (const [runId, again] of retryLater) if (!found.some((f) => f.runId === runId)) found.push(again.info);
+  let offered = 0;
+  for (const info of found) {
+    const n = await recoverOne(client, taskQueue, info);
+    if (n !== undefined) {
+      retryLater.delete(info.runId);
+      offered += n;
+      continue;
+    }
+    const tries = (retryLater.get(info.runId)?.tries ?? 0) + 1;
+    if (tries < TRIES) retryLater.set(info.runId, { info, tries });
+    else {
+      retryLater.delete(info.runId);
+      log.error('coalescer recovery: gave up reading a terminated coalescer', { coalescerId: info.workflowId, runId: info.runId, tries });
+    }
+  }
+  return offered;
+}
+
+/** The events offered again, or undefined when its state could not be read (to try again later). */
+async function recoverOne(client: Client, taskQueue: string, info: WorkflowExecutionInfo): Promise<number | undefined> {
+  let status: CoalescerStatus;
+  try {
+    status = await client.workflow.getHandle(info.workflowId, info.runId).query(coalescerQuery, { seenLast: Number.MAX_SAFE_INTEGER });
+  } catch (err) {
+    log.warn('coalescer recovery: could not read a terminated coalescer; trying again next round', {
+      coalescerId: info.workflowId,
+      runId: info.runId,
+      err: String(err),
+    });
+    return undefined;
+  }
+  const { pending, running, seen, seenOpeners, newestVersion } = status.state;
+  const to = { agent: status.agent, wakeKey: status.wakeKey, coalescerId: status.coalescerId, policy: status.policy };
+  // Its live run as its state has it may never have started: the start is decided in the workflow
+  // task that a termination can cut off before its command reaches the server. Then its events wait too.
+  const phantom =
+    running &&
+    (await client.workflow
+      .getHandle(running.runKey)
+      .describe()
+      .then(
+        () => false,
+        (err: unknown) => {
+          if (err instanceof WorkflowNotFoundError) return true;
+          throw err;
+        },
+      ));
+  const waiting = [...(phantom ? running.events : []), ...(pending?.events ?? [])];
+  // Its dedup table first (signals are taken in order), then its pending events.
+  if (seen.length)
+    await signalCoalescer(client, taskQueue, to, adoptSignal, {
+      seen,
+      ...(seenOpeners ? { seenOpeners } : {}),
+      newestVersion,
+      // Not the pending events' entries: they are offered again below, to be decided (and run) there.
+      except: waiting.map((e) => e.eventKey),
+    });
+  if (!waiting.length) return 0;
+  const offers: Offer[] = waiting.map((event) => ({ event, offerId: `recovered:${info.runId}:${event.eventKey}` }));
+  await offerBySignal(client, taskQueue, to, offers);
+  log.warn('coalescer recovery: a terminated coalescer’s pending events offered again', {
+    coalescerId: info.workflowId,
+    runId: info.runId,
+    events: offers.length,
+    runKey: pending?.runKey ?? running?.runKey,
+  });
+  return offers.length;
+}

@@ -1,0 +1,149 @@
+import { readFile, stat } from 'node:fs/promises';
+import type { Client } from '@temporalio/client';
+import { loadConfig } from '../config/config';
+import { isRefusal, isSettled, type GateAnswer } from '../core/decision';
+import { GateInputError } from '../gate/errors';
+import { keyEvent } from '../gate/key-event';
+import { EVENT_LIMITS } from '../gate/limits';
+import { app } from './app';
+import type { TerminalReason, RunResult } from '../core/types';
+import { ExitCode, printJson, UsageError } from './output';
+import { inSpan } from '../tracing/spans';
+import { WakeAttr } from '../core/trace-context';
+
+/** The options of `wakegate emit`, as commander parses them. */
+export interface EmitOptions {
+  source: string;
+  entity: string;
+  type: string;
+  occurredAt?: string;
+  payload?: string;
+  deliveryId?: string;
+  entityVersion?: string;
+  agent?: string;
+  wait?: boolean;
+}
+
+/**
+ * The `--payload` text: inline JSON, `@path` (a file) or `-` (standard input); a shell argument
+ * stops at 128 KiB, a file or a pipe does not. Reads at most `EVENT_LIMITS.maxPayloadTextBytes`.
+ */
+async function payloadText(spec: string | undefined): Promise<string | undefined> {
+  if (spec === undefined) return undefined;
+  const max = EVENT_LIMITS.maxPayloadTextBytes;
+  const tooLarge = (what: string) =>
+    new GateInputError('payload_too_large', `--payload ${what} is over ${max} bytes of text: send a reference (a URL, an id) instead of the data`, [
+      { path: 'payload', message: `over ${max} bytes of text` },
+    ]);
+  if (spec === '-') {
+    const chunks: Buffer[] = [];
+    let size = 0;
+    for await (const chunk of process.stdin) {
+      const b = chunk as Buffer;
+      size += b.length;
+      if (size > max) throw tooLarge('from standard input');
+      chunks.push(b);
+    }
+    return Buffer.concat(chunks).toString('utf8');
+  }
+  if (spec.startsWith('@')) {
+    const file = spec.slice(1);
+    try {
+      if ((await stat(file)).size > max) throw tooLarge(spec);
+      return await readFile(file, 'utf8');
+    } catch (err) {
+      if (err instanceof GateInputError) throw err;
+      throw new UsageError(`--payload ${spec}: cannot read the file: ${(err as Error).message}`);
+    }
+  }
+  if (Buffer.byteLength(spec, 'utf8') > max) throw tooLarge('text');
+  return spec;
+}
+
+function parsePayload(text: string | undefined): Record<string, unknown> {
+  if (text === undefined) return {};
+  let value: unknown;
+  try {
+    value = JSON.parse(text); // V8's JSON.parse is iterative: any depth parses; the gate then checks depth and size
+  } catch (err) {
+    throw new UsageError(`--payload is not valid JSON: ${(err as Error).message}`);
+  }
+  if (value === null || typeof value !== 'object' || Array.isArray(value)) throw new UsageError('--payload must be a JSON object');
+  return value as Record<string, unknown>;
+}
+
+function parseVersion(text: string): number {
+  const v = Number(text);
+  if (!/^\d+$/.test(text) || !Number.isSafeInteger(v)) throw new UsageError(`--entity-version must be a whole number >= 0, got "${text}"`);
+  return v;
+}
+
+/** The outcome of `--wait`: the result of the run that took the event (waiting while it is pending), or how it failed. */
+async function waitFor(client: Client, answer: GateAnswer): Promise<{ result?: RunResult; terminalReason?: TerminalReason; error?: string }> {
+  if (isSettled(answer) && !answer.result) return {};
+  const [{ awaitRun }, { WorkflowFailedError }] = await Promise.all([import('../run/await-run.js'), import('@temporalio/client')]);
+  try {
+    const result = await awaitRun(client, answer);
+    return { result, terminalReason: result.terminalReason };
+  } catch (err) {
+    if (err instanceof WorkflowFailedError) return { terminalReason: 'failed', error: err.cause?.message ?? err.message };
+    throw err;
+  }
+}
+
+/** `wakegate emit`: one event through the gate; prints the answer and returns the exit code. */
+export async function emit(opts: EmitOptions): Promise<number> {
+  const config = loadConfig();
+  const event = {
+    source: opts.source,
+    entity: opts.entity,
+    type: opts.type,
+    // Without --occurred-at the emit itself is the event, happening now. A script that retries an
+    // emit must pass the same --occurred-at, or a retry in a later bucket is a new event.
+    occurredAt: opts.occurredAt ?? new Date().toISOString(),
+    payload: parsePayload(await payloadText(opts.payload)),
+    deliveryId: opts.deliveryId,
+    ...(opts.entityVersion !== undefined ? { version: parseVersion(opts.entityVersion) } : {}),
+  };
+  const wakegate = app();
+  const registry = wakegate.registry;
+  const keyed = keyEvent(registry, event, opts.agent ? { agent: opts.agent } : {}); // bad input is refused before any connection is made
+  // The Temporal client (about 0.3 s to load) only once the input is valid: a refusal answers fast.
+  // Tracing too, and only when the OTEL_* variables ask for it: the emit is then its wake's root span.
+  const tracing = config.tracing.enabled ? (await import('../tracing/provider.js')).startTracing(config.tracing) : undefined;
+  const { connectClient } = await import('../config/temporal.js');
+  const client = await connectClient(config, tracing ? { interceptors: tracing.clientInterceptors } : {});
+  try {
+    const gate = wakegate.gate(client, config.taskQueue);
+    const attributes = {
+      [WakeAttr.source]: event.source,
+      [WakeAttr.eventType]: event.type,
+      [WakeAttr.entity]: event.entity,
+      [WakeAttr.eventKey]: keyed.input.eventKey,
+    };
+    // The command is its wake's root span, `--wait` included: its span lasts as long as the command.
+    return await inSpan('wakegate emit', { root: true, attributes }, async (span) => {
+      const answer = await gate.admitKeyed(keyed).finally(() => gate.close().catch(() => undefined));
+      span?.set({ [WakeAttr.decision]: answer.decision, [WakeAttr.runKey]: answer.workflowId });
+      for (const w of answer.wakes) {
+        if (w.held)
+          process.stderr.write(
+            `wakegate: ${w.agent}: held by the supervisor (${w.held.reason}); it runs once a person releases it: wakegate supervisor status\n`,
+          );
+      }
+      if (isRefusal(answer.decision)) {
+        printJson(answer);
+        process.stderr.write(`wakegate: ${answer.decision}: ${answer.message}\n`);
+        return ExitCode.refused;
+      }
+      const waited = opts.wait ? await waitFor(client, answer) : undefined;
+      span?.set({ [WakeAttr.terminalReason]: waited?.terminalReason });
+      printJson(waited ? { ...answer, ...waited } : answer);
+      return ExitCode.ok;
+    });
+  } finally {
+    await client.connection.close();
+    // Every span ended so far is exported before the command exits (bounded by the exporter's timeout).
+    await tracing?.shutdown();
+  }
+}

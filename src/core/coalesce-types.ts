@@ -1,0 +1,223 @@
+import type { CoalescePolicy } from './policy';
+import type { AbsorbedEvent, TerminalReason } from './types';
+
+/** Plain-JSON types of the coalescing path: the gate, the coalescer and the run share them. */
+
+/** One event offered to a coalescer: the event as the gate keyed it, with its payload. */
+export interface Offer {
+  /**
+   * The event as keyed, with its payload; with tracing on, `traceparent` names the gate's span for
+   * this wake (W3C), so that the run the event opens joins its trace (src/core/trace-context.ts).
+   */
+  event: AbsorbedEvent & { payload: Record<string, unknown>; fingerprint: string; bucketStart: string; traceparent?: string };
+  /**
+   * Names this one offer (the gate makes one per delivery it asks about): a retry of the same offer,
+   * in another update or by the fallback signal, gets the answer the first one got.
+   */
+  offerId?: string;
+}
+
+/**
+ * What the coalescer decided for one offered event.
+ * - `started`: the event opened a new batch; its run starts once the debounce allows (`startsInMs`).
+ * - `coalesced`: absorbed into a run that has not started yet (`runState: 'pending'`): one debouncing,
+ *   or the follow-up of a live run (`buffer_one`), or the restart of a cancelled one (`cancel`).
+ * - `skipped`: a run for the wake key is live and the policy is `skip`; recorded on that run, nothing runs.
+ * - `steered`: a run for the wake key is live and the policy is `steer`: the event is delivered into
+ *   that run (`runState: 'running'`), whose model sees it before its next turn. Should the run have
+ *   begun committing by the time it arrives, the run refuses it and it waits for the follow-up run
+ *   instead (the run's result and the coalescer's pending batch say which took it).
+ * - `stale`: the event's version is older than the newest the coalescer has seen from its source; recorded, nothing runs.
+ * - `mismatch`: the pending batch or the live run (`runKey`) already holds an event with this key but
+ *   other inputs (fingerprint); nothing is taken.
+ */
+export type OfferDecision = 'started' | 'coalesced' | 'skipped' | 'steered' | 'stale' | 'mismatch';
+
+export interface OfferAnswer {
+  decision: OfferDecision;
+  /**
+   * The coalescer had already decided this event (same key, same inputs) for an earlier offer: the
+   * decision and run are that earlier one's. The gate then answers as for a redelivery.
+   */
+  duplicate?: boolean;
+  coalescerId: string;
+  /** The run that took the event (for `skipped`: the live run it was recorded on; for `steered`: the live run it was sent into; for `mismatch`: the run holding the other event). Absent for `stale`. */
+  runKey?: string;
+  runState?: 'pending' | 'running';
+  /** For a pending run: ms until it may start (debounce), 0 when it waits only for a live run to end. */
+  startsInMs?: number;
+  /** For `stale`: the newest version seen from this source. */
+  newestVersion?: number;
+  /** Events this coalescer's dedup table let go before their horizon (its size bound), when any: counted in `/metrics`. */
+  forgottenEarly?: number;
+}
+
+/** What the coalescer knows about one of its runs. */
+export interface CoalescedRun {
+  runKey: string;
+  events: number;
+  startedAt: string;
+  endedAt?: string;
+  terminalReason?: TerminalReason;
+}
+
+/** A batch of events about one wake key that will become one run. */
+export interface Batch {
+  runKey: string;
+  /** Event key of the event that opened the batch (the run's ID is built from it). */
+  openedBy: string;
+  openedAtMs: number;
+  lastAtMs: number;
+  events: Offer['event'][];
+  overflow: number;
+  /** JSON characters of `events` (the coalescer's budget per batch; computed again when absent). */
+  chars?: number;
+  supersedes?: string;
+}
+
+/** The coalescer's whole state: plain JSON, carried across continue-as-new. */
+export interface CoalescerState {
+  pending?: Batch;
+  running?: {
+    runKey: string;
+    startedAtMs: number;
+    events: Offer['event'][];
+    overflow: number;
+    /** JSON characters of `events`, as on a batch. */
+    chars?: number;
+    cancelRequested?: boolean;
+    /** Overlap `steer`: keys of the events steered into it while live (in `events` too, unless it refused them). */
+    steered?: string[];
+    /** Overlap `steer`: it refused steered events (it had begun committing), so later ones wait for the follow-up run. */
+    steerClosed?: boolean;
+    /** When the coalescer last looked at it through Temporal (workflows/coalescer/watch.ts): the watch's clock, across continue-as-new. */
+    lookedAtMs?: number;
+  };
+  /**
+   * Names this coalescer's chain of executions (continue-as-new keeps it; a coalescer started after
+   * a close has a new one): with `batches`, it makes every run key unique for good, so a batch never
+   * meets the ID of a run an earlier chain started (src/core/ids.ts `batchRunId`).
+   */
+  chain?: string;
+  /** Batches opened in this chain. */
+  batches?: number;
+  /** Newest entity version seen, per source (version spaces of different sources are not comparable). */
+  newestVersion: Record<string, number>;
+  /** Answers to the most recent offers, so a retried offer that crosses a continue-as-new gets the same answer. */
+  recent: { eventKey: string; offerId?: string; answer: OfferAnswer }[];
+  /**
+   * Every event decided within the dedup horizon, oldest first: the coalescer's dedup of events by
+   * key (workflows/coalescer/seen.ts). Carried across continue-as-new; bounded by age and by size.
+   */
+  seen: SeenRow[];
+  /** The opening event keys of the runs compact entries of `seen` name (by `chain.n`). */
+  seenOpeners?: Record<string, string>;
+  /** Set when the size bound dropped entries younger than the horizon: events decided before it are no longer deduplicated. */
+  seenFloorMs?: number;
+  lastActivityMs: number;
+  counts: {
+    offered: number;
+    started: number;
+    coalesced: number;
+    skipped: number;
+    stale: number;
+    runs: number;
+    steered?: number;
+    steerRefused?: number;
+    /** Events the dedup table let go before their horizon (its size bound): a redelivery of one runs again. */
+    forgottenEarly?: number;
+  };
+  runs: CoalescedRun[];
+  staleEvents: AbsorbedEvent[];
+}
+
+/** The coalescer's input (and its continue-as-new argument). */
+export interface CoalescerInput {
+  agent: string;
+  wakeKey: string;
+  policy: CoalescePolicy;
+  state?: CoalescerState;
+}
+
+/** What the `coalescer` query answers: its policy, its state, and what it is waiting for. */
+export interface CoalescerStatus extends CoalescerInput {
+  /** Its state, with only the newest entries of `seen` (as many as asked for). */
+  state: CoalescerState;
+  /** How many events its dedup table holds. */
+  seenCount: number;
+  /** How many it holds within its horizon before the oldest leave early (for event keys up to 100 characters). */
+  seenCapacity: number;
+  coalescerId: string;
+  historyLength: number;
+}
+
+/**
+ * A run has ended: its own signal, its result, or the coalescer's watch of it (a run terminated by
+ * hand sends nothing).
+ */
+export interface RunEnded {
+  runKey: string;
+  terminalReason: TerminalReason;
+  /**
+   * Overlap `steer`: keys of the events steered into the run that its model was given. Every other
+   * event steered into it goes to the follow-up run. Absent when unknown (a run terminated by hand):
+   * none counts as seen.
+   */
+  seen?: string[];
+  /**
+   * The steered events it took and its model never saw, in full: a coalescer that does not hold them
+   * (a new chain, after the one that steered them was terminated by hand) takes them from here.
+   */
+  unseenEvents?: Offer['event'][];
+  /** The run began its commit stage: under `cancel` it was not cancelled, and the restart batch drops the events it carried. */
+  commitBegan?: boolean;
+}
+
+/**
+ * Overlap `steer`: events the coalescer sends into its live run, in one update (`steer`). `id` is
+ * the update's ID, so a retried delivery is the same update and the run answers it once.
+ */
+export interface SteerDelivery {
+  coalescerId: string;
+  runKey: string;
+  id: string;
+  events: Offer['event'][];
+}
+
+/** The run's answer to a steer: the keys it took (given to its model before the next turn) and those it refused (it had begun committing, or ended). */
+export interface SteerAnswer {
+  accepted: string[];
+  refused: string[];
+}
+
+/**
+ * One decided event, as the coalescer keeps it for dedup: `[eventKey, fingerprint prefix, decided at
+ * (epoch ms), decision, run token of the run that took it (what follows `@` in its run key; one that
+ * starts with `~` is the event's own: it opened the run; absent: none took it), the first offer's id
+ * prefix (a retry of that very offer is answered as the first one was)]`. A tuple, so that tens of
+ * thousands fit in a continue-as-new input.
+ */
+export type SeenEvent = [eventKey: string, fingerprint: string, atMs: number, decision: OfferDecision, runToken?: string, firstOffer?: string];
+
+/**
+ * An entry of the dedup table: a {@link SeenEvent}, or, past the newest few hundred, the same in one
+ * compact string `#keyHash|fingerprint|atMs(base 36)|decision code|run ref|offer` (workflows/coalescer/seen.ts).
+ */
+export type SeenRow = SeenEvent | string;
+
+/** What the gate offers one coalescer: one event of one coalescing agent. */
+export interface OfferInput {
+  agent: string;
+  wakeKey: string;
+  coalescerId: string;
+  policy: CoalescePolicy;
+  offer: Offer;
+}
+
+/** What the coalescer knows of one event key (the `event` query): its decision and the run that took it. */
+export interface EventStatus extends OfferAnswer {
+  agent: string;
+  wakeKey: string;
+  eventKey: string;
+  decidedAt: string;
+}

@@ -1,0 +1,235 @@
+import type { SteerAnswer, SteerDelivery, RunEnded } from './coalesce-types';
+import type { PageRequest, RunObservation, RunVerdict } from './supervisor-types';
+import type { AgentPolicy, EffectPolicy } from './policy';
+import type { TickReport, WindowCheck, WindowTaken, WindowRunResult } from './schedule-types';
+
+/**
+ * The activities' wire contract: every activity's signature and the plain-JSON types that cross
+ * between workflows and activities. Pure types only, so workflows, activities, agents, the gate and
+ * the CLI all import it and none of them imports another to reach a type. The activities implement
+ * these interfaces (the compiler checks it where they are built, in `activities/`); workflows proxy
+ * them without importing any activity module.
+ */
+
+/** One tool call the model asked for. */
+export interface ToolCall {
+  id: string;
+  name: string;
+  args: Record<string, unknown>;
+}
+
+/** One message of a model conversation. Plain JSON: requests and replies are recorded in history. */
+export interface ChatMessage {
+  role: 'system' | 'user' | 'assistant' | 'tool';
+  content: string;
+  /** On a `tool` message: the call it answers. */
+  toolCallId?: string;
+  /** On an `assistant` message: the tools it asked for. */
+  toolCalls?: ToolCall[];
+}
+
+/**
+ * How an effect offered to the model is told apart from a read-only tool: its description starts
+ * with this mark (the run writes it; the offline model reads it and never proposes an effect).
+ */
+export const EFFECT_TOOL_MARK = '[effect]';
+
+/** A tool or effect as the model is offered it. */
+export interface OfferedTool {
+  name: string;
+  description: string;
+  /** JSON Schema of its arguments. */
+  parameters: Record<string, unknown>;
+}
+
+/** The run a model call serves (what the agent's `decide` reads). */
+export interface RunContext {
+  runKey: string;
+  wakeKey: string;
+  entity: string;
+  eventKey: string;
+  payload: Record<string, unknown>;
+}
+
+/** One model turn's request (the `modelCall` activity's input). */
+export interface ModelRequest {
+  agent: string;
+  messages: ChatMessage[];
+  tools: OfferedTool[];
+  /** Hard cap on the reply, so the budget's reservation is an upper bound. */
+  maxOutputTokens: number;
+  /** `agent`: the reply is read against the agent's own answer schema and its `decide`; `summary`: a subagent's `{ decision, summary }`. */
+  answer: 'agent' | 'summary';
+  /** The run, for the agent's `decide` (absent for a subagent's summary). */
+  run?: RunContext;
+}
+
+/** One effect proposed for the commit stage (by the model in its loop, or by the agent's code from its answer). */
+export interface Proposal {
+  effect: string;
+  args: Record<string, unknown>;
+}
+
+/**
+ * One tool call of a reply, checked against the agent's tools and effects before anything runs:
+ * `error` (unknown name, invalid arguments) goes back to the model; `proposes` is an effect, staged
+ * for the commit stage, never carried out in the loop.
+ */
+export interface CheckedCall extends ToolCall {
+  error?: string;
+  proposes?: boolean;
+}
+
+/** A valid final answer and what the agent's code decided from it. */
+export interface FinalDecision {
+  /** The answer as parsed by the agent's schema (plain JSON). */
+  answer: unknown;
+  summary: string;
+  /** Set when the agent decided there is nothing to do. */
+  noOp?: string;
+  /** Effects the agent's code added after the model's own proposals (validated). */
+  effects: Proposal[];
+}
+
+/** A reply that asked for no tool and whose text is not a valid answer: never acted on. */
+export interface UnparsedFinal {
+  /** The model's text as it came (kept for the person the run escalates to). */
+  raw: string;
+  /** What is wrong with it, in words the corrective turn repeats to the model. */
+  problem: string;
+}
+
+/** One model turn's reply, with the provider's honest usage. */
+export interface ModelReply {
+  model: string;
+  toolCalls: CheckedCall[];
+  /** Set when the reply is a valid final answer. */
+  final?: FinalDecision;
+  /** Set when the reply asked for no tool and is not a valid final answer (fail closed: no decision). */
+  unparsedFinal?: UnparsedFinal;
+  usage: { inputTokens: number; outputTokens: number };
+}
+
+/** What one tool call reads: the run's input, its arguments, and for a subagent the item it works on. */
+export interface ToolInput {
+  agent: string;
+  tool: string;
+  /** The run's key (its workflow ID); tools that record something key it by this. */
+  runKey: string;
+  /** What the run is about (the agent's wake key): the campaign, `repo:package`. */
+  wakeKey: string;
+  entity: string;
+  payload: Record<string, unknown>;
+  /** The arguments (the model's, validated in its turn; `{}` for a step, a precheck or a subagent's read). */
+  args: Record<string, unknown>;
+  /** For subagents: the item they work on (one dashboard). */
+  item?: string;
+}
+
+/** What a tool hands back to the run: JSON the model reads. `nothingToDo` ends a precheck `no_op`. */
+export interface ToolResult {
+  content: string;
+  changed: boolean;
+  nothingToDo?: boolean;
+}
+
+/** The `commitEffect` activity's input: one staged effect of one run, under its effect key. */
+export interface CommitInput {
+  agent: string;
+  /** From src/core/ids.ts `effectKey()`: stable across retries and replays. */
+  effectKey: string;
+  effect: EffectPolicy;
+  args: Record<string, unknown>;
+  run: { runKey: string; wakeKey: string; entity: string; eventKey: string };
+}
+
+/**
+ * What happened at the provider: `applied` (first time), `already_applied` (the provider or the
+ * natural key said it was there), `reconciled_landed` (a retry found the earlier attempt's effect
+ * and recorded it), `reconciled_redone` (a retry found nothing and did it).
+ */
+export interface EffectOutcome {
+  effectKey: string;
+  name: string;
+  class: EffectPolicy['class'];
+  outcome: 'applied' | 'already_applied' | 'reconciled_landed' | 'reconciled_redone';
+  ref: string;
+  attempt: number;
+}
+
+/** The `runScheduledWindow` activity's input: one window of one schedule. */
+export interface RunWindowInput {
+  scheduleId: string;
+  /** The agent the schedule wakes. */
+  agent: string;
+  /** The window's nominal time, ISO-8601 UTC. */
+  nominal: string;
+  payload: Record<string, unknown>;
+  /** The tick's workflow ID: tracing only, never part of the key. */
+  deliveryId: string;
+}
+
+/** The run's activities (activities/run/run.ts). */
+export interface RunActivities {
+  /** The agent's plain-JSON policy and the run's payload merged from every event it absorbed. Unknown agent → non-retryable. */
+  prepareRun(input: {
+    agent: string;
+    payloads: Record<string, unknown>[];
+    /** A held run that continued as new asks the supervisor through its hold (no fresh verdict, no permit). */
+    withoutVerdict?: boolean;
+    /** A schedule's window its Schedule started directly: first, whether an earlier run already took it (then no verdict, no permit). */
+    window?: WindowCheck;
+  }): Promise<{ policy: AgentPolicy; payload: Record<string, unknown>; verdict?: RunVerdict; taken?: WindowTaken }>;
+  /** One model turn, one attempt; heartbeats while it waits. */
+  modelCall(req: ModelRequest): Promise<ModelReply & { attempt: number }>;
+  /** One call of one of the agent's read-only tools; heartbeats with its progress. */
+  toolCall(input: ToolInput): Promise<ToolResult & { attempt: number }>;
+}
+
+/** The commit activity (activities/commit/commit.ts). */
+export interface CommitActivities {
+  /** Carry out one effect under its class's rule; `EffectAmbiguous` when a retry cannot tell whether it landed. */
+  commitEffect(input: CommitInput): Promise<EffectOutcome>;
+}
+
+/** The coalescing path's activity (activities/coalescer/coalesce.ts). */
+export interface CoalesceActivities {
+  /** Overlap `steer`: send events into a live run by update and return what it took and refused (all refused if it has closed without taking them). */
+  steerRun(input: SteerDelivery): Promise<SteerAnswer>;
+  /** The end of a coalesced run as Temporal records it, or null while it is open (the coalescer's watch of its live run). */
+  runEnd(runKey: string): Promise<RunEnded | null>;
+}
+
+/** The schedule workflows' activities (activities/schedule/schedule.ts). */
+export interface ScheduleActivities {
+  /** Pass one window through the gate and wait for its wake to end. */
+  runScheduledWindow(input: RunWindowInput): Promise<WindowRunResult>;
+  /** The newest due nominal time of the schedule's spec later than `afterIso`, or undefined. */
+  latestDueWindow(input: { scheduleId: string; afterIso: string }): Promise<string | undefined>;
+  /** Nominal times of the schedule's spec strictly between two nominal times. */
+  windowsBetween(input: { scheduleId: string; afterIso: string; beforeIso: string }): Promise<string[]>;
+  /** Hand a tick's decision to the schedule's ledger, starting the ledger if it is not running. */
+  reportTick(input: { scheduleId: string; report: TickReport }): Promise<void>;
+}
+
+/** The supervisor's activities (activities/supervisor/supervise.ts) and a held run's re-check. */
+export interface SupervisorActivities {
+  /** Runs of this task queue that closed in (fromMs, toMs], oldest first, at most `limit`. */
+  observeRuns(input: { taskQueue: string; fromMs: number; toMs: number; limit: number }): Promise<RunObservation>;
+  /** Send one page; its dedup key makes a retried send one incident. */
+  sendPage(page: PageRequest): Promise<{ dedupKey: string; status: string }>;
+  /** Kill the live (not held) runs of this task queue, of the agents named (all when absent). */
+  stopLiveRuns(input: { taskQueue: string; agents?: string[]; who: string; reason: string }): Promise<{ stopped: number; held: number }>;
+  /** Tell held runs (of one agent, or all) to re-check the supervisor now. */
+  nudgeHeld(input: { taskQueue: string; agent?: string }): Promise<{ nudged: number }>;
+  /** A held run asks again: run, stay held, or discarded. */
+  recheckHold(input: {
+    agent: string;
+    hold: 'halted' | 'cap';
+    heldAtMs: number;
+    /** Nudged by the supervisor: read it afresh. */ nudged?: boolean;
+  }): Promise<RunVerdict>;
+}
+
+/** Every activity a wakegate worker registers. */
+export type Activities = RunActivities & CommitActivities & CoalesceActivities & ScheduleActivities & SupervisorActivities;

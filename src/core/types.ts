@@ -1,0 +1,237 @@
+/** Plain-JSON types shared by the gate, the wake workflow and its callers. */
+import type { HoldRecord } from './supervisor-types';
+
+/**
+ * How a run ended. Recorded on the run (search attribute WakeTerminalReason and the result).
+ * `failed` is for defects; every other reason is a deliberate outcome. Two belong to a schedule's
+ * window that the Schedule started directly and that did not run the agent: `duplicate` (the window
+ * had already run: a manual trigger or a backfill, which Temporal starts even over a completed run of
+ * the same ID) and `skipped` (its catch-up policy declined it, or folded it into a newer window).
+ */
+export const TERMINAL_REASONS = [
+  'success',
+  'no_op',
+  'budget_exhausted',
+  'blocked',
+  'escalated',
+  'cancelled',
+  'discarded',
+  'duplicate',
+  'skipped',
+  'failed',
+] as const;
+export type TerminalReason = (typeof TERMINAL_REASONS)[number];
+
+/**
+ * One event a run took (or, with `skip`, was told about while live): enough to audit which wakes a
+ * coalesced run stands for. The payload travels only into the run's input, not into its result.
+ */
+export interface AbsorbedEvent {
+  eventKey: string;
+  source: string;
+  type: string;
+  entity: string;
+  occurredAt: string;
+  /** Every delivery of this event the gate saw before the run took it (tracing only). */
+  deliveryIds: string[];
+  version?: number;
+  payload?: Record<string, unknown>;
+  /** Overlap `steer`: the run it was steered into first, which did not take it (or whose model never saw it). */
+  steeredFrom?: string;
+}
+
+/** What a held run carries into its next run when it continues as new (see `RunInput.resumedHold`). */
+export interface ResumedHold {
+  record: HoldRecord;
+  /** When it was first held (workflow time, epoch ms): a release must come after it. */
+  heldAtMs: number;
+  /** Its re-check interval when it continued. */
+  waitMs: number;
+  deliveryIds: string[];
+  deliveryCount: number;
+  skipped: AbsorbedEvent[];
+  skippedOverflow: number;
+  /** A coalesced run's events with the deliveries seen of each since it started (no payloads). */
+  absorbed?: AbsorbedEvent[];
+  /** Overlap `steer`: the keys steered into it, and those its model has not seen yet (with their payloads). */
+  steered?: { taken: string[]; waiting: (AbsorbedEvent & { payload: Record<string, unknown> })[] };
+}
+
+/** The run workflow's input: one run of one agent, about one event (the one that opened it), from its origin. */
+export interface RunInput {
+  /** The run's workflow ID (src/core/ids.ts): effect keys are built from it. */
+  runKey: string;
+  /** What the run is about: the agent's wake key. */
+  wakeKey: string;
+  eventKey: string;
+  source: string;
+  entity: string;
+  type: string;
+  /** When the event happened, ISO-8601 UTC. */
+  occurredAt: string;
+  /** Start of the key's time bucket, ISO-8601 UTC. */
+  bucketStart: string;
+  agent: string;
+  payload: Record<string, unknown>;
+  /** sha256 over the trigger's fingerprint fields; a redelivery with another fingerprint is refused. */
+  fingerprint: string;
+  /** The delivery that started the run (tracing only). */
+  deliveryId?: string;
+  /** The entity's version, when the source counts one (out-of-order detection). */
+  version?: number;
+  /** Which stage started the run, and what the run needs to know of it. */
+  origin: RunOrigin;
+  /**
+   * Set only by the run itself: a run held by the supervisor whose history grew long while it waited
+   * continued as new, and goes on waiting in the same hold with what it had recorded.
+   */
+  resumedHold?: ResumedHold;
+}
+
+/**
+ * Where a run comes from. The run knows of the stage that started it only what its origin says:
+ * - `event`: one logical event, admitted by the gate (the one-call path) or by a schedule's tick;
+ * - `batch`: a coalescer's batch: the coalescer (told when the run ends) and every event it took,
+ *   newest last; the run's event fields are those of the event that opened the batch;
+ * - `window`: a schedule's window whose Temporal Schedule started the run directly (ScheduledRunInput);
+ *   workflows/schedule/window-run.ts applies its catch-up policy before the agent's first step.
+ */
+export type RunOrigin =
+  | { kind: 'event' }
+  | {
+      kind: 'batch';
+      coalescerId: string;
+      absorbed: AbsorbedEvent[];
+      /** Events absorbed past the policy's maxEventsPerRun: counted, not listed. */
+      absorbedOverflow?: number;
+      /** The run this one restarts (overlap `cancel`): its events are among `absorbed`. */
+      supersedes?: string;
+    }
+  | { kind: 'window'; window: ScheduledWindow };
+
+/**
+ * A schedule's window, for an agent on the one-call path: the Temporal Schedule starts the run
+ * itself (no tick in between), with one fixed input; the run takes its window (its nominal time) from
+ * Temporal (TemporalScheduledStartTime) and its workflow ID, `<agent>@schedule/tick/<id>-<nominal>`.
+ */
+export interface ScheduledWindow {
+  scheduleId: string;
+  catchUp: 'all' | 'latest' | 'skip';
+  /** catchUp `skip`: a run starting later than this after its nominal time declines. */
+  lateAfterMs: number;
+  /** Set when another window's run folded into this one (catchUp `latest`): the window to run. */
+  nominal?: string;
+}
+
+/** What `schedules sync` puts in the Temporal Schedule's action for a one-call agent. */
+export interface ScheduledRunInput {
+  scheduled: ScheduledWindow;
+  agent: string;
+  wakeKey: string;
+  payload: Record<string, unknown>;
+  fingerprint: string;
+}
+
+/** Redeliveries of the same logical event (one or a batch), recorded on the open run for tracing. */
+export interface DeliveryNotice {
+  deliveryIds: string[];
+  /** Which event they deliver (a coalesced run took several); the run's own event when absent. */
+  eventKey?: string;
+}
+
+/** What a finished wake returns; the gate hands it to later deliveries of the same event. */
+export interface RunResult {
+  runKey: string;
+  eventKey: string;
+  agent: string;
+  wakeKey: string;
+  terminalReason: TerminalReason;
+  /** One line a person can read. */
+  summary: string;
+  /** Every delivery id seen while the run was open, first one first. */
+  deliveryIds: string[];
+  deliveryCount: number;
+  /** Agent-specific output. */
+  output?: unknown;
+  /** Budget consumed (agents with a policy; absent for the canary). */
+  usage?: BudgetUsage;
+  /** The highest attempt number any step needed (1 = nothing was retried). */
+  attempts?: number;
+  /** Set when the run was killed. */
+  killedBy?: KillRequest;
+  /** A coalesced run: the events it took, and those it was told about while live and skipped (overlap `skip`). */
+  absorbed?: AbsorbedEvent[];
+  absorbedOverflow?: number;
+  skipped?: AbsorbedEvent[];
+  skippedOverflow?: number;
+  /**
+   * Overlap `steer`: keys of the absorbed events that its coalescer steered into it while it ran and
+   * its model was given before a later turn. A steered event it took but never gave its model is
+   * not among `absorbed`: the follow-up run took it.
+   */
+  steered?: string[];
+  /** It began its commit stage (overlap `cancel`: a supersede that came after was refused). */
+  commitBegan?: boolean;
+  /** Cancelled by its coalescer (overlap `cancel`): the run that restarted on the newest state, with this run's events. */
+  supersededBy?: string;
+  /** Held by the supervisor before its first step: why, since when, and who let it go (or discarded it). */
+  held?: HoldRecord;
+}
+
+/** What the `status` query answers while a run is open. */
+export interface WakeStatus {
+  runKey: string;
+  eventKey: string;
+  agent: string;
+  wakeKey: string;
+  absorbed?: AbsorbedEvent[];
+  skipped?: AbsorbedEvent[];
+  /** Overlap `steer`: keys of the absorbed events steered into it while live. */
+  steered?: string[];
+  phase: string;
+  deliveryIds: string[];
+  deliveryCount: number;
+  usage?: BudgetUsage;
+  /** The irreversible effect waiting for a person, if any. */
+  /** The effect waiting for a person, with the exact arguments it would be carried out with. */
+  awaitingApproval?: { effectKey: string; effect: string; summary: string; args: Record<string, unknown> };
+  /** Held by the supervisor (phase `held`), or was. */
+  held?: HoldRecord;
+}
+
+/** A kill request: who stopped the run and why (recorded on the result). */
+export interface KillRequest {
+  who: string;
+  reason: string;
+  /**
+   * Sent by the supervisor's halt (or a trip that stops runs): a run that has not begun its work
+   * (loading, or held) is held for a person's release instead of cancelled. A halt stops admitting;
+   * a run that was not yet admitted to work is a wake that arrived, and held wakes are kept.
+   */
+  halt?: boolean;
+}
+
+/** A person's decision on an irreversible effect waiting for approval. */
+export interface ApprovalDecision {
+  who: string;
+  reason?: string;
+  /** The effect key being decided; when given it must match the one waiting. */
+  effectKey?: string;
+}
+
+/** What the kill and approval updates answer once accepted. */
+export interface UpdateAck {
+  accepted: true;
+  phase: string;
+  /** A halt reached the run before its work: it is held, not cancelled. */
+  held?: boolean;
+}
+
+/** What a run consumed, per budget dimension (wall clock in ms). */
+export interface BudgetUsage {
+  turns: number;
+  tokens: number;
+  toolCalls: number;
+  costUsd: number;
+  wallClockMs: number;
+}

@@ -1,0 +1,97 @@
+import { WorkflowExecutionAlreadyStartedError, WorkflowNotFoundError, type WorkflowExecutionDescription } from '@temporalio/client';
+import { agentEventId } from '../core/ids';
+import type { RunInput, RunResult } from '../core/types';
+import type { runWorkflow } from '../../workflows/run/workflow';
+import type { WakeAnswer } from '../core/decision';
+import type { PathContext } from './path-context';
+
+// Another caller can close the run between our start and our describe; a few rounds settle it.
+const MAX_ROUNDS = 5;
+
+/** The `mismatch` answer: the key was already used with other inputs; nothing was started. */
+export function mismatch(input: RunInput, stored: string, base: WakeAnswer, runId: string): WakeAnswer {
+  return {
+    ...base,
+    decision: 'mismatch',
+    runId,
+    message:
+      `event key ${input.eventKey} was already used with different inputs (fingerprint ${stored.slice(0, 12)}…, ` +
+      `this delivery ${input.fingerprint.slice(0, 12)}…); nothing was started. Use a new key (entity, type or time) ` +
+      `for a different event, or send the original inputs.`,
+  };
+}
+
+/**
+ * The one-call path, for an agent that does not coalesce: one Temporal start of the run with
+ * workflow ID `agent@eventKey`, or the name its trigger gives runs (`runId`) (conflict FAIL: no second open run; reuse ALLOW_DUPLICATE_FAILED_ONLY:
+ * a completed run is never repeated, a failed one may run again). Only a duplicate pays for a second
+ * call, to answer it: open → `in_progress` (its delivery id recorded on the run), completed → its
+ * stored result, a different fingerprint → `mismatch`.
+ */
+export async function admitOneCall(ctx: PathContext, input: RunInput): Promise<WakeAnswer> {
+  const { client, taskQueue } = ctx;
+  const base: WakeAnswer = { decision: 'started', agent: input.agent, wakeKey: input.wakeKey, workflowId: input.runKey };
+  // A trigger that names its runs otherwise (`runId`: a schedule's window) may have a run of this
+  // event under the default name, started before it did so: that run holds the event.
+  const legacyId = agentEventId(input.agent, input.eventKey);
+  if (legacyId !== input.runKey) {
+    let held = await answerFromRun(ctx, input, { ...base, workflowId: legacyId }, legacyId);
+    if (held === RETRY) held = await answerFromRun(ctx, input, { ...base, workflowId: legacyId }, legacyId);
+    if (held && held !== RETRY) return held;
+  }
+  for (let round = 0; round < MAX_ROUNDS; round++) {
+    try {
+      const handle = await client.workflow.start<typeof runWorkflow>('runWorkflow', {
+        workflowId: input.runKey,
+        taskQueue,
+        args: [input],
+        workflowIdConflictPolicy: 'FAIL',
+        workflowIdReusePolicy: 'ALLOW_DUPLICATE_FAILED_ONLY',
+        // The start carries no search attributes: each indexed attribute makes the server's start
+        // write heavier, so the run indexes itself in its first workflow task (workflows/run/workflow.ts).
+        memo: { fingerprint: input.fingerprint },
+      });
+      return { ...base, decision: 'started', runId: handle.firstExecutionRunId };
+    } catch (err) {
+      if (!(err instanceof WorkflowExecutionAlreadyStartedError)) throw err;
+    }
+
+    const answer = await answerFromRun(ctx, input, base, input.runKey);
+    if (answer && answer !== RETRY) return answer;
+  }
+  throw new Error(`gate: ${input.runKey} changed state ${MAX_ROUNDS} times while answering; try again`);
+}
+
+/** Answer a delivery from the run that holds its event; RETRY when that run closed meanwhile, undefined when there is none or it failed. */
+const RETRY = 'retry' as const;
+async function answerFromRun(ctx: PathContext, input: RunInput, base: WakeAnswer, workflowId: string): Promise<WakeAnswer | typeof RETRY | undefined> {
+  const { client } = ctx;
+  let desc: WorkflowExecutionDescription;
+  try {
+    desc = await client.workflow.getHandle(workflowId).describe();
+  } catch (err) {
+    if (err instanceof WorkflowNotFoundError) return undefined;
+    throw err;
+  }
+  const stored = desc.memo?.fingerprint;
+  if (typeof stored === 'string' && stored !== input.fingerprint) return mismatch(input, stored, base, desc.runId);
+  switch (desc.status.name) {
+    case 'RUNNING':
+      if (input.deliveryId) {
+        try {
+          await ctx.deliveries.record(workflowId, desc.runId, input.deliveryId);
+        } catch (err) {
+          if (err instanceof WorkflowNotFoundError) return RETRY; // closed meanwhile: answer from its outcome
+          throw err;
+        }
+      }
+      return { ...base, decision: 'in_progress', runId: desc.runId };
+    case 'COMPLETED': {
+      const result = (await client.workflow.getHandle(workflowId, desc.runId).result()) as RunResult;
+      return { ...base, decision: 'completed', runId: desc.runId, result };
+    }
+    default:
+      // Failed, timed out, terminated: the reuse policy lets the next start through.
+      return undefined;
+  }
+}

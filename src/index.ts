@@ -1,0 +1,54 @@
+/**
+ * wakegate's public entry: everything a deployment needs to put its own agents behind the gate.
+ * `import { createWakegate, defineAgent, defineTool, defineEffect } from 'wakegate'`; recipes in
+ * docs/EXTENDING.md.
+ */
+export { createWakegate, type Wakegate, type WakegateOptions } from './runtime/wakegate';
+
+// Agents, tools, effects
+export { defineAgent, defineEffect, defineTool, DefaultAnswer, type AgentOptions, type EffectOptions, type ToolOptions } from './agents/definition';
+export type {
+  AgentDefinition,
+  DecideContext,
+  Decision,
+  EffectContext,
+  EffectDefinition,
+  EffectReceipt,
+  Proposal,
+  ToolContext,
+  ToolDefinition,
+  ToolInput,
+  ToolResult,
+} from './agents/plugin';
+export type { AgentRegistry } from './agents/registry';
+export type { EffectClass } from './core/policy';
+
+// Models: any AI SDK language model, one step per activity
+export { aiSdkStep as aiSdkModel, type ModelStep, type StepReply, type StepRequest } from '../activities/run/model/step';
+export { offlineModel } from '../activities/run/model/offline';
+export { anthropic, google, openaiCompatible, type ProviderSettings } from '../activities/run/model/providers';
+
+// Triggers, webhook sources, schedules
+export { defineTrigger, type TriggerDefinition, type TriggerDefinitionInput } from './trigger/definition';
+export type { WakeEvent } from './core/event';
+export { defineWebhookSource, type CustomScheme, type DeliveryContext, type Mapped, type SignatureScheme, type WebhookSource } from './trigger/webhook/source';
+export { fail as refuseSignature, type SignatureFailure, type Verdict, type Verifier } from './trigger/webhook/signatures';
+export { defineSchedule, type ScheduleDefinition, type ScheduleDefinitionInput } from '../schedules/definition';
+export { builtinSchedules } from '../schedules/definitions';
+
+// The supervisor
+export { defaultSupervisorPolicy, withSupervisorPolicy } from './supervisor/policy';
+export type { SupervisorPolicy, WindowCap } from './core/supervisor-types';
+
+// Configuration, and helpers for providers
+export { loadConfig, type Config, type OutsideConfig, type TracingConfig } from './config/config';
+export { activeTracing, type Tracing } from './tracing/provider';
+export { z } from 'zod';
+export { http, type HttpRequest, type HttpResponse } from './providers/http';
+export { channelAdapter, type ChannelAdapter } from './providers/channel';
+export { localExports, type ExportAdapter } from './providers/exports';
+export { pullRequestAdapter, type PullRequestAdapter } from './providers/pulls';
+export { FailureType } from './core/failures';
+export type { TerminalReason, RunResult, WakeStatus } from './core/types';
+export type { EffectOutcome } from './core/contracts';
+export type { WakeAnswer } from './core/decision';

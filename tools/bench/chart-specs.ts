@@ -1,0 +1,195 @@
+import { capacityPanels } from './chart-capacity';
+import type { BenchResultsFile } from './results-file';
+import { bar, groupedBars, latencyPanel, obj, rowBars, type Json, type Spec } from './chart-parts';
+import { coalesce, ingress } from './chart-coalesce';
+
+export type { Spec } from './chart-parts';
+type Results = BenchResultsFile<Json>;
+
+/**
+ * The chart of each benchmark as a Vega-Lite spec, made from its results file alone (tools/bench/charts.ts
+ * renders it to SVG): wakegate's series beside the baseline it is measured against, latency as
+ * p50 / p99 (/ max) bars or, where the file holds a histogram, as the distribution, and for the hot
+ * wake key its answers and runs over time. Every panel names its units; the chart's subtitle says
+ * when the file was made, on what machine and how loaded it was. Nothing here measures or rounds
+ * anew: a label is the figure as the file holds it.
+ */
+
+const gate = (r: Json): Spec[] => {
+  const lat = obj(r.startLatencyMs);
+  const storm = obj(r.storm);
+  const interval = obj(r.interval);
+  const spread = obj(r.spread);
+  const raw = 'raw client.workflow.start, unique IDs';
+  const gated = 'the gate, unique keys (one-call path)';
+  return [
+    rowBars(
+      [
+        'Start rate at the same concurrency',
+        `side by side, each in a process of its own, ${String(interval.blocks)} spans of ${String(interval.blockSeconds)} s`,
+      ],
+      'starts per second',
+      [...bar(raw, 'starts per second', r.rawStartsPerSecond), ...bar(gated, 'starts per second', r.gateStartsPerSecond)],
+    ),
+    rowBars(['gate / raw start rate', `on the totals with its paired block bootstrap interval; the spread of each span's own ratio`], 'gate rate / raw rate', [
+      ...bar('all spans', 'figure', r.ratio),
+      ...bar('95% low', 'interval', interval.lo),
+      ...bar('95% high', 'interval', interval.hi),
+      ...bar('span min', 'spread', spread.min),
+      ...bar('span q1', 'spread', spread.q1),
+      ...bar('span median', 'spread', spread.median),
+      ...bar('span q3', 'spread', spread.q3),
+      ...bar('span max', 'spread', spread.max),
+    ]),
+    latencyPanel(
+      ['Time to start, one call'],
+      [
+        { name: raw, stats: obj(lat.raw) },
+        { name: gated, stats: obj(lat.gate) },
+      ],
+    ),
+    latencyPanel(
+      [
+        'Storm: one event delivered many times at once',
+        `${String(storm.deliveries)} deliveries started ${String(storm.executions)} execution(s); time to answer`,
+      ],
+      [{ name: 'answers to the deliveries', stats: obj(storm.answerMs) }],
+    ),
+  ];
+};
+
+const run = (r: Json): Spec[] => {
+  const series = (Array.isArray(r.series) ? r.series : []) as Json[];
+  const find = (name: string) => obj(series.find((s) => s.name === name));
+  const pair = (title: string, wake: string, bare: string) =>
+    latencyPanel(
+      [title, 'accepted wake → terminal state, sequential runs'],
+      [
+        { name: `${wake}: the wakegate run`, stats: find(wake) },
+        { name: `${bare}: its activities in a bare workflow`, stats: find(bare) },
+      ],
+    );
+  return [pair('A no_op run', 'no_op run (wake)', 'no_op steps (bare)'), pair('A three-step run', 'three-step run (wake)', 'three steps (bare)')];
+};
+
+const schedules = (r: Json): Spec[] => {
+  const hops = Object.entries(obj(r.medianHopsMs)).flatMap(([name, ms]) => {
+    const series = name.split(/[,:]/)[0]!.trim();
+    return bar(`${series}: ${name.slice(name.indexOf(': ') + 2)}`, series, ms);
+  });
+  return [
+    latencyPanel(
+      ["Lag from a window's nominal time", "to its run's first activity"],
+      [
+        { name: 'wakegate: the Schedule starts the run', stats: lagStats(r.wakegate) },
+        { name: 'bare Temporal: a Schedule starting a one-activity workflow', stats: lagStats(r.bareTemporal) },
+        { name: 'reference: a bare Schedule starting the run workflow', stats: lagStats(r.reference) },
+      ],
+    ),
+    ...spanRatios(r),
+    rowBars(['Where the lag goes', 'the median of each hop on the way'], 'ms (median)', hops),
+  ];
+};
+/** The ratio over all fires (the figure) with its interval, and the spread of each span's own p50 ratio to bare. */
+const spanRatios = (r: Json): Spec[] => {
+  const wg = obj(r.ratio);
+  const ref = obj(obj(r.reference).ratio);
+  if (!Array.isArray(wg.perBlock)) return [];
+  const seconds = String(obj(wg.interval).blockSeconds);
+  const rows = (name: string, x: Json) => {
+    const i = obj(x.interval);
+    const sp = obj(x.spread);
+    return [
+      ...bar('all fires', name, x.p50),
+      ...bar('95% low', name, i.lo),
+      ...bar('95% high', name, i.hi),
+      ...bar('span min', name, sp.min),
+      ...bar('span q1', name, sp.q1),
+      ...bar('span q3', name, sp.q3),
+      ...bar('span max', name, sp.max),
+    ];
+  };
+  return [
+    groupedBars(
+      [
+        'p50 ratio to bare (the series side by side)',
+        `over all fires with its paired block bootstrap interval; the spread of the ${seconds} s spans' own ratios`,
+      ],
+      'p50 / bare p50',
+      [...rows('wakegate: the Schedule starts the run', wg), ...rows('reference: a bare Schedule starting the run workflow', ref)],
+    ),
+  ];
+};
+/** The schedules file names its lag figures p50Ms, p99Ms, maxMs. */
+const lagStats = (v: unknown): Json => {
+  const s = obj(v);
+  return { p50: s.p50Ms, p99: s.p99Ms, max: s.maxMs, ...(s.histogram ? { histogram: s.histogram } : {}) };
+};
+
+const cli = (r: Json): Spec[] => {
+  const startup = obj(r.startup);
+  const emits = obj(r.emits);
+  return [
+    latencyPanel(
+      ['Start-up of wakegate --help', `${String(startup.runs)} fresh processes each, spawn to exit`],
+      [
+        { name: 'the compiled bin', stats: obj(startup.ms) },
+        { name: 'the same from source through tsx', stats: obj(obj(startup.fromSourceThroughTsx).ms) },
+      ],
+    ),
+    latencyPanel(
+      ['A burst of wakegate emit processes', `${String(emits.calls)} processes, ${String(emits.parallel)} at a time, spawn to exit`],
+      [{ name: 'answered emits', stats: obj(emits.answerMs) }],
+    ),
+    rowBars(['The burst: answered, and runs that succeeded'], 'processes / runs', [
+      ...bar('emit processes started', 'sent', emits.calls),
+      ...bar('emits answered', 'answered', emits.answered),
+      ...bar('runs that ended success', 'ended success', emits.runsSucceeded),
+    ]),
+  ];
+};
+
+const PANELS: Record<string, { headline: string; panels: (r: Json) => Spec[] }> = {
+  gate: { headline: 'the gate against a raw workflow start', panels: gate },
+  run: { headline: 'the run machinery against a bare workflow', panels: run },
+  schedules: { headline: "from a window's nominal time to its run's first step", panels: schedules },
+  coalesce: { headline: 'one hot wake key, then many keys, through the coalescer', panels: coalesce },
+  ingress: { headline: 'signed webhooks and a queue against a raw workflow start', panels: ingress },
+  cli: { headline: "the wakegate command's start-up, and a burst of emits", panels: cli },
+  capacity: { headline: 'what one event costs Temporal, counted from the histories, per path', panels: capacityPanels },
+};
+
+/** The benchmarks that have a chart. */
+export const CHARTED = Object.keys(PANELS);
+
+/** When and where the file was made, in two short lines: the date, then the machine and its load. */
+export function provenanceLines(f: Results): string[] {
+  const m = f.machine;
+  return [
+    `${f.at.slice(0, 16).replace('T', ' ')} UTC, ${f.durationS} s; ${m.cpus} × ${m.cpuModel}, ${m.memoryGb} GB, Node ${m.node}`,
+    `load average ${m.loadavgAtStart[0] ?? '–'} at the start, ${m.loadavgAtEnd[0] ?? '–'} at the end (1 min)`,
+  ];
+}
+
+/** The whole chart of one results file: a title, the date and machine line, the command, any problems found, then the panels one under another. */
+export function chartSpec(f: Results): Spec {
+  const chart = PANELS[f.bench];
+  if (!chart) throw new Error(`no chart for a benchmark named "${f.bench}" (known: ${CHARTED.join(', ')})`);
+  return {
+    $schema: 'https://vega.github.io/schema/vega-lite/v6.json',
+    title: {
+      text: `bench:${f.bench}: ${chart.headline}`,
+      subtitle: [...provenanceLines(f), f.command, ...f.problems.map((p) => `problem the benchmark found: ${p}`)],
+      anchor: 'start',
+      fontSize: 15,
+      subtitlePadding: 6,
+      offset: 12,
+    },
+    background: 'white',
+    padding: 12,
+    spacing: 36,
+    vconcat: chart.panels(f.results),
+    resolve: { scale: { color: 'independent', x: 'independent', y: 'independent' }, legend: { color: 'independent' } },
+    config: { font: 'Helvetica, Arial, sans-serif', title: { fontSize: 12, subtitleFontSize: 11 }, axis: { labelFontSize: 10, titleFontSize: 11 } },
+  };
+}

@@ -1,0 +1,455 @@
+import { randomUUID } from 'node:crypto';
+import v8 from 'node:v8';
+import vm from 'node:vm';
+import { Client, Connection } from '@temporalio/client';
+import { temporal } from '@temporalio/proto';
+import { DefaultLogger, NativeConnection, Runtime } from '@temporalio/worker';
+import { DevServer } from '../devserver/dev-server';
+import { withPolicies } from '../../src/agents/registry';
+import type { GateAnswer } from '../../src/core/decision';
+import type { RunInput } from '../../src/core/types';
+import { benchSupervisorPolicy, untilNoOpenRuns } from './quiet';
+import { histograms, percentile, round, runPool } from './stats';
+import { appOf, exampleAgents } from '../../test/helpers/app';
+import { benchRecorder } from './results';
+import { InFlightRefusals } from './in-flight-refusals';
+import { offerStats } from '../../src/coalescer/offer-batcher';
+import { coalescerQuery } from '../../src/core/messages';
+
+/**
+ * `npm run bench:coalesce`: the coalescing path on one dev server, with the deployment's worker in
+ * this process, through the gate's public API (`createWakegate(...).gate(...).admit`).
+ * 1. Warm-up: raw starts and coalescing offers over many keys, then a hot key's stream as in 3 (on
+ *    a key of its own), then RSS (`warm`).
+ * 2. Many wake keys: BENCH_KEYS (200) keys × 10 events, key after key, offered as fast as the gate
+ *    takes them with BENCH_CONCURRENCY (64) outstanding, against raw `client.workflow.start` (unique
+ *    IDs, no worker on their queue) at the same concurrency, in BENCH_ROUNDS (4) alternating rounds
+ *    (the keys split between them), each series started on an idle worker (the runs of the one
+ *    before it ended): `ratio` = coalescing events per second / raw starts per second.
+ * 3. One hot wake key: BENCH_EVENTS (10,000) distinct events offered at BENCH_EVENTS / BENCH_SECONDS
+ *    (60) per second, open loop (each offer sent at its time, however many answers are outstanding):
+ *    each answer's latency, the seconds until all are answered, the runs started and their bound,
+ *    ceil(seconds / maxWait) + 1.
+ *    Then its dedup table: events held, its stated capacity, events it let go early (0: the whole
+ *    stream deduplicated), and redeliveries of its first, middle and last events, each answered
+ *    from its first decision.
+ * 4. RSS at the end (`end`), against `warm`; updates the server refused with its in-flight limit
+ *    (tools/bench/in-flight-refusals.ts says where they are counted).
+ * 5. Many keys, one event each (a nightly import touching every campaign once): BENCH_ONE_EACH_KEYS
+ *    (2,000) keys against raw starts in alternating rounds as in 2, after the end's RSS reading (each
+ *    key leaves an idle coalescer in the worker's cache, which is what 4 would measure otherwise).
+ * The agent is the canary with a coalescing policy (debounce 1 s, maxWait 5 s, skip while running):
+ * its run costs two short activities, so what is measured is the gate and the coalescer. The
+ * supervisor is on with a benchmark policy (storm thresholds and the fleet cap out of the way, so
+ * every run still takes its permit at its first step). Ends with one JSON line of the figures.
+ */
+const BENCH_POLICY = benchSupervisorPolicy('bench:coalesce', 'offers ~170 events/s');
+const EVENTS = Number(process.env.BENCH_EVENTS ?? 10_000);
+const SECONDS = Number(process.env.BENCH_SECONDS ?? 60);
+const KEYS = Number(process.env.BENCH_KEYS ?? 200);
+const PER_KEY = 10;
+const ONE_EACH_KEYS = Number(process.env.BENCH_ONE_EACH_KEYS ?? 2000);
+const CONCURRENCY = Number(process.env.BENCH_CONCURRENCY ?? 64);
+const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 4);
+/**
+ * Events (and raw starts) of the warm-up: as many as a phase of many keys, so that RSS is read once
+ * the process has reached its working set (the workflow threads' V8 heaps, connection buffers). A
+ * smaller warm-up reads RSS before that, and the growth it then reports is the working set being
+ * reached, not a leak: the JS heap (`heapUsedMb`, after a full collection) stays flat either way.
+ */
+const WARM = Number(process.env.BENCH_WARM ?? 2000);
+/**
+ * Events of the warm-up's hot stream (as many as the measured one, at its rate): a hot coalescer's
+ * state (every event key it answered within its dedup horizon, carried across continue-as-new) and
+ * the workflow thread's heap that holds it reach their size only in such a stream. Read before it,
+ * `warm` left that out: the end was 1.01x warm in one run and 1.17x and 1.32x in others with the
+ * same code, as the allocator happened to hand memory back or not.
+ */
+const WARM_HOT = Number(process.env.BENCH_WARM_HOT ?? EVENTS);
+const MAX_WAIT_MS = 5000;
+
+// A full collection before each RSS reading, without asking for --expose-gc on the command line.
+v8.setFlagsFromString('--expose-gc');
+const gc = vm.runInNewContext('gc') as () => void;
+const heap: Record<string, number> = {};
+/** Workflows in the worker's cache at each RSS reading (Temporal's sticky cache: coalescers stay open, idle, until their dedup horizon). */
+const cached: Record<string, number> = {};
+const rssMb = (cachedNow: number) => {
+  gc();
+  const m = process.memoryUsage();
+  const at = Object.keys(heap).length === 0 ? 'warm' : Object.keys(heap).length === 1 ? 'afterManyKeys' : 'end';
+  heap[at] = round(m.heapUsed / 2 ** 20, 0);
+  cached[at] = cachedNow;
+  return round(m.rss / 2 ** 20, 0);
+};
+const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+const messageOf = (err: unknown) => (err instanceof Error ? err.message : String(err));
+
+/** Send `n` offers, offer i at `i × intervalMs` after the first, whatever is still unanswered (open loop). */
+async function openLoop(n: number, intervalMs: number, send: (i: number) => Promise<GateAnswer>) {
+  const latencies: number[] = [];
+  const answers: GateAnswer[] = [];
+  /** When each answer came, ms after the first offer, in the order of `answers`. */
+  const answeredAtMs: number[] = [];
+  const errors: string[] = [];
+  const done: Promise<void>[] = [];
+  const t0 = performance.now();
+  const startedAt = Date.now();
+  for (let i = 0; i < n; i++) {
+    const wait = t0 + i * intervalMs - performance.now();
+    if (wait > 1) await sleep(wait);
+    const s = performance.now();
+    done.push(
+      send(i).then(
+        (a) => {
+          latencies.push(performance.now() - s);
+          answers.push(a);
+          answeredAtMs.push(performance.now() - t0);
+        },
+        (err: unknown) => void errors.push(messageOf(err)),
+      ),
+    );
+  }
+  await Promise.all(done);
+  return { seconds: (performance.now() - t0) / 1000, latencies, answers, answeredAtMs, startedAt, errors };
+}
+
+/** The longest span between two answers (in the order they came), and where it began. */
+function longestGap(answeredAtMs: number[]): { ms: number; atS: number } {
+  const at = [...answeredAtMs].sort((a, b) => a - b);
+  let best = { ms: 0, atS: 0 };
+  for (let i = 1; i < at.length; i++) if (at[i]! - at[i - 1]! > best.ms) best = { ms: round(at[i]! - at[i - 1]!, 0), atS: round(at[i - 1]! / 1000) };
+  return best;
+}
+
+const EventType = temporal.api.enums.v1.EventType;
+/** Event types that every offer writes: left out of a gap's account, which is about what else happened. */
+const EVERY_OFFER = new Set([
+  EventType.EVENT_TYPE_WORKFLOW_TASK_SCHEDULED,
+  EventType.EVENT_TYPE_WORKFLOW_TASK_STARTED,
+  EventType.EVENT_TYPE_WORKFLOW_TASK_COMPLETED,
+  EventType.EVENT_TYPE_WORKFLOW_EXECUTION_UPDATE_ACCEPTED,
+  EventType.EVENT_TYPE_WORKFLOW_EXECUTION_UPDATE_COMPLETED,
+]);
+
+/**
+ * A gap longer than a second, with what the hot coalescer's history holds from its start to its
+ * end besides the offers' own events (a signal to its run, a timer, a continue-as-new), each with
+ * its time in seconds after the first offer: where to look for the cause.
+ */
+async function withCoalescerEvents(client: Client, coalescerId: string | undefined, startedAt: number, gap: { ms: number; atS: number }) {
+  if (!coalescerId || gap.ms < 1000) return gap;
+  const fromMs = startedAt + gap.atS * 1000 - 100;
+  const toMs = fromMs + gap.ms + 200;
+  const events: { atS: number; run: string; event: string }[] = [];
+  for await (const wf of client.workflow.list({ query: `WorkflowId = "${coalescerId}"` })) {
+    for (const e of (await client.workflow.getHandle(coalescerId, wf.runId).fetchHistory()).events ?? []) {
+      const t = Number(e.eventTime?.seconds ?? 0) * 1000 + Math.floor((e.eventTime?.nanos ?? 0) / 1e6);
+      if (t < fromMs || t > toMs || EVERY_OFFER.has(e.eventType!)) continue;
+      events.push({ atS: round((t - startedAt) / 1000, 3), run: wf.runId.slice(0, 8), event: EventType[e.eventType!]!.replace('EVENT_TYPE_', '') });
+    }
+  }
+  return { ...gap, coalescerEvents: events.sort((x, y) => x.atS - y.atS).slice(0, 40) };
+}
+
+/** The hot key over time, for the chart: answers per second since the first offer by decision, and each run from start to end. */
+async function hotKeyTimeline(client: Client, wakeKey: string, loop: Awaited<ReturnType<typeof openLoop>>) {
+  const answersPerSecond: Record<string, number[]> = {};
+  loop.answers.forEach((a, i) => {
+    const perSecond = (answersPerSecond[a.decision] ??= []);
+    const s = Math.floor(loop.answeredAtMs[i]! / 1000);
+    while (perSecond.length <= s) perSecond.push(0);
+    perSecond[s]!++;
+  });
+  const sinceStart = (d: Date) => round((d.getTime() - loop.startedAt) / 1000);
+  const runs: { startS: number; endS?: number }[] = [];
+  for await (const wf of client.workflow.list({ query: `WorkflowType = "runWorkflow" AND WakeKey = "${wakeKey}"` })) {
+    runs.push({ startS: sinceStart(wf.startTime), ...(wf.closeTime ? { endS: sinceStart(wf.closeTime) } : {}) });
+  }
+  runs.sort((a, b) => a.startS - b.startS);
+  return { answersPerSecond, runs };
+}
+
+const countDecisions = (answers: GateAnswer[]) => {
+  const out: Record<string, number> = {};
+  for (const a of answers) out[a.decision] = (out[a.decision] ?? 0) + 1;
+  return out;
+};
+
+async function main(): Promise<void> {
+  const recorder = benchRecorder('coalesce', {
+    hotKeyEvents: EVENTS,
+    hotKeySeconds: SECONDS,
+    keys: KEYS,
+    eventsPerKey: PER_KEY,
+    concurrency: CONCURRENCY,
+    rounds: ROUNDS,
+    warmUp: WARM,
+    warmUpHotKeyEvents: WARM_HOT,
+    policy: { debounceMs: 1000, maxWaitMs: MAX_WAIT_MS, whileRunning: 'skip' },
+    agent: 'canary with a coalescing policy (its run: two short activities)',
+    temporal: "dev server of its own (temporal server start-dev, SQLite), localhost; the deployment's worker in the benchmark process",
+    supervisor: 'on, with a benchmark policy: storm thresholds raised out of the way, every run takes a permit at its first step',
+  });
+  const refusals = new InFlightRefusals();
+  Runtime.install({ logger: refusals.logger(new DefaultLogger('WARN')) });
+  const server = await DevServer.start();
+  const client = new Client({ connection: await Connection.connect({ address: server.address, interceptors: refusals.interceptors() }) });
+  const connection = await NativeConnection.connect({ address: server.address });
+  const agents = withPolicies(exampleAgents, (d) =>
+    d.policy.name === 'canary'
+      ? {
+          coalesce: {
+            debouncePeriodMs: 1000,
+            maxWaitMs: MAX_WAIT_MS,
+            whileRunning: 'skip',
+            idleCloseMs: 120_000,
+            dedupHorizonMs: 3_600_000,
+            maxEventsPerRun: 1000,
+          },
+        }
+      : undefined,
+  );
+  const app = appOf(agents, { supervisor: BENCH_POLICY });
+  const tag = randomUUID().slice(0, 8);
+  const taskQueue = `bench-coalesce-${tag}`;
+  const gate = app.gate(client, taskQueue, { decisionWaitMs: 60_000 });
+  const worker = await app.worker({ connection, namespace: server.namespace, taskQueue });
+  const occurredAt = '2026-12-02T10:00:00Z';
+  const count = (query: string) => client.workflow.count(query).then((c) => c.count);
+  try {
+    await worker.runUntil(async () => {
+      const offer = (entity: string, type: string) => gate.admit({ source: 'ping', entity, type, occurredAt });
+      const raw = (prefix: string) => (i: number) =>
+        client.workflow.start('runWorkflow', { workflowId: `${prefix}-${i}`, taskQueue: `bench-raw-${tag}`, args: [{ eventKey: `raw-${i}` } as RunInput] });
+      /** Offers in a pool of CONCURRENCY: their latencies, answers and errors (an error does not stop the others). */
+      const pooled = async (n: number, send: (i: number) => Promise<GateAnswer>) => {
+        const answers: GateAnswer[] = [];
+        const errors: string[] = [];
+        const latencies = await runPool(n, CONCURRENCY, (i) =>
+          send(i).then(
+            (a) => void answers.push(a),
+            (err: unknown) => void errors.push(messageOf(err)),
+          ),
+        );
+        return { latencies, answers, errors };
+      };
+
+      // 1. Warm-up: connections, the bundle's first tasks, server caches; then its runs end.
+      await runPool(WARM, CONCURRENCY, raw(`warm-${tag}`));
+      const warm = await pooled(WARM, (i) => offer(`warm-${tag}-${Math.floor(i / PER_KEY)}`, `w-${i % PER_KEY}`));
+      const warmHot = await openLoop(WARM_HOT, (SECONDS * 1000) / EVENTS, (i) =>
+        gate.admit({ source: 'ping', entity: `warm-hot-${tag}`, type: `e-${i}`, occurredAt, deliveryId: `wd-${i}` }),
+      );
+      warm.errors.push(...warmHot.errors);
+      await sleep(MAX_WAIT_MS + 3000);
+      const rssWarm = rssMb(worker.getStatus().numCachedWorkflows);
+
+      // 2. Many keys against raw starts, alternating rounds.
+      const rates = { raw: [] as number[], coalesce: [] as number[] };
+      const many = { latencies: [] as number[], answers: [] as GateAnswer[], errors: [] as string[] };
+      const perRoundKeys = Math.max(1, Math.floor(KEYS / ROUNDS));
+      for (let r = 0; r < ROUNDS; r++) {
+        const n = perRoundKeys * PER_KEY;
+        for (const kind of r % 2 === 0 ? (['raw', 'coalesce'] as const) : (['coalesce', 'raw'] as const)) {
+          await untilNoOpenRuns(client, [taskQueue]); // each series starts on an idle worker
+          const t0 = performance.now();
+          if (kind === 'raw') await runPool(n, CONCURRENCY, raw(`raw-${tag}-${r}`));
+          else {
+            const round = await pooled(n, (i) => offer(`k-${tag}-${r * perRoundKeys + Math.floor(i / PER_KEY)}`, `e-${i % PER_KEY}`));
+            many.latencies.push(...round.latencies);
+            many.answers.push(...round.answers);
+            many.errors.push(...round.errors);
+          }
+          rates[kind].push(n / ((performance.now() - t0) / 1000));
+          if (kind === 'coalesce') await sleep(1500); // its last keys' debounce (1 s): their runs start, then the next series waits them out
+        }
+      }
+      const total = (xs: number[]) => (xs.length * perRoundKeys * PER_KEY) / xs.reduce((s, rate) => s + (perRoundKeys * PER_KEY) / rate, 0);
+      const rawRate = total(rates.raw);
+      const coalesceRate = total(rates.coalesce);
+      await sleep(MAX_WAIT_MS + 5000);
+      const manyRuns = await count(`WorkflowType = "runWorkflow" AND WakeKey STARTS_WITH "k-${tag}-"`);
+      const rssAfterMany = rssMb(worker.getStatus().numCachedWorkflows);
+
+      // 3. One hot key, open loop.
+      const hot = `hot-${tag}`;
+      const resent0 = offerStats.stuckResends;
+      const one = await openLoop(EVENTS, (SECONDS * 1000) / EVENTS, (i) =>
+        gate.admit({ source: 'ping', entity: hot, type: `e-${i}`, occurredAt, deliveryId: `d-${i}` }),
+      );
+      const coalescerId = one.answers.find((a) => a.coalescerId)?.coalescerId;
+      await sleep(MAX_WAIT_MS + 3000); // the last batch's run starts before runs are counted
+      const hotRuns = await count(`WorkflowType = "runWorkflow" AND WakeKey = "${hot}"`);
+      const bound = Math.ceil(one.seconds / (MAX_WAIT_MS / 1000)) + 1;
+      const timeline = await hotKeyTimeline(client, hot, one);
+      const coalescerExecutions = coalescerId ? await count(`WorkflowId = "${coalescerId}"`) : undefined;
+      // Its dedup table held the whole stream: nothing let go early, and old events are still answered from their first decision.
+      const table = coalescerId ? await client.workflow.getHandle(coalescerId).query(coalescerQuery, { seenLast: 0 }) : undefined;
+      const resentOf = [0, 1, Math.floor(EVENTS / 2), EVENTS - 1];
+      const resent = await Promise.all(resentOf.map((i) => gate.admit({ source: 'ping', entity: hot, type: `e-${i}`, occurredAt, deliveryId: `again-${i}` })));
+      const dedup = {
+        held: table?.seenCount,
+        capacity: table?.seenCapacity,
+        forgottenEarly: table?.state.counts.forgottenEarly ?? 0,
+        redelivered: resentOf.length,
+        answeredFromFirstDecision: resent.filter((a) => a.original !== undefined && a.original !== 'mismatch').length,
+      };
+
+      // 4. The end.
+      const rssEnd = rssMb(worker.getStatus().numCachedWorkflows);
+
+      // 5. Many keys, one event each, against raw starts, alternating rounds.
+      const oneEachRates = { raw: [] as number[], coalesce: [] as number[] };
+      const oneEach = { latencies: [] as number[], answers: [] as GateAnswer[], errors: [] as string[] };
+      const perRoundOnes = Math.max(1, Math.floor(ONE_EACH_KEYS / ROUNDS));
+      for (let r = 0; r < ROUNDS; r++) {
+        for (const kind of r % 2 === 0 ? (['raw', 'coalesce'] as const) : (['coalesce', 'raw'] as const)) {
+          await untilNoOpenRuns(client, [taskQueue]);
+          const t0 = performance.now();
+          if (kind === 'raw') await runPool(perRoundOnes, CONCURRENCY, raw(`raw1-${tag}-${r}`));
+          else {
+            const round = await pooled(perRoundOnes, (i) => offer(`one-${tag}-${r * perRoundOnes + i}`, 'import'));
+            oneEach.latencies.push(...round.latencies);
+            oneEach.answers.push(...round.answers);
+            oneEach.errors.push(...round.errors);
+          }
+          oneEachRates[kind].push(perRoundOnes / ((performance.now() - t0) / 1000));
+          if (kind === 'coalesce') await sleep(1500);
+        }
+      }
+      const byRounds = (xs: number[]) => (xs.length * perRoundOnes) / xs.reduce((sum, rate) => sum + perRoundOnes / rate, 0);
+      const oneEachRaw = byRounds(oneEachRates.raw);
+      const oneEachCoalesce = byRounds(oneEachRates.coalesce);
+      for (const e of [...warm.errors, ...many.errors, ...one.errors, ...oneEach.errors]) refusals.noteError(e);
+      const inFlight = refusals.total();
+
+      const hist = histograms({ one: one.latencies, many: many.latencies });
+      const report = {
+        rawStartsPerS: round(rawRate),
+        coalescePerS: round(coalesceRate),
+        ratio: round(coalesceRate / rawRate, 3),
+        hotKey: {
+          events: EVENTS,
+          offeredPerS: round(EVENTS / SECONDS, 0),
+          seconds: round(one.seconds),
+          runs: hotRuns,
+          bound,
+          p99Ms: round(percentile(one.latencies, 99)),
+          p50Ms: round(percentile(one.latencies, 50)),
+          answeredPerS: round(EVENTS / one.seconds),
+          answerMs: { p50: round(percentile(one.latencies, 50)), p99: round(percentile(one.latencies, 99)), histogram: hist.one },
+          decisions: countDecisions(one.answers),
+          errors: one.errors.length,
+          firstError: one.errors[0],
+          coalescerExecutions,
+          /** Updates the gate sent again because the server held them past the batcher's STUCK_AFTER_MS (at the coalescer's continue-as-new). */
+          stuckUpdatesResent: offerStats.stuckResends - resent0,
+          /** The longest time without any answer while offers were outstanding, ms, when it began (s after the first offer), and past a second the coalescer events beside it. */
+          longestGap: await withCoalescerEvents(client, coalescerId, one.startedAt, longestGap(one.answeredAtMs)),
+          timeline,
+          dedup,
+        },
+        oneEventPerKey: {
+          keys: perRoundOnes * ROUNDS,
+          concurrency: CONCURRENCY,
+          rawStartsPerS: round(oneEachRaw),
+          coalescePerS: round(oneEachCoalesce),
+          ratio: round(oneEachCoalesce / oneEachRaw, 3),
+          perRound: { raw: oneEachRates.raw.map((x) => round(x)), coalesce: oneEachRates.coalesce.map((x) => round(x)) },
+          answerMs: { p50: round(percentile(oneEach.latencies, 50)), p99: round(percentile(oneEach.latencies, 99)) },
+          decisions: countDecisions(oneEach.answers),
+          errors: oneEach.errors.length,
+          firstError: oneEach.errors[0],
+        },
+        manyKeys: {
+          keys: perRoundKeys * ROUNDS,
+          eventsPerKey: PER_KEY,
+          concurrency: CONCURRENCY,
+          perRound: { raw: rates.raw.map((x) => round(x)), coalesce: rates.coalesce.map((x) => round(x)) },
+          medianRoundRatio: round(
+            percentile(
+              rates.coalesce.map((c, i) => c / rates.raw[i]!),
+              50,
+            ),
+            3,
+          ),
+          answerMs: { p50: round(percentile(many.latencies, 50)), p99: round(percentile(many.latencies, 99)), histogram: hist.many },
+          decisions: countDecisions(many.answers),
+          runs: manyRuns,
+          errors: many.errors.length,
+          firstError: many.errors[0],
+        },
+        rssMb: { warm: rssWarm, end: rssEnd, afterManyKeys: rssAfterMany },
+        heapUsedMb: heap,
+        cachedWorkflows: cached,
+        /**
+         * RSS grown over the many keys per workflow the worker's cache gained meanwhile (their
+         * coalescers stay open, idle, until their dedup horizon): what the cache's bound,
+         * WAKEGATE_WORKFLOW_CACHE, costs per workflow.
+         */
+        rssKbPerCachedWorkflow:
+          cached.afterManyKeys! > cached.warm! ? round(((rssAfterMany - rssWarm) * 1024) / (cached.afterManyKeys! - cached.warm!), 0) : null,
+        inFlightRefusals: inFlight,
+        inFlightRefusalsFrom: refusals.sources(),
+      };
+      console.log(JSON.stringify(report, null, 2));
+      const errors = warm.errors.length + many.errors.length + one.errors.length + oneEach.errors.length;
+      // The issue's bar, each check written down when it fails.
+      const problems = [
+        ...(errors > 0 ? [`${errors} offers failed (first: ${warm.errors[0] ?? many.errors[0] ?? one.errors[0]})`] : []),
+        ...(report.ratio < 0.8 ? [`coalescing over many keys at ${report.ratio}x raw starts, under 0.8x`] : []),
+        ...(hotRuns > bound ? [`the hot key started ${hotRuns} runs, over its bound of ${bound}`] : []),
+        ...(one.seconds > 75 ? [`the hot key's ${EVENTS} events took ${report.hotKey.seconds} s to be answered, over 75 s`] : []),
+        ...(report.hotKey.p99Ms > 2000 ? [`the hot key's answers p99 ${report.hotKey.p99Ms} ms, over 2 s`] : []),
+        ...(rssEnd > 1.15 * rssWarm ? [`RSS ${rssEnd} MB at the end, over 1.15x the warm ${rssWarm} MB`] : []),
+        ...(inFlight > 0 ? [`${inFlight} updates refused with the in-flight limit`] : []),
+        ...(dedup.forgottenEarly > 0 ? [`the hot key's coalescer let ${dedup.forgottenEarly} events go before its horizon`] : []),
+        ...(dedup.answeredFromFirstDecision < dedup.redelivered
+          ? [
+              `${dedup.redelivered - dedup.answeredFromFirstDecision} of ${dedup.redelivered} redeliveries of the hot key's events were not answered from their first decision`,
+            ]
+          : []),
+      ];
+      await recorder.write(report, problems);
+      if (problems.length > 0) console.error(problems.join('\n'));
+      // The last line: the figures in one JSON line.
+      const h = report.hotKey;
+      console.log(
+        JSON.stringify({
+          bench: 'coalesce',
+          rawStartsPerS: report.rawStartsPerS,
+          coalescePerS: report.coalescePerS,
+          ratio: report.ratio,
+          hotKey: {
+            events: h.events,
+            offeredPerS: h.offeredPerS,
+            seconds: h.seconds,
+            runs: h.runs,
+            bound: h.bound,
+            p99Ms: h.p99Ms,
+            forgottenEarly: h.dedup.forgottenEarly,
+          },
+          oneEventPerKey: {
+            ratio: report.oneEventPerKey.ratio,
+            coalescePerS: report.oneEventPerKey.coalescePerS,
+            rawStartsPerS: report.oneEventPerKey.rawStartsPerS,
+          },
+          rssMb: { warm: rssWarm, end: rssEnd },
+          inFlightRefusals: inFlight,
+        }),
+      );
+      if (problems.length > 0) process.exitCode = 1;
+    });
+  } finally {
+    await gate.close();
+    await client.connection.close();
+    await connection.close();
+    await server.stop();
+  }
+}
+
+main().catch((err) => {
+  console.error(err);
+  process.exit(1);
+});

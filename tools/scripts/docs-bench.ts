@@ -1,0 +1,297 @@
+import { existsSync, readFileSync } from 'node:fs';
+import path from 'node:path';
+import type { BenchResultsFile } from '../bench/results';
+import { capacityLines } from './docs-capacity';
+
+/**
+ * The benchmark tables of the docs, made from `tools/bench/results/<name>.json` alone: each section says
+ * which command made its file, when, and how loaded the machine was, then gives the figures and
+ * shows the chart drawn beside the file (`tools/bench/results/<name>.svg`). Nothing here measures or
+ * rounds anew; a figure the file does not hold is not shown.
+ */
+
+export const BENCHES = ['gate', 'run', 'schedules', 'coalesce', 'ingress', 'cli', 'capacity'] as const;
+export type BenchName = (typeof BENCHES)[number];
+
+type Json = Record<string, unknown>;
+/** A section's lines from its results; `other` reads another benchmark's results, for a section that sets them side by side. */
+type Renderer = (r: Json, other: (name: string) => Json | undefined) => string[];
+
+export function resultsFile(root: string, name: string): string {
+  return path.join(root, 'tools', 'bench', 'results', `${name}.json`);
+}
+
+export function readResults(root: string, name: string): BenchResultsFile<Json> | undefined {
+  const file = resultsFile(root, name);
+  return existsSync(file) ? (JSON.parse(readFileSync(file, 'utf8')) as BenchResultsFile<Json>) : undefined;
+}
+
+const obj = (v: unknown): Json => (v && typeof v === 'object' ? (v as Json) : {});
+const num = (v: unknown): string => (typeof v === 'number' && Number.isFinite(v) ? String(v) : '–');
+const row = (...cells: unknown[]) => `| ${cells.map((c) => String(c)).join(' | ')} |`;
+const counts = (v: unknown) =>
+  Object.entries(obj(v))
+    .map(([k, n]) => `${num(n)} \`${k}\``)
+    .join(', ') || 'none';
+const p = (v: unknown, key = 'p50') => num(obj(v)[key]);
+
+/** A row of one series: its rate, its latency p50 and p99, and its per-round rates. */
+const seriesRow = (label: string, rate: unknown, lat: unknown, perRound: unknown) =>
+  row(label, num(rate), p(lat), p(lat, 'p99'), (perRound as number[] | undefined)?.join(' / ') ?? '–');
+
+const gate: Renderer = (r) => {
+  const lat = obj(r.startLatencyMs);
+  const storm = obj(r.storm);
+  const interval = obj(r.interval);
+  const spread = obj(r.spread);
+  return [
+    row('series', 'starts/s', 'start p50 ms', 'start p99 ms'),
+    row('---', '---', '---', '---'),
+    row('raw `client.workflow.start`, unique IDs', num(r.rawStartsPerSecond), p(lat.raw), p(lat.raw, 'p99')),
+    row('the gate, unique keys (one-call path)', num(r.gateStartsPerSecond), p(lat.gate), p(lat.gate, 'p99')),
+    '',
+    `The two series ran side by side, each in a process of its own at the same concurrency. ` +
+      `Ratio gate / raw: **${num(r.ratio)}** on the totals, ` +
+      `${num(interval.level === undefined ? undefined : Number(interval.level) * 100)}% interval ${num(interval.lo)}–${num(interval.hi)} ` +
+      `(a paired block bootstrap over ${num(interval.blocks)} spans of ${num(interval.blockSeconds)} s); ` +
+      `each span's own ratio from ${num(spread.min)} to ${num(spread.max)}, quartiles ${num(spread.q1)}–${num(spread.q3)}.`,
+    '',
+    `Storm: ${num(storm.deliveries)} concurrent deliveries of one logical event started **${num(storm.executions)}** execution(s) ` +
+      `(${counts(storm.decisions)}); answers p50 ${p(storm.answerMs)} ms, p99 ${p(storm.answerMs, 'p99')} ms, max ${p(storm.answerMs, 'max')} ms.`,
+  ];
+};
+
+const run: Renderer = (r) => {
+  const series = (r.series as { name: string; p50: number; p99: number }[] | undefined) ?? [];
+  const ratio = obj(r.ratio);
+  return [
+    row('series', 'p50 ms', 'p99 ms'),
+    row('---', '---', '---'),
+    ...series.map((s) => row(`\`${s.name}\``, num(s.p50), num(s.p99))),
+    '',
+    `Ratio run / bare: \`no_op\` p50 **${p(ratio.noOp)}**, p99 ${p(ratio.noOp, 'p99')}; three-step p50 **${p(ratio.threeStep)}**, p99 ${p(ratio.threeStep, 'p99')}.`,
+  ];
+};
+
+const schedules: Renderer = (r) => {
+  const s = (label: string, v: unknown, ratio?: unknown) => {
+    const x = obj(v);
+    return row(label, num(x.fires), num(x.p50Ms), num(x.p99Ms), num(x.maxMs), ratio ? `${p(ratio)} / ${p(ratio, 'p99')}` : '–');
+  };
+  const reference = obj(r.reference);
+  const wakegate = obj(r.wakegate);
+  return [
+    row('series', 'fires', 'lag p50 ms', 'lag p99 ms', 'max ms', 'ratio to bare, p50 / p99'),
+    row('---', '---', '---', '---', '---', '---'),
+    s('wakegate: the Schedule starts the run; lag to its first step', wakegate, r.ratio),
+    s('bare Temporal: a Schedule starting a one-activity workflow', r.bareTemporal),
+    s('reference: a bare Schedule starting the run workflow with a fixed input', reference, reference.ratio),
+    '',
+    ...ratioLine(obj(r.ratio), obj(reference.ratio)),
+    `Windows of wakegate's series that did not run the agent (not counted as lag): ${counts(wakegate.notRun)}.`,
+    '',
+    row('hop', 'median ms'),
+    row('---', '---'),
+    ...Object.entries(obj(r.medianHopsMs)).map(([hop, ms]) => row(hop, num(ms))),
+  ];
+};
+
+/** The p50 ratio over all fires, its paired block bootstrap interval, the spread of the blocks' own ratios, and the difference in ms. */
+const ratioLine = (wg: Json, ref: Json): string[] => {
+  if (!Array.isArray(wg.perBlock)) return [];
+  const ci = obj(wg.interval);
+  const spread = (x: Json) => {
+    const s = obj(x.spread);
+    const i = obj(x.interval);
+    return `its ${Math.round(Number(i.level) * 100)}% interval ${num(i.lo)} – ${num(i.hi)}, ±${num(i.halfWidth)}; blocks min ${num(s.min)}, quartiles ${num(s.q1)} – ${num(s.q3)}, max ${num(s.max)}`;
+  };
+  return [
+    `The p50 ratio is the p50 over all fires over bare's, the series side by side; its interval is a paired block bootstrap over ${num(ci.blocks)} spans of ${num(ci.blockSeconds)} s ` +
+      `(each span's own ratio gives the spread): wakegate **${num(wg.p50)}** (${spread(wg)}), p50 later than bare by ${p(wg.extraMs)} ms; ` +
+      `reference ${num(ref.p50)} (${spread(ref)}), later by ${p(ref.extraMs)} ms.`,
+    '',
+  ];
+};
+
+const coalesce: Renderer = (r, other) => {
+  if (typeof r.coalescePerS === 'number') return coalesceAgainstRaw(r, other);
+  const hot = obj(r.hotKey);
+  const many = obj(r.manyKeys);
+  const rss = obj(r.rssMb);
+  return [
+    row('', 'result'),
+    row('---', '---'),
+    row(
+      `one wake key: ${num(hot.offered)} distinct events offered at ${num(hot.offeredPerSecond)}/s`,
+      `**${num(hot.achievedPerSecond)} events/s** achieved over ${num(hot.seconds)} s; answers p50 ${p(hot.answerMs)} ms, p99 ${p(hot.answerMs, 'p99')} ms; ${num(hot.errors)} errors`,
+    ),
+    row('its decisions', counts(hot.decisions)),
+    row('runs started', `**${num(hot.runsStarted)}** (bound: seconds / maxWait + 1 = ${num(hot.runBound)})`),
+    row(
+      "the coalescer's history",
+      `${num(hot.coalescerExecutions)} executions (continued as new ${typeof hot.coalescerExecutions === 'number' ? hot.coalescerExecutions - 1 : '–'} times); the current one at ${num(hot.coalescerHistoryLength)} events`,
+    ),
+    row(
+      `${num(many.keys)} wake keys × ${num(many.eventsPerKey)} events, key after key`,
+      `${num(many.achievedPerSecond)} events/s; answers p50 ${p(many.answerMs)} ms, p99 ${p(many.answerMs, 'p99')} ms; ${num(many.runsStarted)} runs; ${num(many.errors)} errors`,
+    ),
+    row(
+      'RSS of the benchmark process (gate and worker)',
+      `${num(rss.before)} MB before, ${num(rss.afterHotKey)} MB after the hot key, ${num(rss.afterManyKeys)} MB after the many keys`,
+    ),
+  ];
+};
+
+/** A coalesce file with raw starts beside the many keys, the hot key open loop, RSS warm and at the end. */
+const coalesceAgainstRaw: Renderer = (r) => {
+  const hot = obj(r.hotKey);
+  const many = obj(r.manyKeys);
+  const rss = obj(r.rssMb);
+  const from = obj(r.inFlightRefusalsFrom);
+  return [
+    row('', 'result'),
+    row('---', '---'),
+    row(
+      `${num(many.keys)} wake keys × ${num(many.eventsPerKey)} events, ${num(many.concurrency)} outstanding, against raw starts`,
+      `**${num(r.coalescePerS)} events/s** against ${num(r.rawStartsPerS)} raw starts/s: ratio **${num(r.ratio)}** (median of the rounds ${num(many.medianRoundRatio)}); ` +
+        `answers p50 ${p(many.answerMs)} ms, p99 ${p(many.answerMs, 'p99')} ms; ${num(many.runs)} runs; ${num(many.errors)} errors`,
+    ),
+    row(
+      `one wake key: ${num(hot.events)} distinct events offered open loop at ${num(hot.offeredPerS)}/s`,
+      `all answered in **${num(hot.seconds)} s**; answers p50 ${num(hot.p50Ms)} ms, **p99 ${num(hot.p99Ms)} ms**; ${num(hot.errors)} errors`,
+    ),
+    row('its decisions', counts(hot.decisions)),
+    row('runs started', `**${num(hot.runs)}** (bound: ceil(seconds / maxWait) + 1 = ${num(hot.bound)})`),
+    ...(hot.dedup
+      ? [
+          row(
+            'its dedup table at the end',
+            `${num(obj(hot.dedup).held)} events held (capacity ${num(obj(hot.dedup).capacity)}), **${num(obj(hot.dedup).forgottenEarly)} let go early**; ` +
+              `${num(obj(hot.dedup).answeredFromFirstDecision)} of ${num(obj(hot.dedup).redelivered)} redeliveries of its first, middle and last events answered from their first decision`,
+          ),
+        ]
+      : []),
+    ...(r.oneEventPerKey
+      ? [
+          row(
+            `${num(obj(r.oneEventPerKey).keys)} wake keys × 1 event (a nightly import), ${num(obj(r.oneEventPerKey).concurrency)} outstanding, against raw starts`,
+            `**${num(obj(r.oneEventPerKey).coalescePerS)} events/s** against ${num(obj(r.oneEventPerKey).rawStartsPerS)} raw starts/s: ratio **${num(obj(r.oneEventPerKey).ratio)}**; ` +
+              `answers p50 ${p(obj(r.oneEventPerKey).answerMs)} ms, p99 ${p(obj(r.oneEventPerKey).answerMs, 'p99')} ms; ${num(obj(r.oneEventPerKey).errors)} errors`,
+          ),
+        ]
+      : []),
+    row(
+      'RSS of the benchmark process (gate and worker)',
+      `${num(rss.warm)} MB warm, ${num(rss.afterManyKeys)} MB after the many keys, **${num(rss.end)} MB at the end**`,
+    ),
+    ...(r.cachedWorkflows
+      ? [
+          row(
+            "workflows in the worker's cache at those readings",
+            `${num(obj(r.cachedWorkflows).warm)}, ${num(obj(r.cachedWorkflows).afterManyKeys)}, ${num(obj(r.cachedWorkflows).end)} (the coalescers stay open until their dedup horizon)` +
+              (typeof r.rssKbPerCachedWorkflow === 'number'
+                ? `; RSS grew ${num(r.rssKbPerCachedWorkflow)} KB per workflow the cache gained over the many keys`
+                : ''),
+          ),
+        ]
+      : []),
+    row('updates refused with the in-flight limit', `**${num(r.inFlightRefusals)}** (counted from: ${String(from.counted ?? '–')})`),
+  ];
+};
+
+const ingress: Renderer = (r) => {
+  const lat = obj(r.latencyMs);
+  const perRound = obj(r.perRound);
+  const queue = obj(r.queue);
+  const burst = obj(r.burst);
+  const rss = obj(burst.rssMb);
+  return [
+    row('series', 'per second', 'p50 ms', 'p99 ms', 'per round'),
+    row('---', '---', '---', '---', '---'),
+    seriesRow(
+      typeof r.bareStartsPerSecond === 'number' ? 'raw `client.workflow.start` of the same run, its worker up' : 'raw `client.workflow.start`, unique IDs',
+      r.rawStartsPerSecond,
+      lat.raw,
+      perRound.raw,
+    ),
+    ...(typeof r.bareStartsPerSecond === 'number'
+      ? [seriesRow('reference: the same start on a task queue no worker polls', r.bareStartsPerSecond, lat.bare, perRound.bare)]
+      : []),
+    ...(typeof r.coalescingRatio === 'number'
+      ? [
+          seriesRow('signed webhook → 202, one-call agent', r.webhookAcceptsPerSecond, lat.webhook, perRound.webhook),
+          seriesRow('signed webhook → 202, coalescing agent (its decision)', r.coalescingAcceptsPerSecond, lat.coalescing, perRound.coalescing),
+          '',
+          `Ratio one-call webhook / raw: **${num(r.ratio)}** on the totals, ${num(r.medianRoundRatio)} as the median of the per-round ratios; ` +
+            `coalescing webhook / raw: **${num(r.coalescingRatio)}**, ${num(r.coalescingMedianRoundRatio)}. ` +
+            `Decisions: one-call ${counts(obj(r.decisions).webhook)}; coalescing ${counts(obj(r.decisions).coalescing)}.`,
+        ]
+      : [
+          seriesRow('signed webhook → 202 (verify, parse, gate, start)', r.webhookAcceptsPerSecond, lat.webhook, perRound.webhook),
+          '',
+          `Ratio webhook / raw: **${num(r.ratio)}** on the totals, ${num(r.medianRoundRatio)} as the median of the per-round ratios.`,
+        ]),
+    '',
+    `Queue: ${num(queue.messages)} messages drained through the gate by one consumer in ${num(queue.seconds)} s, ` +
+      `**${num(queue.acceptedPerSecond)} accepted and acked/s**, ${num(queue.pendingAfter)} pending after.`,
+    '',
+    `Sustained burst: ${num(burst.seconds)} s, ${num(burst.accepted)} accepted (${num(burst.acceptedPerSecond)}/s); RSS ${num(rss.start)} MB at start, ` +
+      `max ${num(rss.max)} MB, mean of the first third ${num(rss.firstThirdMean)} MB, of the last third ${num(rss.lastThirdMean)} MB.`,
+  ];
+};
+
+const cli: Renderer = (r) => {
+  const startup = obj(r.startup);
+  const source = obj(startup.fromSourceThroughTsx);
+  const emits = obj(r.emits);
+  const ms = (v: unknown) => `p50 ${p(v)} ms, p99 ${p(v, 'p99')} ms, max ${p(v, 'max')} ms`;
+  return [
+    row('', 'result'),
+    row('---', '---'),
+    row(`\`wakegate --help\`, the compiled bin, ${num(startup.runs)} fresh processes`, ms(startup.ms)),
+    row('the same from source through tsx', ms(source.ms)),
+    row(
+      `${num(emits.calls)} \`wakegate emit\` processes, ${num(emits.parallel)} at a time`,
+      `**${num(emits.answered)} answered** (${counts(emits.decisions)}); ${num(emits.runsSucceeded)} runs ended \`success\``,
+    ),
+    row('time to answer, spawn to exit', `${ms(emits.answerMs)}; the whole burst ${num(emits.wallMs)} ms`),
+  ];
+};
+
+const RENDERERS: Record<BenchName, Renderer> = { gate, run, schedules, coalesce, ingress, cli, capacity: capacityLines };
+
+/** How a results file was made: command, date, machine and its load, parameters, problems found. */
+function provenance(f: BenchResultsFile<Json>): string[] {
+  const m = f.machine;
+  const params = Object.entries(f.parameters)
+    .map(([k, v]) => `\`${k}\` ${typeof v === 'string' ? v : JSON.stringify(v)}`)
+    .join('; ');
+  return [
+    `\`${f.command}\`, ${f.at.slice(0, 16).replace('T', ' ')} UTC, ${f.durationS} s; ${m.cpus} × ${m.cpuModel}, Node ${m.node}` +
+      `${m.mallocArenaMax ? `, MALLOC_ARENA_MAX=${m.mallocArenaMax}` : ''}; ` +
+      `load average ${m.loadavgAtStart.join(' / ')} at the start, ${m.loadavgAtEnd.join(' / ')} at the end (1 / 5 / 15 min).`,
+    '',
+    `Parameters: ${params}.`,
+    '',
+    ...(f.problems.length ? [`**Problems the benchmark found:** ${f.problems.map((x) => `\`${x}\``).join('; ')}.`, ''] : []),
+  ];
+}
+
+/**
+ * The chart drawn beside a results file (tools/bench/charts.ts), linked from docs/ where it is: a benchmark
+ * writes it right after its results file, so a results file without one is said, not hidden.
+ */
+function chart(root: string, name: string): string[] {
+  const svg = resultsFile(root, name).replace(/\.json$/, '.svg');
+  if (!existsSync(svg)) return ['', `_No chart beside the results file: run \`node --import tsx tools/bench/charts.ts\`, then \`npm run docs\`._`];
+  return ['', `![bench:${name}: the chart of tools/bench/results/${name}.json](../tools/bench/results/${name}.svg)`];
+}
+
+/** The generated section of one benchmark, from its results file, with its chart. */
+export function benchSection(root: string, name: string): string {
+  if (!(BENCHES as readonly string[]).includes(name)) throw new Error(`no benchmark named "${name}" (known: ${BENCHES.join(', ')})`);
+  const f = readResults(root, name);
+  if (!f) return `_No results file yet: run \`npm run bench:${name}\`, then \`npm run docs\`._`;
+  const other = (n: string) => readResults(root, n)?.results;
+  return [...provenance(f), ...RENDERERS[name as BenchName](f.results, other), ...chart(root, name)].join('\n');
+}

@@ -1,0 +1,328 @@
+import type { Batch, CoalescerState, Offer, OfferAnswer, RunEnded, SteerAnswer } from '../../src/core/coalesce-types';
+import { batchRunId, batchRunToken } from '../../src/core/ids';
+import { charsOf, dueAt, eventChars, fitInto, hasRoom, initialState, record, runInputOf, SKIPPED_SIGNAL_EVERY_MS } from './batch';
+import type { CoalescerIdentity, OfferedEvent, Step } from './batch';
+import { SeenTable } from './seen';
+import { SkipLedger } from './skips';
+import { CoalescerByHand } from './by-hand';
+
+export { BATCH_BUDGET_CHARS, SKIPPED_SIGNAL_EVERY_MS } from './batch';
+export { dueAt, initialState, runInputOf, type CoalescerIdentity, type Step };
+
+const RECENT_RUNS = 10;
+const STALE_KEPT = 20;
+
+/**
+ * The coalescer's decisions, with no Temporal in them: deterministic, driven by the workflow shell
+ * (workflow.ts) and by unit tests alike. Its `state` is the plain JSON the workflow carries across
+ * continue-as-new and answers queries with; the signals it owes live runs are not part of it (the
+ * shell hands them out before it continues as new).
+ */
+export class CoalescerMachine extends CoalescerByHand {
+  private owedSupersede?: { runKey: string; by: string };
+  /** Skips whose run has not taken their record yet (their answers wait for it). */
+  readonly skips = new SkipLedger(SKIPPED_SIGNAL_EVERY_MS);
+  /** The dedup of events by key, over `state.seen`. */
+  readonly seen: SeenTable;
+  /** Overlap `steer`: events answered `steered` and not yet sent to that run (handed out before any continue-as-new). */
+  private owedSteer?: { runKey: string; events: OfferedEvent[] };
+
+  constructor(self: CoalescerIdentity, state: CoalescerState) {
+    super(self, state);
+    this.seen = new SeenTable(state, self.policy.dedupHorizonMs, (floorMs, dropped) => {
+      state.seenFloorMs = Math.max(state.seenFloorMs ?? 0, floorMs);
+      state.counts.forgottenEarly = (state.counts.forgottenEarly ?? 0) + dropped;
+    });
+  }
+
+  /** Neither a pending batch nor a live run. */
+  get idle(): boolean {
+    return !this.state.pending && !this.state.running;
+  }
+
+  /**
+   * The decision for one offered event, in the order offers arrive (each sees the state the previous
+   * one left):
+   * - a retried offer (same event, same offer id: another update, or the fallback signal) gets its earlier answer again;
+   * - an event already in the pending batch or the live run is never taken twice: `started` or
+   *   `coalesced` as it was, or `mismatch` if this offer's inputs (fingerprint) differ from the held event's;
+   * - an event the seen table holds (decided within the dedup horizon) gets that decision again, or `mismatch` on other inputs;
+   * - a version older than the newest seen from the event's source is `stale`;
+   * - with a live run: `skip` records the event on it (`skipped`); `buffer_one` gathers one follow-up
+   *   batch; `cancel` opens a batch that takes the live run's events too and supersedes that run;
+   *   `steer` sends it into the live run (`steered`) unless that run has refused a steer, is full, or a
+   *   follow-up batch is already open: then it joins the follow-up batch, as `buffer_one`;
+   * - otherwise the event joins the pending batch (`coalesced`) or opens one (`started`).
+   */
+  offer(offer: Offer, nowMs: number): OfferAnswer {
+    const { state } = this;
+    const e = offer.event;
+    const retried = offer.offerId ? state.recent.find((r) => r.eventKey === e.eventKey && r.offerId === offer.offerId) : undefined;
+    if (retried) return retried.answer;
+    const decided = this.seen.get(e.eventKey);
+    // The very offer decided before (another update, or the fallback signal), past the recent answers:
+    // its first decision and run, for as long as the dedup table holds the event.
+    if (decided && SeenTable.firstOffer(decided, offer.offerId) && SeenTable.sameInputs(decided, e.fingerprint)) return this.firstAnswer(decided, nowMs);
+    const held = this.heldAnswer(e);
+    if (held) return this.remember(offer, held);
+    if (decided) return this.remember(offer, this.seenAnswer(decided, e.fingerprint));
+    const answer = this.decide(offer, nowMs);
+    this.seen.add(e.eventKey, e.fingerprint, nowMs, answer.decision, answer.runKey && this.tokenOf(answer.runKey), offer.offerId);
+    return this.remember(offer, answer);
+  }
+
+  /** The decision for an event this coalescer has not seen (within the dedup horizon). */
+  private decide(offer: Offer, nowMs: number): OfferAnswer {
+    const { state } = this;
+    const e = offer.event;
+    state.counts.offered += 1;
+    state.lastActivityMs = nowMs;
+    if (e.version !== undefined) {
+      const newest = state.newestVersion[e.source];
+      if (newest !== undefined && e.version < newest) {
+        state.counts.stale += 1;
+        state.staleEvents.push(record(e));
+        if (state.staleEvents.length > STALE_KEPT) state.staleEvents.shift();
+        return { decision: 'stale', coalescerId: this.coalescerId, newestVersion: newest };
+      }
+      state.newestVersion[e.source] = e.version;
+    }
+    const { running, pending } = state;
+    const { whileRunning } = this.self.policy;
+    if (running && whileRunning === 'skip') {
+      state.counts.skipped += 1;
+      this.skips.add(running.runKey, e);
+      return { decision: 'skipped', coalescerId: this.coalescerId, runKey: running.runKey, runState: 'running' };
+    }
+    if (running && whileRunning === 'steer' && !pending && !running.steerClosed && hasRoom(running, e, this.self.policy.maxEventsPerRun)) {
+      this.steer(running, e);
+      return { decision: 'steered', coalescerId: this.coalescerId, runKey: running.runKey, runState: 'running' };
+    }
+    if (pending) {
+      this.addTo(pending, e, nowMs);
+      state.counts.coalesced += 1;
+      return this.pendingAnswer(pending, 'coalesced', nowMs);
+    }
+    if (running && whileRunning === 'cancel' && !running.cancelRequested) {
+      // Restart on the newest state: the new batch takes the live run's events too, and the live run
+      // learns who supersedes it before its cancellation arrives (signals and cancel are delivered in order).
+      running.cancelRequested = true;
+      state.pending = this.open(e, nowMs, running);
+      this.owedSupersede = { runKey: running.runKey, by: state.pending.runKey };
+    } else {
+      state.pending = this.open(e, nowMs);
+    }
+    state.counts.started += 1;
+    return this.pendingAnswer(state.pending, 'started', nowMs);
+  }
+
+  /**
+   * A run has ended (its own signal, or the coalescer saw its result). Its summary is closed; if it
+   * was the live run, the coalescer is free to start the pending batch: returns whether it was.
+   */
+  runEnded({ runKey, terminalReason, seen, commitBegan, unseenEvents }: RunEnded, nowMs: number): boolean {
+    const { state } = this;
+    const summary = state.runs.find((r) => r.runKey === runKey);
+    if (summary && !summary.endedAt) {
+      summary.endedAt = new Date(nowMs).toISOString();
+      summary.terminalReason = terminalReason;
+    }
+    const running = state.running;
+    if (running?.runKey !== runKey) return this.orphaned(runKey, unseenEvents ?? [], nowMs);
+    // Overlap `steer`: an event steered into the run that its model was never given (it ended first,
+    // or committed on an answer given before the event) is the follow-up run's, as a refused one is.
+    const given = new Set(seen ?? []);
+    const unseen = running.events.filter((e) => running.steered?.includes(e.eventKey) && !given.has(e.eventKey));
+    if (unseen.length) {
+      state.counts.steerRefused = (state.counts.steerRefused ?? 0) + unseen.length;
+      this.followUp(runKey, unseen, nowMs);
+    }
+    // Overlap `cancel`: a run that says it ended otherwise than cancelled (it had begun committing and
+    // refused its supersede, or ended before the supersede reached it) is done with what it carried:
+    // the restart batch keeps only the events that came after. An end known only from Temporal
+    // (terminated, deleted: no `seen`) keeps them: the restart runs them.
+    const restart = state.pending;
+    const finished = commitBegan || (seen !== undefined && terminalReason !== 'cancelled');
+    if (restart?.supersedes === runKey && finished) {
+      const done = new Set(running.events.map((e) => e.eventKey));
+      restart.events = restart.events.filter((e) => !done.has(e.eventKey));
+      restart.overflow = Math.max(0, restart.overflow - running.overflow);
+      restart.chars = undefined;
+      delete restart.supersedes;
+    }
+    if (this.owedSteer?.runKey === runKey) this.owedSteer = undefined; // among the unseen, now the follow-up's
+    state.running = undefined;
+    state.lastActivityMs = nowMs;
+    return true;
+  }
+
+  /** A run of an earlier chain (terminated by hand) names steered events its model never saw: those undecided here go to the follow-up batch. */
+  private orphaned(runKey: string, events: OfferedEvent[], nowMs: number): boolean {
+    const orphans = events.filter((e) => !this.seen.get(e.eventKey));
+    if (!orphans.length) return false;
+    this.followUp(runKey, orphans, nowMs);
+    for (const e of orphans) this.seen.add(e.eventKey, e.fingerprint, nowMs, 'steered', this.tokenOf(this.state.pending!.runKey));
+    return true;
+  }
+
+  /** The `steer` step's update could not be delivered: send that run no more; its end says which events its model saw. */
+  steerFailed(runKey: string): void {
+    const running = this.state.running;
+    if (running?.runKey === runKey) running.steerClosed = true;
+  }
+
+  /**
+   * The record of skips sent to `runKey` was delivered (they stand) or refused: that run had closed,
+   * though its end may not have reached the coalescer (terminated by hand). The skips it refused are
+   * decided again as events that came after its end: they join the pending batch or open one, which
+   * starts once the run's end is known (the shell looks at it at once). Their seen entries and
+   * remembered answers follow, so the waiting offers are answered from the batch that takes them.
+   */
+  skipsRecorded(runKey: string, delivered: boolean, nowMs: number): void {
+    const back = this.skips.recorded(runKey, delivered);
+    if (!back.length) return;
+    const { state } = this;
+    const keys = new Set(back.map((e) => e.eventKey));
+    state.recent = state.recent.filter((r) => !keys.has(r.eventKey));
+    for (const e of back) {
+      const row = this.seen.get(e.eventKey);
+      // Decided again since (a rearm of that run forgot it, and it came back): that decision holds.
+      if (row && !(row.decision === 'skipped' && row.runToken === this.tokenOf(runKey))) continue;
+      state.counts.skipped -= 1;
+      if (state.pending) {
+        this.addTo(state.pending, e, nowMs);
+        state.counts.coalesced += 1;
+      } else {
+        state.pending = this.open(e, nowMs);
+        state.counts.started += 1;
+      }
+      const [token, as] = [this.tokenOf(state.pending.runKey), state.pending.openedBy === e.eventKey ? 'started' : 'coalesced'] as const;
+      // Its entry names the batch now (a rearm of the closed run may have forgotten it meanwhile).
+      if (row) this.seen.retake(e.eventKey, token, as);
+      else this.seen.add(e.eventKey, e.fingerprint, nowMs, as, token);
+    }
+    state.lastActivityMs = nowMs;
+  }
+
+  /**
+   * What to do next at `nowMs`, in order: signals owed to live runs, a due batch (none starts while a
+   * run is live), continue-as-new when Temporal suggests it, the idle close, else wait.
+   */
+  next(nowMs: number, continueAsNewSuggested: boolean): Step {
+    const { state } = this;
+    const { policy } = this.self;
+    if (this.owedSupersede) {
+      const owed = this.owedSupersede;
+      this.owedSupersede = undefined;
+      return { kind: 'supersede', ...owed };
+    }
+    const steer = this.owedSteer;
+    if (steer) {
+      this.owedSteer = undefined;
+      const live = state.running?.runKey === steer.runKey ? state.running : undefined;
+      // One update carries every event steered since the last; its ID is the first event's key (an
+      // event is steered at most once, into one run), so a retried delivery is the same update.
+      if (live && !live.steerClosed) return { kind: 'steer', runKey: steer.runKey, id: `steer:${steer.events[0]!.eventKey}`, events: steer.events };
+      // The run ended or refused a steer before these were sent: they wait for the follow-up run.
+      this.followUp(steer.runKey, steer.events, nowMs);
+    }
+    // The record of the skips since the last: a skip stands once its run has taken it (skips.ts).
+    const skips = this.skips.next(nowMs, continueAsNewSuggested);
+    if (skips && 'events' in skips) return { kind: 'record-skipped', runKey: skips.runKey, events: skips.events.map(record) };
+    if (state.pending && !state.running && nowMs >= dueAt(state.pending, policy)) return { kind: 'start', batch: this.start(state.pending, nowMs) };
+    if (continueAsNewSuggested && this.skips.settled) return { kind: 'continue-as-new' };
+    this.seen.prune(nowMs);
+    // Idle, and every event past its dedup horizon: a redelivery now would be decided afresh anyway.
+    const closesAt = Math.max(state.lastActivityMs + policy.idleCloseMs, this.seen.expiresAtMs ?? 0);
+    if (this.idle && this.skips.settled && nowMs >= closesAt) return { kind: 'close' };
+    const due = [skips?.dueMs, state.pending && !state.running ? dueAt(state.pending, policy) : undefined, this.idle ? closesAt : undefined];
+    const untilMs = Math.min(...due.map((d) => d ?? Infinity));
+    return untilMs === Infinity ? { kind: 'wait' } : { kind: 'wait', untilMs };
+  }
+
+  /**
+   * The live run's answer to a `steer` step. Refused events (the run had begun committing, or ended),
+   * and any it did not answer for, wait in the follow-up batch as with `buffer_one`; a run that refused
+   * once is sent no more, so later events follow them there in the order they arrived.
+   */
+  steerAnswered(runKey: string, answer: SteerAnswer, events: OfferedEvent[], nowMs: number): void {
+    const { state } = this;
+    // An answer that comes after the run ended changes nothing: its end said which events its model saw.
+    if (state.running?.runKey !== runKey) return;
+    const refused = new Set(answer.refused);
+    const accepted = new Set(answer.accepted.filter((k) => !refused.has(k)));
+    const back = events.filter((e) => !accepted.has(e.eventKey));
+    const summary = [...state.runs].reverse().find((r) => r.runKey === runKey);
+    if (summary) summary.events += events.length - back.length;
+    if (!back.length) return;
+    state.counts.steerRefused = (state.counts.steerRefused ?? 0) + back.length;
+    this.followUp(runKey, back, nowMs);
+  }
+
+  /** Steered events the live run `runKey` did not take: out of its list, into the follow-up batch. */
+  private followUp(runKey: string, events: OfferedEvent[], nowMs: number): void {
+    const { state } = this;
+    const running = state.running?.runKey === runKey ? state.running : undefined;
+    const keys = new Set(events.map((e) => e.eventKey));
+    if (running) {
+      running.steerClosed = true;
+      running.events = running.events.filter((e) => !keys.has(e.eventKey));
+      running.chars = undefined;
+      running.steered = (running.steered ?? []).filter((k) => !keys.has(k));
+    }
+    state.lastActivityMs = nowMs;
+    for (const steered of events) {
+      const holds = (b?: { events: OfferedEvent[]; runKey: string }) => b?.runKey !== runKey && b?.events.some((x) => x.eventKey === steered.eventKey);
+      if (holds(state.pending) || holds(state.running)) continue; // refused and unseen: one event, one place
+      const e = { ...steered, steeredFrom: steered.steeredFrom ?? runKey }; // the trail names both runs
+      if (state.pending) this.addTo(state.pending, e, nowMs);
+      else state.pending = this.open(e, nowMs);
+      // Its dedup entry names the run that takes it now: a redelivery is answered from that run, and
+      // a rearm of the run it was steered into does not forget it.
+      this.seen.retake(e.eventKey, this.tokenOf(state.pending.runKey));
+    }
+  }
+
+  /** Overlap `steer`: the event is the live run's now (held there, so never taken twice) and owed to it. */
+  private steer(running: NonNullable<CoalescerState['running']>, e: OfferedEvent): void {
+    this.state.counts.steered = (this.state.counts.steered ?? 0) + 1;
+    running.chars = charsOf(running) + eventChars(e);
+    running.events.push(e);
+    (running.steered ??= []).push(e.eventKey);
+    if (this.owedSteer?.runKey === running.runKey) this.owedSteer.events.push(e);
+    else this.owedSteer = { runKey: running.runKey, events: [e] };
+  }
+
+  /** The pending batch becomes the live run. */
+  private start(b: Batch, nowMs: number): Batch {
+    const { state } = this;
+    state.pending = undefined;
+    state.running = { runKey: b.runKey, startedAtMs: nowMs, events: b.events, overflow: b.overflow, chars: charsOf(b) };
+    state.counts.runs += 1;
+    state.runs.push({ runKey: b.runKey, events: b.events.length + b.overflow, startedAt: new Date(nowMs).toISOString() });
+    if (state.runs.length > RECENT_RUNS) state.runs.shift();
+    return b;
+  }
+
+  private addTo(batch: Batch, e: OfferedEvent, nowMs: number): void {
+    batch.lastAtMs = nowMs;
+    fitInto(batch, e, this.self.policy.maxEventsPerRun);
+  }
+
+  private open(e: OfferedEvent, nowMs: number, carried?: { runKey: string; events: OfferedEvent[]; overflow: number }): Batch {
+    const { agent, wakeKey, policy } = this.self;
+    const carriedEvents = carried?.events ?? [];
+    const n = (this.state.batches = (this.state.batches ?? 0) + 1);
+    const batch: Batch = {
+      runKey: batchRunId(agent, wakeKey, batchRunToken(e.eventKey, this.state.chain ?? '0', n)),
+      openedBy: e.eventKey,
+      openedAtMs: nowMs,
+      lastAtMs: nowMs,
+      events: [...carriedEvents],
+      overflow: carried?.overflow ?? 0,
+      ...(carried ? { supersedes: carried.runKey } : {}),
+    };
+    fitInto(batch, e, policy.maxEventsPerRun);
+    return batch;
+  }
+}

@@ -1,0 +1,50 @@
+import type { RunEnded } from '../../src/core/coalesce-types';
+
+/**
+ * How often the coalescer looks at its live run through Temporal: often while a batch waits for the
+ * run's end, seldom when nothing does (then only its own close waits on it).
+ */
+export const RUN_WATCH_WAITING_MS = 10_000;
+export const RUN_WATCH_IDLE_MS = 120_000;
+
+/**
+ * The coalescer's watch of its live run through Temporal (activity `runEnd`): a run terminated by
+ * hand sends no end, nor does one this execution did not start (after a continue-as-new or an
+ * adoption) reach it by `child.result()`. A look is never awaited by the coalescer's loop, so a slow
+ * or failing one holds no start, steer or close; its answer comes back through `ended`, and `changed`
+ * wakes the loop. A look lost to a continue-as-new is taken again by the next execution.
+ */
+export class RunWatch {
+  constructor(
+    private readonly lookUp: (runKey: string) => Promise<RunEnded | null>,
+    private readonly ended: (end: RunEnded) => void,
+    private readonly changed: () => void,
+  ) {}
+
+  /**
+   * When the live run is next looked at (undefined: no live run). Looks at it now, not awaited, when
+   * that time has come. The clock is the run's own `lookedAtMs` (from its start until the first
+   * look), carried in the coalescer's state: a hot coalescer continues as new every few seconds, and
+   * a clock that restarted with each execution would never reach a look.
+   */
+  due(running: { runKey: string; startedAtMs: number; lookedAtMs?: number } | undefined, waiting: boolean, nowMs: number): number | undefined {
+    if (!running) return undefined;
+    const every = waiting ? RUN_WATCH_WAITING_MS : RUN_WATCH_IDLE_MS;
+    const dueMs = (running.lookedAtMs ?? running.startedAtMs) + every;
+    if (nowMs < dueMs) return dueMs;
+    running.lookedAtMs = nowMs;
+    const { runKey } = running;
+    void this.lookUp(runKey)
+      .then(
+        (end) => end && this.ended(end),
+        () => undefined,
+      )
+      .finally(this.changed);
+    return nowMs + every;
+  }
+
+  /** Look at the live run at the next turn of the loop: something said it may have ended (a signal or a steer to it failed). */
+  soon(running: { runKey: string; lookedAtMs?: number; startedAtMs: number } | undefined, runKey: string): void {
+    if (running?.runKey === runKey) running.lookedAtMs = running.startedAtMs - RUN_WATCH_IDLE_MS;
+  }
+}

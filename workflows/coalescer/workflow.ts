@@ -1,0 +1,255 @@
+import { WorkflowExecutionAlreadyStartedError } from '@temporalio/common';
+import {
+  allHandlersFinished,
+  CancellationScope,
+  condition,
+  continueAsNew,
+  getExternalWorkflowHandle,
+  ParentClosePolicy,
+  proxyActivities,
+  setHandler,
+  sleep,
+  startChild,
+  workflowInfo,
+  WorkflowIdReusePolicy,
+} from '@temporalio/workflow';
+import type { Batch, CoalescerInput, CoalescerState, RunEnded } from '../../src/core/coalesce-types';
+import {
+  adoptSignal,
+  coalescerQuery,
+  deliverySignal,
+  eventQuery,
+  forgetUpdate,
+  offerSignal,
+  offerUpdate,
+  runEndedSignal,
+  skippedSignal,
+  supersedeSignal,
+} from '../../src/core/messages';
+import type { RunResult } from '../../src/core/types';
+import type { CoalesceActivities } from '../../src/core/contracts';
+import type { runWorkflow } from '../run/workflow';
+import { CoalescerMachine, initialState, runInputOf } from './machine';
+import { SEEN_CAPACITY } from './seen';
+import { RunWatch } from './watch';
+import { ENTITY_HISTORY_EVENTS } from '../../src/core/history';
+import { RUN_PRIORITY } from '../../src/core/priority';
+
+/**
+ * Overlap `steer`: a workflow cannot send an update, so an activity sends the live run its steered
+ * events and brings back its answer. Not awaited by the loop, and retried a few times only: a run
+ * that cannot answer never holds its coalescer, since the run's end says which events its model saw.
+ */
+const { steerRun } = proxyActivities<CoalesceActivities>({
+  startToCloseTimeout: '30 seconds',
+  retry: { initialInterval: '200 milliseconds', maximumInterval: '5 seconds', maximumAttempts: 5 },
+});
+/** The watch of the live run: a run terminated by hand (or one this execution did not start) sends no end. */
+const { runEnd } = proxyActivities<CoalesceActivities>({
+  startToCloseTimeout: '10 seconds',
+  retry: { initialInterval: '1 second', maximumAttempts: 3 },
+});
+
+/** A signal's fate, as a boolean: delivered, or refused (the workflow it was sent to has closed). */
+const DELIVERED = [() => true, () => false] as const;
+
+/** Workflow time (the activation's, replayed from history): debounce and idle timing are measured in it. */
+// eslint-disable-next-line no-restricted-syntax
+const now = (): number => Date.now();
+
+/**
+ * The coalescer of one (agent, wake key): an entity workflow (ID `agent#wakeKey`) that turns every
+ * wake about one thing, from every trigger, into as few runs as the agent's policy allows. Events
+ * reach it straight from the gate by update-with-start (`offer`, batched per gate process), each
+ * answered with its decision; an offer not answered in time comes again as a signal (durable at once).
+ * It deduplicates events by key itself ({@link SeenTable}, for the agent's dedup horizon, across
+ * continue-as-new), answers a redelivery with the first decision and refuses other inputs under a
+ * decided key (`mismatch`).
+ *
+ * The decisions (debounce, maxWait, `whileRunning`, stale, repeated offers) are {@link CoalescerMachine}'s;
+ * this workflow feeds it messages and performs what it decides:
+ * - Runs are child workflows (ID `agent#wakeKey@<opening event key>`), abandoned on close so the
+ *   coalescer can continue-as-new under them; a run tells its coalescer when it ends.
+ * - Bounded history: continues as new when Temporal suggests it (history size, or 90% of the
+ *   per-run update limit); closes after `idleCloseMs` with no event and no run, once its newest
+ *   decided event is past the dedup horizon.
+ */
+export async function coalescerWorkflow(input: CoalescerInput): Promise<CoalescerState> {
+  const { agent, wakeKey, policy } = input;
+  // A new chain (the first execution, or one started after a close) names its runs apart from any
+  // earlier chain's: by the random end of its first run ID (a UUIDv7 begins with its time).
+  const chain = workflowInfo().firstExecutionRunId.replace(/-/g, '').slice(-8);
+  const machine = new CoalescerMachine({ agent, wakeKey, policy }, input.state ?? initialState(now(), chain));
+  let dirty = false;
+
+  const ended = (end: RunEnded) => {
+    if (machine.runEnded(end, now())) dirty = true;
+  };
+
+  setHandler(
+    offerUpdate,
+    async (offers) => {
+      let answers = offers.map((o) => machine.offer(o, now()));
+      dirty = true;
+      // A skip is answered once its run has taken the record of it (skips.ts); one it refused is
+      // decided again, and the offer is answered from the batch that took it.
+      const skipOpen = () => offers.some((o, i) => answers[i]!.decision === 'skipped' && machine.skips.open(o.event.eventKey));
+      if (skipOpen()) {
+        await condition(() => !skipOpen());
+        answers = answers.map((a, i) => (a.decision === 'skipped' ? machine.offer(offers[i]!, now()) : a));
+      }
+      const forgottenEarly = machine.state.counts.forgottenEarly;
+      return forgottenEarly ? answers.map((a) => ({ ...a, forgottenEarly })) : answers;
+    },
+    {
+      validator: (offers) => {
+        if (!Array.isArray(offers) || offers.some((o) => !o?.event?.eventKey || !o.event.source))
+          throw new Error('each offer needs event.eventKey and event.source');
+      },
+    },
+  );
+  setHandler(offerSignal, (offers) => {
+    for (const o of offers) if (o?.event?.eventKey && o.event.source) machine.offer(o, now());
+    dirty = true;
+  });
+  setHandler(forgetUpdate, ({ runKey }) => machine.forgetRun(runKey));
+  setHandler(adoptSignal, (left) => void (Array.isArray(left?.seen) && machine.adopt(left)));
+  setHandler(eventQuery, ({ eventKey }) => {
+    const known = machine.lookup(eventKey);
+    if (!known) return null;
+    const { decidedAtMs, ...answer } = known;
+    return { ...answer, agent, wakeKey, eventKey, decidedAt: new Date(decidedAtMs).toISOString() };
+  });
+  setHandler(runEndedSignal, (end) => ended(end));
+  setHandler(deliverySignal, ({ eventKey, deliveryIds }) => {
+    if (eventKey) machine.redelivered(eventKey, deliveryIds);
+  });
+  setHandler(coalescerQuery, (opts) => ({
+    agent,
+    wakeKey,
+    policy,
+    state: { ...machine.state, seen: machine.state.seen.slice(-(opts?.seenLast ?? 200)) },
+    seenCount: machine.seen.size,
+    seenCapacity: SEEN_CAPACITY,
+    coalescerId: machine.coalescerId,
+    historyLength: workflowInfo().historyLength,
+  }));
+
+  const startRun = async (first: Batch) => {
+    for (let b: Batch | undefined = first; b; b = machine.rekey(b.runKey)) if (await startOne(b)) return;
+  };
+  /** Start one batch's run; false when its ID was taken (then it is started under a new one, never waited for). */
+  const startOne = async (b: Batch): Promise<boolean> => {
+    try {
+      const child = await startChild<typeof runWorkflow>('runWorkflow', {
+        workflowId: b.runKey,
+        args: [runInputOf({ agent, wakeKey }, b)],
+        // The run outlives a continue-as-new (or a close) of its coalescer; it reports its end by signal.
+        parentClosePolicy: ParentClosePolicy.ABANDON,
+        workflowIdReusePolicy: WorkflowIdReusePolicy.REJECT_DUPLICATE,
+        // Not the coalescer's own (admission) priority, which a child would inherit.
+        priority: RUN_PRIORITY,
+      });
+      // Also watch it directly while this coalescer run lives: a run terminated by hand sends no signal.
+      void child.result().then(
+        (r: RunResult) => ended({ runKey: b.runKey, terminalReason: r.terminalReason, seen: r.steered ?? [], ...(r.commitBegan ? { commitBegan: true } : {}) }),
+        () => ended({ runKey: b.runKey, terminalReason: 'failed' }),
+      );
+      return true;
+    } catch (err) {
+      // Run keys are unique for good (src/core/ids.ts): taken only after a reset of this coalescer by hand.
+      // Anything else is a defect for the workflow task to retry.
+      if (!(err instanceof WorkflowExecutionAlreadyStartedError)) throw err;
+      return false;
+    }
+  };
+
+  // The live run, watched through Temporal (a run terminated by hand sends no end).
+  const watch = new RunWatch(runEnd, ended, () => (dirty = true));
+
+  // One timer for the next due time, kept while offers arrive: each event of a burst pushes the
+  // debounce back, and a new timer per offer (started, then cancelled) would cost the server two
+  // history events and a command per event. A timer that fires early only makes the loop look again.
+  let timer: { untilMs: number; scope: CancellationScope; fired: Promise<void> } | undefined;
+  const wakeAt = (untilMs: number) => {
+    const scope = new CancellationScope();
+    const mine = {
+      untilMs,
+      scope,
+      fired: scope
+        .run(() => sleep(Math.max(1, untilMs - now())))
+        .then(
+          () => {
+            if (timer === mine) timer = undefined;
+          },
+          () => new Promise<void>(() => undefined), // cancelled for an earlier one: never settles
+        ),
+    };
+    return mine;
+  };
+
+  // Signals to runs are awaited in the loop, never sent from a handler: Temporal drops a signal whose
+  // sender has closed (continued as new) by the time it is delivered.
+  for (;;) {
+    const info = workflowInfo();
+    const step = machine.next(now(), info.continueAsNewSuggested || info.historyLength >= ENTITY_HISTORY_EVENTS);
+    switch (step.kind) {
+      case 'supersede':
+        // The live run learns who supersedes it before its cancellation arrives (delivered in order).
+        // The run cancels itself, unless it has begun its commit stage: then it finishes, and its end
+        // (commitBegan) tells the machine to drop the events it carried from the restart batch.
+        // Refused: the run has closed; its end is on the way, unless it was terminated by hand: look now.
+        await getExternalWorkflowHandle(step.runKey)
+          .signal(supersedeSignal, { by: step.by })
+          .catch(() => watch.soon(machine.state.running, step.runKey));
+        break;
+      case 'record-skipped': {
+        // Refused: the run has closed, and its end may never come (terminated by hand): look at it now.
+        // Not cancellable: a person cancelling the coalescer must not make a delivered record read as refused.
+        const record = () => getExternalWorkflowHandle(step.runKey).signal(skippedSignal, { events: step.events });
+        const delivered = await CancellationScope.nonCancellable(record).then(...DELIVERED);
+        if (!delivered) watch.soon(machine.state.running, step.runKey);
+        machine.skipsRecorded(step.runKey, delivered, now());
+        break;
+      }
+      case 'steer': {
+        // Not awaited: the answer routes refused events early; the run's end (runEnded, `seen`) decides
+        // the rest, so an answer lost to a continue-as-new, or one that never comes, drops nothing.
+        const { runKey, events } = step;
+        void steerRun({ coalescerId: machine.coalescerId, runKey, id: step.id, events })
+          .then(
+            (answer) => machine.steerAnswered(runKey, answer, events, now()),
+            () => {
+              machine.steerFailed(runKey);
+              watch.soon(machine.state.running, runKey); // a run that cannot answer may be gone
+            },
+          )
+          .finally(() => (dirty = true));
+        break;
+      }
+      case 'start':
+        await startRun(step.batch);
+        break;
+      case 'continue-as-new':
+      case 'close':
+        // Handlers first; an offer meanwhile (it may owe a skip's record) sends the loop round again.
+        dirty = false;
+        await condition(() => allHandlersFinished() || dirty);
+        if (!allHandlersFinished() || dirty) break;
+        if (step.kind === 'continue-as-new') return continueAsNew<typeof coalescerWorkflow>({ agent, wakeKey, policy, state: machine.state });
+        if (machine.idle) return machine.state;
+        break;
+      case 'wait': {
+        dirty = false;
+        const due = watch.due(machine.state.running, machine.state.pending !== undefined, now());
+        const untilMs = due === undefined ? step.untilMs : Math.min(due, step.untilMs ?? Infinity);
+        if (untilMs !== undefined && (!timer || timer.untilMs > untilMs)) {
+          timer?.scope.cancel();
+          timer = wakeAt(untilMs);
+        }
+        await (timer ? Promise.race([condition(() => dirty), timer.fired]) : condition(() => dirty));
+        break;
+      }
+    }
+  }
+}

@@ -1,0 +1,87 @@
+import type { RunObservation } from '../../src/core/supervisor-types';
+import { addTo, prune } from './sliding-window';
+import {
+  FLEET,
+  OBSERVE_LIMIT,
+  SETTLE_MS,
+  STORM_WINDOW_MS,
+  breakerWatches,
+  capSeries,
+  capsOf,
+  iso,
+  log,
+  seriesOf,
+  type MachineState,
+  type Turn,
+  type VisibilityFailure,
+} from './state';
+import { checkErrorRate } from './trips';
+
+/*
+ * Reading the runs that closed (visibility: terminal reason, tokens, cost) every `observeEveryMs`
+ * while the fleet is active: an error rate over the threshold trips the breaker, and their spend
+ * counts against the caps. Without a visibility API there is nothing to read: the supervisor goes
+ * on with wakes, leases and people only.
+ */
+
+/**
+ * A visibility call answered or failed. Its failure never ends the supervisor (a failed supervisor
+ * would lose the sticky halt): it is recorded for status and logged once, and the next round tries again.
+ */
+export function visibilityAnswered(turn: Turn, what: string, failed: VisibilityFailure | undefined): void {
+  const { m, nowMs } = turn;
+  if (!failed) {
+    if (m.visibilityError && !m.visibilityError.unavailable) delete m.visibilityError;
+    return;
+  }
+  const message = `could not ${what}: ${failed.message}`;
+  if (m.visibilityError?.message !== message) log(turn, 'error', 'supervisor: visibility call failed', { err: message });
+  m.visibilityError = { at: iso(nowMs), message, ...(failed.unavailable ? { unavailable: true } : {}) };
+}
+
+/** The fleet is active while wakes, leases or closed runs came lately (for runs that close late); idle, the supervisor waits for a wake. */
+export const isActive = (m: MachineState, nowMs: number): boolean =>
+  !m.visibilityError?.unavailable && nowMs - m.lastActivityMs < Math.max(m.policy.errorRate.windowMs, STORM_WINDOW_MS);
+
+/** When the next read of closed runs is due (epoch ms): a round after the last, and after a failed read a whole round too. */
+export const nextObserveMs = (m: MachineState): number => Math.max(m.observedToMs + SETTLE_MS, m.lastObserveAttemptMs) + m.policy.observeEveryMs;
+
+/** Ask for the runs closed since the last read, when its round is due. */
+export function observeIfDue(turn: Turn): void {
+  const { m, nowMs } = turn;
+  const toMs = nowMs - SETTLE_MS;
+  if (nowMs < nextObserveMs(m) || toMs <= m.observedToMs || m.visibilityError?.unavailable) return;
+  m.lastObserveAttemptMs = nowMs;
+  turn.actions.push({ kind: 'observe', fromMs: m.observedToMs, toMs, limit: OBSERVE_LIMIT });
+}
+
+/** Closed runs read (or not): counted for the error rate and against the caps, and the error rate checked. */
+export function observed(turn: Turn, toMs: number, read: RunObservation | undefined, failed: VisibilityFailure | undefined): void {
+  const { m, nowMs } = turn;
+  visibilityAnswered(turn, 'read closed runs', failed);
+  if (failed || !read) return;
+  const { closures, truncated } = read;
+  const er = m.policy.errorRate;
+  for (const c of closures) {
+    const bad = er.reasons.includes(c.reason) ? 1 : 0;
+    for (const scope of [FLEET, c.agent]) {
+      addTo(seriesOf(m, `runs:${scope}`, er.windowMs), c.closeMs, 1, nowMs);
+      addTo(seriesOf(m, `errors:${scope}`, er.windowMs), c.closeMs, bad, nowMs);
+    }
+    addTo(seriesOf(m, `reason:${c.reason}`, er.windowMs), c.closeMs, 1, nowMs);
+    for (const { scope, cap } of capsOf(m.policy, c.agent)) {
+      if (cap.costUsd !== undefined) addTo(capSeries(m, scope, cap, 'usd'), c.closeMs, c.costUsd, nowMs);
+      if (cap.tokens !== undefined) addTo(capSeries(m, scope, cap, 'tokens'), c.closeMs, c.tokens, nowMs);
+    }
+  }
+  m.observedToMs = truncated && closures.length ? closures[closures.length - 1]!.closeMs : toMs;
+  m.lastObservedAt = iso(nowMs);
+  if (closures.length) m.lastActivityMs = nowMs;
+  if (breakerWatches(m)) checkErrorRate(turn);
+}
+
+/** Drop what has slid out of every window, and the series left empty (but a cap's permits). */
+export function pruneSeries(m: MachineState, nowMs: number): void {
+  for (const s of Object.values(m.series)) prune(s, nowMs);
+  for (const [name, s] of Object.entries(m.series)) if (!s.buckets.length && !name.startsWith('permits:')) delete m.series[name];
+}

@@ -1,0 +1,182 @@
+import {
+  ActivityFailure,
+  ApplicationFailure,
+  allHandlersFinished,
+  condition,
+  log,
+  makeContinueAsNewFunc,
+  proxyActivities,
+  setHandler,
+  upsertMemo,
+  workflowInfo,
+} from '@temporalio/workflow';
+import type { SupervisorActivities } from '../../src/core/contracts';
+import {
+  configureUpdate,
+  haltUpdate,
+  leaseUpdate,
+  releaseUpdate,
+  resetUpdate,
+  supervisorStatusQuery,
+  unusedPermitsSignal,
+  wakesSignal,
+} from '../../src/core/supervisor-messages';
+import { ENTITY_HISTORY_EVENTS } from '../../src/core/history';
+import type { PageAction, SupervisorInput } from '../../src/core/supervisor-types';
+import { continueWith, memoOf, nextWakeMs, refusal, start, statusOf, step, type Action, type Input, type ReplyOf, type VisibilityFailure } from './machine';
+
+/** Workflow time (replayed from history): the machine's windows slide in it. */
+// eslint-disable-next-line no-restricted-syntax
+const now = (): number => Date.now();
+
+const { observeRuns, stopLiveRuns, nudgeHeld } = proxyActivities<SupervisorActivities>({
+  startToCloseTimeout: '30 seconds',
+  retry: { maximumAttempts: 5, initialInterval: '1 second' },
+});
+/** A page is retried for about ten minutes; its dedup key makes the retries one incident. */
+const { sendPage } = proxyActivities<SupervisorActivities>({
+  startToCloseTimeout: '15 seconds',
+  retry: { maximumAttempts: 20, initialInterval: '2 seconds', maximumInterval: '1 minute' },
+});
+
+/**
+ * Temporal keeps at most 2,000 updates in one run's history (and refuses more); the run continues
+ * as new well before, whether or not the server suggests it (servers suggest it on history size).
+ */
+const MAX_UPDATES_PER_RUN = 1_500;
+
+/** A failed activity in its cause's own words (the pager's refusal, a timeout), not the wrapper's "Activity task failed". */
+const causeOf = (err: unknown): Error => (err instanceof ActivityFailure && err.cause ? err.cause : (err as Error));
+const visibilityFailure = (err: unknown): VisibilityFailure => {
+  const cause = causeOf(err);
+  return { message: cause.message, unavailable: cause instanceof ApplicationFailure && cause.type === 'VisibilityUnavailable' };
+};
+
+/**
+ * The supervisor (ID `wakegate-supervisor/<task queue>`), the workflow the agents do not control: it
+ * holds the breaker and the fleet's rolling budgets and is never on an event's path. Its rules are
+ * the pure machine in ./machine.ts; this shell feeds it the gate's wake counts, the processes'
+ * leases and returned permits and a person's reset, halt and release, performs what it asks for
+ * (pages, stops of live runs, nudges of held runs, reads of closed runs) through activities and
+ * feeds it back how each went, publishes its memo for every process to read, and continues as new
+ * when Temporal suggests it (its loop wakes for that) or after MAX_UPDATES_PER_RUN updates.
+ */
+export async function supervisorWorkflow(input: SupervisorInput): Promise<void> {
+  const { taskQueue } = input;
+  let m = start(input, now());
+  const queue: Exclude<Action, { kind: 'log' }>[] = [];
+  const feed = <I extends Input>(i: I): ReplyOf<I> => {
+    const out = step(m, i, now());
+    m = out.state;
+    for (const a of out.actions) {
+      if (a.kind === 'log') log[a.level](a.message, a.attrs);
+      else queue.push(a);
+    }
+    return out.reply;
+  };
+  const refuse = (i: Input) => {
+    const why = refusal(m, i);
+    if (why) throw new Error(why);
+  };
+
+  setHandler(wakesSignal, ({ counts }) => {
+    feed({ kind: 'wakes', counts });
+  });
+  setHandler(unusedPermitsSignal, (u) => {
+    feed({ ...u, kind: 'unused' });
+  });
+  // Updates taken in this run (refused ones never reach the history): counted against Temporal's per-run limit.
+  let updates = 0;
+  const counted = <T>(reply: T): T => {
+    updates += 1;
+    return reply;
+  };
+  setHandler(leaseUpdate, (r) => counted(feed({ ...r, kind: 'lease' })), { validator: (r) => refuse({ ...r, kind: 'lease' }) });
+  setHandler(resetUpdate, (p) => counted(feed({ ...p, kind: 'reset' })), { validator: (p) => refuse({ ...p, kind: 'reset' }) });
+  setHandler(haltUpdate, (h) => counted(feed({ ...h, kind: 'halt' })), { validator: (h) => refuse({ ...h, kind: 'halt' }) });
+  setHandler(releaseUpdate, (r) => counted(feed({ ...r, kind: 'release' })), { validator: (r) => refuse({ ...r, kind: 'release' }) });
+  setHandler(configureUpdate, (policy) => {
+    counted(feed({ kind: 'configure', policy }));
+  });
+  const timeToContinue = () => {
+    const info = workflowInfo();
+    return info.continueAsNewSuggested || info.historyLength >= ENTITY_HISTORY_EVENTS || updates >= MAX_UPDATES_PER_RUN;
+  };
+  setHandler(supervisorStatusQuery, () => statusOf(m, now(), { charts: true }));
+
+  let memoJson = '';
+  const memoChanged = () => JSON.stringify(memoOf(m)) !== memoJson;
+  /** The memo is what every process reads (cached): published before any action, so the gate holds at once. */
+  const publish = () => {
+    const memo = memoOf(m);
+    const json = JSON.stringify(memo);
+    if (json !== memoJson) {
+      memoJson = json;
+      upsertMemo({ supervisor: memo });
+    }
+  };
+
+  const perform = async (a: (typeof queue)[number]): Promise<void> => {
+    if (a.kind === 'page') {
+      const { kind: _kind, ...page } = a;
+      const outcome = await sendPage(page.page).then(
+        (r) => ({ dedupKey: r.dedupKey, status: r.status }),
+        (err: unknown) => ({ error: causeOf(err).message }),
+      );
+      feed({ kind: 'paged', page, outcome });
+    } else if (a.kind === 'stop') {
+      const { kind: _kind, ...stop } = a;
+      const failed = await stopLiveRuns({ taskQueue, ...(stop.agents ? { agents: stop.agents } : {}), who: stop.who, reason: stop.reason }).then(
+        () => undefined,
+        visibilityFailure,
+      );
+      feed({ kind: 'stopped', stop, ...(failed ? { failed } : {}) });
+    } else if (a.kind === 'nudge') {
+      const failed = await nudgeHeld({ taskQueue, ...(a.agent ? { agent: a.agent } : {}) }).then(() => undefined, visibilityFailure);
+      feed({ kind: 'nudged', ...(failed ? { failed } : {}) });
+    } else {
+      const { fromMs, toMs, limit } = a;
+      const answer = await observeRuns({ taskQueue, fromMs, toMs, limit }).then(
+        (read) => ({ read }),
+        (err: unknown) => ({ failed: visibilityFailure(err) }),
+      );
+      feed({ kind: 'observed', toMs, ...answer });
+    }
+  };
+  /** Pages being sent beside the rest of the work, for the next run to send again if this one continues as new first. */
+  const inFlight = new Map<Promise<void>, PageAction>();
+
+  for (;;) {
+    publish();
+    if (!queue.length) {
+      // Until the next due stop or page, or (while the fleet is active) the next read of closed runs;
+      // or sooner, when a message asks for an action, changes the memo or brings something due sooner.
+      const wakeAtMs = nextWakeMs(m, now()) ?? Infinity;
+      const woke = () => queue.length > 0 || memoChanged() || (nextWakeMs(m, now()) ?? Infinity) < wakeAtMs || timeToContinue();
+      await (wakeAtMs === Infinity ? condition(woke) : condition(woke, Math.max(1, wakeAtMs - now())));
+    }
+    feed({ kind: 'tick' });
+    while (queue.length) {
+      publish();
+      const a = queue.shift()!;
+      // A page retries for minutes when the pager is slow or down: it goes on beside the rest, so
+      // stopping live runs (the kill switch), nudges and observation never wait behind it.
+      if (a.kind === 'page') {
+        const { kind: _kind, ...page } = a;
+        const paging: Promise<void> = perform(a).finally(() => inFlight.delete(paging));
+        inFlight.set(paging, page);
+      } else await perform(a);
+    }
+    if (timeToContinue()) {
+      // A page in flight may retry for many minutes; waiting for it here would leave a halt that
+      // comes meanwhile unpublished and its stop undone: the next run sends it again.
+      publish();
+      await condition(allHandlersFinished);
+      if (queue.length) continue; // a person's action came in: act on it first
+      feed({ kind: 'continuing', inFlight: [...inFlight.values()] });
+      // The memo goes with it: a next run with none until its first task would read as armed, and a
+      // gate or a held run reading it in that moment would pass a halt.
+      return makeContinueAsNewFunc<typeof supervisorWorkflow>({ memo: { supervisor: memoOf(m) } })(continueWith(m));
+    }
+  }
+}
