@@ -63,7 +63,6 @@ export const DstPolicySchema = z.strictObject({
 export const OVERLAP_POLICIES = ['skip', 'buffer_one', 'buffer_all', 'cancel', 'terminate'] as const;
 export const CATCH_UP_POLICIES = ['all', 'latest', 'skip'] as const;
 export type OverlapPolicy = (typeof OVERLAP_POLICIES)[number];
-export type CatchUpPolicy = (typeof CATCH_UP_POLICIES)[number];
 
 /**
  * A schedule in code. Every scheduled run passes the gate with the logical event key

@@ -3,10 +3,12 @@ import type { WakeEvent } from '../core/event';
 import type { AgentDefinition, AnyArgs, Decision, DecideContext, EffectDefinition, ToolDefinition } from './plugin';
 import type { AgentPolicy } from '../core/policy';
 import type { ModelStep } from '../core/model';
-import { Duration, parseDefinition } from '../core/parse';
-import { fn, isZod, jsonSchemaOf, Name, zodSchema } from './tools';
+import { Duration, Name, parseDefinition } from '../core/parse';
+import { fn, isZod, jsonSchemaOf, ToolName, zodSchema } from './schema-parts';
 
-export { defineEffect, defineTool, jsonSchemaOf, type EffectOptions, type ToolOptions } from './tools';
+export { defineTool, type ToolOptions } from './tool';
+export { defineEffect, type EffectOptions } from './effect';
+export { jsonSchemaOf } from './schema-parts';
 
 // ---------------------------------------------------------------------------------------------
 // Agents
@@ -52,9 +54,9 @@ const isEffect = (v: unknown) =>
 
 const AgentSchema = z
   .strictObject({
-    name: Name,
+    name: ToolName,
     description: z.string().min(1),
-    triggers: z.array(Name).nonempty(),
+    triggers: z.array(Name).nonempty(), // trigger names may hold `.`: src/core/parse.ts
     wakeKey: fn<(event: WakeEvent) => string>('wakeKey'),
     wakeKeyRationale: z.string().min(20, 'wakeKeyRationale: say in a sentence what one wake of this agent is about'),
     coalesce: Coalesce.optional(),
@@ -71,9 +73,9 @@ const AgentSchema = z
       .optional(),
     budget: Budget,
     tools: z.array(z.custom<ToolDefinition<AnyArgs>>(isTool, 'tools[] must be made with defineTool')).default([]),
-    steps: z.array(Name).optional(),
-    precheck: Name.optional(),
-    subagents: z.strictObject({ over: z.string().min(1), tool: Name, grant: Budget.omit({ wallClock: true }) }).optional(),
+    steps: z.array(ToolName).optional(),
+    precheck: ToolName.optional(),
+    subagents: z.strictObject({ over: z.string().min(1), tool: ToolName, grant: Budget.omit({ wallClock: true }) }).optional(),
     effects: z.array(z.custom<EffectDefinition<AnyArgs>>(isEffect, 'effects[] must be made with defineEffect')).default([]),
     answer: zodSchema<unknown>('answer').optional(),
     decide: fn<(answer: never, ctx: DecideContext) => Decision>('decide').optional(),

@@ -21,7 +21,6 @@ export interface BudgetLimits {
   costUsd: number;
 }
 export type BudgetDimension = keyof BudgetLimits;
-export const BUDGET_DIMENSIONS: readonly BudgetDimension[] = ['turns', 'tokens', 'toolCalls', 'wallClockMs', 'costUsd'];
 
 /**
  * How an effect is made safe to retry:

@@ -1,5 +1,4 @@
 import { WorkflowExecutionAlreadyStartedError, WorkflowNotFoundError, type WorkflowExecutionDescription } from '@temporalio/client';
-import { agentEventId } from '../core/ids';
 import type { RunInput, RunResult } from '../core/types';
 import type { runWorkflow } from '../../workflows/run/workflow';
 import type { WakeAnswer } from '../core/decision';
@@ -31,14 +30,6 @@ export function mismatch(input: RunInput, stored: string, base: WakeAnswer, runI
 export async function admitOneCall(ctx: PathContext, input: RunInput): Promise<WakeAnswer> {
   const { client, taskQueue } = ctx;
   const base: WakeAnswer = { decision: 'started', agent: input.agent, wakeKey: input.wakeKey, workflowId: input.runKey };
-  // A trigger that names its runs otherwise (`runId`: a schedule's window) may have a run of this
-  // event under the default name, started before it did so: that run holds the event.
-  const legacyId = agentEventId(input.agent, input.eventKey);
-  if (legacyId !== input.runKey) {
-    let held = await answerFromRun(ctx, input, { ...base, workflowId: legacyId }, legacyId);
-    if (held === RETRY) held = await answerFromRun(ctx, input, { ...base, workflowId: legacyId }, legacyId);
-    if (held && held !== RETRY) return held;
-  }
   for (let round = 0; round < MAX_ROUNDS; round++) {
     try {
       const handle = await client.workflow.start<typeof runWorkflow>('runWorkflow', {

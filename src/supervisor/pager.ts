@@ -2,7 +2,6 @@ import { z } from 'zod';
 import { http } from '../providers/http';
 import type { PageRequest } from '../core/supervisor-types';
 
-export type PageSeverity = PageRequest['severity'];
 /** One page: `dedupKey` makes repeats of the same trip one incident (PagerDuty's `dedup_key`). */
 export type Page = PageRequest;
 

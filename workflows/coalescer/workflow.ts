@@ -34,6 +34,7 @@ import { SEEN_CAPACITY } from './seen';
 import { RunWatch } from './watch';
 import { ENTITY_HISTORY_EVENTS } from '../../src/core/history';
 import { RUN_PRIORITY } from '../../src/core/priority';
+import { workflowNow } from '../clock';
 
 /**
  * Overlap `steer`: a workflow cannot send an update, so an activity sends the live run its steered
@@ -52,10 +53,6 @@ const { runEnd } = proxyActivities<CoalesceActivities>({
 
 /** A signal's fate, as a boolean: delivered, or refused (the workflow it was sent to has closed). */
 const DELIVERED = [() => true, () => false] as const;
-
-/** Workflow time (the activation's, replayed from history): debounce and idle timing are measured in it. */
-// eslint-disable-next-line no-restricted-syntax
-const now = (): number => Date.now();
 
 /**
  * The coalescer of one (agent, wake key): an entity workflow (ID `agent#wakeKey`) that turns every
@@ -79,24 +76,24 @@ export async function coalescerWorkflow(input: CoalescerInput): Promise<Coalesce
   // A new chain (the first execution, or one started after a close) names its runs apart from any
   // earlier chain's: by the random end of its first run ID (a UUIDv7 begins with its time).
   const chain = workflowInfo().firstExecutionRunId.replace(/-/g, '').slice(-8);
-  const machine = new CoalescerMachine({ agent, wakeKey, policy }, input.state ?? initialState(now(), chain));
+  const machine = new CoalescerMachine({ agent, wakeKey, policy }, input.state ?? initialState(workflowNow(), chain));
   let dirty = false;
 
   const ended = (end: RunEnded) => {
-    if (machine.runEnded(end, now())) dirty = true;
+    if (machine.runEnded(end, workflowNow())) dirty = true;
   };
 
   setHandler(
     offerUpdate,
     async (offers) => {
-      let answers = offers.map((o) => machine.offer(o, now()));
+      let answers = offers.map((o) => machine.offer(o, workflowNow()));
       dirty = true;
       // A skip is answered once its run has taken the record of it (skips.ts); one it refused is
       // decided again, and the offer is answered from the batch that took it.
       const skipOpen = () => offers.some((o, i) => answers[i]!.decision === 'skipped' && machine.skips.open(o.event.eventKey));
       if (skipOpen()) {
         await condition(() => !skipOpen());
-        answers = answers.map((a, i) => (a.decision === 'skipped' ? machine.offer(offers[i]!, now()) : a));
+        answers = answers.map((a, i) => (a.decision === 'skipped' ? machine.offer(offers[i]!, workflowNow()) : a));
       }
       const forgottenEarly = machine.state.counts.forgottenEarly;
       return forgottenEarly ? answers.map((a) => ({ ...a, forgottenEarly })) : answers;
@@ -109,7 +106,7 @@ export async function coalescerWorkflow(input: CoalescerInput): Promise<Coalesce
     },
   );
   setHandler(offerSignal, (offers) => {
-    for (const o of offers) if (o?.event?.eventKey && o.event.source) machine.offer(o, now());
+    for (const o of offers) if (o?.event?.eventKey && o.event.source) machine.offer(o, workflowNow());
     dirty = true;
   });
   setHandler(forgetUpdate, ({ runKey }) => machine.forgetRun(runKey));
@@ -177,7 +174,7 @@ export async function coalescerWorkflow(input: CoalescerInput): Promise<Coalesce
       untilMs,
       scope,
       fired: scope
-        .run(() => sleep(Math.max(1, untilMs - now())))
+        .run(() => sleep(Math.max(1, untilMs - workflowNow())))
         .then(
           () => {
             if (timer === mine) timer = undefined;
@@ -192,7 +189,7 @@ export async function coalescerWorkflow(input: CoalescerInput): Promise<Coalesce
   // sender has closed (continued as new) by the time it is delivered.
   for (;;) {
     const info = workflowInfo();
-    const step = machine.next(now(), info.continueAsNewSuggested || info.historyLength >= ENTITY_HISTORY_EVENTS);
+    const step = machine.next(workflowNow(), info.continueAsNewSuggested || info.historyLength >= ENTITY_HISTORY_EVENTS);
     switch (step.kind) {
       case 'supersede':
         // The live run learns who supersedes it before its cancellation arrives (delivered in order).
@@ -209,7 +206,7 @@ export async function coalescerWorkflow(input: CoalescerInput): Promise<Coalesce
         const record = () => getExternalWorkflowHandle(step.runKey).signal(skippedSignal, { events: step.events });
         const delivered = await CancellationScope.nonCancellable(record).then(...DELIVERED);
         if (!delivered) watch.soon(machine.state.running, step.runKey);
-        machine.skipsRecorded(step.runKey, delivered, now());
+        machine.skipsRecorded(step.runKey, delivered, workflowNow());
         break;
       }
       case 'steer': {
@@ -218,7 +215,7 @@ export async function coalescerWorkflow(input: CoalescerInput): Promise<Coalesce
         const { runKey, events } = step;
         void steerRun({ coalescerId: machine.coalescerId, runKey, id: step.id, events })
           .then(
-            (answer) => machine.steerAnswered(runKey, answer, events, now()),
+            (answer) => machine.steerAnswered(runKey, answer, events, workflowNow()),
             () => {
               machine.steerFailed(runKey);
               watch.soon(machine.state.running, runKey); // a run that cannot answer may be gone
@@ -241,7 +238,7 @@ export async function coalescerWorkflow(input: CoalescerInput): Promise<Coalesce
         break;
       case 'wait': {
         dirty = false;
-        const due = watch.due(machine.state.running, machine.state.pending !== undefined, now());
+        const due = watch.due(machine.state.running, machine.state.pending !== undefined, workflowNow());
         const untilMs = due === undefined ? step.untilMs : Math.min(due, step.untilMs ?? Infinity);
         if (untilMs !== undefined && (!timer || timer.untilMs > untilMs)) {
           timer?.scope.cancel();

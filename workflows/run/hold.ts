@@ -5,13 +5,10 @@ import type { HoldRecord, RunVerdict } from '../../src/core/supervisor-types';
 import type { KillRequest, ResumedHold } from '../../src/core/types';
 import { recheckHold } from './proxies';
 import type { RunOutcome, RunState } from '../../src/core/run-state';
+import { workflowNow } from '../clock';
 
 /** A run held on a halt re-checks at most this rarely (a release nudges it at once). */
 const MAX_RECHECK_MS = 5 * 60_000;
-
-/** Workflow time (replayed from history). */
-// eslint-disable-next-line no-restricted-syntax
-const now = (): number => Date.now();
 
 /** What `holdIfSupervised` answers when the held run should continue as new. */
 export const CONTINUE_AS_NEW = 'continue-as-new' as const;
@@ -55,7 +52,7 @@ export async function holdIfSupervised(
   setHandler(holdNudgeSignal, () => {
     nudged = true;
   });
-  const heldAtMs = resumed?.heldAtMs ?? now();
+  const heldAtMs = resumed?.heldAtMs ?? workflowNow();
   // A resumed hold asks again at once, in the hold it was in (its search attribute came with it).
   let verdict: RunVerdict = resumed ? { kind: 'hold', hold: resumed.record.hold, reason: resumed.record.reason, recheckMs: 0 } : first!;
   let hold = verdict.kind === 'hold' ? verdict.hold : 'halted';
@@ -105,7 +102,7 @@ export async function holdIfSupervised(
     }
     if (verdict.kind === 'hold') waitMs = verdict.hold === 'cap' ? verdict.recheckMs : Math.min(MAX_RECHECK_MS, Math.max(verdict.recheckMs, waitMs * 2));
   }
-  record.releasedAt = new Date(now()).toISOString();
+  record.releasedAt = new Date(workflowNow()).toISOString();
   if (verdict.kind === 'discard') {
     upsertSearchAttributes([{ key: WakeHeld, value: 'discarded' }]);
     record.releasedBy = { who: verdict.who, reason: verdict.reason };
@@ -115,6 +112,6 @@ export async function holdIfSupervised(
   upsertSearchAttributes([{ key: WakeHeld, value: 'released' }]);
   state.phase = phaseBefore;
   // The wall-clock budget starts when the run may work, not when it was held.
-  state.startedAtMs = now();
+  state.startedAtMs = workflowNow();
   return undefined;
 }

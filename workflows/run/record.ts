@@ -43,10 +43,7 @@ import type { HoldRecord } from '../../src/core/supervisor-types';
 import type { RunOutcome, RunState } from '../../src/core/run-state';
 import { NOT_YET_WORKING } from './hold';
 import { SteerInbox } from './steer';
-
-/** Workflow time (replayed from history, so deterministic); the wall-clock budget is measured in it. */
-// eslint-disable-next-line no-restricted-syntax
-export const workflowNow = (): number => Date.now();
+import { workflowNow } from '../clock';
 
 /** Events listed on a run's result and status (the rest are counted). */
 const MAX_SKIPPED_LISTED = 1000;

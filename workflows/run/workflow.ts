@@ -15,7 +15,8 @@ import { runAgentLoop } from './agent-loop';
 import { newPool } from '../../src/core/budget';
 import { newRunState, type RunOutcome } from '../../src/core/run-state';
 import { CONTINUE_AS_NEW, haltVerdict, holdIfSupervised } from './hold';
-import { RunRecord, workflowNow } from './record';
+import { RunRecord } from './record';
+import { workflowNow } from '../clock';
 import { isScheduledRun, openWindow, windowRunInput, settleReport, takenOutcome, type LedgerReport } from '../schedule/window-run';
 
 /**

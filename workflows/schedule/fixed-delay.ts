@@ -13,6 +13,7 @@ import type { ScheduleActivities } from '../../src/core/contracts';
 import { cadenceQuery } from '../../src/core/schedule-messages';
 import type { FixedDelayInput, FixedDelayState } from '../../src/core/schedule-types';
 import { isoSeconds } from '../../src/core/time';
+import { workflowNow } from '../clock';
 
 /**
  * A window's run. Cancelled (the loop cancelled), the loop waits until the window's wake has really
@@ -45,8 +46,7 @@ export async function fixedDelayWorkflow(input: FixedDelayInput): Promise<FixedD
 
   for (let i = 0; i < RUNS_PER_HISTORY; i++) {
     if (input.maxRuns !== undefined && state.runs >= input.maxRuns) return state;
-    // eslint-disable-next-line no-restricted-syntax -- workflow time (the task's start), deterministic on replay: the run's start
-    const startMs = Date.now();
+    const startMs = workflowNow();
     state.firstStartMs ??= startMs;
     if (state.lastStartMs !== undefined) state.lastPeriodMs = startMs - state.lastStartMs;
     state.driftMs = startMs - (state.firstStartMs + state.runs * input.delayMs);
@@ -74,8 +74,7 @@ export async function fixedDelayWorkflow(input: FixedDelayInput): Promise<FixedD
       state.lastTerminalReason = 'failed';
     }
     state.runs += 1;
-    // eslint-disable-next-line no-restricted-syntax -- workflow time, deterministic on replay: the run's end
-    state.lastEndMs = Date.now();
+    state.lastEndMs = workflowNow();
     upsertMemo({ cadence: { runs: state.runs, driftMs: state.driftMs, lastPeriodMs: state.lastPeriodMs ?? null, delayMs: input.delayMs } });
     if (input.maxRuns !== undefined && state.runs >= input.maxRuns) return state;
     phase = 'waiting';

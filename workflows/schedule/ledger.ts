@@ -2,6 +2,7 @@ import { condition, continueAsNew, proxyActivities, setHandler, workflowInfo } f
 import type { ScheduleActivities } from '../../src/core/contracts';
 import { gapsQuery, tickReportSignal } from '../../src/core/schedule-messages';
 import type { GapRecord, LedgerState, TickReport } from '../../src/core/schedule-types';
+import { workflowNow } from '../clock';
 
 const { windowsBetween } = proxyActivities<ScheduleActivities>({
   startToCloseTimeout: '30 seconds',
@@ -17,8 +18,8 @@ const REPORTS_PER_RUN = 500;
  */
 const SPEC_RESOLUTION_MS = 1000;
 
-// eslint-disable-next-line no-restricted-syntax -- workflow time, deterministic on replay: when the ledger recorded a gap
-const isoNow = () => new Date(Date.now()).toISOString();
+/** When the ledger recorded a gap (workflow time). */
+const isoNow = () => new Date(workflowNow()).toISOString();
 
 /**
  * The durable gap ledger of one schedule (workflow ID `wakegate-ledger/<schedule id>`), fed by each

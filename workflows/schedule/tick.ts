@@ -5,6 +5,7 @@ import type { ScheduleTickInput, ScheduleTickResult, WindowRunResult } from '../
 import { catchUpDecision, nominalOf, runWindowAsChild } from './window';
 import { isoSeconds } from '../../src/core/time';
 import type { RunInput } from '../../src/core/types';
+import { workflowNow } from '../clock';
 
 const { runScheduledWindow } = proxyActivities<ScheduleActivities>({
   // A window's wake may hold for a long time; the heartbeat notices a dead worker and carries cancellation.
@@ -68,8 +69,7 @@ export async function scheduleTickWorkflow(input: ScheduleTickInput): Promise<Sc
   const { nominal, source } = nominalOf();
   // Workflow time of this first activation: when the tick actually gets to decide. Not the run's
   // start time: a tick started just before the server went down decides only after it is back.
-  // eslint-disable-next-line no-restricted-syntax -- workflow time, deterministic on replay
-  const startedMs = Date.now();
+  const startedMs = workflowNow();
   const base = { scheduleId: input.scheduleId, nominal, nominalSource: source };
 
   const report = await catchUpDecision(input, nominal, startedMs);

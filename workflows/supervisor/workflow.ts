@@ -24,10 +24,7 @@ import {
 import { ENTITY_HISTORY_EVENTS } from '../../src/core/history';
 import type { PageAction, SupervisorInput } from '../../src/core/supervisor-types';
 import { continueWith, memoOf, nextWakeMs, refusal, start, statusOf, step, type Action, type Input, type ReplyOf, type VisibilityFailure } from './machine';
-
-/** Workflow time (replayed from history): the machine's windows slide in it. */
-// eslint-disable-next-line no-restricted-syntax
-const now = (): number => Date.now();
+import { workflowNow } from '../clock';
 
 const { observeRuns, stopLiveRuns, nudgeHeld } = proxyActivities<SupervisorActivities>({
   startToCloseTimeout: '30 seconds',
@@ -63,10 +60,10 @@ const visibilityFailure = (err: unknown): VisibilityFailure => {
  */
 export async function supervisorWorkflow(input: SupervisorInput): Promise<void> {
   const { taskQueue } = input;
-  let m = start(input, now());
+  let m = start(input, workflowNow());
   const queue: Exclude<Action, { kind: 'log' }>[] = [];
   const feed = <I extends Input>(i: I): ReplyOf<I> => {
-    const out = step(m, i, now());
+    const out = step(m, i, workflowNow());
     m = out.state;
     for (const a of out.actions) {
       if (a.kind === 'log') log[a.level](a.message, a.attrs);
@@ -102,7 +99,7 @@ export async function supervisorWorkflow(input: SupervisorInput): Promise<void> 
     const info = workflowInfo();
     return info.continueAsNewSuggested || info.historyLength >= ENTITY_HISTORY_EVENTS || updates >= MAX_UPDATES_PER_RUN;
   };
-  setHandler(supervisorStatusQuery, () => statusOf(m, now(), { charts: true }));
+  setHandler(supervisorStatusQuery, () => statusOf(m, workflowNow(), { charts: true }));
 
   let memoJson = '';
   const memoChanged = () => JSON.stringify(memoOf(m)) !== memoJson;
@@ -151,9 +148,9 @@ export async function supervisorWorkflow(input: SupervisorInput): Promise<void> 
     if (!queue.length) {
       // Until the next due stop or page, or (while the fleet is active) the next read of closed runs;
       // or sooner, when a message asks for an action, changes the memo or brings something due sooner.
-      const wakeAtMs = nextWakeMs(m, now()) ?? Infinity;
-      const woke = () => queue.length > 0 || memoChanged() || (nextWakeMs(m, now()) ?? Infinity) < wakeAtMs || timeToContinue();
-      await (wakeAtMs === Infinity ? condition(woke) : condition(woke, Math.max(1, wakeAtMs - now())));
+      const wakeAtMs = nextWakeMs(m, workflowNow()) ?? Infinity;
+      const woke = () => queue.length > 0 || memoChanged() || (nextWakeMs(m, workflowNow()) ?? Infinity) < wakeAtMs || timeToContinue();
+      await (wakeAtMs === Infinity ? condition(woke) : condition(woke, Math.max(1, wakeAtMs - workflowNow())));
     }
     feed({ kind: 'tick' });
     while (queue.length) {
