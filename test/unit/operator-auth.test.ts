@@ -11,7 +11,7 @@ import { ConfigError, parseOperators } from '../../src/config/config';
  * The operator listener's sign-in, in process (Fastify's inject, no server, no Temporal): every
  * refusal happens before a handler runs, so the stand-in Temporal client below, which fails the test
  * on any use, is never touched by a request that is refused. What a signed-in operator does through
- * the page against the real supervisor is test/supervisor-page.test.ts, in Chromium.
+ * the page against the real supervisor is test/processes/supervisor-page.test.ts, in Chromium.
  */
 
 const tokenOf = async (app: FastifyInstance, cookie: string) => (await tokenFor(app, cookie)).token;

@@ -18,7 +18,7 @@ import type { PageAction, RunClosure, SupervisorPolicy, WindowCap } from '../../
 /*
  * The supervisor's rules, one by one, on its pure machine: no server, no clock (every step is given
  * its time). The workflow shell that feeds it and performs its actions is proven by
- * test/supervisor.test.ts and test/continue-as-new.test.ts on a real dev server.
+ * test/processes/supervisor.test.ts and test/dev-server/continue-as-new.test.ts on a real dev server.
  */
 
 const T0 = Date.parse('2026-12-01T00:00:00.000Z');

@@ -18,7 +18,7 @@ import { initialState } from '../../workflows/coalescer/batch';
 /*
  * The decision trail's rules without a server: the assembly is fed the shapes Temporal records
  * (the coalescer's state and dedup table, runs' inputs, results and histories) written by hand.
- * test/explain.test.ts reads them from a real dev server, through the CLI and the page.
+ * test/processes/explain.test.ts reads them from a real dev server, through the CLI and the page.
  */
 
 const AGENT = 'campaign-reporter';

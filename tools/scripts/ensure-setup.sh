@@ -51,9 +51,9 @@ fi
 
 # The Web UI test drives the Temporal Web UI in Debian's chromium (playwright-core, no browser download).
 if [[ "${1:-}" == "--browser" && ! -x /usr/bin/chromium ]]; then
-  echo "setup: installing Debian's chromium (apt-get install -y chromium) for test/web-ui.test.ts" >&2
+  echo "setup: installing Debian's chromium (apt-get install -y chromium) for test/processes/web-ui.test.ts" >&2
   sudo=()
   [[ "$(id -u)" -ne 0 ]] && sudo=(sudo)
   { "${sudo[@]}" apt-get update -qq >&2 && "${sudo[@]}" env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium >&2; } \
-    || { echo "setup: apt-get install chromium failed; install it by hand (apt-get install chromium): test/web-ui.test.ts needs /usr/bin/chromium" >&2; exit 1; }
+    || { echo "setup: apt-get install chromium failed; install it by hand (apt-get install chromium): test/processes/web-ui.test.ts needs /usr/bin/chromium" >&2; exit 1; }
 fi

@@ -1,0 +1,131 @@
+import { after, before, describe, test } from 'node:test';
+import assert from 'node:assert/strict';
+import { defineSchedule, type ScheduleDefinitionInput } from '../../schedules/definition';
+import { describeSchedule, triggerSchedule } from '../../schedules/inspect';
+import { syncSchedules } from '../../schedules/sync';
+import { createHash } from 'node:crypto';
+import { canonicalJson } from '../../src/gate/fingerprint';
+import { DIGEST_MEMO, tickInput, toScheduleOptions } from '../../schedules/to-temporal';
+import { tickWorkflowId } from '../../src/core/schedule-messages';
+import { startDevEnv, unique, eventually, type DevEnv } from '../helpers/env';
+import { exampleApp } from '../helpers/app';
+
+let env: DevEnv;
+before(async () => {
+  env = await startDevEnv();
+});
+after(async () => {
+  await env?.teardown();
+});
+
+const def = (id: string, over: Partial<ScheduleDefinitionInput> = {}) =>
+  defineSchedule({
+    id,
+    description: 'sync test',
+    agent: 'canary',
+    cadence: 'fixed_rate',
+    spec: { every: '1h' },
+    overlap: 'skip',
+    catchUp: 'latest',
+    rationale: 'sync test: a reconciliation, run once after downtime',
+    ...over,
+  });
+
+describe('schedules sync (dev server)', () => {
+  test("a one-call agent's schedule synced when every window had a tick is moved to starting its run directly", async () => {
+    const taskQueue = unique('sync-old');
+    const d = def(unique('so'));
+    // What an earlier wakegate created: the tick as the action, the digest of that day (no `starts`).
+    const opts = toScheduleOptions(d, taskQueue, exampleApp.registry);
+    const tick = tickInput(d, exampleApp.registry);
+    const oldDigest = createHash('sha256')
+      .update(canonicalJson({ def: d, taskQueue, tick }))
+      .digest('hex')
+      .slice(0, 16);
+    await env.client.schedule.create({
+      ...opts,
+      action: {
+        type: 'startWorkflow',
+        workflowType: 'scheduleTickWorkflow',
+        workflowId: tickWorkflowId(d.id),
+        taskQueue,
+        args: [tick],
+        memo: { [DIGEST_MEMO]: oldDigest, scheduleId: d.id },
+      },
+    });
+    const report = await syncSchedules({ client: env.client, taskQueue, registry: exampleApp.registry, definitions: [d] });
+    assert.deepEqual(report.updated, [d.id]);
+    const desc = await env.client.schedule.getHandle(d.id).describe();
+    assert.equal(desc.action.type === 'startWorkflow' && desc.action.workflowType, 'runWorkflow');
+    assert.deepEqual((await syncSchedules({ client: env.client, taskQueue, registry: exampleApp.registry, definitions: [d] })).unchanged, [d.id]);
+    await env.client.schedule.getHandle(d.id).delete();
+  });
+
+  test('sync twice: the second makes no change; a hand-paused schedule stays paused; prune only removes our own', async () => {
+    const taskQueue = unique('sync');
+    const a = def(unique('sa'));
+    const b = def(unique('sb'), { overlap: 'cancel' });
+    const first = await syncSchedules({ client: env.client, taskQueue, registry: exampleApp.registry, definitions: [a, b] });
+    assert.deepEqual(first.created.sort(), [a.id, b.id].sort());
+    const second = await syncSchedules({ client: env.client, taskQueue, registry: exampleApp.registry, definitions: [a, b] });
+    assert.deepEqual(second.created, []);
+    assert.deepEqual(second.updated, []);
+    assert.deepEqual(second.unchanged.sort(), [a.id, b.id].sort());
+    const before = await env.client.schedule.getHandle(a.id).describe();
+
+    // A person pauses `a` (as the Web UI does); code changes `a`'s payload.
+    await env.client.schedule.getHandle(a.id).pause('paused by hand: investigating');
+    const a2 = def(a.id, { payload: { note: 'changed' } });
+    const third = await syncSchedules({ client: env.client, taskQueue, registry: exampleApp.registry, definitions: [a2, b] });
+    assert.deepEqual(third.updated, [a.id]);
+    assert.deepEqual(third.paused, [{ id: a.id, note: 'paused by hand: investigating' }]);
+    const after = await env.client.schedule.getHandle(a.id).describe();
+    assert.equal(after.state.paused, true, 'sync never unpauses');
+    assert.equal(after.state.note, 'paused by hand: investigating');
+    assert.notEqual(after.info.lastUpdatedAt?.getTime(), before.info.lastUpdatedAt?.getTime());
+    const fourth = await syncSchedules({ client: env.client, taskQueue, registry: exampleApp.registry, definitions: [a2, b] });
+    assert.deepEqual(fourth.updated, [], 'still idempotent while paused');
+    assert.deepEqual(
+      fourth.paused.map((p) => p.id),
+      [a.id],
+    );
+
+    // `list` reflects what was done in Temporal (Web UI or CLI): paused state, note, policy, a trigger.
+    const listed = await describeSchedule(env.client, a2);
+    assert.equal(listed.paused, true);
+    assert.equal(listed.note, 'paused by hand: investigating');
+    assert.equal((listed.policy as { temporal: { overlap: string } }).temporal.overlap, 'skip');
+    const trig = await triggerSchedule(env.client, b.id);
+    assert.equal(trig.overlap, 'cancel', "trigger uses the schedule's own overlap, not ALLOW_ALL");
+    const lb = await eventually(
+      () => describeSchedule(env.client, b),
+      (d) => (d.counts as { taken: number }).taken >= 1,
+      10_000,
+      'the trigger in list',
+    );
+    assert.equal((lb.recentRuns as unknown[]).length, 1);
+
+    // Someone else's schedule is never touched, even by prune.
+    const foreign = unique('foreign');
+    await env.client.schedule.create({
+      scheduleId: foreign,
+      spec: { intervals: [{ every: '1h' }] },
+      action: { type: 'startWorkflow', workflowType: 'nothing', taskQueue },
+      state: { paused: true },
+    });
+    const conflict = await syncSchedules({ client: env.client, taskQueue, registry: exampleApp.registry, definitions: [a2, b, def(foreign)] });
+    assert.equal(conflict.conflicts[0]?.id, foreign);
+    // Dropped from code: left alone without --prune, removed with it (visibility is eventually consistent).
+    await eventually(
+      () => syncSchedules({ client: env.client, taskQueue, registry: exampleApp.registry, definitions: [a2] }),
+      (r) => r.notInCode.includes(b.id),
+      15_000,
+      'b reported as not in code',
+    );
+    await env.client.schedule.getHandle(b.id).describe(); // still there
+    const pruned = await syncSchedules({ client: env.client, taskQueue, registry: exampleApp.registry, definitions: [a2], prune: true });
+    assert.deepEqual(pruned.pruned, [b.id]);
+    await assert.rejects(env.client.schedule.getHandle(b.id).describe());
+    assert.equal((await env.client.schedule.getHandle(foreign).describe()).state.paused, true, 'foreign schedule untouched');
+  });
+});

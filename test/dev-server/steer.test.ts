@@ -1,0 +1,353 @@
+import { after, before, describe, test } from 'node:test';
+import assert from 'node:assert/strict';
+import {
+  createWakegate,
+  defineAgent,
+  defineEffect,
+  defineTool,
+  defineTrigger,
+  z,
+  type ModelStep,
+  type StepReply,
+  type StepRequest,
+  type WakeStatus,
+} from '../../src/index';
+import type { ChatMessage } from '../../src/core/contracts';
+import { coalescerQuery, statusQuery } from '../../src/core/messages';
+import { awaitRun } from '../../src/run/await-run';
+import { wakeTrail } from '../../src/trail/trail';
+import { steerRun } from '../../activities/coalescer/steer';
+import { eventually, startDevEnv, unique, withWorker, type DevEnv } from '../helpers/env';
+
+/*
+ * Overlap `steer` end to end on the real dev server: a wake about an order that arrives while the
+ * run about that order is live goes into that run (its model is given it before its next turn, and
+ * the note it writes names it); one that arrives once the run is committing waits for a follow-up
+ * run. The agent is a user's own, written against the public entry; its model is scripted, so the
+ * test reads exactly what the model was given.
+ */
+let env: DevEnv;
+before(async () => {
+  env = await startDevEnv();
+});
+after(async () => {
+  await env?.teardown();
+});
+
+const orders = defineTrigger({
+  source: 'orders',
+  description: 'Something changed about an order.',
+  eventTypes: '*',
+  bucket: '1s',
+  keyRationale: 'One logical event per (order, change type, second of its time): a redelivered notice carries the same time.',
+  fingerprint: 'payload',
+  payload: z.object({ change: z.string() }).passthrough(),
+});
+
+/** A latch the test opens: a tool or an effect waits on it, and says when it began waiting. */
+function latch(open = false) {
+  let release!: () => void;
+  let reached!: () => void;
+  const opened = new Promise<void>((r) => (release = r));
+  const waiting = new Promise<void>((r) => (reached = r));
+  if (open) release();
+  return { release, waiting, pass: async () => (reached(), await opened) };
+}
+
+/** The changes named in the model's messages: the run's own event, and every event steered in since. */
+function changesIn(messages: ChatMessage[]): string[] {
+  const changes: string[] = [];
+  for (const m of messages) {
+    if (m.role !== 'user') continue;
+    const body = JSON.parse(m.content) as { event?: { payload?: { change?: string } }; newEvents?: { payload: { change: string } }[] };
+    if (body.event?.payload?.change) changes.push(body.event.payload.change);
+    for (const e of body.newEvents ?? []) changes.push(e.payload.change);
+  }
+  return changes;
+}
+
+/**
+ * An order-notes agent with `whileRunning: 'steer'`: its scripted model looks the order up (the
+ * `look` tool waits on `look`), then answers with a summary of every change it was given; the
+ * `write_note` effect (waiting on `commit`) records that summary.
+ */
+function orderNotes(opts: { look: ReturnType<typeof latch>; commit: ReturnType<typeof latch>; turns?: number; whileRunning?: 'steer' | 'cancel' }) {
+  const asked: StepRequest[] = [];
+  const notes: { effectKey: string; line: string }[] = [];
+  const usage = { inputTokens: 20, outputTokens: 10 };
+  const model: ModelStep = async (req): Promise<StepReply> => {
+    asked.push(structuredClone(req));
+    if (!req.messages.some((m) => m.role === 'tool')) {
+      return { model: 'scripted', text: '', toolCalls: [{ id: `look-${asked.length}`, name: 'look', args: {} }], finishReason: 'tool-calls', usage };
+    }
+    const summary = `changes: ${changesIn(req.messages).join(', ')}`;
+    return { model: 'scripted', text: JSON.stringify({ decision: 'commit', summary }), toolCalls: [], finishReason: 'stop', usage };
+  };
+  const look = defineTool({
+    name: 'look',
+    description: 'Look the order up.',
+    input: z.object({}),
+    run: async () => {
+      await opts.look.pass();
+      return { content: JSON.stringify({ found: true }), changed: false };
+    },
+  });
+  const writeNote = defineEffect({
+    name: 'write_note',
+    description: 'Write one note about the order.',
+    class: 'idempotent',
+    reversible: true,
+    input: z.object({ line: z.string().min(1) }),
+    apply: async ({ line }, { effectKey }) => {
+      await opts.commit.pass();
+      if (!notes.some((n) => n.effectKey === effectKey)) notes.push({ effectKey, line });
+      return { ref: effectKey };
+    },
+  });
+  const agent = defineAgent({
+    name: 'order-notes',
+    description: 'Writes one note about an order, naming every change to it.',
+    triggers: ['orders'],
+    wakeKey: (event) => event.entity,
+    wakeKeyRationale: 'One wake per order: every change to an order is worked into the run about it.',
+    coalesce: { debounce: { period: '200ms', maxWait: '1s' }, whileRunning: opts.whileRunning ?? 'steer' },
+    systemPrompt: 'Look the order up, then write one note that names every change you were told of.',
+    model: { use: model, maxOutputTokens: 200, inputUsdPerMTok: 1, outputUsdPerMTok: 1 },
+    budget: { turns: opts.turns ?? 6, tokens: 50_000, toolCalls: 4, wallClock: '2m', costUsd: 1 },
+    tools: [look],
+    effects: [writeNote],
+    decide: (answer) => ({ summary: answer.summary, effects: [{ effect: 'write_note', args: { line: answer.summary } }] }),
+  });
+  return { app: createWakegate({ agents: [agent], triggers: [orders] }), asked, notes };
+}
+
+const order = (entity: string, change: string, at: string) => ({
+  source: 'orders',
+  entity,
+  type: change,
+  occurredAt: at,
+  payload: { change },
+  deliveryId: `${entity}-${change}`,
+});
+const statusOf = (workflowId: string) =>
+  env.client.workflow
+    .getHandle(workflowId)
+    .query(statusQuery)
+    .catch(() => undefined);
+
+describe('overlap steer: a wake into the live run', () => {
+  test('a second event mid-run is steered into the same run: absorbed, given to the model before its next turn, reflected in its effect', async () => {
+    const look = latch();
+    const { app, asked, notes } = orderNotes({ look, commit: latch(true) });
+    const taskQueue = unique('steer');
+    const gate = app.gate(env.client, taskQueue, { decisionWaitMs: 20_000 });
+    const entity = unique('order');
+    await withWorker(
+      env.nativeConnection,
+      taskQueue,
+      async () => {
+        const first = await gate.admit(order(entity, 'quantity', '2026-12-02T10:00:00Z'));
+        assert.equal(first.decision, 'started');
+        await look.waiting; // the run is live, in its first tool call
+        const second = await gate.admit(order(entity, 'address', '2026-12-02T10:00:05Z'));
+        assert.deepEqual([second.decision, second.workflowId, second.runState], ['steered', first.workflowId, 'running']);
+        await eventually(
+          () => statusOf(first.workflowId),
+          (s?: WakeStatus) => s?.steered?.includes(second.eventKey) === true,
+          15_000,
+          'the run took the steered event',
+        );
+        assert.equal(asked.length, 1, 'the model has had one turn so far');
+        look.release();
+        const result = await awaitRun(env.client, first);
+        assert.equal(result.terminalReason, 'success', result.summary);
+        assert.deepEqual(
+          result.absorbed!.map((e) => e.eventKey),
+          [first.eventKey, second.eventKey],
+        );
+        assert.deepEqual(result.steered, [second.eventKey]);
+        assert.ok(result.deliveryIds.includes(`${entity}-address`), 'the run lists the steered event’s delivery');
+        // The model's second turn was given the new event, with its payload, after the tool's answer.
+        assert.equal(asked.length, 2);
+        const given = asked[1]!.messages.at(-1)!;
+        assert.equal(given.role, 'user');
+        assert.deepEqual(
+          (JSON.parse(given.content) as { newEvents: { key: string; payload: unknown }[] }).newEvents.map((e) => [e.key, e.payload]),
+          [[second.eventKey, { change: 'address' }]],
+        );
+        assert.equal(changesIn(asked[0]!.messages).includes('address'), false, 'the first turn predates it');
+        assert.deepEqual(
+          notes.map((n) => n.line),
+          ['changes: quantity, address'],
+        );
+        assert.equal((await env.client.workflow.count(`WorkflowType = "runWorkflow" AND WakeKey = "${entity}"`)).count, 1, 'one run');
+        // A steer that reaches the run once it has closed (a retry whose first reply was lost, or one
+        // sent as it ended): what it took is read from its result, anything else is refused.
+        const event = (eventKey: string) => ({
+          eventKey,
+          source: 'orders',
+          type: 'x',
+          entity,
+          occurredAt: '',
+          bucketStart: '',
+          deliveryIds: [],
+          payload: {},
+          fingerprint: '',
+        });
+        const retried = { coalescerId: first.coalescerId!, runKey: first.workflowId, id: `steer:${second.eventKey}`, events: [event(second.eventKey)] };
+        assert.deepEqual(await steerRun(env.client, retried), { accepted: [second.eventKey], refused: [] });
+        const tooLate = { ...retried, id: 'steer:too-late', events: [event('too-late')] };
+        assert.deepEqual(await steerRun(env.client, tooLate), { accepted: [], refused: ['too-late'] });
+        // Redelivered after the run: the stored answer of the run it was steered into.
+        const again = await gate.admit({ ...order(entity, 'address', '2026-12-02T10:00:05Z'), deliveryId: 'again' });
+        assert.deepEqual([again.decision, again.original, again.workflowId], ['completed', 'steered', first.workflowId]);
+        assert.deepEqual(again.result, result);
+        // The decision trail (`wakegate explain`) names it steered into that run.
+        const trail = await wakeTrail(env.client, app.agents, { agent: 'order-notes', wakeKey: entity });
+        const shown = trail.events.find((e) => e.eventKey === second.eventKey)!;
+        assert.deepEqual([shown.decision, shown.runKey, shown.finalRunKey], ['steered', first.workflowId, undefined]);
+        assert.match(shown.reason, /^steered into live run .* \(overlap steer\)/);
+        assert.deepEqual(trail.runs.find((r) => r.runKey === first.workflowId)!.steered, [second.eventKey]);
+      },
+      { activities: app.activities() },
+    );
+  });
+
+  test('an event arriving while the run commits is refused by it and taken by one follow-up run', async () => {
+    const commit = latch();
+    const { app, notes } = orderNotes({ look: latch(true), commit });
+    const taskQueue = unique('steer-commit');
+    const gate = app.gate(env.client, taskQueue, { decisionWaitMs: 20_000 });
+    const entity = unique('order');
+    await withWorker(
+      env.nativeConnection,
+      taskQueue,
+      async () => {
+        const first = await gate.admit(order(entity, 'quantity', '2026-12-02T11:00:00Z'));
+        await commit.waiting; // the run is in its commit stage, applying its note
+        const late = await gate.admit(order(entity, 'cancelled', '2026-12-02T11:00:05Z'));
+        assert.deepEqual([late.decision, late.workflowId], ['steered', first.workflowId]);
+        // The run refuses it: the coalescer holds it in a follow-up batch for after the run.
+        const coalescer = env.client.workflow.getHandle(first.coalescerId!);
+        const waiting = await eventually(
+          () => coalescer.query(coalescerQuery),
+          (s) => s.state.pending?.events.some((e) => e.eventKey === late.eventKey) === true,
+          15_000,
+          'the refused event in the follow-up batch',
+        );
+        assert.equal(waiting.state.running?.steerClosed, true);
+        const followUp = waiting.state.pending!.runKey;
+        assert.notEqual(followUp, first.workflowId);
+        commit.release();
+        const r1 = await awaitRun(env.client, first);
+        assert.equal(r1.terminalReason, 'success', r1.summary);
+        assert.deepEqual(
+          r1.absorbed!.map((e) => e.eventKey),
+          [first.eventKey],
+        );
+        assert.equal(r1.steered, undefined);
+        // Waiting on the steered answer follows the refusal to the run that took the event.
+        const r2 = await awaitRun(env.client, late);
+        assert.equal(r2.runKey, followUp);
+        assert.equal(r2.terminalReason, 'success', r2.summary);
+        assert.deepEqual(
+          r2.absorbed!.map((e) => e.eventKey),
+          [late.eventKey],
+        );
+        assert.deepEqual(
+          notes.map((n) => n.line),
+          ['changes: quantity', 'changes: cancelled'],
+        );
+        assert.equal((await env.client.workflow.count(`WorkflowType = "runWorkflow" AND WakeKey = "${entity}"`)).count, 2);
+        // Redelivered: answered from the follow-up run that took it, not the run that refused it.
+        const again = await gate.admit({ ...order(entity, 'cancelled', '2026-12-02T11:00:05Z'), deliveryId: 'again' });
+        assert.deepEqual([again.decision, again.original, again.workflowId], ['completed', 'steered', followUp]);
+        assert.deepEqual(again.result, r2);
+        const trail = await wakeTrail(env.client, app.agents, { agent: 'order-notes', wakeKey: entity });
+        const event = trail.events.find((e) => e.eventKey === late.eventKey)!;
+        assert.deepEqual([event.decision, event.runKey, event.finalRunKey], ['steered', first.workflowId, followUp]);
+        assert.match(event.reason, /refused it; follow-up run .* took it/);
+      },
+      { activities: app.activities() },
+    );
+  });
+
+  test('a run that runs out of budget before its model is given a steered event does not list it: the follow-up run takes it and its model sees it', async () => {
+    const look = latch();
+    // One model turn: the first asks for `look`; the turn that would show the steered event is refused.
+    const { app, asked } = orderNotes({ look, commit: latch(true), turns: 1 });
+    const taskQueue = unique('steer-budget');
+    const gate = app.gate(env.client, taskQueue, { decisionWaitMs: 20_000 });
+    const entity = unique('order');
+    await withWorker(
+      env.nativeConnection,
+      taskQueue,
+      async () => {
+        const first = await gate.admit(order(entity, 'quantity', '2026-12-02T10:00:00Z'));
+        await look.waiting;
+        const second = await gate.admit(order(entity, 'address', '2026-12-02T10:00:05Z'));
+        assert.equal(second.decision, 'steered');
+        await eventually(
+          () => statusOf(first.workflowId),
+          (s?: WakeStatus) => s?.absorbed?.some((e) => e.eventKey === second.eventKey) === true,
+          15_000,
+          'the run took the steered event',
+        );
+        look.release();
+        const ended = await awaitRun(env.client, first);
+        assert.equal(ended.terminalReason, 'budget_exhausted', ended.summary);
+        assert.deepEqual(
+          ended.absorbed!.map((e) => e.eventKey),
+          [first.eventKey],
+          'never listed by a run whose model did not see it',
+        );
+        assert.equal(ended.steered, undefined);
+        const taken = await awaitRun(env.client, second);
+        assert.notEqual(taken.runKey, first.workflowId, 'the follow-up run');
+        assert.ok(taken.absorbed!.some((e) => e.eventKey === second.eventKey));
+        assert.ok(
+          asked.some((req) => changesIn(req.messages).includes('address')),
+          'a model was given it',
+        );
+      },
+      { activities: app.activities() },
+    );
+  });
+
+  test('cancel: a run that has begun committing is let finish, not cancelled; the restart takes only the newer event', async () => {
+    const commit = latch();
+    const { app, notes } = orderNotes({ look: latch(true), commit, whileRunning: 'cancel' });
+    const taskQueue = unique('cancel-commit');
+    const gate = app.gate(env.client, taskQueue, { decisionWaitMs: 20_000 });
+    const entity = unique('order');
+    await withWorker(
+      env.nativeConnection,
+      taskQueue,
+      async () => {
+        const first = await gate.admit(order(entity, 'quantity', '2026-12-02T12:00:00Z'));
+        await commit.waiting; // the run is applying its note
+        const late = await gate.admit(order(entity, 'cancelled', '2026-12-02T12:00:05Z'));
+        assert.equal(late.decision, 'started', 'a restart batch');
+        await new Promise((r) => setTimeout(r, 1000)); // the supersede reaches the committing run
+        commit.release();
+        const r1 = await awaitRun(env.client, first);
+        assert.equal(r1.terminalReason, 'success', r1.summary);
+        assert.equal(r1.supersededBy, undefined, 'not cancelled: it had begun committing');
+        assert.equal(r1.commitBegan, true);
+        const r2 = await awaitRun(env.client, late);
+        assert.equal(r2.terminalReason, 'success', r2.summary);
+        assert.deepEqual(
+          r2.absorbed!.map((e) => e.eventKey),
+          [late.eventKey],
+          'the restart does not redo the committed event',
+        );
+        assert.deepEqual(
+          notes.map((n) => n.line),
+          ['changes: quantity', 'changes: cancelled'],
+          'each change noted once',
+        );
+      },
+      { activities: app.activities() },
+    );
+  });
+});
