@@ -5,7 +5,7 @@ import { createScheduleActivities } from './schedule/schedule';
 import { checkEffects, createCommitActivity } from './commit/commit';
 import { chatTokens, offlineModel } from './run/model/offline';
 import { openaiCompatible } from './run/model/providers';
-import { aiSdkStep, type ModelStep } from './run/model/step';
+import { aiSdkModel, type ModelStep } from './run/model/step';
 import type { Activities } from '../src/core/contracts';
 import { createRunActivities } from './run/run';
 import { createSupervisorActivities } from './supervisor/supervise';
@@ -26,7 +26,7 @@ export interface ActivityDeps {
 
 /** The model agents use when they name none: the offline model, or an OpenAI-compatible endpoint when configured. */
 export function configuredModel(outside: OutsideConfig): ModelStep {
-  return aiSdkStep(
+  return aiSdkModel(
     outside.model.kind === 'openai'
       ? openaiCompatible({ baseURL: outside.model.baseUrl, apiKey: outside.model.apiKey, model: outside.model.name })
       : offlineModel(),

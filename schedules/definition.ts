@@ -46,7 +46,7 @@ export const ScheduleSpecSchema = z
 /**
  * What happens to a wall time that a DST transition repeats or skips. These are the only values
  * accepted because they are what Temporal's scheduler does (checked against the real server in
- * test/schedules-dst.test.ts): a repeated wall time (01:30 on a fall-back day) fires twice, once per
+ * test/dev-server/schedules-dst.test.ts): a repeated wall time (01:30 on a fall-back day) fires twice, once per
  * offset; a skipped wall time (02:30 on a spring-forward day) does not fire that day. Writing them
  * down is the point: a local-time schedule must say it knows this. Anyone who needs "once" should
  * schedule in UTC and convert at the edges.

@@ -3,8 +3,8 @@ import { ScheduleOverlapPolicy, type ScheduleOptions } from '@temporalio/client'
 import { canonicalJson } from '../src/gate/fingerprint';
 import { tickWorkflowId } from '../src/core/schedule-messages';
 import type { ScheduleTickInput } from '../src/core/schedule-types';
-import { scheduleRunIdPrefix } from '../src/core/ids';
-import type { ScheduledRunInput } from '../src/core/types';
+import { scheduleRunKeyPrefix } from '../src/core/ids';
+import type { ScheduledRunInput } from '../src/core/run-types';
 import { keyEvent } from '../src/gate/key-event';
 import type { TriggerRegistry } from '../src/trigger/registry';
 import type { OverlapPolicy, ScheduleDefinition } from './definition';
@@ -88,7 +88,7 @@ function scheduleAction(def: ScheduleDefinition, taskQueue: string, registry: Tr
   return {
     type: 'startWorkflow',
     workflowType: 'runWorkflow',
-    workflowId: scheduleRunIdPrefix(def.agent, def.id),
+    workflowId: scheduleRunKeyPrefix(def.agent, def.id),
     taskQueue,
     args: [run],
     memo: { ...memo, fingerprint: run.fingerprint },

@@ -10,7 +10,7 @@ export { defineAgent, defineEffect, defineTool, DefaultAnswer, type AgentOptions
 export type {
   AgentDefinition,
   DecideContext,
-  Decision,
+  Plan,
   EffectContext,
   EffectDefinition,
   EffectReceipt,
@@ -19,12 +19,12 @@ export type {
   ToolDefinition,
   ToolInput,
   ToolResult,
-} from './agents/plugin';
+} from './agents/types';
 export type { AgentRegistry } from './agents/registry';
 export type { EffectClass } from './core/policy';
 
 // Models: any AI SDK language model, one step per activity
-export { aiSdkStep as aiSdkModel, type ModelStep, type StepReply, type StepRequest } from '../activities/run/model/step';
+export { aiSdkModel, type ModelStep, type StepReply, type StepRequest } from '../activities/run/model/step';
 export { offlineModel } from '../activities/run/model/offline';
 export { anthropic, google, openaiCompatible, type ProviderSettings } from '../activities/run/model/providers';
 
@@ -32,7 +32,7 @@ export { anthropic, google, openaiCompatible, type ProviderSettings } from '../a
 export { defineTrigger, type TriggerDefinition, type TriggerDefinitionInput } from './trigger/definition';
 export type { WakeEvent } from './core/event';
 export { defineWebhookSource, type CustomScheme, type DeliveryContext, type Mapped, type SignatureScheme, type WebhookSource } from './trigger/webhook/source';
-export { fail as refuseSignature, type SignatureFailure, type Verdict, type Verifier } from './trigger/webhook/signatures';
+export { refuseSignature, type SignatureFailure, type Verdict, type Verifier } from './trigger/webhook/signatures';
 export { defineSchedule, type ScheduleDefinition, type ScheduleDefinitionInput } from '../schedules/definition';
 export { builtinSchedules } from '../schedules/definitions';
 
@@ -49,6 +49,6 @@ export { channelAdapter, type ChannelAdapter } from './providers/channel';
 export { localExports, type ExportAdapter } from './providers/exports';
 export { pullRequestAdapter, type PullRequestAdapter } from './providers/pulls';
 export { FailureType } from './core/failures';
-export type { TerminalReason, RunResult, WakeStatus } from './core/types';
+export type { TerminalReason, RunResult, RunStatus } from './core/run-types';
 export type { EffectOutcome } from './core/contracts';
 export type { WakeAnswer } from './core/decision';

@@ -1,7 +1,7 @@
 import { WorkflowNotFoundError, type Client } from '@temporalio/client';
 import type { SteerAnswer, SteerDelivery } from '../../src/core/coalesce-types';
 import { steerUpdate } from '../../src/core/messages';
-import type { RunResult } from '../../src/core/types';
+import type { RunResult } from '../../src/core/run-types';
 
 /**
  * Overlap `steer`: send events into a live run by its `steer` update and return what it took and

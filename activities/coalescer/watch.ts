@@ -1,6 +1,6 @@
 import { WorkflowNotFoundError, type Client } from '@temporalio/client';
 import type { RunEnded } from '../../src/core/coalesce-types';
-import type { RunResult } from '../../src/core/types';
+import type { RunResult } from '../../src/core/run-types';
 
 /**
  * The end of a coalesced run as Temporal records it (its current execution: a run reset by hand is

@@ -1,12 +1,11 @@
 import { activityInfo, log } from '@temporalio/activity';
 import { ApplicationFailure } from '@temporalio/common';
 import type { AgentRegistry } from '../../src/agents/registry';
-import type { EffectContext, EffectDefinition, EffectReceipt } from '../../src/agents/plugin';
+import type { EffectContext, EffectDefinition, EffectReceipt } from '../../src/agents/types';
 import type { OutsideConfig } from '../../src/config/config';
 import type { CommitActivities, EffectOutcome } from '../../src/core/contracts';
 import { FailureType } from '../../src/core/failures';
-import { agentOf } from '../run/run';
-import { parseArgs } from '../run/answer';
+import { agentOf, parseArgs } from '../shared/agents';
 import { withHeartbeat } from '../shared/heartbeat';
 
 /**

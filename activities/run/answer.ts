@@ -1,9 +1,8 @@
 import type { z } from 'zod';
+import { issuesOf } from '../shared/agents';
 
 // A reply that is one JSON object inside a single Markdown code fence is still that object.
 const FENCED = /^```(?:json)?\s*\n([\s\S]*?)\n?```$/;
-
-const issuesOf = (error: z.ZodError) => error.issues.map((i) => `${i.path.join('.') || '(reply)'}: ${i.message}`).join('; ');
 
 /**
  * Parse a final answer from model text against the agent's answer schema. Fails closed: prose,
@@ -23,10 +22,4 @@ export function parseAnswer<T>(text: string, schema: z.ZodType<T>): { ok: true; 
   const parsed = schema.safeParse(value);
   if (!parsed.success) return { ok: false, problem: `the JSON is not a valid answer: ${issuesOf(parsed.error)}` };
   return { ok: true, answer: parsed.data };
-}
-
-/** Arguments checked against a tool's or effect's schema: the parsed value (defaults applied), or what is wrong. */
-export function parseArgs<T>(args: unknown, schema: z.ZodType<T>): { ok: true; args: T } | { ok: false; problem: string } {
-  const parsed = schema.safeParse(args);
-  return parsed.success ? { ok: true, args: parsed.data } : { ok: false, problem: `invalid arguments: ${issuesOf(parsed.error)}` };
 }

@@ -7,18 +7,12 @@ import type { RunActivities } from '../../src/core/contracts';
 import type { RunVerdict } from '../../src/core/supervisor-types';
 import { FailureType } from '../../src/core/failures';
 import type { ModelStep, StepReply } from './model/step';
-import { parseAnswer, parseArgs } from './answer';
+import { parseAnswer } from './answer';
+import { agentOf, parseArgs } from '../shared/agents';
 import { DefaultAnswer, jsonSchemaOf } from '../../src/agents/definition';
-import type { AgentDefinition, EffectDefinition, ToolDefinition } from '../../src/agents/plugin';
-import { windowTaken } from '../schedule/schedule';
+import type { AgentDefinition, EffectDefinition, ToolDefinition } from '../../src/agents/types';
+import { windowTaken } from './window-taken';
 import type { CheckedCall, ModelReply, ModelRequest, Proposal } from '../../src/core/contracts';
-
-/** The agent named, or a non-retryable UnknownAgent failure naming it. */
-export function agentOf(agents: AgentRegistry, name: string) {
-  const def = agents[name];
-  if (!def) throw ApplicationFailure.nonRetryable(`no agent named "${name}" is defined in this worker`, FailureType.UnknownAgent);
-  return def;
-}
 
 /** The run's activities: the agent's policy and payload, the model, the agent's tools. */
 export function createRunActivities(opts: {

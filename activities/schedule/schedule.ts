@@ -1,5 +1,5 @@
 import { activityInfo, cancellationSignal, Context, getClient, heartbeat } from '@temporalio/activity';
-import { WorkflowFailedError, WorkflowNotFoundError, type Client, type WorkflowExecutionInfo } from '@temporalio/client';
+import { WorkflowFailedError, type Client } from '@temporalio/client';
 import { ApplicationFailure } from '@temporalio/common';
 import { msNumberToTs, tsToMs } from '@temporalio/common/lib/time';
 import { awaitRun } from '../../src/run/await-run';
@@ -11,27 +11,6 @@ import type { SupervisorPolicy } from '../../src/core/supervisor-types';
 import { ledgerWorkflowId } from '../../src/core/schedule-messages';
 import type { ScheduleActivities } from '../../src/core/contracts';
 import { FailureType } from '../../src/core/failures';
-import type { WindowCheck, WindowTaken } from '../../src/core/schedule-types';
-import { WakeTerminalReason } from '../../src/core/search-attributes';
-
-/** Outcomes of a window's run that leave the window free: it did not run the agent, or it may run again. */
-const LEAVES_WINDOW_FREE = new Set(['duplicate', 'skipped']);
-
-/** The window's run this execution stands for, if it took the window (see windowTaken). */
-function takenBy(wf: Omit<WorkflowExecutionInfo, 'raw'>): WindowTaken | undefined {
-  const status = wf.status.name;
-  const terminalReason = wf.typedSearchAttributes.get(WakeTerminalReason);
-  const taken = status === 'RUNNING' || (status === 'COMPLETED' && !LEAVES_WINDOW_FREE.has(terminalReason ?? ''));
-  if (!taken) return undefined;
-  const fingerprint = wf.memo?.fingerprint;
-  return {
-    workflowId: wf.workflowId,
-    runId: wf.runId,
-    status,
-    ...(terminalReason ? { terminalReason } : {}),
-    ...(typeof fingerprint === 'string' ? { fingerprint } : {}),
-  };
-}
 
 /** Matching times of a schedule's spec in [startMs, endMs], from Temporal itself (ListScheduleMatchingTimes). */
 export async function scheduleMatchingTimes(client: Client, scheduleId: string, startMs: number, endMs: number): Promise<number[]> {
@@ -43,49 +22,6 @@ export async function scheduleMatchingTimes(client: Client, scheduleId: string, 
     endTime: msNumberToTs(Math.ceil(endMs / 1000) * 1000),
   });
   return (res.startTime ?? []).map((t) => tsToMs(t));
-}
-
-/**
- * Whether a schedule's window has already been taken, for a run its Schedule started directly (the
- * run's first step asks, see activities/run/run.ts). Temporal starts a scheduled fire with
- * REJECT_DUPLICATE, so the Schedule never runs a window's ID twice by itself; a manual trigger or a
- * backfill it starts with ALLOW_DUPLICATE, over an earlier run of the same ID that has closed. Two
- * places are looked at, side by side:
- * - the gate's run of the same logical event (`gateId` = `agent@eventKey`: the window emitted as an
- *   event, or run before schedules started their runs directly), by ID: consistent;
- * - earlier executions of this very workflow ID, listed from visibility, each one then described by
- *   run ID (visibility may still say Running, or list a run `wakegate rearm` deleted). SQL visibility is written as a run closes; on Elasticsearch a
- *   run closed within the refresh interval (about a second) may not be listed yet.
- * An open run, or one that completed having run its window, takes it (a cancelled run completes
- * `cancelled`: its window is answered, not run again). One that failed, was terminated or timed out
- * leaves it free, as on the gate's path, and so does one that ended `duplicate` or `skipped`.
- */
-export async function windowTaken(client: Client, { workflowId, runId, gateId }: WindowCheck): Promise<WindowTaken | undefined> {
-  const gateRun = client.workflow
-    .getHandle(gateId)
-    .describe()
-    .then(takenBy, (err: unknown) => {
-      if (err instanceof WorkflowNotFoundError) return undefined;
-      throw err;
-    });
-  const earlier = (async () => {
-    for await (const wf of client.workflow.list({ query: `WorkflowId = "${workflowId}"` })) {
-      if (wf.runId === runId) continue;
-      // Visibility lists; the run's own record says how it stands (visibility may lag a close or a deletion).
-      let run;
-      try {
-        run = await client.workflow.getHandle(workflowId, wf.runId).describe();
-      } catch (err) {
-        if (err instanceof WorkflowNotFoundError) continue; // deleted (`wakegate rearm`)
-        throw err;
-      }
-      const taken = takenBy(run);
-      if (taken) return taken;
-    }
-    return undefined;
-  })();
-  const [a, b] = await Promise.all([gateRun, earlier]);
-  return a ?? b;
 }
 
 /**

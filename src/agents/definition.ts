@@ -1,6 +1,6 @@
 import { z } from 'zod';
 import type { WakeEvent } from '../core/event';
-import type { AgentDefinition, AnyArgs, Decision, DecideContext, EffectDefinition, ToolDefinition } from './plugin';
+import type { AgentDefinition, AnyArgs, Plan, DecideContext, EffectDefinition, ToolDefinition } from './types';
 import type { AgentPolicy } from '../core/policy';
 import type { ModelStep } from '../core/model';
 import { Duration, Name, parseDefinition } from '../core/parse';
@@ -26,7 +26,7 @@ const summaryOf = (answer: unknown): string => {
 };
 
 /** The default decision: `no_op` when the answer says so, else the model's proposals with the answer's summary. */
-function defaultDecide(answer: unknown): Decision {
+function defaultDecide(answer: unknown): Plan {
   return (answer as { decision?: unknown } | null)?.decision === 'no_op' ? { noOp: summaryOf(answer) } : { summary: summaryOf(answer) };
 }
 
@@ -78,7 +78,7 @@ const AgentSchema = z
     subagents: z.strictObject({ over: z.string().min(1), tool: ToolName, grant: Budget.omit({ wallClock: true }) }).optional(),
     effects: z.array(z.custom<EffectDefinition<AnyArgs>>(isEffect, 'effects[] must be made with defineEffect')).default([]),
     answer: zodSchema<unknown>('answer').optional(),
-    decide: fn<(answer: never, ctx: DecideContext) => Decision>('decide').optional(),
+    decide: fn<(answer: never, ctx: DecideContext) => Plan>('decide').optional(),
     approval: z
       .strictObject({ irreversible: z.enum(['required', 'auto']), timeout: Duration('approval.timeout', 1000) })
       .default({ irreversible: 'required', timeout: 3_600_000 }),
@@ -128,7 +128,7 @@ export interface AgentOptions<A = DefaultAnswer> {
   description: string;
   /** Trigger sources that wake it (each must be defined). @example ['incidents', 'schedule'] */
   triggers: [string, ...string[]];
-  /** What one wake is about, from any trigger's event: coalescing, admission and caps go by it. @example (event) => event.entity */
+  /** What one wake is about, from any trigger's event: coalescing goes by it. @example (event) => event.entity */
   wakeKey: (event: WakeEvent) => string;
   /** Why the wake key is what it is, in a sentence (at least 20 characters). */
   wakeKeyRationale: string;
@@ -182,7 +182,7 @@ export interface AgentOptions<A = DefaultAnswer> {
    * without it, the model proposes effects in its loop and `decision: 'no_op'` (if the answer has it) commits nothing.
    * @example (a) => a.severity === 'none' ? { noOp: a.summary } : { summary: a.summary, effects: [{ effect: 'file_ticket', args: { title: a.title } }] }
    */
-  decide?: (answer: A, ctx: DecideContext) => Decision;
+  decide?: (answer: A, ctx: DecideContext) => Plan;
   /**
    * Irreversible effects wait for a person (`required`) or not (`auto`), up to `timeout`, then the run
    * escalates; the timeout must be shorter than the wall-clock budget when an irreversible effect waits.
@@ -243,7 +243,7 @@ export function defineAgent<A = DefaultAnswer>(def: AgentOptions<A>): AgentDefin
     tools: Object.fromEntries(tools.map((t) => [t.name, t])),
     effects: Object.fromEntries(effects.map((e) => [e.name, e])),
     answer: answerSchema,
-    decide: (decide as ((answer: unknown, ctx: DecideContext) => Decision) | undefined) ?? defaultDecide,
+    decide: (decide as ((answer: unknown, ctx: DecideContext) => Plan) | undefined) ?? defaultDecide,
     ...(model?.use ? { model: model.use } : {}),
   };
 }

@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import type { EffectContext, EffectDefinition, EffectReceipt } from './plugin';
+import type { EffectContext, EffectDefinition, EffectReceipt } from './types';
 import type { OutsideConfig } from '../config/config';
 import { parseDefinition } from '../core/parse';
 import { ToolName, fn, zodSchema, objectSchema } from './schema-parts';

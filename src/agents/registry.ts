@@ -1,4 +1,4 @@
-import type { AgentDefinition } from './plugin';
+import type { AgentDefinition } from './types';
 
 /** Agents by name. */
 export type AgentRegistry = Readonly<Record<string, AgentDefinition>>;

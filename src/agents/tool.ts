@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import type { ToolContext, ToolDefinition, ToolResult } from './plugin';
+import type { ToolContext, ToolDefinition, ToolResult } from './types';
 import { Duration, parseDefinition } from '../core/parse';
 import { ToolName, fn, zodSchema, objectSchema } from './schema-parts';
 

@@ -1,5 +1,5 @@
 import type { Command } from 'commander';
-import { TERMINAL_REASONS } from '../core/types';
+import { TERMINAL_REASONS } from '../core/run-types';
 import type { EmitOptions } from './emit';
 import type { ExplainOptions } from './explain';
 import type { RunsOptions } from './runs';

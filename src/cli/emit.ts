@@ -6,7 +6,7 @@ import { GateInputError } from '../gate/errors';
 import { keyEvent } from '../gate/key-event';
 import { EVENT_LIMITS } from '../gate/limits';
 import { app } from './app';
-import type { TerminalReason, RunResult } from '../core/types';
+import type { TerminalReason, RunResult } from '../core/run-types';
 import { ExitCode, printJson, UsageError } from './output';
 import { inSpan } from '../tracing/spans';
 import { WakeAttr } from '../core/trace-context';

@@ -2,7 +2,7 @@ import { WorkflowNotFoundError, type Client, type WorkflowExecutionDescription }
 import { agentEventId, coalescerId } from '../core/ids';
 import { eventQuery } from '../core/messages';
 import { WakeAgent } from '../core/search-attributes';
-import type { RunResult } from '../core/types';
+import type { RunResult } from '../core/run-types';
 import { parseEventKey } from '../gate/keys';
 import type { TriggerRegistry } from '../trigger/registry';
 
@@ -107,7 +107,7 @@ function derivedIds(registry: TriggerRegistry, eventKey: string): string[] {
       // its wake key needs more than the key holds
     }
     ids.add(agentEventId(name, eventKey));
-    if (def?.runId) ids.add(def.runId(name, { entity: parts.entity, bucketStartMs: parts.bucketStartMs }));
+    if (def?.runKey) ids.add(def.runKey(name, { entity: parts.entity, bucketStartMs: parts.bucketStartMs }));
   }
   return [...ids];
 }

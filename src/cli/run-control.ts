@@ -2,7 +2,7 @@ import { WorkflowNotFoundError, WorkflowUpdateFailedError, type Client } from '@
 import { loadConfig } from '../config/config';
 import { connectClient } from '../config/temporal';
 import { approveSignal, forgetUpdate, killUpdate, rejectSignal, statusQuery } from '../core/messages';
-import type { KillRequest } from '../core/types';
+import type { KillRequest } from '../core/run-types';
 import { app } from './app';
 import { ExitCode, printJson, UsageError } from './output';
 import { agentOfId, describeId, runPerAgent, runsOfEvent, type RunOfEvent } from './resolve-run';

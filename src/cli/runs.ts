@@ -1,6 +1,6 @@
 import { loadConfig } from '../config/config';
 import { connectClient } from '../config/temporal';
-import { TERMINAL_REASONS } from '../core/types';
+import { TERMINAL_REASONS } from '../core/run-types';
 import {
   WakeAbsorbedEventKeys,
   WakeAgent,

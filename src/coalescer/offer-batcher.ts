@@ -4,7 +4,7 @@ import type { CoalescerInput, OfferInput, Offer, OfferAnswer } from '../core/coa
 import { errorChainText, isInFlightRefusal } from '../core/failures';
 import { offerSignal, offerUpdate } from '../core/messages';
 import { captureContext, inContext } from '../tracing/spans';
-import { ADMISSION_PRIORITY } from '../core/priority';
+import { GATE_PRIORITY } from '../core/priority';
 
 /** An offer's fate: the coalescer's decision, or `accepted` (taken durably by signal, not decided within the wait). */
 export type OfferOutcome = { kind: 'decided'; answer: OfferAnswer } | { kind: 'accepted' };
@@ -118,7 +118,7 @@ export class OfferBatcher {
             taskQueue: this.taskQueue,
             args: [{ agent: input.agent, wakeKey: input.wakeKey, policy: input.policy }],
             workflowIdConflictPolicy: 'USE_EXISTING',
-            priority: ADMISSION_PRIORITY,
+            priority: GATE_PRIORITY,
           }) as WithStartWorkflowOperation<never>,
         queue: [],
         inFlight: 0,
@@ -314,6 +314,6 @@ export async function signalCoalescer<T>(
     args: [{ agent: to.agent, wakeKey: to.wakeKey, policy: to.policy }],
     signal,
     signalArgs: [arg],
-    priority: ADMISSION_PRIORITY,
+    priority: GATE_PRIORITY,
   });
 }

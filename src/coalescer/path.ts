@@ -3,7 +3,7 @@ import { WorkflowNotFoundError, type Client, type WorkflowExecutionDescription }
 import type { CoalescePolicy } from '../core/policy';
 import type { OfferAnswer, OfferInput } from '../core/coalesce-types';
 import { coalescerId } from '../core/ids';
-import type { RunInput, RunResult } from '../core/types';
+import type { RunInput, RunResult } from '../core/run-types';
 import type { WakeAnswer } from '../core/decision';
 import { refusedSteer, steeredElsewhere } from '../run/await-run';
 import type { DeliveryBatcher } from '../run/delivery-batcher';

@@ -1,5 +1,5 @@
 import type { CoalescePolicy } from './policy';
-import type { AbsorbedEvent, TerminalReason } from './types';
+import type { AbsorbedEvent, TerminalReason } from './run-types';
 
 /** Plain-JSON types of the coalescing path: the gate, the coalescer and the run share them. */
 
@@ -96,7 +96,7 @@ export interface CoalescerState {
   /**
    * Names this coalescer's chain of executions (continue-as-new keeps it; a coalescer started after
    * a close has a new one): with `batches`, it makes every run key unique for good, so a batch never
-   * meets the ID of a run an earlier chain started (src/core/ids.ts `batchRunId`).
+   * meets the ID of a run an earlier chain started (src/core/ids.ts `batchRunKey`).
    */
   chain?: string;
   /** Batches opened in this chain. */

@@ -35,7 +35,7 @@ export interface ChatMessage {
 export const EFFECT_TOOL_MARK = '[effect]';
 
 /** A tool or effect as the model is offered it. */
-export interface OfferedTool {
+export interface ModelTool {
   name: string;
   description: string;
   /** JSON Schema of its arguments. */
@@ -55,7 +55,7 @@ export interface RunContext {
 export interface ModelRequest {
   agent: string;
   messages: ChatMessage[];
-  tools: OfferedTool[];
+  tools: ModelTool[];
   /** Hard cap on the reply, so the budget's reservation is an upper bound. */
   maxOutputTokens: number;
   /** `agent`: the reply is read against the agent's own answer schema and its `decide`; `summary`: a subagent's `{ decision, summary }`. */

@@ -1,4 +1,4 @@
-import type { RunResult } from './types';
+import type { RunResult } from './run-types';
 
 /**
  * What the gate answered for one delivery, per agent the event wakes.

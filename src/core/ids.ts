@@ -54,13 +54,13 @@ export function agentEventId(agent: string, eventKey: string): string {
  * `<agent>@schedule/tick/<schedule id>-<nominal>`, and a window fired twice by the Schedule is refused by
  * Temporal itself (REJECT_DUPLICATE).
  */
-export function scheduleRunIdPrefix(agent: string, scheduleId: string): string {
+export function scheduleRunKeyPrefix(agent: string, scheduleId: string): string {
   return `${agent}@schedule/tick/${component(scheduleId)}`;
 }
 
 /** The run of one window (nominal time, ISO seconds) of a schedule, as Temporal's Schedule names it. */
-export function scheduleWindowRunId(agent: string, scheduleId: string, nominal: string): string {
-  return `${scheduleRunIdPrefix(agent, scheduleId)}-${nominal}`;
+export function scheduleWindowRunKey(agent: string, scheduleId: string, nominal: string): string {
+  return `${scheduleRunKeyPrefix(agent, scheduleId)}-${nominal}`;
 }
 
 /** The coalescer of one (agent, wake key). */
@@ -69,7 +69,7 @@ export function coalescerId(agent: string, wakeKey: string): string {
 }
 
 /** A coalesced run: the batch of (agent, wake key) named by `runToken` (see {@link batchRunToken}). */
-export function batchRunId(agent: string, wakeKey: string, runToken: string): string {
+export function batchRunKey(agent: string, wakeKey: string, runToken: string): string {
   return `${coalescerId(agent, wakeKey)}@${runToken}`;
 }
 

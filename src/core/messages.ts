@@ -1,12 +1,12 @@
 import { defineQuery, defineSignal, defineUpdate } from '@temporalio/workflow';
 import type { CoalescerStatus, EventStatus, Offer, OfferAnswer, RunEnded, SteerAnswer, SeenRow } from './coalesce-types';
-import type { AbsorbedEvent, ApprovalDecision, DeliveryNotice, KillRequest, UpdateAck, WakeStatus } from './types';
+import type { AbsorbedEvent, ApprovalDecision, DeliveryNotice, KillRequest, UpdateAck, RunStatus } from './run-types';
 
 /** Duplicate deliveries of an open run's event: their ids are recorded on the run (fire and forget). */
 export const deliverySignal = defineSignal<[DeliveryNotice]>('delivery');
 
 /** The open run's phase and the deliveries seen so far. */
-export const statusQuery = defineQuery<WakeStatus>('status');
+export const statusQuery = defineQuery<RunStatus>('status');
 
 /**
  * The kill switch: stops the run before its next step, cancels what is in flight, commits nothing

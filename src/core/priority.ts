@@ -12,5 +12,5 @@ import type { Priority } from '@temporalio/common';
  * - Children and activities take their parent's priority unless given one, so the runs a coalescer
  *   starts are given `RUN` (Temporal's default key), not the coalescer's.
  */
-export const ADMISSION_PRIORITY: Priority = { priorityKey: 1 };
+export const GATE_PRIORITY: Priority = { priorityKey: 1 };
 export const RUN_PRIORITY: Priority = { priorityKey: 3 };

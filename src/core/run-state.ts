@@ -1,5 +1,5 @@
 import type { EffectOutcome } from './contracts';
-import type { TerminalReason } from './types';
+import type { TerminalReason } from './run-types';
 import type { BudgetPool } from './budget';
 
 /** The run's state, plain JSON in the workflow's closure; the handlers (kill, approve, status) read and write it. */

@@ -2,7 +2,7 @@ import { defineSearchAttributeKey, SearchAttributeType } from '@temporalio/commo
 
 /**
  * Search attributes every wake run carries, filterable in the Web UI (e.g. `WakeTerminalReason = "no_op"`).
- * temporal-dev.sh registers the same list; test/temporal-dev.test.ts keeps the two in step.
+ * temporal-dev.sh registers the same list; test/dev-server/temporal-dev.test.ts keeps the two in step.
  * SQLite (the dev server) allows 10 Keyword and 3 of each other type per namespace.
  */
 export const WakeEventKey = defineSearchAttributeKey('WakeEventKey', SearchAttributeType.KEYWORD);

@@ -27,7 +27,7 @@ export interface SupervisorPolicy {
     windowMs: number;
     minRuns: number;
     threshold: number;
-    /** Terminal reasons (src/core/types.ts) that count as errors. */ reasons: string[];
+    /** Terminal reasons (src/core/run-types.ts) that count as errors. */ reasons: string[];
     rationale: string;
   };
   /** Per-period fleet budgets: for the whole fleet, and per agent. */

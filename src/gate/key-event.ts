@@ -1,9 +1,9 @@
-import type { AgentDefinition } from '../agents/plugin';
+import type { AgentDefinition } from '../agents/types';
 import type { TriggerDefinition } from '../trigger/definition';
 import { WakeEventSchema, type WakeEvent, type WakeEventInput } from '../core/event';
 import type { TriggerRegistry } from '../trigger/registry';
 import { agentEventId } from '../core/ids';
-import type { RunInput } from '../core/types';
+import type { RunInput } from '../core/run-types';
 import { GateInputError } from './errors';
 import { fingerprint } from './fingerprint';
 import { checkEventLimits } from './limits';
@@ -13,7 +13,7 @@ import { bucketStartMs, eventKey, wakeKeyProblem } from './keys';
 /** One agent's wake of an event: the agent, and its run input (one-call path) or offer (coalescing path). */
 export interface PlannedWake {
   agent: AgentDefinition;
-  /** `runKey` is `agent@eventKey` (or the name the trigger gives runs, `runId`, on the one-call path): the run on the one-call path; a coalescing agent's events are deduplicated by their coalescer. */
+  /** `runKey` is `agent@eventKey` (or the name the trigger gives runs, `runKey`, on the one-call path): the run on the one-call path; a coalescing agent's events are deduplicated by their coalescer. */
   input: RunInput;
 }
 
@@ -103,7 +103,7 @@ export function keyEvent(registry: TriggerRegistry, raw: WakeEventInput | unknow
     return {
       agent,
       input: {
-        runKey: def.runId && !agent.policy.coalesce ? def.runId(name, { entity: event.entity, bucketStartMs: bucketMs }) : agentEventId(name, key),
+        runKey: def.runKey && !agent.policy.coalesce ? def.runKey(name, { entity: event.entity, bucketStartMs: bucketMs }) : agentEventId(name, key),
         agent: name,
         wakeKey,
         eventKey: key,

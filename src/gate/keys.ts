@@ -1,36 +1,25 @@
-import { eventKey as eventKeyOf, type EventKeyParts } from '../core/ids';
-export { effectKey, type EffectKey, type EventKeyParts } from '../core/ids';
+import type { EventKeyParts } from '../core/ids';
+export { effectKey, eventKey, type EffectKey, type EventKeyParts } from '../core/ids';
 
 /**
  * The two keys the gate derives from every event, kept apart everywhere:
  *
- * - EventKey: what *happened* (source, event type, entity, time bucket of the event's own time).
+ * - the event key: what *happened* (source, event type, entity, time bucket of the event's own time).
  *   Deduplication goes by it: the same event twice is one decision, reuse with other inputs is a
  *   mismatch. It names the workflow that records one agent's handling of it (src/core/ids.ts).
- * - WakeKey: what a wake of one agent is *about* (a campaign, `repo:package`), declared by the agent
- *   and derived from any trigger's event. Coalescing and admission go by it, per agent.
+ * - the wake key: what a wake of one agent is *about* (a campaign, `repo:package`), declared by the agent
+ *   and derived from any trigger's event. Coalescing goes by it, per agent.
  *
  * Neither is ever derived from a delivery id, a delivery time or an attempt number: all three change
  * on redelivery, and a key built from them would deduplicate nothing. Run IDs and effect keys are
  * built from these in src/core/ids.ts.
  */
-export type EventKey = string & { readonly __brand: 'EventKey' };
-export type WakeKey = string & { readonly __brand: 'WakeKey' };
 
 /** Start of the UTC bucket that holds `occurredAtMs`, aligned to the Unix epoch. */
 export function bucketStartMs(occurredAtMs: number, bucketMs: number): number {
   if (!Number.isFinite(occurredAtMs)) throw new RangeError('occurredAt is not a valid time');
   if (!Number.isInteger(bucketMs) || bucketMs < 1000) throw new RangeError(`bucket must be a whole number of ms >= 1000, got ${bucketMs}`);
   return Math.floor(occurredAtMs / bucketMs) * bucketMs;
-}
-
-/**
- * `source/type/entity/bucketStart`, e.g. `github/pull_request.opened/acme%2Fweb/2026-12-02T14:00:00Z`:
- * readable in the Web UI, with entity and type visible. Built in src/core/ids.ts (pure: a schedule's
- * tick builds its window's key there too).
- */
-export function eventKey(parts: EventKeyParts): EventKey {
-  return eventKeyOf(parts) as EventKey;
 }
 
 /** Split an event key back into its parts (for display and for the CLI's `kill <event key>`). */

@@ -1,5 +1,5 @@
 import { WorkflowExecutionAlreadyStartedError, WorkflowNotFoundError, type WorkflowExecutionDescription } from '@temporalio/client';
-import type { RunInput, RunResult } from '../core/types';
+import type { RunInput, RunResult } from '../core/run-types';
 import type { runWorkflow } from '../../workflows/run/workflow';
 import type { WakeAnswer } from '../core/decision';
 import type { PathContext } from './path-context';

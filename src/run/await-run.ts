@@ -1,6 +1,6 @@
 import { WorkflowNotFoundError, type Client } from '@temporalio/client';
 import { coalescerQuery, eventQuery } from '../core/messages';
-import type { RunResult } from '../core/types';
+import type { RunResult } from '../core/run-types';
 import type { WakeAnswer } from '../core/decision';
 
 /** How often a caller looks for a run that has not started yet (a pending coalesced batch). */

@@ -1,7 +1,7 @@
 import type { Client } from '@temporalio/client';
 import type { NativeConnection, Worker } from '@temporalio/worker';
 import { canary } from '../agents/canary';
-import type { AgentDefinition } from '../agents/plugin';
+import type { AgentDefinition } from '../agents/types';
 import type { AgentRegistry } from '../agents/registry';
 import type { Activities } from '../../activities';
 import type { ModelStep } from '../core/model';
@@ -19,7 +19,7 @@ import { TriggerRegistry } from '../trigger/registry';
 import { scheduleTrigger } from '../trigger/schedule';
 import type { SupervisorPolicy } from '../core/supervisor-types';
 import type { WakeAnswer } from '../core/decision';
-import type { RunResult } from '../core/types';
+import type { RunResult } from '../core/run-types';
 import type { WakeWorkerOptions } from './worker';
 import type * as ActivitiesModule from '../../activities';
 import type * as GateModule from '../gate/gate';

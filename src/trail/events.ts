@@ -1,6 +1,6 @@
 import type { OfferAnswer, SeenEvent } from '../core/coalesce-types';
-import { batchRunId, seenRunToken } from '../core/ids';
-import type { AbsorbedEvent } from '../core/types';
+import { batchRunKey, seenRunToken } from '../core/ids';
+import type { AbsorbedEvent } from '../core/run-types';
 import { parseEventKey } from '../gate/keys';
 import { isoSeconds } from '../core/time';
 import type { Recorded, RecordedRun } from './recorded';
@@ -68,7 +68,7 @@ export function coalescedEvents(r: Recorded): Draft[] {
       d.arrivedAt = new Date(atMs).toISOString();
       d.decision = decision;
       const token = seenRunToken(eventKey, stored);
-      if (decision !== 'stale' && token) d.runKey = batchRunId(r.agent, r.wakeKey, token);
+      if (decision !== 'stale' && token) d.runKey = batchRunKey(r.agent, r.wakeKey, token);
     }
     for (const { eventKey, answer: a } of c.state?.recent ?? []) {
       const known = drafts.byKey.get(eventKey);

@@ -3,7 +3,7 @@ import type { CoalescerInput, CoalescerState } from '../core/coalesce-types';
 import { coalescerId } from '../core/ids';
 import { coalescerQuery, statusQuery } from '../core/messages';
 import { WakeDeliveryIds, WakeEventKey, WakeHeld } from '../core/search-attributes';
-import type { RunInput, RunResult, ScheduledRunInput } from '../core/types';
+import type { RunInput, RunResult, ScheduledRunInput } from '../core/run-types';
 import { answersFromHistory } from './coalescer';
 import { inputAndResult, recordedHistory } from './history-read';
 import type { Recorded, RecordedCoalescer, RecordedRun } from './recorded';

@@ -1,6 +1,6 @@
 import type { CoalescerState } from '../core/coalesce-types';
 import type { CoalescePolicy } from '../core/policy';
-import type { RunInput, RunResult, ScheduledRunInput, WakeStatus } from '../core/types';
+import type { RunInput, RunResult, ScheduledRunInput, RunStatus } from '../core/run-types';
 import type { RecordedEvent } from './history';
 
 /**
@@ -37,7 +37,7 @@ export interface RecordedRun {
   input?: RunInput | ScheduledRunInput;
   result?: RunResult;
   /** The open run's `status` query, when it answered. */
-  live?: WakeStatus;
+  live?: RunStatus;
   history: RecordedEvent[];
 }
 

@@ -1,5 +1,5 @@
 import type { EffectOutcome, Proposal } from '../core/contracts';
-import type { AbsorbedEvent, RunInput, TerminalReason } from '../core/types';
+import type { AbsorbedEvent, RunInput, TerminalReason } from '../core/run-types';
 import { isoSeconds } from '../core/time';
 import { parseEventKey } from '../gate/keys';
 import type { Batch } from '../core/coalesce-types';

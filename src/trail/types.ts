@@ -1,6 +1,6 @@
 import type { EffectOutcome } from '../core/contracts';
 import type { BudgetLimits } from '../core/policy';
-import type { BudgetUsage, TerminalReason } from '../core/types';
+import type { BudgetUsage, TerminalReason } from '../core/run-types';
 
 /**
  * The decision trail of one (agent, wake key) over a window of time: what became of every event

@@ -45,8 +45,8 @@ export const TriggerDefinitionSchema = z.strictObject({
    * A coalescing agent does not use it: its coalescer names its runs.
    * @default `agent@eventKey`
    */
-  runId: z
-    .custom<(agent: string, event: { entity: string; bucketStartMs: number }) => string>((v) => typeof v === 'function', 'runId must be a function')
+  runKey: z
+    .custom<(agent: string, event: { entity: string; bucketStartMs: number }) => string>((v) => typeof v === 'function', 'runKey must be a function')
     .optional(),
 });
 

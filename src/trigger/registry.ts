@@ -1,4 +1,4 @@
-import type { AgentDefinition } from '../agents/plugin';
+import type { AgentDefinition } from '../agents/types';
 import type { AgentRegistry } from '../agents/registry';
 import type { TriggerDefinition } from './definition';
 

@@ -1,6 +1,6 @@
 import { z } from 'zod';
 import { defineTrigger } from './definition';
-import { scheduleWindowRunId } from '../core/ids';
+import { scheduleWindowRunKey } from '../core/ids';
 import { isoSeconds } from '../core/time';
 
 /**
@@ -22,5 +22,5 @@ export const scheduleTrigger = defineTrigger({
   payload: z.record(z.string(), z.unknown()),
   // The Temporal Schedule starts a one-call agent's window itself, as `<agent>@schedule/tick/<id>-<nominal>`:
   // the window emitted through the gate is the same run.
-  runId: (agent, event) => scheduleWindowRunId(agent, event.entity, isoSeconds(event.bucketStartMs)),
+  runKey: (agent, event) => scheduleWindowRunKey(agent, event.entity, isoSeconds(event.bucketStartMs)),
 });

@@ -3,7 +3,7 @@ import assert from 'node:assert/strict';
 import { Gate } from '../../src/gate/gate';
 import { awaitRun } from '../../src/run/await-run';
 import { quickAgents } from '../helpers/agents';
-import type { RunResult, WakeStatus } from '../../src/core/types';
+import type { RunResult, RunStatus } from '../../src/core/run-types';
 import { approveSignal, statusQuery } from '../../src/core/messages';
 import { eventually, startDevEnv, unique, withWorker, type DevEnv } from '../helpers/env';
 import { startOutside } from '../helpers/outside';
@@ -101,7 +101,7 @@ describe('the example agents end to end on the dev server', () => {
         // The run starts once its coalescer's debounce has passed.
         const waiting = (await eventually(
           () => handle.query(statusQuery).catch(() => undefined),
-          (s?: WakeStatus) => s?.awaitingApproval !== undefined,
+          (s?: RunStatus) => s?.awaitingApproval !== undefined,
           30_000,
           'approval wait',
         ))!;

@@ -5,7 +5,7 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { freePort } from '../../tools/devserver/dev-server';
 import { Gate } from '../../src/gate/gate';
-import type { RunResult } from '../../src/core/types';
+import type { RunResult } from '../../src/core/run-types';
 import { eventually, startDevEnv, unique, withWorker, type DevEnv } from '../helpers/env';
 import { runCli, type CliRun } from '../helpers/cli';
 import { coalescing } from '../helpers/agents';

@@ -8,14 +8,14 @@ import { campaignReporter } from '../../examples/campaign-reporter';
 import { withPolicies, type AgentRegistry } from '../../src/agents/registry';
 import { standinOutside } from '../helpers/outside';
 import { approveSignal, coalescerQuery, offerUpdate, statusQuery } from '../../src/core/messages';
-import type { RunResult, WakeStatus } from '../../src/core/types';
+import type { RunResult, RunStatus } from '../../src/core/run-types';
 import type { EffectOutcome } from '../../src/core/contracts';
 import { startStandins, type Standins } from '../../tools/standins';
 import { coalescing, quickAgents } from '../helpers/agents';
 import { eventually, startDevEnv, unique, withWorker, type DevEnv } from '../helpers/env';
 import { createSchedule, testSchedule } from '../helpers/schedules';
 import { registryOf, activitiesOf, exampleAgents } from '../helpers/app';
-import { ADMISSION_PRIORITY, RUN_PRIORITY } from '../../src/core/priority';
+import { GATE_PRIORITY, RUN_PRIORITY } from '../../src/core/priority';
 
 /*
  * Wake keys and coalescing on the real dev server. The server suggests continue-as-new after 60
@@ -91,11 +91,11 @@ describe('one wake per thing, from every direction', () => {
         assert.equal(a.wakeKey, campaign);
         assert.notEqual(a.eventKey, b.eventKey, 'three logical events, one wake key');
         // The coalescer's tasks go first in a backlog; its run does not inherit that (src/core/priority.ts).
-        assert.equal((await env.client.workflow.getHandle(a.coalescerId!).describe()).priority?.priorityKey, ADMISSION_PRIORITY.priorityKey);
+        assert.equal((await env.client.workflow.getHandle(a.coalescerId!).describe()).priority?.priorityKey, GATE_PRIORITY.priorityKey);
 
         const waiting = (await eventually(
           () => statusOf(env.client, run),
-          (s?: WakeStatus) => s?.awaitingApproval !== undefined,
+          (s?: RunStatus) => s?.awaitingApproval !== undefined,
           30_000,
           'approval wait',
         ))!;
@@ -153,7 +153,7 @@ describe('one wake per thing, from every direction', () => {
         assert.notEqual(second.workflowId, run);
         await eventually(
           () => statusOf(env.client, second.workflowId),
-          (s?: WakeStatus) => s?.awaitingApproval !== undefined,
+          (s?: RunStatus) => s?.awaitingApproval !== undefined,
           30_000,
           'second approval wait',
         );
@@ -240,7 +240,7 @@ describe('one wake per thing, from every direction', () => {
         const first = await gate.admit(ping(entity, 'one', { holdMs: 3000 }));
         await eventually(
           () => statusOf(env.client, first.workflowId),
-          (s?: WakeStatus) => s?.phase === 'hold',
+          (s?: RunStatus) => s?.phase === 'hold',
           15_000,
           'the first run holding',
         );
@@ -280,7 +280,7 @@ describe('one wake per thing, from every direction', () => {
         const first = await gate.admit(ping(entity, 'old', { holdMs: 60_000 }, { deliveryId: 'old-1' }));
         await eventually(
           () => statusOf(env.client, first.workflowId),
-          (s?: WakeStatus) => s?.phase === 'hold',
+          (s?: RunStatus) => s?.phase === 'hold',
           15_000,
           'the first run holding',
         );
@@ -470,7 +470,7 @@ describe('one wake per thing, from every direction', () => {
         assert.equal(change.workflowId, coalescer!.state.pending!.runKey);
         await eventually(
           () => statusOf(env.client, change.workflowId),
-          (s?: WakeStatus) => s?.awaitingApproval !== undefined,
+          (s?: RunStatus) => s?.awaitingApproval !== undefined,
           40_000,
           'approval wait',
         );
@@ -596,7 +596,7 @@ describe('no wake left behind: what operators and late senders do', () => {
         const live = await gate.admit(ping(entity, 'long', { holdMs: 600_000 }));
         await eventually(
           () => statusOf(env.client, live.workflowId),
-          (st?: WakeStatus) => st !== undefined,
+          (st?: RunStatus) => st !== undefined,
           20_000,
           'the run is live',
         );
@@ -638,7 +638,7 @@ describe('no wake left behind: what operators and late senders do', () => {
         const live = await gate.admit(ping(entity, 'long', { holdMs: 600_000 }));
         await eventually(
           () => statusOf(env.client, live.workflowId),
-          (st?: WakeStatus) => st !== undefined,
+          (st?: RunStatus) => st !== undefined,
           20_000,
           'the run is live',
         );

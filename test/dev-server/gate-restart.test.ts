@@ -4,7 +4,7 @@ import { mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { Gate } from '../../src/gate/gate';
-import type { RunResult } from '../../src/core/types';
+import type { RunResult } from '../../src/core/run-types';
 import { startDevEnv, unique, withWorker, type DevEnv } from '../helpers/env';
 import { registryOf } from '../helpers/app';
 

@@ -2,7 +2,7 @@ import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { failingCanary } from '../helpers/agents';
 import { Gate } from '../../src/gate/gate';
-import type { RunResult } from '../../src/core/types';
+import type { RunResult } from '../../src/core/run-types';
 import { statusQuery } from '../../src/core/messages';
 import { eventually, startDevEnv, unique, withWorker, type DevEnv } from '../helpers/env';
 import { registryOf, activitiesOf } from '../helpers/app';

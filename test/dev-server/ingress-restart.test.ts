@@ -5,7 +5,7 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import type { RunningIngress } from '../../src/trigger/webhook/serve';
 import type { Standins } from '../../tools/standins';
-import type { RunResult } from '../../src/core/types';
+import type { RunResult } from '../../src/core/run-types';
 import { eventually, startDevEnv, unique, withWorker, type DevEnv } from '../helpers/env';
 import { startOutside } from '../helpers/outside';
 import { campaignBody, post, standardHeaders, startTestIngress } from '../helpers/ingress';

@@ -1,6 +1,6 @@
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
-import type { RunResult, WakeStatus } from '../../src/core/types';
+import type { RunResult, RunStatus } from '../../src/core/run-types';
 import { approveSignal, statusQuery } from '../../src/core/messages';
 import type { Standins } from '../../tools/standins';
 import { eventually, startDevEnv, unique, withWorker, type DevEnv } from '../helpers/env';
@@ -55,7 +55,7 @@ describe('the webhook ingress on the real dev server', () => {
 
           const waiting = await eventually(
             () => handle.query(statusQuery),
-            (s: WakeStatus) => s.awaitingApproval !== undefined,
+            (s: RunStatus) => s.awaitingApproval !== undefined,
             30_000,
             'approval wait',
           );

@@ -2,7 +2,7 @@ import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { Gate } from '../../src/gate/gate';
 import { quickAgents } from '../helpers/agents';
-import type { RunResult, WakeStatus } from '../../src/core/types';
+import type { RunResult, RunStatus } from '../../src/core/run-types';
 import { statusQuery } from '../../src/core/messages';
 import { dashboardService } from '../../tools/standins/dashboards';
 import { exportService } from '../../tools/standins/exports';
@@ -154,7 +154,7 @@ describe('kill switch, re-arm and the runs listing', () => {
         const handle = env.client.workflow.getHandle(a.workflowId);
         await eventually(
           () => handle.query(statusQuery).catch(() => undefined),
-          (s?: WakeStatus) => s?.awaitingApproval !== undefined,
+          (s?: RunStatus) => s?.awaitingApproval !== undefined,
           30_000,
           'approval wait',
         );

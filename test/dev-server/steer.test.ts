@@ -10,7 +10,7 @@ import {
   type ModelStep,
   type StepReply,
   type StepRequest,
-  type WakeStatus,
+  type RunStatus,
 } from '../../src/index';
 import type { ChatMessage } from '../../src/core/contracts';
 import { coalescerQuery, statusQuery } from '../../src/core/messages';
@@ -153,7 +153,7 @@ describe('overlap steer: a wake into the live run', () => {
         assert.deepEqual([second.decision, second.workflowId, second.runState], ['steered', first.workflowId, 'running']);
         await eventually(
           () => statusOf(first.workflowId),
-          (s?: WakeStatus) => s?.steered?.includes(second.eventKey) === true,
+          (s?: RunStatus) => s?.steered?.includes(second.eventKey) === true,
           15_000,
           'the run took the steered event',
         );
@@ -289,7 +289,7 @@ describe('overlap steer: a wake into the live run', () => {
         assert.equal(second.decision, 'steered');
         await eventually(
           () => statusOf(first.workflowId),
-          (s?: WakeStatus) => s?.absorbed?.some((e) => e.eventKey === second.eventKey) === true,
+          (s?: RunStatus) => s?.absorbed?.some((e) => e.eventKey === second.eventKey) === true,
           15_000,
           'the run took the steered event',
         );

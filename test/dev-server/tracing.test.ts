@@ -12,7 +12,7 @@ import type { WakeAnswer } from '../../src/core/decision';
 import type { Wakegate } from '../../src/runtime/wakegate';
 import { queueHandler } from '../../src/trigger/queue/handler';
 import { runCli } from '../helpers/cli';
-import type { RunResult } from '../../src/core/types';
+import type { RunResult } from '../../src/core/run-types';
 import type { Standins } from '../../tools/standins';
 import { eventually, startDevEnv, unique, workflowBundle, type DevEnv } from '../helpers/env';
 import { standinOutside } from '../helpers/outside';

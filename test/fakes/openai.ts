@@ -1,6 +1,6 @@
 import Fastify from 'fastify';
 import { chatTokens, offlineModel } from '../../activities/run/model/offline';
-import { aiSdkStep } from '../../activities/run/model/step';
+import { aiSdkModel } from '../../activities/run/model/step';
 import type { ChatMessage } from '../../src/core/contracts';
 
 interface WireMessage {
@@ -158,7 +158,7 @@ function fromWire(m: WireMessage): ChatMessage {
 /** The offline model's reply to the conversation (its ids, not the provider's; usage is the fake's own). */
 async function offlineReply(messages: ChatMessage[], tools: FakeRequest['tools'], body: WireBody): Promise<FakeReply> {
   const schema = body.response_format?.type === 'json_schema' ? body.response_format.json_schema?.schema : undefined;
-  const step = aiSdkStep(offlineModel());
+  const step = aiSdkModel(offlineModel());
   const r = await step({
     messages,
     tools: tools.map((t) => ({ ...t, parameters: t.parameters ?? { type: 'object', properties: {} } })),

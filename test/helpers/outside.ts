@@ -2,7 +2,7 @@ import { loadConfig } from '../../src/config/config';
 import { standinSettings, startStandins, type Standins } from '../../tools/standins';
 import type { Client } from '@temporalio/client';
 import { keyEvent } from '../../src/gate/gate';
-import type { RunInput, RunResult } from '../../src/core/types';
+import type { RunInput, RunResult } from '../../src/core/run-types';
 import { registryOf, activitiesOf } from './app';
 
 /** The local stand-ins on free ports and the real activities wired to them. */

@@ -2,7 +2,7 @@ import type { Client, WorkflowExecutionInfo } from '@temporalio/client';
 import { defineSchedule, type ScheduleDefinitionInput } from '../../schedules/definition';
 import { toScheduleOptions } from '../../schedules/to-temporal';
 import { WakeTerminalReason } from '../../src/core/search-attributes';
-import type { RunResult } from '../../src/core/types';
+import type { RunResult } from '../../src/core/run-types';
 import { unique } from './env';
 import { exampleApp } from './app';
 

@@ -9,7 +9,7 @@ import { coalescing } from '../helpers/agents';
 import { startDevEnv, unique, withWorker, type DevEnv } from '../helpers/env';
 import { spawnWorker, type WorkerProcess } from '../helpers/worker-process';
 import { registryOf } from '../helpers/app';
-import { ADMISSION_PRIORITY } from '../../src/core/priority';
+import { GATE_PRIORITY } from '../../src/core/priority';
 import { offerStats } from '../../src/coalescer/offer-batcher';
 
 /*
@@ -136,8 +136,8 @@ test('a busy coalescer continues as new at 1,000 history events, long before Tem
     assert.equal(again.decision, 'in_progress');
     assert.equal(again.workflowId, first.workflowId);
     // Its workflow tasks go before runs' in a backlog (src/core/priority.ts), across continue-as-new.
-    assert.equal(ended.priority?.priorityKey, ADMISSION_PRIORITY.priorityKey);
-    assert.equal((await coalescer.describe()).priority?.priorityKey, ADMISSION_PRIORITY.priorityKey);
+    assert.equal(ended.priority?.priorityKey, GATE_PRIORITY.priorityKey);
+    assert.equal((await coalescer.describe()).priority?.priorityKey, GATE_PRIORITY.priorityKey);
   });
   await gate.close();
 });

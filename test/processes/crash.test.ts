@@ -3,7 +3,7 @@ import assert from 'node:assert/strict';
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import { Gate } from '../../src/gate/gate';
 import { quickAgents } from '../helpers/agents';
-import type { RunResult, WakeStatus } from '../../src/core/types';
+import type { RunResult, RunStatus } from '../../src/core/run-types';
 import { approveSignal, statusQuery } from '../../src/core/messages';
 import type { EffectOutcome } from '../../src/core/contracts';
 import { channelService } from '../../tools/standins/channel';
@@ -183,7 +183,7 @@ describe('crash windows with real worker processes (seed Test 1 and Test 2)', ()
     w = await worker(taskQueue);
     await eventually(
       () => handle.query(statusQuery).catch(() => undefined),
-      (s?: WakeStatus) => s?.awaitingApproval !== undefined,
+      (s?: RunStatus) => s?.awaitingApproval !== undefined,
       30_000,
       'approval wait',
     );
@@ -234,7 +234,7 @@ describe('crash windows with real worker processes (seed Test 1 and Test 2)', ()
     const handle = env.client.workflow.getHandle(a.workflowId);
     await eventually(
       () => handle.query(statusQuery).catch(() => undefined),
-      (s?: WakeStatus) => s?.awaitingApproval !== undefined,
+      (s?: RunStatus) => s?.awaitingApproval !== undefined,
       30_000,
       'approval wait',
     );

@@ -3,7 +3,7 @@ import assert from 'node:assert/strict';
 import { spawn } from 'node:child_process';
 import path from 'node:path';
 import type { Standins } from '../../tools/standins';
-import type { RunResult } from '../../src/core/types';
+import type { RunResult } from '../../src/core/run-types';
 import { eventually, startDevEnv, unique, withWorker, type DevEnv } from '../helpers/env';
 import { startOutside } from '../helpers/outside';
 import { campaignBody, post, standardHeaders, type Answer } from '../helpers/ingress';

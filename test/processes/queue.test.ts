@@ -11,7 +11,7 @@ import { queueHandler } from '../../src/trigger/queue/handler';
 import { QueueMetrics } from '../../src/trigger/queue/metrics';
 import { CONSUMER_GROUP, deadLetterKey, publish, RedisStreamsConsumer, streamKey } from '../../src/trigger/queue/redis-streams';
 import { oneCallAgents } from '../helpers/agents';
-import type { RunResult } from '../../src/core/types';
+import type { RunResult } from '../../src/core/run-types';
 import { eventually, startDevEnv, unique, withWorker, type DevEnv } from '../helpers/env';
 import { registryOf } from '../helpers/app';
 

@@ -1,7 +1,7 @@
 import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
 import type { RunningIngress } from '../../src/trigger/webhook/serve';
-import type { RunResult } from '../../src/core/types';
+import type { RunResult } from '../../src/core/run-types';
 import { chromiumPath, launch, step } from '../helpers/browser';
 import { eventually, startDevEnv, unique, type DevEnv } from '../helpers/env';
 import { startTestIngress } from '../helpers/ingress';

@@ -10,7 +10,7 @@ import { awaitRun } from '../../src/run/await-run';
 import type { GateAnswer } from '../../src/core/decision';
 import type { Standins } from '../../tools/standins';
 import { releaseUpdate, resetUpdate, supervisorStatusQuery } from '../../src/core/supervisor-messages';
-import type { RunResult } from '../../src/core/types';
+import type { RunResult } from '../../src/core/run-types';
 import { approveSignal, statusQuery } from '../../src/core/messages';
 import { failingCanary, oneCallAgents } from '../helpers/agents';
 import { runCli } from '../helpers/cli';
@@ -31,7 +31,7 @@ import {
 } from '../helpers/supervisor';
 import { activitiesOf, exampleApp } from '../helpers/app';
 import { supervisorId } from '../../src/core/ids';
-import { ADMISSION_PRIORITY } from '../../src/core/priority';
+import { GATE_PRIORITY } from '../../src/core/priority';
 
 /*
  * The supervisor on a real dev server: the storm breaker (paging once, holding, surviving a worker
@@ -92,7 +92,7 @@ test('a storm trips the breaker, pages once and holds the rest; the halt survive
     assert.equal(tripped!.trip?.kind, 'storm');
     assert.match(tripped!.trip!.reason, /over the fleet threshold of 8/);
     // The kill switch's workflow goes before runs' tasks in a backlog (src/core/priority.ts).
-    assert.equal((await env.client.workflow.getHandle(supervisorId(taskQueue)).describe()).priority?.priorityKey, ADMISSION_PRIORITY.priorityKey);
+    assert.equal((await env.client.workflow.getHandle(supervisorId(taskQueue)).describe()).priority?.priorityKey, GATE_PRIORITY.priorityKey);
     await eventually(
       async () => incidentsFor(taskQueue),
       (i) => i.length === 1 && tripped!.trip!.id === 1,

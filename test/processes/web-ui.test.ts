@@ -1,7 +1,7 @@
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import type { WorkflowExecutionInfo } from '@temporalio/client';
-import type { RunResult } from '../../src/core/types';
+import type { RunResult } from '../../src/core/run-types';
 import { runCli } from '../helpers/cli';
 import { eventually, startDevEnv, unique, withWorker, type DevEnv } from '../helpers/env';
 import { startOutside } from '../helpers/outside';

@@ -12,7 +12,7 @@ import { holdNudgeSignal, wakesSignal } from '../../src/core/supervisor-messages
 import { supervisorId } from '../../src/core/ids';
 import { cadenceQuery, fixedDelayWorkflowId, gapsQuery, ledgerWorkflowId } from '../../src/core/schedule-messages';
 import type { FixedDelayInput } from '../../src/core/schedule-types';
-import type { WakeStatus } from '../../src/core/types';
+import type { RunStatus } from '../../src/core/run-types';
 import { eventually, startDevEnv, unique, withWorker } from '../helpers/env';
 import { createSchedule, testSchedule, ticksOf } from '../helpers/schedules';
 import { standinOutside, startOutside, startWake, wakeInput } from '../helpers/outside';
@@ -69,7 +69,7 @@ async function main(): Promise<void> {
           const campaign = await startWake(env.client, taskQueue, wakeInput('campaigns', 'spring', 'report.due', { dashboards: ['reach', 'quiet-ctr'] }));
           await eventually(
             () => campaign.query(statusQuery),
-            (s: WakeStatus) => s.awaitingApproval !== undefined,
+            (s: RunStatus) => s.awaitingApproval !== undefined,
             30_000,
           );
           await campaign.signal(approveSignal, { who: 'ana' });
@@ -85,7 +85,7 @@ async function main(): Promise<void> {
           const killed = await startWake(env.client, taskQueue, wakeInput('campaigns', 'autumn', 'report.due', { dashboards: ['reach'] }));
           await eventually(
             () => killed.query(statusQuery),
-            (s: WakeStatus) => s.awaitingApproval !== undefined,
+            (s: RunStatus) => s.awaitingApproval !== undefined,
             30_000,
           );
           await killed.executeUpdate(killUpdate, { args: [{ who: 'ops', reason: 'recording' }] });
@@ -304,7 +304,7 @@ async function main(): Promise<void> {
           });
           await eventually(
             () => env.client.workflow.getHandle(live.workflowId).query(statusQuery),
-            (st: WakeStatus) => st.phase === 'hold',
+            (st: RunStatus) => st.phase === 'hold',
             30_000,
           );
           await actOnSupervisor(env.client, q, { kind: 'halt', who: 'ana', reason: 'recording' });
@@ -467,14 +467,14 @@ async function main(): Promise<void> {
             const handle = canEnv.client.workflow.getHandle(a.workflowId);
             await eventually(
               () => handle.query(statusQuery),
-              (st: WakeStatus) => st.phase === 'held',
+              (st: RunStatus) => st.phase === 'held',
               30_000,
             );
             const firstRunId = (await handle.describe()).runId;
             await pokeUntilContinued(handle, firstRunId, () => handle.signal(holdNudgeSignal), 300, 'the held run continuing as new');
             await eventually(
               () => handle.query(statusQuery),
-              (st: WakeStatus) => st.phase === 'held',
+              (st: RunStatus) => st.phase === 'held',
               30_000,
             );
             await actOnSupervisor(canEnv.client, q, { kind: 'reset', who: 'ana', reason: 'recording' });
@@ -508,7 +508,7 @@ async function main(): Promise<void> {
           const held = await startWake(env.client, q, wakeInput('ping', 'held', 'check', { holdMs: 60_000 }));
           await eventually(
             () => held.query(statusQuery),
-            (s: WakeStatus) => s.phase === 'hold',
+            (s: RunStatus) => s.phase === 'hold',
             30_000,
             'the hold',
           );

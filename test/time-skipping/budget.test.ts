@@ -2,7 +2,7 @@ import { after, afterEach, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import type { TestWorkflowEnvironment } from '@temporalio/testing';
 import { Worker } from '@temporalio/worker';
-import type { RunResult, WakeStatus } from '../../src/core/types';
+import type { RunResult, RunStatus } from '../../src/core/run-types';
 import { rejectSignal, statusQuery } from '../../src/core/messages';
 import { assertClockFree, eventually, startTimeSkippingEnv, unique, withTimeSkippingWorker, workflowBundle } from '../helpers/env';
 import { standinOutside, startOutside, startWake, wakeInput } from '../helpers/outside';
@@ -137,7 +137,7 @@ describe('approval of irreversible effects', () => {
     const handle = await startWake(env.client, taskQueue, wakeInput('campaigns', campaign, 'report.due', { dashboards: ['reach'] }));
     await eventually(
       () => handle.query(statusQuery),
-      (s: WakeStatus) => s.awaitingApproval !== undefined,
+      (s: RunStatus) => s.awaitingApproval !== undefined,
       30_000,
       'approval wait',
     );

@@ -3,7 +3,7 @@ import assert from 'node:assert/strict';
 import { Client, WorkflowNotFoundError } from '@temporalio/client';
 import type { TestWorkflowEnvironment } from '@temporalio/testing';
 import { Gate } from '../../src/gate/gate';
-import type { RunResult } from '../../src/core/types';
+import type { RunResult } from '../../src/core/run-types';
 import { coalescing } from '../helpers/agents';
 import { assertClockFree, startTimeSkippingEnv, unique, withTimeSkippingWorker } from '../helpers/env';
 import { registryOf } from '../helpers/app';

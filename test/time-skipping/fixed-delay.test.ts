@@ -4,11 +4,11 @@ import type { TestWorkflowEnvironment } from '@temporalio/testing';
 import { WorkflowFailedError, WorkflowNotFoundError } from '@temporalio/client';
 import { CancelledFailure } from '@temporalio/common';
 import { cadenceQuery } from '../../src/core/schedule-messages';
-import { scheduleWindowRunId } from '../../src/core/ids';
+import { scheduleWindowRunKey } from '../../src/core/ids';
 import { isoSeconds } from '../../src/core/time';
 import { statusQuery } from '../../src/core/messages';
 import type { FixedDelayInput, FixedDelayState } from '../../src/core/schedule-types';
-import type { RunResult, WakeStatus } from '../../src/core/types';
+import type { RunResult, RunStatus } from '../../src/core/run-types';
 import { assertClockFree, eventually, startTimeSkippingEnv, unique, withTimeSkippingWorker } from '../helpers/env';
 
 // Timers of an hour in seconds of real time: the time-skipping test server.
@@ -44,7 +44,7 @@ describe('fixed-delay cadence (time-skipping server)', () => {
     assert.ok(state.driftMs < 2 * HOLD_MS + 60_000, `drift ${state.driftMs}`);
     assert.equal(state.lastTerminalReason, 'success');
     // Each run passed the gate under its own window: the first and the last start are distinct wakes, both completed.
-    const wakeOf = (ms: number) => env.client.workflow.getHandle(scheduleWindowRunId('canary', scheduleId, isoSeconds(ms)));
+    const wakeOf = (ms: number) => env.client.workflow.getHandle(scheduleWindowRunKey('canary', scheduleId, isoSeconds(ms)));
     for (const ms of [state.firstStartMs!, state.lastStartMs!]) assert.equal((await wakeOf(ms).describe()).status.name, 'COMPLETED');
     assert.ok(state.lastStartMs! - state.firstStartMs! >= 2 * (DELAY_MS + HOLD_MS));
   });
@@ -64,10 +64,10 @@ describe('fixed-delay cancellation (time-skipping server)', () => {
         30_000,
         'a window in flight',
       );
-      const wake = env.client.workflow.getHandle(scheduleWindowRunId('canary', scheduleId, isoSeconds(running.lastStartMs!)));
+      const wake = env.client.workflow.getHandle(scheduleWindowRunKey('canary', scheduleId, isoSeconds(running.lastStartMs!)));
       // The loop is `running` from just before its activity starts the wake: until then there is none.
       const wakeStatus = () => wake.query(statusQuery).catch((err: unknown) => (err instanceof WorkflowNotFoundError ? undefined : Promise.reject(err)));
-      await eventually(wakeStatus, (s?: WakeStatus) => s?.phase === 'hold', 30_000, 'the wake holding');
+      await eventually(wakeStatus, (s?: RunStatus) => s?.phase === 'hold', 30_000, 'the wake holding');
       await handle.cancel();
       await assert.rejects(handle.result(), (err: unknown) => err instanceof WorkflowFailedError && err.cause instanceof CancelledFailure);
       assert.equal((await handle.describe()).status.name, 'CANCELLED');

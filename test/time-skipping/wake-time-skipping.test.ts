@@ -3,7 +3,7 @@ import assert from 'node:assert/strict';
 import type { TestWorkflowEnvironment } from '@temporalio/testing';
 import { keyEvent } from '../../src/gate/gate';
 import { deliverySignal, statusQuery } from '../../src/core/messages';
-import type { RunResult } from '../../src/core/types';
+import type { RunResult } from '../../src/core/run-types';
 import { assertClockFree, eventually, startTimeSkippingEnv, unique, withTimeSkippingWorker } from '../helpers/env';
 import { registryOf, activitiesOf } from '../helpers/app';
 

@@ -2,7 +2,7 @@ import { describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import type { CoalescerState, Offer } from '../../src/core/coalesce-types';
 import type { CoalescePolicy } from '../../src/core/policy';
-import { BATCH_BUDGET_CHARS, CoalescerMachine, initialState, runInputOf, SKIPPED_SIGNAL_EVERY_MS, type Step } from '../../workflows/coalescer/machine';
+import { BATCH_BUDGET_CHARS, CoalescerMachine, initialState, runInputOf, SKIPPED_SIGNAL_EVERY_MS, type NextAction } from '../../workflows/coalescer/machine';
 import { SEEN_CAPACITY } from '../../workflows/coalescer/seen';
 
 /*
@@ -51,7 +51,7 @@ const runKeyOf = (name: string, n = 1) => `canary#order-7@ev-${name}~0.${n.toStr
 function started(m: CoalescerMachine, atMs: number) {
   const step = m.next(atMs, false);
   assert.equal(step.kind, 'start', JSON.stringify(step));
-  return (step as Extract<Step, { kind: 'start' }>).batch;
+  return (step as Extract<NextAction, { kind: 'start' }>).batch;
 }
 
 /** A machine with a live run that took `name`. */
@@ -99,7 +99,7 @@ describe('the coalescer machine', () => {
       m.offer(offerOf(`e${t}`), T0 + t);
       const step = m.next(T0 + t, false);
       assert.equal(step.kind, 'wait');
-      assert.equal((step as Extract<Step, { kind: 'wait' }>).untilMs, Math.min(T0 + t + 1000, T0 + 3000));
+      assert.equal((step as Extract<NextAction, { kind: 'wait' }>).untilMs, Math.min(T0 + t + 1000, T0 + 3000));
     }
     // The last event came at 2400: the debounce alone would wait until 3400.
     const answer = m.offer(offerOf('late'), T0 + 2900);
@@ -118,7 +118,7 @@ describe('the coalescer machine', () => {
     assert.equal(m.state.pending, undefined, 'no follow-up batch');
     const step = m.next(T0 + 2100, false);
     assert.equal(step.kind, 'record-skipped');
-    const { runKey, events } = step as Extract<Step, { kind: 'record-skipped' }>;
+    const { runKey, events } = step as Extract<NextAction, { kind: 'record-skipped' }>;
     assert.equal(runKey, runKeyOf('a'));
     assert.deepEqual(
       events.map((e) => e.eventKey),
@@ -174,7 +174,7 @@ describe('the coalescer machine', () => {
     m.offer(offerOf('d'), T0 + 2100);
     const due = T0 + 2000 + SKIPPED_SIGNAL_EVERY_MS;
     assert.deepEqual(m.next(T0 + 2100, false), { kind: 'wait', untilMs: due }, 'held until its time, with a timer for it');
-    const step = m.next(due, false) as Extract<Step, { kind: 'record-skipped' }>;
+    const step = m.next(due, false) as Extract<NextAction, { kind: 'record-skipped' }>;
     assert.equal(step.kind, 'record-skipped');
     assert.deepEqual(
       step.events.map((e) => e.eventKey),
@@ -437,7 +437,7 @@ describe('the coalescer machine: overlap steer', () => {
   const steerStep = (m: CoalescerMachine, atMs: number) => {
     const step = m.next(atMs, true); // owed steers go out even before a suggested continue-as-new
     assert.equal(step.kind, 'steer', JSON.stringify(step));
-    return step as Extract<Step, { kind: 'steer' }>;
+    return step as Extract<NextAction, { kind: 'steer' }>;
   };
 
   test('steer: events during a live run are answered steered, held on that run, and sent to it in one update', () => {
@@ -596,7 +596,7 @@ describe('the coalescer machine: no wake left behind', () => {
       const b = m.offer(offerOf('b'), T0 + 2000);
       const c = m.offer(offerOf('c'), T0 + 2100);
       assert.deepEqual([b.decision, c.decision], ['steered', 'steered']);
-      const step = m.next(T0 + 2200, false) as Extract<Step, { kind: 'steer' }>;
+      const step = m.next(T0 + 2200, false) as Extract<NextAction, { kind: 'steer' }>;
       m.steerAnswered(runKeyOf('a'), { accepted: ['ev-b', 'ev-c'], refused: [] }, step.events, T0 + 2300);
       // Its model saw ev-b in a later turn; ev-c came after its last one.
       assert.equal(m.runEnded({ runKey: runKeyOf('a'), terminalReason, seen: ['ev-b'] }, T0 + 3000), true);

@@ -2,8 +2,8 @@ import { describe, test } from 'node:test';
 import fc from 'fast-check';
 import type { CoalescerState, Offer, OfferAnswer, RunEnded, SteerAnswer } from '../../src/core/coalesce-types';
 import type { CoalescePolicy } from '../../src/core/policy';
-import type { TerminalReason } from '../../src/core/types';
-import { CoalescerMachine, initialState, type CoalescerIdentity, type Step } from '../../workflows/coalescer/machine';
+import type { TerminalReason } from '../../src/core/run-types';
+import { CoalescerMachine, initialState, type CoalescerIdentity, type NextAction } from '../../workflows/coalescer/machine';
 
 /*
  * A model-based test of the coalescer: the machine (workflows/coalescer/machine.ts) driven by a small
@@ -216,7 +216,7 @@ export class World {
       const c = this.coal;
       if (!c) return;
       c.log.push({ op: 'next', now: this.now, can });
-      const step: Step = c.m.next(this.now, can);
+      const step: NextAction = c.m.next(this.now, can);
       if (step.kind !== 'wait')
         this.note(
           `step ${JSON.stringify(step.kind === 'start' ? { kind: 'start', runKey: step.batch.runKey } : step.kind === 'steer' ? { ...step, events: step.events.map((e) => e.eventKey) } : step)}`,

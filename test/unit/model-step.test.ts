@@ -5,7 +5,7 @@ import { ApplicationFailure } from '@temporalio/common';
 import { countTokens } from 'gpt-tokenizer';
 import { chatTokens, offlineModel } from '../../activities/run/model/offline';
 import { anthropic, openaiCompatible } from '../../activities/run/model/providers';
-import { aiSdkStep, type ModelStep, type StepRequest, type StepTool } from '../../activities/run/model/step';
+import { aiSdkModel, type ModelStep, type StepRequest, type StepTool } from '../../activities/run/model/step';
 import type { ChatMessage } from '../../src/core/contracts';
 import { FailureType } from '../../src/core/failures';
 import { fakeAnthropic } from '../fakes/anthropic';
@@ -47,8 +47,8 @@ let sonnet: ModelStep;
 before(async () => {
   openai = fakeOpenAI();
   claude = fakeAnthropic();
-  gpt = aiSdkStep(openaiCompatible({ baseURL: await openai.start(), apiKey: 'sk-test', model: 'gpt-test' }));
-  sonnet = aiSdkStep(anthropic({ baseURL: await claude.start(), apiKey: 'ak-test', model: 'claude-test' }));
+  gpt = aiSdkModel(openaiCompatible({ baseURL: await openai.start(), apiKey: 'sk-test', model: 'gpt-test' }));
+  sonnet = aiSdkModel(anthropic({ baseURL: await claude.start(), apiKey: 'ak-test', model: 'claude-test' }));
 });
 after(async () => {
   await openai?.app.close();
@@ -270,7 +270,7 @@ describe('provider errors', () => {
     const gone = fakeOpenAI();
     const url = await gone.start();
     await gone.app.close();
-    const err = await failureOf(aiSdkStep(openaiCompatible({ baseURL: url, apiKey: 'k', model: 'm' }))(req));
+    const err = await failureOf(aiSdkModel(openaiCompatible({ baseURL: url, apiKey: 'k', model: 'm' }))(req));
     assert.ok(!(err instanceof ApplicationFailure), err.message);
     assert.match(err.message, /unreachable/);
   });
@@ -299,14 +299,14 @@ describe('provider errors', () => {
         });
       },
     };
-    const err = await failureOf(aiSdkStep(wrapping)(req, ac.signal));
+    const err = await failureOf(aiSdkModel(wrapping)(req, ac.signal));
     assert.equal(err, ac.signal.reason);
     assert.equal(err.name, 'AbortError');
   });
 });
 
 describe('offline model', () => {
-  const step = aiSdkStep(offlineModel());
+  const step = aiSdkModel(offlineModel());
   const checkRelease: StepTool = {
     name: 'check_release',
     description: 'Checks a release.',

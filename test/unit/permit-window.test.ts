@@ -6,7 +6,7 @@ import type { SupervisorMemo, SupervisorPolicy } from '../../src/core/supervisor
 import { SupervisorLink } from '../../src/supervisor/link';
 import { PermitLeaser } from '../../src/supervisor/permit-leaser';
 import { PermitStock } from '../../src/supervisor/permit-stock';
-import { start, step, type MachineState } from '../../workflows/supervisor/machine';
+import { start, transition, type MachineState } from '../../workflows/supervisor/machine';
 
 /*
  * Permits leased ahead of demand and kept in a worker process's stock: a run may start on one up to
@@ -53,7 +53,7 @@ test('runs started on stocked permits near the end of their hold and runs grante
   const stock = new PermitStock({ demandWindowMs: HOLD, maxPrefetch: 64 });
   const starts: number[] = [];
   const lease = (req: LeaseRequest, ms: number): LeaseAnswer => {
-    const s = step(m, { kind: 'lease', ...req }, T0 + ms);
+    const s = transition(m, { kind: 'lease', ...req }, T0 + ms);
     m = s.state;
     return s.reply;
   };
@@ -78,11 +78,11 @@ test('runs started on stocked permits near the end of their hold and runs grante
 
 test('a returned block is taken out of the window where it was counted', () => {
   let m: MachineState = start({ taskQueue: 'q', policy: policy() }, T0);
-  const s = step(m, { kind: 'lease', requests: { canary: 1 }, prefetch: { canary: 64 }, holder: 'p1', holdMs: HOLD }, T0);
+  const s = transition(m, { kind: 'lease', requests: { canary: 1 }, prefetch: { canary: 64 }, holder: 'p1', holdMs: HOLD }, T0);
   m = s.state;
   const n = s.reply.prefetched!.canary!;
-  m = step(m, { kind: 'unused', holder: 'p1', blocks: [{ agent: 'canary', atMs: s.reply.atMs!, n }] }, T0 + HOLD).state;
-  const again = step(m, { kind: 'lease', requests: { canary: CAP - 1 } }, T0 + HOLD + 1);
+  m = transition(m, { kind: 'unused', holder: 'p1', blocks: [{ agent: 'canary', atMs: s.reply.atMs!, n }] }, T0 + HOLD).state;
+  const again = transition(m, { kind: 'lease', requests: { canary: CAP - 1 } }, T0 + HOLD + 1);
   assert.equal(again.reply.grants.canary, CAP - 1, 'the room the return made is granted again');
 });
 

@@ -8,7 +8,7 @@ import {
   refusal,
   start,
   statusOf,
-  step,
+  transition,
   type Action,
   type Input,
   type MachineState,
@@ -46,7 +46,7 @@ const capsFor = (agent: string, ...caps: Omit<WindowCap, 'rationale'>[]) => ({
 const fresh = (p: SupervisorPolicy = policy()) => start({ taskQueue: 'q', policy: p }, T0);
 
 /** One step at `ms` after T0. */
-const at = <I extends Input>(m: MachineState, input: I, ms: number) => step(m, input, T0 + ms);
+const at = <I extends Input>(m: MachineState, input: I, ms: number) => transition(m, input, T0 + ms);
 /** The actions the workflow performs through activities (log lines left out). */
 const acts = (s: { actions: Action[] }) => s.actions.filter((a) => a.kind !== 'log');
 const kinds = (s: { actions: Action[] }) => acts(s).map((a) => a.kind);

@@ -4,7 +4,7 @@ import fc from 'fast-check';
 import { MAX_HOLD_MS } from '../../src/core/permit-types';
 import type { SupervisorMode, SupervisorPolicy } from '../../src/core/supervisor-types';
 import { PermitStock } from '../../src/supervisor/permit-stock';
-import { continueWith, refusal, start, step, type Input, type MachineState } from '../../workflows/supervisor/machine';
+import { continueWith, refusal, start, transition, type Input, type MachineState } from '../../workflows/supervisor/machine';
 
 /*
  * The supervisor machine and the workers' permit stocks, model-based: fast-check generates
@@ -73,7 +73,7 @@ interface Real {
 const newStock = () => new PermitStock({ demandWindowMs: HOLD_MS, maxPrefetch: 64 });
 
 function apply<I extends Input>(r: Real, input: I) {
-  const s = step(r.m, input, r.now);
+  const s = transition(r.m, input, r.now);
   r.m = s.state;
   return s;
 }
@@ -275,9 +275,9 @@ const taskCrash = (agent: Agent) =>
   cmd(`task-crash(${agent})`, (_model, r) => {
     const before = JSON.stringify(r.m);
     const input: Input = { kind: 'lease', requests: { [agent]: 1 }, prefetch: { [agent]: 3 }, holder: 'p1', holdMs: holdFor(agent) };
-    const lost = step(r.m, input, r.now);
+    const lost = transition(r.m, input, r.now);
     assert.equal(JSON.stringify(r.m), before, 'a step leaves the state it was given as it was');
-    const again = step(r.m, input, r.now);
+    const again = transition(r.m, input, r.now);
     assert.deepEqual(again, lost, 'the step made again decides the same');
   });
 

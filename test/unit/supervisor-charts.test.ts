@@ -3,7 +3,7 @@ import assert from 'node:assert/strict';
 import type { SupervisorPolicy, SupervisorStatus } from '../../src/core/supervisor-types';
 import { renderSupervisorPage } from '../../src/console/supervisor-page';
 import type { SupervisorView } from '../../src/supervisor/view';
-import { start, statusOf, step, type Input, type MachineState } from '../../workflows/supervisor/machine';
+import { start, statusOf, transition, type Input, type MachineState } from '../../workflows/supervisor/machine';
 
 /*
  * The `/supervisor` page's charts, rendered from a status the supervisor's own machine made (no
@@ -29,7 +29,7 @@ const policy: SupervisorPolicy = {
 
 function statusAfter(inputs: [number, Input][], atMs: number, charts = true): SupervisorStatus {
   let m: MachineState = start({ taskQueue: 'q', policy }, T0);
-  for (const [ms, input] of inputs) m = step(m, input, T0 + ms).state;
+  for (const [ms, input] of inputs) m = transition(m, input, T0 + ms).state;
   return statusOf(m, T0 + atMs, { charts });
 }
 const view = (status: SupervisorStatus): SupervisorView => ({

@@ -3,7 +3,7 @@ import assert from 'node:assert/strict';
 import type { CoalescerState, Offer, OfferAnswer, SeenEvent } from '../../src/core/coalesce-types';
 import type { EffectOutcome } from '../../src/core/contracts';
 import { effectKey } from '../../src/core/ids';
-import type { AbsorbedEvent, RunInput, RunResult } from '../../src/core/types';
+import type { AbsorbedEvent, RunInput, RunResult } from '../../src/core/run-types';
 import { trailTable } from '../../src/cli/trail-table';
 import { timelineSvg } from '../../src/console/wake-timeline';
 import { assembleTrail, NOT_RECORDED } from '../../src/trail/assemble';

@@ -16,7 +16,7 @@ import { Client, Connection } from '@temporalio/client';
 import { DefaultLogger, NativeConnection, Runtime } from '@temporalio/worker';
 import { DevServer } from '../devserver/dev-server';
 import { createWakeWorker } from '../../src/runtime/worker';
-import type { RunResult } from '../../src/core/types';
+import type { RunResult } from '../../src/core/run-types';
 import { histograms, percentile, round, runPool, type Histogram } from './stats';
 import { exampleApp } from '../../test/helpers/app';
 import { benchRecorder } from './results';

@@ -7,7 +7,7 @@ import { DefaultLogger, NativeConnection, Runtime } from '@temporalio/worker';
 import { DevServer } from '../devserver/dev-server';
 import { withPolicies } from '../../src/agents/registry';
 import type { GateAnswer } from '../../src/core/decision';
-import type { RunInput } from '../../src/core/types';
+import type { RunInput } from '../../src/core/run-types';
 import { benchSupervisorPolicy, untilNoOpenRuns } from './quiet';
 import { histograms, percentile, round, runPool } from './stats';
 import { appOf, exampleAgents } from '../../test/helpers/app';

@@ -1,6 +1,6 @@
 import { Client, Connection } from '@temporalio/client';
 import { Gate } from '../../src/gate/gate';
-import type { RunInput } from '../../src/core/types';
+import type { RunInput } from '../../src/core/run-types';
 import { registryOf } from '../../test/helpers/app';
 import { runPool } from './stats';
 

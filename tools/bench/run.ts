@@ -14,7 +14,7 @@ import { loadConfig } from '../../src/config/config';
 import { standinSettings, startStandins } from '../standins';
 import { keyEvent } from '../../src/gate/gate';
 import { effectKey } from '../../src/gate/keys';
-import type { RunInput } from '../../src/core/types';
+import type { RunInput } from '../../src/core/run-types';
 import { withSupervisorPolicy } from '../../src/supervisor/policy';
 import { registryOf, activitiesOf, exampleAgents } from '../../test/helpers/app';
 import { benchRecorder } from './results';

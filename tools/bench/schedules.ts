@@ -3,7 +3,7 @@ import { bundleWorkflowCode, DefaultLogger, NativeConnection, Runtime, Worker } 
 import { DevServer } from '../devserver/dev-server';
 import { defineSchedule } from '../../schedules/definition';
 import { toScheduleOptions } from '../../schedules/to-temporal';
-import type { RunInput } from '../../src/core/types';
+import type { RunInput } from '../../src/core/run-types';
 import { WakeTerminalReason } from '../../src/core/search-attributes';
 import { createWakeWorker } from '../../src/runtime/worker';
 import { appOf, exampleAgents } from '../../test/helpers/app';

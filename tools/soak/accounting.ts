@@ -1,6 +1,6 @@
 import type { Client, WorkflowExecutionInfo } from '@temporalio/client';
 import { skippedSignal } from '../../src/core/messages';
-import type { RunInput, RunResult } from '../../src/core/types';
+import type { RunInput, RunResult } from '../../src/core/run-types';
 import type { SteerAnswer } from '../../src/core/coalesce-types';
 import type { CoalescerOffers, OfferSeen, RunGiven } from './temporal-records';
 import { recordedHistory } from '../../src/trail/history-read';

@@ -1,7 +1,7 @@
 import { WorkflowNotFoundError, type Client } from '@temporalio/client';
 import type { Redis } from 'ioredis';
 import { streamKey } from '../../src/trigger/queue/redis-streams';
-import type { RunResult } from '../../src/core/types';
+import type { RunResult } from '../../src/core/run-types';
 import type { SoakProcess } from './procs';
 import type { SentMessage } from './load';
 import { NOTES_AGENT } from './notes-agent';

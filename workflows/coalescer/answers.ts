@@ -1,5 +1,5 @@
 import type { Batch, CoalescerState, Offer, OfferAnswer } from '../../src/core/coalesce-types';
-import { batchRunId, coalescerId } from '../../src/core/ids';
+import { batchRunKey, coalescerId } from '../../src/core/ids';
 import { dueAt } from './batch';
 import type { CoalescerIdentity, OfferedEvent } from './batch';
 import { SeenTable, type SeenEntry } from './seen';
@@ -66,7 +66,7 @@ export abstract class CoalescerAnswers {
   /** The answer for an event decided before (the seen table's entry): the same decision and run, or `mismatch` on other inputs. */
   protected seenAnswer(row: SeenEntry, fingerprint: string | undefined): OfferAnswer {
     const { decision, runToken: token } = row;
-    const runKey = decision === 'stale' || !token ? undefined : batchRunId(this.self.agent, this.self.wakeKey, token);
+    const runKey = decision === 'stale' || !token ? undefined : batchRunKey(this.self.agent, this.self.wakeKey, token);
     const base = { coalescerId: this.coalescerId, ...(runKey ? { runKey } : {}) };
     if (fingerprint !== undefined && !SeenTable.sameInputs(row, fingerprint)) return { decision: 'mismatch', ...base };
     return { decision, duplicate: true, ...base };
@@ -74,7 +74,7 @@ export abstract class CoalescerAnswers {
 
   /** The run token of a run of this coalescer (what follows `@` in its run key). */
   protected tokenOf(runKey: string): string {
-    return runKey.slice(batchRunId(this.self.agent, this.self.wakeKey, '').length);
+    return runKey.slice(batchRunKey(this.self.agent, this.self.wakeKey, '').length);
   }
 
   /** The answer a retried first offer gets: its decision and run as first decided, with where that run stands now. */

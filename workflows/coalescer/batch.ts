@@ -1,7 +1,7 @@
 import type { Batch, CoalescerState, Offer } from '../../src/core/coalesce-types';
 import { coalescerId } from '../../src/core/ids';
 import type { CoalescePolicy } from '../../src/core/policy';
-import type { AbsorbedEvent, RunInput } from '../../src/core/types';
+import type { AbsorbedEvent, RunInput } from '../../src/core/run-types';
 
 /*
  * What the coalescer machine (machine.ts) works with, pure: who a coalescer is, the steps it hands
@@ -33,7 +33,7 @@ export type OfferedEvent = Offer['event'];
  *   running, unless an offer arrived meanwhile.
  * - `wait`: until something arrives, or until `untilMs` (a batch's due time, or the idle close).
  */
-export type Step =
+export type NextAction =
   | { kind: 'supersede'; runKey: string; by: string }
   | { kind: 'record-skipped'; runKey: string; events: AbsorbedEvent[] }
   | { kind: 'steer'; runKey: string; id: string; events: OfferedEvent[] }

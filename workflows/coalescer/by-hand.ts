@@ -1,5 +1,5 @@
 import type { Batch, SeenRow } from '../../src/core/coalesce-types';
-import { batchRunId, batchRunToken } from '../../src/core/ids';
+import { batchRunKey, batchRunToken } from '../../src/core/ids';
 import { CoalescerAnswers } from './answers';
 
 /**
@@ -32,7 +32,7 @@ export abstract class CoalescerByHand extends CoalescerAnswers {
     if (running?.runKey !== runKey) return undefined;
     const opener = this.tokenOf(runKey).replace(/~[^~]*$/, '');
     const n = (state.batches = (state.batches ?? 0) + 1);
-    const next = batchRunId(this.self.agent, this.self.wakeKey, batchRunToken(opener, state.chain ?? '0', n));
+    const next = batchRunKey(this.self.agent, this.self.wakeKey, batchRunToken(opener, state.chain ?? '0', n));
     running.runKey = next;
     const summary = state.runs.find((r) => r.runKey === runKey);
     if (summary) summary.runKey = next;

@@ -1,13 +1,13 @@
 import type { Batch, CoalescerState, Offer, OfferAnswer, RunEnded, SteerAnswer } from '../../src/core/coalesce-types';
-import { batchRunId, batchRunToken } from '../../src/core/ids';
+import { batchRunKey, batchRunToken } from '../../src/core/ids';
 import { charsOf, dueAt, eventChars, fitInto, hasRoom, initialState, record, runInputOf, SKIPPED_SIGNAL_EVERY_MS } from './batch';
-import type { CoalescerIdentity, OfferedEvent, Step } from './batch';
+import type { CoalescerIdentity, OfferedEvent, NextAction } from './batch';
 import { SeenTable } from './seen';
 import { SkipLedger } from './skips';
 import { CoalescerByHand } from './by-hand';
 
 export { BATCH_BUDGET_CHARS, SKIPPED_SIGNAL_EVERY_MS } from './batch';
-export { dueAt, initialState, runInputOf, type CoalescerIdentity, type Step };
+export { dueAt, initialState, runInputOf, type CoalescerIdentity, type NextAction };
 
 const RECENT_RUNS = 10;
 const STALE_KEPT = 20;
@@ -208,7 +208,7 @@ export class CoalescerMachine extends CoalescerByHand {
    * What to do next at `nowMs`, in order: signals owed to live runs, a due batch (none starts while a
    * run is live), continue-as-new when Temporal suggests it, the idle close, else wait.
    */
-  next(nowMs: number, continueAsNewSuggested: boolean): Step {
+  next(nowMs: number, continueAsNewSuggested: boolean): NextAction {
     const { state } = this;
     const { policy } = this.self;
     if (this.owedSupersede) {
@@ -314,7 +314,7 @@ export class CoalescerMachine extends CoalescerByHand {
     const carriedEvents = carried?.events ?? [];
     const n = (this.state.batches = (this.state.batches ?? 0) + 1);
     const batch: Batch = {
-      runKey: batchRunId(agent, wakeKey, batchRunToken(e.eventKey, this.state.chain ?? '0', n)),
+      runKey: batchRunKey(agent, wakeKey, batchRunToken(e.eventKey, this.state.chain ?? '0', n)),
       openedBy: e.eventKey,
       openedAtMs: nowMs,
       lastAtMs: nowMs,

@@ -26,7 +26,7 @@ import {
   skippedSignal,
   supersedeSignal,
 } from '../../src/core/messages';
-import type { RunResult } from '../../src/core/types';
+import type { RunResult } from '../../src/core/run-types';
 import type { CoalesceActivities } from '../../src/core/contracts';
 import type { runWorkflow } from '../run/workflow';
 import { CoalescerMachine, initialState, runInputOf } from './machine';
@@ -34,7 +34,7 @@ import { SEEN_CAPACITY } from './seen';
 import { RunWatch } from './watch';
 import { ENTITY_HISTORY_EVENTS } from '../../src/core/history';
 import { RUN_PRIORITY } from '../../src/core/priority';
-import { workflowNow } from '../clock';
+import { workflowNow } from '../shared/clock';
 
 /**
  * Overlap `steer`: a workflow cannot send an update, so an activity sends the live run its steered
@@ -144,7 +144,7 @@ export async function coalescerWorkflow(input: CoalescerInput): Promise<Coalesce
         // The run outlives a continue-as-new (or a close) of its coalescer; it reports its end by signal.
         parentClosePolicy: ParentClosePolicy.ABANDON,
         workflowIdReusePolicy: WorkflowIdReusePolicy.REJECT_DUPLICATE,
-        // Not the coalescer's own (admission) priority, which a child would inherit.
+        // Not the coalescer's own (gate) priority, which a child would inherit.
         priority: RUN_PRIORITY,
       });
       // Also watch it directly while this coalescer run lives: a run terminated by hand sends no signal.

@@ -3,7 +3,7 @@ import type { AgentPolicy } from '../../src/core/policy';
 import type { Proposal } from '../../src/core/contracts';
 import { FailureType } from '../../src/core/failures';
 import { effectKey } from '../../src/core/ids';
-import type { RunInput } from '../../src/core/types';
+import type { RunInput } from '../../src/core/run-types';
 import { commitEffect } from './proxies';
 import { reserve, settle, type BudgetPool } from '../../src/core/budget';
 import type { RunOutcome, RunState } from '../../src/core/run-state';

@@ -4,12 +4,12 @@ import {
   EFFECT_TOOL_MARK,
   type ChatMessage,
   type FinalDecision,
-  type OfferedTool,
+  type ModelTool,
   type Proposal,
   type RunContext,
   type UnparsedFinal,
 } from '../../src/core/contracts';
-import type { RunInput } from '../../src/core/types';
+import type { RunInput } from '../../src/core/run-types';
 import type { SubagentResult } from './subagent';
 import { toolCallWithin } from './proxies';
 import { reserve, settle, type BudgetPool } from '../../src/core/budget';
@@ -125,7 +125,7 @@ export async function runAgentLoop(
     state.phase = 'thinking';
     // Tools are offered with their arguments' schemas; effects too when the model proposes them (the
     // loop stages them; only the commit stage carries them out).
-    const offered: OfferedTool[] = [
+    const offered: ModelTool[] = [
       ...policy.tools
         .filter((t) => t.name !== policy.precheck && t.name !== policy.subagents?.tool)
         .map(({ name, description, parameters }) => ({ name, description, parameters })),

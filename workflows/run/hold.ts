@@ -2,10 +2,10 @@ import { condition, isCancellation, log, setHandler, upsertSearchAttributes, wor
 import { WakeHeld } from '../../src/core/search-attributes';
 import { holdNudgeSignal } from '../../src/core/supervisor-messages';
 import type { HoldRecord, RunVerdict } from '../../src/core/supervisor-types';
-import type { KillRequest, ResumedHold } from '../../src/core/types';
+import type { KillRequest, ResumedHold } from '../../src/core/run-types';
 import { recheckHold } from './proxies';
 import type { RunOutcome, RunState } from '../../src/core/run-state';
-import { workflowNow } from '../clock';
+import { workflowNow } from '../shared/clock';
 
 /** A run held on a halt re-checks at most this rarely (a release nudges it at once). */
 const MAX_RECHECK_MS = 5 * 60_000;

@@ -1,6 +1,6 @@
 import { ActivityFailure, ApplicationFailure, isCancellation, sleep } from '@temporalio/workflow';
 import type { AgentPolicy, BudgetDimension } from '../../src/core/policy';
-import type { ChatMessage, ModelReply, ModelRequest, OfferedTool, UnparsedFinal } from '../../src/core/contracts';
+import type { ChatMessage, ModelReply, ModelRequest, ModelTool, UnparsedFinal } from '../../src/core/contracts';
 import { FailureType } from '../../src/core/failures';
 import { modelCall } from './proxies';
 import { costUsd, left, reserve, settle, utf8Bytes, type BudgetPool } from '../../src/core/budget';
@@ -29,7 +29,7 @@ export const MAX_CORRECTIVE_TURNS = 1;
 const MIN_REPLY_TOKENS = 16;
 
 /** Worst-case tokens of a request: bytes bound the input under byte-level BPE; the reply is capped by max tokens. */
-export function inputTokenBound(messages: ChatMessage[], tools: OfferedTool[]): number {
+export function inputTokenBound(messages: ChatMessage[], tools: ModelTool[]): number {
   const PER_MESSAGE = 8; // chat framing; generous against every provider's documented overhead
   let n = 3 + (tools.length ? utf8Bytes(JSON.stringify(tools)) : 0);
   for (const m of messages) n += PER_MESSAGE + utf8Bytes(m.content) + (m.toolCalls ? utf8Bytes(JSON.stringify(m.toolCalls)) : 0);

@@ -38,12 +38,12 @@ import type {
   TerminalReason,
   RunInput,
   RunResult,
-} from '../../src/core/types';
+} from '../../src/core/run-types';
 import type { HoldRecord } from '../../src/core/supervisor-types';
 import type { RunOutcome, RunState } from '../../src/core/run-state';
 import { NOT_YET_WORKING } from './hold';
 import { SteerInbox } from './steer';
-import { workflowNow } from '../clock';
+import { workflowNow } from '../shared/clock';
 
 /** Events listed on a run's result and status (the rest are counted). */
 const MAX_SKIPPED_LISTED = 1000;

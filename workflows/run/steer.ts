@@ -1,5 +1,5 @@
 import type { ChatMessage } from '../../src/core/contracts';
-import type { AbsorbedEvent, ResumedHold } from '../../src/core/types';
+import type { AbsorbedEvent, ResumedHold } from '../../src/core/run-types';
 
 type SteeredEvent = AbsorbedEvent & { payload: Record<string, unknown> };
 

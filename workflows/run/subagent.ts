@@ -5,7 +5,7 @@ import { toolCallWithin } from './proxies';
 import { chargedModelCall } from './model-turn';
 import { newPool, reserve, settle, type Spend } from '../../src/core/budget';
 import { newRunState } from '../../src/core/run-state';
-import type { TerminalReason } from '../../src/core/types';
+import type { TerminalReason } from '../../src/core/run-types';
 
 export interface SubagentInput {
   agent: string;

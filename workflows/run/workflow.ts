@@ -9,14 +9,14 @@ import {
   workflowInfo,
 } from '@temporalio/workflow';
 import { FailureType } from '../../src/core/failures';
-import type { ScheduledRunInput, RunInput, RunResult } from '../../src/core/types';
+import type { ScheduledRunInput, RunInput, RunResult } from '../../src/core/run-types';
 import { prepareRun } from './proxies';
 import { runAgentLoop } from './agent-loop';
 import { newPool } from '../../src/core/budget';
 import { newRunState, type RunOutcome } from '../../src/core/run-state';
 import { CONTINUE_AS_NEW, haltVerdict, holdIfSupervised } from './hold';
 import { RunRecord } from './record';
-import { workflowNow } from '../clock';
+import { workflowNow } from '../shared/clock';
 import { isScheduledRun, openWindow, windowRunInput, settleReport, takenOutcome, type LedgerReport } from '../schedule/window-run';
 
 /**

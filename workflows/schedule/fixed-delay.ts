@@ -13,7 +13,7 @@ import type { ScheduleActivities } from '../../src/core/contracts';
 import { cadenceQuery } from '../../src/core/schedule-messages';
 import type { FixedDelayInput, FixedDelayState } from '../../src/core/schedule-types';
 import { isoSeconds } from '../../src/core/time';
-import { workflowNow } from '../clock';
+import { workflowNow } from '../shared/clock';
 
 /**
  * A window's run. Cancelled (the loop cancelled), the loop waits until the window's wake has really

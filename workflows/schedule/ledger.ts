@@ -2,7 +2,7 @@ import { condition, continueAsNew, proxyActivities, setHandler, workflowInfo } f
 import type { ScheduleActivities } from '../../src/core/contracts';
 import { gapsQuery, tickReportSignal } from '../../src/core/schedule-messages';
 import type { GapRecord, LedgerState, TickReport } from '../../src/core/schedule-types';
-import { workflowNow } from '../clock';
+import { workflowNow } from '../shared/clock';
 
 const { windowsBetween } = proxyActivities<ScheduleActivities>({
   startToCloseTimeout: '30 seconds',

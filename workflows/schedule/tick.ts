@@ -4,8 +4,8 @@ import { agentEventId, eventKey } from '../../src/core/ids';
 import type { ScheduleTickInput, ScheduleTickResult, WindowRunResult } from '../../src/core/schedule-types';
 import { catchUpDecision, nominalOf, runWindowAsChild } from './window';
 import { isoSeconds } from '../../src/core/time';
-import type { RunInput } from '../../src/core/types';
-import { workflowNow } from '../clock';
+import type { RunInput } from '../../src/core/run-types';
+import { workflowNow } from '../shared/clock';
 
 const { runScheduledWindow } = proxyActivities<ScheduleActivities>({
   // A window's wake may hold for a long time; the heartbeat notices a dead worker and carries cancellation.

@@ -2,10 +2,10 @@ import { ApplicationFailure, CancellationScope, log, proxyActivities, workflowIn
 import type { ScheduleActivities } from '../../src/core/contracts';
 import type { TickReport, WindowCheck, WindowTaken } from '../../src/core/schedule-types';
 import { FailureType } from '../../src/core/failures';
-import { agentEventId, eventKey, scheduleWindowRunId } from '../../src/core/ids';
+import { eventKey, scheduleWindowRunKey } from '../../src/core/ids';
 import { catchUpDecision, nominalOf, runWindowAsChild } from './window';
 import { isoSeconds } from '../../src/core/time';
-import type { ScheduledRunInput, ScheduledWindow, RunInput } from '../../src/core/types';
+import type { ScheduledRunInput, ScheduledWindow, RunInput } from '../../src/core/run-types';
 import type { RunOutcome } from '../../src/core/run-state';
 
 /**
@@ -114,7 +114,7 @@ export async function openWindow(input: RunInput, w: ScheduledWindow, startedMs:
   }
 
   const info = workflowInfo();
-  return { report, check: { workflowId: info.workflowId, runId: info.runId, gateId: agentEventId(input.agent, input.eventKey) } };
+  return { report, check: { workflowId: info.workflowId, runId: info.runId } };
 }
 
 /**
@@ -145,7 +145,7 @@ export function takenOutcome(input: RunInput, w: ScheduledWindow, taken: WindowT
  * (`cancelled` when that run was cancelled, as by this one's cancellation).
  */
 async function foldInto(input: RunInput, w: ScheduledWindow, into: string): Promise<RunOutcome> {
-  const workflowId = scheduleWindowRunId(input.agent, w.scheduleId, into);
+  const workflowId = scheduleWindowRunKey(input.agent, w.scheduleId, into);
   const arg: ScheduledRunInput = {
     scheduled: { ...w, catchUp: 'all', nominal: into },
     agent: input.agent,

@@ -13,7 +13,7 @@ import type { ScheduleActivities } from '../../src/core/contracts';
 import { FailureType } from '../../src/core/failures';
 import type { CatchUp, ScheduleTickResult, TickReport } from '../../src/core/schedule-types';
 import { isoSeconds } from '../../src/core/time';
-import type { ScheduledRunInput, RunInput, RunResult } from '../../src/core/types';
+import type { ScheduledRunInput, RunInput, RunResult } from '../../src/core/run-types';
 
 /**
  * A schedule's window as the workflow the Temporal Schedule started sees it (the tick of a coalescing

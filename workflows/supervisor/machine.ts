@@ -15,7 +15,7 @@ export { isActive } from './observe';
 export type { Action, Input, MachineState, VisibilityFailure } from './state';
 
 /**
- * The supervisor as a pure machine: `step(state, input, nowMs) → { state, actions, reply }`. The
+ * The supervisor as a pure machine: `transition(state, input, nowMs) → { state, actions, reply }`. The
  * workflow (./workflow.ts) feeds it every message and every outcome of the actions it asked for,
  * and performs those actions; the rules live here, deterministic and testable without a server.
  *
@@ -41,7 +41,7 @@ interface Replies {
 }
 export type ReplyOf<I extends Input> = I['kind'] extends keyof Replies ? Replies[I['kind']] : undefined;
 
-export interface Step<I extends Input = Input> {
+export interface Transition<I extends Input = Input> {
   state: MachineState;
   actions: Action[];
   reply: ReplyOf<I>;
@@ -76,7 +76,7 @@ export function continueWith(m: MachineState): Required<SupervisorInput> {
 }
 
 /** One step: the state after `input` at `nowMs`, the actions it asks for, and its reply. `m` itself is left as it was. */
-export function step<I extends Input>(m: MachineState, input: I, nowMs: number): Step<I> {
+export function transition<I extends Input>(m: MachineState, input: I, nowMs: number): Transition<I> {
   const turn: Turn = { m: clone(m), nowMs, actions: [] };
   const reply = apply(turn, input);
   return { state: turn.m, actions: turn.actions, reply: reply as ReplyOf<I> };

@@ -23,8 +23,20 @@ import {
 } from '../../src/core/supervisor-messages';
 import { ENTITY_HISTORY_EVENTS } from '../../src/core/history';
 import type { PageAction, SupervisorInput } from '../../src/core/supervisor-types';
-import { continueWith, memoOf, nextWakeMs, refusal, start, statusOf, step, type Action, type Input, type ReplyOf, type VisibilityFailure } from './machine';
-import { workflowNow } from '../clock';
+import {
+  continueWith,
+  memoOf,
+  nextWakeMs,
+  refusal,
+  start,
+  statusOf,
+  transition,
+  type Action,
+  type Input,
+  type ReplyOf,
+  type VisibilityFailure,
+} from './machine';
+import { workflowNow } from '../shared/clock';
 
 const { observeRuns, stopLiveRuns, nudgeHeld } = proxyActivities<SupervisorActivities>({
   startToCloseTimeout: '30 seconds',
@@ -63,7 +75,7 @@ export async function supervisorWorkflow(input: SupervisorInput): Promise<void> 
   let m = start(input, workflowNow());
   const queue: Exclude<Action, { kind: 'log' }>[] = [];
   const feed = <I extends Input>(i: I): ReplyOf<I> => {
-    const out = step(m, i, workflowNow());
+    const out = transition(m, i, workflowNow());
     m = out.state;
     for (const a of out.actions) {
       if (a.kind === 'log') log[a.level](a.message, a.attrs);

@@ -100,7 +100,7 @@ export function offlineModel(): LanguageModelV3 {
   };
 }
 
-/** The V3 prompt as the chat it came from, so usage counts exactly what aiSdkStep's caller sent. */
+/** The V3 prompt as the chat it came from, so usage counts exactly what aiSdkModel's caller sent. */
 function fromPrompt(prompt: LanguageModelV3Prompt): ChatMessage[] {
   const out: ChatMessage[] = [];
   for (const m of prompt) {

@@ -20,7 +20,7 @@ export type { ModelStep, StepReply, StepRequest, StepTool } from '../../../src/c
  * HTTP request (generateText would add its own retries and tool loop; Temporal's retry policy is the
  * only retry, and the workflow runs the tools).
  */
-export function aiSdkStep(model: LanguageModelV3): ModelStep {
+export function aiSdkModel(model: LanguageModelV3): ModelStep {
   return async (req, signal) => {
     const options: LanguageModelV3CallOptions = {
       prompt: toPrompt(req.messages),

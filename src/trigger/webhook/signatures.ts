@@ -17,7 +17,7 @@ async function githubVerify(secret: string, payload: string, signature: string):
 }
 
 /** A refusal with its stable code (401 to the sender). */
-export const fail = (code: SignatureFailure, message: string): Verdict => ({ ok: false, code, message });
+export const refuseSignature = (code: SignatureFailure, message: string): Verdict => ({ ok: false, code, message });
 
 /**
  * A verifier for one source. Both schemes verify the HMAC over the raw body bytes with a
@@ -41,16 +41,18 @@ export function createVerifier(scheme: SignatureScheme, secret: string, replayWi
         const id = headers['webhook-id'];
         const timestamp = headers['webhook-timestamp'];
         const signature = headers['webhook-signature'];
-        if (!id || !timestamp || !signature) return fail('missing_signature', 'webhook-id, webhook-timestamp and webhook-signature headers are required');
-        if (!/^\d{1,12}$/.test(timestamp)) return fail('bad_timestamp', 'webhook-timestamp must be Unix seconds');
+        if (!id || !timestamp || !signature)
+          return refuseSignature('missing_signature', 'webhook-id, webhook-timestamp and webhook-signature headers are required');
+        if (!/^\d{1,12}$/.test(timestamp)) return refuseSignature('bad_timestamp', 'webhook-timestamp must be Unix seconds');
         const skewS = Math.floor(nowMs / 1000) - Number(timestamp);
-        if (skewS > replayWindowS) return fail('timestamp_expired', `webhook-timestamp is ${skewS} s old; the replay window is ${replayWindowS} s`);
-        if (-skewS > replayWindowS) return fail('timestamp_in_future', `webhook-timestamp is ${-skewS} s ahead; the replay window is ${replayWindowS} s`);
+        if (skewS > replayWindowS) return refuseSignature('timestamp_expired', `webhook-timestamp is ${skewS} s old; the replay window is ${replayWindowS} s`);
+        if (-skewS > replayWindowS)
+          return refuseSignature('timestamp_in_future', `webhook-timestamp is ${-skewS} s ahead; the replay window is ${replayWindowS} s`);
         try {
           webhook.verify(rawBody, { 'webhook-id': id, 'webhook-timestamp': timestamp, 'webhook-signature': signature }, { jsonParse: false });
           return { ok: true };
         } catch (err) {
-          if (err instanceof WebhookVerificationError) return fail('bad_signature', 'no webhook-signature matches the body');
+          if (err instanceof WebhookVerificationError) return refuseSignature('bad_signature', 'no webhook-signature matches the body');
           throw err;
         }
       },
@@ -59,12 +61,12 @@ export function createVerifier(scheme: SignatureScheme, secret: string, replayWi
   return {
     async verify(rawBody, headers) {
       const signature = headers['x-hub-signature-256'];
-      if (!signature) return fail('missing_signature', 'X-Hub-Signature-256 header is required');
-      if (!/^sha256=[0-9a-f]{64}$/.test(signature)) return fail('bad_signature', 'X-Hub-Signature-256 must be sha256=<64 hex digits>');
-      if (rawBody.length === 0) return fail('bad_signature', 'an empty body carries no signed event');
+      if (!signature) return refuseSignature('missing_signature', 'X-Hub-Signature-256 header is required');
+      if (!/^sha256=[0-9a-f]{64}$/.test(signature)) return refuseSignature('bad_signature', 'X-Hub-Signature-256 must be sha256=<64 hex digits>');
+      if (rawBody.length === 0) return refuseSignature('bad_signature', 'an empty body carries no signed event');
       return (await githubVerify(secret, rawBody.toString('utf8'), signature))
         ? { ok: true }
-        : fail('bad_signature', 'X-Hub-Signature-256 does not match the body');
+        : refuseSignature('bad_signature', 'X-Hub-Signature-256 does not match the body');
     },
   };
 }

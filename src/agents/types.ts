@@ -81,7 +81,7 @@ export interface EffectDefinition<A = Record<string, unknown>> {
 }
 
 /** What the agent's code decides from its typed answer: nothing to do, or effects to commit (after any the model proposed). */
-export type Decision = { noOp: string } | { effects?: Proposal[]; summary: string };
+export type Plan = { noOp: string } | { effects?: Proposal[]; summary: string };
 
 /** What `decide` reads besides the answer: the run (its merged payload included). */
 export interface DecideContext {
@@ -94,7 +94,7 @@ export interface DecideContext {
  */
 export interface AgentDefinition {
   policy: AgentPolicy;
-  /** What a wake of this agent is about, from any trigger's event: coalescing, admission, caps go by it. */
+  /** What a wake of this agent is about, from any trigger's event: coalescing goes by it. */
   wakeKey(event: WakeEvent): string;
   /** The payload this agent needs from an event, checked at the gate for each agent an event wakes. */
   payload?: z.ZodType<Record<string, unknown>>;
@@ -104,7 +104,7 @@ export interface AgentDefinition {
   effects: Readonly<Record<string, EffectDefinition<AnyArgs>>>;
   /** The final answer's schema (the default `{ decision, summary }` when the agent names none). */
   answer: z.ZodType<unknown>;
-  decide(answer: unknown, ctx: DecideContext): Decision;
+  decide(answer: unknown, ctx: DecideContext): Plan;
   /** The agent's model, one step per call; absent: the worker's default (the offline model unless configured). */
   model?: ModelStep;
 }

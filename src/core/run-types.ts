@@ -179,7 +179,7 @@ export interface RunResult {
 }
 
 /** What the `status` query answers while a run is open. */
-export interface WakeStatus {
+export interface RunStatus {
   runKey: string;
   eventKey: string;
   agent: string;
