@@ -14,6 +14,8 @@ import prettier from 'eslint-config-prettier';
  * test/unit/layout.test.ts holds docs/ARCHITECTURE.md's layout table to the same tree.
  */
 export const PRODUCT_ROOTS = ['workflows', 'activities', 'workers', 'schedules', 'src'];
+/** The other top-level folders: tooling, tests, examples (users of the public entry), docs, the command's launcher. */
+export const NOT_PRODUCT = ['tools', 'test', 'examples', 'docs', 'bin'];
 export const SRC_PARTS = readdirSync(path.join(import.meta.dirname, 'src'), { withFileTypes: true })
   .filter((d) => d.isDirectory())
   .map((d) => d.name)
