@@ -1,9 +1,9 @@
 import path from 'node:path';
 
 /**
- * One benchmark's results file, `bench/results/<name>.json`: the figures the docs quote are generated
- * from these files (`npm run docs`), never copied by hand, and its chart `bench/results/<name>.svg` is
- * drawn from it (bench/charts.ts). Each file says how it was made: the command with the knobs it was
+ * One benchmark's results file, `tools/bench/results/<name>.json`: the figures the docs quote are generated
+ * from these files (`npm run docs`), never copied by hand, and its chart `tools/bench/results/<name>.svg` is
+ * drawn from it (tools/bench/charts.ts). Each file says how it was made: the command with the knobs it was
  * given, when, on what machine and how loaded it was, and the parameters in force; then the results,
  * and the problems the benchmark found (a failed check is written down too, not hidden).
  */

@@ -21,7 +21,7 @@ function commandOf(name: string): string {
 /**
  * Start recording one benchmark: call it first thing, so the load average is the machine's before
  * the benchmark's own servers start. `write` puts the results file in place, then draws its chart
- * beside it (`bench/results/<name>.svg`, from the file just written), and returns the file's path.
+ * beside it (`tools/bench/results/<name>.svg`, from the file just written), and returns the file's path.
  */
 export function benchRecorder(name: string, parameters: Record<string, unknown>) {
   const at = new Date().toISOString();
