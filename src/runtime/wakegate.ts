@@ -24,6 +24,7 @@ import type { WakeWorkerOptions } from './worker';
 import type * as ActivitiesModule from '../../activities';
 import type * as GateModule from '../gate/gate';
 import type * as AwaitRunModule from '../run/await-run';
+import { assertOneTemporalVersion } from './versions';
 import type * as LinkModule from '../supervisor/link';
 import type * as TemporalModule from '../config/temporal';
 import type * as WorkerModule from './worker';
@@ -124,6 +125,7 @@ function byName(agents: readonly AgentDefinition[] | AgentRegistry): Record<stri
  * export default createWakegate({ agents: [incidentTriage], triggers: [incidents], webhookSources: [tracker] });
  */
 export function createWakegate(opts: WakegateOptions): Wakegate {
+  assertOneTemporalVersion();
   const config = opts.config ?? loadConfig();
   const agents: AgentRegistry = Object.freeze({ canary, ...byName(opts.agents) });
   const registry = new TriggerRegistry([pingTrigger, scheduleTrigger, ...(opts.triggers ?? [])], agents);
