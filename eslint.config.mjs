@@ -215,6 +215,15 @@ export default tseslint.config(
       'max-lines-per-function': ['error', { max: 150, skipBlankLines: true, skipComments: true, IIFEs: true }],
     },
   },
+  {
+    // A user's plain-JavaScript package (test/dev-server/user-package.test.ts installs the tarball into it): CommonJS on Node.
+    files: ['test/fixtures/**/*.js'],
+    languageOptions: {
+      sourceType: 'commonjs',
+      globals: { require: 'readonly', module: 'writable', process: 'readonly', console: 'readonly', __dirname: 'readonly' },
+    },
+    rules: { '@typescript-eslint/no-require-imports': 'off' },
+  },
   // Layout is prettier's (npm run format; lint checks it): no eslint rule may disagree with it.
   prettier,
 );

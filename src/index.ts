@@ -4,6 +4,7 @@
  * docs/EXTENDING.md.
  */
 export { createWakegate, type Wakegate, type WakegateOptions } from './runtime/wakegate';
+export { WakegatePlugin } from './runtime/plugin';
 
 // Agents, tools, effects
 export { defineAgent, defineEffect, defineTool, DefaultAnswer, type AgentOptions, type EffectOptions, type ToolOptions } from './agents/definition';

@@ -34,6 +34,7 @@ export function registerCommands(program: Command): void {
     .option('--entity-version <n>', "the entity's version as the source counts it: an older one than already seen is answered stale")
     .option('--agent <agent>', 'wake only this agent (default: every agent the source wakes)')
     .option('--wait', 'wait for the run that took the event to end and include its result and terminalReason')
+    .option('--timeout <duration>', 'with --wait: wait at most this long (e.g. 30s, 5m); exit 5 if the run has not ended')
     .action((opts: EmitOptions) => run(async () => (await import('./emit.js')).emit(opts)));
 
   const schedules = program.command('schedules').description('Schedules in code (schedules/definitions.ts), held by Temporal Schedules.');

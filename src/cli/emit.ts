@@ -9,6 +9,7 @@ import { app } from './app';
 import type { TerminalReason, RunResult } from '../core/run-types';
 import { ExitCode, printJson, UsageError } from './output';
 import { inSpan } from '../tracing/spans';
+import { Duration } from '../core/parse';
 import { WakeAttr } from '../core/trace-context';
 
 /** The options of `wakegate emit`, as commander parses them. */
@@ -22,6 +23,8 @@ export interface EmitOptions {
   entityVersion?: string;
   agent?: string;
   wait?: boolean;
+  /** With `--wait`: how long to wait for the run (a duration: `30s`, `5m`). */
+  timeout?: string;
 }
 
 /**
@@ -78,6 +81,41 @@ function parseVersion(text: string): number {
   return v;
 }
 
+function parseTimeout(text: string | undefined, wait: boolean | undefined): number | undefined {
+  if (text === undefined) return undefined;
+  if (!wait) throw new UsageError('--timeout bounds --wait: pass both, or neither');
+  const parsed = Duration('--timeout', 1000).safeParse(text);
+  if (!parsed.success) throw new UsageError(parsed.error.issues[0]?.message ?? `--timeout "${text}" is not a duration`);
+  return parsed.data;
+}
+
+/**
+ * Whether any worker polls the task queue for workflow tasks (Temporal lists the pollers of the last
+ * few minutes): without one, `--wait` would wait for nothing.
+ */
+async function workerPolls(client: Client, taskQueue: string): Promise<boolean> {
+  const res = await client.workflowService.describeTaskQueue({
+    namespace: client.options.namespace,
+    taskQueue: { name: taskQueue },
+    taskQueueType: 1, // TASK_QUEUE_TYPE_WORKFLOW
+  });
+  return (res.pollers ?? []).length > 0;
+}
+
+const TIMED_OUT = Symbol('timed out');
+
+/** `promise`, or TIMED_OUT once `ms` have passed (no bound: the promise as it is). */
+async function within<T>(promise: Promise<T>, ms: number | undefined): Promise<T | typeof TIMED_OUT> {
+  if (ms === undefined) return promise;
+  let timer: NodeJS.Timeout | undefined;
+  promise.catch(() => undefined); // its connection closes after a timeout; that failure is not news
+  try {
+    return await Promise.race([promise, new Promise<typeof TIMED_OUT>((resolve) => (timer = setTimeout(() => resolve(TIMED_OUT), ms)))]);
+  } finally {
+    clearTimeout(timer);
+  }
+}
+
 /** The outcome of `--wait`: the result of the run that took the event (waiting while it is pending), or how it failed. */
 async function waitFor(client: Client, answer: GateAnswer): Promise<{ result?: RunResult; terminalReason?: TerminalReason; error?: string }> {
   if (isSettled(answer) && !answer.result) return {};
@@ -105,6 +143,7 @@ export async function emit(opts: EmitOptions): Promise<number> {
     deliveryId: opts.deliveryId,
     ...(opts.entityVersion !== undefined ? { version: parseVersion(opts.entityVersion) } : {}),
   };
+  const timeoutMs = parseTimeout(opts.timeout, opts.wait);
   const wakegate = app();
   const registry = wakegate.registry;
   const keyed = keyEvent(registry, event, opts.agent ? { agent: opts.agent } : {}); // bad input is refused before any connection is made
@@ -136,7 +175,22 @@ export async function emit(opts: EmitOptions): Promise<number> {
         process.stderr.write(`wakegate: ${answer.decision}: ${answer.message}\n`);
         return ExitCode.refused;
       }
-      const waited = opts.wait ? await waitFor(client, answer) : undefined;
+      if (opts.wait && !(isSettled(answer) && !answer.result) && !(await workerPolls(client, config.taskQueue))) {
+        printJson(answer);
+        process.stderr.write(
+          `wakegate: ${answer.decision}, but no worker polls task queue "${config.taskQueue}": nothing would end the wait. ` +
+            `The event is taken and runs once a worker polls (npm run worker, or app.worker() with this task queue).\n`,
+        );
+        return ExitCode.unreachable;
+      }
+      const waited = opts.wait ? await within(waitFor(client, answer), timeoutMs) : undefined;
+      if (waited === TIMED_OUT) {
+        printJson({ ...answer, waited: { timedOut: true, afterMs: timeoutMs } });
+        process.stderr.write(
+          `wakegate: ${answer.decision}; its run had not ended after --timeout ${opts.timeout}: it goes on (wakegate explain, or the Web UI)\n`,
+        );
+        return ExitCode.timedOut;
+      }
       span?.set({ [WakeAttr.terminalReason]: waited?.terminalReason });
       printJson(waited ? { ...answer, ...waited } : answer);
       return ExitCode.ok;

@@ -8,6 +8,7 @@ export const ExitCode = {
   badInput: 2,
   refused: 3,
   unreachable: 4,
+  timedOut: 5,
 } as const;
 
 /** Print exactly one JSON object on stdout. */

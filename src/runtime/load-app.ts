@@ -3,9 +3,10 @@ import path from 'node:path';
 import type { Wakegate } from './wakegate';
 
 /**
- * Load the deployment's module (WAKEGATE_APP, default `wakegate.config.ts` in the working directory;
- and return its default export, a `createWakegate(...)`. TypeScript is loaded
- * through tsx (registered here when the process was not started with it). A missing module or one
+ * Load the deployment's module (WAKEGATE_APP, default `wakegate.config.ts` in the working directory)
+ * and return its default export, a `createWakegate(...)`. A `.js` module loads as it is; a `.ts` one
+ * through the process's TypeScript loader, or tsx when it is installed (registered here when the
+ * process was not started with a loader). A missing module, a `.ts` one with no loader, or one
  * without a Wakegate as its default export fails with what to do.
  */
 export function loadApp(app: string): Wakegate {
@@ -15,8 +16,7 @@ export function loadApp(app: string): Wakegate {
       `wakegate: no deployment module at ${file}: write one whose default export is createWakegate({ agents, ... }), and name it with WAKEGATE_APP`,
     );
   }
-  // eslint-disable-next-line @typescript-eslint/no-require-imports
-  if (!require.extensions['.ts']) (require('tsx/cjs/api') as { register(): void }).register();
+  if (/\.[cm]?ts$/.test(file) && !require.extensions['.ts']) registerTypeScript(file);
   // eslint-disable-next-line @typescript-eslint/no-require-imports
   const mod = require(file) as { default?: unknown };
   const w = mod.default as Partial<Wakegate> | undefined;
@@ -24,4 +24,19 @@ export function loadApp(app: string): Wakegate {
     throw new Error(`wakegate: ${file} has no Wakegate as its default export: end it with \`export default createWakegate({ agents, ... })\``);
   }
   return w as Wakegate;
+}
+
+/** Registers tsx for a `.ts` deployment module, or says how to load one. */
+function registerTypeScript(file: string): void {
+  let api: { register(): void };
+  try {
+    // eslint-disable-next-line @typescript-eslint/no-require-imports
+    api = require('tsx/cjs/api') as { register(): void };
+  } catch {
+    throw new Error(
+      `wakegate: ${file} is TypeScript and no TypeScript loader is installed: compile it to .js and name that in WAKEGATE_APP, ` +
+        'or install tsx (npm install --save-dev tsx), or start node with your own loader (node --import tsx)',
+    );
+  }
+  api.register();
 }

@@ -24,11 +24,13 @@ import type { WakeWorkerOptions } from './worker';
 import type * as ActivitiesModule from '../../activities';
 import type * as GateModule from '../gate/gate';
 import type * as AwaitRunModule from '../run/await-run';
+import { assertOneTemporalVersion } from './versions';
 import type * as LinkModule from '../supervisor/link';
 import type * as TemporalModule from '../config/temporal';
 import type * as WorkerModule from './worker';
 import type * as NativeModule from '@temporalio/worker';
 import type * as TracingModule from '../tracing/provider';
+import type * as PluginModule from './plugin';
 
 /*
  * Composing is cheap: the Temporal client, the worker and the activities are loaded when first used,
@@ -44,6 +46,7 @@ const lazy = {
   worker: () => require('./worker') as typeof WorkerModule,
   native: () => require('@temporalio/worker') as typeof NativeModule,
   tracing: () => require('../tracing/provider') as typeof TracingModule,
+  plugin: () => require('./plugin') as typeof PluginModule,
 };
 /* eslint-enable @typescript-eslint/no-require-imports */
 
@@ -103,6 +106,13 @@ export interface Wakegate {
    * settings ask for it, and then carries the trace in what it sends.
    */
   client(): Promise<Client>;
+  /**
+   * wakegate as a Temporal plugin for the worker (and client) you already run: pass it in
+   * `Worker.create({ plugins: [app.plugin()], ... })` beside your own workflows and activities, and
+   * that worker runs wakegate's too, for this deployment's agents (with tracing on, its
+   * interceptors as well). Its task queue must be this deployment's (`app.config.taskQueue`).
+   */
+  plugin(): PluginModule.WakegatePlugin;
   /** The result of the run a gate's answer names, waiting while it is pending. */
   awaitRun(client: Client, answer: WakeAnswer): Promise<RunResult>;
 }
@@ -124,6 +134,7 @@ function byName(agents: readonly AgentDefinition[] | AgentRegistry): Record<stri
  * export default createWakegate({ agents: [incidentTriage], triggers: [incidents], webhookSources: [tracker] });
  */
 export function createWakegate(opts: WakegateOptions): Wakegate {
+  assertOneTemporalVersion();
   const config = opts.config ?? loadConfig();
   const agents: AgentRegistry = Object.freeze({ canary, ...byName(opts.agents) });
   const registry = new TriggerRegistry([pingTrigger, scheduleTrigger, ...(opts.triggers ?? [])], agents);
@@ -172,5 +183,9 @@ export function createWakegate(opts: WakegateOptions): Wakegate {
       return lazy.temporal().connectClient(config, tracing ? { interceptors: tracing.clientInterceptors } : {});
     },
     awaitRun: (client, answer) => lazy.awaitRun().awaitRun(client, answer),
+    plugin: () => {
+      lazy.tracing().ensureTracing(config.tracing);
+      return new (lazy.plugin().WakegatePlugin)(() => activities());
+    },
   };
 }

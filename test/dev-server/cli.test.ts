@@ -181,6 +181,30 @@ describe('wakegate emit, run as a subprocess', () => {
     });
   });
 
+  test('--wait with no worker polling exits 4 at once, naming the queue; with one, --timeout exits 5 while the run goes on', async () => {
+    const taskQueue = unique('cli-wait');
+    const cliEnv = { TEMPORAL_ADDRESS: env.server.address, WAKEGATE_TASK_QUEUE: taskQueue };
+    const base = ['emit', '--source', 'ping', '--type', 'check', '--occurred-at', '2026-12-02T15:00:00Z', '--wait'];
+    const t0 = Date.now();
+    const alone = await runCli([...base, '--entity', unique('nobody')], cliEnv);
+    assert.equal(alone.code, 4, alone.stderr);
+    assert.equal(alone.json.decision, 'started', 'the event is taken all the same');
+    assert.match(alone.stderr, new RegExp(`no worker polls task queue "${taskQueue}"`));
+    assert.ok(Date.now() - t0 < 30_000, 'it does not wait');
+    await withWorker(env.nativeConnection, taskQueue, async () => {
+      const slow = await runCli([...base, '--entity', unique('slow'), '--payload', '{"holdMs":8000}', '--timeout', '2s'], cliEnv);
+      assert.equal(slow.code, 5, slow.stderr);
+      assert.deepEqual(slow.json.waited, { timedOut: true, afterMs: 2000 });
+      assert.match(slow.stderr, /had not ended after --timeout 2s/);
+      const unbounded = await runCli([...base, '--entity', unique('later')], cliEnv);
+      assert.equal(unbounded.code, 0, unbounded.stderr);
+      assert.equal(unbounded.json.terminalReason, 'success');
+    });
+    const misuse = await runCli(['emit', '--source', 'ping', '--entity', 'e', '--type', 't', '--timeout', '5s'], cliEnv);
+    assert.equal(misuse.code, 2);
+    assert.match(misuse.stderr, /--timeout bounds --wait/);
+  });
+
   test('an unreachable Temporal exits 4 with where it looked and how to start one', async () => {
     const port = await freePort();
     const run = await runCli(['emit', '--source', 'ping', '--entity', 'e', '--type', 't'], {

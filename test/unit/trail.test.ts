@@ -574,7 +574,7 @@ describe('the trail shown', () => {
       }),
       { maxEvents: 200 },
     );
-    assert.match(trailTable(seed), /budget used: turns 2\/6, tool calls 3\/12, tokens 600\/40000, cost \$0\.002\/\$0\.5, wall clock 900\/1000 ms/);
+    assert.match(trailTable(seed), /budget used: turns 2\/6, tool calls and effects 3\/12, tokens 600\/40000, cost \$0\.002\/\$0\.5, wall clock 900\/1000 ms/);
     assert.ok(!text.includes('\u001b'), 'no escape sequence reaches the terminal');
   });
 });

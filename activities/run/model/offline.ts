@@ -131,7 +131,7 @@ interface Observation {
   changed?: boolean;
 }
 
-interface Decision {
+interface OfflineReply {
   calls: { name: string; args: Record<string, unknown> }[];
   /** The final answer's JSON text, when no tool is pending. */
   answer?: string;
@@ -141,7 +141,7 @@ function decide(
   messages: ChatMessage[],
   tools: { name: string; description: string; parameters: JSONSchema7 }[],
   answerSchema: JSONSchema7 | undefined,
-): Decision {
+): OfflineReply {
   const called = new Set(messages.flatMap((m) => m.toolCalls?.map((c) => c.name) ?? []));
   // An [effect] tool proposes a change; the offline model only reads, and decides with commit/no_op.
   const pending = tools.filter((t) => !called.has(t.name) && !t.description.startsWith(EFFECT_TOOL_MARK));

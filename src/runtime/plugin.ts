@@ -1,0 +1,81 @@
+import { createHash } from 'node:crypto';
+import { mkdirSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { SimplePlugin } from '@temporalio/plugin';
+import type { BundleOptions, WorkerOptions } from '@temporalio/worker';
+import { activeTracing } from '../tracing/provider';
+import { tracingWorkflowModules } from './worker';
+
+/** wakegate's workflows: one bundle entry (workflows/index). */
+const WAKEGATE_WORKFLOWS = require.resolve('../../workflows');
+/** Entries this process composed: a composed entry is never composed again (the bundler asks after the worker did). */
+const composed = new Set<string>();
+
+/**
+ * One workflows entry for a worker that runs its own workflows and wakegate's: a module that
+ * re-exports both, written once per pair under the OS's temporary folder. The names of wakegate's
+ * workflow types (runWorkflow, coalescerWorkflow, supervisorWorkflow, subagentWorkflow, and the
+ * schedule stage's) must not be among yours: two exports of one name are dropped, not merged.
+ */
+export function composeWorkflows(own: string | undefined): string {
+  if (own === undefined || own === WAKEGATE_WORKFLOWS || composed.has(own)) return own ?? WAKEGATE_WORKFLOWS;
+  const body = `export * from ${JSON.stringify(require.resolve(own))};\nexport * from ${JSON.stringify(WAKEGATE_WORKFLOWS)};\n`;
+  const dir = path.join(tmpdir(), 'wakegate-workflows');
+  const file = path.join(dir, `${createHash('sha256').update(body).digest('hex').slice(0, 16)}.js`);
+  mkdirSync(dir, { recursive: true });
+  writeFileSync(file, body);
+  composed.add(file);
+  return file;
+}
+
+/** The node_modules folder Temporal's workflow package sits in: where a composed entry's bundle finds it. */
+function workflowPackageRoot(): string {
+  const main = require.resolve('@temporalio/workflow');
+  return main.slice(0, main.lastIndexOf(`${path.sep}node_modules${path.sep}`) + `${path.sep}node_modules`.length);
+}
+
+/**
+ * wakegate as a Temporal plugin, for the worker and the client you already run: the worker gets
+ * wakegate's activities (for this deployment's agents) and workflows beside yours, and, with tracing
+ * on, its interceptors and span sink; the client its tracing interceptors. Made by `app.plugin()`.
+ * @example
+ * const worker = await Worker.create({ connection, taskQueue: app.config.taskQueue, workflowsPath: require.resolve('./workflows'), activities: myActivities, plugins: [app.plugin()] });
+ */
+export class WakegatePlugin extends SimplePlugin {
+  constructor(activities: () => object) {
+    const tracing = activeTracing();
+    super({
+      name: 'wakegate',
+      activities: (existing) => ({ ...existing, ...activities() }),
+      workflowsPath: composeWorkflows,
+      ...(tracing
+        ? {
+            clientInterceptors: tracing.clientInterceptors,
+            workerInterceptors: { ...tracing.workerOptions().interceptors, workflowModules: tracingWorkflowModules() },
+          }
+        : {}),
+    });
+  }
+
+  override configureWorker(options: WorkerOptions): WorkerOptions {
+    const configured = super.configureWorker(options);
+    const tracing = activeTracing();
+    return tracing ? { ...configured, sinks: { ...configured.sinks, ...tracing.workerOptions().sinks } } : configured;
+  }
+
+  override configureBundler(options: BundleOptions): BundleOptions {
+    const configured = super.configureBundler(options);
+    const before = configured.webpackConfigHook;
+    const root = workflowPackageRoot();
+    return {
+      ...configured,
+      // A composed entry lives outside any package: its bundle looks for Temporal's workflow package where wakegate found it.
+      webpackConfigHook: (config) => {
+        const c = before ? before(config) : config;
+        c.resolve = { ...c.resolve, modules: [...(c.resolve?.modules ?? ['node_modules']), root] };
+        return c;
+      },
+    };
+  }
+}
