@@ -5,7 +5,9 @@ import path from 'node:path';
 import { SimplePlugin } from '@temporalio/plugin';
 import type { BundleOptions, WorkerOptions } from '@temporalio/worker';
 import { activeTracing } from '../tracing/provider';
-import { tracingWorkflowModules } from './worker';
+
+// This module is in the public entry: it loads no more than @temporalio/plugin (no worker, no client),
+// so that importing 'wakegate' (every CLI call loads the deployment module) stays light.
 
 /** wakegate's workflows: one bundle entry (workflows/index). */
 const WAKEGATE_WORKFLOWS = require.resolve('../../workflows');
@@ -52,7 +54,7 @@ export class WakegatePlugin extends SimplePlugin {
       ...(tracing
         ? {
             clientInterceptors: tracing.clientInterceptors,
-            workerInterceptors: { ...tracing.workerOptions().interceptors, workflowModules: tracingWorkflowModules() },
+            workerInterceptors: { ...tracing.workerOptions().interceptors, workflowModules: [require.resolve('../../workflows/tracing')] },
           }
         : {}),
     });
