@@ -1,5 +1,5 @@
 import { createHash } from 'node:crypto';
-import { mkdirSync, writeFileSync } from 'node:fs';
+import { mkdirSync, renameSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { SimplePlugin } from '@temporalio/plugin';
@@ -26,7 +26,10 @@ export function composeWorkflows(own: string | undefined): string {
   const dir = path.join(tmpdir(), 'wakegate-workflows');
   const file = path.join(dir, `${createHash('sha256').update(body).digest('hex').slice(0, 16)}.js`);
   mkdirSync(dir, { recursive: true });
-  writeFileSync(file, body);
+  // Written aside, then renamed into place: a worker of another process bundling the same pair never reads it half written.
+  const aside = `${file}.${process.pid}.tmp`;
+  writeFileSync(aside, body);
+  renameSync(aside, file);
   composed.add(file);
   return file;
 }

@@ -110,7 +110,9 @@ export interface Wakegate {
    * wakegate as a Temporal plugin for the worker (and client) you already run: pass it in
    * `Worker.create({ plugins: [app.plugin()], ... })` beside your own workflows and activities, and
    * that worker runs wakegate's too, for this deployment's agents (with tracing on, its
-   * interceptors as well). Its task queue must be this deployment's (`app.config.taskQueue`).
+   * interceptors as well). Give that worker the task queue your gate starts runs on
+   * (`app.gate(client, taskQueue)`; by default `app.config.taskQueue`): a gate on a queue no worker
+   * polls takes events that no run picks up (`wakegate emit --wait` says so, exit 4).
    */
   plugin(): PluginModule.WakegatePlugin;
   /** The result of the run a gate's answer names, waiting while it is pending. */
