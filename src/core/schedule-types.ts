@@ -68,10 +68,11 @@ export interface WindowRunResult {
   terminalReason?: string;
 }
 
-/** Where to look for an earlier run of a window: this run's workflow ID and run ID. */
+/** Where to look for an earlier run of a window: this run's workflow ID and run ID, and the window's run under the default name (`agent@eventKey`). */
 export interface WindowCheck {
   workflowId: string;
   runId: string;
+  gateId: string;
 }
 
 /** The run that already took a window: its workflow ID and run, how it ended, its fingerprint memo. */

@@ -1,4 +1,5 @@
 import { WorkflowExecutionAlreadyStartedError, WorkflowNotFoundError, type WorkflowExecutionDescription } from '@temporalio/client';
+import { agentEventId } from '../core/ids';
 import type { RunInput, RunResult } from '../core/run-types';
 import type { runWorkflow } from '../../workflows/run/workflow';
 import type { WakeAnswer } from '../core/decision';
@@ -30,6 +31,15 @@ export function mismatch(input: RunInput, stored: string, base: WakeAnswer, runI
 export async function admitOneCall(ctx: PathContext, input: RunInput): Promise<WakeAnswer> {
   const { client, taskQueue } = ctx;
   const base: WakeAnswer = { decision: 'started', agent: input.agent, wakeKey: input.wakeKey, workflowId: input.runKey };
+  // A schedule's window may be held by a run under the default name, `agent@eventKey`: the one a tick
+  // of a schedule synced before schedules started their runs themselves still starts
+  // (workflows/schedule/tick.ts, `oneCall`). That run holds the event.
+  const legacyId = agentEventId(input.agent, input.eventKey);
+  if (legacyId !== input.runKey) {
+    let held = await answerFromRun(ctx, input, { ...base, workflowId: legacyId }, legacyId);
+    if (held === RETRY) held = await answerFromRun(ctx, input, { ...base, workflowId: legacyId }, legacyId);
+    if (held && held !== RETRY) return held;
+  }
   for (let round = 0; round < MAX_ROUNDS; round++) {
     try {
       const handle = await client.workflow.start<typeof runWorkflow>('runWorkflow', {
