@@ -3,7 +3,7 @@ import assert from 'node:assert/strict';
 import { mkdtemp, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
-import { freePort } from '../../tools/devserver/dev-server';
+import { freePort } from '../../src/testing/dev-server';
 import { Gate } from '../../src/gate/gate';
 import type { RunResult } from '../../src/core/run-types';
 import { eventually, startDevEnv, unique, withWorker, type DevEnv } from '../helpers/env';

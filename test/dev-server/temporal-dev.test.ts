@@ -6,8 +6,8 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { promisify } from 'node:util';
 import { TypedSearchAttributes } from '@temporalio/common';
-import { freePort } from '../../tools/devserver/dev-server';
-import { temporalCliPath } from '../../tools/devserver/binaries';
+import { freePort } from '../../src/testing/dev-server';
+import { temporalCliPath } from '../../src/testing/binaries';
 import { ALL_SEARCH_ATTRIBUTES } from '../../src/core/search-attributes';
 
 const exec = promisify(execFile);

@@ -2,12 +2,11 @@ import { randomUUID } from 'node:crypto';
 import { Client, Connection, WorkflowNotFoundError, defaultGrpcRetryOptions, makeGrpcRetryInterceptor } from '@temporalio/client';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { bundleWorkflowCode, NativeConnection, Runtime, DefaultLogger, type WorkflowBundleWithSourceMap } from '@temporalio/worker';
-import { TestWorkflowEnvironment } from '@temporalio/testing';
-import { DevServer, type DevServerOptions } from '../../tools/devserver/dev-server';
-import { temporalTestServerPath } from '../../tools/devserver/binaries';
+import type { TestWorkflowEnvironment } from '@temporalio/testing';
+import { DevServer, type DevServerOptions } from '../../src/testing/dev-server';
+import { startTimeSkipping } from '../../src/testing/time-skipping';
 import { createWakeWorker } from '../../src/runtime/worker';
 import { temporal } from '@temporalio/proto';
-import { ALL_SEARCH_ATTRIBUTES } from '../../src/core/search-attributes';
 import { supervisorId } from '../../src/core/ids';
 import { SupervisorLink } from '../../src/supervisor/link';
 import { supervisorStatusQuery } from '../../src/core/supervisor-messages';
@@ -114,17 +113,10 @@ export async function startDevEnv(opts: DevServerOptions = {}): Promise<DevEnv> 
   return env;
 }
 
-/** The Java SDK's time-skipping test server, from the installed binary (never downloaded). */
+/** The Java SDK's time-skipping test server, from the installed binary (never downloaded), with wakegate's search attributes. */
 export async function startTimeSkippingEnv(): Promise<TestWorkflowEnvironment> {
   quietRuntime();
-  const env = await TestWorkflowEnvironment.createTimeSkipping({
-    server: { executable: { type: 'existing-path', path: temporalTestServerPath() } },
-  });
-  // The test server has no --search-attribute flag; register wakegate's through its operator service.
-  const searchAttributes: Record<string, temporal.api.enums.v1.IndexedValueType> = {};
-  for (const key of ALL_SEARCH_ATTRIBUTES) searchAttributes[key.name] = INDEXED[key.type]!;
-  await env.connection.operatorService.addSearchAttributes({ namespace: env.namespace ?? 'default', searchAttributes });
-  return env;
+  return startTimeSkipping();
 }
 
 /**
@@ -171,16 +163,6 @@ export async function supervisorIdle(client: Client, taskQueue: string): Promise
     `the supervisor of ${taskQueue} to be idle`,
   );
 }
-
-const INDEXED: Record<string, temporal.api.enums.v1.IndexedValueType> = {
-  KEYWORD: temporal.api.enums.v1.IndexedValueType.INDEXED_VALUE_TYPE_KEYWORD,
-  KEYWORD_LIST: temporal.api.enums.v1.IndexedValueType.INDEXED_VALUE_TYPE_KEYWORD_LIST,
-  INT: temporal.api.enums.v1.IndexedValueType.INDEXED_VALUE_TYPE_INT,
-  DOUBLE: temporal.api.enums.v1.IndexedValueType.INDEXED_VALUE_TYPE_DOUBLE,
-  DATETIME: temporal.api.enums.v1.IndexedValueType.INDEXED_VALUE_TYPE_DATETIME,
-  TEXT: temporal.api.enums.v1.IndexedValueType.INDEXED_VALUE_TYPE_TEXT,
-  BOOL: temporal.api.enums.v1.IndexedValueType.INDEXED_VALUE_TYPE_BOOL,
-};
 
 /** Run `fn` while a wake worker polls `taskQueue`. */
 export async function withWorker<T>(

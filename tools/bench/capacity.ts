@@ -6,7 +6,7 @@ import { Registry } from 'prom-client';
 import { Webhook } from 'standardwebhooks';
 import { z } from 'zod';
 import { loadConfig } from '../../src/config/config';
-import { DevServer } from '../devserver/dev-server';
+import { DevServer } from '../../src/testing/dev-server';
 import { RedisServer } from '../devserver/redis-server';
 import type { AgentRegistry } from '../../src/agents/registry';
 import { Gate } from '../../src/gate/gate';

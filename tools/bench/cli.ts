@@ -14,7 +14,7 @@ import { randomUUID } from 'node:crypto';
 import path from 'node:path';
 import { Client, Connection } from '@temporalio/client';
 import { DefaultLogger, NativeConnection, Runtime } from '@temporalio/worker';
-import { DevServer } from '../devserver/dev-server';
+import { DevServer } from '../../src/testing/dev-server';
 import { createWakeWorker } from '../../src/runtime/worker';
 import type { RunResult } from '../../src/core/run-types';
 import { histograms, percentile, round, runPool, type Histogram } from './stats';

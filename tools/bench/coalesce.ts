@@ -4,7 +4,7 @@ import vm from 'node:vm';
 import { Client, Connection } from '@temporalio/client';
 import { temporal } from '@temporalio/proto';
 import { DefaultLogger, NativeConnection, Runtime } from '@temporalio/worker';
-import { DevServer } from '../devserver/dev-server';
+import { DevServer } from '../../src/testing/dev-server';
 import { withPolicies } from '../../src/agents/registry';
 import type { GateAnswer } from '../../src/core/decision';
 import type { RunInput } from '../../src/core/run-types';

@@ -3,7 +3,7 @@ import { fork } from 'node:child_process';
 import path from 'node:path';
 import { Client, Connection } from '@temporalio/client';
 import { DefaultLogger, NativeConnection, Runtime } from '@temporalio/worker';
-import { DevServer } from '../devserver/dev-server';
+import { DevServer } from '../../src/testing/dev-server';
 import { Gate } from '../../src/gate/gate';
 import { createWakeWorker } from '../../src/runtime/worker';
 import type { SideDone, SideGo, SideKind } from './gate-side';

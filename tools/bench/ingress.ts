@@ -6,7 +6,7 @@ import { Registry } from 'prom-client';
 import { Webhook } from 'standardwebhooks';
 import { Pool } from 'undici';
 import { loadConfig } from '../../src/config/config';
-import { DevServer } from '../devserver/dev-server';
+import { DevServer } from '../../src/testing/dev-server';
 import { RedisServer } from '../devserver/redis-server';
 import { Gate } from '../../src/gate/gate';
 import { offerStats } from '../../src/coalescer/offer-batcher';

@@ -9,7 +9,7 @@
  */
 import { bundleWorkflowCode, DefaultLogger, NativeConnection, Runtime, Worker } from '@temporalio/worker';
 import { Client, Connection } from '@temporalio/client';
-import { DevServer } from '../devserver/dev-server';
+import { DevServer } from '../../src/testing/dev-server';
 import { loadConfig } from '../../src/config/config';
 import { standinSettings, startStandins } from '../standins';
 import { keyEvent } from '../../src/gate/gate';

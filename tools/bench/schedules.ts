@@ -1,6 +1,6 @@
 import { Client, Connection, ScheduleOverlapPolicy } from '@temporalio/client';
 import { bundleWorkflowCode, DefaultLogger, NativeConnection, Runtime, Worker } from '@temporalio/worker';
-import { DevServer } from '../devserver/dev-server';
+import { DevServer } from '../../src/testing/dev-server';
 import { defineSchedule } from '../../schedules/definition';
 import { toScheduleOptions } from '../../schedules/to-temporal';
 import type { RunInput } from '../../src/core/run-types';

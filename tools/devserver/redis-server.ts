@@ -4,9 +4,9 @@ import { accessSync, constants, existsSync, mkdirSync, mkdtempSync, readFileSync
 import { createConnection } from 'node:net';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
-import { MissingBinaryError } from './binaries';
-import { freePort } from './dev-server';
-import { stopProcess } from './process';
+import { MissingBinaryError } from '../../src/testing/binaries';
+import { freePort } from '../../src/testing/dev-server';
+import { stopProcess } from '../../src/testing/process';
 
 const CANDIDATES = ['/usr/bin/redis-server', '/usr/local/bin/redis-server'];
 

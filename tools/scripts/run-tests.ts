@@ -2,7 +2,7 @@ import { spawn } from 'node:child_process';
 import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { temporalCliPath, temporalTestServerPath } from '../devserver/binaries';
+import { temporalCliPath, temporalTestServerPath } from '../../src/testing/binaries';
 import { byGroup, DURATIONS, groupOf, testFiles, writeDurations, type FileDuration } from './test-groups';
 
 /**

@@ -6,7 +6,7 @@ import type { Client } from '@temporalio/client';
 import { Redis } from 'ioredis';
 import { loadConfig } from '../../src/config/config';
 import { connectClient } from '../../src/config/temporal';
-import { freePort } from '../devserver/dev-server';
+import { freePort } from '../../src/testing/dev-server';
 import { RedisServer } from '../devserver/redis-server';
 import { startStandins, standinSettings, type Standins } from '../standins';
 import { trackerService, type TrackerService } from '../../examples/incident-triage/tracker';

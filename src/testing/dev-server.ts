@@ -5,7 +5,7 @@ import { mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { TypedSearchAttributes } from '@temporalio/common';
-import { ALL_SEARCH_ATTRIBUTES } from '../../src/core/search-attributes';
+import { ALL_SEARCH_ATTRIBUTES } from '../core/search-attributes';
 import { temporalCliPath } from './binaries';
 import { stopProcess } from './process';
 
