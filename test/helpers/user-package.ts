@@ -20,7 +20,11 @@ interface LockEntry {
  * this checkout's lock pins, so `npm ci --offline` installs it from the local cache with no network
  * (npm resolves a bare `npm install` through registry metadata it does not keep offline).
  */
-export function userPackageLock(root: string, tarball: string, user: { name: string; version: string }): string {
+export function userPackageLock(
+  root: string,
+  tarball: string,
+  user: { name: string; version: string; dependencies?: Record<string, string>; devDependencies?: Record<string, string> },
+): string {
   const lock = JSON.parse(readFileSync(path.join(root, 'package-lock.json'), 'utf8')) as { packages: Record<string, LockEntry> };
   const wakegate = JSON.parse(readFileSync(path.join(root, 'package.json'), 'utf8')) as LockEntry & {
     name: string;
@@ -30,7 +34,12 @@ export function userPackageLock(root: string, tarball: string, user: { name: str
     license?: string;
   };
   const packages: Record<string, LockEntry> = {
-    '': { name: user.name, version: user.version, dependencies: { wakegate: `file:${tarball}` } },
+    '': {
+      name: user.name,
+      version: user.version,
+      dependencies: { ...user.dependencies, wakegate: `file:${tarball}` },
+      ...(user.devDependencies ? { devDependencies: user.devDependencies } : {}),
+    },
     'node_modules/wakegate': {
       version: wakegate.version,
       resolved: `file:${tarball}`,
@@ -53,6 +62,15 @@ export function userPackageLock(root: string, tarball: string, user: { name: str
     }
   };
   const todo: [string, LockEntry][] = [['node_modules/wakegate', packages['node_modules/wakegate']!]];
+  // The user's own dependencies beside wakegate (Temporal's packages, tsx, TypeScript): at this checkout's versions.
+  for (const dep of Object.keys({ ...user.dependencies, ...user.devDependencies })) {
+    const at = `node_modules/${dep}`;
+    if (dep === 'wakegate' || packages[at]) continue;
+    if (!lock.packages[at]) throw new Error(`${dep}, a dependency of ${user.name}, is not in this checkout's lock: it cannot be installed offline`);
+    const { dev: _dev, peer: _peer, devOptional: _devOptional, ...kept } = lock.packages[at];
+    packages[at] = kept;
+    todo.push([at, kept]);
+  }
   while (todo.length) {
     const [at, entry] = todo.pop()!;
     const optionalPeers = new Set(Object.entries(entry.peerDependenciesMeta ?? {}).flatMap(([n, m]) => (m.optional ? [n] : [])));

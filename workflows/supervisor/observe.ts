@@ -35,7 +35,14 @@ export function visibilityAnswered(turn: Turn, what: string, failed: VisibilityF
     return;
   }
   const message = `could not ${what}: ${failed.message}`;
-  if (m.visibilityError?.message !== message) log(turn, 'error', 'supervisor: visibility call failed', { err: message });
+  if (m.visibilityError?.message === message) {
+    // said once
+  } else if (failed.unavailable) {
+    // A server without visibility (the time-skipping test server) is not a fault: say what is off, once.
+    log(turn, 'info', 'supervisor: this server has no visibility API: closed runs are not read, so the error-rate breaker and the spend caps see none', {
+      err: message,
+    });
+  } else log(turn, 'error', 'supervisor: visibility call failed', { err: message });
   m.visibilityError = { at: iso(nowMs), message, ...(failed.unavailable ? { unavailable: true } : {}) };
 }
 
