@@ -64,7 +64,18 @@ export class WakegatePlugin extends SimplePlugin {
   }
 
   override configureWorker(options: WorkerOptions): WorkerOptions {
-    const configured = super.configureWorker(options);
+    const configured: WorkerOptions = {
+      ...super.configureWorker(options),
+      // A run's steps heartbeat every second; sending each (not one per 0.8 x heartbeat timeout) is
+      // what lets a kill reach a step within about a second, and a cancelled run waits for that.
+      maxHeartbeatThrottleInterval: options.maxHeartbeatThrottleInterval ?? '1 second',
+    };
+    if (options.workflowBundle !== undefined) {
+      // A worker given a built bundle bundles nothing: wakegate's workflows (and, with tracing on, its
+      // interceptor modules) must be in that bundle, as in createWakeWorker's. No path, no modules to add.
+      configured.workflowsPath = options.workflowsPath;
+      configured.interceptors = { ...configured.interceptors, workflowModules: options.interceptors?.workflowModules };
+    }
     const tracing = activeTracing();
     return tracing ? { ...configured, sinks: { ...configured.sinks, ...tracing.workerOptions().sinks } } : configured;
   }

@@ -3,6 +3,7 @@ import { bundleWorkflowCode, Worker, type WorkerOptions } from '@temporalio/work
 import type { Activities } from '../core/contracts';
 import { activeTracing } from '../tracing/provider';
 import { bundlerLogger } from './logger';
+import { WakegatePlugin } from './plugin';
 
 export interface WakeWorkerOptions {
   connection: NativeConnection;
@@ -46,7 +47,6 @@ export async function createWakeWorker(opts: WakeWorkerOptions): Promise<Worker>
     connection: opts.connection,
     namespace: opts.namespace,
     taskQueue: opts.taskQueue,
-    activities: opts.activities,
     // Bundled here rather than by Worker.create so the bundler's report (webpack's module listing) is
     // logged at debug, not info: it is for someone debugging the bundle, not for every start.
     workflowBundle:
@@ -56,15 +56,14 @@ export async function createWakeWorker(opts: WakeWorkerOptions): Promise<Worker>
         ...(tracing ? { workflowInterceptorModules: tracingWorkflowModules() } : {}),
         logger: bundlerLogger(),
       })),
-    ...(tracing ? tracing.workerOptions() : {}),
     ...(opts.identity ? { identity: opts.identity } : {}),
     shutdownGraceTime: opts.shutdownGraceTime ?? '10 seconds',
     ...(opts.maxCachedWorkflows ? { maxCachedWorkflows: opts.maxCachedWorkflows } : {}),
-    // A run's steps heartbeat every second; sending each (not one per 0.8 × heartbeat timeout) is
-    // what lets a kill reach a step within about a second, and a cancelled run waits for that.
-    maxHeartbeatThrottleInterval: '1 second',
     // The poller behavior, not maxConcurrentActivityTaskPolls: SDK 1.24 builds its pollers from the
     // behavior and ignores that option (a worker had 10 activity polls whatever it said).
     ...(opts.activityPollers ? { activityTaskPollerBehavior: { type: 'simple-maximum' as const, maximum: opts.activityPollers } } : {}),
+    // What wakegate adds to any worker (its activities, the heartbeat throttle, tracing's interceptors
+    // and sink) comes from the plugin a team adds to its own: one definition for both.
+    plugins: [new WakegatePlugin(() => opts.activities)],
   });
 }
