@@ -243,19 +243,32 @@ const ingress: Renderer = (r) => {
 const cli: Renderer = (r) => {
   const startup = obj(r.startup);
   const source = obj(startup.fromSourceThroughTsx);
-  const emits = obj(r.emits);
+  const targets = obj(r.targets);
   const ms = (v: unknown) => `p50 ${p(v)} ms, p99 ${p(v, 'p99')} ms, max ${p(v, 'max')} ms`;
-  return [
+  const met = (ok: unknown) => (ok ? 'target met' : '**target missed**');
+  const lines = [
     row('', 'result'),
     row('---', '---'),
     row(`\`wakegate --help\`, the compiled bin, ${num(startup.runs)} fresh processes`, ms(startup.ms)),
     row('the same from source through tsx', ms(source.ms)),
-    row(
-      `${num(emits.calls)} \`wakegate emit\` processes, ${num(emits.parallel)} at a time`,
-      `**${num(emits.answered)} answered** (${counts(emits.decisions)}); ${num(emits.runsSucceeded)} runs ended \`success\``,
-    ),
-    row('time to answer, spawn to exit', `${ms(emits.answerMs)}; the whole burst ${num(emits.wallMs)} ms`),
   ];
+  for (const [name, d] of Object.entries(obj(r.deployments))) {
+    const x = obj(d);
+    const single = obj(x.single);
+    const burst = obj(x.burst);
+    const ok = obj(x.targetsMet);
+    lines.push(
+      row(`**${name}**: \`${String(x.module)}\`, ${String(x.how)}`, ''),
+      row(`${num(single.calls)} \`wakegate emit\` one at a time`, `${ms(single.answerMs)} (target p50 <= ${num(targets.singleP50Ms)} ms: ${met(ok.single)})`),
+      row(
+        `${num(burst.calls)} \`wakegate emit\` processes, ${num(burst.parallel)} at a time`,
+        `${ms(burst.answerMs)}; the whole burst ${num(burst.wallMs)} ms (target p50 <= ${num(targets.burstP50Ms)} ms: ${met(ok.burst)}); ` +
+          `**${num(burst.answered)} answered** (${counts(burst.decisions)})`,
+      ),
+      row(`runs of the ${num(Number(single.answered) + Number(burst.answered))} answered emits`, `${num(x.runsSucceeded)} ended \`success\``),
+    );
+  }
+  return lines;
 };
 
 const RENDERERS: Record<BenchName, Renderer> = { gate, run, schedules, coalesce, ingress, cli, capacity: capacityLines };
