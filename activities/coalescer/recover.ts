@@ -1,6 +1,8 @@
 import { log } from '@temporalio/activity';
 import { WorkflowNotFoundError, type Client, type WorkflowExecutionInfo } from '@temporalio/client';
 import type { CoalescerStatus, Offer } from '../../src/core/coalesce-types';
+
+type OfferedEvent = Offer['event'];
 import { adoptSignal, coalescerQuery } from '../../src/core/messages';
 import { offerBySignal, signalCoalescer } from '../../src/coalescer/offer-batcher';
 
@@ -53,6 +55,24 @@ export async function recoverTerminatedCoalescers(client: Client, taskQueue: str
   return offered;
 }
 
+/**
+ * What a terminated coalescer leaves to be decided again, in the order it took them: the events of a
+ * live run that never started (`phantom`), the skips whose record that run had not taken (the
+ * answer still waited, so nobody was told; adopted as `skipped`, a later offer would be answered from
+ * a row nothing confirms, and the event lost if that run had closed), and the pending batch.
+ */
+export function toOfferAgain(status: Pick<CoalescerStatus, 'state' | 'openSkips'>, phantom: boolean): OfferedEvent[] {
+  const { pending, running } = status.state;
+  const out: OfferedEvent[] = [];
+  const keys = new Set<string>();
+  for (const e of [...(phantom && running ? running.events : []), ...(status.openSkips ?? []), ...(pending?.events ?? [])]) {
+    if (keys.has(e.eventKey)) continue;
+    keys.add(e.eventKey);
+    out.push(e);
+  }
+  return out;
+}
+
 /** The events offered again, or undefined when its state could not be read (to try again later). */
 async function recoverOne(client: Client, taskQueue: string, info: WorkflowExecutionInfo): Promise<number | undefined> {
   let status: CoalescerStatus;
@@ -82,14 +102,14 @@ async function recoverOne(client: Client, taskQueue: string, info: WorkflowExecu
           throw err;
         },
       ));
-  const waiting = [...(phantom ? running.events : []), ...(pending?.events ?? [])];
+  const waiting = toOfferAgain(status, phantom === true);
   // Its dedup table first (signals are taken in order), then its pending events.
   if (seen.length)
     await signalCoalescer(client, taskQueue, to, adoptSignal, {
       seen,
       ...(seenOpeners ? { seenOpeners } : {}),
       newestVersion,
-      // Not the pending events' entries: they are offered again below, to be decided (and run) there.
+      // Not the entries of the events offered again: they are decided (and run) there.
       except: waiting.map((e) => e.eventKey),
     });
   if (!waiting.length) return 0;

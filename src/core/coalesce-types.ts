@@ -149,6 +149,12 @@ export interface CoalescerStatus extends CoalescerInput {
   seenCapacity: number;
   coalescerId: string;
   historyLength: number;
+  /**
+   * Events answered `skipped` whose record the live run has not taken yet (the answer still waits):
+   * a skip stands only once it has. A coalescer terminated in that window leaves them to be offered
+   * again (activities/coalescer/recover.ts), not adopted as skipped.
+   */
+  openSkips: Offer['event'][];
 }
 
 /**
@@ -220,4 +226,9 @@ export interface EventStatus extends OfferAnswer {
   wakeKey: string;
   eventKey: string;
   decidedAt: string;
+  /**
+   * A `skipped` whose record its live run has not taken yet: it names no run (`runKey` absent) until
+   * the run takes it (the skip stands) or refuses it (the event is decided again, into a batch).
+   */
+  unconfirmed?: true;
 }

@@ -4,6 +4,7 @@ import type { CoalescerState, Offer } from '../../src/core/coalesce-types';
 import type { CoalescePolicy } from '../../src/core/policy';
 import { BATCH_BUDGET_CHARS, CoalescerMachine, initialState, runInputOf, SKIPPED_SIGNAL_EVERY_MS, type NextAction } from '../../workflows/coalescer/machine';
 import { SEEN_CAPACITY } from '../../workflows/coalescer/seen';
+import { toOfferAgain } from '../../activities/coalescer/recover';
 
 /*
  * The coalescer's decisions without a server: each rule is driven through the machine the workflow
@@ -731,4 +732,70 @@ test('the coalescer machine: a new chain adopts the dedup table a chain terminat
   assert.equal(fresh.offer(offerOf('c', {}, 'resent-c'), T0 + 11_000).runKey, mine.runKey, 'its own stay its own');
   assert.equal(fresh.offer(offerOf('old', { version: 6 }), T0 + 11_000).decision, 'stale', 'versions carry over');
   assert.equal(fresh.adopt(left), 0, 'adopted once (b is decided here now)');
+});
+
+describe('a coalescer terminated by hand while skips are open (activities/coalescer/recover.ts)', () => {
+  /** A skip-policy machine whose live run `a` has taken `b`'s record, not yet `c`'s (in flight) nor `d`'s (owed). */
+  function openSkips(): CoalescerMachine {
+    const m = withLiveRun({ whileRunning: 'skip' });
+    m.offer(offerOf('b'), T0 + 2000);
+    m.next(T0 + 2000, false); // b's record goes
+    m.skipsRecorded(runKeyOf('a'), true, T0 + 2005); // and stands
+    m.offer(offerOf('c'), T0 + 2300);
+    m.next(T0 + 2300, false); // c's record goes, and is not answered
+    m.offer(offerOf('d'), T0 + 2310); // d's is owed
+    return m;
+  }
+
+  test('the status a query reads lists the skips that do not stand yet, in the order decided', () => {
+    const m = openSkips();
+    assert.deepEqual(
+      m.skips.openEvents().map((e) => e.eventKey),
+      ['ev-c', 'ev-d'],
+    );
+    m.skipsRecorded(runKeyOf('a'), true, T0 + 2400);
+    assert.deepEqual(
+      m.skips.openEvents().map((e) => e.eventKey),
+      ['ev-d'],
+      'c stands once its record is taken',
+    );
+  });
+
+  test('the event query names no run for a skip that does not stand yet, and the run once it does', () => {
+    const m = openSkips();
+    assert.deepEqual(m.known('ev-c'), { decision: 'skipped', coalescerId: m.coalescerId, decidedAtMs: T0 + 2300, unconfirmed: true });
+    assert.equal(m.known('ev-b')?.runKey, runKeyOf('a'), 'b stands: its run is named');
+    m.skipsRecorded(runKeyOf('a'), true, T0 + 2400);
+    assert.equal(m.known('ev-c')?.runKey, runKeyOf('a'));
+  });
+
+  test('the recovery offers open skips again and leaves them out of the table it adopts: none is answered from a row nothing confirms', () => {
+    const m = openSkips();
+    m.offer(offerOf('e'), T0 + 2320); // skipped too: the run is still live
+    const status = { state: m.state, openSkips: m.skips.openEvents() };
+    assert.deepEqual(
+      toOfferAgain(status, false).map((e) => e.eventKey),
+      ['ev-c', 'ev-d', 'ev-e'],
+      'b stands (its record was taken): it is adopted as skipped, not run again',
+    );
+    // Every open skip is in the dedup table as skipped on run a: the recovery's `except` drops those rows.
+    const rows = new Map(m.state.seen.map((s) => [s[0], s]));
+    for (const key of ['ev-b', 'ev-c', 'ev-d', 'ev-e']) assert.ok(rows.has(key), `${key} has a row`);
+  });
+
+  test('a live run that never started hands back its events first, then the open skips, then the pending batch, each once', () => {
+    const m = withLiveRun({ whileRunning: 'skip' });
+    m.offer(offerOf('b'), T0 + 2000);
+    const pending = { runKey: runKeyOf('p'), events: [offerOf('p').event, offerOf('b').event], openedBy: 'ev-p', openedAtMs: T0, lastAtMs: T0 };
+    const status = { state: { ...m.state, pending }, openSkips: m.skips.openEvents() };
+    assert.deepEqual(
+      toOfferAgain(status as unknown as Parameters<typeof toOfferAgain>[0], true).map((e) => e.eventKey),
+      ['ev-a', 'ev-b', 'ev-p'],
+    );
+    assert.deepEqual(
+      toOfferAgain(status as unknown as Parameters<typeof toOfferAgain>[0], false).map((e) => e.eventKey),
+      ['ev-b', 'ev-p'],
+      'a run that did start keeps its events',
+    );
+  });
 });

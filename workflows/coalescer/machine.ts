@@ -35,6 +35,20 @@ export class CoalescerMachine extends CoalescerByHand {
     });
   }
 
+  /**
+   * What the `event` query tells of an event: its look-up, except that a skip not standing yet (its
+   * live run has not taken the record) names no run, so a caller following a moved event does not
+   * follow it to a run that may refuse it.
+   */
+  known(
+    eventKey: string,
+  ): ReturnType<CoalescerMachine['lookup']> | (Omit<NonNullable<ReturnType<CoalescerMachine['lookup']>>, 'runKey' | 'runState'> & { unconfirmed: true }) {
+    const found = this.lookup(eventKey);
+    if (found?.decision !== 'skipped' || !this.skips.open(eventKey)) return found;
+    const { runKey: _runKey, runState: _runState, ...rest } = found;
+    return { ...rest, unconfirmed: true };
+  }
+
   /** Neither a pending batch nor a live run. */
   get idle(): boolean {
     return !this.state.pending && !this.state.running;

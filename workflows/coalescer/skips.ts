@@ -30,6 +30,11 @@ export class SkipLedger {
     return this.owed.some((o) => o.event.eventKey === eventKey) || (this.sent?.events.some((e) => e.eventKey === eventKey) ?? false);
   }
 
+  /** The events whose skip does not stand yet (owed, or its record in flight), in the order decided. */
+  openEvents(): OfferedEvent[] {
+    return [...(this.sent?.events ?? []), ...this.owed.map((o) => o.event)];
+  }
+
   /** Nothing owed and nothing in flight. */
   get settled(): boolean {
     return !this.owed.length && !this.sent;

@@ -89,9 +89,10 @@ export async function coalescerWorkflow(input: CoalescerInput): Promise<Coalesce
       let answers = offers.map((o) => machine.offer(o, workflowNow()));
       dirty = true;
       // A skip is answered once its run has taken the record of it (skips.ts); one it refused is
-      // decided again, and the offer is answered from the batch that took it.
+      // decided again, and the offer is answered from the batch that took it. Decided again, it can be
+      // a skip for the next live run: then that run's record is waited for too.
       const skipOpen = () => offers.some((o, i) => answers[i]!.decision === 'skipped' && machine.skips.open(o.event.eventKey));
-      if (skipOpen()) {
+      while (skipOpen()) {
         await condition(() => !skipOpen());
         answers = answers.map((a, i) => (a.decision === 'skipped' ? machine.offer(offers[i]!, workflowNow()) : a));
       }
@@ -112,7 +113,7 @@ export async function coalescerWorkflow(input: CoalescerInput): Promise<Coalesce
   setHandler(forgetUpdate, ({ runKey }) => machine.forgetRun(runKey));
   setHandler(adoptSignal, (left) => void (Array.isArray(left?.seen) && machine.adopt(left)));
   setHandler(eventQuery, ({ eventKey }) => {
-    const known = machine.lookup(eventKey);
+    const known = machine.known(eventKey);
     if (!known) return null;
     const { decidedAtMs, ...answer } = known;
     return { ...answer, agent, wakeKey, eventKey, decidedAt: new Date(decidedAtMs).toISOString() };
@@ -130,6 +131,7 @@ export async function coalescerWorkflow(input: CoalescerInput): Promise<Coalesce
     seenCapacity: SEEN_CAPACITY,
     coalescerId: machine.coalescerId,
     historyLength: workflowInfo().historyLength,
+    openSkips: machine.skips.openEvents(),
   }));
 
   const startRun = async (first: Batch) => {
