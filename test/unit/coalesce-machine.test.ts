@@ -764,9 +764,25 @@ describe('a coalescer terminated by hand while skips are open (activities/coales
   test('the event query names no run for a skip that does not stand yet, and the run once it does', () => {
     const m = openSkips();
     assert.deepEqual(m.known('ev-c'), { decision: 'skipped', coalescerId: m.coalescerId, decidedAtMs: T0 + 2300, unconfirmed: true });
-    assert.equal(m.known('ev-b')?.runKey, runKeyOf('a'), 'b stands: its run is named');
+    const runOf = (key: string) => {
+      const known = m.known(key);
+      return known && 'runKey' in known ? known.runKey : undefined;
+    };
+    assert.equal(runOf('ev-b'), runKeyOf('a'), 'b stands: its run is named');
     m.skipsRecorded(runKeyOf('a'), true, T0 + 2400);
-    assert.equal(m.known('ev-c')?.runKey, runKeyOf('a'));
+    assert.equal(runOf('ev-c'), runKeyOf('a'));
+  });
+
+  test('a skip its run refused after a re-arm forgot its row: the waiting offer is answered as itself, from the batch that took it', () => {
+    const m = withLiveRun({ whileRunning: 'skip' });
+    assert.equal(m.offer(offerOf('b'), T0 + 2000).decision, 'skipped');
+    assert.equal(m.next(T0 + 2000, false).kind, 'record-skipped'); // its record goes to run a
+    m.runEnded({ runKey: runKeyOf('a'), terminalReason: 'success' }, T0 + 2001); // a closed before it landed
+    assert.ok(m.forgetRun(runKeyOf('a')).includes('ev-b'), 'a person re-armed a: its rows go, the skip of b with them');
+    m.skipsRecorded(runKeyOf('a'), false, T0 + 2002); // refused: b is decided again, into a batch
+    const answer = m.offer(offerOf('b'), T0 + 2003); // the offer still waiting asks again
+    assert.equal(answer.decision, 'started');
+    assert.equal(answer.duplicate, undefined, 'not answered as a redelivery of itself');
   });
 
   test('the recovery offers open skips again and leaves them out of the table it adopts: none is answered from a row nothing confirms', () => {

@@ -105,7 +105,7 @@ export class CoalescerMachine extends CoalescerByHand {
     const { whileRunning } = this.self.policy;
     if (running && whileRunning === 'skip') {
       state.counts.skipped += 1;
-      this.skips.add(running.runKey, e);
+      this.skips.add(running.runKey, e, offer.offerId);
       return { decision: 'skipped', coalescerId: this.coalescerId, runKey: running.runKey, runState: 'running' };
     }
     if (running && whileRunning === 'steer' && !pending && !running.steerClosed && hasRoom(running, e, this.self.policy.maxEventsPerRun)) {
@@ -196,9 +196,9 @@ export class CoalescerMachine extends CoalescerByHand {
     const back = this.skips.recorded(runKey, delivered);
     if (!back.length) return;
     const { state } = this;
-    const keys = new Set(back.map((e) => e.eventKey));
+    const keys = new Set(back.map((k) => k.event.eventKey));
     state.recent = state.recent.filter((r) => !keys.has(r.eventKey));
-    for (const e of back) {
+    for (const { event: e, offerId } of back) {
       const row = this.seen.get(e.eventKey);
       // Decided again since (a rearm of that run forgot it, and it came back): that decision holds.
       if (row && !(row.decision === 'skipped' && row.runToken === this.tokenOf(runKey))) continue;
@@ -213,7 +213,8 @@ export class CoalescerMachine extends CoalescerByHand {
       const [token, as] = [this.tokenOf(state.pending.runKey), state.pending.openedBy === e.eventKey ? 'started' : 'coalesced'] as const;
       // Its entry names the batch now (a rearm of the closed run may have forgotten it meanwhile).
       if (row) this.seen.retake(e.eventKey, token, as);
-      else this.seen.add(e.eventKey, e.fingerprint, nowMs, as, token);
+      // Its row a rearm forgot comes back with its offer's id: the waiting offer is answered as itself, not as a redelivery.
+      else this.seen.add(e.eventKey, e.fingerprint, nowMs, as, token, offerId);
     }
     state.lastActivityMs = nowMs;
   }

@@ -13,26 +13,32 @@ import type { OfferedEvent } from './batch';
  * Not part of the machine's state: every skip is settled before a continue-as-new, and replay
  * rebuilds the ledger from the calls in the coalescer's history.
  */
+/** A skip: its event, and the id of the offer it answers (so a skip refused is decided again as that offer). */
+export interface Skip {
+  event: OfferedEvent;
+  offerId?: string;
+}
+
 export class SkipLedger {
-  private owed: { runKey: string; event: OfferedEvent }[] = [];
-  private sent?: { runKey: string; events: OfferedEvent[] };
+  private owed: ({ runKey: string } & Skip)[] = [];
+  private sent?: { runKey: string; skips: Skip[] };
   private sentAtMs = -Infinity;
 
   constructor(private readonly everyMs: number) {}
 
-  /** The event was answered `skipped` for the live run `runKey`. */
-  add(runKey: string, event: OfferedEvent): void {
-    this.owed.push({ runKey, event });
+  /** The event was answered `skipped` for the live run `runKey`, for the offer `offerId`. */
+  add(runKey: string, event: OfferedEvent, offerId?: string): void {
+    this.owed.push({ runKey, event, ...(offerId ? { offerId } : {}) });
   }
 
   /** Whether a skip of `eventKey` waits for its run to take its record. */
   open(eventKey: string): boolean {
-    return this.owed.some((o) => o.event.eventKey === eventKey) || (this.sent?.events.some((e) => e.eventKey === eventKey) ?? false);
+    return this.owed.some((o) => o.event.eventKey === eventKey) || (this.sent?.skips.some((k) => k.event.eventKey === eventKey) ?? false);
   }
 
   /** The events whose skip does not stand yet (owed, or its record in flight), in the order decided. */
   openEvents(): OfferedEvent[] {
-    return [...(this.sent?.events ?? []), ...this.owed.map((o) => o.event)];
+    return [...(this.sent?.skips ?? []), ...this.owed].map((k) => k.event);
   }
 
   /** Nothing owed and nothing in flight. */
@@ -49,22 +55,22 @@ export class SkipLedger {
     const dueMs = this.sentAtMs + this.everyMs;
     if (nowMs < dueMs && !now) return { dueMs };
     const runKey = this.owed[0]!.runKey;
-    const events = this.owed.filter((o) => o.runKey === runKey).map((o) => o.event);
+    const skips = this.owed.filter((o) => o.runKey === runKey).map(({ event, offerId }) => ({ event, ...(offerId ? { offerId } : {}) }));
     this.owed = this.owed.filter((o) => o.runKey !== runKey);
     this.sentAtMs = nowMs;
-    this.sent = { runKey, events };
-    return { runKey, events };
+    this.sent = { runKey, skips };
+    return { runKey, events: skips.map((k) => k.event) };
   }
 
   /**
    * The record sent to `runKey` was delivered (the skips stand) or refused (that run had closed).
    * Returns the skips that do not stand: the refused ones, and any still owed to that run, in order.
    */
-  recorded(runKey: string, delivered: boolean): OfferedEvent[] {
-    const sent = this.sent?.runKey === runKey ? this.sent.events : [];
+  recorded(runKey: string, delivered: boolean): Skip[] {
+    const sent = this.sent?.runKey === runKey ? this.sent.skips : [];
     if (this.sent?.runKey === runKey) this.sent = undefined;
     if (delivered) return [];
-    const later = this.owed.filter((o) => o.runKey === runKey).map((o) => o.event);
+    const later = this.owed.filter((o) => o.runKey === runKey).map(({ event, offerId }) => ({ event, ...(offerId ? { offerId } : {}) }));
     this.owed = this.owed.filter((o) => o.runKey !== runKey);
     return [...sent, ...later];
   }
