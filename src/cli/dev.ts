@@ -55,19 +55,35 @@ export async function dev(opts: DevOptions): Promise<number> {
   try {
     const worker = await wakegate.worker();
     const running = worker.run();
-    const client = await wakegate.client();
+    // A failure past this point (Temporal unreachable, a listener's port taken) stops the worker too:
+    // left polling, it would keep the command alive after it said why it failed.
+    const stopWorker = () => {
+      if (worker.getState() === 'RUNNING') worker.shutdown();
+      return running.catch(() => undefined);
+    };
+    const client = await wakegate.client().catch(async (err: unknown) => {
+      await stopWorker();
+      throw err;
+    });
     const taskQueue = config.taskQueue;
-    const synced = await syncSchedules({ client, taskQueue, definitions: wakegate.schedules, registry: wakegate.registry });
-    const supervisor = wakegate.supervisorLink(client, taskQueue);
-    await supervisor.ensure(true);
-    const ingress = await startIngress({
-      client,
-      taskQueue,
-      registry: wakegate.registry,
-      sources: wakegate.webhookSources,
-      config: config.ingress,
-      allowDevSecrets: true,
-      logger,
+    const started = async () => {
+      const synced = await syncSchedules({ client, taskQueue, definitions: wakegate.schedules, registry: wakegate.registry });
+      await wakegate.supervisorLink(client, taskQueue).ensure(true);
+      const ingress = await startIngress({
+        client,
+        taskQueue,
+        registry: wakegate.registry,
+        sources: wakegate.webhookSources,
+        config: config.ingress,
+        allowDevSecrets: true,
+        logger,
+      });
+      return { synced, ingress };
+    };
+    const { synced, ingress } = await started().catch(async (err: unknown) => {
+      await stopWorker();
+      await client.connection.close();
+      throw err;
     });
     let closing: Promise<void> | undefined;
     const closeIngress = () => (closing ??= ingress.close());

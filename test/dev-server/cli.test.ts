@@ -2,6 +2,7 @@ import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { mkdtemp, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
+import { createServer, type AddressInfo } from 'node:net';
 import path from 'node:path';
 import { freePort } from '../../src/testing/dev-server';
 import { Gate } from '../../src/gate/gate';
@@ -216,6 +217,25 @@ describe('wakegate emit, run as a subprocess', () => {
     assert.equal(err.code, 'temporal_unreachable');
     assert.match(err.message, new RegExp(`127\\.0\\.0\\.1:${port}`));
     assert.match(err.message, /temporal-dev\.sh up/);
+  });
+
+  test('wakegate dev whose webhook port is taken exits with the reason, its worker stopped, instead of running on', async () => {
+    const taken = createServer();
+    await new Promise<void>((resolve) => taken.listen(0, '127.0.0.1', resolve));
+    try {
+      const port = (taken.address() as AddressInfo).port;
+      // runCli fails the test if the command does not end within its bound (60 s).
+      const run = await runCli(['dev', '--no-server'], {
+        TEMPORAL_ADDRESS: env.server.address,
+        WAKEGATE_TASK_QUEUE: unique('dev-port-taken'),
+        WAKEGATE_INGRESS_PORT: String(port),
+        WAKEGATE_OPERATOR_PORT: '0',
+      });
+      assert.equal(run.code, 1);
+      assert.match((run.json.error as { message: string }).message, /EADDRINUSE/);
+    } finally {
+      taken.close();
+    }
   });
 });
 
