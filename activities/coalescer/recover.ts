@@ -56,21 +56,23 @@ export async function recoverTerminatedCoalescers(client: Client, taskQueue: str
 }
 
 /**
- * What a terminated coalescer leaves to be decided again, in the order it took them: the events of a
- * live run that never started (`phantom`), the skips whose record that run had not taken (the
- * answer still waited, so nobody was told; adopted as `skipped`, a later offer would be answered from
- * a row nothing confirms, and the event lost if that run had closed), and the pending batch.
+ * What a terminated coalescer leaves to be decided again, in the order it took them, as offers: the
+ * events of a live run that never started (`phantom`), the skips whose record that run had not taken
+ * (the answer still waited, so nobody was told; adopted as `skipped`, a later offer would be answered
+ * from a row nothing confirms, and the event lost if that run had closed), and the pending batch. An
+ * open skip keeps its own offer's id, so the gate's resend of that offer is answered as itself, not as
+ * a redelivery; the others are offered under `recovered:<runId>:<eventKey>`.
  */
-export function toOfferAgain(status: Pick<CoalescerStatus, 'state' | 'openSkips'>, phantom: boolean): OfferedEvent[] {
+export function toOfferAgain(status: Pick<CoalescerStatus, 'state' | 'openSkips'>, phantom: boolean, runId: string): Offer[] {
   const { pending, running } = status.state;
-  const out: OfferedEvent[] = [];
+  const recovered = (event: OfferedEvent): Offer => ({ event, offerId: `recovered:${runId}:${event.eventKey}` });
+  const all: Offer[] = [
+    ...(phantom && running ? running.events.map(recovered) : []),
+    ...(status.openSkips ?? []).map((k) => (k.offerId ? { event: k.event, offerId: k.offerId } : recovered(k.event))),
+    ...(pending?.events ?? []).map(recovered),
+  ];
   const keys = new Set<string>();
-  for (const e of [...(phantom && running ? running.events : []), ...(status.openSkips ?? []), ...(pending?.events ?? [])]) {
-    if (keys.has(e.eventKey)) continue;
-    keys.add(e.eventKey);
-    out.push(e);
-  }
-  return out;
+  return all.filter((o) => !keys.has(o.event.eventKey) && keys.add(o.event.eventKey));
 }
 
 /** The events offered again, or undefined when its state could not be read (to try again later). */
@@ -102,7 +104,7 @@ async function recoverOne(client: Client, taskQueue: string, info: WorkflowExecu
           throw err;
         },
       ));
-  const waiting = toOfferAgain(status, phantom === true);
+  const offers = toOfferAgain(status, phantom === true, info.runId);
   // Its dedup table first (signals are taken in order), then its pending events.
   if (seen.length)
     await signalCoalescer(client, taskQueue, to, adoptSignal, {
@@ -110,10 +112,9 @@ async function recoverOne(client: Client, taskQueue: string, info: WorkflowExecu
       ...(seenOpeners ? { seenOpeners } : {}),
       newestVersion,
       // Not the entries of the events offered again: they are decided (and run) there.
-      except: waiting.map((e) => e.eventKey),
+      except: offers.map((o) => o.event.eventKey),
     });
-  if (!waiting.length) return 0;
-  const offers: Offer[] = waiting.map((event) => ({ event, offerId: `recovered:${info.runId}:${event.eventKey}` }));
+  if (!offers.length) return 0;
   await offerBySignal(client, taskQueue, to, offers);
   log.warn('coalescer recovery: a terminated coalescer’s pending events offered again', {
     coalescerId: info.workflowId,

@@ -150,11 +150,11 @@ export interface CoalescerStatus extends CoalescerInput {
   coalescerId: string;
   historyLength: number;
   /**
-   * Events answered `skipped` whose record the live run has not taken yet (the answer still waits):
+   * Offers answered `skipped` whose record the live run has not taken yet (the answer still waits):
    * a skip stands only once it has. A coalescer terminated in that window leaves them to be offered
-   * again (activities/coalescer/recover.ts), not adopted as skipped.
+   * again under their own offer ids (activities/coalescer/recover.ts), not adopted as skipped.
    */
-  openSkips: Offer['event'][];
+  openSkips: { event: Offer['event']; offerId?: string }[];
 }
 
 /**

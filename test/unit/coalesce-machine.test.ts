@@ -750,12 +750,12 @@ describe('a coalescer terminated by hand while skips are open (activities/coales
   test('the status a query reads lists the skips that do not stand yet, in the order decided', () => {
     const m = openSkips();
     assert.deepEqual(
-      m.skips.openEvents().map((e) => e.eventKey),
+      m.skips.openSkips().map((k) => k.event.eventKey),
       ['ev-c', 'ev-d'],
     );
     m.skipsRecorded(runKeyOf('a'), true, T0 + 2400);
     assert.deepEqual(
-      m.skips.openEvents().map((e) => e.eventKey),
+      m.skips.openSkips().map((k) => k.event.eventKey),
       ['ev-d'],
       'c stands once its record is taken',
     );
@@ -788,11 +788,17 @@ describe('a coalescer terminated by hand while skips are open (activities/coales
   test('the recovery offers open skips again and leaves them out of the table it adopts: none is answered from a row nothing confirms', () => {
     const m = openSkips();
     m.offer(offerOf('e'), T0 + 2320); // skipped too: the run is still live
-    const status = { state: m.state, openSkips: m.skips.openEvents() };
+    const status = { state: m.state, openSkips: m.skips.openSkips() };
     assert.deepEqual(
-      toOfferAgain(status, false).map((e) => e.eventKey),
+      toOfferAgain(status, false, 'run-1').map((o) => o.event.eventKey),
       ['ev-c', 'ev-d', 'ev-e'],
       'b stands (its record was taken): it is adopted as skipped, not run again',
+    );
+    // Each under its own offer's id: the gate's resend of that offer (its update failed with the
+    // termination) is answered as itself in the new chain, not as a redelivery.
+    assert.deepEqual(
+      toOfferAgain(status, false, 'run-1').map((o) => o.offerId),
+      ['offer-c', 'offer-d', 'offer-e'],
     );
     // Every open skip is in the dedup table as skipped on run a: the recovery's `except` drops those rows.
     const rows = new Map(m.state.seen.map((s) => [s[0], s]));
@@ -803,13 +809,13 @@ describe('a coalescer terminated by hand while skips are open (activities/coales
     const m = withLiveRun({ whileRunning: 'skip' });
     m.offer(offerOf('b'), T0 + 2000);
     const pending = { runKey: runKeyOf('p'), events: [offerOf('p').event, offerOf('b').event], openedBy: 'ev-p', openedAtMs: T0, lastAtMs: T0 };
-    const status = { state: { ...m.state, pending }, openSkips: m.skips.openEvents() };
+    const status = { state: { ...m.state, pending }, openSkips: m.skips.openSkips() };
     assert.deepEqual(
-      toOfferAgain(status as unknown as Parameters<typeof toOfferAgain>[0], true).map((e) => e.eventKey),
+      toOfferAgain(status as unknown as Parameters<typeof toOfferAgain>[0], true, 'run-1').map((o) => o.event.eventKey),
       ['ev-a', 'ev-b', 'ev-p'],
     );
     assert.deepEqual(
-      toOfferAgain(status as unknown as Parameters<typeof toOfferAgain>[0], false).map((e) => e.eventKey),
+      toOfferAgain(status as unknown as Parameters<typeof toOfferAgain>[0], false, 'run-1').map((o) => o.event.eventKey),
       ['ev-b', 'ev-p'],
       'a run that did start keeps its events',
     );

@@ -36,9 +36,9 @@ export class SkipLedger {
     return this.owed.some((o) => o.event.eventKey === eventKey) || (this.sent?.skips.some((k) => k.event.eventKey === eventKey) ?? false);
   }
 
-  /** The events whose skip does not stand yet (owed, or its record in flight), in the order decided. */
-  openEvents(): OfferedEvent[] {
-    return [...(this.sent?.skips ?? []), ...this.owed].map((k) => k.event);
+  /** The skips that do not stand yet (owed, or their record in flight), with their offers' ids, in the order decided. */
+  openSkips(): Skip[] {
+    return [...(this.sent?.skips ?? []), ...this.owed].map(({ event, offerId }) => ({ event, ...(offerId ? { offerId } : {}) }));
   }
 
   /** Nothing owed and nothing in flight. */

@@ -95,6 +95,7 @@ export async function coalescerWorkflow(input: CoalescerInput): Promise<Coalesce
       while (skipOpen()) {
         await condition(() => !skipOpen());
         answers = answers.map((a, i) => (a.decision === 'skipped' ? machine.offer(offers[i]!, workflowNow()) : a));
+        dirty = true; // decided again as a skip, its record is owed: the loop must send it
       }
       const forgottenEarly = machine.state.counts.forgottenEarly;
       return forgottenEarly ? answers.map((a) => ({ ...a, forgottenEarly })) : answers;
@@ -131,7 +132,7 @@ export async function coalescerWorkflow(input: CoalescerInput): Promise<Coalesce
     seenCapacity: SEEN_CAPACITY,
     coalescerId: machine.coalescerId,
     historyLength: workflowInfo().historyLength,
-    openSkips: machine.skips.openEvents(),
+    openSkips: machine.skips.openSkips(),
   }));
 
   const startRun = async (first: Batch) => {
