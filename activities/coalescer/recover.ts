@@ -4,7 +4,7 @@ import type { CoalescerStatus, Offer } from '../../src/core/coalesce-types';
 
 type OfferedEvent = Offer['event'];
 import { adoptSignal, coalescerQuery } from '../../src/core/messages';
-import { offerBySignal, signalCoalescer } from '../../src/coalescer/offer-batcher';
+import { offerBySignal, signalCoalescer } from '../../src/coalescer/coalescer-start';
 
 const quote = (s: string) => `'${s.replace(/\\/g, '\\\\').replace(/'/g, "\\'")}'`;
 /** Terminated coalescers looked at in one round, at most (a mass termination is taken over several). */

@@ -1,10 +1,10 @@
 import { WithStartWorkflowOperation, type Client } from '@temporalio/client';
-import type { SignalDefinition } from '@temporalio/common';
-import type { CoalescerInput, OfferInput, Offer, OfferAnswer } from '../core/coalesce-types';
+import type { OfferInput, Offer, OfferAnswer } from '../core/coalesce-types';
 import { errorChainText, isInFlightRefusal } from '../core/failures';
-import { offerSignal, offerUpdate } from '../core/messages';
+import { offerUpdate } from '../core/messages';
 import { captureContext, inContext } from '../tracing/spans';
 import { GATE_PRIORITY } from '../core/priority';
+import { OpenCoalescers, offerBySignal, startWithOffer } from './coalescer-start';
 
 /** An offer's fate: the coalescer's decision, or `accepted` (taken durably by signal, not decided within the wait). */
 export type OfferOutcome = { kind: 'decided'; answer: OfferAnswer } | { kind: 'accepted' };
@@ -25,6 +25,8 @@ interface Lane {
   inFlight: number;
   /** A drain is due on the next turn of the event loop. */
   scheduled: boolean;
+  /** The coalescer is being started with a first offer: the offers queued meanwhile wait for it. */
+  starting?: boolean;
 }
 
 /** Offers one update carries at most, by count and by JSON characters (an update is one payload in history: Temporal's limit is 2 MB). */
@@ -59,7 +61,7 @@ const LIVE_WITHIN_MS = 5_000;
 const ANSWERED_KEPT = 4096;
 
 /** What the batchers of this process have seen (for the benchmarks and the metrics). */
-export const offerStats = { updates: 0, offers: 0, inFlightRefusals: 0, fallbackSignals: 0, stuckResends: 0 };
+export const offerStats = { updates: 0, offers: 0, inFlightRefusals: 0, fallbackSignals: 0, stuckResends: 0, starts: 0 };
 
 /** An update's longest wait for its outcome: past it, the slot is freed (its offers went by signal long before). */
 const UPDATE_DEADLINE_MS = 60_000;
@@ -101,14 +103,61 @@ export class OfferBatcher {
    * offers, and an update of it held at a continue-as-new would otherwise wait out the decision wait.
    */
   private readonly answeredAt = new Map<string, number>();
+  private readonly open = new OpenCoalescers();
 
   constructor(
     private readonly client: Client,
     private readonly taskQueue: string,
   ) {}
 
-  /** Offer one event; settles with its decision, or `accepted` once taken by signal after `waitMs`. Rejects when Temporal took neither. */
+  /**
+   * Offer one event; settles with its decision, or `accepted` once taken by signal after `waitMs`.
+   * Rejects when Temporal took neither. A key with no coalescer open (none this process knows of)
+   * starts one with the offer (src/coalescer/coalescer-start.ts): answered at a start's speed.
+   */
   offer(input: OfferInput, waitMs: number): Promise<OfferOutcome> {
+    const id = input.coalescerId;
+    if (!this.lanes.has(id) && !this.open.has(id)) return this.startFirst(input, waitMs);
+    return this.enqueue(input, waitMs);
+  }
+
+  private async startFirst(input: OfferInput, waitMs: number): Promise<OfferOutcome> {
+    const id = input.coalescerId;
+    const lane = this.laneOf(input);
+    lane.starting = true;
+    let answer: OfferAnswer | undefined;
+    try {
+      answer = await startWithOffer(this.client, this.taskQueue, input);
+      this.open.note(id);
+    } finally {
+      lane.starting = false;
+      this.drain(id, lane); // the offers that queued behind the start
+    }
+    if (!answer) return this.enqueue(input, waitMs); // one is open (started elsewhere, or outlived this process's memory)
+    offerStats.starts += 1;
+    return { kind: 'decided', answer };
+  }
+
+  private enqueue(input: OfferInput, waitMs: number): Promise<OfferOutcome> {
+    const lane = this.laneOf(input);
+    const mine = new Promise<OfferOutcome>((settle, fail) => {
+      const w: Waiting = { input, trace: captureContext(), settle, fail, settled: false };
+      w.timer = setTimeout(() => void this.fallBack(w), waitMs);
+      lane.queue.push(w);
+    });
+    // On the next turn, not now: the offers of one burst (a webhook batch, a queue read, many callers
+    // at once) made in this turn go together in the coalescer's first update.
+    if (!lane.scheduled) {
+      lane.scheduled = true;
+      setImmediate(() => {
+        lane.scheduled = false;
+        this.drain(input.coalescerId, lane);
+      });
+    }
+    return mine;
+  }
+
+  private laneOf(input: OfferInput): Lane {
     let lane = this.lanes.get(input.coalescerId);
     if (!lane) {
       lane = {
@@ -126,21 +175,7 @@ export class OfferBatcher {
       };
       this.lanes.set(input.coalescerId, lane);
     }
-    const mine = new Promise<OfferOutcome>((settle, fail) => {
-      const w: Waiting = { input, trace: captureContext(), settle, fail, settled: false };
-      w.timer = setTimeout(() => void this.fallBack(w), waitMs);
-      lane.queue.push(w);
-    });
-    // On the next turn, not now: the offers of one burst (a webhook batch, a queue read, many callers
-    // at once) made in this turn go together in the coalescer's first update.
-    if (!lane.scheduled) {
-      lane.scheduled = true;
-      setImmediate(() => {
-        lane.scheduled = false;
-        this.drain(input.coalescerId, lane);
-      });
-    }
-    return mine;
+    return lane;
   }
 
   /** Not decided in time: send the offer as a signal (durable on the server's answer) and answer `accepted`. */
@@ -181,13 +216,13 @@ export class OfferBatcher {
   }
 
   private drain(id: string, lane: Lane): void {
-    while (lane.inFlight < MAX_IN_FLIGHT && lane.queue.length) {
+    while (!lane.starting && lane.inFlight < MAX_IN_FLIGHT && lane.queue.length) {
       const batch = this.take(lane);
       if (!batch.length) break;
       lane.inFlight += 1;
       this.send(id, lane, batch, 0);
     }
-    if (lane.inFlight === 0 && lane.queue.length === 0 && !lane.scheduled) this.lanes.delete(id);
+    if (lane.inFlight === 0 && lane.queue.length === 0 && !lane.scheduled && !lane.starting) this.lanes.delete(id);
   }
 
   /**
@@ -290,30 +325,4 @@ export class OfferBatcher {
     lane.inFlight -= 1;
     this.drain(id, lane);
   }
-}
-
-/**
- * Offers to a coalescer by signal-with-start (durable once the server answers; decided when a worker
- * takes it): the gate's fallback, and the supervisor's recovery of a coalescer terminated by hand.
- */
-export async function offerBySignal(client: Client, taskQueue: string, to: Omit<OfferInput, 'offer'>, offers: Offer[]): Promise<void> {
-  await signalCoalescer(client, taskQueue, to, offerSignal, offers);
-}
-
-/** Signals a coalescer, starting it (a new chain) when none runs under its ID. */
-export async function signalCoalescer<T>(
-  client: Client,
-  taskQueue: string,
-  to: Omit<OfferInput, 'offer'>,
-  signal: SignalDefinition<[T]>,
-  arg: T,
-): Promise<void> {
-  await client.workflow.signalWithStart<(input: CoalescerInput) => Promise<unknown>, [T]>('coalescerWorkflow', {
-    workflowId: to.coalescerId,
-    taskQueue,
-    args: [{ agent: to.agent, wakeKey: to.wakeKey, policy: to.policy }],
-    signal,
-    signalArgs: [arg],
-    priority: GATE_PRIORITY,
-  });
 }

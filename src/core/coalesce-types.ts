@@ -137,6 +137,11 @@ export interface CoalescerInput {
   wakeKey: string;
   policy: CoalescePolicy;
   state?: CoalescerState;
+  /**
+   * The offer a new chain was started with (the gate's start of a coalescer for a key with none
+   * open): decided before any message, so the gate answered it from the start alone ({@link decideFirst}).
+   */
+  first?: Offer;
 }
 
 /** What the `coalescer` query answers: its policy, its state, and what it is waiting for. */

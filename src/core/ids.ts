@@ -82,6 +82,14 @@ export function seenRunToken(eventKey: string, stored: string | undefined): stri
   return stored.startsWith('~') ? eventKey + stored : stored;
 }
 
+/**
+ * A coalescer's chain of executions: the random end of its first execution's run ID (a UUIDv7 begins
+ * with its time), so the runs of a chain started after a close are named apart from any earlier one's.
+ */
+export function chainOf(firstExecutionRunId: string): string {
+  return firstExecutionRunId.replace(/-/g, '').slice(-8);
+}
+
 /** What follows `@` in a coalesced run's ID: the opening event key, the coalescer's chain, the batch's number in it. */
 export function batchRunToken(openedBy: string, chain: string, n: number): string {
   return `${openedBy}~${chain}.${n.toString(36)}`;

@@ -7,7 +7,7 @@ import { PermitLeaser, type Grant, type LeaseStats } from './permit-leaser';
 import { updateWithin } from './retry';
 import { capsApply } from './policy';
 import { untraced } from '../tracing/spans';
-import { GATE_PRIORITY } from '../core/priority';
+import { SUPERVISOR_PRIORITY } from '../core/priority';
 
 export interface SupervisorLinkOptions {
   client: Client;
@@ -145,7 +145,7 @@ export class SupervisorLink {
               args: [{ taskQueue: this.taskQueue, policy: this.policy }],
               signal: wakesSignal,
               signalArgs: [{ counts }],
-              priority: GATE_PRIORITY,
+              priority: SUPERVISOR_PRIORITY,
             }),
           ),
         );
@@ -170,7 +170,7 @@ export class SupervisorLink {
       taskQueue: this.taskQueue,
       args: [{ taskQueue: this.taskQueue, policy: this.policy }],
       workflowIdConflictPolicy: 'USE_EXISTING',
-      priority: GATE_PRIORITY,
+      priority: SUPERVISOR_PRIORITY,
     });
     if (!configure) return;
     // A supervisor whose workflow task is failing (a worker that held it was killed) or that no

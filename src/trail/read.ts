@@ -1,6 +1,6 @@
 import { WorkflowNotFoundError, type Client, type WorkflowExecutionInfo } from '@temporalio/client';
 import type { CoalescerInput, CoalescerState } from '../core/coalesce-types';
-import { coalescerId } from '../core/ids';
+import { batchRunKey, batchRunToken, chainOf, coalescerId } from '../core/ids';
 import { coalescerQuery, statusQuery } from '../core/messages';
 import { WakeDeliveryIds, WakeEventKey, WakeHeld } from '../core/search-attributes';
 import type { RunInput, RunResult, ScheduledRunInput } from '../core/run-types';
@@ -133,8 +133,21 @@ async function readCoalescers(client: Client, req: ReadRequest, looked: string[]
         .catch(() => undefined);
       if (status) return { ...base, state: status.state, seenCount: status.seenCount, readVia: 'query' };
     }
-    // Open but unanswered (no worker polls): its answers are in its history.
-    if (wf.desc.status.name === 'RUNNING') return { ...base, state: answersFromHistory(input?.state, wf.history), readVia: 'history' };
+    // Open but unanswered (no worker polls): its answers are in its history, and the offer a new chain
+    // was started with in its input. A fresh chain's first offer always opens its first batch
+    // (`decideFirst` in workflows/coalescer/machine.ts, which the gate answered with).
+    if (wf.desc.status.name === 'RUNNING') {
+      const at = base.startedAt;
+      const opened = input?.first && !input.state ? input.first : undefined;
+      const answer = opened && { decision: 'started', coalescerId: id, runKey: batchRunKey(req.agent, req.wakeKey, batchRunToken(opened.event.eventKey, chainOf(runId), 1)) };
+      const first = opened
+        ? ([
+            { kind: 'update', at, id: '#first', name: 'offer', input: [opened] },
+            { kind: 'update-done', at, id: '#first', result: [answer] },
+          ] as const)
+        : [];
+      return { ...base, state: answersFromHistory(input?.state, [...first, ...wf.history]), readVia: 'history' };
+    }
     return input?.state ? { ...base, state: input.state, readVia: 'input' } : { ...base, readVia: 'none' };
   });
   const read = out.filter((c): c is RecordedCoalescer => c !== undefined && c.status !== 'CONTINUED_AS_NEW');

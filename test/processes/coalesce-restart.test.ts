@@ -178,3 +178,36 @@ test('offers streamed across three continue-as-new turns are all decided by the 
   });
   await gate.close();
 });
+
+test('a new key’s first event is answered from the start alone, with no worker polling; after a dev-server restart a worker runs it once', async () => {
+  const taskQueue = unique('coalesce-first');
+  const entity = unique('first');
+  const startsBefore = offerStats.starts;
+  // A decision wait far longer than a start: an answer that waited for a worker would come after it, `accepted`.
+  const gate = gateFor(taskQueue);
+  const t0 = performance.now();
+  const a = await gate.admit(ping(entity, 'one', 'f1'));
+  const tookMs = performance.now() - t0;
+  assert.equal(a.decision, 'started');
+  assert.equal(a.runState, 'pending');
+  assert.match(a.workflowId, new RegExp(`@ping/one/${entity}/.*~[0-9a-f]{8}\\.1$`), 'the run key of the new chain’s first batch');
+  assert.ok(tookMs < 5000, `answered in ${Math.round(tookMs)} ms, without a worker`);
+  assert.equal(offerStats.starts, startsBefore + 1, 'by a start with the offer, not an update');
+  await gate.close();
+  // The coalescer is open now: a redelivery goes by update, and with no worker it is taken by signal.
+  const quick = new Gate({ client: env.client, taskQueue, registry: registryOf(agents), decisionWaitMs: 1000 });
+  assert.equal((await quick.admit(ping(entity, 'one', 'f1-again'))).decision, 'accepted');
+  await quick.close();
+
+  await env.server.stop();
+  await env.server.up();
+  await env.reconnect();
+  const result = await withWorker(env.nativeConnection, taskQueue, () => awaitRun(env.client, a));
+  assert.deepEqual(
+    result.absorbed?.map((e) => e.type),
+    ['one'],
+    'the event, once',
+  );
+  assert.deepEqual(result.absorbed?.[0]?.deliveryIds.sort(), ['f1', 'f1-again']);
+  assert.equal((await env.client.workflow.count(`WorkflowType = "runWorkflow" AND WakeKey = "${entity}"`)).count, 1);
+});

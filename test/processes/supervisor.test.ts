@@ -31,7 +31,7 @@ import {
 } from '../helpers/supervisor';
 import { activitiesOf, exampleApp } from '../helpers/app';
 import { supervisorId } from '../../src/core/ids';
-import { GATE_PRIORITY } from '../../src/core/priority';
+import { SUPERVISOR_PRIORITY } from '../../src/core/priority';
 
 /*
  * The supervisor on a real dev server: the storm breaker (paging once, holding, surviving a worker
@@ -92,7 +92,7 @@ test('a storm trips the breaker, pages once and holds the rest; the halt survive
     assert.equal(tripped!.trip?.kind, 'storm');
     assert.match(tripped!.trip!.reason, /over the fleet threshold of 8/);
     // The kill switch's workflow goes before runs' tasks in a backlog (src/core/priority.ts).
-    assert.equal((await env.client.workflow.getHandle(supervisorId(taskQueue)).describe()).priority?.priorityKey, GATE_PRIORITY.priorityKey);
+    assert.equal((await env.client.workflow.getHandle(supervisorId(taskQueue)).describe()).priority?.priorityKey, SUPERVISOR_PRIORITY.priorityKey);
     await eventually(
       async () => incidentsFor(taskQueue),
       (i) => i.length === 1 && tripped!.trip!.id === 1,

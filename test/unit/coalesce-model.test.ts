@@ -3,7 +3,7 @@ import fc from 'fast-check';
 import type { CoalescerState, Offer, OfferAnswer, RunEnded, SteerAnswer } from '../../src/core/coalesce-types';
 import type { CoalescePolicy } from '../../src/core/policy';
 import type { TerminalReason } from '../../src/core/run-types';
-import { CoalescerMachine, initialState, type CoalescerIdentity, type NextAction } from '../../workflows/coalescer/machine';
+import { CoalescerMachine, decideFirst, initialState, type CoalescerIdentity, type NextAction } from '../../workflows/coalescer/machine';
 
 /*
  * A model-based test of the coalescer: the machine (workflows/coalescer/machine.ts) driven by a small
@@ -508,8 +508,11 @@ export class World {
   // ---- offers and invariant 2 ----
 
   offer(list: { key: string; fp: string; did: string; offerId: string; retry?: boolean }[]): void {
+    // No coalescer open: the gate starts one with the first offer in its input and answers it from
+    // the start alone (src/coalescer/coalescer-start.ts, `decideFirst`); the chain decides it before any message.
+    const started = !this.coal;
     const c = this.coal ?? this.freshCoalescer();
-    const answers = list.map((d) => {
+    const answers = list.map((d, i) => {
       const offer: Offer = {
         event: {
           eventKey: d.key,
@@ -525,7 +528,13 @@ export class World {
         offerId: d.offerId,
       };
       c.log.push({ op: 'offer', offer: clone(offer), now: this.now });
-      return { offer, answer: c.m.offer(clone(offer), this.now) };
+      const answer = c.m.offer(clone(offer), this.now);
+      if (started && i === 0) {
+        const gate = decideFirst(this.self, clone(offer), c.chain, this.now);
+        if (JSON.stringify(gate) !== JSON.stringify(answer))
+          this.fail('first', '2', `the gate answered a start ${JSON.stringify(gate)}; the new chain decided ${JSON.stringify(answer)}`);
+      }
+      return { offer, answer };
     });
     list.forEach((d, i) => {
       const { offer, answer } = answers[i]!;

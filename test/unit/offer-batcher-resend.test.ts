@@ -1,6 +1,6 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import type { Client } from '@temporalio/client';
+import { WorkflowExecutionAlreadyStartedError, type Client } from '@temporalio/client';
 import { OfferBatcher, offerStats, type OfferOutcome } from '../../src/coalescer/offer-batcher';
 import type { Offer, OfferAnswer, OfferInput } from '../../src/core/coalesce-types';
 
@@ -17,6 +17,8 @@ function fakeClient(replies: Reply[]) {
   const client = {
     withDeadline: <T>(_deadline: number, fn: () => Promise<T>) => fn(),
     workflow: {
+      // The coalescer is open: the first offer's start is refused, and offers go by update.
+      start: () => Promise.reject(new WorkflowExecutionAlreadyStartedError('open', 'canary#k', 'coalescerWorkflow')),
       executeUpdateWithStart: (_update: unknown, opts: { args: [Offer[]] }): Promise<OfferAnswer[]> => {
         const ids = opts.args[0].map((o) => o.offerId!);
         calls.updates.push(ids);

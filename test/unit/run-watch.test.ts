@@ -54,3 +54,19 @@ test('soon: a refused signal or steer sends a look at the next turn, in any exec
   fresh.due(running, false, 6000);
   assert.deepEqual(looks, ['r1']);
 });
+
+test('a run this execution started and follows is never looked at, until a refused signal asks; the next execution looks as usual', () => {
+  const looks: string[] = [];
+  const watch = watchOf(looks);
+  const running = { runKey: 'r1', startedAtMs: 0 };
+  watch.follow('r1');
+  // Its end comes by child.result(), terminated by hand or not: no look, no timer, however long it runs.
+  for (let t = 0; t <= 10 * RUN_WATCH_IDLE_MS; t += RUN_WATCH_WAITING_MS) assert.equal(watch.due(running, true, t), undefined);
+  assert.deepEqual(looks, []);
+  watch.soon(running, 'r1');
+  watch.due(running, true, 10 * RUN_WATCH_IDLE_MS);
+  assert.deepEqual(looks, ['r1'], 'a refusal says it may be gone: looked at');
+  // After a continue-as-new nothing follows it: looked at on the clock carried in its state.
+  const next = watchOf(looks);
+  assert.equal(next.due(carried(running), false, 10 * RUN_WATCH_IDLE_MS + 1), 10 * RUN_WATCH_IDLE_MS + RUN_WATCH_IDLE_MS);
+});

@@ -2,7 +2,9 @@ import type { Client } from '@temporalio/client';
 import { decodeArrayFromPayloads } from '@temporalio/common/lib/internal-non-workflow';
 import { tsToMs } from '@temporalio/common/lib/time';
 import type { temporal } from '@temporalio/proto';
-import type { Offer, OfferAnswer } from '../../src/core/coalesce-types';
+import type { CoalescerInput, Offer, OfferAnswer } from '../../src/core/coalesce-types';
+import { chainOf } from '../../src/core/ids';
+import { decideFirst } from '../../workflows/coalescer/machine';
 import { offerSignal, offerUpdate } from '../../src/core/messages';
 import type { ModelRequest } from '../../src/core/contracts';
 
@@ -60,7 +62,15 @@ export async function readCoalescerOffers(client: Client, taskQueue: string): Pr
       const accepted = e.workflowExecutionUpdateAcceptedEventAttributes?.acceptedRequest;
       const signaled = e.workflowExecutionSignaledEventAttributes;
       const done = e.workflowExecutionUpdateCompletedEventAttributes;
-      if (accepted?.input?.name === offerUpdate.name) {
+      const started = e.workflowExecutionStartedEventAttributes;
+      if (started) {
+        // A new chain started by the gate with its first offer, answered as the chain decides it.
+        const input = (await first(client, started.input)) as CoalescerInput | undefined;
+        if (input?.first && !input.state) {
+          const answer = decideFirst(input, input.first, chainOf(runId));
+          entry.offers.push({ ...offerSeen(input.first, atMs), decision: answer.decision, ...(answer.runKey ? { runKey: answer.runKey } : {}) });
+        }
+      } else if (accepted?.input?.name === offerUpdate.name) {
         const offers = ((await first(client, accepted.input.args)) as Offer[] | undefined) ?? [];
         const seen = offers.map((o) => offerSeen(o, atMs));
         pending.set(accepted.meta?.updateId ?? '', seen);

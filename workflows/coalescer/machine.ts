@@ -12,6 +12,11 @@ export { dueAt, initialState, runInputOf, type CoalescerIdentity, type NextActio
 const RECENT_RUNS = 10;
 const STALE_KEPT = 20;
 
+/** What a new chain decides for the offer it was started with (input `first`, before any message): the gate's answer to the start. */
+export function decideFirst(self: CoalescerIdentity, offer: Offer, chain: string, nowMs = 0): OfferAnswer {
+  return new CoalescerMachine(self, initialState(nowMs, chain)).offer(offer, nowMs);
+}
+
 /**
  * The coalescer's decisions, with no Temporal in them: deterministic, driven by the workflow shell
  * (workflow.ts) and by unit tests alike. Its `state` is the plain JSON the workflow carries across

@@ -15,6 +15,14 @@ export const RUN_WATCH_IDLE_MS = 120_000;
  * wakes the loop. A look lost to a continue-as-new is taken again by the next execution.
  */
 export class RunWatch {
+  /**
+   * Runs this execution started and follows by `child.result()`: Temporal tells it of their end, by
+   * hand or not (a run terminated by hand closes as a child too), so they are not looked at. At
+   * 20,000 new keys, each coalescer looking at its run every 2 min while runs queued behind them
+   * outran a 2-core worker and no run finished (bench:coalesce, issue 37).
+   */
+  private readonly followed = new Set<string>();
+
   constructor(
     private readonly lookUp: (runKey: string) => Promise<RunEnded | null>,
     private readonly ended: (end: RunEnded) => void,
@@ -28,7 +36,7 @@ export class RunWatch {
    * a clock that restarted with each execution would never reach a look.
    */
   due(running: { runKey: string; startedAtMs: number; lookedAtMs?: number } | undefined, waiting: boolean, nowMs: number): number | undefined {
-    if (!running) return undefined;
+    if (!running || this.followed.has(running.runKey)) return undefined;
     const every = waiting ? RUN_WATCH_WAITING_MS : RUN_WATCH_IDLE_MS;
     const dueMs = (running.lookedAtMs ?? running.startedAtMs) + every;
     if (nowMs < dueMs) return dueMs;
@@ -43,8 +51,14 @@ export class RunWatch {
     return nowMs + every;
   }
 
+  /** A run this execution started: its end comes by `child.result()`, so it is not looked at unless {@link soon} asks. */
+  follow(runKey: string): void {
+    this.followed.add(runKey);
+  }
+
   /** Look at the live run at the next turn of the loop: something said it may have ended (a signal or a steer to it failed). */
   soon(running: { runKey: string; lookedAtMs?: number; startedAtMs: number } | undefined, runKey: string): void {
+    this.followed.delete(runKey);
     if (running?.runKey === runKey) running.lookedAtMs = running.startedAtMs - RUN_WATCH_IDLE_MS;
   }
 }

@@ -27,6 +27,7 @@ import {
   supersedeSignal,
 } from '../../src/core/messages';
 import type { RunResult } from '../../src/core/run-types';
+import { chainOf } from '../../src/core/ids';
 import type { CoalesceActivities } from '../../src/core/contracts';
 import type { runWorkflow } from '../run/workflow';
 import { CoalescerMachine, initialState, runInputOf } from './machine';
@@ -73,10 +74,11 @@ const DELIVERED = [() => true, () => false] as const;
  */
 export async function coalescerWorkflow(input: CoalescerInput): Promise<CoalescerState> {
   const { agent, wakeKey, policy } = input;
-  // A new chain (the first execution, or one started after a close) names its runs apart from any
-  // earlier chain's: by the random end of its first run ID (a UUIDv7 begins with its time).
-  const chain = workflowInfo().firstExecutionRunId.replace(/-/g, '').slice(-8);
+  // A new chain names its runs apart from any earlier chain's (src/core/ids.ts `chainOf`).
+  const chain = chainOf(workflowInfo().firstExecutionRunId);
   const machine = new CoalescerMachine({ agent, wakeKey, policy }, input.state ?? initialState(workflowNow(), chain));
+  // Started with an offer (answered by the gate as `decideFirst` does): decided before any message.
+  if (input.first && !input.state) machine.offer(input.first, workflowNow());
   let dirty = false;
 
   const ended = (end: RunEnded) => {
@@ -135,37 +137,12 @@ export async function coalescerWorkflow(input: CoalescerInput): Promise<Coalesce
     openSkips: machine.skips.openSkips(),
   }));
 
+  const watch = new RunWatch(runEnd, ended, () => (dirty = true));
+
   const startRun = async (first: Batch) => {
     for (let b: Batch | undefined = first; b; b = machine.rekey(b.runKey)) if (await startOne(b)) return;
   };
-  /** Start one batch's run; false when its ID was taken (then it is started under a new one, never waited for). */
-  const startOne = async (b: Batch): Promise<boolean> => {
-    try {
-      const child = await startChild<typeof runWorkflow>('runWorkflow', {
-        workflowId: b.runKey,
-        args: [runInputOf({ agent, wakeKey }, b)],
-        // The run outlives a continue-as-new (or a close) of its coalescer; it reports its end by signal.
-        parentClosePolicy: ParentClosePolicy.ABANDON,
-        workflowIdReusePolicy: WorkflowIdReusePolicy.REJECT_DUPLICATE,
-        // Not the coalescer's own (gate) priority, which a child would inherit.
-        priority: RUN_PRIORITY,
-      });
-      // Also watch it directly while this coalescer run lives: a run terminated by hand sends no signal.
-      void child.result().then(
-        (r: RunResult) => ended({ runKey: b.runKey, terminalReason: r.terminalReason, seen: r.steered ?? [], ...(r.commitBegan ? { commitBegan: true } : {}) }),
-        () => ended({ runKey: b.runKey, terminalReason: 'failed' }),
-      );
-      return true;
-    } catch (err) {
-      // Run keys are unique for good (src/core/ids.ts): taken only after a reset of this coalescer by hand.
-      // Anything else is a defect for the workflow task to retry.
-      if (!(err instanceof WorkflowExecutionAlreadyStartedError)) throw err;
-      return false;
-    }
-  };
-
-  // The live run, watched through Temporal (a run terminated by hand sends no end).
-  const watch = new RunWatch(runEnd, ended, () => (dirty = true));
+  const startOne = (b: Batch) => startBatchRun({ agent, wakeKey }, b, watch, ended);
 
   // One timer for the next due time, kept while offers arrive: each event of a burst pushes the
   // debounce back, and a new timer per offer (started, then cancelled) would cost the server two
@@ -251,5 +228,34 @@ export async function coalescerWorkflow(input: CoalescerInput): Promise<Coalesce
         break;
       }
     }
+  }
+}
+
+/**
+ * Start one batch's run, followed (its end comes to `ended`); false when its ID was taken (then it
+ * is started under a new one, never waited for).
+ */
+async function startBatchRun(self: { agent: string; wakeKey: string }, b: Batch, watch: RunWatch, ended: (end: RunEnded) => void): Promise<boolean> {
+  try {
+    const child = await startChild<typeof runWorkflow>('runWorkflow', {
+      workflowId: b.runKey,
+      args: [runInputOf(self, b)],
+      // The run outlives a continue-as-new (or a close) of its coalescer; it reports its end by signal.
+      parentClosePolicy: ParentClosePolicy.ABANDON,
+      workflowIdReusePolicy: WorkflowIdReusePolicy.REJECT_DUPLICATE,
+      priority: RUN_PRIORITY, // not the coalescer's, which a child inherits
+    });
+    // Followed while this execution lives: a run terminated by hand sends no end, but closes as a child.
+    watch.follow(b.runKey);
+    void child.result().then(
+      (r: RunResult) => ended({ runKey: b.runKey, terminalReason: r.terminalReason, seen: r.steered ?? [], ...(r.commitBegan ? { commitBegan: true } : {}) }),
+      () => ended({ runKey: b.runKey, terminalReason: 'failed' }),
+    );
+    return true;
+  } catch (err) {
+    // Run keys are unique for good (src/core/ids.ts): taken only after a reset of this coalescer by hand.
+    // Anything else is a defect for the workflow task to retry.
+    if (!(err instanceof WorkflowExecutionAlreadyStartedError)) throw err;
+    return false;
   }
 }

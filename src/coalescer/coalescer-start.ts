@@ -1,0 +1,80 @@
+import { WorkflowExecutionAlreadyStartedError, type Client } from '@temporalio/client';
+import type { SignalDefinition } from '@temporalio/common';
+import type { CoalescerInput, Offer, OfferAnswer, OfferInput } from '../core/coalesce-types';
+import { offerSignal } from '../core/messages';
+import { chainOf } from '../core/ids';
+import { GATE_PRIORITY } from '../core/priority';
+import { decideFirst } from '../../workflows/coalescer/machine';
+
+/** How long this process takes a coalescer it saw open for open still (its offers go by update, no start tried). */
+const OPEN_KNOWN_MS = 10 * 60_000;
+/** Coalescers remembered as open, at most; past it the oldest are forgotten (a start is tried for them again). */
+const OPEN_KEPT = 20_000;
+
+/**
+ * A wake key's first event at the cost of a start. With no coalescer open for the key, the gate
+ * starts one with the offer in its input (conflict policy FAIL): durable once the server answers,
+ * and answered then, without waiting for a worker, with the decision the new chain makes for it
+ * first (`decideFirst`, workflows/coalescer/machine.ts: the chain is named by the run ID the start
+ * returns). With one open, Temporal refuses the start and the offer goes by update, as every offer
+ * to a coalescer this process knows to be open does ({@link OpenCoalescers}).
+ */
+export async function startWithOffer(client: Client, taskQueue: string, input: OfferInput): Promise<OfferAnswer | undefined> {
+  const { agent, wakeKey, policy, offer } = input;
+  const args: [CoalescerInput] = [{ agent, wakeKey, policy, first: offer }];
+  try {
+    const handle = await client.workflow.start('coalescerWorkflow', {
+      workflowId: input.coalescerId,
+      taskQueue,
+      args,
+      workflowIdConflictPolicy: 'FAIL',
+      priority: GATE_PRIORITY,
+    });
+    return decideFirst({ agent, wakeKey, policy }, offer, chainOf(handle.firstExecutionRunId));
+  } catch (err) {
+    if (err instanceof WorkflowExecutionAlreadyStartedError) return undefined;
+    throw err;
+  }
+}
+
+/** The coalescers this process saw open lately: their offers skip the start and go by update. */
+export class OpenCoalescers {
+  private readonly until = new Map<string, number>();
+
+  has(id: string): boolean {
+    const t = this.until.get(id);
+    return t !== undefined && t > Date.now();
+  }
+
+  note(id: string): void {
+    this.until.delete(id); // re-inserted last: the map stays in order of last sight
+    this.until.set(id, Date.now() + OPEN_KNOWN_MS);
+    if (this.until.size > OPEN_KEPT) this.until.delete(this.until.keys().next().value!);
+  }
+}
+
+/**
+ * Offers to a coalescer by signal-with-start (durable once the server answers; decided when a worker
+ * takes it): the gate's fallback, and the supervisor's recovery of a coalescer terminated by hand.
+ */
+export async function offerBySignal(client: Client, taskQueue: string, to: Omit<OfferInput, 'offer'>, offers: Offer[]): Promise<void> {
+  await signalCoalescer(client, taskQueue, to, offerSignal, offers);
+}
+
+/** Signals a coalescer, starting it (a new chain) when none runs under its ID. */
+export async function signalCoalescer<T>(
+  client: Client,
+  taskQueue: string,
+  to: Omit<OfferInput, 'offer'>,
+  signal: SignalDefinition<[T]>,
+  arg: T,
+): Promise<void> {
+  await client.workflow.signalWithStart<(input: CoalescerInput) => Promise<unknown>, [T]>('coalescerWorkflow', {
+    workflowId: to.coalescerId,
+    taskQueue,
+    args: [{ agent: to.agent, wakeKey: to.wakeKey, policy: to.policy }],
+    signal,
+    signalArgs: [arg],
+    priority: GATE_PRIORITY,
+  });
+}
