@@ -1,10 +1,13 @@
 import { log } from '@temporalio/activity';
 import { WorkflowNotFoundError, type Client, type WorkflowExecutionInfo } from '@temporalio/client';
-import type { CoalescerStatus, Offer } from '../../src/core/coalesce-types';
+import { decodeArrayFromPayloads } from '@temporalio/common/lib/internal-non-workflow';
+import { temporal } from '@temporalio/proto';
+import type { CoalescerInput, CoalescerStatus, Offer } from '../../src/core/coalesce-types';
+import { adoptSignal, coalescerQuery, offerSignal } from '../../src/core/messages';
+import { offerBySignal, signalCoalescer } from '../../src/coalescer/coalescer-start';
 
 type OfferedEvent = Offer['event'];
-import { adoptSignal, coalescerQuery } from '../../src/core/messages';
-import { offerBySignal, signalCoalescer } from '../../src/coalescer/coalescer-start';
+const { EventType } = temporal.api.enums.v1;
 
 const quote = (s: string) => `'${s.replace(/\\/g, '\\\\').replace(/'/g, "\\'")}'`;
 /** Terminated coalescers looked at in one round, at most (a mass termination is taken over several). */
@@ -81,6 +84,8 @@ async function recoverOne(client: Client, taskQueue: string, info: WorkflowExecu
   try {
     status = await client.workflow.getHandle(info.workflowId, info.runId).query(coalescerQuery, { seenLast: Number.MAX_SAFE_INTEGER });
   } catch (err) {
+    const untaken = await untakenOffers(client, info).catch(() => undefined);
+    if (untaken) return offerUntaken(client, taskQueue, info, untaken);
     log.warn('coalescer recovery: could not read a terminated coalescer; trying again next round', {
       coalescerId: info.workflowId,
       runId: info.runId,
@@ -121,6 +126,51 @@ async function recoverOne(client: Client, taskQueue: string, info: WorkflowExecu
     runId: info.runId,
     events: offers.length,
     runKey: pending?.runKey ?? running?.runKey,
+  });
+  return offers.length;
+}
+
+/**
+ * A coalescer terminated before any worker took a task of it (a new key's coalescer, started by the
+ * gate with its first offer while the worker was behind) has no state to query: no workflow task
+ * completed, so nothing was decided but what its history holds, the offer it was started with and
+ * the offers signalled to it. Those, or undefined when a workflow task did complete (its state is
+ * then read by query, tried again next round).
+ */
+async function untakenOffers(client: Client, info: WorkflowExecutionInfo): Promise<{ input: CoalescerInput; offers: Offer[] } | undefined> {
+  const { events } = await client.workflow.getHandle(info.workflowId, info.runId).fetchHistory();
+  if (!events?.length || events.some((e) => e.eventType === EventType.EVENT_TYPE_WORKFLOW_TASK_COMPLETED)) return undefined;
+  const decode = async (p: temporal.api.common.v1.IPayloads | null | undefined) =>
+    p?.payloads?.length ? decodeArrayFromPayloads(client.options.loadedDataConverter, p.payloads) : [];
+  const [input] = (await decode(events[0]?.workflowExecutionStartedEventAttributes?.input)) as [CoalescerInput | undefined];
+  if (!input?.agent || input.state) return undefined;
+  const offers: Offer[] = input.first ? [input.first] : [];
+  for (const e of events) {
+    const signal = e.workflowExecutionSignaledEventAttributes;
+    if (signal?.signalName !== offerSignal.name) continue;
+    const [list] = (await decode(signal.input)) as [Offer[] | undefined];
+    offers.push(...(list ?? []).filter((o) => o?.event?.eventKey));
+  }
+  return { input, offers };
+}
+
+async function offerUntaken(
+  client: Client,
+  taskQueue: string,
+  info: WorkflowExecutionInfo,
+  untaken: { input: CoalescerInput; offers: Offer[] },
+): Promise<number> {
+  const { input } = untaken;
+  const keys = new Set<string>();
+  const offers = untaken.offers
+    .filter((o) => !keys.has(o.event.eventKey) && keys.add(o.event.eventKey))
+    .map((o) => ({ event: o.event, offerId: `recovered:${info.runId}:${o.event.eventKey}` }));
+  if (!offers.length) return 0;
+  await offerBySignal(client, taskQueue, { agent: input.agent, wakeKey: input.wakeKey, coalescerId: info.workflowId, policy: input.policy }, offers);
+  log.warn('coalescer recovery: a coalescer terminated before any worker took it; its offers offered again', {
+    coalescerId: info.workflowId,
+    runId: info.runId,
+    events: offers.length,
   });
   return offers.length;
 }

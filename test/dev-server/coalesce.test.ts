@@ -712,4 +712,49 @@ describe('no wake left behind: what operators and late senders do', () => {
       { activities: activitiesFor(agents) },
     );
   });
+
+  test('a new key’s coalescer terminated before any worker took it: its first event and a signalled one still run, once each', async () => {
+    const agents = coalescing('canary', { debouncePeriodMs: 500, maxWaitMs: 5000 });
+    const taskQueue = unique('coalescer-untaken');
+    const entity = unique('untaken');
+    // A worker first, so the supervisor (which recovers terminated coalescers) is up; then none.
+    await withWorker(
+      env.nativeConnection,
+      taskQueue,
+      () =>
+        gateFor(taskQueue, agents)
+          .admit(ping(unique('warm'), 'warm'))
+          .then((a) => awaitRun(env.client, a)),
+      {
+        activities: activitiesFor(agents),
+      },
+    );
+    // No worker polls: the first event is answered from the start alone, the second goes by signal after a short wait.
+    const gate = new Gate({ client: env.client, taskQueue, registry: registryOf(agents), decisionWaitMs: 1000 });
+    const a = await gate.admit(ping(entity, 'first'));
+    const b = await gate.admit(ping(entity, 'second'));
+    assert.deepEqual([a.decision, b.decision], ['started', 'accepted']);
+    await gate.close();
+    const coalescer = env.client.workflow.getHandle(a.coalescerId!);
+    const history = await coalescer.fetchHistory();
+    assert.ok(!history.events!.some((e) => e.workflowTaskCompletedEventAttributes), 'no worker took a task of it');
+    // As from the Web UI, while the worker is behind.
+    await coalescer.terminate('an operator stops the coalescer');
+    await withWorker(
+      env.nativeConnection,
+      taskQueue,
+      async () => {
+        const absorbed = async () => {
+          const keys: string[] = [];
+          for await (const w of env.client.workflow.list({ query: `WorkflowType = "runWorkflow" AND WakeKey = "${entity}" AND ExecutionStatus = "Completed"` }))
+            keys.push(...(((await env.client.workflow.getHandle(w.workflowId).result()) as RunResult).absorbed ?? []).map((e) => e.eventKey));
+          return keys;
+        };
+        const taken = await eventually(absorbed, (keys) => keys.includes(a.eventKey) && keys.includes(b.eventKey), 120_000, 'both events run');
+        assert.equal(taken.filter((k) => k === a.eventKey).length, 1, 'the first event once');
+        assert.equal(taken.filter((k) => k === b.eventKey).length, 1, 'the signalled event once');
+      },
+      { activities: activitiesFor(agents) },
+    );
+  });
 });
