@@ -41,6 +41,14 @@ function workflowPackageRoot(): string {
 }
 
 /**
+ * A worker's workflow cache bound when its options give none (`maxCachedWorkflows`): its memory is
+ * bounded by it, not by the number of wake keys. Temporal's own default grows with the heap, and
+ * every wake key leaves a coalescer open, idle, until its dedup horizon (about 0.4 MB each cached, in
+ * bench:coalesce). An evicted coalescer replays its short, continued-as-new history on its next task.
+ */
+export const DEFAULT_WORKFLOW_CACHE = 500;
+
+/**
  * wakegate as a Temporal plugin, for the worker and the client you already run: the worker gets
  * wakegate's activities (for this deployment's agents) and workflows beside yours, and, with tracing
  * on, its interceptors and span sink; the client its tracing interceptors. Made by `app.plugin()`.
@@ -69,6 +77,7 @@ export class WakegatePlugin extends SimplePlugin {
       // A run's steps heartbeat every second; sending each (not one per 0.8 x heartbeat timeout) is
       // what lets a kill reach a step within about a second, and a cancelled run waits for that.
       maxHeartbeatThrottleInterval: options.maxHeartbeatThrottleInterval ?? '1 second',
+      maxCachedWorkflows: options.maxCachedWorkflows ?? DEFAULT_WORKFLOW_CACHE,
     };
     if (options.workflowBundle !== undefined) {
       // A worker given a built bundle bundles nothing: wakegate's workflows (and, with tracing on, its

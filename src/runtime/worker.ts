@@ -3,7 +3,7 @@ import { bundleWorkflowCode, Worker, type WorkerOptions } from '@temporalio/work
 import type { Activities } from '../core/contracts';
 import { activeTracing } from '../tracing/provider';
 import { bundlerLogger } from './logger';
-import { WakegatePlugin } from './plugin';
+import { DEFAULT_WORKFLOW_CACHE, WakegatePlugin } from './plugin';
 
 export interface WakeWorkerOptions {
   connection: NativeConnection;
@@ -23,13 +23,15 @@ export interface WakeWorkerOptions {
   /** Activity task polls kept open at once (Temporal's default 5). */
   activityPollers?: number;
   /**
-   * Workflows kept in memory between their tasks (Temporal's sticky cache). @default Temporal's, sized from the heap
+   * Workflows kept in memory between their tasks (Temporal's sticky cache). @default DEFAULT_WORKFLOW_CACHE
    * Coalescers stay open, idle, until their dedup horizon has passed, so a worker's cache fills with
    * them; past the bound the least recently used is evicted and replays its (short, continued-as-new)
    * history on its next task.
    */
   maxCachedWorkflows?: number;
 }
+
+export { DEFAULT_WORKFLOW_CACHE };
 
 /** The workflow interceptor modules of tracing (workflows/tracing.ts), for `bundleWorkflowCode({ workflowInterceptorModules })`. */
 export function tracingWorkflowModules(): string[] {
@@ -58,7 +60,7 @@ export async function createWakeWorker(opts: WakeWorkerOptions): Promise<Worker>
       })),
     ...(opts.identity ? { identity: opts.identity } : {}),
     shutdownGraceTime: opts.shutdownGraceTime ?? '10 seconds',
-    ...(opts.maxCachedWorkflows ? { maxCachedWorkflows: opts.maxCachedWorkflows } : {}),
+    maxCachedWorkflows: opts.maxCachedWorkflows ?? DEFAULT_WORKFLOW_CACHE,
     // The poller behavior, not maxConcurrentActivityTaskPolls: SDK 1.24 builds its pollers from the
     // behavior and ignores that option (a worker had 10 activity polls whatever it said).
     ...(opts.activityPollers ? { activityTaskPollerBehavior: { type: 'simple-maximum' as const, maximum: opts.activityPollers } } : {}),

@@ -1,7 +1,7 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import type { WorkerOptions } from '@temporalio/worker';
-import { WakegatePlugin } from '../../src/runtime/plugin';
+import { DEFAULT_WORKFLOW_CACHE, WakegatePlugin } from '../../src/runtime/plugin';
 
 /*
  * What the plugin adds to a worker's options, with no server: the worker wakegate builds itself
@@ -19,11 +19,14 @@ test("a team's worker: wakegate's activities beside its own, wakegate's workflow
   assert.equal(o.workflowBundle, undefined);
   // A kill reaches a running step within about a second only when every heartbeat is sent.
   assert.equal(o.maxHeartbeatThrottleInterval, '1 second');
+  // Memory bounded by the cache, not by the number of wake keys (each leaves an idle coalescer open).
+  assert.equal(o.maxCachedWorkflows, DEFAULT_WORKFLOW_CACHE);
 });
 
-test('a throttle the team set is kept', () => {
-  const o = plugin().configureWorker({ taskQueue: 'q', maxHeartbeatThrottleInterval: '5 seconds' } as WorkerOptions);
+test('a throttle and a cache bound the team set are kept', () => {
+  const o = plugin().configureWorker({ taskQueue: 'q', maxHeartbeatThrottleInterval: '5 seconds', maxCachedWorkflows: 40 } as WorkerOptions);
   assert.equal(o.maxHeartbeatThrottleInterval, '5 seconds');
+  assert.equal(o.maxCachedWorkflows, 40);
 });
 
 test('a worker given a built bundle is left to it: no workflows path, no interceptor modules to bundle (nothing for the SDK to warn of)', () => {
