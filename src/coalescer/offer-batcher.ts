@@ -5,6 +5,7 @@ import { offerUpdate } from '../core/messages';
 import { captureContext, inContext } from '../tracing/spans';
 import { GATE_PRIORITY } from '../core/priority';
 import { OpenCoalescers, offerBySignal, startWithOffer } from './coalescer-start';
+import { Backlog } from './backlog';
 
 /** An offer's fate: the coalescer's decision, or `accepted` (taken durably by signal, not decided within the wait). */
 export type OfferOutcome = { kind: 'decided'; answer: OfferAnswer } | { kind: 'accepted' };
@@ -61,7 +62,7 @@ const LIVE_WITHIN_MS = 5_000;
 const ANSWERED_KEPT = 4096;
 
 /** What the batchers of this process have seen (for the benchmarks and the metrics). */
-export const offerStats = { updates: 0, offers: 0, inFlightRefusals: 0, fallbackSignals: 0, stuckResends: 0, starts: 0 };
+export const offerStats = { updates: 0, offers: 0, inFlightRefusals: 0, fallbackSignals: 0, stuckResends: 0, starts: 0, startsDeferred: 0 };
 
 /** An update's longest wait for its outcome: past it, the slot is freed (its offers went by signal long before). */
 const UPDATE_DEADLINE_MS = 60_000;
@@ -104,20 +105,29 @@ export class OfferBatcher {
    */
   private readonly answeredAt = new Map<string, number>();
   private readonly open = new OpenCoalescers();
+  private readonly backlog: Backlog;
 
+  /** `startBacklog`: workflow tasks waiting on the task queue past which new keys go by update, not start ({@link Backlog}). */
   constructor(
     private readonly client: Client,
     private readonly taskQueue: string,
-  ) {}
+    opts: { startBacklog?: number } = {},
+  ) {
+    this.backlog = new Backlog(client, taskQueue, opts.startBacklog);
+  }
 
   /**
    * Offer one event; settles with its decision, or `accepted` once taken by signal after `waitMs`.
    * Rejects when Temporal took neither. A key with no coalescer open (none this process knows of)
-   * starts one with the offer (src/coalescer/coalescer-start.ts): answered at a start's speed.
+   * starts one with the offer (src/coalescer/coalescer-start.ts): answered at a start's speed, unless
+   * the workers are behind (src/coalescer/backlog.ts): then by update, at their pace.
    */
   offer(input: OfferInput, waitMs: number): Promise<OfferOutcome> {
     const id = input.coalescerId;
-    if (!this.lanes.has(id) && !this.open.has(id)) return this.startFirst(input, waitMs);
+    if (!this.lanes.has(id) && !this.open.has(id)) {
+      if (!this.backlog.behind()) return this.startFirst(input, waitMs);
+      offerStats.startsDeferred += 1;
+    }
     return this.enqueue(input, waitMs);
   }
 

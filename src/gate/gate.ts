@@ -21,6 +21,12 @@ export interface GateOptions {
   registry: TriggerRegistry;
   /** How long a delivery on the coalescing path waits for its decision before it is answered `accepted`, ms. Default 10 s. */
   decisionWaitMs?: number;
+  /**
+   * Workflow tasks waiting on the task queue past which a new wake key's first event goes by update
+   * (answered at the workers' pace) instead of by start (answered at once). Default 1,000
+   * (src/coalescer/backlog.ts); `Infinity` always starts.
+   */
+  startBacklog?: number;
   /** This process's line to the supervisor (default: one of its own with the default policy; `createWakegate`'s gate passes the deployment's). */
   supervisor?: SupervisorLink;
 }
@@ -56,7 +62,7 @@ export class Gate {
       client: opts.client,
       taskQueue: opts.taskQueue,
       deliveries: new DeliveryBatcher(opts.client),
-      offers: new OfferBatcher(opts.client, opts.taskQueue),
+      offers: new OfferBatcher(opts.client, opts.taskQueue, { startBacklog: opts.startBacklog }),
       decisionWaitMs: opts.decisionWaitMs ?? 10_000,
     };
     this.supervisor = opts.supervisor ?? new SupervisorLink({ client: opts.client, taskQueue: opts.taskQueue, policy: defaultSupervisorPolicy });

@@ -1,7 +1,7 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { WorkflowExecutionAlreadyStartedError, type Client } from '@temporalio/client';
-import { OfferBatcher } from '../../src/coalescer/offer-batcher';
+import { OfferBatcher, offerStats } from '../../src/coalescer/offer-batcher';
 import type { CoalescerInput, Offer, OfferAnswer, OfferInput } from '../../src/core/coalesce-types';
 import { chainOf } from '../../src/core/ids';
 import { decideFirst } from '../../workflows/coalescer/machine';
@@ -15,9 +15,17 @@ import { decideFirst } from '../../workflows/coalescer/machine';
 type StartReply = 'start' | 'open' | 'down';
 const RUN_ID = '0193a1b2-c3d4-7e5f-8a9b-0c1d2e3f4a5b';
 
-function fakeClient(starts: StartReply[], holdStartMs = 0) {
-  const calls = { starts: [] as { id: string; args: CoalescerInput[]; conflict: string }[], updates: [] as string[][], signals: 0 };
+function fakeClient(starts: StartReply[], holdStartMs = 0, backlog = 0) {
+  const calls = { starts: [] as { id: string; args: CoalescerInput[]; conflict: string }[], updates: [] as string[][], signals: 0, described: 0 };
   const client = {
+    options: { namespace: 'default' },
+    workflowService: {
+      describeTaskQueue: (req: { taskQueueType: number; reportStats: boolean }) => {
+        calls.described += 1;
+        assert.ok(req.reportStats);
+        return Promise.resolve({ stats: { approximateBacklogCount: backlog } });
+      },
+    },
     withDeadline: <T>(_deadline: number, fn: () => Promise<T>) => fn(),
     workflow: {
       start: async (_type: string, opts: { workflowId: string; args: CoalescerInput[]; workflowIdConflictPolicy: string }) => {
@@ -111,4 +119,26 @@ test('a start Temporal did not take fails the offer (its caller answers 503), an
   const again = await batcher.offer(input('a'), 5000);
   assert.equal(calls.starts.length, 2);
   assert.equal(again.kind === 'decided' && again.answer.decision, 'started');
+});
+
+test('workers far behind: a new key goes by update, at their pace, once the backlog read says so; under the bound, by start', async () => {
+  const { client, calls } = fakeClient(['start', 'start'], 0, 5000);
+  const batcher = new OfferBatcher(client, 'q', { startBacklog: 1000 });
+  // The first look is not waited for: this offer takes the start.
+  assert.equal((await batcher.offer(input('a', 'k1'), 5000)).kind, 'decided');
+  assert.equal(calls.starts.length, 1);
+  assert.equal(calls.described, 1);
+  const before = offerStats.startsDeferred;
+  await batcher.offer(input('b', 'k2'), 5000);
+  assert.equal(calls.starts.length, 1, 'no start while 5,000 workflow tasks wait');
+  assert.deepEqual(calls.updates, [['b']]);
+  assert.equal(offerStats.startsDeferred, before + 1);
+  assert.equal(calls.described, 1, 'read at most once a second');
+
+  const under = fakeClient(['start', 'start'], 0, 10);
+  const quick = new OfferBatcher(under.client, 'q', { startBacklog: 1000 });
+  await quick.offer(input('a', 'k1'), 5000);
+  await new Promise((r) => setImmediate(r));
+  await quick.offer(input('b', 'k2'), 5000);
+  assert.equal(under.calls.starts.length, 2, 'a short queue: both by start');
 });
