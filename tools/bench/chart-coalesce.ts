@@ -48,6 +48,7 @@ function coalesceAgainstRaw(r: Json): Spec[] {
       { name: 'raw client.workflow.start, unique IDs', rounds: perRound.raw, total: r.rawStartsPerS },
       { name: 'coalescing offers through the gate, answered', rounds: perRound.coalesce, total: r.coalescePerS },
     ),
+    ...oneEventPerKeyPanel(obj(r.oneEventPerKey)),
     ...hotKeyPanels({ ...hot, offered: hot.events, runsStarted: hot.runs, runBound: hot.bound }, 'ceil(seconds / maxWait) + 1'),
     rowBars(['One hot wake key: events per second', `${String(hot.events)} offered open loop; all answered in ${String(hot.seconds)} s`], 'events per second', [
       ...bar('offered', 'offered', hot.offeredPerS),
@@ -65,6 +66,20 @@ function coalesceAgainstRaw(r: Json): Spec[] {
       ...bar('after the many keys', 'RSS', rss.afterManyKeys),
       ...bar('at the end', 'RSS', rss.end),
     ]),
+  ];
+}
+
+/** Many keys, one event each, against raw starts in the same run (files that have the phase). */
+function oneEventPerKeyPanel(one: Json): Spec[] {
+  if (one.ratio === undefined) return [];
+  const perRound = obj(one.perRound);
+  return [
+    roundRates(
+      ['One event per wake key against raw starts', `${String(one.keys)} wake keys × 1 event; coalescing / raw: ${String(one.ratio)} on the totals`],
+      'events or starts per second',
+      { name: 'raw client.workflow.start, unique IDs', rounds: perRound.raw, total: one.rawStartsPerS },
+      { name: 'coalescing offers through the gate, answered', rounds: perRound.coalesce, total: one.coalescePerS },
+    ),
   ];
 }
 

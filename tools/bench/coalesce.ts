@@ -15,6 +15,7 @@ import { benchRecorder } from './results';
 import { InFlightRefusals } from './in-flight-refusals';
 import { offerStats } from '../../src/coalescer/offer-batcher';
 import { coalescerQuery } from '../../src/core/messages';
+import { DEFAULT_WORKFLOW_CACHE } from '../../src/runtime/worker';
 
 /**
  * `npm run bench:coalesce`: the coalescing path on one dev server, with the deployment's worker in
@@ -47,8 +48,10 @@ const BENCH_POLICY = benchSupervisorPolicy('bench:coalesce', 'offers ~170 events
 const EVENTS = Number(process.env.BENCH_EVENTS ?? 10_000);
 const SECONDS = Number(process.env.BENCH_SECONDS ?? 60);
 const KEYS = Number(process.env.BENCH_KEYS ?? 200);
-const PER_KEY = 10;
-const ONE_EACH_KEYS = Number(process.env.BENCH_ONE_EACH_KEYS ?? 2000);
+/** Events per key in the many keys' phase (2); with 1 it measures what phase 5 does, under the file's usual fields. */
+const PER_KEY = Number(process.env.BENCH_PER_KEY ?? 10);
+const DEFAULT_ONE_EACH_KEYS = 2000;
+const ONE_EACH_KEYS = Number(process.env.BENCH_ONE_EACH_KEYS ?? DEFAULT_ONE_EACH_KEYS);
 const CONCURRENCY = Number(process.env.BENCH_CONCURRENCY ?? 64);
 const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 4);
 /**
@@ -74,10 +77,11 @@ const gc = vm.runInNewContext('gc') as () => void;
 const heap: Record<string, number> = {};
 /** Workflows in the worker's cache at each RSS reading (Temporal's sticky cache: coalescers stay open, idle, until their dedup horizon). */
 const cached: Record<string, number> = {};
-const rssMb = (cachedNow: number) => {
+const rssMb = (cachedNow: number, named?: string) => {
   gc();
   const m = process.memoryUsage();
-  const at = Object.keys(heap).length === 0 ? 'warm' : Object.keys(heap).length === 1 ? 'afterManyKeys' : 'end';
+  const at =
+    named ?? (['warm', 'afterManyKeys', 'end', 'afterOneEventPerKey'] as const)[Object.keys(heap).filter((k) => !k.startsWith('afterRound')).length] ?? 'later';
   heap[at] = round(m.heapUsed / 2 ** 20, 0);
   cached[at] = cachedNow;
   return round(m.rss / 2 ** 20, 0);
@@ -177,20 +181,28 @@ const countDecisions = (answers: GateAnswer[]) => {
 };
 
 async function main(): Promise<void> {
-  const recorder = benchRecorder('coalesce', {
-    hotKeyEvents: EVENTS,
-    hotKeySeconds: SECONDS,
-    keys: KEYS,
-    eventsPerKey: PER_KEY,
-    concurrency: CONCURRENCY,
-    rounds: ROUNDS,
-    warmUp: WARM,
-    warmUpHotKeyEvents: WARM_HOT,
-    policy: { debounceMs: 1000, maxWaitMs: MAX_WAIT_MS, whileRunning: 'skip' },
-    agent: 'canary with a coalescing policy (its run: two short activities)',
-    temporal: "dev server of its own (temporal server start-dev, SQLite), localhost; the deployment's worker in the benchmark process",
-    supervisor: 'on, with a benchmark policy: storm thresholds raised out of the way, every run takes a permit at its first step',
-  });
+  // A run over many more keys than the default is a measure of its own (memory at that many keys): its own file.
+  const file = ONE_EACH_KEYS === DEFAULT_ONE_EACH_KEYS ? 'coalesce' : `coalesce-${ONE_EACH_KEYS}-keys`;
+  const recorder = benchRecorder(
+    'coalesce',
+    {
+      hotKeyEvents: EVENTS,
+      hotKeySeconds: SECONDS,
+      keys: KEYS,
+      eventsPerKey: PER_KEY,
+      concurrency: CONCURRENCY,
+      rounds: ROUNDS,
+      warmUp: WARM,
+      warmUpHotKeyEvents: WARM_HOT,
+      policy: { debounceMs: 1000, maxWaitMs: MAX_WAIT_MS, whileRunning: 'skip' },
+      agent: 'canary with a coalescing policy (its run: two short activities)',
+      temporal: "dev server of its own (temporal server start-dev, SQLite), localhost; the deployment's worker in the benchmark process",
+      supervisor: 'on, with a benchmark policy: storm thresholds raised out of the way, every run takes a permit at its first step',
+      oneEventPerKeyKeys: ONE_EACH_KEYS,
+      workflowCache: DEFAULT_WORKFLOW_CACHE,
+    },
+    { file },
+  );
   const refusals = new InFlightRefusals();
   Runtime.install({ logger: refusals.logger(new DefaultLogger('WARN')) });
   const server = await DevServer.start();
@@ -303,11 +315,14 @@ async function main(): Promise<void> {
       const oneEachRates = { raw: [] as number[], coalesce: [] as number[] };
       const oneEach = { latencies: [] as number[], answers: [] as GateAnswer[], errors: [] as string[] };
       const perRoundOnes = Math.max(1, Math.floor(ONE_EACH_KEYS / ROUNDS));
+      const oneEachDrainS: number[] = [];
+      const oneEachRawLatencies: number[] = [];
+      const oneEachRss: { keys: number; rssMb: number; cached: number }[] = [];
       for (let r = 0; r < ROUNDS; r++) {
         for (const kind of r % 2 === 0 ? (['raw', 'coalesce'] as const) : (['coalesce', 'raw'] as const)) {
           await untilNoOpenRuns(client, [taskQueue]);
           const t0 = performance.now();
-          if (kind === 'raw') await runPool(perRoundOnes, CONCURRENCY, raw(`raw1-${tag}-${r}`));
+          if (kind === 'raw') oneEachRawLatencies.push(...(await runPool(perRoundOnes, CONCURRENCY, raw(`raw1-${tag}-${r}`))));
           else {
             const round = await pooled(perRoundOnes, (i) => offer(`one-${tag}-${r * perRoundOnes + i}`, 'import'));
             oneEach.latencies.push(...round.latencies);
@@ -315,9 +330,24 @@ async function main(): Promise<void> {
             oneEach.errors.push(...round.errors);
           }
           oneEachRates[kind].push(perRoundOnes / ((performance.now() - t0) / 1000));
-          if (kind === 'coalesce') await sleep(1500);
+          if (kind === 'coalesce') {
+            // How long the worker takes to run what was admitted: the runs of this round end.
+            const d0 = performance.now();
+            await sleep(1500);
+            await untilNoOpenRuns(client, [taskQueue]);
+            oneEachDrainS.push(round((performance.now() - d0) / 1000));
+            // RSS once this round's runs ended, with the keys so far: flat from round to round when the cache bounds it.
+            oneEachRss.push({
+              keys: (r + 1) * perRoundOnes,
+              rssMb: rssMb(worker.getStatus().numCachedWorkflows, `afterRound${r + 1}`),
+              cached: worker.getStatus().numCachedWorkflows,
+            });
+          }
         }
       }
+      // Once the one-per-key runs have ended: each key's coalescer is left open, idle, until its horizon.
+      await untilNoOpenRuns(client, [taskQueue]);
+      const rssAfterOneEach = rssMb(worker.getStatus().numCachedWorkflows);
       const byRounds = (xs: number[]) => (xs.length * perRoundOnes) / xs.reduce((sum, rate) => sum + perRoundOnes / rate, 0);
       const oneEachRaw = byRounds(oneEachRates.raw);
       const oneEachCoalesce = byRounds(oneEachRates.coalesce);
@@ -358,9 +388,22 @@ async function main(): Promise<void> {
           ratio: round(oneEachCoalesce / oneEachRaw, 3),
           perRound: { raw: oneEachRates.raw.map((x) => round(x)), coalesce: oneEachRates.coalesce.map((x) => round(x)) },
           answerMs: { p50: round(percentile(oneEach.latencies, 50)), p99: round(percentile(oneEach.latencies, 99)) },
+          /** A raw start's own latency at the same concurrency, in the same run: the floor an answer by start stands on. */
+          rawStartMs: { p50: round(percentile(oneEachRawLatencies, 50)), p99: round(percentile(oneEachRawLatencies, 99)) },
           decisions: countDecisions(oneEach.answers),
           errors: oneEach.errors.length,
           firstError: oneEach.errors[0],
+          /** RSS before the phase (the end of 4) and once its runs ended, with the workflows cached then (bound: WAKEGATE_WORKFLOW_CACHE). */
+          rssMb: { before: rssEnd, after: rssAfterOneEach },
+          /** After each round, once its runs ended: the keys so far, RSS and the workflows cached. */
+          byRound: oneEachRss,
+          /** Per round, seconds from its last answer until its runs had all ended (the worker's pace, not the gate's). */
+          runsEndedAfterS: oneEachDrainS,
+          cachedWorkflows: { before: cached.end, after: cached.afterOneEventPerKey },
+          /** Coalescers started by the gate with their first offer (src/coalescer/coalescer-start.ts), over the whole run. */
+          startsWithOffer: offerStats.starts,
+          /** New keys sent by update instead, because the task queue's workflow backlog was over the gate's bound (src/coalescer/backlog.ts). */
+          startsDeferred: offerStats.startsDeferred,
         },
         manyKeys: {
           keys: perRoundKeys * ROUNDS,
@@ -404,6 +447,9 @@ async function main(): Promise<void> {
         ...(report.hotKey.p99Ms > 2000 ? [`the hot key's answers p99 ${report.hotKey.p99Ms} ms, over 2 s`] : []),
         ...(rssEnd > 1.15 * rssWarm ? [`RSS ${rssEnd} MB at the end, over 1.15x the warm ${rssWarm} MB`] : []),
         ...(inFlight > 0 ? [`${inFlight} updates refused with the in-flight limit`] : []),
+        ...(report.oneEventPerKey.ratio < 0.8 ? [`one event per key at ${report.oneEventPerKey.ratio}x raw starts, under 0.8x`] : []),
+        ...(report.oneEventPerKey.answerMs.p99 > 500 ? [`one event per key: answers p99 ${report.oneEventPerKey.answerMs.p99} ms, over 500 ms`] : []),
+        ...(rssAfterOneEach > 1.15 * rssWarm ? [`RSS ${rssAfterOneEach} MB after one event per key, over 1.15x the warm ${rssWarm} MB`] : []),
         ...(dedup.forgottenEarly > 0 ? [`the hot key's coalescer let ${dedup.forgottenEarly} events go before its horizon`] : []),
         ...(dedup.answeredFromFirstDecision < dedup.redelivered
           ? [
@@ -434,6 +480,8 @@ async function main(): Promise<void> {
             ratio: report.oneEventPerKey.ratio,
             coalescePerS: report.oneEventPerKey.coalescePerS,
             rawStartsPerS: report.oneEventPerKey.rawStartsPerS,
+            p99Ms: report.oneEventPerKey.answerMs.p99,
+            rssMb: report.oneEventPerKey.rssMb.after,
           },
           rssMb: { warm: rssWarm, end: rssEnd },
           inFlightRefusals: inFlight,

@@ -22,8 +22,9 @@ function commandOf(name: string): string {
  * Start recording one benchmark: call it first thing, so the load average is the machine's before
  * the benchmark's own servers start. `write` puts the results file in place, then draws its chart
  * beside it (`tools/bench/results/<name>.svg`, from the file just written), and returns the file's path.
+ * `file`: another name for the results file (a run with a knob that makes it a different measure).
  */
-export function benchRecorder(name: string, parameters: Record<string, unknown>) {
+export function benchRecorder(name: string, parameters: Record<string, unknown>, opts: { file?: string } = {}) {
   const at = new Date().toISOString();
   const loadavgAtStart = load();
   const t0 = performance.now();
@@ -48,7 +49,7 @@ export function benchRecorder(name: string, parameters: Record<string, unknown>)
         results,
         problems,
       };
-      const target = path.join(RESULTS_DIR, `${name}.json`);
+      const target = path.join(RESULTS_DIR, `${opts.file ?? name}.json`);
       mkdirSync(RESULTS_DIR, { recursive: true });
       writeFileSync(target, `${JSON.stringify(file, null, 2)}\n`);
       console.log(`results: ${path.relative(process.cwd(), target)}`);

@@ -113,6 +113,31 @@ const ratioLine = (wg: Json, ref: Json): string[] => {
   ];
 };
 
+/** After a one-event-per-key phase: RSS and the cache once its runs ended, the starts, and how long its runs took to end. */
+const oneEachMemory = (one: Json, whose: string): string[] =>
+  one.rssMb
+    ? [
+        row(
+          `${whose} RSS and cache once its runs had ended`,
+          `RSS ${num(obj(one.rssMb).before)} MB before the phase, **${num(obj(one.rssMb).after)} MB after**; ${num(obj(one.cachedWorkflows).after)} workflows cached (bound 500); ` +
+            `${num(one.startsWithOffer)} new keys by start, ${num(one.startsDeferred)} by update while the workers were behind; ` +
+            (Array.isArray(one.byRound)
+              ? `RSS by round, once its runs ended: ${(one.byRound as Json[]).map((b) => `${num(b.keys)} keys ${num(b.rssMb)} MB (${num(b.cached)} cached)`).join(', ')}; `
+              : '') +
+            `runs ended ${Array.isArray(one.runsEndedAfterS) ? (one.runsEndedAfterS as unknown[]).map((x) => num(x)).join(', ') : '–'} s after each round's last answer`,
+        ),
+      ]
+    : [];
+
+/** The same phase at 20,000 keys (tools/bench/results/coalesce-20000-keys.json, `BENCH_ONE_EACH_KEYS=20000`). */
+const oneEachAtScale = (one: Json, rss: Json): string[] => [
+  row(
+    `${num(one.keys)} wake keys × 1 event (\`BENCH_ONE_EACH_KEYS=20000\`, its own results file)`,
+    `**${num(one.coalescePerS)} events/s** against ${num(one.rawStartsPerS)} raw starts/s: ratio **${num(one.ratio)}**; answers p50 ${p(obj(one.answerMs))} ms, p99 ${p(obj(one.answerMs), 'p99')} ms; RSS ${num(rss.warm)} MB warm`,
+  ),
+  ...oneEachMemory(one, 'at 20,000 keys,'),
+];
+
 const coalesce: Renderer = (r, other) => {
   if (typeof r.coalescePerS === 'number') return coalesceAgainstRaw(r, other);
   const hot = obj(r.hotKey);
@@ -143,7 +168,7 @@ const coalesce: Renderer = (r, other) => {
 };
 
 /** A coalesce file with raw starts beside the many keys, the hot key open loop, RSS warm and at the end. */
-const coalesceAgainstRaw: Renderer = (r) => {
+const coalesceAgainstRaw: Renderer = (r, other) => {
   const hot = obj(r.hotKey);
   const many = obj(r.manyKeys);
   const rss = obj(r.rssMb);
@@ -176,9 +201,17 @@ const coalesceAgainstRaw: Renderer = (r) => {
           row(
             `${num(obj(r.oneEventPerKey).keys)} wake keys × 1 event (a nightly import), ${num(obj(r.oneEventPerKey).concurrency)} outstanding, against raw starts`,
             `**${num(obj(r.oneEventPerKey).coalescePerS)} events/s** against ${num(obj(r.oneEventPerKey).rawStartsPerS)} raw starts/s: ratio **${num(obj(r.oneEventPerKey).ratio)}**; ` +
-              `answers p50 ${p(obj(r.oneEventPerKey).answerMs)} ms, p99 ${p(obj(r.oneEventPerKey).answerMs, 'p99')} ms; ${num(obj(r.oneEventPerKey).errors)} errors`,
+              `answers p50 ${p(obj(r.oneEventPerKey).answerMs)} ms, p99 ${p(obj(r.oneEventPerKey).answerMs, 'p99')} ms` +
+              (obj(r.oneEventPerKey).rawStartMs
+                ? ` (a raw start itself: p50 ${p(obj(r.oneEventPerKey).rawStartMs)} ms, p99 ${p(obj(r.oneEventPerKey).rawStartMs, 'p99')} ms)`
+                : '') +
+              `; ${num(obj(r.oneEventPerKey).errors)} errors`,
           ),
+          ...oneEachMemory(obj(r.oneEventPerKey), 'its'),
         ]
+      : []),
+    ...(other('coalesce-20000-keys')?.oneEventPerKey
+      ? oneEachAtScale(obj(other('coalesce-20000-keys')!.oneEventPerKey), obj(other('coalesce-20000-keys')!.rssMb))
       : []),
     row(
       'RSS of the benchmark process (gate and worker)',
