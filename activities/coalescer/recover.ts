@@ -2,8 +2,9 @@ import { log } from '@temporalio/activity';
 import { WorkflowNotFoundError, type Client, type WorkflowExecutionInfo } from '@temporalio/client';
 import { decodeArrayFromPayloads } from '@temporalio/common/lib/internal-non-workflow';
 import { temporal } from '@temporalio/proto';
-import type { CoalescerInput, CoalescerStatus, Offer } from '../../src/core/coalesce-types';
-import { adoptSignal, coalescerQuery, offerSignal } from '../../src/core/messages';
+import type { SignalDefinition } from '@temporalio/common';
+import type { CoalescerInput, CoalescerStatus, Offer, OfferInput } from '../../src/core/coalesce-types';
+import { adoptSignal, coalescerQuery, deliverySignal, offerSignal } from '../../src/core/messages';
 import { offerBySignal, signalCoalescer } from '../../src/coalescer/coalescer-start';
 
 type OfferedEvent = Offer['event'];
@@ -78,23 +79,35 @@ export function toOfferAgain(status: Pick<CoalescerStatus, 'state' | 'openSkips'
   return all.filter((o) => !keys.has(o.event.eventKey) && keys.add(o.event.eventKey));
 }
 
+type Adopted = Parameters<typeof adoptSignal extends SignalDefinition<infer A> ? (...a: A) => void : never>[0];
+type Delivered = Parameters<typeof deliverySignal extends SignalDefinition<infer A> ? (...a: A) => void : never>[0];
+/** What a terminated coalescer left: its state (none when it never had one) and the messages its history holds untaken. */
+export interface Left {
+  to: Omit<OfferInput, 'offer'>;
+  status?: Pick<CoalescerStatus, 'state' | 'openSkips'>;
+  untaken: { offers: Offer[]; adopts: Adopted[]; deliveries: Delivered[] };
+}
+
 /** The events offered again, or undefined when its state could not be read (to try again later). */
 async function recoverOne(client: Client, taskQueue: string, info: WorkflowExecutionInfo): Promise<number | undefined> {
-  let status: CoalescerStatus;
+  let left: Left;
   try {
-    status = await client.workflow.getHandle(info.workflowId, info.runId).query(coalescerQuery, { seenLast: Number.MAX_SAFE_INTEGER });
+    const status = await client.workflow.getHandle(info.workflowId, info.runId).query(coalescerQuery, { seenLast: Number.MAX_SAFE_INTEGER });
+    left = { to: { agent: status.agent, wakeKey: status.wakeKey, coalescerId: status.coalescerId, policy: status.policy }, status, untaken: NOTHING };
   } catch (err) {
-    const untaken = await untakenOffers(client, info).catch(() => undefined);
-    if (untaken) return offerUntaken(client, taskQueue, info, untaken);
-    log.warn('coalescer recovery: could not read a terminated coalescer; trying again next round', {
-      coalescerId: info.workflowId,
-      runId: info.runId,
-      err: String(err),
-    });
-    return undefined;
+    const untaken = await untakenOf(client, info).catch(() => undefined);
+    if (!untaken) {
+      log.warn('coalescer recovery: could not read a terminated coalescer; trying again next round', {
+        coalescerId: info.workflowId,
+        runId: info.runId,
+        err: String(err),
+      });
+      return undefined;
+    }
+    left = untaken;
   }
-  const { pending, running, seen, seenOpeners, newestVersion } = status.state;
-  const to = { agent: status.agent, wakeKey: status.wakeKey, coalescerId: status.coalescerId, policy: status.policy };
+  const { to, status, untaken } = left;
+  const running = status?.state.running;
   // Its live run as its state has it may never have started: the start is decided in the workflow
   // task that a termination can cut off before its command reaches the server. Then its events wait too.
   const phantom =
@@ -109,68 +122,70 @@ async function recoverOne(client: Client, taskQueue: string, info: WorkflowExecu
           throw err;
         },
       ));
-  const offers = toOfferAgain(status, phantom === true, info.runId);
-  // Its dedup table first (signals are taken in order), then its pending events.
-  if (seen.length)
-    await signalCoalescer(client, taskQueue, to, adoptSignal, {
-      seen,
-      ...(seenOpeners ? { seenOpeners } : {}),
-      newestVersion,
-      // Not the entries of the events offered again: they are decided (and run) there.
-      except: offers.map((o) => o.event.eventKey),
+  const offers = withOwnIds([...(status ? toOfferAgain(status, phantom === true, info.runId) : []), ...untaken.offers], info.runId);
+  const except = offers.map((o) => o.event.eventKey);
+  // Its dedup table first (signals are taken in order), then the tables sent to it that it never
+  // took (an earlier recovery's), then its pending events, then the delivery ids recorded to it.
+  const { seen, seenOpeners, newestVersion } = status?.state ?? { seen: [] };
+  // Not the entries of the events offered again: they are decided (and run) there.
+  if (seen.length) await signalCoalescer(client, taskQueue, to, adoptSignal, { seen, ...(seenOpeners ? { seenOpeners } : {}), newestVersion, except });
+  for (const a of untaken.adopts) await signalCoalescer(client, taskQueue, to, adoptSignal, { ...a, except: [...(a.except ?? []), ...except] });
+  if (offers.length) await offerBySignal(client, taskQueue, to, offers);
+  for (const d of untaken.deliveries) await signalCoalescer(client, taskQueue, to, deliverySignal, d);
+  if (offers.length)
+    log.warn('coalescer recovery: a terminated coalescer’s pending events offered again', {
+      coalescerId: info.workflowId,
+      runId: info.runId,
+      events: offers.length,
+      runKey: status?.state.pending?.runKey ?? running?.runKey,
+      ...(status ? {} : { untaken: true }),
     });
-  if (!offers.length) return 0;
-  await offerBySignal(client, taskQueue, to, offers);
-  log.warn('coalescer recovery: a terminated coalescer’s pending events offered again', {
-    coalescerId: info.workflowId,
-    runId: info.runId,
-    events: offers.length,
-    runKey: pending?.runKey ?? running?.runKey,
-  });
   return offers.length;
 }
 
+const NOTHING: Left['untaken'] = { offers: [], adopts: [], deliveries: [] };
+
+/** One offer per event key, the first; each under its own offer id, or one named for the recovery when it had none. */
+export function withOwnIds(offers: Offer[], runId: string): Offer[] {
+  const keys = new Set<string>();
+  return offers
+    .filter((o) => !keys.has(o.event.eventKey) && keys.add(o.event.eventKey))
+    .map((o) => ({ event: o.event, offerId: o.offerId ?? `recovered:${runId}:${o.event.eventKey}` }));
+}
+
 /**
- * A coalescer terminated before any worker took a task of it (a new key's coalescer, started by the
- * gate with its first offer while the worker was behind) has no state to query: no workflow task
- * completed, so nothing was decided but what its history holds, the offer it was started with and
- * the offers signalled to it. Those, or undefined when a workflow task did complete (its state is
- * then read by query, tried again next round).
+ * A coalescer execution terminated before any worker took a task of it has no state to query: no
+ * workflow task completed. It holds nothing but its input and the messages in its history: a new
+ * key's coalescer started by the gate with its first offer while the workers were behind (input
+ * `first`), or an execution continued as new (input `state`, which holds no open skip: every skip is
+ * settled before a continue-as-new), and the offers, tables and delivery ids signalled to it. Those,
+ * or undefined when a workflow task did complete (its state is then read by query, tried again).
  */
-async function untakenOffers(client: Client, info: WorkflowExecutionInfo): Promise<{ input: CoalescerInput; offers: Offer[] } | undefined> {
+async function untakenOf(client: Client, info: WorkflowExecutionInfo): Promise<Left | undefined> {
   const { events } = await client.workflow.getHandle(info.workflowId, info.runId).fetchHistory();
   if (!events?.length || events.some((e) => e.eventType === EventType.EVENT_TYPE_WORKFLOW_TASK_COMPLETED)) return undefined;
   const decode = async (p: temporal.api.common.v1.IPayloads | null | undefined) =>
     p?.payloads?.length ? decodeArrayFromPayloads(client.options.loadedDataConverter, p.payloads) : [];
   const [input] = (await decode(events[0]?.workflowExecutionStartedEventAttributes?.input)) as [CoalescerInput | undefined];
-  if (!input?.agent || input.state) return undefined;
-  const offers: Offer[] = input.first ? [input.first] : [];
+  const signals: { name: string; arg: unknown }[] = [];
   for (const e of events) {
     const signal = e.workflowExecutionSignaledEventAttributes;
-    if (signal?.signalName !== offerSignal.name) continue;
-    const [list] = (await decode(signal.input)) as [Offer[] | undefined];
-    offers.push(...(list ?? []).filter((o) => o?.event?.eventKey));
+    if (signal) signals.push({ name: signal.signalName ?? '', arg: ((await decode(signal.input)) as unknown[])[0] });
   }
-  return { input, offers };
+  return input?.agent ? untakenFrom(input, signals, info.workflowId) : undefined;
 }
 
-async function offerUntaken(
-  client: Client,
-  taskQueue: string,
-  info: WorkflowExecutionInfo,
-  untaken: { input: CoalescerInput; offers: Offer[] },
-): Promise<number> {
-  const { input } = untaken;
-  const keys = new Set<string>();
-  const offers = untaken.offers
-    .filter((o) => !keys.has(o.event.eventKey) && keys.add(o.event.eventKey))
-    .map((o) => ({ event: o.event, offerId: `recovered:${info.runId}:${o.event.eventKey}` }));
-  if (!offers.length) return 0;
-  await offerBySignal(client, taskQueue, { agent: input.agent, wakeKey: input.wakeKey, coalescerId: info.workflowId, policy: input.policy }, offers);
-  log.warn('coalescer recovery: a coalescer terminated before any worker took it; its offers offered again', {
-    coalescerId: info.workflowId,
-    runId: info.runId,
-    events: offers.length,
-  });
-  return offers.length;
+/** What an execution no worker took holds, from its input and the signals in its history, in order (pure). */
+export function untakenFrom(input: CoalescerInput, signals: readonly { name: string; arg: unknown }[], coalescerId: string): Left {
+  const untaken: Left['untaken'] = { offers: input.first && !input.state ? [input.first] : [], adopts: [], deliveries: [] };
+  for (const { name, arg } of signals) {
+    if (name === offerSignal.name) untaken.offers.push(...((arg as Offer[] | undefined) ?? []).filter((o) => o?.event?.eventKey));
+    else if (name === adoptSignal.name && Array.isArray((arg as Adopted | undefined)?.seen)) untaken.adopts.push(arg as Adopted);
+    else if (name === deliverySignal.name && (arg as Delivered | undefined)?.eventKey) untaken.deliveries.push(arg as Delivered);
+  }
+  return {
+    to: { agent: input.agent, wakeKey: input.wakeKey, coalescerId, policy: input.policy },
+    ...(input.state ? { status: { state: input.state, openSkips: [] } } : {}),
+    untaken,
+  };
 }

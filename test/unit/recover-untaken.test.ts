@@ -1,0 +1,73 @@
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { toOfferAgain, untakenFrom, withOwnIds } from '../../activities/coalescer/recover';
+import type { CoalescerInput, CoalescerState, Offer } from '../../src/core/coalesce-types';
+import { adoptSignal, deliverySignal, offerSignal } from '../../src/core/messages';
+
+/**
+ * A coalescer execution terminated before any worker took a task of it cannot be queried; the
+ * recovery (activities/coalescer/recover.ts) reads what it held from its input and its history's
+ * signals. Found by review: the first version kept only the first offer and the offer signals, so a
+ * second termination while the workers were behind lost the table an earlier recovery had sent (a
+ * redelivery then ran twice) and renamed open skips' offers; and an execution continued as new and
+ * terminated before its first task was never recovered.
+ */
+const policy = { debouncePeriodMs: 1000, maxWaitMs: 5000, idleCloseMs: 60_000, dedupHorizonMs: 60_000, maxEventsPerRun: 100, whileRunning: 'skip' } as const;
+const offer = (key: string, offerId?: string): Offer => ({
+  event: {
+    eventKey: `ev-${key}`,
+    source: 'orders',
+    type: 'order.paid',
+    entity: 'k',
+    occurredAt: '2026-12-05T00:00:00Z',
+    bucketStart: '2026-12-05T00:00:00Z',
+    deliveryIds: [key],
+    payload: {},
+    fingerprint: 'f',
+  },
+  ...(offerId ? { offerId } : {}),
+});
+const table = { seen: [['ev-old', 'f', 'started', '~chain.1'] as unknown as string], except: ['ev-c'] };
+
+test('a new key’s coalescer no worker took: its first offer, then the offers signalled to it, each under its own id; a table sent to it is sent on', () => {
+  const input: CoalescerInput = { agent: 'canary', wakeKey: 'k', policy, first: offer('a', 'gate-a') };
+  const left = untakenFrom(
+    input,
+    [
+      { name: adoptSignal.name, arg: table },
+      { name: offerSignal.name, arg: [offer('c', 'offer-c'), offer('a', 'gate-a-again')] },
+      { name: deliverySignal.name, arg: { eventKey: 'ev-old', deliveryIds: ['late'] } },
+      { name: 'supersede', arg: {} },
+    ],
+    'canary#k',
+  );
+  assert.equal(left.status, undefined, 'no state: nothing was decided but what the history holds');
+  assert.deepEqual(left.to, { agent: 'canary', wakeKey: 'k', coalescerId: 'canary#k', policy });
+  assert.deepEqual(
+    withOwnIds(left.untaken.offers, 'run-1').map((o) => [o.event.eventKey, o.offerId]),
+    [
+      ['ev-a', 'gate-a'],
+      ['ev-c', 'offer-c'],
+    ],
+    'one offer per event, the first, under its own id (an open skip relayed by an earlier recovery stays itself)',
+  );
+  assert.deepEqual(left.untaken.adopts, [table], 'the earlier chain’s table goes on to the next');
+  assert.deepEqual(left.untaken.deliveries, [{ eventKey: 'ev-old', deliveryIds: ['late'] }]);
+});
+
+test('an execution continued as new and terminated before its first task: its carried state is recovered, its `first` is not offered twice', () => {
+  const pending = { runKey: 'canary#k@ev-p~chain.2', events: [offer('p').event], openedBy: 'ev-p', openedAtMs: 0, lastAtMs: 0 };
+  const state = { seen: [], pending } as unknown as CoalescerState;
+  const input: CoalescerInput = { agent: 'canary', wakeKey: 'k', policy, state, first: offer('a', 'gate-a') };
+  const left = untakenFrom(input, [{ name: offerSignal.name, arg: [offer('q')] }], 'canary#k');
+  assert.deepEqual(left.status, { state, openSkips: [] }, 'every skip is settled before a continue-as-new');
+  const offers = withOwnIds([...toOfferAgain(left.status!, false, 'run-2'), ...left.untaken.offers], 'run-2');
+  assert.deepEqual(
+    offers.map((o) => [o.event.eventKey, o.offerId]),
+    [
+      ['ev-p', 'recovered:run-2:ev-p'],
+      ['ev-q', 'recovered:run-2:ev-q'],
+    ],
+    'the pending batch, then the offer signalled to it; the chain’s first offer was decided in an earlier execution',
+  );
+});
