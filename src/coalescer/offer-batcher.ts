@@ -139,21 +139,28 @@ export class OfferBatcher {
     try {
       answer = await startWithOffer(this.client, this.taskQueue, input);
       this.open.note(id);
-    } finally {
+    } catch (err) {
       lane.starting = false;
       this.drain(id, lane); // the offers that queued behind the start
+      throw err;
     }
-    if (!answer) return this.enqueue(input, waitMs); // one is open (started elsewhere, or outlived this process's memory)
+    lane.starting = false;
+    // Refused, one is open (started elsewhere, or outlived this process's memory): this offer goes by
+    // update ahead of those that queued behind its start, so they are decided in the order made.
+    const refused = answer ? undefined : this.enqueue(input, waitMs, true);
+    this.drain(id, lane); // with the offers that queued behind the start
+    if (!answer) return refused!;
     offerStats.starts += 1;
     return { kind: 'decided', answer };
   }
 
-  private enqueue(input: OfferInput, waitMs: number): Promise<OfferOutcome> {
+  private enqueue(input: OfferInput, waitMs: number, first = false): Promise<OfferOutcome> {
     const lane = this.laneOf(input);
     const mine = new Promise<OfferOutcome>((settle, fail) => {
       const w: Waiting = { input, trace: captureContext(), settle, fail, settled: false };
       w.timer = setTimeout(() => void this.fallBack(w), waitMs);
-      lane.queue.push(w);
+      if (first) lane.queue.unshift(w);
+      else lane.queue.push(w);
     });
     // On the next turn, not now: the offers of one burst (a webhook batch, a queue read, many callers
     // at once) made in this turn go together in the coalescer's first update.

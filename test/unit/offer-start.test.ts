@@ -142,3 +142,15 @@ test('workers far behind: a new key goes by update, at their pace, once the back
   await quick.offer(input('b', 'k2'), 5000);
   assert.equal(under.calls.starts.length, 2, 'a short queue: both by start');
 });
+
+test('a refused start: its offer goes first, in one update with those that queued behind it, in the order made', async () => {
+  const { client, calls } = fakeClient(['open'], 50);
+  const batcher = new OfferBatcher(client, 'q');
+  const outcomes = await Promise.all(['a', 'b', 'c'].map((id) => batcher.offer(input(id), 5000)));
+  assert.equal(calls.starts.length, 1);
+  assert.deepEqual(calls.updates, [['a', 'b', 'c']], 'the refused start’s offer ahead of the rest');
+  assert.deepEqual(
+    outcomes.map((o) => (o.kind === 'decided' ? o.answer.runKey : o.kind)),
+    ['run-of-a', 'run-of-b', 'run-of-c'],
+  );
+});
