@@ -139,7 +139,11 @@ async function readCoalescers(client: Client, req: ReadRequest, looked: string[]
     if (wf.desc.status.name === 'RUNNING') {
       const at = base.startedAt;
       const opened = input?.first && !input.state ? input.first : undefined;
-      const answer = opened && { decision: 'started', coalescerId: id, runKey: batchRunKey(req.agent, req.wakeKey, batchRunToken(opened.event.eventKey, chainOf(runId), 1)) };
+      const answer = opened && {
+        decision: 'started',
+        coalescerId: id,
+        runKey: batchRunKey(req.agent, req.wakeKey, batchRunToken(opened.event.eventKey, chainOf(runId), 1)),
+      };
       const first = opened
         ? ([
             { kind: 'update', at, id: '#first', name: 'offer', input: [opened] },
