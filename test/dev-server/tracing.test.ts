@@ -230,11 +230,14 @@ describe('one trace per wake (OpenTelemetry, in-memory exporter, real dev server
       assert.equal(effects.length, 2);
       assert.ok(effects.every((e) => trace(e) === trace(openRequest)));
 
-      // Each event's way to the coalescer stays in its own trace: the gate's offer, the coalescer's update handler.
-      for (const request of [openRequest, absorbedRequest]) {
-        const handled = one('HandleUpdate:offer', (s) => trace(s) === trace(request));
-        assert.deepEqual(pathToRoot(handled), ['HandleUpdate:offer', 'UpdateWithStartWorkflow:offer', 'gate.wake', 'gate.admit', 'POST /webhooks/:source']);
-      }
+      // Each event's way to the coalescer stays in its own trace: the opening event's start of the
+      // coalescer with it (a new key's first event goes by start), the absorbed event's offer and the
+      // coalescer's update handler.
+      const started = one('StartWorkflow:coalescerWorkflow', (s) => trace(s) === trace(openRequest));
+      assert.deepEqual(pathToRoot(started), ['StartWorkflow:coalescerWorkflow', 'gate.wake', 'gate.admit', 'POST /webhooks/:source']);
+      assert.equal(named('HandleUpdate:offer', (s) => trace(s) === trace(openRequest)).length, 0, 'no update for the opening event');
+      const handled = one('HandleUpdate:offer', (s) => trace(s) === trace(absorbedRequest));
+      assert.deepEqual(pathToRoot(handled), ['HandleUpdate:offer', 'UpdateWithStartWorkflow:offer', 'gate.wake', 'gate.admit', 'POST /webhooks/:source']);
       assert.equal(named('RunWorkflow:runWorkflow', (s) => trace(s) === trace(absorbedRequest)).length, 0, 'no run in the absorbed trace');
 
       const history = await env.client.workflow.getHandle(runKey).fetchHistory();
