@@ -342,6 +342,10 @@ async function main(): Promise<void> {
               rssMb: rssMb(worker.getStatus().numCachedWorkflows, `afterRound${r + 1}`),
               cached: worker.getStatus().numCachedWorkflows,
             });
+            // As it goes, for a long run (BENCH_ONE_EACH_KEYS=20000 takes about an hour on 2 cores).
+            console.error(
+              `one event per key, round ${r + 1}: ${JSON.stringify({ rates: oneEachRates, runsEndedAfterS: oneEachDrainS.at(-1), ...oneEachRss.at(-1), startsDeferred: offerStats.startsDeferred })}`,
+            );
           }
         }
       }
