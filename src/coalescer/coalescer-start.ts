@@ -7,9 +7,9 @@ import { GATE_PRIORITY } from '../core/priority';
 import { decideFirst } from '../../workflows/coalescer/machine';
 
 /** How long this process takes a coalescer it saw open for open still (its offers go by update, no start tried). */
-const OPEN_KNOWN_MS = 10 * 60_000;
+export const OPEN_KNOWN_MS = 10 * 60_000;
 /** Coalescers remembered as open, at most; past it the oldest are forgotten (a start is tried for them again). */
-const OPEN_KEPT = 20_000;
+export const OPEN_KEPT = 20_000;
 
 /**
  * A wake key's first event at the cost of a start. With no coalescer open for the key, the gate
@@ -17,7 +17,7 @@ const OPEN_KEPT = 20_000;
  * and answered then, without waiting for a worker, with the decision the new chain makes for it
  * first (`decideFirst`, workflows/coalescer/machine.ts: the chain is named by the run ID the start
  * returns). With one open, Temporal refuses the start and the offer goes by update, as every offer
- * to a coalescer this process knows to be open does ({@link OpenCoalescers}).
+ * to a coalescer this process saw open within OPEN_KNOWN_MS does (the batcher's `open`, src/coalescer/last-seen.ts).
  */
 export async function startWithOffer(client: Client, taskQueue: string, input: OfferInput): Promise<OfferAnswer | undefined> {
   const { agent, wakeKey, policy, offer } = input;
@@ -34,22 +34,6 @@ export async function startWithOffer(client: Client, taskQueue: string, input: O
   } catch (err) {
     if (err instanceof WorkflowExecutionAlreadyStartedError) return undefined;
     throw err;
-  }
-}
-
-/** The coalescers this process saw open lately: their offers skip the start and go by update. */
-export class OpenCoalescers {
-  private readonly until = new Map<string, number>();
-
-  has(id: string): boolean {
-    const t = this.until.get(id);
-    return t !== undefined && t > Date.now();
-  }
-
-  note(id: string): void {
-    this.until.delete(id); // re-inserted last: the map stays in order of last sight
-    this.until.set(id, Date.now() + OPEN_KNOWN_MS);
-    if (this.until.size > OPEN_KEPT) this.until.delete(this.until.keys().next().value!);
   }
 }
 

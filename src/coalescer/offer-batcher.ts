@@ -4,7 +4,8 @@ import { errorChainText, isInFlightRefusal } from '../core/failures';
 import { offerUpdate } from '../core/messages';
 import { captureContext, inContext } from '../tracing/spans';
 import { GATE_PRIORITY } from '../core/priority';
-import { OpenCoalescers, offerBySignal, startWithOffer } from './coalescer-start';
+import { OPEN_KEPT, OPEN_KNOWN_MS, offerBySignal, startWithOffer } from './coalescer-start';
+import { LastSeen } from './last-seen';
 import { Backlog } from './backlog';
 
 /** An offer's fate: the coalescer's decision, or `accepted` (taken durably by signal, not decided within the wait). */
@@ -103,8 +104,8 @@ export class OfferBatcher {
    * is dropped whenever it is idle: a wake key offered to every few hundred ms has no lane between
    * offers, and an update of it held at a continue-as-new would otherwise wait out the decision wait.
    */
-  private readonly answeredAt = new Map<string, number>();
-  private readonly open = new OpenCoalescers();
+  private readonly answered = new LastSeen(ANSWERED_KEPT, LIVE_WITHIN_MS);
+  private readonly open = new LastSeen(OPEN_KEPT);
   private readonly backlog: Backlog;
 
   /** `startBacklog`: workflow tasks waiting on the task queue past which new keys go by update, not start ({@link Backlog}). */
@@ -124,7 +125,7 @@ export class OfferBatcher {
    */
   offer(input: OfferInput, waitMs: number): Promise<OfferOutcome> {
     const id = input.coalescerId;
-    if (!this.lanes.has(id) && !this.open.has(id)) {
+    if (!this.lanes.has(id) && !this.open.within(id, OPEN_KNOWN_MS)) {
       if (!this.backlog.behind()) return this.startFirst(input, waitMs);
       offerStats.startsDeferred += 1;
     }
@@ -263,9 +264,7 @@ export class OfferBatcher {
       resends < MAX_RESENDS
         ? setTimeout(() => {
             const waiting = batch.filter((w) => !w.settled);
-            const answered = this.answeredAt.get(id);
-            const live = answered !== undefined && Date.now() - answered < LIVE_WITHIN_MS;
-            if (over || !waiting.length || !live) return;
+            if (over || !waiting.length || !this.answered.within(id, LIVE_WITHIN_MS)) return;
             // Not answered in far longer than a coalescer takes: held by the server (see STUCK_AFTER_MS).
             // The resend takes this send's slot; this one's answer, should it still come, settles nothing twice.
             over = true;
@@ -287,7 +286,7 @@ export class OfferBatcher {
       .then(
         (answers) => {
           clearTimeout(watchdog);
-          this.noteAnswer(id);
+          this.answered.note(id);
           const list: OfferAnswer[] = Array.isArray(answers) ? answers : [];
           batch.forEach((w, i) => {
             const a = list[i];
@@ -325,17 +324,6 @@ export class OfferBatcher {
         over = true;
         this.done(id, lane);
       });
-  }
-
-  private noteAnswer(id: string): void {
-    const now = Date.now();
-    this.answeredAt.delete(id); // re-inserted last: the map stays in order of last answer
-    this.answeredAt.set(id, now);
-    if (this.answeredAt.size <= ANSWERED_KEPT) return;
-    for (const [key, at] of this.answeredAt) {
-      if (now - at < LIVE_WITHIN_MS) break;
-      this.answeredAt.delete(key);
-    }
   }
 
   private done(id: string, lane: Lane): void {
