@@ -88,6 +88,7 @@ async function main(): Promise<void> {
     registry,
     sources: wakegate.webhookSources,
     config: config.ingress,
+    startBacklog: config.startBacklog,
     allowDevSecrets: true,
     logger,
     metrics,

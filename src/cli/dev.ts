@@ -75,6 +75,7 @@ export async function dev(opts: DevOptions): Promise<number> {
         registry: wakegate.registry,
         sources: wakegate.webhookSources,
         config: config.ingress,
+        startBacklog: config.startBacklog,
         allowDevSecrets: true,
         logger,
       });

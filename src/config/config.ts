@@ -18,6 +18,8 @@ const Env = z.object({
   /** Activity task polls a worker keeps open at once (its activityTaskPollerBehavior, a simple maximum); default 10. */
   WAKEGATE_ACTIVITY_POLLERS: z.coerce.number().int().min(1).max(100).default(10),
   WAKEGATE_WORKFLOW_CACHE: z.coerce.number().int().min(10).max(100_000).optional(),
+  /** Workflow tasks waiting on the task queue past which a new wake key's first event goes by update, not start (the gate's `startBacklog`; default 1,000). */
+  WAKEGATE_START_BACKLOG: z.coerce.number().int().min(0).optional(),
   /** pino level for structured logs (stderr). */
   WAKEGATE_LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
   /** Log lines for people (`pretty`, pino-pretty) or machines (`json`); `auto`: pretty when stderr is a terminal. */
@@ -193,6 +195,8 @@ export interface Config {
   activityPollers: number;
   /** Workflows one worker keeps in memory between their tasks (Temporal's sticky cache); past it the least recent is evicted and replays on its next task. */
   workflowCache?: number;
+  /** The gates' `startBacklog` (WAKEGATE_START_BACKLOG): past this workflow backlog a new key's first event is sent by update. */
+  startBacklog?: number;
   logLevel: z.infer<typeof Env>['WAKEGATE_LOG_LEVEL'];
   logFormat: LogFormat;
   connectTimeoutMs: number;
@@ -220,6 +224,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     taskQueue: parsed.data.WAKEGATE_TASK_QUEUE,
     activityPollers: parsed.data.WAKEGATE_ACTIVITY_POLLERS,
     ...(parsed.data.WAKEGATE_WORKFLOW_CACHE !== undefined ? { workflowCache: parsed.data.WAKEGATE_WORKFLOW_CACHE } : {}),
+    ...(parsed.data.WAKEGATE_START_BACKLOG !== undefined ? { startBacklog: parsed.data.WAKEGATE_START_BACKLOG } : {}),
     logLevel: parsed.data.WAKEGATE_LOG_LEVEL,
     logFormat: parsed.data.WAKEGATE_LOG_FORMAT,
     connectTimeoutMs: parsed.data.WAKEGATE_CONNECT_TIMEOUT_MS,

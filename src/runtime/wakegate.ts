@@ -169,7 +169,14 @@ export function createWakegate(opts: WakegateOptions): Wakegate {
     activities,
     supervisorLink,
     gate: (client, taskQueue, o = {}) =>
-      new (lazy.gate().Gate)({ client, taskQueue, registry, supervisor: o.supervisor ?? supervisorLink(client, taskQueue), ...o }),
+      new (lazy.gate().Gate)({
+        client,
+        taskQueue,
+        registry,
+        supervisor: o.supervisor ?? supervisorLink(client, taskQueue),
+        ...(config.startBacklog !== undefined ? { startBacklog: config.startBacklog } : {}),
+        ...o,
+      }),
     worker: async ({ connection, namespace, taskQueue, activities: given, ...rest } = {}) => {
       lazy.tracing().ensureTracing(config.tracing);
       return lazy.worker().createWakeWorker({

@@ -5,6 +5,7 @@ import { OfferBatcher, offerStats } from '../../src/coalescer/offer-batcher';
 import type { CoalescerInput, Offer, OfferAnswer, OfferInput } from '../../src/core/coalesce-types';
 import { chainOf } from '../../src/core/ids';
 import { decideFirst } from '../../workflows/coalescer/machine';
+import { loadConfig } from '../../src/config/config';
 
 /**
  * A wake key's first event at the cost of a start (src/coalescer/coalescer-start.ts): with no coalescer open,
@@ -153,4 +154,10 @@ test('a refused start: its offer goes first, in one update with those that queue
     outcomes.map((o) => (o.kind === 'decided' ? o.answer.runKey : o.kind)),
     ['run-of-a', 'run-of-b', 'run-of-c'],
   );
+});
+
+test('WAKEGATE_START_BACKLOG sets the bound for the deployment’s gates; a bad value names the setting', () => {
+  assert.equal(loadConfig({}).startBacklog, undefined, 'unset: the gate’s default');
+  assert.equal(loadConfig({ WAKEGATE_START_BACKLOG: '300' }).startBacklog, 300);
+  assert.throws(() => loadConfig({ WAKEGATE_START_BACKLOG: '-1' }), /WAKEGATE_START_BACKLOG/);
 });

@@ -21,7 +21,8 @@ import { DEFAULT_WORKFLOW_CACHE } from '../../src/runtime/worker';
  * `npm run bench:coalesce`: the coalescing path on one dev server, with the deployment's worker in
  * this process, through the gate's public API (`createWakegate(...).gate(...).admit`).
  * 1. Warm-up: raw starts and coalescing offers over many keys, then a hot key's stream as in 3 (on
- *    a key of its own), then RSS (`warm`).
+ *    a key of its own), then one event each over more keys than the worker's workflow cache holds
+ *    (their coalescers stay open, idle, so the cache reaches its bound), then RSS (`warm`).
  * 2. Many wake keys: BENCH_KEYS (200) keys × 10 events, key after key, offered as fast as the gate
  *    takes them with BENCH_CONCURRENCY (64) outstanding, against raw `client.workflow.start` (unique
  *    IDs, no worker on their queue) at the same concurrency, in BENCH_ROUNDS (4) alternating rounds
@@ -69,6 +70,12 @@ const WARM = Number(process.env.BENCH_WARM ?? 2000);
  * same code, as the allocator happened to hand memory back or not.
  */
 const WARM_HOT = Number(process.env.BENCH_WARM_HOT ?? EVENTS);
+/**
+ * Keys of the warm-up's last part, one event each: more than the workflow cache holds, so that `warm`
+ * is read with the cache at its bound. Read before that, the growth to the end was the cache filling
+ * to its bound (202 cached at `warm`, 403 at the end in one run), not growth with the keys.
+ */
+const WARM_ONE_EACH = Number(process.env.BENCH_WARM_ONE_EACH ?? Math.ceil(DEFAULT_WORKFLOW_CACHE * 1.2));
 const MAX_WAIT_MS = 5000;
 
 // A full collection before each RSS reading, without asking for --expose-gc on the command line.
@@ -80,8 +87,8 @@ const cached: Record<string, number> = {};
 const rssMb = (cachedNow: number, named?: string) => {
   gc();
   const m = process.memoryUsage();
-  const at =
-    named ?? (['warm', 'afterManyKeys', 'end', 'afterOneEventPerKey'] as const)[Object.keys(heap).filter((k) => !k.startsWith('afterRound')).length] ?? 'later';
+  const inOrder = ['warm', 'afterManyKeys', 'end', 'afterOneEventPerKey'];
+  const at = named ?? inOrder[Object.keys(heap).filter((k) => inOrder.includes(k)).length] ?? 'later';
   heap[at] = round(m.heapUsed / 2 ** 20, 0);
   cached[at] = cachedNow;
   return round(m.rss / 2 ** 20, 0);
@@ -194,6 +201,7 @@ async function main(): Promise<void> {
       rounds: ROUNDS,
       warmUp: WARM,
       warmUpHotKeyEvents: WARM_HOT,
+      warmUpOneEventKeys: WARM_ONE_EACH,
       policy: { debounceMs: 1000, maxWaitMs: MAX_WAIT_MS, whileRunning: 'skip' },
       agent: 'canary with a coalescing policy (its run: two short activities)',
       temporal: "dev server of its own (temporal server start-dev, SQLite), localhost; the deployment's worker in the benchmark process",
@@ -255,6 +263,11 @@ async function main(): Promise<void> {
       );
       warm.errors.push(...warmHot.errors);
       await sleep(MAX_WAIT_MS + 3000);
+      const rssBeforeFill = rssMb(worker.getStatus().numCachedWorkflows, 'beforeCacheFull');
+      const warmOnes = await pooled(WARM_ONE_EACH, (i) => offer(`warm1-${tag}-${i}`, 'import'));
+      warm.errors.push(...warmOnes.errors);
+      await sleep(1500);
+      await untilNoOpenRuns(client, [taskQueue]);
       const rssWarm = rssMb(worker.getStatus().numCachedWorkflows);
 
       // 2. Many keys against raw starts, alternating rounds.
@@ -427,16 +440,16 @@ async function main(): Promise<void> {
           errors: many.errors.length,
           firstError: many.errors[0],
         },
-        rssMb: { warm: rssWarm, end: rssEnd, afterManyKeys: rssAfterMany },
+        rssMb: { beforeCacheFull: rssBeforeFill, warm: rssWarm, end: rssEnd, afterManyKeys: rssAfterMany },
         heapUsedMb: heap,
         cachedWorkflows: cached,
         /**
-         * RSS grown over the many keys per workflow the worker's cache gained meanwhile (their
-         * coalescers stay open, idle, until their dedup horizon): what the cache's bound,
+         * RSS grown over the warm-up's one-event keys per workflow the worker's cache gained meanwhile
+         * (their coalescers stay open, idle, until their dedup horizon): what the cache's bound,
          * WAKEGATE_WORKFLOW_CACHE, costs per workflow.
          */
         rssKbPerCachedWorkflow:
-          cached.afterManyKeys! > cached.warm! ? round(((rssAfterMany - rssWarm) * 1024) / (cached.afterManyKeys! - cached.warm!), 0) : null,
+          cached.warm! > cached.beforeCacheFull! ? round(((rssWarm - rssBeforeFill) * 1024) / (cached.warm! - cached.beforeCacheFull!), 0) : null,
         inFlightRefusals: inFlight,
         inFlightRefusalsFrom: refusals.sources(),
       };

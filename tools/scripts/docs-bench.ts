@@ -215,15 +215,17 @@ const coalesceAgainstRaw: Renderer = (r, other) => {
       : []),
     row(
       'RSS of the benchmark process (gate and worker)',
-      `${num(rss.warm)} MB warm, ${num(rss.afterManyKeys)} MB after the many keys, **${num(rss.end)} MB at the end**`,
+      (rss.beforeCacheFull !== undefined ? `${num(rss.beforeCacheFull)} MB before the warm-up filled the workflow cache, ` : '') +
+        `${num(rss.warm)} MB warm, ${num(rss.afterManyKeys)} MB after the many keys, **${num(rss.end)} MB at the end**`,
     ),
     ...(r.cachedWorkflows
       ? [
           row(
             "workflows in the worker's cache at those readings",
-            `${num(obj(r.cachedWorkflows).warm)}, ${num(obj(r.cachedWorkflows).afterManyKeys)}, ${num(obj(r.cachedWorkflows).end)} (the coalescers stay open until their dedup horizon)` +
+            (rss.beforeCacheFull !== undefined ? `${num(obj(r.cachedWorkflows).beforeCacheFull)}, ` : '') +
+              `${num(obj(r.cachedWorkflows).warm)}, ${num(obj(r.cachedWorkflows).afterManyKeys)}, ${num(obj(r.cachedWorkflows).end)} (the coalescers stay open until their dedup horizon)` +
               (typeof r.rssKbPerCachedWorkflow === 'number'
-                ? `; RSS grew ${num(r.rssKbPerCachedWorkflow)} KB per workflow the cache gained over the many keys`
+                ? `; RSS grew ${num(r.rssKbPerCachedWorkflow)} KB per workflow the cache gained over ${rss.beforeCacheFull !== undefined ? "the warm-up's one-event keys" : 'the many keys'}`
                 : ''),
           ),
         ]

@@ -18,6 +18,8 @@ export interface StartIngressOptions {
   allowDevSecrets?: boolean;
   logger?: Logger;
   metrics?: IngressMetrics;
+  /** Its gate's `startBacklog` (the deployment's WAKEGATE_START_BACKLOG); default the gate's. */
+  startBacklog?: number;
 }
 
 /** A listening ingress: where its two listeners are, its metrics, which sources use a dev secret, and how to stop it. */
@@ -43,6 +45,7 @@ export async function startIngress(opts: StartIngressOptions): Promise<RunningIn
     taskQueue: opts.taskQueue,
     registry: opts.registry,
     decisionWaitMs: Math.max(100, Math.floor(opts.config.temporalTimeoutMs / 2)),
+    ...(opts.startBacklog !== undefined ? { startBacklog: opts.startBacklog } : {}),
   });
   assertOperatorBind(opts.config.operatorHost, Object.keys(opts.config.operatorAuth.operators).length > 0);
   const { app, operator, metrics } = buildIngress({
