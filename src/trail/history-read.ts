@@ -38,7 +38,13 @@ export async function recordedHistory(client: Client, history: History): Promise
     const at = e.eventTime ? new Date(tsToMs(e.eventTime)).toISOString() : '';
     const id = String(e.eventId ?? '');
     if (e.workflowExecutionStartedEventAttributes) {
-      out.push({ kind: 'started', at, input: await first(client, e.workflowExecutionStartedEventAttributes.input) });
+      const started = e.workflowExecutionStartedEventAttributes;
+      out.push({
+        kind: 'started',
+        at,
+        input: await first(client, started.input),
+        ...(started.firstExecutionRunId ? { firstRunId: started.firstExecutionRunId } : {}),
+      });
     } else if (e.activityTaskScheduledEventAttributes) {
       const a = e.activityTaskScheduledEventAttributes;
       const activityType = a.activityType?.name ?? '';

@@ -10,7 +10,8 @@ import type { TrailApproval, TrailEffect } from './types';
  * the trail needs them (src/trail/read.ts makes these from Temporal's history; unit tests write them).
  */
 export type RecordedEvent =
-  | { kind: 'started'; at: string; input?: unknown }
+  /** `firstRunId`: the chain's first run (`workflowInfo().firstExecutionRunId`; a reset run keeps it). */
+  | { kind: 'started'; at: string; input?: unknown; firstRunId?: string }
   | { kind: 'activity'; id: string; at: string; activityType: string; input?: unknown }
   | { kind: 'activity-done'; scheduledId: string; at: string; result?: unknown }
   | { kind: 'activity-failed'; scheduledId: string; at: string; message: string; type?: string }

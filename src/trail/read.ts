@@ -7,6 +7,7 @@ import type { RunInput, RunResult, ScheduledRunInput } from '../core/run-types';
 import { answersFromHistory } from './coalescer';
 import { inputAndResult, recordedHistory } from './history-read';
 import type { Recorded, RecordedCoalescer, RecordedRun } from './recorded';
+import type { RecordedEvent } from './history';
 
 /** What to read, and how much. */
 export interface ReadRequest {
@@ -98,6 +99,9 @@ async function readRun(client: Client, req: ReadRequest, workflowId: string, lis
   return rec;
 }
 
+/** The chain's first run, from the history's start (`firstExecutionRunId`). */
+const chainRunOf = (history: readonly RecordedEvent[]) => history.find((e) => e.kind === 'started')?.firstRunId;
+
 const VIA: Record<RecordedCoalescer['readVia'], string> = {
   query: 'state from its coalescer query',
   result: 'state from its result',
@@ -142,7 +146,8 @@ async function readCoalescers(client: Client, req: ReadRequest, looked: string[]
       const answer = opened && {
         decision: 'started',
         coalescerId: id,
-        runKey: batchRunKey(req.agent, req.wakeKey, batchRunToken(opened.event.eventKey, chainOf(runId), 1)),
+        // Named by the chain's first run, as the workflow names it: a run reset by hand has an ID of its own.
+        runKey: batchRunKey(req.agent, req.wakeKey, batchRunToken(opened.event.eventKey, chainOf(chainRunOf(wf.history) ?? runId), 1)),
       };
       const first = opened
         ? ([

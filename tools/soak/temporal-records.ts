@@ -67,7 +67,8 @@ export async function readCoalescerOffers(client: Client, taskQueue: string): Pr
         // A new chain started by the gate with its first offer, answered as the chain decides it.
         const input = (await first(client, started.input)) as CoalescerInput | undefined;
         if (input?.first && !input.state) {
-          const answer = decideFirst(input, input.first, chainOf(runId));
+          // The chain is named by its first run (a run reset by hand keeps it), as the workflow names it.
+          const answer = decideFirst(input, input.first, chainOf(started.firstExecutionRunId || runId));
           entry.offers.push({ ...offerSeen(input.first, atMs), decision: answer.decision, ...(answer.runKey ? { runKey: answer.runKey } : {}) });
         }
       } else if (accepted?.input?.name === offerUpdate.name) {
