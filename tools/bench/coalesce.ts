@@ -16,13 +16,16 @@ import { InFlightRefusals } from './in-flight-refusals';
 import { offerStats } from '../../src/coalescer/offer-batcher';
 import { coalescerQuery } from '../../src/core/messages';
 import { DEFAULT_WORKFLOW_CACHE } from '../../src/runtime/worker';
+import { START_BACKLOG } from '../../src/coalescer/backlog';
+import { loadConfig } from '../../src/config/config';
 
 /**
  * `npm run bench:coalesce`: the coalescing path on one dev server, with the deployment's worker in
  * this process, through the gate's public API (`createWakegate(...).gate(...).admit`).
  * 1. Warm-up: raw starts and coalescing offers over many keys, then a hot key's stream as in 3 (on
  *    a key of its own), then one event each over more keys than the worker's workflow cache holds
- *    (their coalescers stay open, idle, so the cache reaches its bound), then RSS (`warm`).
+ *    (their coalescers stay open, idle, so the cache reaches its bound: RSS `cacheFull`), and as
+ *    many again (each new coalescer evicts one: the cache turned over once), then RSS (`warm`).
  * 2. Many wake keys: BENCH_KEYS (200) keys × 10 events, key after key, offered as fast as the gate
  *    takes them with BENCH_CONCURRENCY (64) outstanding, against raw `client.workflow.start` (unique
  *    IDs, no worker on their queue) at the same concurrency, in BENCH_ROUNDS (4) alternating rounds
@@ -71,9 +74,12 @@ const WARM = Number(process.env.BENCH_WARM ?? 2000);
  */
 const WARM_HOT = Number(process.env.BENCH_WARM_HOT ?? EVENTS);
 /**
- * Keys of the warm-up's last part, one event each: more than the workflow cache holds, so that `warm`
- * is read with the cache at its bound. Read before that, the growth to the end was the cache filling
- * to its bound (202 cached at `warm`, 403 at the end in one run), not growth with the keys.
+ * Keys of each of the warm-up's last two parts, one event each: more than the workflow cache holds,
+ * so that `warm` is read with the cache at its bound and turned over once. Read before the cache was
+ * full, the growth to the end was the cache filling to its bound (202 cached at `warm`, 403 at the
+ * end in one run); read once it was full but before any eviction, the first round of one event per
+ * key (each new coalescer evicting an idle one) added 228 MB, and the next three rounds none (890,
+ * 841, 823, 836 MB): the working set of a turning cache, not growth with the keys.
  */
 const WARM_ONE_EACH = Number(process.env.BENCH_WARM_ONE_EACH ?? Math.ceil(DEFAULT_WORKFLOW_CACHE * 1.2));
 const MAX_WAIT_MS = 5000;
@@ -208,6 +214,8 @@ async function main(): Promise<void> {
       supervisor: 'on, with a benchmark policy: storm thresholds raised out of the way, every run takes a permit at its first step',
       oneEventPerKeyKeys: ONE_EACH_KEYS,
       workflowCache: DEFAULT_WORKFLOW_CACHE,
+      /** The gate's bound on the workflow backlog past which a new key goes by update (WAKEGATE_START_BACKLOG). */
+      startBacklog: loadConfig().startBacklog ?? START_BACKLOG,
     },
     { file },
   );
@@ -264,10 +272,15 @@ async function main(): Promise<void> {
       warm.errors.push(...warmHot.errors);
       await sleep(MAX_WAIT_MS + 3000);
       const rssBeforeFill = rssMb(worker.getStatus().numCachedWorkflows, 'beforeCacheFull');
-      const warmOnes = await pooled(WARM_ONE_EACH, (i) => offer(`warm1-${tag}-${i}`, 'import'));
-      warm.errors.push(...warmOnes.errors);
-      await sleep(1500);
-      await untilNoOpenRuns(client, [taskQueue]);
+      const oneEachWarmUp = async (part: string) => {
+        const ones = await pooled(WARM_ONE_EACH, (i) => offer(`warm1-${tag}-${part}-${i}`, 'import'));
+        warm.errors.push(...ones.errors);
+        await sleep(1500);
+        await untilNoOpenRuns(client, [taskQueue]);
+      };
+      await oneEachWarmUp('fill');
+      const rssCacheFull = rssMb(worker.getStatus().numCachedWorkflows, 'cacheFull');
+      await oneEachWarmUp('turn');
       const rssWarm = rssMb(worker.getStatus().numCachedWorkflows);
 
       // 2. Many keys against raw starts, alternating rounds.
@@ -440,7 +453,7 @@ async function main(): Promise<void> {
           errors: many.errors.length,
           firstError: many.errors[0],
         },
-        rssMb: { beforeCacheFull: rssBeforeFill, warm: rssWarm, end: rssEnd, afterManyKeys: rssAfterMany },
+        rssMb: { beforeCacheFull: rssBeforeFill, cacheFull: rssCacheFull, warm: rssWarm, end: rssEnd, afterManyKeys: rssAfterMany },
         heapUsedMb: heap,
         cachedWorkflows: cached,
         /**
@@ -449,7 +462,9 @@ async function main(): Promise<void> {
          * WAKEGATE_WORKFLOW_CACHE, costs per workflow.
          */
         rssKbPerCachedWorkflow:
-          cached.warm! > cached.beforeCacheFull! ? round(((rssWarm - rssBeforeFill) * 1024) / (cached.warm! - cached.beforeCacheFull!), 0) : null,
+          cached.cacheFull! > cached.beforeCacheFull!
+            ? round(((rssCacheFull - rssBeforeFill) * 1024) / (cached.cacheFull! - cached.beforeCacheFull!), 0)
+            : null,
         inFlightRefusals: inFlight,
         inFlightRefusalsFrom: refusals.sources(),
       };

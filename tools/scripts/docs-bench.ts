@@ -216,16 +216,18 @@ const coalesceAgainstRaw: Renderer = (r, other) => {
     row(
       'RSS of the benchmark process (gate and worker)',
       (rss.beforeCacheFull !== undefined ? `${num(rss.beforeCacheFull)} MB before the warm-up filled the workflow cache, ` : '') +
-        `${num(rss.warm)} MB warm, ${num(rss.afterManyKeys)} MB after the many keys, **${num(rss.end)} MB at the end**`,
+        (rss.cacheFull !== undefined ? `${num(rss.cacheFull)} MB once full, ` : '') +
+        `${num(rss.warm)} MB warm${rss.cacheFull !== undefined ? ' (the cache turned over once)' : ''}, ${num(rss.afterManyKeys)} MB after the many keys, **${num(rss.end)} MB at the end**`,
     ),
     ...(r.cachedWorkflows
       ? [
           row(
             "workflows in the worker's cache at those readings",
             (rss.beforeCacheFull !== undefined ? `${num(obj(r.cachedWorkflows).beforeCacheFull)}, ` : '') +
+              (rss.cacheFull !== undefined ? `${num(obj(r.cachedWorkflows).cacheFull)}, ` : '') +
               `${num(obj(r.cachedWorkflows).warm)}, ${num(obj(r.cachedWorkflows).afterManyKeys)}, ${num(obj(r.cachedWorkflows).end)} (the coalescers stay open until their dedup horizon)` +
               (typeof r.rssKbPerCachedWorkflow === 'number'
-                ? `; RSS grew ${num(r.rssKbPerCachedWorkflow)} KB per workflow the cache gained over ${rss.beforeCacheFull !== undefined ? "the warm-up's one-event keys" : 'the many keys'}`
+                ? `; RSS grew ${num(r.rssKbPerCachedWorkflow)} KB per workflow the cache gained over ${rss.beforeCacheFull !== undefined ? "the warm-up's filling of the cache" : 'the many keys'}`
                 : ''),
           ),
         ]
