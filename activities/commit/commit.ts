@@ -3,7 +3,7 @@ import { ApplicationFailure } from '@temporalio/common';
 import type { AgentRegistry } from '../../src/agents/registry';
 import type { EffectContext, EffectDefinition, EffectReceipt } from '../../src/agents/types';
 import type { OutsideConfig } from '../../src/config/config';
-import type { CommitActivities, EffectOutcome } from '../../src/core/contracts';
+import type { CommitActivities, EffectOutcome, ShadowEffect } from '../../src/core/contracts';
 import { FailureType } from '../../src/core/failures';
 import { agentOf, parseArgs } from '../shared/agents';
 import { withHeartbeat } from '../shared/heartbeat';
@@ -51,6 +51,13 @@ async function byClass(effect: EffectDefinition, args: Record<string, unknown>, 
   return applied(await effect.apply(args, ctx), 'reconciled_redone');
 }
 
+/** What the commit stage does with an effect of each class (see `byClass`), in words, for a shadow run's record. */
+const WOULD_DO: Record<EffectDefinition['class'], (key: string) => string> = {
+  idempotent: () => 'apply it (idempotent: a retry redoes it)',
+  provider_key: (key) => `apply it with idempotency key ${key} (the provider deduplicates)`,
+  reconcile: (key) => `apply it; on a retry, first look for what an earlier attempt under ${key} did`,
+};
+
 /** The commit activity: carries out one staged effect with the agent's own code, under its class's rule. */
 export function createCommitActivity(agents: AgentRegistry, outside: OutsideConfig): CommitActivities {
   return {
@@ -70,6 +77,30 @@ export function createCommitActivity(agents: AgentRegistry, outside: OutsideConf
       );
       const result: EffectOutcome = { effectKey: input.effectKey, name: effect.name, class: effect.class, outcome, ref: receipt.ref, attempt };
       log.info('effect committed', { ...result });
+      return result;
+    },
+
+    /**
+     * A shadow run's effect: its arguments checked against its schema as `commitEffect` checks them,
+     * and what the commit stage would do with it under its class's rule. Calls no `apply`, no `find`,
+     * no provider.
+     */
+    async recordEffect(input) {
+      const effect = agentOf(agents, input.agent).effects[input.effect.name] as EffectDefinition | undefined;
+      if (!effect) throw ApplicationFailure.nonRetryable(`agent "${input.agent}" has no effect named "${input.effect.name}"`, FailureType.UnknownEffect);
+      const args = parseArgs(input.args, effect.input);
+      if (!args.ok) throw ApplicationFailure.nonRetryable(`effect "${effect.name}": ${args.problem}`, FailureType.InvalidArguments);
+      const rule = WOULD_DO[effect.class](input.effectKey);
+      const result: ShadowEffect = {
+        effectKey: input.effectKey,
+        name: effect.name,
+        class: effect.class,
+        reversible: effect.reversible,
+        args: args.args,
+        wouldDo: input.wouldAwaitApproval ? `wait for a person's approval, then ${rule}` : rule,
+        wouldAwaitApproval: input.wouldAwaitApproval,
+      };
+      log.info('shadow effect recorded', { effectKey: input.effectKey, name: effect.name });
       return result;
     },
   };

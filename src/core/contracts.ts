@@ -157,6 +157,23 @@ export interface EffectOutcome {
   attempt: number;
 }
 
+/**
+ * What a shadow run's commit stage records for one staged effect instead of carrying it out
+ * (`recordEffect`): its arguments as the effect's schema parsed them, and what the commit stage
+ * would have done with it. No provider is called.
+ */
+export interface ShadowEffect {
+  effectKey: string;
+  name: string;
+  class: EffectPolicy['class'];
+  reversible: boolean;
+  args: Record<string, unknown>;
+  /** What the commit stage would have done, in words (its class's rule, and a person's approval first for an irreversible one). */
+  wouldDo: string;
+  /** Irreversible under `approval.irreversible: 'required'`: a real run would have waited for a person here; a shadow run does not. */
+  wouldAwaitApproval: boolean;
+}
+
 /** The `runScheduledWindow` activity's input: one window of one schedule. */
 export interface RunWindowInput {
   scheduleId: string;
@@ -190,6 +207,8 @@ export interface RunActivities {
 export interface CommitActivities {
   /** Carry out one effect under its class's rule; `EffectAmbiguous` when a retry cannot tell whether it landed. */
   commitEffect(input: CommitInput): Promise<EffectOutcome>;
+  /** A shadow run's commit: check one effect's arguments against its schema and say what would be done; no provider is called. */
+  recordEffect(input: CommitInput & { wouldAwaitApproval: boolean }): Promise<ShadowEffect>;
 }
 
 /** The coalescing path's activity (activities/coalescer/coalesce.ts). */

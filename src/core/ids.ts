@@ -105,6 +105,16 @@ export function effectKey(runKey: string, effect: string, step: number | string)
 }
 
 /**
+ * A shadow run's workflow ID: `shadow/<session>/<the recorded run's key>`. Never one the gate makes
+ * (no run key starts with `shadow/`), so its effect keys are its own, and a second shadow session of
+ * the same run is a run of its own.
+ */
+export function shadowRunKey(session: string, of: string): string {
+  return `${SHADOW_PREFIX}${session}/${of}`;
+}
+export const SHADOW_PREFIX = 'shadow/';
+
+/**
  * The supervisor of the fleet on one task queue: one per fleet, so each deployment (and each test's
  * task queue) has its own breaker. It is off every event's path: the gate reads its memo cached and
  * reports counts in batches; runs lease permits in batches (see src/supervisor/link.ts).

@@ -107,7 +107,23 @@ export type RunOrigin =
       /** The run this one restarts (overlap `cancel`): its events are among `absorbed`. */
       supersedes?: string;
     }
-  | { kind: 'window'; window: ScheduledWindow };
+  | { kind: 'window'; window: ScheduledWindow }
+  | ShadowOrigin;
+
+/**
+ * A shadow run (`wakegate shadow`): a candidate definition of an agent run again on a recorded run's
+ * events, under an ID of its own (src/core/ids.ts `shadowRunKey`). Its commit stage records each
+ * staged effect (`ShadowEffect`) and carries none out; it asks no supervisor for a permit, waits for
+ * no person, and tells no coalescer when it ends.
+ */
+export interface ShadowOrigin {
+  kind: 'shadow';
+  /** The recorded run it shadows: workflow ID and run ID. */
+  of: string;
+  ofRunId: string;
+  /** The events the recorded run took (a coalesced run's batch); empty for a run of one event (its payload is the input's). */
+  absorbed: AbsorbedEvent[];
+}
 
 /**
  * A schedule's window, for an agent on the one-call path: the Temporal Schedule starts the run

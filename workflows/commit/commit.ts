@@ -1,10 +1,11 @@
 import { ActivityFailure, ApplicationFailure, CancellationScope, condition, sleep } from '@temporalio/workflow';
 import type { AgentPolicy } from '../../src/core/policy';
-import type { Proposal } from '../../src/core/contracts';
 import { FailureType } from '../../src/core/failures';
 import { effectKey } from '../../src/core/ids';
 import type { RunInput } from '../../src/core/run-types';
 import { commitEffect } from './proxies';
+import { recordEffects } from './record-only';
+import type { Staged } from './staged';
 import { reserve, settle, type BudgetPool } from '../../src/core/budget';
 import type { RunOutcome, RunState } from '../../src/core/run-state';
 
@@ -12,12 +13,7 @@ function failureType(err: unknown): string | undefined {
   return err instanceof ActivityFailure && err.cause instanceof ApplicationFailure ? (err.cause.type ?? undefined) : undefined;
 }
 
-/** What the commit stage carries out: the staged effects, in order, and the answer that closed the loop. */
-export interface Staged {
-  answer: unknown;
-  summary: string;
-  proposals: Proposal[];
-}
+export type { Staged };
 
 /**
  * The commit stage, the one place effects become visible: each staged effect in order, under its
@@ -29,6 +25,7 @@ export interface Staged {
  * the effect in flight finish and records it; nothing after it starts.
  */
 export async function commitEffects(input: RunInput, policy: AgentPolicy, state: RunState, pool: BudgetPool, staged: Staged): Promise<RunOutcome> {
+  if (input.origin.kind === 'shadow') return recordEffects(input, policy, state, pool, staged);
   state.commitBegan = true; // from here a supersede (overlap `cancel`) lets the run finish
   const { answer, proposals } = staged;
   const preserved = () => ({ answer, staged: proposals, committed: state.effects });

@@ -22,3 +22,13 @@ export const { commitEffect } = proxyActivities<Activities>({
     ],
   },
 });
+
+/** A shadow run's record of one effect: local work (a schema check), retried like any read. */
+export const { recordEffect } = proxyActivities<Activities>({
+  startToCloseTimeout: '10 seconds',
+  retry: {
+    initialInterval: '1 second',
+    maximumAttempts: 3,
+    nonRetryableErrorTypes: [FailureType.UnknownAgent, FailureType.UnknownEffect, FailureType.InvalidArguments],
+  },
+});

@@ -72,6 +72,11 @@ export class RunRecord {
   readonly batch: Batch | undefined;
   /** Overlap `steer`: events sent into the live run, for its model's next turn. */
   readonly steer: SteerInbox;
+  /**
+   * Whether the run indexes itself (search attributes). A shadow run does not: `wakegate runs`, the
+   * decision trail and the gate find runs by those, and a shadow run is none of theirs.
+   */
+  private readonly indexed: boolean;
 
   constructor(
     private readonly input: RunInput,
@@ -79,6 +84,7 @@ export class RunRecord {
   ) {
     const resumed = input.resumedHold;
     this.batch = input.origin.kind === 'batch' ? input.origin : undefined;
+    this.indexed = input.origin.kind !== 'shadow';
     // A coalesced run holds every delivery of every event it took (a webhook's, a queue message's, a
     // tick's), not only the first of the event that opened its batch.
     const delivered = this.batch ? this.batch.absorbed.flatMap((e) => e.deliveryIds) : input.deliveryId ? [input.deliveryId] : [];
@@ -203,6 +209,7 @@ export class RunRecord {
    */
   index(): void {
     const { input } = this;
+    if (!this.indexed) return;
     upsertSearchAttributes([
       { key: WakeEventKey, value: input.eventKey },
       { key: WakeSource, value: input.source },
@@ -232,18 +239,19 @@ export class RunRecord {
   /** The terminal reason and what was spent, indexed and logged. */
   record(terminalReason: TerminalReason): BudgetUsage | undefined {
     const u = this.usage();
-    upsertSearchAttributes([
-      { key: WakeTerminalReason, value: terminalReason },
-      { key: WakeDeliveryIds, value: this.deliveryIds.slice(0, MAX_DELIVERY_IDS_INDEXED) },
-      { key: WakeDeliveryCount, value: this.deliveryCount },
-      { key: WakeAttempts, value: this.state.maxAttempt },
-      ...(u
-        ? [
-            { key: WakeTokens, value: u.tokens },
-            { key: WakeCostUsd, value: u.costUsd },
-          ]
-        : []),
-    ]);
+    if (this.indexed)
+      upsertSearchAttributes([
+        { key: WakeTerminalReason, value: terminalReason },
+        { key: WakeDeliveryIds, value: this.deliveryIds.slice(0, MAX_DELIVERY_IDS_INDEXED) },
+        { key: WakeDeliveryCount, value: this.deliveryCount },
+        { key: WakeAttempts, value: this.state.maxAttempt },
+        ...(u
+          ? [
+              { key: WakeTokens, value: u.tokens },
+              { key: WakeCostUsd, value: u.costUsd },
+            ]
+          : []),
+      ]);
     const { runKey, eventKey, agent, wakeKey } = this.input;
     log.info('run finished', {
       runKey,

@@ -58,8 +58,9 @@ export async function runWorkflow(arg: RunInput | ScheduledRunInput): Promise<Ru
     // The agent's policy and the payload it works on (merged by the agent from every absorbed event), through history.
     const { policy, payload, verdict, taken } = await prepareRun({
       agent: input.agent,
-      payloads: origin.kind === 'batch' ? origin.absorbed.map((e) => e.payload ?? {}) : [input.payload],
-      ...(resumed ? { withoutVerdict: true } : {}),
+      payloads: (origin.kind === 'batch' || origin.kind === 'shadow') && origin.absorbed.length ? origin.absorbed.map((e) => e.payload ?? {}) : [input.payload],
+      // A shadow run takes no permit: production's caps are not its to spend.
+      ...(resumed || origin.kind === 'shadow' ? { withoutVerdict: true } : {}),
       ...(window?.check ? { window: window.check } : {}),
     });
     void reported?.send();
