@@ -124,6 +124,12 @@ export default tseslint.config(
               message: 'src/trail/ reads Temporal as a client: the CLI and the ingress use it, it imports neither, nor workflow or activity code.',
             },
             {
+              // Shadow runs drive a candidate's worker and read recorded runs as a client; the CLI shows the diff.
+              target: './src/shadow',
+              from: ['./src/cli', './src/console', './src/trigger', './workers', './workflows', './activities'],
+              message: 'src/shadow/ runs a candidate through the runtime and reads Temporal as a client: it imports no CLI, workflow or activity code.',
+            },
+            {
               target: './workflows',
               from: './src/trail',
               message: 'Workflows may not import process-side modules: the trail reads Temporal as a client.',

@@ -5,6 +5,7 @@ import type { EmitOptions } from './emit';
 import type { InitOptions } from './init';
 import type { ExplainOptions } from './explain';
 import type { RunsOptions } from './runs';
+import type { ShadowOptions } from './shadow';
 import type { PersonOptions } from './supervisor';
 import { reportError } from './output';
 
@@ -55,34 +56,7 @@ export function registerCommands(program: Command): void {
     .option('--timeout <duration>', 'with --wait: wait at most this long (e.g. 30s, 5m); exit 5 if the run has not ended')
     .action((opts: EmitOptions) => run(async () => (await import('./emit.js')).emit(opts)));
 
-  const schedules = program.command('schedules').description('Schedules in code (schedules/definitions.ts), held by Temporal Schedules.');
-  schedules
-    .command('sync')
-    .description('Upsert the schedules from code: create missing, update changed, never unpause; --prune removes dropped ones.')
-    .option('--prune', "delete wakegate's schedules that are no longer in code")
-    .action((opts: { prune?: boolean }) => run(async () => (await import('./schedules.js')).syncCommand(opts)));
-  schedules
-    .command('list')
-    .description('Per schedule: the agent it wakes, policy, next and recent runs, skipped/missed counts, buffer, paused state and note.')
-    .action(() => run(async () => (await import('./schedules.js')).listCommand()));
-  schedules
-    .command('trigger <id>')
-    .description("Run a schedule now, with the schedule's own overlap policy unless --overlap says otherwise.")
-    .option('--overlap <policy>', OVERLAP_HELP)
-    .action((id: string, opts: { overlap?: string }) => run(async () => (await import('./schedules.js')).triggerCommand(id, opts)));
-  schedules
-    .command('backfill <id>')
-    .description("Run the windows in [start, end] now, with the schedule's own overlap policy unless --overlap says otherwise.")
-    .requiredOption('--start <iso>', 'first nominal time, ISO-8601 with zone')
-    .requiredOption('--end <iso>', 'last nominal time, ISO-8601 with zone')
-    .option('--overlap <policy>', OVERLAP_HELP)
-    .action((id: string, opts: { start: string; end: string; overlap?: string }) =>
-      run(async () => (await import('./schedules.js')).backfillCommand(id, opts)),
-    );
-  schedules
-    .command('gaps <id>')
-    .description('The durable records of windows that did not run (skipped by policy, missed while down).')
-    .action((id: string) => run(async () => (await import('./schedules.js')).gapsCommand(id)));
+  registerScheduleCommands(program);
 
   program
     .command('runs')
@@ -109,6 +83,24 @@ export function registerCommands(program: Command): void {
     .option('--max-events <n>', 'events listed, newest first (the rest are counted)', '200')
     .option('--json', 'print JSON even at a terminal')
     .action((agent: string, wakeKey: string, opts: ExplainOptions) => run(async () => (await import('./explain.js')).explain(agent, wakeKey, opts)));
+
+  program
+    .command('shadow <agent>')
+    .description(
+      'Run a candidate definition of the agent on the events of its recorded runs, effects recorded and never carried out, and diff each ' +
+        'wake: terminal reason, answer, effects (added, removed, arguments), turns, tokens, cost. A table at a terminal, JSON otherwise.',
+    )
+    .requiredOption('--candidate <module>', 'the deployment module (default export createWakegate(...)) holding the candidate agent')
+    .option('--since <duration>', 'recorded runs closed within this long (30m, 24h, 7d)', '7d')
+    .option('--wake-key <key>', 'only runs about this wake key')
+    .option('--reason <reason>', `only runs that ended so: ${TERMINAL_REASONS.join(', ')}`)
+    .option('--limit <n>', 'at most this many runs, newest first', '100')
+    .option('--fail-if <condition>', "exit 6 when it holds, e.g. 'changedEffects>5%', 'newEscalations>0' (repeatable)", (v: string, all: string[] = []) => [
+      ...all,
+      v,
+    ])
+    .option('--json', 'print JSON even at a terminal')
+    .action((agent: string, opts: ShadowOptions) => run(async () => (await import('./shadow.js')).shadow(agent, opts)));
 
   program
     .command('kill <key>')
@@ -177,4 +169,36 @@ export function registerCommands(program: Command): void {
     .requiredOption('--reason <why>', 'why')
     .option('--timeout <s>', 'give up waiting after this many seconds (the drain stays in force)', '600')
     .action((opts: PersonOptions & { timeout: string }) => run(async () => (await import('./supervisor.js')).drainCommand(opts)));
+}
+
+/** `wakegate schedules ...`: the schedules in code and their Temporal Schedules. */
+function registerScheduleCommands(program: Command): void {
+  const schedules = program.command('schedules').description('Schedules in code (schedules/definitions.ts), held by Temporal Schedules.');
+  schedules
+    .command('sync')
+    .description('Upsert the schedules from code: create missing, update changed, never unpause; --prune removes dropped ones.')
+    .option('--prune', "delete wakegate's schedules that are no longer in code")
+    .action((opts: { prune?: boolean }) => run(async () => (await import('./schedules.js')).syncCommand(opts)));
+  schedules
+    .command('list')
+    .description('Per schedule: the agent it wakes, policy, next and recent runs, skipped/missed counts, buffer, paused state and note.')
+    .action(() => run(async () => (await import('./schedules.js')).listCommand()));
+  schedules
+    .command('trigger <id>')
+    .description("Run a schedule now, with the schedule's own overlap policy unless --overlap says otherwise.")
+    .option('--overlap <policy>', OVERLAP_HELP)
+    .action((id: string, opts: { overlap?: string }) => run(async () => (await import('./schedules.js')).triggerCommand(id, opts)));
+  schedules
+    .command('backfill <id>')
+    .description("Run the windows in [start, end] now, with the schedule's own overlap policy unless --overlap says otherwise.")
+    .requiredOption('--start <iso>', 'first nominal time, ISO-8601 with zone')
+    .requiredOption('--end <iso>', 'last nominal time, ISO-8601 with zone')
+    .option('--overlap <policy>', OVERLAP_HELP)
+    .action((id: string, opts: { start: string; end: string; overlap?: string }) =>
+      run(async () => (await import('./schedules.js')).backfillCommand(id, opts)),
+    );
+  schedules
+    .command('gaps <id>')
+    .description('The durable records of windows that did not run (skipped by policy, missed while down).')
+    .action((id: string) => run(async () => (await import('./schedules.js')).gapsCommand(id)));
 }

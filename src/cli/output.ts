@@ -9,6 +9,8 @@ export const ExitCode = {
   refused: 3,
   unreachable: 4,
   timedOut: 5,
+  /** `wakegate shadow --fail-if`: the diff crossed a condition the caller gates on. */
+  thresholdCrossed: 6,
 } as const;
 
 /** Print exactly one JSON object on stdout. */

@@ -2,7 +2,7 @@ import { budgetUsed } from '../trail/format';
 import type { TrailEffect, TrailRun, WakeTrail } from '../trail/types';
 
 /** Columns padded to their widest cell; the last column is left as it is. */
-function table(rows: string[][], indent = '  '): string[] {
+export function table(rows: string[][], indent = '  '): string[] {
   const widths = rows[0]!.map((_, i) => Math.max(...rows.map((r) => (r[i] ?? '').length)));
   return rows.map(
     (r) =>

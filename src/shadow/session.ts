@@ -1,0 +1,138 @@
+import { randomUUID } from 'node:crypto';
+import type { Client } from '@temporalio/client';
+import type { NativeConnection } from '@temporalio/worker';
+import { SHADOW_PREFIX, shadowRunKey } from '../core/ids';
+import type { RunInput, RunResult, TerminalReason } from '../core/run-types';
+import { recordedHistory, inputAndResult } from '../trail/history-read';
+import type { Wakegate } from '../runtime/wakegate';
+import { diffRun, summarize, type ShadowSummary, type WakeDiff } from './diff';
+
+/** Which recorded runs to shadow: the agent's closed runs in a window, newest first. */
+export interface RecordedRunsQuery {
+  agent: string;
+  /** Runs closed at or after this time. */
+  since: Date;
+  wakeKey?: string;
+  reason?: TerminalReason;
+  limit: number;
+}
+
+/** A recorded run with the input it was started with and the result it ended with. */
+export interface RecordedRun {
+  workflowId: string;
+  runId: string;
+  input: RunInput;
+  result: RunResult;
+}
+
+/** A recorded run not shadowed, and why. */
+export interface NotShadowed {
+  workflowId: string;
+  why: string;
+}
+
+const quote = (s: string) => `"${s.replace(/["\\]/g, '')}"`;
+
+/**
+ * The agent's completed runs in the window (never a shadow run), each with its input and result
+ * read from its history. A schedule's window started by its Schedule (no run input of its own) and a
+ * run with no result are listed as not shadowed.
+ */
+export async function recordedRuns(client: Client, q: RecordedRunsQuery): Promise<{ runs: RecordedRun[]; notShadowed: NotShadowed[] }> {
+  const clauses = [
+    'WorkflowType = "runWorkflow"',
+    'ExecutionStatus = "Completed"',
+    `WakeAgent = ${quote(q.agent)}`,
+    `CloseTime >= ${quote(q.since.toISOString())}`,
+    ...(q.wakeKey ? [`WakeKey = ${quote(q.wakeKey)}`] : []),
+    ...(q.reason ? [`WakeTerminalReason = ${quote(q.reason)}`] : []),
+  ];
+  const runs: RecordedRun[] = [];
+  const notShadowed: NotShadowed[] = [];
+  for await (const w of client.workflow.list({ query: clauses.join(' AND ') })) {
+    if (w.workflowId.startsWith(SHADOW_PREFIX)) continue;
+    if (runs.length >= q.limit) break;
+    const history = await client.workflow.getHandle(w.workflowId, w.runId).fetchHistory();
+    const { input, result } = inputAndResult(await recordedHistory(client, history));
+    const run = input as Partial<RunInput> | undefined;
+    if (!run?.runKey || !run.origin) notShadowed.push({ workflowId: w.workflowId, why: 'a window its Schedule started: no run input of its own' });
+    else if (!result) notShadowed.push({ workflowId: w.workflowId, why: 'no recorded result' });
+    else runs.push({ workflowId: w.workflowId, runId: w.runId, input: run as RunInput, result: result as RunResult });
+  }
+  return { runs, notShadowed };
+}
+
+/** The shadow run of a recorded run: its events, its own ID, origin `shadow` (record-only commit, no permit, no coalescer). */
+export function shadowInput(session: string, run: RecordedRun): RunInput {
+  const { resumedHold: _held, origin, ...rest } = run.input;
+  const runKey = shadowRunKey(session, run.workflowId);
+  return {
+    ...rest,
+    runKey,
+    origin: { kind: 'shadow', of: run.workflowId, ofRunId: run.runId, absorbed: origin.kind === 'batch' ? origin.absorbed : [] },
+  };
+}
+
+export interface ShadowSessionOptions {
+  client: Client;
+  connection: NativeConnection;
+  namespace: string;
+  /** The deployment holding the candidate definition of the agent. */
+  candidate: Wakegate;
+  runs: RecordedRun[];
+  /** Names the session's run IDs and task queue; default: a fresh one. */
+  session?: string;
+  /** Shadow runs in flight at once. */
+  concurrency?: number;
+}
+
+export interface ShadowReport {
+  session: string;
+  taskQueue: string;
+  summary: ShadowSummary;
+  wakes: WakeDiff[];
+  /** Shadow runs that failed to end with a result (a defect in the candidate): the recorded run and the error. */
+  failed: { runKey: string; shadowRunKey: string; error: string }[];
+}
+
+/**
+ * Run the candidate on each recorded run's events, in a worker of this process on a task queue of the
+ * session's own (so the candidate's code runs without being deployed), and diff each against the
+ * recorded run. Tools and the model run live (tools are read-only by contract); effects are recorded,
+ * never carried out.
+ */
+export async function shadowSession(o: ShadowSessionOptions): Promise<ShadowReport> {
+  const session = o.session ?? `${new Date().toISOString().slice(0, 16).replace(/[-:T]/g, '')}-${randomUUID().slice(0, 6)}`;
+  const taskQueue = `wakegate-shadow-${session}`;
+  const worker = await o.candidate.worker({ connection: o.connection, namespace: o.namespace, taskQueue });
+  const wakes: WakeDiff[] = [];
+  const failed: ShadowReport['failed'] = [];
+  await worker.runUntil(async () => {
+    let next = 0;
+    const one = async (run: RecordedRun) => {
+      const input = shadowInput(session, run);
+      try {
+        const result = await o.client.workflow.execute<(i: RunInput) => Promise<RunResult>>('runWorkflow', {
+          workflowId: input.runKey,
+          taskQueue,
+          args: [input],
+        });
+        wakes.push(diffRun(run.result, result, input.runKey));
+      } catch (err) {
+        failed.push({
+          runKey: run.workflowId,
+          shadowRunKey: input.runKey,
+          error: err instanceof Error ? ((err.cause as Error | undefined)?.message ?? err.message) : String(err),
+        });
+      }
+    };
+    await Promise.all(
+      Array.from({ length: Math.min(o.concurrency ?? 4, o.runs.length) }, async () => {
+        while (next < o.runs.length) await one(o.runs[next++]!);
+      }),
+    );
+  });
+  const order = new Map(o.runs.map((r, i) => [r.workflowId, i]));
+  wakes.sort((a, b) => order.get(a.runKey)! - order.get(b.runKey)!);
+  return { session, taskQueue, summary: summarize(wakes), wakes, failed };
+}

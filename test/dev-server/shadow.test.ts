@@ -1,0 +1,147 @@
+import { after, before, describe, test } from 'node:test';
+import assert from 'node:assert/strict';
+import { awaitRun } from '../../src/run/await-run';
+import type { RunResult } from '../../src/core/run-types';
+import type { ShadowEffect } from '../../src/core/contracts';
+import type { WakeDiff, ShadowSummary } from '../../src/shadow/diff';
+import { startDevEnv, unique, withWorker, type DevEnv } from '../helpers/env';
+import { outsideEnv, standinOutside } from '../helpers/outside';
+import { runCli } from '../helpers/cli';
+import { appOf } from '../helpers/app';
+import { startStandins, type Standins } from '../../tools/standins';
+import { channelService } from '../../tools/standins/channel';
+import { exportService } from '../../tools/standins/exports';
+import { changedByCandidate, recordedReporter } from '../fixtures/shadow-candidate';
+import { exampleOptions } from '../../examples/app';
+import { campaignReporter } from '../../examples/campaign-reporter';
+
+/*
+ * `wakegate shadow` on the real dev server: recorded runs of the campaign reporter, then the CLI runs
+ * a candidate (test/fixtures/shadow-candidate.ts) on their events in a worker of its own and diffs
+ * them. The providers' stand-ins count every request they get, so "no effect was carried out" is
+ * read where it would land.
+ */
+let env: DevEnv;
+let standins: Standins;
+/** Requests each effect provider received (any method, any path). */
+const calls = { channel: 0, exports: 0 };
+before(async () => {
+  env = await startDevEnv();
+  const channel = channelService();
+  const exports = exportService();
+  channel.app.addHook('onRequest', async () => void (calls.channel += 1));
+  exports.app.addHook('onRequest', async () => void (calls.exports += 1));
+  standins = await startStandins({}, { channel, exports });
+});
+after(async () => {
+  await standins?.close();
+  await env?.teardown();
+});
+
+/** The deployment the recorded runs ran under: the reporter as recorded beside the other example agents. */
+const recorded = appOf(undefined, { agents: [recordedReporter, ...exampleOptions.agents.filter((a) => a !== campaignReporter)] });
+
+describe('wakegate shadow', () => {
+  test('20 recorded runs: exactly the wakes whose decide changed are reported, with their argument diffs; no provider is called', async () => {
+    const taskQueue = unique('shadow');
+    const tag = unique('camp');
+    const keys = Array.from({ length: 20 }, (_, i) => `${tag}-${i}`);
+    const originals = await withWorker(
+      env.nativeConnection,
+      taskQueue,
+      async () => {
+        const gate = recorded.gate(env.client, taskQueue);
+        const answers = await Promise.all(
+          keys.map((k) =>
+            gate.admit({ source: 'campaigns', entity: k, type: 'report.due', occurredAt: '2026-12-06T10:00:00Z', payload: { dashboards: ['overview'] } }),
+          ),
+        );
+        return Promise.all(answers.map((a) => awaitRun(env.client, a)));
+      },
+      { activities: recorded.activities({ outside: standinOutside(standins) }) },
+    );
+    assert.deepEqual(
+      originals.map((r) => r.terminalReason),
+      keys.map(() => 'success'),
+      originals.map((r) => r.summary).join('; '),
+    );
+    assert.deepEqual(calls, { channel: 20, exports: 20 }, 'each recorded run posted once and started one export');
+    const dashboardReads = standins.dashboards.reads();
+
+    const cli = await runCli(
+      [
+        'shadow',
+        'campaign-reporter',
+        '--candidate',
+        'test/fixtures/shadow-candidate.ts',
+        '--since',
+        '1h',
+        '--json',
+        '--fail-if',
+        'changedEffects>=50%',
+        '--fail-if',
+        'newEscalations>0',
+      ],
+      { TEMPORAL_ADDRESS: env.server.address, ...outsideEnv(standins) },
+      240_000,
+    );
+    assert.equal(cli.code, 6, `exit 6: 10 of 20 wakes changed crosses changedEffects>=50%\n${cli.stderr}`);
+    const report = cli.json as { summary: ShadowSummary; wakes: WakeDiff[]; failed: unknown[]; failIf: { condition: string; crossed: boolean }[] };
+    assert.deepEqual(report.failed, []);
+    assert.equal(report.wakes.length, 20);
+    assert.deepEqual(report.failIf, [
+      { condition: 'changedEffects>=50%', crossed: true },
+      { condition: 'newEscalations>0', crossed: false },
+    ]);
+    const changed = report.wakes.filter((w) => w.effects.length > 0).map((w) => w.wakeKey);
+    assert.deepEqual(changed.sort(), keys.filter(changedByCandidate).sort(), 'exactly the wakes whose decide changed');
+    assert.equal(report.summary.changedEffects, 10);
+    assert.equal(report.summary.changedReason, 0);
+    for (const w of report.wakes.filter((x) => x.effects.length)) {
+      const original = originals.find((r) => r.runKey === w.runKey)!;
+      const text = (original.output as { staged: { effect: string; args: { text: string } }[] }).staged[0]!.args.text;
+      assert.deepEqual(w.effects, [
+        {
+          step: 0,
+          effect: 'post_summary',
+          change: 'args',
+          args: [{ path: 'text', before: text, after: text.replace(`Campaign ${w.wakeKey}:`, `Campaign ${w.wakeKey} (candidate):`) }],
+        },
+      ]);
+      assert.deepEqual(w.terminalReason, { before: 'success', after: 'success', changed: false });
+    }
+
+    assert.deepEqual(calls, { channel: 20, exports: 20 }, 'no shadow run called a provider');
+    const listed = await env.client.workflow.count('WorkflowType = "runWorkflow" AND WakeAgent = "campaign-reporter"');
+    assert.equal(listed.count, 20, 'shadow runs are not indexed as runs of the agent (wakegate runs, the trail)');
+    assert.equal(standins.dashboards.reads() - dashboardReads, 20, 'tools run live: one dashboard read per shadow run');
+    // What a shadow run recorded instead: both effects, under its own effect keys, and what a real run would do.
+    const one = report.wakes[1]!;
+    const shadowResult = (await env.client.workflow.getHandle(one.shadowRunKey).result()) as RunResult;
+    const out = shadowResult.output as { committed: unknown[]; shadow: ShadowEffect[] };
+    assert.deepEqual(out.committed, []);
+    assert.deepEqual(
+      out.shadow.map((e) => [e.name, e.class, e.effectKey.startsWith(`${one.shadowRunKey}#`), e.wouldAwaitApproval]),
+      [
+        ['post_summary', 'provider_key', true, false],
+        ['start_export', 'reconcile', true, false],
+      ],
+    );
+    assert.match(out.shadow[0]!.wouldDo, /idempotency key shadow\//);
+  });
+
+  test('bad flags exit 2 before any connection; a window with no recorded run exits 3', async () => {
+    const nowhere = { TEMPORAL_ADDRESS: '127.0.0.1:1' };
+    const bad = await runCli(['shadow', 'campaign-reporter', '--candidate', 'test/fixtures/shadow-candidate.ts', '--fail-if', 'costDelta>5%'], nowhere);
+    assert.equal(bad.code, 2);
+    assert.match(String((bad.json.error as { message: string }).message), /only a count of wakes takes %/);
+    const unknown = await runCli(['shadow', 'nobody', '--candidate', 'test/fixtures/shadow-candidate.ts'], nowhere);
+    assert.equal(unknown.code, 2);
+    assert.match(String((unknown.json.error as { message: string }).message), /defines no agent "nobody"/);
+    const none = await runCli(['shadow', 'dependency-bump', '--candidate', 'test/fixtures/shadow-candidate.ts', '--json'], {
+      TEMPORAL_ADDRESS: env.server.address,
+    });
+    assert.equal(none.code, 3, none.stderr);
+    assert.match(String((none.json.error as { message: string }).message), /no completed run of dependency-bump/);
+  });
+});
