@@ -133,7 +133,7 @@ const oneEachMemory = (one: Json, whose: string): string[] =>
 const oneEachAtScale = (one: Json, rss: Json): string[] => [
   row(
     `${num(one.keys)} wake keys × 1 event (\`BENCH_ONE_EACH_KEYS=20000\`, its own results file)`,
-    `**${num(one.coalescePerS)} events/s** against ${num(one.rawStartsPerS)} raw starts/s: ratio **${num(one.ratio)}**; answers p50 ${p(obj(one.answerMs))} ms, p99 ${p(obj(one.answerMs), 'p99')} ms; RSS ${num(rss.warm)} MB warm`,
+    `**${num(one.coalescePerS)} events/s** against ${num(one.rawStartsPerS)} raw starts/s: ratio **${num(one.ratio)}**; answers p50 ${p(obj(one.answerMs))} ms, p99 ${p(obj(one.answerMs), 'p99')} ms; ${num(one.errors)} errors${one.firstError ? ` (first: ${String(one.firstError)})` : ''}; RSS ${num(rss.warm)} MB warm`,
   ),
   ...oneEachMemory(one, 'at 20,000 keys,'),
 ];
