@@ -472,7 +472,7 @@ async function main(): Promise<void> {
       const errors = warm.errors.length + many.errors.length + one.errors.length + oneEach.errors.length;
       // The issue's bar, each check written down when it fails.
       const problems = [
-        ...(errors > 0 ? [`${errors} offers failed (first: ${warm.errors[0] ?? many.errors[0] ?? one.errors[0]})`] : []),
+        ...(errors > 0 ? [`${errors} offers failed (first: ${warm.errors[0] ?? many.errors[0] ?? one.errors[0] ?? oneEach.errors[0]})`] : []),
         ...(report.ratio < 0.8 ? [`coalescing over many keys at ${report.ratio}x raw starts, under 0.8x`] : []),
         ...(hotRuns > bound ? [`the hot key started ${hotRuns} runs, over its bound of ${bound}`] : []),
         ...(one.seconds > 75 ? [`the hot key's ${EVENTS} events took ${report.hotKey.seconds} s to be answered, over 75 s`] : []),
