@@ -31,6 +31,9 @@ export interface NotShadowed {
   why: string;
 }
 
+/** How long a shadow run may stay open at most (a recorded run's own wall-clock budget bounds it before this). */
+const SHADOW_RUN_TIMEOUT = '1 day';
+
 const quote = (s: string) => `"${s.replace(/["\\]/g, '')}"`;
 
 /**
@@ -116,6 +119,8 @@ export async function shadowSession(o: ShadowSessionOptions): Promise<ShadowRepo
           workflowId: input.runKey,
           taskQueue,
           args: [input],
+          // Its worker is this process: should the process die, Temporal closes the run rather than leave it open on a queue no one polls.
+          workflowExecutionTimeout: SHADOW_RUN_TIMEOUT,
         });
         wakes.push(diffRun(run.result, result, input.runKey));
       } catch (err) {

@@ -118,6 +118,9 @@ describe('wakegate shadow', () => {
     // What a shadow run recorded instead: both effects, under its own effect keys, and what a real run would do.
     const one = report.wakes[1]!;
     const shadowResult = (await env.client.workflow.getHandle(one.shadowRunKey).result()) as RunResult;
+    // Bounded by Temporal: a shadow run whose CLI process died is closed, not left open on a queue no one polls.
+    const desc = await env.client.workflow.getHandle(one.shadowRunKey).describe();
+    assert.equal(Number(desc.raw.executionConfig?.workflowExecutionTimeout?.seconds), 86_400);
     const out = shadowResult.output as { committed: unknown[]; shadow: ShadowEffect[] };
     assert.deepEqual(out.committed, []);
     assert.deepEqual(

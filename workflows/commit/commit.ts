@@ -5,7 +5,7 @@ import { effectKey } from '../../src/core/ids';
 import type { RunInput } from '../../src/core/run-types';
 import { commitEffect } from './proxies';
 import { recordEffects } from './record-only';
-import type { Staged } from './staged';
+import { budgetStop, effectOf, effectRun, type Staged } from './staged';
 import { reserve, settle, type BudgetPool } from '../../src/core/budget';
 import type { RunOutcome, RunState } from '../../src/core/run-state';
 
@@ -30,13 +30,7 @@ export async function commitEffects(input: RunInput, policy: AgentPolicy, state:
   const { answer, proposals } = staged;
   const preserved = () => ({ answer, staged: proposals, committed: state.effects });
   for (const [step, proposal] of proposals.entries()) {
-    const effect = policy.effects.find((e) => e.name === proposal.effect);
-    if (!effect)
-      throw ApplicationFailure.create({
-        message: `agent "${policy.name}" has no effect named "${proposal.effect}"`,
-        type: FailureType.UnknownEffect,
-        nonRetryable: true,
-      });
+    const effect = effectOf(policy, proposal);
     // A cancelled run starts no further effect, nor its approval wait (the scope throws its cancellation here).
     if (CancellationScope.current().consideredCancelled) await CancellationScope.current().cancelRequested;
     const key = effectKey(input.runKey, effect.name, step);
@@ -76,17 +70,12 @@ export async function commitEffects(input: RunInput, policy: AgentPolicy, state:
       state.phase = 'committing';
     }
     const r = reserve(pool, { toolCalls: 1 });
-    if (!r.ok)
-      return {
-        reason: 'budget_exhausted',
-        summary: `stopped before effect ${effect.name}: the toolCalls budget would be crossed`,
-        output: { dimension: 'toolCalls', ...preserved() },
-      };
+    if (!r.ok) return budgetStop(effect, preserved());
     try {
       // An effect in flight when the run is cancelled (kill, halt, supersede, deadline) is let finish
       // rather than cut off halfway, where no one could say whether it landed: its outcome is
       // recorded (`committed`), and the cancellation stops the run before the next effect starts.
-      const run = { runKey: input.runKey, wakeKey: input.wakeKey, entity: input.entity, eventKey: input.eventKey };
+      const run = effectRun(input);
       const outcome = await CancellationScope.nonCancellable(() => commitEffect({ agent: policy.name, effectKey: key, effect, args: proposal.args, run }));
       state.effects.push(outcome);
       state.maxAttempt = Math.max(state.maxAttempt, outcome.attempt);

@@ -1,12 +1,10 @@
-import { ApplicationFailure } from '@temporalio/workflow';
 import type { AgentPolicy } from '../../src/core/policy';
 import type { ShadowEffect } from '../../src/core/contracts';
-import { FailureType } from '../../src/core/failures';
 import { effectKey } from '../../src/core/ids';
 import type { RunInput } from '../../src/core/run-types';
 import { reserve, settle, type BudgetPool } from '../../src/core/budget';
 import type { RunOutcome, RunState } from '../../src/core/run-state';
-import type { Staged } from './staged';
+import { budgetStop, effectOf, effectRun, type Staged } from './staged';
 import { recordEffect } from './proxies';
 
 /**
@@ -22,21 +20,10 @@ export async function recordEffects(input: RunInput, policy: AgentPolicy, state:
   const recorded: ShadowEffect[] = [];
   const preserved = () => ({ answer, staged: proposals, committed: [], shadow: recorded });
   for (const [step, proposal] of proposals.entries()) {
-    const effect = policy.effects.find((e) => e.name === proposal.effect);
-    if (!effect)
-      throw ApplicationFailure.create({
-        message: `agent "${policy.name}" has no effect named "${proposal.effect}"`,
-        type: FailureType.UnknownEffect,
-        nonRetryable: true,
-      });
+    const effect = effectOf(policy, proposal);
     const r = reserve(pool, { toolCalls: 1 });
-    if (!r.ok)
-      return {
-        reason: 'budget_exhausted',
-        summary: `stopped before effect ${effect.name}: the toolCalls budget would be crossed`,
-        output: { dimension: 'toolCalls', ...preserved() },
-      };
-    const run = { runKey: input.runKey, wakeKey: input.wakeKey, entity: input.entity, eventKey: input.eventKey };
+    if (!r.ok) return budgetStop(effect, preserved());
+    const run = effectRun(input);
     const wouldAwaitApproval = !effect.reversible && policy.approval.irreversible === 'required';
     recorded.push(
       await recordEffect({ agent: policy.name, effectKey: effectKey(input.runKey, effect.name, step), effect, args: proposal.args, run, wouldAwaitApproval }),
