@@ -57,12 +57,24 @@ export async function recordedRuns(client: Client, q: RecordedRunsQuery): Promis
     if (runs.length >= q.limit) break;
     const history = await client.workflow.getHandle(w.workflowId, w.runId).fetchHistory();
     const { input, result } = inputAndResult(await recordedHistory(client, history));
-    const run = input as Partial<RunInput> | undefined;
-    if (!run?.runKey || !run.origin) notShadowed.push({ workflowId: w.workflowId, why: 'a window its Schedule started: no run input of its own' });
-    else if (!result) notShadowed.push({ workflowId: w.workflowId, why: 'no recorded result' });
-    else runs.push({ workflowId: w.workflowId, runId: w.runId, input: run as RunInput, result: result as RunResult });
+    const why = whyNotShadowed(input as Partial<RunInput> | undefined, result as RunResult | undefined);
+    if (why) notShadowed.push({ workflowId: w.workflowId, why });
+    else runs.push({ workflowId: w.workflowId, runId: w.runId, input: input as RunInput, result: result as RunResult });
   }
   return { runs, notShadowed };
+}
+
+/**
+ * Why a recorded run cannot be shadowed faithfully, or undefined when it can: a shadow run sees only
+ * the events in the run's input, and its diff compares answers and staged effects.
+ */
+export function whyNotShadowed(input: Partial<RunInput> | undefined, result: RunResult | undefined): string | undefined {
+  if (!input?.runKey || !input.origin) return 'a window its Schedule started: no run input of its own';
+  if (!result) return 'no recorded result';
+  if (result.steered?.length) return `events were steered into it while it ran (${result.steered.length}), and its input does not hold them`;
+  if (input.resumedHold?.steered?.waiting.length) return 'steered events were waiting for its model when it was held, and its input does not hold them';
+  if (result.terminalReason === 'cancelled') return 'it was cancelled (a kill, or its coalescer restarted it): no answer or staged effects to compare';
+  return undefined;
 }
 
 /** The shadow run of a recorded run: its events, its own ID, origin `shadow` (record-only commit, no permit, no coalescer). */

@@ -2,6 +2,7 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import type { RunResult } from '../../src/core/run-types';
 import { argChanges, diffRun, effectChanges, parseFailIf, summarize } from '../../src/shadow/diff';
+import { whyNotShadowed } from '../../src/shadow/session';
 
 /** The shadow diff's rules (src/shadow/diff.ts) without a server: effects step by step, reasons, sums, `--fail-if`. */
 const result = (over: Partial<RunResult> & { staged?: { effect: string; args: Record<string, unknown> }[]; answer?: unknown; extra?: object }): RunResult => {
@@ -76,4 +77,13 @@ test('the summary counts changed wakes and sums usage; --fail-if reads counts, s
   assert.throws(() => parseFailIf('changed>5%'), /unknown figure "changed"/);
   assert.throws(() => parseFailIf('costDelta>5%'), /only a count of wakes takes %/);
   assert.throws(() => parseFailIf('changedEffects 5'), /not <figure><op><number>/);
+});
+
+test('a recorded run its shadow could not replay faithfully is listed as not shadowed, with why', () => {
+  const input = { runKey: 'reporter@e1', origin: { kind: 'event' as const } };
+  assert.equal(whyNotShadowed(input, result({})), undefined);
+  assert.match(whyNotShadowed(input, result({ steered: ['e3'] })) ?? '', /steered into it/);
+  assert.match(whyNotShadowed(input, result({ terminalReason: 'cancelled' })) ?? '', /cancelled/);
+  assert.match(whyNotShadowed(input, undefined) ?? '', /no recorded result/);
+  assert.match(whyNotShadowed(undefined, result({})) ?? '', /Schedule started/);
 });
