@@ -95,6 +95,11 @@ export function registerCommands(program: Command): void {
     .option('--wake-key <key>', 'only runs about this wake key')
     .option('--reason <reason>', `only runs that ended so: ${TERMINAL_REASONS.join(', ')}`)
     .option('--limit <n>', 'at most this many runs, newest first', '100')
+    .option(
+      '--tools <live|recorded>',
+      "recorded: a tool call matching one of the recorded run's is answered from its history, not made; others are made live",
+      'live',
+    )
     .option('--fail-if <condition>', "exit 6 when it holds, e.g. 'changedEffects>5%', 'newEscalations>0' (repeatable)", (v: string, all: string[] = []) => [
       ...all,
       v,

@@ -17,17 +17,19 @@ export interface ShadowOptions {
   wakeKey?: string;
   reason?: string;
   limit: string;
+  tools: string;
   failIf?: string[];
   json?: boolean;
 }
 
-function checked(opts: ShadowOptions): { sinceMs: number; limit: number; reason?: TerminalReason; failIf: FailIf[] } {
+function checked(opts: ShadowOptions): { sinceMs: number; limit: number; reason?: TerminalReason; tools: 'live' | 'recorded'; failIf: FailIf[] } {
   const since = Duration('--since', 60_000).safeParse(opts.since);
   if (!since.success) throw new UsageError(since.error.issues[0]?.message ?? `--since "${opts.since}" is not a duration`);
   const limit = Number(opts.limit);
   if (!Number.isInteger(limit) || limit < 1 || limit > 1000) throw new UsageError('--limit must be a whole number from 1 to 1000');
   if (opts.reason && !(TERMINAL_REASONS as readonly string[]).includes(opts.reason))
     throw new UsageError(`--reason must be one of ${TERMINAL_REASONS.join(', ')}`);
+  if (opts.tools !== 'live' && opts.tools !== 'recorded') throw new UsageError('--tools must be live or recorded');
   const failIf = (opts.failIf ?? []).map((text) => {
     try {
       return parseFailIf(text);
@@ -35,7 +37,7 @@ function checked(opts: ShadowOptions): { sinceMs: number; limit: number; reason?
       throw new UsageError((err as Error).message);
     }
   });
-  return { sinceMs: since.data, limit, failIf, ...(opts.reason ? { reason: opts.reason as TerminalReason } : {}) };
+  return { sinceMs: since.data, limit, tools: opts.tools, failIf, ...(opts.reason ? { reason: opts.reason as TerminalReason } : {}) };
 }
 
 const short = (v: unknown) => {
@@ -57,7 +59,7 @@ function shadowTable(report: ShadowReport, crossed: FailIf[]): string {
   const changed = report.wakes.filter((d) => d.effects.length || d.terminalReason.changed || d.answer.changed);
   const lines = [
     `shadow session ${report.session}: ${s.wakes} wake(s); effects changed in ${s.changedEffects}, terminal reason in ${s.changedReason}, answer in ${s.changedAnswer}; new escalations ${s.newEscalations}`,
-    `  tokens ${s.tokens.before} → ${s.tokens.after} (${s.tokens.delta >= 0 ? '+' : ''}${s.tokens.delta}); cost $${s.costUsd.before} → $${s.costUsd.after}; turns ${s.turns.before} → ${s.turns.after}`,
+    `  tokens ${s.tokens.before} → ${s.tokens.after} (${s.tokens.delta >= 0 ? '+' : ''}${s.tokens.delta}); cost $${s.costUsd.before} → $${s.costUsd.after}; turns ${s.turns.before} → ${s.turns.after}${s.toolCalls ? `; tool calls answered from the record ${s.toolCalls.recorded}, made live ${s.toolCalls.live}` : ''}`,
   ];
   if (changed.length) {
     lines.push(
@@ -81,14 +83,14 @@ function shadowTable(report: ShadowReport, crossed: FailIf[]): string {
 
 /**
  * `wakegate shadow <agent> --candidate <module> [--since 7d] [--wake-key K] [--reason R] [--limit N]
- * [--fail-if EXPR]... [--json]`: run the candidate deployment's definition of the agent on the events
+ * [--tools live|recorded] [--fail-if EXPR]... [--json]`: run the candidate deployment's definition of the agent on the events
  * of each recorded run in the window, effects recorded and never carried out (src/shadow/), and print
  * the diff. JSON when `--json` is given or stdout is not a terminal. Exit 2 for a bad flag or a
  * candidate without the agent, 3 when no recorded run is in the window, 6 when a `--fail-if` holds,
  * 1 when a shadow run failed.
  */
 export async function shadow(agent: string, opts: ShadowOptions): Promise<number> {
-  const { sinceMs, limit, reason, failIf } = checked(opts);
+  const { sinceMs, limit, reason, tools, failIf } = checked(opts);
   const candidate = loadApp(path.resolve(opts.candidate));
   if (!candidate.agents[agent])
     throw new UsageError(`the candidate ${opts.candidate} defines no agent "${agent}" (it defines ${Object.keys(candidate.agents).join(', ')})`);
@@ -101,6 +103,7 @@ export async function shadow(agent: string, opts: ShadowOptions): Promise<number
       agent,
       since,
       limit,
+      tools,
       ...(opts.wakeKey ? { wakeKey: opts.wakeKey } : {}),
       ...(reason ? { reason } : {}),
     });

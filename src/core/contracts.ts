@@ -2,6 +2,7 @@ import type { SteerAnswer, SteerDelivery, RunEnded } from './coalesce-types';
 import type { PageRequest, RunObservation, RunVerdict } from './supervisor-types';
 import type { AgentPolicy, EffectPolicy } from './policy';
 import type { TickReport, WindowCheck, WindowTaken, WindowRunResult } from './schedule-types';
+import type { ToolResult } from './recorded-tools';
 
 /**
  * The activities' wire contract: every activity's signature and the plain-JSON types that cross
@@ -126,12 +127,8 @@ export interface ToolInput {
   item?: string;
 }
 
-/** What a tool hands back to the run: JSON the model reads. `nothingToDo` ends a precheck `no_op`. */
-export interface ToolResult {
-  content: string;
-  changed: boolean;
-  nothingToDo?: boolean;
-}
+/** What a tool hands back to the run (src/core/recorded-tools.ts, where a shadow run answers from a recorded one). */
+export type { ToolResult };
 
 /** The `commitEffect` activity's input: one staged effect of one run, under its effect key. */
 export interface CommitInput {

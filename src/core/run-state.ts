@@ -1,6 +1,7 @@
 import type { EffectOutcome } from './contracts';
 import type { TerminalReason } from './run-types';
 import type { BudgetPool } from './budget';
+import type { ToolAnswers } from './recorded-tools';
 
 /** The run's state, plain JSON in the workflow's closure; the handlers (kill, approve, status) read and write it. */
 export interface RunState {
@@ -12,6 +13,8 @@ export interface RunState {
   /** Highest activity attempt seen (1 = nothing retried). */
   maxAttempt: number;
   effects: EffectOutcome[];
+  /** A shadow run with the recorded run's tool calls: how its calls were answered (src/core/recorded-tools.ts). */
+  tools?: ToolAnswers;
   approval: {
     /** The effect waiting for a person, with the exact arguments it would be carried out with. */
     pending?: { effectKey: string; effect: string; summary: string; args: Record<string, unknown> };

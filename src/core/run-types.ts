@@ -1,5 +1,6 @@
 /** Plain-JSON types shared by the gate, the wake workflow and its callers. */
 import type { HoldRecord } from './supervisor-types';
+import type { RecordedToolCall, ToolAnswers } from './recorded-tools';
 
 /**
  * How a run ended. Recorded on the run (search attribute WakeTerminalReason and the result).
@@ -123,6 +124,8 @@ export interface ShadowOrigin {
   ofRunId: string;
   /** The events the recorded run took (a coalesced run's batch); empty for a run of one event (its payload is the input's). */
   absorbed: AbsorbedEvent[];
+  /** `--tools recorded`: the recorded run's tool calls and answers; a matching call is answered from these, not made. */
+  tools?: RecordedToolCall[];
 }
 
 /**
@@ -192,6 +195,8 @@ export interface RunResult {
   supersededBy?: string;
   /** Held by the supervisor before its first step: why, since when, and who let it go (or discarded it). */
   held?: HoldRecord;
+  /** A shadow run given the recorded run's tool calls (`--tools recorded`): how many it answered from them, how many it made. */
+  shadowTools?: ToolAnswers;
 }
 
 /** What the `status` query answers while a run is open. */

@@ -1,6 +1,7 @@
 import { isDeepStrictEqual } from 'node:util';
 import type { Proposal } from '../core/contracts';
 import type { RunResult, TerminalReason } from '../core/run-types';
+import type { ToolAnswers } from '../core/recorded-tools';
 
 /*
  * What a shadow run changed against the run it shadows, wake by wake and in sum: pure, no Temporal.
@@ -39,6 +40,8 @@ export interface WakeDiff {
   costUsd: BeforeAfter<number>;
   /** The shadow escalated (to a person) where the recorded run did not. */
   newEscalation: boolean;
+  /** `--tools recorded`: the shadow's tool calls answered from the recorded run's history, and those it made live. */
+  toolCalls?: ToolAnswers;
 }
 
 /** Every wake's diff in sum: the figures a team gates on (`--fail-if`). */
@@ -53,6 +56,8 @@ export interface ShadowSummary {
   tokens: BeforeAfter<number> & { delta: number };
   costUsd: BeforeAfter<number> & { delta: number };
   turns: BeforeAfter<number> & { delta: number };
+  /** `--tools recorded`: tool calls answered from the recorded runs' histories, and those made live, over every wake. */
+  toolCalls?: ToolAnswers;
 }
 
 const stagedOf = (r: RunResult): Proposal[] => {
@@ -123,6 +128,7 @@ export function diffRun(before: RunResult, after: RunResult, shadowRunKey: strin
     tokens: { before: u0.tokens, after: u1.tokens },
     costUsd: { before: u0.costUsd, after: u1.costUsd },
     newEscalation: after.terminalReason === 'escalated' && before.terminalReason !== 'escalated',
+    ...(after.shadowTools ? { toolCalls: after.shadowTools } : {}),
   };
 }
 
@@ -134,6 +140,7 @@ const sum = (diffs: WakeDiff[], of: (d: WakeDiff) => BeforeAfter<number>, digits
 };
 
 export function summarize(diffs: WakeDiff[]): ShadowSummary {
+  const answered = diffs.flatMap((d) => (d.toolCalls ? [d.toolCalls] : []));
   return {
     wakes: diffs.length,
     changedEffects: diffs.filter((d) => d.effects.length > 0).length,
@@ -143,6 +150,7 @@ export function summarize(diffs: WakeDiff[]): ShadowSummary {
     tokens: sum(diffs, (d) => d.tokens),
     costUsd: sum(diffs, (d) => d.costUsd, 6),
     turns: sum(diffs, (d) => d.turns),
+    ...(answered.length ? { toolCalls: { recorded: answered.reduce((n, t) => n + t.recorded, 0), live: answered.reduce((n, t) => n + t.live, 0) } } : {}),
   };
 }
 

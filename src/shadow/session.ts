@@ -4,6 +4,8 @@ import type { NativeConnection } from '@temporalio/worker';
 import { SHADOW_PREFIX, shadowRunKey } from '../core/ids';
 import type { RunInput, RunResult, TerminalReason } from '../core/run-types';
 import { recordedHistory, inputAndResult } from '../trail/history-read';
+import type { RecordedToolCall } from '../core/recorded-tools';
+import { recordedToolCalls } from './recorded-tools';
 import type { Wakegate } from '../runtime/wakegate';
 import { diffRun, summarize, type ShadowSummary, type WakeDiff } from './diff';
 
@@ -15,6 +17,8 @@ export interface RecordedRunsQuery {
   wakeKey?: string;
   reason?: TerminalReason;
   limit: number;
+  /** `recorded`: read each run's tool calls too, for its shadow to be answered from (default `live`: tools are called). */
+  tools?: 'live' | 'recorded';
 }
 
 /** A recorded run with the input it was started with and the result it ended with. */
@@ -23,6 +27,8 @@ export interface RecordedRun {
   runId: string;
   input: RunInput;
   result: RunResult;
+  /** Its tool calls and their answers, when the shadow is to be answered from them. */
+  tools?: RecordedToolCall[];
 }
 
 /** A recorded run not shadowed, and why. */
@@ -59,7 +65,14 @@ export async function recordedRuns(client: Client, q: RecordedRunsQuery): Promis
     const { input, result } = inputAndResult(await recordedHistory(client, history));
     const why = whyNotShadowed(input as Partial<RunInput> | undefined, result as RunResult | undefined);
     if (why) notShadowed.push({ workflowId: w.workflowId, why });
-    else runs.push({ workflowId: w.workflowId, runId: w.runId, input: input as RunInput, result: result as RunResult });
+    else
+      runs.push({
+        workflowId: w.workflowId,
+        runId: w.runId,
+        input: input as RunInput,
+        result: result as RunResult,
+        ...(q.tools === 'recorded' ? { tools: await recordedToolCalls(client, history) } : {}),
+      });
   }
   return { runs, notShadowed };
 }
@@ -84,7 +97,13 @@ export function shadowInput(session: string, run: RecordedRun): RunInput {
   return {
     ...rest,
     runKey,
-    origin: { kind: 'shadow', of: run.workflowId, ofRunId: run.runId, absorbed: origin.kind === 'batch' ? origin.absorbed : [] },
+    origin: {
+      kind: 'shadow',
+      of: run.workflowId,
+      ofRunId: run.runId,
+      absorbed: origin.kind === 'batch' ? origin.absorbed : [],
+      ...(run.tools ? { tools: run.tools } : {}),
+    },
   };
 }
 

@@ -9,7 +9,7 @@ type Payloads = temporal.api.common.v1.IPayloads | null | undefined;
 type Failure = temporal.api.failure.v1.IFailure | null | undefined;
 
 /** The first value of a payload list, decoded with the client's data converter (its codecs included). */
-async function first(client: Client, payloads: Payloads): Promise<unknown> {
+export async function first(client: Client, payloads: Payloads): Promise<unknown> {
   if (!payloads?.payloads?.length) return undefined;
   const [value] = await decodeArrayFromPayloads(client.options.loadedDataConverter, payloads.payloads);
   return value;

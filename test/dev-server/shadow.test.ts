@@ -25,6 +25,8 @@ let env: DevEnv;
 let standins: Standins;
 /** Requests each effect provider received (any method, any path). */
 const calls = { channel: 0, exports: 0 };
+/** The wake keys of the recorded runs (the first test records them; the next shadows them again). */
+let recordedKeys: string[] = [];
 before(async () => {
   env = await startDevEnv();
   const channel = channelService();
@@ -66,6 +68,7 @@ describe('wakegate shadow', () => {
       originals.map((r) => r.summary).join('; '),
     );
     assert.deepEqual(calls, { channel: 20, exports: 20 }, 'each recorded run posted once and started one export');
+    recordedKeys = keys;
     const dashboardReads = standins.dashboards.reads();
 
     const cli = await runCli(
@@ -133,11 +136,35 @@ describe('wakegate shadow', () => {
     assert.match(out.shadow[0]!.wouldDo, /idempotency key shadow\//);
   });
 
+  test('--tools recorded: every tool call the recorded runs made is answered from their histories, none reaches the tool', async () => {
+    assert.ok(recordedKeys.length, 'the recorded runs of the test before');
+    const reads = standins.dashboards.reads();
+    const cli = await runCli(
+      ['shadow', 'campaign-reporter', '--candidate', 'test/fixtures/shadow-candidate.ts', '--since', '1h', '--tools', 'recorded', '--json'],
+      { TEMPORAL_ADDRESS: env.server.address, ...outsideEnv(standins) },
+      240_000,
+    );
+    assert.equal(cli.code, 0, cli.stderr);
+    const report = cli.json as { summary: ShadowSummary; wakes: WakeDiff[]; failed: unknown[] };
+    assert.deepEqual(report.failed, []);
+    assert.equal(standins.dashboards.reads() - reads, 0, 'no dashboard read: each subagent was answered from its recorded read');
+    // One subagent (dashboard "overview") per recorded run, each with one read.
+    assert.deepEqual(report.summary.toolCalls, { recorded: 20, live: 0 });
+    assert.ok(report.wakes.every((w) => w.toolCalls?.recorded === 1 && w.toolCalls.live === 0));
+    // Answered from the record, the shadow sees what the recorded run saw: the same subset changes.
+    const changed = report.wakes.filter((w) => w.effects.length > 0).map((w) => w.wakeKey);
+    assert.deepEqual(changed.sort(), recordedKeys.filter(changedByCandidate).sort());
+    assert.deepEqual(calls, { channel: 20, exports: 20 }, 'no shadow run called a provider');
+  });
+
   test('bad flags exit 2 before any connection; a window with no recorded run exits 3', async () => {
     const nowhere = { TEMPORAL_ADDRESS: '127.0.0.1:1' };
     const bad = await runCli(['shadow', 'campaign-reporter', '--candidate', 'test/fixtures/shadow-candidate.ts', '--fail-if', 'costDelta>5%'], nowhere);
     assert.equal(bad.code, 2);
     assert.match(String((bad.json.error as { message: string }).message), /only a count of wakes takes %/);
+    const tools = await runCli(['shadow', 'campaign-reporter', '--candidate', 'test/fixtures/shadow-candidate.ts', '--tools', 'cached'], nowhere);
+    assert.equal(tools.code, 2);
+    assert.match(String((tools.json.error as { message: string }).message), /--tools must be live or recorded/);
     const unknown = await runCli(['shadow', 'nobody', '--candidate', 'test/fixtures/shadow-candidate.ts'], nowhere);
     assert.equal(unknown.code, 2);
     assert.match(String((unknown.json.error as { message: string }).message), /defines no agent "nobody"/);

@@ -10,6 +10,7 @@ import {
   type UnparsedFinal,
 } from '../../src/core/contracts';
 import type { RunInput } from '../../src/core/run-types';
+import { RecordedTools } from '../../src/core/recorded-tools';
 import type { SubagentResult } from './subagent';
 import { toolCallWithin } from './proxies';
 import { reserve, settle, type BudgetPool } from '../../src/core/budget';
@@ -73,23 +74,8 @@ export async function runAgentLoop(
 ): Promise<RunOutcome> {
   return underDeadline(state, pool, nowMs, async () => {
     const observations: unknown[] = [];
-    const tool = async (name: string, args: Record<string, unknown> = {}) => {
-      const r = reserve(pool, { toolCalls: 1 });
-      if (!r.ok) return undefined;
-      const call = toolCallWithin(policy.tools.find((t) => t.name === name)?.timeoutMs ?? 120_000);
-      const res = await call({
-        agent: policy.name,
-        tool: name,
-        runKey: input.runKey,
-        wakeKey: input.wakeKey,
-        entity: input.entity,
-        payload: input.payload,
-        args,
-      });
-      settle(pool, r.charge, r.charge);
-      state.maxAttempt = Math.max(state.maxAttempt, res.attempt);
-      return res;
-    };
+    const recorded = recordedToolsOf(input, state);
+    const tool = toolCaller(input, policy, state, pool, recorded);
 
     for (const step of policy.steps ?? []) {
       state.phase = step;
@@ -117,7 +103,7 @@ export async function runAgentLoop(
 
     if (policy.subagents) {
       state.phase = 'subagents';
-      const funded = await runSubagents(input, policy, policy.subagents, model, state, pool);
+      const funded = await runSubagents(input, policy, policy.subagents, model, state, pool, recorded);
       if (!Array.isArray(funded)) return funded;
       observations.push(...funded);
     }
@@ -228,6 +214,40 @@ export async function runAgentLoop(
   });
 }
 
+/** A tool call of the run, charged to its pool: undefined when the pool refuses it. */
+function toolCaller(input: RunInput, policy: AgentPolicy, state: RunState, pool: BudgetPool, recorded: RecordedTools | undefined) {
+  return async (name: string, args: Record<string, unknown> = {}) => {
+    const r = reserve(pool, { toolCalls: 1 });
+    if (!r.ok) return undefined;
+    // A shadow run with the recorded run's tool calls: a matching call is answered from them, charged as a call.
+    const answered = recorded?.answer(name, args);
+    if (answered) {
+      settle(pool, r.charge, r.charge);
+      return { ...answered, attempt: 1 };
+    }
+    const call = toolCallWithin(policy.tools.find((t) => t.name === name)?.timeoutMs ?? 120_000);
+    const res = await call({
+      agent: policy.name,
+      tool: name,
+      runKey: input.runKey,
+      wakeKey: input.wakeKey,
+      entity: input.entity,
+      payload: input.payload,
+      args,
+    });
+    settle(pool, r.charge, r.charge);
+    state.maxAttempt = Math.max(state.maxAttempt, res.attempt);
+    return res;
+  };
+}
+
+/** A shadow run given the recorded run's tool calls answers matching calls from them; counted on its state. */
+function recordedToolsOf(input: RunInput, state: RunState): RecordedTools | undefined {
+  if (input.origin.kind !== 'shadow' || !input.origin.tools) return undefined;
+  state.tools ??= { recorded: 0, live: 0 };
+  return new RecordedTools(input.origin.tools, state.tools);
+}
+
 /**
  * Subagents: one child workflow per item of the payload's `over` list, each granted a slice of this
  * run's pool. The grants are reserved synchronously, before any child starts, so together they fit
@@ -240,6 +260,7 @@ async function runSubagents(
   model: NonNullable<AgentPolicy['model']>,
   state: RunState,
   pool: BudgetPool,
+  recorded: RecordedTools | undefined,
 ): Promise<unknown[] | RunOutcome> {
   const items = Array.isArray(input.payload[sub.over]) ? (input.payload[sub.over] as string[]) : [];
   const grants = items.map((item) => ({ item, r: reserve(pool, sub.grant) }));
@@ -260,10 +281,12 @@ async function runSubagents(
             toolTimeoutMs: policy.tools.find((t) => t.name === sub.tool)?.timeoutMs ?? 120_000,
             grant: r.charge,
             policy: { model, systemPrompt: policy.systemPrompt },
+            ...(recorded && input.origin.kind === 'shadow' ? { recordedTools: RecordedTools.forItem(input.origin.tools ?? [], item) } : {}),
           },
         ],
       });
       settle(pool, r.charge, res.spent);
+      if (recorded && res.toolAnswers) recorded.add(res.toolAnswers);
       return res;
     }),
   );

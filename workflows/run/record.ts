@@ -307,6 +307,7 @@ export class RunRecord {
       ...(this.state.commitBegan ? { commitBegan: true } : {}),
       ...(this.supersededBy ? { supersededBy: this.supersededBy } : {}),
       ...(this.held.record ? { held: this.held.record } : {}),
+      ...(this.state.tools ? { shadowTools: this.state.tools } : {}),
     };
   }
 

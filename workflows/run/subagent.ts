@@ -6,6 +6,7 @@ import { chargedModelCall } from './model-turn';
 import { newPool, reserve, settle, type Spend } from '../../src/core/budget';
 import { newRunState } from '../../src/core/run-state';
 import type { TerminalReason } from '../../src/core/run-types';
+import { RecordedTools, type RecordedToolCall, type ToolAnswers } from '../../src/core/recorded-tools';
 
 export interface SubagentInput {
   agent: string;
@@ -21,6 +22,8 @@ export interface SubagentInput {
   /** Its slice of the parent's pool, reserved there before this child started. */
   grant: Spend;
   policy: { model: NonNullable<AgentPolicy['model']>; systemPrompt: string };
+  /** A shadow run's subagent (`--tools recorded`): the recorded subagent's call for this item, answered from instead of made. */
+  recordedTools?: RecordedToolCall[];
 }
 
 export interface SubagentResult {
@@ -30,6 +33,8 @@ export interface SubagentResult {
   spent: Spend;
   attempts: number;
   observation?: { item: string; changed: boolean; headline: string };
+  /** Given recorded calls: how its call was answered. */
+  toolAnswers?: ToolAnswers;
 }
 
 /**
@@ -40,25 +45,30 @@ export async function subagentWorkflow(input: SubagentInput): Promise<SubagentRe
   // The parent's wall clock covers the child (it cancels the child); the child counts only counters.
   const pool = newPool({ ...input.grant, wallClockMs: Number.MAX_SAFE_INTEGER });
   const state = newRunState(workflowInfo().runStartTime.getTime());
+  const recorded = input.recordedTools ? new RecordedTools(input.recordedTools) : undefined;
   const done = (terminalReason: TerminalReason, observation?: SubagentResult['observation']): SubagentResult => ({
     item: input.item,
     terminalReason,
     spent: pool.spent,
     attempts: state.maxAttempt,
     observation,
+    ...(recorded ? { toolAnswers: recorded.counts } : {}),
   });
   const r = reserve(pool, { toolCalls: 1 });
   if (!r.ok) return done('budget_exhausted');
-  const read = await toolCallWithin(input.toolTimeoutMs)({
-    agent: input.agent,
-    tool: input.tool,
-    runKey: input.runKey,
-    wakeKey: input.wakeKey,
-    entity: input.entity,
-    payload: input.payload,
-    args: {},
-    item: input.item,
-  });
+  const fromRecord = recorded?.answer(input.tool, {}, input.item);
+  const read = fromRecord
+    ? { ...fromRecord, attempt: 1 }
+    : await toolCallWithin(input.toolTimeoutMs)({
+        agent: input.agent,
+        tool: input.tool,
+        runKey: input.runKey,
+        wakeKey: input.wakeKey,
+        entity: input.entity,
+        payload: input.payload,
+        args: {},
+        item: input.item,
+      });
   settle(pool, r.charge, r.charge);
   state.maxAttempt = Math.max(state.maxAttempt, read.attempt);
   const messages: ChatMessage[] = [
