@@ -31,13 +31,18 @@ type Outcome = EffectOutcome['outcome'];
  * Each class's rule, written once for every effect:
  * - `idempotent`: redo it; redoing changes nothing.
  * - `provider_key`: pass the effect key; the provider deduplicates.
- * - `reconcile`: on every retry attempt, look first: landed → recorded, absent → redone, the look-up
+ * - `reconcile`: on every retry attempt (and in a replay, `wakegate replay`), look first: landed → recorded, absent → redone, the look-up
  *   fails → non-retryable `EffectAmbiguous` (the run escalates; it never guesses).
  */
-async function byClass(effect: EffectDefinition, args: Record<string, unknown>, ctx: EffectContext): Promise<{ receipt: EffectReceipt; outcome: Outcome }> {
+async function byClass(
+  effect: EffectDefinition,
+  args: Record<string, unknown>,
+  ctx: EffectContext,
+  replay: boolean,
+): Promise<{ receipt: EffectReceipt; outcome: Outcome }> {
   const applied = (r: EffectReceipt, fresh: Outcome) => ({ receipt: r, outcome: r.existed ? ('already_applied' as const) : fresh });
-  if (effect.class !== 'reconcile' || ctx.attempt === 1) return applied(await effect.apply(args, ctx), 'applied');
-  // An earlier attempt may have landed and lost its answer (a crash, a timeout): look first.
+  if (effect.class !== 'reconcile' || (ctx.attempt === 1 && !replay)) return applied(await effect.apply(args, ctx), 'applied');
+  // An earlier attempt (or the run this one replays) may have landed and lost its answer (a crash, a timeout): look first.
   let found: EffectReceipt | undefined;
   try {
     found = await effect.find!(ctx);
@@ -73,7 +78,12 @@ export function createCommitActivity(agents: AgentRegistry, outside: OutsideConf
       const args = parseArgs(input.args, effect.input);
       if (!args.ok) throw ApplicationFailure.nonRetryable(`effect "${effect.name}": ${args.problem}`, FailureType.InvalidArguments);
       const { receipt, outcome } = await withHeartbeat((signal) =>
-        byClass(effect, args.args, { effectKey: input.effectKey, attempt, signal, run: { ...input.run, agent: input.agent }, outside }),
+        byClass(
+          effect,
+          args.args,
+          { effectKey: input.effectKey, attempt, signal, run: { ...input.run, agent: input.agent }, outside },
+          input.replayOf !== undefined,
+        ),
       );
       const result: EffectOutcome = { effectKey: input.effectKey, name: effect.name, class: effect.class, outcome, ref: receipt.ref, attempt };
       log.info('effect committed', { ...result });

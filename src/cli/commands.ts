@@ -6,6 +6,7 @@ import type { InitOptions } from './init';
 import type { ExplainOptions } from './explain';
 import type { RunsOptions } from './runs';
 import type { ShadowOptions } from './shadow';
+import type { ReplayOptions } from './replay';
 import type { PersonOptions } from './supervisor';
 import { reportError } from './output';
 
@@ -84,28 +85,7 @@ export function registerCommands(program: Command): void {
     .option('--json', 'print JSON even at a terminal')
     .action((agent: string, wakeKey: string, opts: ExplainOptions) => run(async () => (await import('./explain.js')).explain(agent, wakeKey, opts)));
 
-  program
-    .command('shadow <agent>')
-    .description(
-      'Run a candidate definition of the agent on the events of its recorded runs, effects recorded and never carried out, and diff each ' +
-        'wake: terminal reason, answer, effects (added, removed, arguments), turns, tokens, cost. A table at a terminal, JSON otherwise.',
-    )
-    .requiredOption('--candidate <module>', 'the deployment module (default export createWakegate(...)) holding the candidate agent')
-    .option('--since <duration>', 'recorded runs closed within this long (30m, 24h, 7d)', '7d')
-    .option('--wake-key <key>', 'only runs about this wake key')
-    .option('--reason <reason>', `only runs that ended so: ${TERMINAL_REASONS.join(', ')}`)
-    .option('--limit <n>', 'at most this many runs, newest first', '100')
-    .option(
-      '--tools <live|recorded>',
-      "recorded: a tool call matching one of the recorded run's is answered from its history, not made; others are made live",
-      'live',
-    )
-    .option('--fail-if <condition>', "exit 6 when it holds, e.g. 'changedEffects>5%', 'newEscalations>0' (repeatable)", (v: string, all: string[] = []) => [
-      ...all,
-      v,
-    ])
-    .option('--json', 'print JSON even at a terminal')
-    .action((agent: string, opts: ShadowOptions) => run(async () => (await import('./shadow.js')).shadow(agent, opts)));
+  registerRecordedWakes(program);
 
   program
     .command('kill <key>')
@@ -206,4 +186,44 @@ function registerScheduleCommands(program: Command): void {
     .command('gaps <id>')
     .description('The durable records of windows that did not run (skipped by policy, missed while down).')
     .action((id: string) => run(async () => (await import('./schedules.js')).gapsCommand(id)));
+}
+
+/** The commands that run an agent's recorded wakes again: `replay` (for real, once fixed) and `shadow` (a candidate, effects recorded only). */
+function registerRecordedWakes(program: Command): void {
+  program
+    .command('replay <agent>')
+    .description(
+      "Send the events of the agent's recorded runs through the gate again under a replay epoch: their runs commit under the " +
+        "recorded runs' effect keys, so what an original landed is found, not done twice; the same epoch again sends nothing.",
+    )
+    .option('--since <duration>', 'recorded runs closed within this long (30m, 24h, 7d)', '7d')
+    .option('--reason <reason>', `only runs that ended so: ${TERMINAL_REASONS.join(', ')} (usually failed, escalated, discarded or budget_exhausted)`)
+    .option('--wake-key <key>', 'only runs about this wake key')
+    .option('--epoch <name>', 'names this replay (default: the time now); give it again and what it replayed is not sent twice')
+    .option('--limit <n>', 'at most this many runs, newest first', '100')
+    .option('--dry-run', 'print what would be sent, send nothing')
+    .action((agent: string, opts: ReplayOptions) => run(async () => (await import('./replay.js')).replay(agent, opts)));
+
+  program
+    .command('shadow <agent>')
+    .description(
+      'Run a candidate definition of the agent on the events of its recorded runs, effects recorded and never carried out, and diff each ' +
+        'wake: terminal reason, answer, effects (added, removed, arguments), turns, tokens, cost. A table at a terminal, JSON otherwise.',
+    )
+    .requiredOption('--candidate <module>', 'the deployment module (default export createWakegate(...)) holding the candidate agent')
+    .option('--since <duration>', 'recorded runs closed within this long (30m, 24h, 7d)', '7d')
+    .option('--wake-key <key>', 'only runs about this wake key')
+    .option('--reason <reason>', `only runs that ended so: ${TERMINAL_REASONS.join(', ')}`)
+    .option('--limit <n>', 'at most this many runs, newest first', '100')
+    .option(
+      '--tools <live|recorded>',
+      "recorded: a tool call matching one of the recorded run's is answered from its history, not made; others are made live",
+      'live',
+    )
+    .option('--fail-if <condition>', "exit 6 when it holds, e.g. 'changedEffects>5%', 'newEscalations>0' (repeatable)", (v: string, all: string[] = []) => [
+      ...all,
+      v,
+    ])
+    .option('--json', 'print JSON even at a terminal')
+    .action((agent: string, opts: ShadowOptions) => run(async () => (await import('./shadow.js')).shadow(agent, opts)));
 }

@@ -40,6 +40,7 @@ function runLines(r: TrailRun): string[] {
       `    held (${r.held.hold}) at ${clock(r.held.heldAt)}: ${safe(r.held.reason)}${r.held.releasedBy ? `; released by ${safe(r.held.releasedBy.who)}` : ''}`,
     );
   if (r.killedBy) lines.push(`    killed by ${safe(r.killedBy.who)}: ${safe(r.killedBy.reason)}`);
+  if (r.replay) lines.push(`    a replay (epoch ${safe(r.replay.epoch)}) of ${safe(r.replay.of)}`);
   if (r.supersededBy) lines.push(`    cancelled for a restart: ${safe(r.supersededBy)} took its events`);
   if (r.takenBy) lines.push(`    the window had already run as ${safe(r.takenBy)}`);
   if (r.effects.length) lines.push('    effects:', ...table(r.effects.map(effectRow), '      '));

@@ -42,6 +42,7 @@ export function offerInput(input: RunInput, policy: CoalescePolicy): OfferInput 
         ...(input.version !== undefined ? { version: input.version } : {}),
         payload: input.payload,
         fingerprint: input.fingerprint,
+        ...(input.replay ? { replay: input.replay } : {}),
         ...(traceparent ? { traceparent } : {}),
       },
       offerId: randomUUID(),

@@ -39,6 +39,7 @@ function runRow(r: TrailRun): string {
     r.held ? `held (${e(r.held.hold)}): ${e(r.held.reason)}${r.held.releasedBy ? `; released by ${e(r.held.releasedBy.who)}` : ''}` : '',
     r.killedBy ? `killed by ${e(r.killedBy.who)}: ${e(r.killedBy.reason)}` : '',
     r.supersededBy ? `cancelled for a restart: ${e(r.supersededBy)}` : '',
+    r.replay ? `a replay (epoch ${e(r.replay.epoch)}) of ${e(r.replay.of)}` : '',
     r.takenBy ? `the window had already run as ${e(r.takenBy)}` : '',
     r.summary ? e(r.summary) : '',
   ].filter(Boolean);

@@ -138,6 +138,8 @@ export interface CommitInput {
   effect: EffectPolicy;
   args: Record<string, unknown>;
   run: { runKey: string; wakeKey: string; entity: string; eventKey: string };
+  /** The run replays a recorded run under its effect keys (`wakegate replay`): a `reconcile` effect looks first on its first attempt too. */
+  replayOf?: string;
 }
 
 /**

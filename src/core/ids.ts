@@ -1,4 +1,5 @@
 import { isoSeconds } from './time';
+import type { RunInput } from './run-types';
 
 /**
  * Workflow IDs and effect keys: pure, built in this one place, used by the gate and by workflow code
@@ -102,6 +103,28 @@ export function batchRunToken(openedBy: string, chain: string, n: number): strin
  */
 export function effectKey(runKey: string, effect: string, step: number | string): EffectKey {
   return `${runKey}#${effect}@${step}` as EffectKey;
+}
+
+/**
+ * A replayed event's key (`wakegate replay`): the original's, `/replay/<epoch>` after it. Components
+ * of an event key escape `/`, so it is never another event's key, and the same epoch gives the same key.
+ */
+export function replayEventKey(eventKey: string, epoch: string): string {
+  return `${eventKey}/replay/${component(epoch)}`;
+}
+
+/**
+ * What a run's effect keys are built from: its own key, or for a replay of one recorded run (every
+ * event it took replays that run) the recorded run's key, so that a replayed `provider_key` effect is
+ * deduplicated by its provider and a `reconcile` effect finds what the original landed.
+ */
+export function effectBaseOf(input: Pick<RunInput, 'runKey' | 'origin' | 'replay'>): string {
+  const { origin } = input;
+  if (origin.kind === 'shadow' || origin.kind === 'window') return input.runKey;
+  if (origin.kind === 'event') return input.replay?.of ?? input.runKey;
+  const of = new Set(origin.absorbed.map((e) => e.replay?.of));
+  const [only] = of;
+  return of.size === 1 && only && !origin.absorbedOverflow ? only : input.runKey;
 }
 
 /**

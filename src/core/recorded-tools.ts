@@ -1,3 +1,5 @@
+import { canonicalJson } from './canonical-json';
+
 /*
  * `wakegate shadow --tools recorded`: a shadow run answers a tool call from the recorded run's history
  * when the recorded run made the same call (same tool, same item, same arguments), and calls the tool
@@ -24,18 +26,6 @@ export interface RecordedToolCall {
 export interface ToolAnswers {
   recorded: number;
   live: number;
-}
-
-/** JSON with object keys sorted, so arguments that differ only in key order match. */
-export function canonicalJson(value: unknown): string {
-  if (Array.isArray(value)) return `[${value.map(canonicalJson).join(',')}]`;
-  if (value && typeof value === 'object') {
-    const entries = Object.entries(value as Record<string, unknown>)
-      .filter(([, v]) => v !== undefined)
-      .sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0));
-    return `{${entries.map(([k, v]) => `${JSON.stringify(k)}:${canonicalJson(v)}`).join(',')}}`;
-  }
-  return JSON.stringify(value) ?? 'null';
 }
 
 const callKey = (tool: string, args: Record<string, unknown>, item?: string) => canonicalJson({ tool, item, args });

@@ -39,6 +39,22 @@ export interface AbsorbedEvent {
   payload?: Record<string, unknown>;
   /** Overlap `steer`: the run it was steered into first, which did not take it (or whose model never saw it). */
   steeredFrom?: string;
+  /** Sent again by `wakegate replay`: its epoch, and the recorded run and event it replays. */
+  replay?: ReplayOf;
+}
+
+/**
+ * An event sent through the gate again by `wakegate replay`. Its event key is the original's with
+ * `/replay/<epoch>` after it (src/core/ids.ts `replayEventKey`), so it never meets the original's
+ * dedup, and a second replay in the same epoch meets the first's. The run it wakes builds its effect
+ * keys from the recorded run's key (`effectBaseOf`), so a replayed effect finds what the original did.
+ */
+export interface ReplayOf {
+  epoch: string;
+  /** The recorded run's key (workflow ID). */
+  of: string;
+  /** The original event's key. */
+  eventKey: string;
 }
 
 /** What a held run carries into its next run when it continues as new (see `RunInput.resumedHold`). */
@@ -82,6 +98,8 @@ export interface RunInput {
   version?: number;
   /** Which stage started the run, and what the run needs to know of it. */
   origin: RunOrigin;
+  /** One-call path: the event is a replay (`wakegate replay`); a coalesced run's events say so each. */
+  replay?: ReplayOf;
   /**
    * Set only by the run itself: a run held by the supervisor whose history grew long while it waited
    * continued as new, and goes on waiting in the same hold with what it had recorded.

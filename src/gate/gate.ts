@@ -4,7 +4,7 @@ import type { TriggerRegistry } from '../trigger/registry';
 import { admitCoalesced } from '../coalescer/path';
 import { isRefusal, type GateAnswer, type WakeAnswer } from '../core/decision';
 import { DeliveryBatcher } from '../run/delivery-batcher';
-import { keyEvent, type KeyedEvent, type PlannedWake } from './key-event';
+import { keyEvent, type KeyedEvent, type KeyOptions, type PlannedWake } from './key-event';
 import { admitOneCall } from './one-call';
 import type { PathContext } from './path-context';
 import { OfferBatcher } from '../coalescer/offer-batcher';
@@ -74,7 +74,7 @@ export class Gate {
   }
 
   /** Validate and key an event without touching Temporal. Throws {@link GateInputError}. */
-  key(raw: WakeEventInput | unknown, opts: { agent?: string } = {}): KeyedEvent {
+  key(raw: WakeEventInput | unknown, opts: Omit<KeyOptions, 'nowMs'> = {}): KeyedEvent {
     return keyEvent(this.opts.registry, raw, opts);
   }
 

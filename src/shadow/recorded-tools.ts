@@ -4,7 +4,6 @@ import type { ToolInput, ToolResult } from '../core/contracts';
 import type { RecordedToolCall } from '../core/recorded-tools';
 import { first } from '../trail/history-read';
 
-
 /**
  * Every tool call a recorded run made and the answer it got, in the order they were made: its own
  * `toolCall` activities that completed, then its subagents' (child workflows, read from their own

@@ -1,6 +1,7 @@
 import type { EffectOutcome, Proposal } from '../core/contracts';
 import type { AbsorbedEvent, RunInput, TerminalReason } from '../core/run-types';
 import { isoSeconds } from '../core/time';
+import { effectBaseOf } from '../core/ids';
 import { parseEventKey } from '../gate/keys';
 import type { Batch } from '../core/coalesce-types';
 import type { CoalescePolicy } from '../core/policy';
@@ -79,6 +80,12 @@ interface Output {
   takenBy?: { workflowId?: string };
 }
 
+/** The replay a run was woken by: its own (one-call path) or that of every event it took. */
+function replayOf(input: RunInput | undefined): { epoch: string; of: string } | undefined {
+  const r = input?.replay ?? (input?.origin.kind === 'batch' ? input.origin.absorbed.find((e) => e.replay)?.replay : undefined);
+  return r ? { epoch: r.epoch, of: r.of } : undefined;
+}
+
 /** One run as the trail shows it: what it took, what it spent, what it committed, how it ended. */
 export function trailRun(rec: RecordedRun): TrailRun {
   const input = runInputOf(rec);
@@ -119,8 +126,10 @@ export function trailRun(rec: RecordedRun): TrailRun {
     ...(input?.origin.kind === 'batch' && input.origin.supersedes ? { supersedes: input.origin.supersedes } : {}),
     ...(result?.supersededBy ? { supersededBy: result.supersededBy } : {}),
     ...(terminalReason === 'duplicate' && output.takenBy?.workflowId ? { takenBy: output.takenBy.workflowId } : {}),
+    ...(replayOf(input) ? { replay: replayOf(input) } : {}),
     effects: effectsOf(facts, {
-      runKey: rec.workflowId,
+      // A replay's effects are keyed by the run it replays (src/core/ids.ts effectBaseOf).
+      runKey: input ? effectBaseOf(input) : rec.workflowId,
       open,
       ...(Array.isArray(output.staged) ? { staged: output.staged } : {}),
       ...(Array.isArray(output.committed) ? { committed: output.committed } : {}),

@@ -94,6 +94,8 @@ export interface TrailRun {
   killedBy?: { who: string; reason: string };
   supersedes?: string;
   supersededBy?: string;
+  /** Woken by `wakegate replay`: the epoch and the recorded run it replays. */
+  replay?: { epoch: string; of: string };
   /** A schedule's window that had already run: the run that took it. */
   takenBy?: string;
   effects: TrailEffect[];

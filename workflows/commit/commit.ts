@@ -1,7 +1,7 @@
 import { ActivityFailure, ApplicationFailure, CancellationScope, condition, sleep } from '@temporalio/workflow';
 import type { AgentPolicy } from '../../src/core/policy';
 import { FailureType } from '../../src/core/failures';
-import { effectKey } from '../../src/core/ids';
+import { effectBaseOf, effectKey } from '../../src/core/ids';
 import type { RunInput } from '../../src/core/run-types';
 import { commitEffect } from './proxies';
 import { recordEffects } from './record-only';
@@ -29,11 +29,14 @@ export async function commitEffects(input: RunInput, policy: AgentPolicy, state:
   state.commitBegan = true; // from here a supersede (overlap `cancel`) lets the run finish
   const { answer, proposals } = staged;
   const preserved = () => ({ answer, staged: proposals, committed: state.effects });
+  // A replay of a recorded run commits under that run's effect keys: what the original landed is found, not done twice.
+  const base = effectBaseOf(input);
+  const replayOf = base !== input.runKey ? { replayOf: base } : {};
   for (const [step, proposal] of proposals.entries()) {
     const effect = effectOf(policy, proposal);
     // A cancelled run starts no further effect, nor its approval wait (the scope throws its cancellation here).
     if (CancellationScope.current().consideredCancelled) await CancellationScope.current().cancelRequested;
-    const key = effectKey(input.runKey, effect.name, step);
+    const key = effectKey(base, effect.name, step);
     if (!effect.reversible && policy.approval.irreversible === 'required') {
       state.phase = 'awaiting_approval';
       // Keep a decision already recorded: replaying from scratch, the update that decided may be
@@ -76,7 +79,9 @@ export async function commitEffects(input: RunInput, policy: AgentPolicy, state:
       // rather than cut off halfway, where no one could say whether it landed: its outcome is
       // recorded (`committed`), and the cancellation stops the run before the next effect starts.
       const run = effectRun(input);
-      const outcome = await CancellationScope.nonCancellable(() => commitEffect({ agent: policy.name, effectKey: key, effect, args: proposal.args, run }));
+      const outcome = await CancellationScope.nonCancellable(() =>
+        commitEffect({ agent: policy.name, effectKey: key, effect, args: proposal.args, run, ...replayOf }),
+      );
       state.effects.push(outcome);
       state.maxAttempt = Math.max(state.maxAttempt, outcome.attempt);
     } catch (err) {
