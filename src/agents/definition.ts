@@ -48,6 +48,8 @@ const Coalesce = z
   })
   .refine((c) => c.debounce.maxWait >= c.debounce.period, { path: ['debounce', 'maxWait'], message: 'coalesce.debounce.maxWait must be at least the period' });
 
+const isAgent = (v: unknown) =>
+  typeof v === 'object' && v !== null && typeof (v as AgentDefinition).decide === 'function' && typeof (v as AgentDefinition).policy?.name === 'string';
 const isTool = (v: unknown) => typeof v === 'object' && v !== null && typeof (v as ToolDefinition).run === 'function' && isZod((v as ToolDefinition).input);
 const isEffect = (v: unknown) =>
   typeof v === 'object' && v !== null && typeof (v as EffectDefinition).apply === 'function' && typeof (v as EffectDefinition).class === 'string';
@@ -82,6 +84,12 @@ const AgentSchema = z
     approval: z
       .strictObject({ irreversible: z.enum(['required', 'auto']), timeout: Duration('approval.timeout', 1000) })
       .default({ irreversible: 'required', timeout: 3_600_000 }),
+    shadow: z
+      .strictObject({
+        candidate: z.custom<AgentDefinition>(isAgent, 'shadow.candidate must be an agent definition (made with defineAgent)'),
+        sample: z.number().min(0, 'shadow.sample is a share of runs, 0 to 1').max(1, 'shadow.sample is a share of runs, 0 to 1'),
+      })
+      .optional(),
   })
   .superRefine((def, ctx) => {
     const tools = new Set(def.tools.map((t) => t.name));
@@ -114,6 +122,12 @@ const AgentSchema = z
       if (!def.systemPrompt) ctx.addIssue({ code: 'custom', path: ['systemPrompt'], message: 'an agent with a model needs a systemPrompt' });
       if (!def.effects.length) ctx.addIssue({ code: 'custom', path: ['effects'], message: 'an agent with a model commits at least one effect' });
     }
+    if (def.shadow && def.shadow.candidate.policy.name !== def.name)
+      ctx.addIssue({
+        code: 'custom',
+        path: ['shadow', 'candidate'],
+        message: `the candidate defines "${def.shadow.candidate.policy.name}": it must be a version of "${def.name}" (same name)`,
+      });
     const waits = def.approval.irreversible === 'required' && def.effects.some((e) => !e.reversible);
     if (waits && def.approval.timeout >= def.budget.wallClock) {
       // Otherwise the wall clock always ends the wait first and the run can never escalate.
@@ -189,6 +203,13 @@ export interface AgentOptions<A = DefaultAnswer> {
    * @default { irreversible: 'required', timeout: '1h' } @example { irreversible: 'required', timeout: '4h' }
    */
   approval?: { irreversible: 'required' | 'auto'; timeout: string };
+  /**
+   * Live shadow: `sample` of this agent's runs (0 to 1) also run `candidate`, a new version of this
+   * agent (same name), on the same events once the real run has ended: its effects recorded, never
+   * carried out, its spend drawn from the supervisor's shadow caps. `wakegate shadow report` diffs
+   * them. Turning it off is deleting this line. @example { candidate: reporterV2, sample: 0.2 }
+   */
+  shadow?: { candidate: AgentDefinition; sample: number };
 }
 
 const newest = (events: { payload: Record<string, unknown> }[]) => events[events.length - 1]?.payload ?? {};
@@ -199,7 +220,7 @@ const newest = (events: { payload: Record<string, unknown> }[]) => events[events
  */
 export function defineAgent<A = DefaultAnswer>(def: AgentOptions<A>): AgentDefinition {
   const data = parseDefinition(AgentSchema, def, 'agent', def?.name);
-  const { budget, approval, coalesce, tools, effects, wakeKey, payload, mergePayload, answer, decide, model, ...rest } = data;
+  const { budget, approval, coalesce, tools, effects, wakeKey, payload, mergePayload, answer, decide, model, shadow, ...rest } = data;
   const { wallClock, ...limits } = budget;
   const answerSchema = (answer ?? DefaultAnswer) as z.ZodType<unknown>;
   const policy: AgentPolicy = {
@@ -234,6 +255,7 @@ export function defineAgent<A = DefaultAnswer>(def: AgentOptions<A>): AgentDefin
     answerSchema: jsonSchemaOf(answerSchema, `agent "${data.name}" answer`),
     budget: { ...limits, wallClockMs: wallClock },
     approval: { irreversible: approval.irreversible, timeoutMs: approval.timeout },
+    ...(shadow ? { shadow: { sample: shadow.sample } } : {}),
   };
   return {
     policy,
@@ -245,5 +267,6 @@ export function defineAgent<A = DefaultAnswer>(def: AgentOptions<A>): AgentDefin
     answer: answerSchema,
     decide: (decide as ((answer: unknown, ctx: DecideContext) => Plan) | undefined) ?? defaultDecide,
     ...(model?.use ? { model: model.use } : {}),
+    ...(shadow ? { shadow: { candidate: shadow.candidate, sample: shadow.sample } } : {}),
   };
 }

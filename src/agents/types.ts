@@ -107,4 +107,6 @@ export interface AgentDefinition {
   decide(answer: unknown, ctx: DecideContext): Plan;
   /** The agent's model, one step per call; absent: the worker's default (the offline model unless configured). */
   model?: ModelStep;
+  /** Live shadow: the candidate definition a sample of its runs also run, effects recorded only (`policy.shadow`). */
+  shadow?: { candidate: AgentDefinition; sample: number };
 }

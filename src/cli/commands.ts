@@ -8,7 +8,7 @@ import type { RunsOptions } from './runs';
 import type { ShadowOptions } from './shadow';
 import type { ReplayOptions } from './replay';
 import type { PersonOptions } from './supervisor';
-import { reportError } from './output';
+import { reportError, UsageError } from './output';
 
 /**
  * Run one command's implementation and set the exit code. Each implementation module is imported
@@ -205,12 +205,13 @@ function registerRecordedWakes(program: Command): void {
     .action((agent: string, opts: ReplayOptions) => run(async () => (await import('./replay.js')).replay(agent, opts)));
 
   program
-    .command('shadow <agent>')
+    .command('shadow <agent> [reportOf]')
     .description(
       'Run a candidate definition of the agent on the events of its recorded runs, effects recorded and never carried out, and diff each ' +
-        'wake: terminal reason, answer, effects (added, removed, arguments), turns, tokens, cost. A table at a terminal, JSON otherwise.',
+        'wake: terminal reason, answer, effects (added, removed, arguments), turns, tokens, cost. A table at a terminal, JSON otherwise. ' +
+        '`shadow report <agent>` diffs the live shadows its `shadow` option ran instead.',
     )
-    .requiredOption('--candidate <module>', 'the deployment module (default export createWakegate(...)) holding the candidate agent')
+    .option('--candidate <module>', 'the deployment module (default export createWakegate(...)) holding the candidate agent')
     .option('--since <duration>', 'recorded runs closed within this long (30m, 24h, 7d)', '7d')
     .option('--wake-key <key>', 'only runs about this wake key')
     .option('--reason <reason>', `only runs that ended so: ${TERMINAL_REASONS.join(', ')}`)
@@ -225,5 +226,12 @@ function registerRecordedWakes(program: Command): void {
       v,
     ])
     .option('--json', 'print JSON even at a terminal')
-    .action((agent: string, opts: ShadowOptions) => run(async () => (await import('./shadow.js')).shadow(agent, opts)));
+    .action((agent: string, reportOf: string | undefined, opts: ShadowOptions) =>
+      run(async () => {
+        if (agent === 'report' && reportOf) return (await import('./shadow-report.js')).shadowReport(reportOf, opts);
+        if (reportOf)
+          throw new UsageError(`unexpected argument "${reportOf}": wakegate shadow <agent> --candidate <module>, or wakegate shadow report <agent>`);
+        return (await import('./shadow.js')).shadow(agent, opts);
+      }),
+    );
 }

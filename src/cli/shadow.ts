@@ -12,7 +12,7 @@ import { table } from './trail-table';
 
 /** The options of `wakegate shadow`, as commander parses them. */
 export interface ShadowOptions {
-  candidate: string;
+  candidate?: string;
   since: string;
   wakeKey?: string;
   reason?: string;
@@ -22,7 +22,13 @@ export interface ShadowOptions {
   json?: boolean;
 }
 
-function checked(opts: ShadowOptions): { sinceMs: number; limit: number; reason?: TerminalReason; tools: 'live' | 'recorded'; failIf: FailIf[] } {
+export function checked(opts: Omit<ShadowOptions, 'candidate'>): {
+  sinceMs: number;
+  limit: number;
+  reason?: TerminalReason;
+  tools: 'live' | 'recorded';
+  failIf: FailIf[];
+} {
   const since = Duration('--since', 60_000).safeParse(opts.since);
   if (!since.success) throw new UsageError(since.error.issues[0]?.message ?? `--since "${opts.since}" is not a duration`);
   const limit = Number(opts.limit);
@@ -54,11 +60,11 @@ function effectLines(d: WakeDiff): string[] {
 }
 
 /** The diff for a person: the sums, then each changed wake with its effect changes. */
-function shadowTable(report: ShadowReport, crossed: FailIf[]): string {
+export function shadowTable(title: string, report: Pick<ShadowReport, 'summary' | 'wakes' | 'failed'>, crossed: FailIf[], more: string[] = []): string {
   const s = report.summary;
   const changed = report.wakes.filter((d) => d.effects.length || d.terminalReason.changed || d.answer.changed);
   const lines = [
-    `shadow session ${report.session}: ${s.wakes} wake(s); effects changed in ${s.changedEffects}, terminal reason in ${s.changedReason}, answer in ${s.changedAnswer}; new escalations ${s.newEscalations}`,
+    `${title}: ${s.wakes} wake(s); effects changed in ${s.changedEffects}, terminal reason in ${s.changedReason}, answer in ${s.changedAnswer}; new escalations ${s.newEscalations}`,
     `  tokens ${s.tokens.before} → ${s.tokens.after} (${s.tokens.delta >= 0 ? '+' : ''}${s.tokens.delta}); cost $${s.costUsd.before} → $${s.costUsd.after}; turns ${s.turns.before} → ${s.turns.after}${s.toolCalls ? `; tool calls answered from the record ${s.toolCalls.recorded}, made live ${s.toolCalls.live}` : ''}`,
   ];
   if (changed.length) {
@@ -76,6 +82,7 @@ function shadowTable(report: ShadowReport, crossed: FailIf[]): string {
     );
     for (const d of changed.filter((x) => x.effects.length)) lines.push(`    ${d.runKey}`, ...effectLines(d));
   }
+  lines.push(...more);
   for (const f of report.failed) lines.push(`  failed: ${f.runKey} (${f.shadowRunKey}): ${f.error}`);
   for (const c of crossed) lines.push(`  --fail-if ${c.text}: crossed`);
   return `${lines.join('\n')}\n`;
@@ -91,6 +98,7 @@ function shadowTable(report: ShadowReport, crossed: FailIf[]): string {
  */
 export async function shadow(agent: string, opts: ShadowOptions): Promise<number> {
   const { sinceMs, limit, reason, tools, failIf } = checked(opts);
+  if (!opts.candidate) throw new UsageError('--candidate <module> is required: the deployment holding the new version of the agent');
   const candidate = loadApp(path.resolve(opts.candidate));
   if (!candidate.agents[agent])
     throw new UsageError(`the candidate ${opts.candidate} defines no agent "${agent}" (it defines ${Object.keys(candidate.agents).join(', ')})`);
@@ -125,7 +133,7 @@ export async function shadow(agent: string, opts: ShadowOptions): Promise<number
         notShadowed,
         failIf: failIf.map((f) => ({ condition: f.text, crossed: crossed.includes(f) })),
       });
-    else process.stdout.write(shadowTable(report, crossed));
+    else process.stdout.write(shadowTable(`shadow session ${report.session}`, report, crossed));
     if (crossed.length) {
       process.stderr.write(`wakegate: ${crossed.map((c) => c.text).join(', ')} crossed\n`);
       return ExitCode.thresholdCrossed;

@@ -113,4 +113,6 @@ export interface AgentPolicy {
   /** JSON Schema of the agent's final answer (told to the model, and in its corrective turn). */
   answerSchema: JsonSchema;
   approval: { irreversible: 'required' | 'auto'; timeoutMs: number };
+  /** Live shadow: the share of its runs (0 to 1) that also start a shadow run of its candidate when they end. */
+  shadow?: { sample: number };
 }

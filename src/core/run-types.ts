@@ -144,6 +144,12 @@ export interface ShadowOrigin {
   absorbed: AbsorbedEvent[];
   /** `--tools recorded`: the recorded run's tool calls and answers; a matching call is answered from these, not made. */
   tools?: RecordedToolCall[];
+  /**
+   * A live shadow (the agent's `shadow` option), started by the recorded run as it ended: it runs the
+   * candidate under the shadow agent name, takes a permit from the supervisor's shadow caps, and ends
+   * `discarded` rather than wait when it gets none. Otherwise a `wakegate shadow` session's.
+   */
+  live?: boolean;
 }
 
 /**

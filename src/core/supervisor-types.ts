@@ -30,8 +30,12 @@ export interface SupervisorPolicy {
     /** Terminal reasons (src/core/run-types.ts) that count as errors. */ reasons: string[];
     rationale: string;
   };
-  /** Per-period fleet budgets: for the whole fleet, and per agent. */
-  caps: { fleet: WindowCap[]; agents: Record<string, WindowCap[]> };
+  /**
+   * Per-period budgets: for the whole fleet, per agent, and for live shadow runs (the agents' `shadow`
+   * option), which count against `shadow` only: never against the fleet's or an agent's, so a
+   * shadow never holds a production run. A shadow over its cap is not held: it ends `discarded`.
+   */
+  caps: { fleet: WindowCap[]; agents: Record<string, WindowCap[]>; shadow?: WindowCap[] };
   /** Per agent: what a trip does to its live runs (`cancel`: stopped at their next step, nothing further committed). Default `finish`. */
   onTrip: Record<string, 'cancel' | 'finish'>;
   /** Per agent: a wake over its cap is `hold` (default: held until the window slides) or `refuse` (the gate refuses it; the sender retries). */

@@ -1,7 +1,8 @@
 import { randomUUID } from 'node:crypto';
 import type { Client } from '@temporalio/client';
 import type { NativeConnection } from '@temporalio/worker';
-import { SHADOW_PREFIX, shadowRunKey } from '../core/ids';
+import { SHADOW_PREFIX } from '../core/ids';
+import { shadowInput, whyNotShadowed } from '../core/shadow';
 import type { RunInput, RunResult, TerminalReason } from '../core/run-types';
 import { recordedHistory, inputAndResult } from '../trail/history-read';
 import type { RecordedToolCall } from '../core/recorded-tools';
@@ -75,36 +76,6 @@ export async function recordedRuns(client: Client, q: RecordedRunsQuery): Promis
       });
   }
   return { runs, notShadowed };
-}
-
-/**
- * Why a recorded run cannot be shadowed faithfully, or undefined when it can: a shadow run sees only
- * the events in the run's input, and its diff compares answers and staged effects.
- */
-export function whyNotShadowed(input: Partial<RunInput> | undefined, result: RunResult | undefined): string | undefined {
-  if (!input?.runKey || !input.origin) return 'a window its Schedule started: no run input of its own';
-  if (!result) return 'no recorded result';
-  if (result.steered?.length) return `events were steered into it while it ran (${result.steered.length}), and its input does not hold them`;
-  if (input.resumedHold?.steered?.waiting.length) return 'steered events were waiting for its model when it was held, and its input does not hold them';
-  if (result.terminalReason === 'cancelled') return 'it was cancelled (a kill, or its coalescer restarted it): no answer or staged effects to compare';
-  return undefined;
-}
-
-/** The shadow run of a recorded run: its events, its own ID, origin `shadow` (record-only commit, no permit, no coalescer). */
-export function shadowInput(session: string, run: RecordedRun): RunInput {
-  const { resumedHold: _held, origin, ...rest } = run.input;
-  const runKey = shadowRunKey(session, run.workflowId);
-  return {
-    ...rest,
-    runKey,
-    origin: {
-      kind: 'shadow',
-      of: run.workflowId,
-      ofRunId: run.runId,
-      absorbed: origin.kind === 'batch' ? origin.absorbed : [],
-      ...(run.tools ? { tools: run.tools } : {}),
-    },
-  };
 }
 
 export interface ShadowSessionOptions {

@@ -3,6 +3,7 @@ import { hostname } from 'node:os';
 import { Client, Connection, WorkflowNotFoundError, WorkflowUpdateFailedError, type ConnectionOptions } from '@temporalio/client';
 import { ApplicationFailure } from '@temporalio/common';
 import { FailureType, isInFlightRefusal } from '../core/failures';
+import { capsFor } from '../core/caps';
 import { MAX_HOLD_MS, MAX_PREFETCH, type LeaseAnswer, type LeaseRequest } from '../core/permit-types';
 import { leaseUpdate, unusedPermitsSignal } from '../core/supervisor-messages';
 import type { SupervisorMode, SupervisorPolicy } from '../core/supervisor-types';
@@ -122,7 +123,7 @@ export class PermitLeaser {
    * never after it, whatever the answer's way back took.
    */
   holdMsFor(agent: string): number {
-    const windows = [...this.opts.policy.caps.fleet, ...(this.opts.policy.caps.agents[agent] ?? [])].map((c) => c.windowMs);
+    const windows = capsFor(this.opts.policy, agent).map((c) => c.cap.windowMs);
     return Math.max(0, Math.min(this.opts.holdMs, MAX_HOLD_MS, ...windows.map((w) => Math.floor(w / 20))));
   }
 

@@ -1,4 +1,5 @@
 import type { SupervisorPolicy } from '../core/supervisor-types';
+import { capsFor } from '../core/caps';
 
 const MINUTE = 60_000;
 const HOUR = 60 * MINUTE;
@@ -37,6 +38,17 @@ export const defaultSupervisorPolicy: SupervisorPolicy = {
       },
     ],
     agents: {},
+    shadow: [
+      {
+        windowMs: DAY,
+        wakes: 500,
+        costUsd: 5,
+        tokens: 2_000_000,
+        rationale:
+          'Live shadow runs try a candidate on real wakes and change nothing: a tenth of the fleet’s daily spend is plenty to learn from, ' +
+          'and a candidate gone wrong stops there, never holding a production run.',
+      },
+    ],
   },
   onTrip: {
     // The canary spends nothing and proves the path: let it finish. An agent not named here finishes too;
@@ -58,5 +70,5 @@ export function withSupervisorPolicy(change: Partial<SupervisorPolicy>, base: Su
 
 /** Whether any cap applies to `agent`: only then does its run's first step take a permit. */
 export function capsApply(policy: SupervisorPolicy, agent: string): boolean {
-  return policy.caps.fleet.length > 0 || (policy.caps.agents[agent]?.length ?? 0) > 0;
+  return capsFor(policy, agent).length > 0;
 }

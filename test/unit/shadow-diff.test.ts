@@ -2,7 +2,7 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import type { RunResult } from '../../src/core/run-types';
 import { argChanges, diffRun, effectChanges, parseFailIf, summarize } from '../../src/shadow/diff';
-import { whyNotShadowed } from '../../src/shadow/session';
+import { whyNotShadowed } from '../../src/core/shadow';
 
 /** The shadow diff's rules (src/shadow/diff.ts) without a server: effects step by step, reasons, sums, `--fail-if`. */
 const result = (over: Partial<RunResult> & { staged?: { effect: string; args: Record<string, unknown> }[]; answer?: unknown; extra?: object }): RunResult => {

@@ -220,6 +220,41 @@ describe('rolling caps', () => {
     ]);
   });
 
+  test('live shadows draw from the shadow caps only: refused past them with no hold or page, their spend and failures never production’s', () => {
+    const p = policy({
+      caps: {
+        fleet: [{ windowMs: 60_000, wakes: 3, rationale: 'test' }],
+        agents: {},
+        shadow: [{ windowMs: 60_000, wakes: 2, costUsd: 1, rationale: 'test' }],
+      },
+    });
+    const shadows = at(fresh(p), { kind: 'lease', requests: { 'deps/shadow': 3 } }, 0);
+    assert.deepEqual(shadows.reply.grants, { 'deps/shadow': 2 });
+    assert.deepEqual(shadows.state.capHolds, {}, 'a shadow over its cap is not held');
+    assert.deepEqual(acts(shadows), [], 'nor paged');
+    assert.deepEqual(memoOf(shadows.state).capsFull, []);
+    // The fleet's cap is whole: production takes all three permits.
+    assert.deepEqual(at(shadows.state, { kind: 'lease', requests: { deps: 3 } }, 10).reply.grants, { deps: 3 });
+    // Failing shadows spend against the shadow cap and trip nothing (the error rate is production's).
+    const failing = Array.from({ length: 6 }, (_, i) => closure('deps/shadow', 'failed', 1000 + i, { costUsd: 0.25 }));
+    const seen = observed(shadows.state, 2000, failing);
+    assert.equal(seen.state.mode, 'armed');
+    assert.deepEqual(
+      statusOf(seen.state, T0 + 2000)
+        .counters.filter((c) => c.scope === '~shadow')
+        .map((c) => [c.name, c.value, c.limit]),
+      [
+        ['runs started', 2, 2],
+        ['spend USD', 1.5, 1],
+      ],
+    );
+    assert.deepEqual(
+      at(seen.state, { kind: 'lease', requests: { 'deps/shadow': 1 } }, 61_500).reply.grants,
+      { 'deps/shadow': 0 },
+      'the permits slid, the spend not yet',
+    );
+  });
+
   test('a spend cap holds runs once the closed runs in its window spent it, until that spend slides out', () => {
     const m = fresh(policy({ caps: capsFor('deps', { windowMs: 60_000, costUsd: 1 }) }));
     assert.deepEqual(at(m, { kind: 'lease', requests: { deps: 1 } }, 0).reply.grants, { deps: 1 }, 'nothing spent yet');

@@ -73,8 +73,8 @@ export class RunRecord {
   /** Overlap `steer`: events sent into the live run, for its model's next turn. */
   readonly steer: SteerInbox;
   /**
-   * Whether the run indexes itself (search attributes). A shadow run does not: `wakegate runs`, the
-   * decision trail and the gate find runs by those, and a shadow run is none of theirs.
+   * Whether the run indexes itself (search attributes): not a `wakegate shadow` session's run (no query
+   * of runs is about it); a live shadow does, as `<agent>/shadow` (its spend, `wakegate shadow report`).
    */
   private readonly indexed: boolean;
 
@@ -84,7 +84,7 @@ export class RunRecord {
   ) {
     const resumed = input.resumedHold;
     this.batch = input.origin.kind === 'batch' ? input.origin : undefined;
-    this.indexed = input.origin.kind !== 'shadow';
+    this.indexed = input.origin.kind !== 'shadow' || input.origin.live === true;
     // A coalesced run holds every delivery of every event it took (a webhook's, a queue message's, a
     // tick's), not only the first of the event that opened its batch.
     const delivered = this.batch ? this.batch.absorbed.flatMap((e) => e.deliveryIds) : input.deliveryId ? [input.deliveryId] : [];

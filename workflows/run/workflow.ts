@@ -16,6 +16,7 @@ import { newPool } from '../../src/core/budget';
 import { newRunState, type RunOutcome } from '../../src/core/run-state';
 import { CONTINUE_AS_NEW, haltVerdict, holdIfSupervised } from './hold';
 import { RunRecord } from './record';
+import { shadowNotLetRun, startLiveShadow } from './shadow';
 import { workflowNow } from '../shared/clock';
 import { isScheduledRun, openWindow, windowRunInput, settleReport, takenOutcome, type LedgerReport } from '../schedule/window-run';
 
@@ -49,6 +50,8 @@ export async function runWorkflow(arg: RunInput | ScheduledRunInput): Promise<Ru
   runRecord.index();
 
   let reported: LedgerReport | undefined;
+  /** The agent's live-shadow sample, from its policy (src/core/shadow.ts). */
+  let shadowSample: number | undefined;
   /** The run's work, in its cancellable scope: the window's checks, the supervisor's word, the agent loop. */
   const work = async (): Promise<RunOutcome> => {
     state.phase = 'loading';
@@ -59,12 +62,15 @@ export async function runWorkflow(arg: RunInput | ScheduledRunInput): Promise<Ru
     const { policy, payload, verdict, taken } = await prepareRun({
       agent: input.agent,
       payloads: (origin.kind === 'batch' || origin.kind === 'shadow') && origin.absorbed.length ? origin.absorbed.map((e) => e.payload ?? {}) : [input.payload],
-      // A shadow run takes no permit: production's caps are not its to spend.
-      ...(resumed || origin.kind === 'shadow' ? { withoutVerdict: true } : {}),
+      // A `wakegate shadow` session's run takes no permit; a live shadow takes one from the shadow caps (src/core/caps.ts).
+      ...(resumed || (origin.kind === 'shadow' && !origin.live) ? { withoutVerdict: true } : {}),
       ...(window?.check ? { window: window.check } : {}),
     });
     void reported?.send();
+    shadowSample = policy.shadow?.sample;
     if (taken && origin.kind === 'window') return takenOutcome(input, origin.window, taken);
+    const refused = shadowNotLetRun(input, verdict);
+    if (refused) return refused;
     // The supervisor's word before any token is spent: a held run waits here until it is let go.
     // A halt that reached the run before its work holds it, whatever an older read of the supervisor said.
     const first = verdict && runRecord.haltedBeforeWork ? haltVerdict(runRecord.haltedBeforeWork, verdict) : verdict;
@@ -88,6 +94,7 @@ export async function runWorkflow(arg: RunInput | ScheduledRunInput): Promise<Ru
   try {
     const result = runRecord.finish(await runScope.run(work));
     await runRecord.tellCoalescer(result.terminalReason);
+    await startLiveShadow(input, result, shadowSample);
     await settleReport(reported);
     return result;
   } catch (err) {

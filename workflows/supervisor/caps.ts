@@ -3,6 +3,7 @@ import { countedAtOf, forgetExpired, recordBlock } from './blocks';
 import { addTo, nextSlideMs, sumOf } from './sliding-window';
 import { FLEET, capName, capSeries, capSeriesName, capsOf, iso, selfId, type Turn } from './state';
 import { counterRecord } from './status';
+import { shadowedAgent } from '../../src/core/shadow';
 
 /*
  * Rolling caps: runs started (permits), spend and tokens over a sliding window, for the fleet and
@@ -91,6 +92,8 @@ function grant(turn: Turn, agent: string, want: number): { granted: number; free
   const { m, nowMs } = turn;
   const { granted, full, fullScope, fullWindowMs, freesAtMs } = room(turn, agent, want);
   for (const { scope, cap } of capsOf(m.policy, agent)) if (cap.wakes !== undefined) addTo(capSeries(m, scope, cap, 'permits'), nowMs, granted, nowMs);
+  // A live shadow refused a permit ends there (`discarded`): nothing is held, no one is paged.
+  if (shadowedAgent(agent) !== undefined) return granted < want && freesAtMs !== undefined ? { granted, freesAtMs } : { granted };
   if (m.capPages) for (const [k, p] of Object.entries(m.capPages)) if (nowMs - p.atMs >= p.windowMs) delete m.capPages[k];
   const short = granted < want;
   const pagedKey = `${agent}|${fullScope}|${full}`;

@@ -16,6 +16,7 @@ import {
   type VisibilityFailure,
 } from './state';
 import { checkErrorRate } from './trips';
+import { shadowedAgent } from '../../src/core/shadow';
 
 /*
  * Reading the runs that closed (visibility: terminal reason, tokens, cost) every `observeEveryMs`
@@ -70,16 +71,18 @@ export function observed(turn: Turn, toMs: number, read: RunObservation | undefi
   const { closures, truncated } = read;
   const er = m.policy.errorRate;
   for (const c of closures) {
+    for (const { scope, cap } of capsOf(m.policy, c.agent)) {
+      if (cap.costUsd !== undefined) addTo(capSeries(m, scope, cap, 'usd'), c.closeMs, c.costUsd, nowMs);
+      if (cap.tokens !== undefined) addTo(capSeries(m, scope, cap, 'tokens'), c.closeMs, c.tokens, nowMs);
+    }
+    // A live shadow's spend counts against the shadow caps only; its outcome is not production's error rate.
+    if (shadowedAgent(c.agent) !== undefined) continue;
     const bad = er.reasons.includes(c.reason) ? 1 : 0;
     for (const scope of [FLEET, c.agent]) {
       addTo(seriesOf(m, `runs:${scope}`, er.windowMs), c.closeMs, 1, nowMs);
       addTo(seriesOf(m, `errors:${scope}`, er.windowMs), c.closeMs, bad, nowMs);
     }
     addTo(seriesOf(m, `reason:${c.reason}`, er.windowMs), c.closeMs, 1, nowMs);
-    for (const { scope, cap } of capsOf(m.policy, c.agent)) {
-      if (cap.costUsd !== undefined) addTo(capSeries(m, scope, cap, 'usd'), c.closeMs, c.costUsd, nowMs);
-      if (cap.tokens !== undefined) addTo(capSeries(m, scope, cap, 'tokens'), c.closeMs, c.tokens, nowMs);
-    }
   }
   m.observedToMs = truncated && closures.length ? closures[closures.length - 1]!.closeMs : toMs;
   m.lastObservedAt = iso(nowMs);

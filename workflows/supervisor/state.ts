@@ -1,4 +1,5 @@
 import { supervisorId } from '../../src/core/ids';
+import { capsFor, FLEET } from '../../src/core/caps';
 import type { LeaseRequest, UnusedPermits } from '../../src/core/permit-types';
 import type {
   HaltRequest,
@@ -28,7 +29,7 @@ import { newSeries } from './sliding-window';
  */
 
 /** The scope of fleet-wide series and caps. */
-export const FLEET = '*';
+export { FLEET };
 /** Trips, resets and releases kept for status. */
 export const KEPT = 20;
 /** The storm breaker counts wakes over this window. */
@@ -114,11 +115,8 @@ export function seriesOf(m: MachineState, name: string, windowMs: number): Serie
   return (m.series[name] = newSeries(windowMs));
 }
 
-/** Every cap that applies to an agent's runs: the fleet's, then its own. */
-export const capsOf = (policy: SupervisorPolicy, agent: string): { scope: string; cap: WindowCap }[] => [
-  ...policy.caps.fleet.map((cap) => ({ scope: FLEET, cap })),
-  ...(policy.caps.agents[agent] ?? []).map((cap) => ({ scope: agent, cap })),
-];
+/** Every cap that applies to an agent's runs (src/core/caps.ts): the fleet's and its own, or a live shadow's. */
+export const capsOf = capsFor;
 
 export const capSeriesName = (scope: string, cap: WindowCap, what: 'permits' | 'usd' | 'tokens') => `${what}:${scope}:${cap.windowMs}`;
 export const capSeries = (m: MachineState, scope: string, cap: WindowCap, what: 'permits' | 'usd' | 'tokens') =>

@@ -1,5 +1,6 @@
 import type { CounterView, SeriesState, SupervisorMemo, SupervisorStatus } from '../../src/core/supervisor-types';
 import { newSeries, sumOf } from './sliding-window';
+import { allCaps } from '../../src/core/caps';
 import { FLEET, STORM_WINDOW_MS, WAKE_HISTORY_MS, capSeriesName, selfId, type MachineState } from './state';
 
 /*
@@ -27,11 +28,7 @@ export function counters(m: MachineState, nowMs: number, charts = false): Counte
       out.push({ ...stormOf(name), scope: name.slice(6), limit: policy.storm.agentPerMinute });
     }
   }
-  const caps = [
-    ...policy.caps.fleet.map((cap) => ({ scope: FLEET, cap })),
-    ...Object.entries(policy.caps.agents).flatMap(([scope, cs]) => cs.map((cap) => ({ scope, cap }))),
-  ];
-  for (const { scope, cap } of caps) {
+  for (const { scope, cap } of allCaps(policy)) {
     const base = { scope, windowMs: cap.windowMs, rationale: cap.rationale };
     const v = (what: 'permits' | 'usd' | 'tokens') => sum(capSeriesName(scope, cap, what));
     const w = (what: 'permits' | 'usd' | 'tokens') => window(capSeriesName(scope, cap, what), cap.windowMs);

@@ -1,0 +1,60 @@
+import { WorkflowFailedError, type Client } from '@temporalio/client';
+import { shadowRunKey } from '../core/ids';
+import type { RunResult } from '../core/run-types';
+import { LIVE_SESSION, shadowAgentName } from '../core/shadow';
+import { diffRun, summarize, type ShadowSummary, type WakeDiff } from './diff';
+
+/** What `wakegate shadow report` reads: the agent's live shadows closed in the window, diffed against their runs. */
+export interface LiveShadowReport {
+  summary: ShadowSummary;
+  wakes: WakeDiff[];
+  /** Live shadows the supervisor did not let run (the shadow caps were full, or the fleet halted). */
+  refused: { runKey: string; shadowRunKey: string; why: string }[];
+  /** Live shadows that failed (a defect in the candidate), or whose run could not be read. */
+  failed: { runKey: string; shadowRunKey: string; error: string }[];
+}
+
+const quote = (s: string) => `"${s.replace(/["\\]/g, '')}"`;
+const liveShadowPrefix = shadowRunKey(LIVE_SESSION, '');
+
+async function resultOf(client: Client, workflowId: string, runId?: string): Promise<RunResult> {
+  return (await client.workflow.getHandle(workflowId, runId).result()) as RunResult;
+}
+
+const messageOf = (err: unknown) =>
+  err instanceof WorkflowFailedError ? ((err.cause as Error | undefined)?.message ?? err.message) : err instanceof Error ? err.message : String(err);
+
+/**
+ * Every live shadow of `agent` (its runs as `<agent>/shadow`, src/core/shadow.ts) that closed since
+ * `since`, newest first, up to `limit`: each diffed against the run it shadows, as `wakegate shadow`
+ * diffs a session's, the refused and the failed listed apart.
+ */
+export async function liveShadowReport(client: Client, q: { agent: string; since: Date; limit: number }): Promise<LiveShadowReport> {
+  const query = [
+    'WorkflowType = "runWorkflow"',
+    `WakeAgent = ${quote(shadowAgentName(q.agent))}`,
+    'ExecutionStatus != "Running"',
+    `CloseTime >= ${quote(q.since.toISOString())}`,
+  ].join(' AND ');
+  const wakes: WakeDiff[] = [];
+  const refused: LiveShadowReport['refused'] = [];
+  const failed: LiveShadowReport['failed'] = [];
+  let seen = 0;
+  for await (const w of client.workflow.list({ query })) {
+    if (!w.workflowId.startsWith(liveShadowPrefix)) continue;
+    if (seen++ >= q.limit) break;
+    const runKey = w.workflowId.slice(liveShadowPrefix.length);
+    try {
+      const after = await resultOf(client, w.workflowId, w.runId);
+      const output = after.output as { shadowRefused?: string } | undefined;
+      if (after.terminalReason === 'discarded' && output?.shadowRefused) {
+        refused.push({ runKey, shadowRunKey: w.workflowId, why: after.summary });
+        continue;
+      }
+      wakes.push(diffRun(await resultOf(client, runKey), after, w.workflowId));
+    } catch (err) {
+      failed.push({ runKey, shadowRunKey: w.workflowId, error: messageOf(err) });
+    }
+  }
+  return { summary: summarize(wakes), wakes, refused, failed };
+}

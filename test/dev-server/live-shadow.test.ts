@@ -1,0 +1,97 @@
+import { after, before, test } from 'node:test';
+import assert from 'node:assert/strict';
+import type { RunResult } from '../../src/core/run-types';
+import type { LiveShadowReport } from '../../src/shadow/report';
+import { startDevEnv, unique, withWorker, type DevEnv } from '../helpers/env';
+import { outsideEnv, standinOutside } from '../helpers/outside';
+import { runCli } from '../helpers/cli';
+import { appOf } from '../helpers/app';
+import { startStandins, type Standins } from '../../tools/standins';
+import { channelService } from '../../tools/standins/channel';
+import { exportService } from '../../tools/standins/exports';
+import { changedByCandidate } from '../fixtures/shadow-candidate';
+import { liveShadowAgents, liveShadowSupervisor, SHADOW_RUNS_PER_HOUR } from '../fixtures/live-shadow-app';
+
+/*
+ * Live shadow on the real dev server: the campaign reporter with `shadow: { candidate, sample: 1 }`
+ * (test/fixtures/live-shadow-app.ts) takes a burst of wakes. Every real run starts one shadow of the
+ * candidate as it ends; the supervisor's shadow caps let six run and refuse the rest, while every
+ * production wake runs and commits; `wakegate shadow report` diffs what ran.
+ */
+let env: DevEnv;
+let standins: Standins;
+const calls = { channel: 0, exports: 0 };
+before(async () => {
+  env = await startDevEnv();
+  const channel = channelService();
+  const exports = exportService();
+  channel.app.addHook('onRequest', async () => void (calls.channel += 1));
+  exports.app.addHook('onRequest', async () => void (calls.exports += 1));
+  standins = await startStandins({}, { channel, exports });
+});
+after(async () => {
+  await standins?.close();
+  await env?.teardown();
+});
+
+const app = appOf(undefined, { agents: liveShadowAgents, supervisor: liveShadowSupervisor });
+const WAKES = 10;
+
+test('sample 1 on a burst: one shadow per real run, the shadow cap refusing past its limit, production unaffected, the diffs reported', async () => {
+  const taskQueue = unique('live-shadow');
+  const tag = unique('camp');
+  const keys = Array.from({ length: WAKES }, (_, i) => `${tag}-${i}`);
+  await withWorker(
+    env.nativeConnection,
+    taskQueue,
+    async () => {
+      const gate = app.gate(env.client, taskQueue);
+      const answers = await Promise.all(
+        keys.map((k) =>
+          gate.admit({ source: 'campaigns', entity: k, type: 'report.due', occurredAt: '2026-12-06T10:00:00Z', payload: { dashboards: ['overview'] } }),
+        ),
+      );
+      const real = await Promise.all(answers.map(async (a) => (await env.client.workflow.getHandle(a.workflowId).result()) as RunResult));
+      assert.deepEqual(
+        real.map((r) => r.terminalReason),
+        keys.map(() => 'success'),
+        'every production wake ran and committed, whatever the shadow caps said',
+      );
+      // One shadow per real run, started as it ended: `shadow/live/<run key>`.
+      const shadows = await Promise.all(answers.map(async (a) => (await env.client.workflow.getHandle(`shadow/live/${a.workflowId}`).result()) as RunResult));
+      const ran = shadows.filter((s) => s.terminalReason === 'success');
+      const refused = shadows.filter((s) => s.terminalReason === 'discarded');
+      assert.equal(ran.length + refused.length, WAKES, shadows.map((s) => `${s.terminalReason}: ${s.summary}`).join('; '));
+      assert.ok(ran.length >= 1 && ran.length <= SHADOW_RUNS_PER_HOUR, `at most the cap ran: ${ran.length}`);
+      assert.ok(refused.length >= WAKES - SHADOW_RUNS_PER_HOUR);
+      for (const s of refused) {
+        assert.match(s.summary, /a live shadow not run: .*over a rolling cap/);
+        assert.equal(s.usage?.tokens ?? 0, 0, 'refused before any token');
+      }
+      assert.deepEqual(calls, { channel: WAKES, exports: WAKES }, 'only production runs reached a provider');
+
+      const cli = await runCli(['shadow', 'report', 'campaign-reporter', '--since', '1h', '--json'], {
+        TEMPORAL_ADDRESS: env.server.address,
+        WAKEGATE_APP: 'test/fixtures/live-shadow-app.ts',
+        WAKEGATE_TASK_QUEUE: taskQueue,
+        ...outsideEnv(standins),
+      });
+      assert.equal(cli.code, 0, cli.stderr);
+      const report = cli.json as unknown as LiveShadowReport & { sample: number };
+      assert.equal(report.sample, 1);
+      assert.deepEqual(report.failed, []);
+      assert.equal(report.wakes.length, ran.length);
+      assert.equal(report.refused.length, refused.length);
+      for (const w of report.wakes) {
+        assert.equal(w.effects.length > 0, changedByCandidate(w.wakeKey), `${w.wakeKey}: changed exactly when the candidate's decide differs`);
+        assert.equal(w.shadowRunKey, `shadow/live/${w.runKey}`);
+      }
+      assert.equal(report.summary.changedEffects, report.wakes.filter((w) => changedByCandidate(w.wakeKey)).length);
+
+      // Shadows are indexed as `<agent>/shadow`: no query of the agent's runs counts them.
+      const agentRuns = await env.client.workflow.count(`WorkflowType = "runWorkflow" AND WakeAgent = "campaign-reporter"`);
+      assert.equal(agentRuns.count, WAKES);
+    },
+    { activities: app.activities({ outside: standinOutside(standins), supervisor: liveShadowSupervisor }) },
+  );
+});
