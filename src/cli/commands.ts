@@ -199,7 +199,7 @@ function registerRecordedWakes(program: Command): void {
     .option('--since <duration>', 'recorded runs closed within this long (30m, 24h, 7d)', '7d')
     .option('--reason <reason>', `only runs that ended so: ${TERMINAL_REASONS.join(', ')} (usually failed, escalated, discarded or budget_exhausted)`)
     .option('--wake-key <key>', 'only runs about this wake key')
-    .option('--epoch <name>', 'names this replay (default: the time now); give it again and what it replayed is not sent twice')
+    .option('--epoch <name>', 'names this replay (default: today, UTC); a run this epoch replayed is not replayed again')
     .option('--limit <n>', 'at most this many runs, newest first', '100')
     .option('--dry-run', 'print what would be sent, send nothing')
     .action((agent: string, opts: ReplayOptions) => run(async () => (await import('./replay.js')).replay(agent, opts)));

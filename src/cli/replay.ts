@@ -3,6 +3,7 @@ import { connectClient } from '../config/temporal';
 import { Duration } from '../core/parse';
 import { TERMINAL_REASONS, type TerminalReason } from '../core/run-types';
 import { replayCandidates, replayRuns } from '../shadow/replay';
+import { replayRunKey } from '../core/ids';
 import { app } from './app';
 import { ExitCode, printJson, UsageError } from './output';
 
@@ -27,18 +28,19 @@ function checked(opts: ReplayOptions): { sinceMs: number; limit: number; reason?
     throw new UsageError(`--reason must be one of ${TERMINAL_REASONS.join(', ')}`);
   if (opts.epoch !== undefined && !EPOCH.test(opts.epoch))
     throw new UsageError('--epoch is 1 to 64 letters, digits, ".", "_" or "-", starting with a letter or digit');
-  // A fresh epoch names this replay; give it again (--epoch) and what it already replayed is not sent twice.
-  const epoch = opts.epoch ?? new Date().toISOString().slice(0, 19).replace(/[-:]/g, '');
+  // By default the epoch is today (UTC): the same command again today starts nothing it started before.
+  const epoch = opts.epoch ?? new Date().toISOString().slice(0, 10);
   return { sinceMs: since.data, limit, epoch, ...(opts.reason ? { reason: opts.reason as TerminalReason } : {}) };
 }
 
 /**
  * `wakegate replay <agent> [--since 7d] [--reason R] [--wake-key K] [--epoch E] [--limit N] [--dry-run]`:
- * send the events of the agent's matching recorded runs through the gate again, under a replay epoch
- * (src/shadow/replay.ts). Prints one JSON object: the epoch, each run with what the gate answered for
- * each of its events (with `--dry-run`, the keys they would take; nothing is sent), and the runs not
- * replayed with why. Exit 2 for a bad flag or an unknown agent, 3 when no run matches, 1 when the gate
- * refused an event today's definitions no longer accept.
+ * run the agent's matching recorded runs again, each as one replay `<run>/replay` started by the gate
+ * (src/shadow/replay.ts, src/gate/replay.ts), oldest first. Prints one JSON object: the epoch, what
+ * became of each run (`started`, `already_replayed`, `in_progress`, `original_running`, `refused`,
+ * `invalid`; with `--dry-run`, what would be sent: nothing is), and the runs not replayed with why.
+ * Exit 2 for a bad flag or an unknown agent, 3 when no run matches, 1 when a run's events are refused
+ * by today's definitions or by the supervisor.
  */
 export async function replay(agent: string, opts: ReplayOptions): Promise<number> {
   const { sinceMs, limit, reason, epoch } = checked(opts);
@@ -49,7 +51,7 @@ export async function replay(agent: string, opts: ReplayOptions): Promise<number
   try {
     const since = new Date(Date.now() - sinceMs);
     const query = { agent, since, limit, ...(reason ? { reason } : {}), ...(opts.wakeKey ? { wakeKey: opts.wakeKey } : {}) };
-    const { runs, notReplayed } = await replayCandidates(client, query, epoch);
+    const { runs, notReplayed } = await replayCandidates(client, query);
     const head = { agent, epoch, since: since.toISOString(), ...(reason ? { reason } : {}), ...(opts.wakeKey ? { wakeKey: opts.wakeKey } : {}) };
     if (!runs.length) {
       const message = `no closed run of ${agent} since ${since.toISOString()}${reason ? ` ending ${reason}` : ''}${opts.wakeKey ? ` about ${opts.wakeKey}` : ''} to replay`;
@@ -62,20 +64,21 @@ export async function replay(agent: string, opts: ReplayOptions): Promise<number
         ...head,
         dryRun: true,
         runs: runs.map((r) => ({
-          workflowId: r.workflowId,
+          of: r.workflowId,
+          replayRunKey: replayRunKey(r.workflowId),
           terminalReason: r.terminalReason,
-          events: r.events.map(({ eventKey, replayKey }) => ({ eventKey, replayKey })),
+          events: r.events.length,
+          effects: r.effects,
         })),
         notReplayed,
       });
       return ExitCode.ok;
     }
     const gate = wakegate.gate(client, config.taskQueue);
-    const answers = await replayRuns(client, gate, agent, runs, epoch).finally(() => gate.close().catch(() => undefined));
-    const replayed = runs.map((r) => ({ workflowId: r.workflowId, terminalReason: r.terminalReason, events: answers[r.workflowId] ?? [] }));
+    const replayed = await replayRuns(gate, agent, runs, epoch).finally(() => gate.close().catch(() => undefined));
     printJson({ ...head, runs: replayed, notReplayed });
-    const invalid = replayed.flatMap((r) => r.events.filter((e) => e.decision === 'invalid'));
-    for (const e of invalid) process.stderr.write(`wakegate: ${e.eventKey} was not replayed: ${e.message}\n`);
+    const invalid = replayed.filter((r) => r.decision === 'invalid' || r.decision === 'refused');
+    for (const r of invalid) process.stderr.write(`wakegate: ${r.of} was not replayed: ${'message' in r ? r.message : r.decision}\n`);
     return invalid.length ? ExitCode.error : ExitCode.ok;
   } finally {
     await client.connection.close();

@@ -42,7 +42,6 @@ export function offerInput(input: RunInput, policy: CoalescePolicy): OfferInput 
         ...(input.version !== undefined ? { version: input.version } : {}),
         payload: input.payload,
         fingerprint: input.fingerprint,
-        ...(input.replay ? { replay: input.replay } : {}),
         ...(traceparent ? { traceparent } : {}),
       },
       offerId: randomUUID(),

@@ -106,25 +106,26 @@ export function effectKey(runKey: string, effect: string, step: number | string)
 }
 
 /**
- * A replayed event's key (`wakegate replay`): the original's, `/replay/<epoch>` after it. Components
- * of an event key escape `/`, so it is never another event's key, and the same epoch gives the same key.
+ * A replay's workflow ID (`wakegate replay`): the recorded run's, `/replay` after it. Every epoch's
+ * replay of one run has this ID, so Temporal keeps at most one open (conflict FAIL): two replays of a
+ * run never carry out its effects side by side.
  */
-export function replayEventKey(eventKey: string, epoch: string): string {
-  return `${eventKey}/replay/${component(epoch)}`;
+export function replayRunKey(of: string): string {
+  return `${of}/replay`;
 }
 
 /**
- * What a run's effect keys are built from: its own key, or for a replay of one recorded run (every
- * event it took replays that run) the recorded run's key, so that a replayed `provider_key` effect is
- * deduplicated by its provider and a `reconcile` effect finds what the original landed.
+ * The effect key of the effect at `step` of a run's staged list: `runKey#effect@step`, or for a
+ * replay, the key the recorded run gave the same effect (its n-th of that name), so that a
+ * `provider_key` effect is deduplicated by its provider and a `reconcile` effect finds what the
+ * original landed whatever step it is at now. An effect the original never began has a key of the
+ * replay's own.
  */
-export function effectBaseOf(input: Pick<RunInput, 'runKey' | 'origin' | 'replay'>): string {
-  const { origin } = input;
-  if (origin.kind === 'shadow' || origin.kind === 'window') return input.runKey;
-  if (origin.kind === 'event') return input.replay?.of ?? input.runKey;
-  const of = new Set(origin.absorbed.map((e) => e.replay?.of));
-  const [only] = of;
-  return of.size === 1 && only && !origin.absorbedOverflow ? only : input.runKey;
+export function runEffectKey(input: Pick<RunInput, 'runKey' | 'replay'>, staged: readonly { effect: string }[], step: number): EffectKey {
+  const name = staged[step]!.effect;
+  const prior = input.replay?.effects.filter((e) => e.effect === name);
+  const nth = staged.slice(0, step).filter((p) => p.effect === name).length;
+  return (prior?.[nth]?.effectKey as EffectKey | undefined) ?? effectKey(input.runKey, name, step);
 }
 
 /**

@@ -39,22 +39,23 @@ export interface AbsorbedEvent {
   payload?: Record<string, unknown>;
   /** Overlap `steer`: the run it was steered into first, which did not take it (or whose model never saw it). */
   steeredFrom?: string;
-  /** Sent again by `wakegate replay`: its epoch, and the recorded run and event it replays. */
-  replay?: ReplayOf;
 }
 
 /**
- * An event sent through the gate again by `wakegate replay`. Its event key is the original's with
- * `/replay/<epoch>` after it (src/core/ids.ts `replayEventKey`), so it never meets the original's
- * dedup, and a second replay in the same epoch meets the first's. The run it wakes builds its effect
- * keys from the recorded run's key (`effectBaseOf`), so a replayed effect finds what the original did.
+ * A recorded run run again by `wakegate replay`, once its cause is fixed: one run per recorded run,
+ * `<its key>/replay` (src/core/ids.ts `replayRunKey`; conflict FAIL: one replay of a run open at a
+ * time), on the same events as the gate validates them today. The epoch names one replay: the same
+ * epoch again starts nothing. Each effect takes the key the recorded run gave the same effect
+ * (`runEffectKey`), so what the original carried out is found, not done twice.
  */
 export interface ReplayOf {
   epoch: string;
   /** The recorded run's key (workflow ID). */
   of: string;
-  /** The original event's key. */
-  eventKey: string;
+  /** The events the recorded run took, with their payloads, when more than one (a coalesced run's batch). */
+  events?: AbsorbedEvent[];
+  /** The effects the recorded run began to carry out, in order: each effect's name and key. */
+  effects: { effect: string; effectKey: string }[];
 }
 
 /** What a held run carries into its next run when it continues as new (see `RunInput.resumedHold`). */
@@ -98,7 +99,7 @@ export interface RunInput {
   version?: number;
   /** Which stage started the run, and what the run needs to know of it. */
   origin: RunOrigin;
-  /** One-call path: the event is a replay (`wakegate replay`); a coalesced run's events say so each. */
+  /** A replay of a recorded run (`wakegate replay`), started by the gate on the one-call path. */
   replay?: ReplayOf;
   /**
    * Set only by the run itself: a run held by the supervisor whose history grew long while it waited

@@ -4,8 +4,10 @@ import type { TriggerRegistry } from '../trigger/registry';
 import { admitCoalesced } from '../coalescer/path';
 import { isRefusal, type GateAnswer, type WakeAnswer } from '../core/decision';
 import { DeliveryBatcher } from '../run/delivery-batcher';
-import { keyEvent, type KeyedEvent, type KeyOptions, type PlannedWake } from './key-event';
+import { keyEvent, type KeyedEvent, type PlannedWake } from './key-event';
 import { admitOneCall } from './one-call';
+import { admitReplay, type ReplayAnswer } from './replay';
+import type { RunInput } from '../core/run-types';
 import type { PathContext } from './path-context';
 import { OfferBatcher } from '../coalescer/offer-batcher';
 import { SupervisorLink } from '../supervisor/link';
@@ -74,7 +76,7 @@ export class Gate {
   }
 
   /** Validate and key an event without touching Temporal. Throws {@link GateInputError}. */
-  key(raw: WakeEventInput | unknown, opts: Omit<KeyOptions, 'nowMs'> = {}): KeyedEvent {
+  key(raw: WakeEventInput | unknown, opts: { agent?: string } = {}): KeyedEvent {
     return keyEvent(this.opts.registry, raw, opts);
   }
 
@@ -160,6 +162,19 @@ export class Gate {
     } catch {
       return this.resolve(wake); // closed meanwhile: ask Temporal afresh
     }
+  }
+
+  /**
+   * `wakegate replay`: start the replay of one recorded run (src/gate/replay.ts), past the
+   * supervisor's part as any wake: refused when the agent is over a cap it refuses over, counted
+   * otherwise. A halted fleet holds it at its first step, as any run.
+   */
+  async admitReplay(input: RunInput): Promise<ReplayAnswer | { decision: 'refused'; message: string }> {
+    const memo = await this.supervisor.memo();
+    if (memo.mode === 'armed' && memo.capsFull.includes(input.agent) && this.supervisor.policy.overCap[input.agent] === 'refuse')
+      return { decision: 'refused', message: `${input.agent} is over a rolling cap and its supervisor policy is refuse: replay it later` };
+    this.supervisor.noteWake(input.agent);
+    return admitReplay(this.ctx, input);
   }
 
   /**

@@ -2,7 +2,7 @@ import type { AgentDefinition } from '../agents/types';
 import type { TriggerDefinition } from '../trigger/definition';
 import { WakeEventSchema, type WakeEvent, type WakeEventInput } from '../core/event';
 import type { TriggerRegistry } from '../trigger/registry';
-import { agentEventId, replayEventKey } from '../core/ids';
+import { agentEventId } from '../core/ids';
 import type { RunInput } from '../core/run-types';
 import { GateInputError } from './errors';
 import { fingerprint } from './fingerprint';
@@ -26,19 +26,6 @@ export interface KeyedEvent {
   input: RunInput;
 }
 
-export interface KeyOptions {
-  /** Wake only this agent (a schedule names the agent it wakes). */
-  agent?: string;
-  /** The gate's clock for the `occurredAt` range, epoch ms (default: this process's). */
-  nowMs?: number;
-  /**
-   * `wakegate replay`: the event is a recorded run's, sent again in this epoch. Its key is the
-   * original's under the epoch (`replayEventKey`); its run is named by that key, takes the recorded
-   * run's effect keys, and no entity version (a replay is never stale).
-   */
-  replay?: { epoch: string; of: string };
-}
-
 const issuesOf = (err: { issues: { path: PropertyKey[]; message: string }[] }, prefix: string[] = []) =>
   err.issues.map((i) => ({ path: [...prefix, ...i.path.map(String)].join('.') || '(event)', message: i.message }));
 
@@ -49,7 +36,7 @@ const issuesOf = (err: { issues: { path: PropertyKey[]; message: string }[] }, p
  * process's clock) is the gate's clock for the `occurredAt` range (`src/gate/limits.ts`). Throws
  * {@link GateInputError} naming the field and the fix.
  */
-export function keyEvent(registry: TriggerRegistry, raw: WakeEventInput | unknown, opts: KeyOptions = {}): KeyedEvent {
+export function keyEvent(registry: TriggerRegistry, raw: WakeEventInput | unknown, opts: { agent?: string; nowMs?: number } = {}): KeyedEvent {
   const parsed = WakeEventSchema.safeParse(raw);
   if (!parsed.success) {
     const issues = issuesOf(parsed.error);
@@ -95,9 +82,7 @@ export function keyEvent(registry: TriggerRegistry, raw: WakeEventInput | unknow
 
   const occurredMs = Date.parse(event.occurredAt);
   const bucketMs = bucketStartMs(occurredMs, def.bucket);
-  const original = eventKey({ source: def.source, type: event.type, entity: event.entity, bucketStartMs: bucketMs });
-  const key = opts.replay ? replayEventKey(original, opts.replay.epoch) : original;
-  const replay = opts.replay ? { replay: { ...opts.replay, eventKey: original } } : {};
+  const key = eventKey({ source: def.source, type: event.type, entity: event.entity, bucketStartMs: bucketMs });
   const print = fingerprint(payload.data, def.fingerprint);
   const keyed = { ...event, payload: payload.data };
   const wakes = agents.map((agent): PlannedWake => {
@@ -118,8 +103,7 @@ export function keyEvent(registry: TriggerRegistry, raw: WakeEventInput | unknow
     return {
       agent,
       input: {
-        runKey:
-          def.runKey && !agent.policy.coalesce && !opts.replay ? def.runKey(name, { entity: event.entity, bucketStartMs: bucketMs }) : agentEventId(name, key),
+        runKey: def.runKey && !agent.policy.coalesce ? def.runKey(name, { entity: event.entity, bucketStartMs: bucketMs }) : agentEventId(name, key),
         agent: name,
         wakeKey,
         eventKey: key,
@@ -132,8 +116,7 @@ export function keyEvent(registry: TriggerRegistry, raw: WakeEventInput | unknow
         fingerprint: print,
         origin: { kind: 'event' },
         ...(event.deliveryId ? { deliveryId: event.deliveryId } : {}),
-        ...(event.version !== undefined && !opts.replay ? { version: event.version } : {}),
-        ...replay,
+        ...(event.version !== undefined ? { version: event.version } : {}),
       },
     };
   });

@@ -1,19 +1,17 @@
 import type { Client } from '@temporalio/client';
 import type { WakeEventInput } from '../core/event';
-import { replayEventKey } from '../core/ids';
-import type { AbsorbedEvent, RunInput, RunResult, TerminalReason } from '../core/run-types';
-import type { Decision } from '../core/decision';
+import type { CommitInput } from '../core/contracts';
+import type { ReplayOf, RunInput, RunResult, TerminalReason } from '../core/run-types';
 import type { Gate } from '../gate/gate';
 import { GateInputError } from '../gate/errors';
+import { replayInput, type ReplayAnswer } from '../gate/replay';
 import { inputAndResult, recordedHistory } from '../trail/history-read';
+import type { RecordedEvent } from '../trail/history';
 
 /*
- * `wakegate replay`: the events of an agent's recorded runs sent through the gate again, under a
- * replay epoch. The gate keys each as the original's key under the epoch (src/core/ids.ts
- * `replayEventKey`), so the original's dedup never refuses it and a second replay in the same epoch
- * meets the first one's (Temporal's workflow ID on the one-call path, the coalescer's dedup table,
- * and before either, a look in visibility for a run that already took the key). The run it wakes
- * commits under the recorded run's effect keys (`effectBaseOf`), so what the original landed is found.
+ * `wakegate replay`: an agent's recorded runs run again once their cause is fixed. Each recorded run
+ * is one replay, `<its key>/replay` (src/gate/replay.ts): its events, as today's definitions
+ * validate them, the effects it began with their keys, and the epoch that names this replay.
  */
 
 export interface ReplayQuery {
@@ -25,62 +23,72 @@ export interface ReplayQuery {
   limit: number;
 }
 
-/** One event of a recorded run, as it goes through the gate again. */
-export interface ReplayEvent {
-  eventKey: string;
-  /** Its key in this epoch. */
-  replayKey: string;
-  event: WakeEventInput;
-}
-
-/** A recorded run to replay: its key, how it ended, and its events. */
+/** A recorded run to replay: its key, how it ended, its events, the effects it began. */
 export interface ReplayCandidate {
   workflowId: string;
   runId: string;
   terminalReason?: TerminalReason;
-  events: ReplayEvent[];
+  /** Its own event first (a batch's opener), then the rest of a batch's. */
+  events: WakeEventInput[];
+  effects: ReplayOf['effects'];
 }
 
-/** What the gate answered for one replayed event, or `already_replayed` when a run of this epoch took it before. */
-export interface ReplayedEvent {
-  eventKey: string;
-  replayKey: string;
-  decision: Decision | 'already_replayed' | 'invalid';
-  /** The run (or for `already_replayed`, the earlier replay's run) that took it. */
-  workflowId?: string;
-  message?: string;
-}
+/** What became of one recorded run's replay. */
+export type ReplayOutcome = (ReplayAnswer | { decision: 'refused' | 'invalid'; message: string }) & { of: string; terminalReason?: TerminalReason };
 
-const quote = (s: string) => `"${s.replace(/["\\]/g, '')}"`;
+const quote = (s: string) => JSON.stringify(s);
+const SCHEDULED = 'a window its Schedule started: no event to send again (backfill its Schedule instead)';
 
-const SCHEDULED = 'a window its Schedule started: no event to send again (its Schedule can be backfilled)';
-
-/** Why a recorded run's events cannot be sent again as they were, or undefined when they can. */
-export function whyNotReplayed(input: RunInput): string | undefined {
+/**
+ * Why a recorded run cannot be replayed as it was, or undefined when it can. Its history is read for
+ * steered events: a run that took events while live holds them in no input a replay could send.
+ */
+export function whyNotReplayed(input: RunInput, result: RunResult | undefined, history: readonly RecordedEvent[] = []): string | undefined {
   const { origin } = input;
   if (origin.kind === 'window') return SCHEDULED;
   if (origin.kind === 'shadow') return 'a shadow run';
+  const steered = result?.steered?.length || input.resumedHold?.steered?.taken.length || history.some((e) => e.kind === 'update' && e.name === 'steer');
+  if (steered) return 'events were steered into it while it ran, and no input holds them';
   if (origin.kind !== 'batch') return undefined;
   if (origin.absorbedOverflow) return `its batch held ${origin.absorbedOverflow} events past its bound, kept as a count only`;
   const missing = origin.absorbed.filter((e) => !e.payload).length;
   return missing ? `${missing} of its events were recorded without their payloads` : undefined;
 }
 
-/** The events a recorded run took, with their payloads: its batch's, or its own one event. */
-const eventsOf = (input: RunInput): Omit<AbsorbedEvent, 'deliveryIds'>[] => (input.origin.kind === 'batch' ? input.origin.absorbed : [input]);
+/** The effects a recorded run began (its `commitEffect` activities), in order, once each. */
+export function effectsBegun(history: readonly RecordedEvent[]): ReplayOf['effects'] {
+  const out = new Map<string, string>();
+  for (const e of history) {
+    if (e.kind !== 'activity' || e.activityType !== 'commitEffect' || !e.input) continue;
+    const c = e.input as CommitInput;
+    if (!out.has(c.effectKey)) out.set(c.effectKey, c.effect.name);
+  }
+  return [...out].map(([effectKey, effect]) => ({ effect, effectKey }));
+}
 
-/** The replay's delivery id (tracing only): says where the event came from. */
-const replayDelivery = (epoch: string) => `replay/${epoch}`;
+const asEvent = (e: Pick<RunInput, 'source' | 'entity' | 'type' | 'occurredAt' | 'payload'>): WakeEventInput => ({
+  source: e.source,
+  entity: e.entity,
+  type: e.type,
+  occurredAt: e.occurredAt,
+  payload: e.payload,
+});
+
+/** A recorded run's events: its own first, then the rest of its batch. */
+function eventsOf(input: RunInput): WakeEventInput[] {
+  if (input.origin.kind !== 'batch') return [asEvent(input)];
+  const rest = input.origin.absorbed.filter((e) => e.eventKey !== input.eventKey);
+  return [asEvent(input), ...rest.map((e) => asEvent({ ...e, payload: e.payload ?? {} }))];
+}
 
 /**
- * The agent's closed runs in the window, newest first, each with its events as the gate will take
- * them again. Replays are never replayed themselves (a later epoch replays the original); a run whose
- * events cannot be sent again is listed, with why.
+ * The agent's closed runs in the window, oldest first (so a later state is replayed last), each with
+ * its events and the effects it began. A replay is never replayed itself (a later epoch replays its
+ * original); a run whose events cannot be sent again is listed, with why.
  */
 export async function replayCandidates(
   client: Client,
   q: ReplayQuery,
-  epoch: string,
 ): Promise<{ runs: ReplayCandidate[]; notReplayed: { workflowId: string; why: string }[] }> {
   const clauses = [
     'WorkflowType = "runWorkflow"',
@@ -95,17 +103,12 @@ export async function replayCandidates(
   const notReplayed: { workflowId: string; why: string }[] = [];
   for await (const w of client.workflow.list({ query: clauses.join(' AND ') })) {
     if (runs.length >= q.limit) break;
-    const history = await client.workflow.getHandle(w.workflowId, w.runId).fetchHistory();
-    const { input, result } = inputAndResult(await recordedHistory(client, history)) as { input?: RunInput; result?: RunResult };
-    if (!input?.origin) {
-      notReplayed.push({ workflowId: w.workflowId, why: SCHEDULED });
-      continue;
-    }
-    const why = whyNotReplayed(input);
-    const events = why ? [] : eventsOf(input);
-    if (input.replay || events.some((e) => e.replay)) continue; // a replay: a later epoch replays its original
-    if (why) {
-      notReplayed.push({ workflowId: w.workflowId, why });
+    const history = await recordedHistory(client, await client.workflow.getHandle(w.workflowId, w.runId).fetchHistory());
+    const { input, result } = inputAndResult(history) as { input?: RunInput; result?: RunResult };
+    if (input?.replay) continue; // a replay: a later epoch replays its original
+    const why = input?.origin ? whyNotReplayed(input, result, history) : SCHEDULED;
+    if (why || !input) {
+      notReplayed.push({ workflowId: w.workflowId, why: why ?? SCHEDULED });
       continue;
     }
     const reason = result?.terminalReason ?? (w.searchAttributes?.WakeTerminalReason?.[0] as TerminalReason | undefined);
@@ -113,49 +116,30 @@ export async function replayCandidates(
       workflowId: w.workflowId,
       runId: w.runId,
       ...(reason ? { terminalReason: reason } : {}),
-      events: events.map((e) => ({
-        eventKey: e.eventKey,
-        replayKey: replayEventKey(e.eventKey, epoch),
-        event: { source: e.source, entity: e.entity, type: e.type, occurredAt: e.occurredAt, payload: e.payload ?? {}, deliveryId: replayDelivery(epoch) },
-      })),
+      events: eventsOf(input),
+      effects: effectsBegun(history),
     });
   }
-  return { runs, notReplayed };
-}
-
-/** A run of this agent that already took the key (any status): a replay of this epoch ran before. */
-async function takenBy(client: Client, agent: string, key: string): Promise<string | undefined> {
-  const query = `WorkflowType = "runWorkflow" AND WakeAgent = ${quote(agent)} AND (WakeEventKey = ${quote(key)} OR WakeAbsorbedEventKeys = ${quote(key)})`;
-  for await (const w of client.workflow.list({ query })) return w.workflowId;
-  return undefined;
+  return { runs: runs.reverse(), notReplayed };
 }
 
 /**
- * Send each candidate's events through the gate in this epoch, in order, one run at a time. An event a
- * run of this epoch already took is not sent (`already_replayed`); an event today's definitions refuse
- * is answered `invalid` with the gate's reason, and nothing is sent for it.
+ * Replay each candidate in turn: its events keyed by today's definitions (one they refuse makes the
+ * run `invalid`, with the gate's reason, and nothing is sent for it), then started by the gate.
  */
-export async function replayRuns(client: Client, gate: Gate, agent: string, runs: ReplayCandidate[], epoch: string): Promise<Record<string, ReplayedEvent[]>> {
-  const out: Record<string, ReplayedEvent[]> = {};
+export async function replayRuns(gate: Gate, agent: string, runs: ReplayCandidate[], epoch: string): Promise<ReplayOutcome[]> {
+  const out: ReplayOutcome[] = [];
   for (const run of runs) {
-    const answers: ReplayedEvent[] = [];
-    for (const e of run.events) {
-      const base = { eventKey: e.eventKey, replayKey: e.replayKey };
-      const earlier = await takenBy(client, agent, e.replayKey);
-      if (earlier) {
-        answers.push({ ...base, decision: 'already_replayed', workflowId: earlier });
-        continue;
-      }
-      try {
-        const answer = await gate.admitKeyed(gate.key(e.event, { agent, replay: { epoch, of: run.workflowId } }));
-        const mine = answer.wakes.find((w) => w.agent === agent) ?? answer;
-        answers.push({ ...base, decision: mine.decision, workflowId: mine.workflowId, ...(mine.message ? { message: mine.message } : {}) });
-      } catch (err) {
-        if (!(err instanceof GateInputError)) throw err;
-        answers.push({ ...base, decision: 'invalid', message: err.message });
-      }
+    const base = { of: run.workflowId, ...(run.terminalReason ? { terminalReason: run.terminalReason } : {}) };
+    let input: RunInput;
+    try {
+      input = replayInput({ of: run.workflowId, epoch, agent, effects: run.effects, keyed: run.events.map((e) => gate.key(e, { agent })) });
+    } catch (err) {
+      if (!(err instanceof GateInputError)) throw err;
+      out.push({ ...base, decision: 'invalid', message: err.message });
+      continue;
     }
-    out[run.workflowId] = answers;
+    out.push({ ...base, ...(await gate.admitReplay(input)) });
   }
   return out;
 }

@@ -116,6 +116,8 @@ export function argsDigest(args: unknown): string {
 /** What the run's result or live status says of its effects, beside its history. */
 export interface EffectContext {
   runKey: string;
+  /** The effect key of a staged effect, when it is not `runKey#effect@step` (a replay's). */
+  keyOf?: (staged: Proposal[], step: number) => string;
   open: boolean;
   /** The staged proposals, in commit order (the result's `output.staged`), when recorded. */
   staged?: Proposal[];
@@ -137,13 +139,21 @@ const stepOf = (key: string): number => Number(/@(\d+)$/.exec(key)?.[1] ?? Numbe
  */
 export function effectsOf(facts: RunFacts, ctx: EffectContext): TrailEffect[] {
   const byKey = new Map<string, { effect: string; args?: Record<string, unknown> }>();
-  (ctx.staged ?? []).forEach((p, i) => byKey.set(effectKey(ctx.runKey, p.effect, i), { effect: p.effect, args: p.args }));
+  const keyOf = ctx.keyOf ?? ((staged: Proposal[], i: number) => effectKey(ctx.runKey, staged[i]!.effect, i));
+  const position = new Map<string, number>();
+  (ctx.staged ?? []).forEach((p, i, all) => {
+    const key = keyOf(all, i);
+    byKey.set(key, { effect: p.effect, args: p.args });
+    position.set(key, i);
+  });
   for (const c of facts.commits) if (!byKey.has(c.input.effectKey)) byKey.set(c.input.effectKey, { effect: c.input.effect.name, args: c.input.args });
   for (const o of ctx.committed ?? []) if (!byKey.has(o.effectKey)) byKey.set(o.effectKey, { effect: o.name });
   if (ctx.awaiting && !byKey.has(ctx.awaiting.effectKey)) byKey.set(ctx.awaiting.effectKey, { effect: ctx.awaiting.effect, args: ctx.awaiting.args });
 
   const decisions = [...facts.decisions];
-  const keys = [...byKey.keys()].sort((a, b) => stepOf(a) - stepOf(b));
+  // In commit order: the staged list's (a replay's keys carry the recorded run's steps), else the key's step.
+  const order = (key: string) => position.get(key) ?? stepOf(key);
+  const keys = [...byKey.keys()].sort((a, b) => order(a) - order(b));
   return keys.map((key) => {
     const { effect, args } = byKey.get(key)!;
     const commit = [...facts.commits].reverse().find((c) => c.input.effectKey === key);

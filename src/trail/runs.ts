@@ -1,7 +1,7 @@
 import type { EffectOutcome, Proposal } from '../core/contracts';
 import type { AbsorbedEvent, RunInput, TerminalReason } from '../core/run-types';
 import { isoSeconds } from '../core/time';
-import { effectBaseOf } from '../core/ids';
+import { runEffectKey } from '../core/ids';
 import { parseEventKey } from '../gate/keys';
 import type { Batch } from '../core/coalesce-types';
 import type { CoalescePolicy } from '../core/policy';
@@ -80,10 +80,9 @@ interface Output {
   takenBy?: { workflowId?: string };
 }
 
-/** The replay a run was woken by: its own (one-call path) or that of every event it took. */
+/** The recorded run a replay runs again, and its epoch. */
 function replayOf(input: RunInput | undefined): { epoch: string; of: string } | undefined {
-  const r = input?.replay ?? (input?.origin.kind === 'batch' ? input.origin.absorbed.find((e) => e.replay)?.replay : undefined);
-  return r ? { epoch: r.epoch, of: r.of } : undefined;
+  return input?.replay ? { epoch: input.replay.epoch, of: input.replay.of } : undefined;
 }
 
 /** One run as the trail shows it: what it took, what it spent, what it committed, how it ended. */
@@ -128,8 +127,9 @@ export function trailRun(rec: RecordedRun): TrailRun {
     ...(terminalReason === 'duplicate' && output.takenBy?.workflowId ? { takenBy: output.takenBy.workflowId } : {}),
     ...(replayOf(input) ? { replay: replayOf(input) } : {}),
     effects: effectsOf(facts, {
-      // A replay's effects are keyed by the run it replays (src/core/ids.ts effectBaseOf).
-      runKey: input ? effectBaseOf(input) : rec.workflowId,
+      runKey: rec.workflowId,
+      // A replay's effects take the keys the run it replays gave them (src/core/ids.ts runEffectKey).
+      ...(input?.replay ? { keyOf: (staged: Proposal[], step: number) => runEffectKey(input, staged, step) } : {}),
       open,
       ...(Array.isArray(output.staged) ? { staged: output.staged } : {}),
       ...(Array.isArray(output.committed) ? { committed: output.committed } : {}),

@@ -3,7 +3,7 @@ import assert from 'node:assert/strict';
 import { WorkflowFailedError } from '@temporalio/client';
 import type { RunResult } from '../../src/core/run-types';
 import type { EffectOutcome } from '../../src/core/contracts';
-import type { ReplayedEvent } from '../../src/shadow/replay';
+import type { ReplayOutcome } from '../../src/shadow/replay';
 import type { TrailRun } from '../../src/trail/types';
 import { startDevEnv, unique, withWorker, type DevEnv } from '../helpers/env';
 import { outsideEnv, standinOutside } from '../helpers/outside';
@@ -12,13 +12,14 @@ import { appOf } from '../helpers/app';
 import { startStandins, type Standins } from '../../tools/standins';
 import { channelService } from '../../tools/standins/channel';
 import { exportService } from '../../tools/standins/exports';
-import { replayAgents } from '../fixtures/replay-app';
+import { fixedAgents, recordedAgents } from '../fixtures/replay-app';
 
 /*
- * `wakegate replay` on the real dev server: runs of the campaign reporter (export first, then the
- * channel post: test/fixtures/replay-app.ts) fail because the channel refuses every post; each had
- * started its export. The channel is fixed, the failed runs replayed: each runs once, its export is
- * found (`reconciled_landed`), not started again; the same epoch again sends nothing.
+ * `wakegate replay` on the real dev server. Runs of the campaign reporter that export first, then
+ * post (test/fixtures/replay-app.ts), fail because the channel refuses every post; each had started
+ * its export. The channel is fixed and the deployment goes back to posting first; the failed runs are
+ * replayed: each runs once, its export (now at another step) is found, `reconciled_landed`, never
+ * started again; the same epoch again starts nothing; another epoch runs them again and finds all.
  */
 let env: DevEnv;
 let standins: Standins;
@@ -38,90 +39,120 @@ after(async () => {
   await env?.teardown();
 });
 
-const app = appOf(undefined, { agents: replayAgents });
+const recorded = appOf(undefined, { agents: recordedAgents });
+const fixed = appOf(undefined, { agents: fixedAgents });
+const result = async (id: string) => (await env.client.workflow.getHandle(id).result()) as RunResult;
+const committed = (r: RunResult) => (r.output as { committed: EffectOutcome[] }).committed.map((e) => [e.name, e.outcome, e.effectKey]);
 
-test('failed runs replayed once their cause is fixed: each runs once, a landed export is reconciled_landed, the same epoch sends nothing', async () => {
+test('failed runs replayed once their cause is fixed: each runs once, a landed export is reconciled_landed, the same epoch starts nothing', async () => {
   const taskQueue = unique('replay');
   const tag = unique('camp');
   const cliEnv = { TEMPORAL_ADDRESS: env.server.address, WAKEGATE_APP: 'test/fixtures/replay-app.ts', WAKEGATE_TASK_QUEUE: taskQueue, ...outsideEnv(standins) };
-  const ok = `${tag}-ok`;
+  const replay = (...more: string[]) => runCli(['replay', 'campaign-reporter', '--reason', 'failed', '--since', '1h', ...more], cliEnv, 120_000);
   const failing = Array.from({ length: 4 }, (_, i) => `${tag}-${i}`);
+  const admitted = await withWorker(
+    env.nativeConnection,
+    taskQueue,
+    async () => {
+      const gate = recorded.gate(env.client, taskQueue);
+      const admit = (k: string) =>
+        gate.admit({ source: 'campaigns', entity: k, type: 'report.due', occurredAt: '2026-12-06T10:00:00Z', payload: { dashboards: ['overview'] } });
+      const ok = await admit(`${tag}-ok`);
+      assert.equal((await result(ok.workflowId)).terminalReason, 'success');
+      channelDown = true;
+      const answers = await Promise.all(failing.map(admit));
+      for (const a of answers) await assert.rejects(env.client.workflow.getHandle(a.workflowId).result(), WorkflowFailedError);
+      return answers.map((a) => a.workflowId);
+    },
+    { activities: recorded.activities({ outside: standinOutside(standins) }) },
+  );
+  assert.equal(exports.jobs.length, 5, 'every run started its export before its post was refused');
+  assert.equal(channel.messages.length, 1, 'only the first run posted');
+  channelDown = false; // the cause is fixed, and the deployment posts first again
+
   await withWorker(
     env.nativeConnection,
     taskQueue,
     async () => {
-      const gate = app.gate(env.client, taskQueue);
-      const admit = (k: string) =>
-        gate.admit({ source: 'campaigns', entity: k, type: 'report.due', occurredAt: '2026-12-06T10:00:00Z', payload: { dashboards: ['overview'] } });
-      const first = await admit(ok);
-      assert.equal(((await env.client.workflow.getHandle(first.workflowId).result()) as RunResult).terminalReason, 'success');
-      channelDown = true;
-      const answers = await Promise.all(failing.map(admit));
-      for (const a of answers) await assert.rejects(env.client.workflow.getHandle(a.workflowId).result(), WorkflowFailedError);
-      assert.equal(exports.jobs.length, 5, 'every run started its export before its post was refused');
-      assert.equal(channel.messages.length, 1, 'only the first run posted');
-      channelDown = false; // the cause is fixed
-
-      const dry = await runCli(['replay', 'campaign-reporter', '--reason', 'failed', '--since', '1h', '--epoch', 'e1', '--dry-run'], cliEnv);
+      const dry = await replay('--epoch', 'e1', '--dry-run');
       assert.equal(dry.code, 0, dry.stderr);
-      const planned = dry.json.runs as { workflowId: string; events: { eventKey: string; replayKey: string }[] }[];
-      assert.deepEqual(planned.map((r) => r.workflowId).sort(), answers.map((a) => a.workflowId).sort(), 'exactly the failed runs');
-      for (const r of planned)
-        assert.deepEqual(
-          r.events.map((e) => e.replayKey),
-          r.events.map((e) => `${e.eventKey}/replay/e1`),
-        );
+      const planned = dry.json.runs as { of: string; replayRunKey: string; effects: { effect: string; effectKey: string }[] }[];
+      assert.deepEqual(planned.map((r) => r.of).sort(), [...admitted].sort(), 'exactly the failed runs');
+      for (const r of planned) {
+        assert.equal(r.replayRunKey, `${r.of}/replay`);
+        assert.deepEqual(r.effects, [
+          { effect: 'start_export', effectKey: `${r.of}#start_export@0` },
+          { effect: 'post_summary', effectKey: `${r.of}#post_summary@1` },
+        ]);
+      }
       assert.equal(exports.jobs.length, 5, 'a dry run sends nothing');
 
-      const cli = await runCli(['replay', 'campaign-reporter', '--reason', 'failed', '--since', '1h', '--epoch', 'e1'], cliEnv, 120_000);
+      const cli = await replay('--epoch', 'e1');
       assert.equal(cli.code, 0, cli.stderr);
-      const replayed = cli.json.runs as { workflowId: string; events: ReplayedEvent[] }[];
-      assert.equal(replayed.length, 4);
-      const results = await Promise.all(
-        replayed.map(async (r) => {
-          assert.equal(r.events.length, 1);
-          assert.equal(r.events[0]!.decision, 'started');
-          return { of: r.workflowId, result: (await env.client.workflow.getHandle(r.events[0]!.workflowId!).result()) as RunResult };
-        }),
+      const first = cli.json.runs as ReplayOutcome[];
+      assert.deepEqual(
+        first.map((r) => [r.decision, 'workflowId' in r ? r.workflowId : undefined]).sort(),
+        admitted.map((id) => ['started', `${id}/replay`]).sort(),
       );
-      for (const { of, result } of results) {
-        assert.equal(result.terminalReason, 'success', result.summary);
-        const committed = (result.output as { committed: EffectOutcome[] }).committed;
+      for (const of of admitted) {
+        const r = await result(`${of}/replay`);
+        assert.equal(r.terminalReason, 'success', r.summary);
         assert.deepEqual(
-          committed.map((e) => [e.name, e.outcome, e.effectKey]),
+          committed(r),
           [
-            ['start_export', 'reconciled_landed', `${of}#start_export@0`],
             ['post_summary', 'applied', `${of}#post_summary@1`],
+            ['start_export', 'reconciled_landed', `${of}#start_export@0`],
           ],
-          'the replay commits under the failed run’s effect keys: its export is found, not started again',
+          'each effect takes the key the failed run gave it, at whatever step: the export is found, not started again',
         );
       }
       assert.equal(exports.jobs.length, 5, 'no second export');
       assert.equal(channel.messages.length, 5, 'each replay posted once');
 
-      const again = await runCli(['replay', 'campaign-reporter', '--reason', 'failed', '--since', '1h', '--epoch', 'e1'], cliEnv, 120_000);
+      const again = await replay('--epoch', 'e1');
       assert.equal(again.code, 0, again.stderr);
-      const second = (again.json.runs as { events: ReplayedEvent[] }[]).flatMap((r) => r.events);
-      assert.equal(second.length, 4);
-      assert.ok(
-        second.every((e) => e.decision === 'already_replayed' && results.some((r) => r.result.runKey === e.workflowId)),
-        JSON.stringify(second),
+      assert.deepEqual(
+        (again.json.runs as ReplayOutcome[]).map((r) => r.decision),
+        admitted.map(() => 'already_replayed'),
       );
-      assert.equal(channel.messages.length, 5, 'the same epoch again starts nothing');
 
-      // The decision trail shows the replay and what it replays.
+      // Another epoch runs them again, and every effect is found where the first replay left it.
+      const e2 = await replay('--epoch', 'e2');
+      assert.equal(e2.code, 0, e2.stderr);
+      assert.ok((e2.json.runs as ReplayOutcome[]).every((r) => r.decision === 'started'));
+      for (const of of admitted) {
+        assert.deepEqual(
+          committed(await result(`${of}/replay`)).map(([name, outcome]) => [name, outcome]),
+          [
+            ['post_summary', 'already_applied'],
+            ['start_export', 'reconciled_landed'],
+          ],
+        );
+      }
+      assert.equal(exports.jobs.length, 5);
+      assert.equal(channel.messages.length, 5);
+
+      // The decision trail shows the replay and what it replays, with the effects under the recorded run's keys.
       const explain = await runCli(['explain', 'campaign-reporter', failing[0]!, '--json'], cliEnv);
       assert.equal(explain.code, 0, explain.stderr);
       const runs = explain.json.runs as TrailRun[];
-      const replay = runs.find((r) => r.replay);
-      assert.ok(replay, JSON.stringify(runs.map((r) => r.runKey)));
-      assert.deepEqual(replay.replay, { epoch: 'e1', of: answers[0]!.workflowId });
+      const replayed = runs.filter((r) => r.replay);
       assert.deepEqual(
-        replay.effects.map((e) => e.outcome),
-        ['reconciled_landed', 'applied'],
+        replayed.map((r) => r.replay).sort((a, b) => a!.epoch.localeCompare(b!.epoch)),
+        [
+          { epoch: 'e1', of: admitted[0] },
+          { epoch: 'e2', of: admitted[0] },
+        ],
+      );
+      assert.deepEqual(
+        replayed.find((r) => r.replay?.epoch === 'e1')!.effects.map((e) => [e.effect, e.effectKey, e.outcome]),
+        [
+          ['post_summary', `${admitted[0]}#post_summary@1`, 'applied'],
+          ['start_export', `${admitted[0]}#start_export@0`, 'reconciled_landed'],
+        ],
       );
     },
-    { activities: app.activities({ outside: standinOutside(standins) }) },
+    { activities: fixed.activities({ outside: standinOutside(standins) }) },
   );
 });
 

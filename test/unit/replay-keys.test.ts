@@ -1,63 +1,109 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { effectBaseOf, replayEventKey } from '../../src/core/ids';
-import type { AbsorbedEvent, RunInput } from '../../src/core/run-types';
+import { effectKey, replayRunKey, runEffectKey } from '../../src/core/ids';
+import type { AbsorbedEvent, RunResult } from '../../src/core/run-types';
 import { keyEvent } from '../../src/gate/key-event';
-import { whyNotReplayed } from '../../src/shadow/replay';
+import { replayInput } from '../../src/gate/replay';
+import { effectsBegun, whyNotReplayed } from '../../src/shadow/replay';
+import type { RecordedEvent } from '../../src/trail/history';
 import { registryOf } from '../helpers/app';
 
 const registry = registryOf();
-const event = {
+const event = (entity: string, dashboards: string[]) => ({
   source: 'campaigns',
-  entity: 'spring-sale',
+  entity,
   type: 'report.due',
   occurredAt: '2026-12-06T10:05:00Z',
-  payload: { dashboards: ['overview'] },
+  payload: { dashboards },
   version: 3,
-};
+  deliveryId: 'd-1',
+});
+const key = (e: ReturnType<typeof event>) => keyEvent(registry, e, { agent: 'campaign-reporter' });
 
-test("a replayed event's key is the original's under its epoch, and its run is named by that key", () => {
-  const original = keyEvent(registry, event, { agent: 'campaign-reporter' }).input;
-  const replayed = keyEvent(registry, event, { agent: 'campaign-reporter', replay: { epoch: 'e1', of: 'campaign-reporter#spring-sale@x~y.1' } }).input;
-  assert.equal(replayed.eventKey, `${original.eventKey}/replay/e1`);
-  assert.equal(replayed.eventKey, replayEventKey(original.eventKey, 'e1'));
-  assert.equal(replayed.fingerprint, original.fingerprint);
-  assert.deepEqual(replayed.replay, { epoch: 'e1', of: 'campaign-reporter#spring-sale@x~y.1', eventKey: original.eventKey });
-  assert.equal(replayed.version, undefined, 'a replay is never stale: it carries no entity version');
-  assert.equal(original.version, 3);
-  assert.notEqual(replayEventKey(original.eventKey, 'e2'), replayed.eventKey, 'another epoch, another key');
-  assert.equal(replayEventKey('a/b', 'x/y'), 'a/b/replay/x%2Fy', 'an epoch cannot forge another key');
+test("a replay's input: the recorded run's own event as keyed today, under <run>/replay, never stale, with a batch's events", () => {
+  const of = 'campaign-reporter#spring@k~c.1';
+  const one = replayInput({ of, epoch: 'e1', agent: 'campaign-reporter', effects: [], keyed: [key(event('spring', ['a']))] });
+  const original = key(event('spring', ['a'])).input;
+  assert.equal(one.runKey, `${of}/replay`);
+  assert.equal(one.runKey, replayRunKey(of));
+  assert.equal(one.eventKey, original.eventKey, 'the same event: its key, wake key and fingerprint');
+  assert.equal(one.wakeKey, original.wakeKey);
+  assert.equal(one.fingerprint, original.fingerprint);
+  assert.equal(one.version, undefined, 'a replay carries no entity version: it is never stale');
+  assert.equal(one.deliveryId, undefined);
+  assert.deepEqual(one.origin, { kind: 'event' });
+  assert.deepEqual(one.replay, { epoch: 'e1', of, effects: [] });
+  const batch = replayInput({ of, epoch: 'e1', agent: 'campaign-reporter', effects: [], keyed: [key(event('spring', ['a'])), key(event('spring', ['b']))] });
+  assert.deepEqual(
+    batch.replay?.events?.map((e) => e.payload),
+    [{ dashboards: ['a'] }, { dashboards: ['b'] }],
+  );
 });
 
-const input = (over: Partial<RunInput>): Pick<RunInput, 'runKey' | 'origin' | 'replay'> => ({ runKey: 'own', origin: { kind: 'event' }, ...over });
-const absorbed = (key: string, of?: string): AbsorbedEvent => ({
-  eventKey: key,
+test('a replayed effect takes the key the recorded run gave the same effect, whatever its step; one it never began, a key of its own', () => {
+  const input = {
+    runKey: 'r/replay',
+    replay: {
+      epoch: 'e1',
+      of: 'r',
+      effects: [
+        { effect: 'start_export', effectKey: 'r#start_export@0' },
+        { effect: 'post', effectKey: 'r#post@1' },
+        { effect: 'post', effectKey: 'r#post@2' },
+      ],
+    },
+  };
+  const staged = [{ effect: 'post' }, { effect: 'start_export' }, { effect: 'post' }, { effect: 'post' }, { effect: 'notify' }];
+  assert.deepEqual(
+    staged.map((_, i) => runEffectKey(input, staged, i)),
+    ['r#post@1', 'r#start_export@0', 'r#post@2', 'r/replay#post@3', 'r/replay#notify@4'],
+  );
+  assert.equal(runEffectKey({ runKey: 'x' }, staged, 1), effectKey('x', 'start_export', 1), 'any other run: runKey#effect@step');
+});
+
+test('the effects a recorded run began are read from its commitEffect activities, in order, each once (a retry schedules none)', () => {
+  const commit = (effectKey: string, name: string): RecordedEvent => ({
+    kind: 'activity',
+    id: effectKey,
+    at: '',
+    activityType: 'commitEffect',
+    input: { effectKey, effect: { name } },
+  });
+  assert.deepEqual(
+    effectsBegun([
+      { kind: 'activity', id: '1', at: '', activityType: 'prepareRun' },
+      commit('r#start_export@0', 'start_export'),
+      commit('r#post@1', 'post'),
+      commit('r#post@1', 'post'),
+    ]),
+    [
+      { effect: 'start_export', effectKey: 'r#start_export@0' },
+      { effect: 'post', effectKey: 'r#post@1' },
+    ],
+  );
+});
+
+const absorbed = (k: string, payload?: Record<string, unknown>): AbsorbedEvent => ({
+  eventKey: k,
   source: 's',
   type: 't',
   entity: 'e',
   occurredAt: '2026-12-06T10:00:00Z',
   deliveryIds: [],
-  payload: {},
-  ...(of ? { replay: { epoch: 'e1', of, eventKey: key } } : {}),
+  ...(payload ? { payload } : {}),
 });
 
-test("a replay's effect keys are the recorded run's; any other run's are its own", () => {
-  assert.equal(effectBaseOf(input({})), 'own');
-  assert.equal(effectBaseOf(input({ replay: { epoch: 'e1', of: 'orig', eventKey: 'k' } })), 'orig');
-  const batch = (events: AbsorbedEvent[], absorbedOverflow?: number) =>
-    input({ origin: { kind: 'batch', coalescerId: 'c', absorbed: events, ...(absorbedOverflow ? { absorbedOverflow } : {}) } });
-  assert.equal(effectBaseOf(batch([absorbed('a', 'orig'), absorbed('b', 'orig')])), 'orig', 'every event replays one run');
-  assert.equal(effectBaseOf(batch([absorbed('a', 'orig'), absorbed('b')])), 'own', 'a live event joined: a decision of its own');
-  assert.equal(effectBaseOf(batch([absorbed('a', 'orig'), absorbed('b', 'other')])), 'own', 'two runs replayed together');
-  assert.equal(effectBaseOf(batch([absorbed('a', 'orig')], 2)), 'own', 'events past the bound are not known');
-  assert.equal(effectBaseOf(input({ origin: { kind: 'shadow', of: 'orig', ofRunId: 'r', absorbed: [] } })), 'own');
-});
-
-test('a run whose events cannot be sent again is not replayed, with why', () => {
-  const base = keyEvent(registry, event, { agent: 'campaign-reporter' }).input;
-  assert.equal(whyNotReplayed({ ...base, origin: { kind: 'event' } }), undefined);
-  assert.match(whyNotReplayed({ ...base, origin: { kind: 'window', window: { scheduleId: 's', catchUp: 'all', lateAfterMs: 0 } } })!, /Schedule/);
-  assert.match(whyNotReplayed({ ...base, origin: { kind: 'batch', coalescerId: 'c', absorbed: [absorbed('a')], absorbedOverflow: 4 } })!, /4 events past/);
-  const { payload: _p, ...bare } = absorbed('a');
-  assert.match(whyNotReplayed({ ...base, origin: { kind: 'batch', coalescerId: 'c', absorbed: [bare] } })!, /without their payloads/);
+test('a run whose events cannot be sent again as they were is not replayed, with why', () => {
+  const base = key(event('spring', ['a'])).input;
+  const ok = { terminalReason: 'failed' } as RunResult;
+  assert.equal(whyNotReplayed({ ...base, origin: { kind: 'event' } }, undefined), undefined);
+  assert.match(whyNotReplayed({ ...base, origin: { kind: 'window', window: { scheduleId: 's', catchUp: 'all', lateAfterMs: 0 } } }, ok)!, /Schedule/);
+  assert.match(
+    whyNotReplayed({ ...base, origin: { kind: 'batch', coalescerId: 'c', absorbed: [absorbed('a', {})], absorbedOverflow: 4 } }, ok)!,
+    /4 events past/,
+  );
+  assert.match(whyNotReplayed({ ...base, origin: { kind: 'batch', coalescerId: 'c', absorbed: [absorbed('a')] } }, ok)!, /without their payloads/);
+  assert.match(whyNotReplayed({ ...base, origin: { kind: 'event' } }, { ...ok, steered: ['k'] })!, /steered/);
+  const steerUpdate: RecordedEvent = { kind: 'update', at: '', id: 'steer:k', name: 'steer' };
+  assert.match(whyNotReplayed({ ...base, origin: { kind: 'event' } }, undefined, [steerUpdate])!, /steered/, 'a failed run: its history says');
 });

@@ -1,7 +1,7 @@
 import { ActivityFailure, ApplicationFailure, CancellationScope, condition, sleep } from '@temporalio/workflow';
 import type { AgentPolicy } from '../../src/core/policy';
 import { FailureType } from '../../src/core/failures';
-import { effectBaseOf, effectKey } from '../../src/core/ids';
+import { runEffectKey } from '../../src/core/ids';
 import type { RunInput } from '../../src/core/run-types';
 import { commitEffect } from './proxies';
 import { recordEffects } from './record-only';
@@ -30,13 +30,12 @@ export async function commitEffects(input: RunInput, policy: AgentPolicy, state:
   const { answer, proposals } = staged;
   const preserved = () => ({ answer, staged: proposals, committed: state.effects });
   // A replay of a recorded run commits under that run's effect keys: what the original landed is found, not done twice.
-  const base = effectBaseOf(input);
-  const replayOf = base !== input.runKey ? { replayOf: base } : {};
+  const replayOf = input.replay ? { replayOf: input.replay.of } : {};
   for (const [step, proposal] of proposals.entries()) {
     const effect = effectOf(policy, proposal);
     // A cancelled run starts no further effect, nor its approval wait (the scope throws its cancellation here).
     if (CancellationScope.current().consideredCancelled) await CancellationScope.current().cancelRequested;
-    const key = effectKey(base, effect.name, step);
+    const key = runEffectKey(input, proposals, step);
     if (!effect.reversible && policy.approval.irreversible === 'required') {
       state.phase = 'awaiting_approval';
       // Keep a decision already recorded: replaying from scratch, the update that decided may be

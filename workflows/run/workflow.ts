@@ -61,7 +61,7 @@ export async function runWorkflow(arg: RunInput | ScheduledRunInput): Promise<Ru
     // The agent's policy and the payload it works on (merged by the agent from every absorbed event), through history.
     const { policy, payload, verdict, taken } = await prepareRun({
       agent: input.agent,
-      payloads: (origin.kind === 'batch' || origin.kind === 'shadow') && origin.absorbed.length ? origin.absorbed.map((e) => e.payload ?? {}) : [input.payload],
+      payloads: payloadsOf(input),
       // A `wakegate shadow` session's run takes no permit; a live shadow takes one from the shadow caps (src/core/caps.ts).
       ...(resumed || (origin.kind === 'shadow' && !origin.live) ? { withoutVerdict: true } : {}),
       ...(window?.check ? { window: window.check } : {}),
@@ -124,6 +124,14 @@ export async function runWorkflow(arg: RunInput | ScheduledRunInput): Promise<Ru
     while (root.cause instanceof Error) root = root.cause;
     throw ApplicationFailure.create({ message: `run failed: ${root.message}`, type: FailureType.RunFailed, nonRetryable: true, cause: err as Error });
   }
+}
+
+/** The payloads the agent merges (its `mergePayload`): every event the run took, or its one event's. */
+function payloadsOf(input: RunInput): Record<string, unknown>[] {
+  const { origin } = input;
+  if ((origin.kind === 'batch' || origin.kind === 'shadow') && origin.absorbed.length) return origin.absorbed.map((e) => e.payload ?? {});
+  if (input.replay?.events) return input.replay.events.map((e) => e.payload ?? {});
+  return [input.payload];
 }
 
 function cancelledSummary(runRecord: RunRecord): string {
