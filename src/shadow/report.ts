@@ -14,6 +14,28 @@ export interface LiveShadowReport {
   failed: { runKey: string; shadowRunKey: string; error: string }[];
 }
 
+/** Live shadows of one agent by outcome over a window: open, ran (diffed), refused (shadow caps or supervisor), failed. */
+export interface LiveShadowCounts {
+  running: number;
+  ran: number;
+  refused: number;
+  failed: number;
+}
+
+/** Counts of an agent's live shadows from visibility (four counts, no history read): closed since `since`, and open now. */
+export async function liveShadowCounts(client: Client, agent: string, since: Date): Promise<LiveShadowCounts> {
+  const of = `WorkflowType = "runWorkflow" AND WakeAgent = ${quote(shadowAgentName(agent))}`;
+  const closed = `${of} AND CloseTime >= ${quote(since.toISOString())}`;
+  const count = async (q: string) => (await client.workflow.count(q)).count;
+  const [running, completed, refused, failed] = await Promise.all([
+    count(`${of} AND ExecutionStatus = "Running"`),
+    count(`${closed} AND ExecutionStatus = "Completed"`),
+    count(`${closed} AND ExecutionStatus = "Completed" AND WakeTerminalReason = "discarded"`),
+    count(`${closed} AND ExecutionStatus != "Completed" AND ExecutionStatus != "Running" AND ExecutionStatus != "ContinuedAsNew"`),
+  ]);
+  return { running, ran: completed - refused, refused, failed };
+}
+
 const quote = (s: string) => `"${s.replace(/["\\]/g, '')}"`;
 const liveShadowPrefix = shadowRunKey(LIVE_SESSION, '');
 

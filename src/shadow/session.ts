@@ -1,13 +1,12 @@
 import { randomUUID } from 'node:crypto';
 import type { Client } from '@temporalio/client';
-import type { NativeConnection } from '@temporalio/worker';
+import type { NativeConnection, Worker } from '@temporalio/worker';
 import { SHADOW_PREFIX } from '../core/ids';
 import { shadowInput, whyNotShadowed } from '../core/shadow';
 import type { RunInput, RunResult, TerminalReason } from '../core/run-types';
 import { recordedHistory, inputAndResult } from '../trail/history-read';
 import type { RecordedToolCall } from '../core/recorded-tools';
 import { recordedToolCalls } from './recorded-tools';
-import type { Wakegate } from '../runtime/wakegate';
 import { diffRun, summarize, type ShadowSummary, type WakeDiff } from './diff';
 
 /** Which recorded runs to shadow: the agent's closed runs in a window, newest first. */
@@ -83,7 +82,7 @@ export interface ShadowSessionOptions {
   connection: NativeConnection;
   namespace: string;
   /** The deployment holding the candidate definition of the agent. */
-  candidate: Wakegate;
+  candidate: { worker(opts: { connection: NativeConnection; namespace: string; taskQueue: string }): Promise<Worker> };
   runs: RecordedRun[];
   /** Names the session's run IDs and task queue; default: a fresh one. */
   session?: string;

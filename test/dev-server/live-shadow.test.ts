@@ -5,6 +5,8 @@ import type { LiveShadowReport } from '../../src/shadow/report';
 import { startDevEnv, unique, withWorker, type DevEnv } from '../helpers/env';
 import { outsideEnv, standinOutside } from '../helpers/outside';
 import { runCli } from '../helpers/cli';
+import { loadConfig } from '../../src/config/config';
+import { startIngress } from '../../src/trigger/webhook/serve';
 import { appOf } from '../helpers/app';
 import { startStandins, type Standins } from '../../tools/standins';
 import { channelService } from '../../tools/standins/channel';
@@ -87,6 +89,27 @@ test('sample 1 on a burst: one shadow per real run, the shadow cap refusing past
         assert.equal(w.shadowRunKey, `shadow/live/${w.runKey}`);
       }
       assert.equal(report.summary.changedEffects, report.wakes.filter((w) => changedByCandidate(w.wakeKey)).length);
+
+      // The operator's listener: the page with its chart, and the counts apart in /metrics.
+      const config = { ...loadConfig({}).ingress, port: 0, host: '127.0.0.1', operatorPort: 0 };
+      const ingress = await startIngress({ client: env.client, taskQueue, registry: app.registry, sources: app.webhookSources, config, allowDevSecrets: true });
+      try {
+        const html = await (await fetch(`${ingress.operatorUrl}/shadow/campaign-reporter?since=1h`)).text();
+        const drawn = Object.fromEntries([...html.matchAll(/data-outcome="(\w+)" data-count="(\d+)"/g)].map((m) => [m[1], Number(m[2])]));
+        const changed = report.wakes.filter((w) => changedByCandidate(w.wakeKey)).length;
+        assert.deepEqual(drawn, {
+          ...(ran.length - changed ? { unchanged: ran.length - changed } : {}),
+          ...(changed ? { changedEffects: changed } : {}),
+          refused: refused.length,
+        });
+        assert.equal((await fetch(`${ingress.operatorUrl}/shadow/nobody`)).status, 404);
+        assert.equal((await fetch(`${ingress.operatorUrl}/shadow/campaign-reporter?since=soon`)).status, 400);
+        const metrics = await (await fetch(`${ingress.operatorUrl}/metrics`)).text();
+        assert.match(metrics, new RegExp(`wakegate_shadow_runs\\{agent="campaign-reporter",outcome="ran"\\} ${ran.length}\\b`));
+        assert.match(metrics, new RegExp(`wakegate_shadow_runs\\{agent="campaign-reporter",outcome="refused"\\} ${refused.length}\\b`));
+      } finally {
+        await ingress.close();
+      }
 
       // Shadows are indexed as `<agent>/shadow`: no query of the agent's runs counts them.
       const agentRuns = await env.client.workflow.count(`WorkflowType = "runWorkflow" AND WakeAgent = "campaign-reporter"`);

@@ -11,6 +11,7 @@ import { errorBody } from '../../core/error-body';
 import { IngressMetrics } from './metrics';
 import { registerSupervisorPage } from '../../console/supervisor-page';
 import { registerWakePage } from '../../console/wake-page';
+import { registerShadowMetrics, registerShadowPage } from '../../console/shadow-page';
 import { registerOperatorAuth, type OperatorAuthSettings } from '../../console/operator-auth';
 import { registerOperatorGuard } from '../../console/operator-guard';
 import { createVerifier, type Verifier } from './signatures';
@@ -84,6 +85,7 @@ export function buildIngress(opts: IngressOptions): { app: FastifyInstance; oper
   const served = servedSources(opts);
   const inFlight = new InFlightCap(settings.maxInFlight);
   metrics.inFlightLimit.set(settings.maxInFlight);
+  registerShadowMetrics(metrics.registry, opts.client, opts.registry.agents);
 
   const app = Fastify({
     logger: false,
@@ -246,6 +248,7 @@ function buildOperator(opts: IngressOptions, metrics: IngressMetrics, inFlight: 
     await registerOperatorAuth(scope, auth, opts.logger);
     if (opts.supervisorPage) registerSupervisorPage(scope, { client: opts.client, taskQueue: opts.supervisorPage.taskQueue });
     registerWakePage(scope, { client: opts.client, agents: opts.registry.agents });
+    registerShadowPage(scope, { client: opts.client, agents: opts.registry.agents });
     scope.get('/metrics', async (_request, reply) => {
       metrics.inFlight.set(inFlight.inFlight);
       return reply.header('content-type', metrics.registry.contentType).send(await metrics.registry.metrics());
