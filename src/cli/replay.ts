@@ -2,7 +2,7 @@ import { loadConfig } from '../config/config';
 import { connectClient } from '../config/temporal';
 import { Duration } from '../core/parse';
 import { TERMINAL_REASONS, type TerminalReason } from '../core/run-types';
-import { replayCandidates, replayRuns } from '../shadow/replay';
+import { effectSlots, replayCandidates, replayRuns } from '../shadow/replay';
 import { replayRunKey } from '../core/ids';
 import { app } from './app';
 import { ExitCode, printJson, UsageError } from './output';
@@ -68,7 +68,7 @@ export async function replay(agent: string, opts: ReplayOptions): Promise<number
           replayRunKey: replayRunKey(r.workflowId),
           terminalReason: r.terminalReason,
           events: r.events.length,
-          effects: r.effects,
+          effects: effectSlots(r.effects, replayRunKey(r.workflowId), epoch),
         })),
         notReplayed,
       });

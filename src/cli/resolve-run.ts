@@ -1,4 +1,5 @@
 import { WorkflowNotFoundError, type Client, type WorkflowExecutionDescription } from '@temporalio/client';
+import { shadowedAgent } from '../core/shadow';
 import { agentEventId, coalescerId } from '../core/ids';
 import { eventQuery } from '../core/messages';
 import { WakeAgent } from '../core/search-attributes';
@@ -118,8 +119,10 @@ async function indexedRuns(client: Client, eventKey: string): Promise<RunOfEvent
   const query = `WorkflowType = "runWorkflow" AND ExecutionStatus != "ContinuedAsNew" AND (WakeEventKey = ${quoted} OR WakeAbsorbedEventKeys = ${quoted})`;
   const runs: RunOfEvent[] = [];
   for await (const w of client.workflow.list({ query, pageSize: MAX_INDEXED })) {
+    const agent = w.typedSearchAttributes.get(WakeAgent) ?? agentOfId(w.workflowId);
+    if (shadowedAgent(agent) !== undefined) continue; // a live shadow is not a run the event woke
     runs.push({
-      agent: w.typedSearchAttributes.get(WakeAgent) ?? agentOfId(w.workflowId),
+      agent,
       workflowId: w.workflowId,
       status: w.status.name,
       startTime: w.startTime.toISOString(),

@@ -132,7 +132,7 @@ export function registerShadowMetrics(registry: Registry, client: Client, agents
   let readAt = 0;
   new Gauge({
     name: 'wakegate_shadow_runs',
-    help: 'Live shadow runs of each agent with a shadow option: open now (running), or closed in the last 24 h (ran, refused by the shadow caps, failed)',
+    help: 'Live shadow runs of each agent with a shadow option: open now (running), or closed in the last 24 h (ran; refused by the shadow caps or a halted supervisor; failed)',
     labelNames: ['agent', 'outcome'],
     registers: [registry],
     async collect() {

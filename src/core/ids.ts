@@ -119,13 +119,17 @@ export function replayRunKey(of: string): string {
  * replay, the key the recorded run gave the same effect (its n-th of that name), so that a
  * `provider_key` effect is deduplicated by its provider and a `reconcile` effect finds what the
  * original landed whatever step it is at now. An effect the original never began has a key of the
- * replay's own.
+ * replay's own, `<run>/replay#effect@n<nth>`, the same in every epoch; one the provider refused
+ * outright has the key `wakegate replay` gave it (src/shadow/replay.ts `effectSlots`).
  */
 export function runEffectKey(input: Pick<RunInput, 'runKey' | 'replay'>, staged: readonly { effect: string }[], step: number): EffectKey {
   const name = staged[step]!.effect;
-  const prior = input.replay?.effects.filter((e) => e.effect === name);
+  if (!input.replay) return effectKey(input.runKey, name, step);
   const nth = staged.slice(0, step).filter((p) => p.effect === name).length;
-  return (prior?.[nth]?.effectKey as EffectKey | undefined) ?? effectKey(input.runKey, name, step);
+  const prior = input.replay.effects?.filter((e) => e.effect === name)[nth];
+  // Never begun by the recorded run: the replay's own key, by the effect's n-th of its name (not its
+  // step), so every epoch's replay gives it the same key whatever order a fix stages effects in.
+  return (prior?.effectKey ?? effectKey(input.runKey, name, `n${nth}`)) as EffectKey;
 }
 
 /**

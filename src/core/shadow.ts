@@ -46,6 +46,10 @@ export function whyNotShadowed(input: Partial<RunInput> | undefined, result: Run
   if (result.steered?.length) return `events were steered into it while it ran (${result.steered.length}), and its input does not hold them`;
   if (input.resumedHold?.steered?.waiting.length) return 'steered events were waiting for its model when it was held, and its input does not hold them';
   if (result.terminalReason === 'cancelled') return 'it was cancelled (a kill, or its coalescer restarted it): no answer or staged effects to compare';
+  if (result.terminalReason === 'discarded' || result.terminalReason === 'duplicate' || result.terminalReason === 'skipped')
+    return `it ended ${result.terminalReason} without running the agent: nothing to compare`;
+  if (input.origin.kind === 'batch' && input.origin.absorbedOverflow)
+    return `its batch held ${input.origin.absorbedOverflow} events past its bound, kept as a count only: a shadow would see fewer`;
   return undefined;
 }
 

@@ -166,14 +166,14 @@ export class Gate {
 
   /**
    * `wakegate replay`: start the replay of one recorded run (src/gate/replay.ts), past the
-   * supervisor's part as any wake: refused when the agent is over a cap it refuses over, counted
-   * otherwise. A halted fleet holds it at its first step, as any run.
+   * supervisor's part: refused when the agent is over a cap it refuses over; its run takes a permit
+   * at its first step, and a halted fleet holds it there, as any run. It is not counted toward the
+   * storm breaker: an operator's replay of many runs is not an upstream firing in a loop.
    */
   async admitReplay(input: RunInput): Promise<ReplayAnswer | { decision: 'refused'; message: string }> {
     const memo = await this.supervisor.memo();
     if (memo.mode === 'armed' && memo.capsFull.includes(input.agent) && this.supervisor.policy.overCap[input.agent] === 'refuse')
       return { decision: 'refused', message: `${input.agent} is over a rolling cap and its supervisor policy is refuse: replay it later` };
-    this.supervisor.noteWake(input.agent);
     return admitReplay(this.ctx, input);
   }
 

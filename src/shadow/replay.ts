@@ -4,6 +4,8 @@ import type { CommitInput } from '../core/contracts';
 import type { ReplayOf, RunInput, RunResult, TerminalReason } from '../core/run-types';
 import type { Gate } from '../gate/gate';
 import { GateInputError } from '../gate/errors';
+import { FailureType } from '../core/failures';
+import { effectKey, replayRunKey } from '../core/ids';
 import { replayInput, type ReplayAnswer } from '../gate/replay';
 import { inputAndResult, recordedHistory } from '../trail/history-read';
 import type { RecordedEvent } from '../trail/history';
@@ -30,7 +32,8 @@ export interface ReplayCandidate {
   terminalReason?: TerminalReason;
   /** Its own event first (a batch's opener), then the rest of a batch's. */
   events: WakeEventInput[];
-  effects: ReplayOf['effects'];
+  /** The effects it began, then those each earlier replay of it began (oldest first). */
+  effects: EffectBegun[][];
 }
 
 /** What became of one recorded run's replay. */
@@ -55,15 +58,68 @@ export function whyNotReplayed(input: RunInput, result: RunResult | undefined, h
   return missing ? `${missing} of its events were recorded without their payloads` : undefined;
 }
 
-/** The effects a recorded run began (its `commitEffect` activities), in order, once each. */
-export function effectsBegun(history: readonly RecordedEvent[]): ReplayOf['effects'] {
-  const out = new Map<string, string>();
+/** One effect a run began (a `commitEffect` activity): its name, its key, and whether the provider refused it outright. */
+export interface EffectBegun {
+  effect: string;
+  effectKey: string;
+  rejected: boolean;
+}
+
+/** The effects a run began (its `commitEffect` activities), in order, once each; `rejected` when the provider refused it (ProviderRejected). */
+export function effectsBegun(history: readonly RecordedEvent[]): EffectBegun[] {
+  const byId = new Map<string, EffectBegun>();
+  const out = new Map<string, EffectBegun>();
   for (const e of history) {
-    if (e.kind !== 'activity' || e.activityType !== 'commitEffect' || !e.input) continue;
-    const c = e.input as CommitInput;
-    if (!out.has(c.effectKey)) out.set(c.effectKey, c.effect.name);
+    if (e.kind === 'activity' && e.activityType === 'commitEffect' && e.input) {
+      const c = e.input as CommitInput;
+      const begun = out.get(c.effectKey) ?? { effect: c.effect.name, effectKey: c.effectKey, rejected: false };
+      out.set(c.effectKey, begun);
+      byId.set(e.id, begun);
+    } else if (e.kind === 'activity-failed') {
+      const begun = byId.get(e.scheduledId);
+      if (begun) begun.rejected = e.type === FailureType.ProviderRejected;
+    } else if (e.kind === 'activity-done') {
+      const begun = byId.get(e.scheduledId);
+      if (begun) begun.rejected = false;
+    }
   }
-  return [...out].map(([effectKey, effect]) => ({ effect, effectKey }));
+  return [...out.values()];
+}
+
+/**
+ * The key each effect of a replay takes, by its slot (the n-th effect of its name): from the recorded
+ * run and then each earlier replay of it, oldest first, the last key a run began for that slot, so a
+ * replay finds what any earlier run landed. A slot whose last key the provider refused outright gets
+ * a key of this epoch's own (`<run>/replay/<epoch>#effect@n<nth>`): under the refused key, a provider
+ * that remembers keys would refuse the fixed request too. A slot no run began is left out: the replay
+ * gives it `<run>/replay#effect@n<nth>` (src/core/ids.ts `runEffectKey`).
+ */
+export function effectSlots(runs: readonly EffectBegun[][], replayRunKey: string, epoch: string): ReplayOf['effects'] {
+  const slots = new Map<string, EffectBegun[]>();
+  for (const begun of runs) {
+    const nth = new Map<string, number>();
+    for (const b of begun) {
+      const n = nth.get(b.effect) ?? 0;
+      nth.set(b.effect, n + 1);
+      const slot = slots.get(b.effect) ?? [];
+      slot[n] = b;
+      slots.set(b.effect, slot);
+    }
+  }
+  return [...slots].flatMap(([effect, slot]) =>
+    [...slot].map((b, n) => ({ effect, effectKey: !b || b.rejected ? effectKey(`${replayRunKey}/${epoch}`, effect, `n${n}`) : b.effectKey })),
+  );
+}
+
+/** The effects each earlier replay of a run began, oldest first (every epoch's replay has the run's replay ID). */
+async function earlierReplays(client: Client, replayId: string): Promise<EffectBegun[][]> {
+  const found: { start: number; runId: string }[] = [];
+  for await (const w of client.workflow.list({ query: `WorkflowId = ${quote(replayId)} AND ExecutionStatus != "Running"` }))
+    found.push({ start: w.startTime.getTime(), runId: w.runId });
+  found.sort((a, b) => a.start - b.start);
+  const out: EffectBegun[][] = [];
+  for (const f of found) out.push(effectsBegun(await recordedHistory(client, await client.workflow.getHandle(replayId, f.runId).fetchHistory())));
+  return out;
 }
 
 const asEvent = (e: Pick<RunInput, 'source' | 'entity' | 'type' | 'occurredAt' | 'payload'>): WakeEventInput => ({
@@ -117,7 +173,7 @@ export async function replayCandidates(
       runId: w.runId,
       ...(reason ? { terminalReason: reason } : {}),
       events: eventsOf(input),
-      effects: effectsBegun(history),
+      effects: [effectsBegun(history), ...(await earlierReplays(client, replayRunKey(w.workflowId)))],
     });
   }
   return { runs: runs.reverse(), notReplayed };
@@ -133,7 +189,8 @@ export async function replayRuns(gate: Gate, agent: string, runs: ReplayCandidat
     const base = { of: run.workflowId, ...(run.terminalReason ? { terminalReason: run.terminalReason } : {}) };
     let input: RunInput;
     try {
-      input = replayInput({ of: run.workflowId, epoch, agent, effects: run.effects, keyed: run.events.map((e) => gate.key(e, { agent })) });
+      const effects = effectSlots(run.effects, replayRunKey(run.workflowId), epoch);
+      input = replayInput({ of: run.workflowId, epoch, agent, effects, keyed: run.events.map((e) => gate.key(e, { agent })) });
     } catch (err) {
       if (!(err instanceof GateInputError)) throw err;
       out.push({ ...base, decision: 'invalid', message: err.message });

@@ -1,6 +1,7 @@
 import { WorkflowFailedError, type Client } from '@temporalio/client';
 import { shadowRunKey } from '../core/ids';
-import type { RunResult } from '../core/run-types';
+import type { RunInput, RunResult } from '../core/run-types';
+import { inputAndResult, recordedHistory } from '../trail/history-read';
 import { LIVE_SESSION, shadowAgentName } from '../core/shadow';
 import { diffRun, summarize, type ShadowSummary, type WakeDiff } from './diff';
 
@@ -46,6 +47,44 @@ async function resultOf(client: Client, workflowId: string, runId?: string): Pro
 const messageOf = (err: unknown) =>
   err instanceof WorkflowFailedError ? ((err.cause as Error | undefined)?.message ?? err.message) : err instanceof Error ? err.message : String(err);
 
+/** Shadows read at once (each: its history's start and result, and the run it shadows). */
+const READS_AT_ONCE = 8;
+
+async function mapLimited<T, R>(items: readonly T[], limit: number, f: (t: T) => Promise<R>): Promise<R[]> {
+  const out: R[] = new Array<R>(items.length);
+  let next = 0;
+  await Promise.all(
+    Array.from({ length: Math.min(limit, items.length) }, async () => {
+      while (next < items.length) {
+        const i = next++;
+        out[i] = await f(items[i]!);
+      }
+    }),
+  );
+  return out;
+}
+
+type Read =
+  | { kind: 'wake'; wake: WakeDiff }
+  | { kind: 'refused'; refused: LiveShadowReport['refused'][number] }
+  | { kind: 'failed'; failed: LiveShadowReport['failed'][number] };
+
+/** One live shadow against the very run it shadows (its input's `origin.ofRunId`: a run key reset since has a newer run). */
+async function diffOne(client: Client, workflowId: string, runId: string): Promise<Read> {
+  const runKey = workflowId.slice(liveShadowPrefix.length);
+  try {
+    const after = await resultOf(client, workflowId, runId);
+    const output = after.output as { shadowRefused?: string } | undefined;
+    if (after.terminalReason === 'discarded' && output?.shadowRefused)
+      return { kind: 'refused', refused: { runKey, shadowRunKey: workflowId, why: after.summary } };
+    const { input } = inputAndResult(await recordedHistory(client, await client.workflow.getHandle(workflowId, runId).fetchHistory())) as { input?: RunInput };
+    const ofRunId = input?.origin.kind === 'shadow' ? input.origin.ofRunId : undefined;
+    return { kind: 'wake', wake: diffRun(await resultOf(client, runKey, ofRunId), after, workflowId) };
+  } catch (err) {
+    return { kind: 'failed', failed: { runKey, shadowRunKey: workflowId, error: messageOf(err) } };
+  }
+}
+
 /**
  * Every live shadow of `agent` (its runs as `<agent>/shadow`, src/core/shadow.ts) that closed since
  * `since`, newest first, up to `limit`: each diffed against the run it shadows, as `wakegate shadow`
@@ -58,25 +97,15 @@ export async function liveShadowReport(client: Client, q: { agent: string; since
     'ExecutionStatus != "Running"',
     `CloseTime >= ${quote(q.since.toISOString())}`,
   ].join(' AND ');
-  const wakes: WakeDiff[] = [];
-  const refused: LiveShadowReport['refused'] = [];
-  const failed: LiveShadowReport['failed'] = [];
-  let seen = 0;
+  const shadows: { workflowId: string; runId: string }[] = [];
   for await (const w of client.workflow.list({ query })) {
     if (!w.workflowId.startsWith(liveShadowPrefix)) continue;
-    if (seen++ >= q.limit) break;
-    const runKey = w.workflowId.slice(liveShadowPrefix.length);
-    try {
-      const after = await resultOf(client, w.workflowId, w.runId);
-      const output = after.output as { shadowRefused?: string } | undefined;
-      if (after.terminalReason === 'discarded' && output?.shadowRefused) {
-        refused.push({ runKey, shadowRunKey: w.workflowId, why: after.summary });
-        continue;
-      }
-      wakes.push(diffRun(await resultOf(client, runKey), after, w.workflowId));
-    } catch (err) {
-      failed.push({ runKey, shadowRunKey: w.workflowId, error: messageOf(err) });
-    }
+    if (shadows.length >= q.limit) break;
+    shadows.push({ workflowId: w.workflowId, runId: w.runId });
   }
+  const read = await mapLimited(shadows, READS_AT_ONCE, (s) => diffOne(client, s.workflowId, s.runId));
+  const wakes = read.flatMap((r) => (r.kind === 'wake' ? [r.wake] : []));
+  const refused = read.flatMap((r) => (r.kind === 'refused' ? [r.refused] : []));
+  const failed = read.flatMap((r) => (r.kind === 'failed' ? [r.failed] : []));
   return { summary: summarize(wakes), wakes, refused, failed };
 }

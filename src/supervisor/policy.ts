@@ -1,5 +1,5 @@
 import type { SupervisorPolicy } from '../core/supervisor-types';
-import { capsFor } from '../core/caps';
+import { capsFor, DEFAULT_SHADOW_CAPS } from '../core/caps';
 
 const MINUTE = 60_000;
 const HOUR = 60 * MINUTE;
@@ -38,17 +38,7 @@ export const defaultSupervisorPolicy: SupervisorPolicy = {
       },
     ],
     agents: {},
-    shadow: [
-      {
-        windowMs: DAY,
-        wakes: 500,
-        costUsd: 5,
-        tokens: 2_000_000,
-        rationale:
-          'Live shadow runs try a candidate on real wakes and change nothing: a tenth of the fleet’s daily spend is plenty to learn from, ' +
-          'and a candidate gone wrong stops there, never holding a production run.',
-      },
-    ],
+    shadow: [...DEFAULT_SHADOW_CAPS],
   },
   onTrip: {
     // The canary spends nothing and proves the path: let it finish. An agent not named here finishes too;

@@ -4,7 +4,7 @@ import { effectKey, replayRunKey, runEffectKey } from '../../src/core/ids';
 import type { AbsorbedEvent, RunResult } from '../../src/core/run-types';
 import { keyEvent } from '../../src/gate/key-event';
 import { replayInput } from '../../src/gate/replay';
-import { effectsBegun, whyNotReplayed } from '../../src/shadow/replay';
+import { effectSlots, effectsBegun, whyNotReplayed } from '../../src/shadow/replay';
 import type { RecordedEvent } from '../../src/trail/history';
 import { registryOf } from '../helpers/app';
 
@@ -56,12 +56,14 @@ test('a replayed effect takes the key the recorded run gave the same effect, wha
   const staged = [{ effect: 'post' }, { effect: 'start_export' }, { effect: 'post' }, { effect: 'post' }, { effect: 'notify' }];
   assert.deepEqual(
     staged.map((_, i) => runEffectKey(input, staged, i)),
-    ['r#post@1', 'r#start_export@0', 'r#post@2', 'r/replay#post@3', 'r/replay#notify@4'],
+    ['r#post@1', 'r#start_export@0', 'r#post@2', 'r/replay#post@n2', 'r/replay#notify@n0'],
   );
+  // Never begun by the recorded run, an effect keeps its key in every epoch whatever its step.
+  assert.equal(runEffectKey(input, [{ effect: 'notify' }], 0), runEffectKey(input, [{ effect: 'post' }, { effect: 'notify' }], 1));
   assert.equal(runEffectKey({ runKey: 'x' }, staged, 1), effectKey('x', 'start_export', 1), 'any other run: runKey#effect@step');
 });
 
-test('the effects a recorded run began are read from its commitEffect activities, in order, each once (a retry schedules none)', () => {
+test('the effects a run began are read from its commitEffect activities, in order, each once, with whether the provider refused each', () => {
   const commit = (effectKey: string, name: string): RecordedEvent => ({
     kind: 'activity',
     id: effectKey,
@@ -73,14 +75,31 @@ test('the effects a recorded run began are read from its commitEffect activities
     effectsBegun([
       { kind: 'activity', id: '1', at: '', activityType: 'prepareRun' },
       commit('r#start_export@0', 'start_export'),
+      { kind: 'activity-failed', scheduledId: 'r#start_export@0', at: '', message: 'timed out' },
       commit('r#post@1', 'post'),
-      commit('r#post@1', 'post'),
+      { kind: 'activity-failed', scheduledId: 'r#post@1', at: '', message: '403', type: 'ProviderRejected' },
     ]),
     [
-      { effect: 'start_export', effectKey: 'r#start_export@0' },
-      { effect: 'post', effectKey: 'r#post@1' },
+      { effect: 'start_export', effectKey: 'r#start_export@0', rejected: false },
+      { effect: 'post', effectKey: 'r#post@1', rejected: true },
     ],
   );
+});
+
+test("each effect slot takes the last key any run began for it; one the provider refused outright, this epoch's own", () => {
+  const b = (effect: string, effectKey: string, rejected = false) => ({ effect, effectKey, rejected });
+  const recorded = [b('start_export', 'r#start_export@0'), b('post', 'r#post@1', true)];
+  assert.deepEqual(effectSlots([recorded], 'r/replay', 'e1'), [
+    { effect: 'start_export', effectKey: 'r#start_export@0' },
+    { effect: 'post', effectKey: 'r/replay/e1#post@n0' },
+  ]);
+  // Epoch e1's replay landed the post under its own key and began a notify: e2 finds both.
+  const e1 = [b('post', 'r/replay/e1#post@n0'), b('start_export', 'r#start_export@0'), b('notify', 'r/replay#notify@n0')];
+  assert.deepEqual(effectSlots([recorded, e1], 'r/replay', 'e2'), [
+    { effect: 'start_export', effectKey: 'r#start_export@0' },
+    { effect: 'post', effectKey: 'r/replay/e1#post@n0' },
+    { effect: 'notify', effectKey: 'r/replay#notify@n0' },
+  ]);
 });
 
 const absorbed = (k: string, payload?: Record<string, unknown>): AbsorbedEvent => ({

@@ -86,4 +86,8 @@ test('a recorded run its shadow could not replay faithfully is listed as not sha
   assert.match(whyNotShadowed(input, result({ terminalReason: 'cancelled' })) ?? '', /cancelled/);
   assert.match(whyNotShadowed(input, undefined) ?? '', /no recorded result/);
   assert.match(whyNotShadowed(undefined, result({})) ?? '', /Schedule started/);
+  for (const reason of ['discarded', 'duplicate', 'skipped'] as const)
+    assert.match(whyNotShadowed(input, result({ terminalReason: reason })) ?? '', /without running the agent/, reason);
+  const overflowing = { ...input, origin: { kind: 'batch' as const, coalescerId: 'c', absorbed: [], absorbedOverflow: 3 } };
+  assert.match(whyNotShadowed(overflowing, result({})) ?? '', /3 events past its bound/);
 });

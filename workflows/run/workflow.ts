@@ -69,11 +69,12 @@ export async function runWorkflow(arg: RunInput | ScheduledRunInput): Promise<Ru
     void reported?.send();
     shadowSample = policy.shadow?.sample;
     if (taken && origin.kind === 'window') return takenOutcome(input, origin.window, taken);
-    const refused = shadowNotLetRun(input, verdict);
-    if (refused) return refused;
     // The supervisor's word before any token is spent: a held run waits here until it is let go.
     // A halt that reached the run before its work holds it, whatever an older read of the supervisor said.
     const first = verdict && runRecord.haltedBeforeWork ? haltVerdict(runRecord.haltedBeforeWork, verdict) : verdict;
+    // A live shadow is never held: not let run (shadow caps full, or a halt), it ends here.
+    const refused = shadowNotLetRun(input, first);
+    if (refused) return refused;
     const heldOutcome = await holdIfSupervised(input.agent, first, state, runRecord.held, resumed, () => runRecord.supersededBy === undefined);
     if (heldOutcome === CONTINUE_AS_NEW) {
       const record = { ...runRecord.held.record!, continuedAsNew: (runRecord.held.record!.continuedAsNew ?? 0) + 1 };
