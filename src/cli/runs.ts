@@ -1,4 +1,5 @@
 import { loadConfig } from '../config/config';
+import { SHADOW_PREFIX } from '../core/ids';
 import { connectClient } from '../config/temporal';
 import { TERMINAL_REASONS } from '../core/run-types';
 import {
@@ -40,6 +41,8 @@ export async function listRuns(opts: RunsOptions): Promise<number> {
     const runs = [];
     for await (const w of client.workflow.list({ query: clauses.join(' AND '), pageSize: Math.min(limit, 100) })) {
       const sa = w.typedSearchAttributes;
+      // A `wakegate shadow` session's run indexes nothing: it is no run of the deployment's (a live shadow lists as `<agent>/shadow`).
+      if (w.workflowId.startsWith(SHADOW_PREFIX) && sa.get(WakeAgent) === undefined) continue;
       runs.push({
         workflowId: w.workflowId,
         runId: w.runId,

@@ -19,7 +19,8 @@ import { fixedAgents, recordedAgents } from '../fixtures/replay-app';
  * post (test/fixtures/replay-app.ts), fail because the channel refuses every post; each had started
  * its export. The channel is fixed and the deployment goes back to posting first; the failed runs are
  * replayed: each runs once, its export (now at another step) is found, `reconciled_landed`, never
- * started again; the same epoch again starts nothing; another epoch runs them again and finds all.
+ * started again, and its post (the key the channel refused is not reused) lands under a key of the
+ * epoch; the same epoch again starts nothing; another epoch runs them again and finds all.
  */
 let env: DevEnv;
 let standins: Standins;
@@ -82,7 +83,7 @@ test('failed runs replayed once their cause is fixed: each runs once, a landed e
         assert.equal(r.replayRunKey, `${r.of}/replay`);
         assert.deepEqual(r.effects, [
           { effect: 'start_export', effectKey: `${r.of}#start_export@0` },
-          { effect: 'post_summary', effectKey: `${r.of}#post_summary@1` },
+          { effect: 'post_summary', effectKey: `${r.of}/replay/e1#post_summary@n0` },
         ]);
       }
       assert.equal(exports.jobs.length, 5, 'a dry run sends nothing');
@@ -100,10 +101,10 @@ test('failed runs replayed once their cause is fixed: each runs once, a landed e
         assert.deepEqual(
           committed(r),
           [
-            ['post_summary', 'applied', `${of}#post_summary@1`],
+            ['post_summary', 'applied', `${of}/replay/e1#post_summary@n0`],
             ['start_export', 'reconciled_landed', `${of}#start_export@0`],
           ],
-          'each effect takes the key the failed run gave it, at whatever step: the export is found, not started again',
+          'the export takes the key the failed run gave it, at another step: found, not started again; the post the channel refused takes a key of the epoch',
         );
       }
       assert.equal(exports.jobs.length, 5, 'no second export');
@@ -122,11 +123,12 @@ test('failed runs replayed once their cause is fixed: each runs once, a landed e
       assert.ok((e2.json.runs as ReplayOutcome[]).every((r) => r.decision === 'started'));
       for (const of of admitted) {
         assert.deepEqual(
-          committed(await result(`${of}/replay`)).map(([name, outcome]) => [name, outcome]),
+          committed(await result(`${of}/replay`)),
           [
-            ['post_summary', 'already_applied'],
-            ['start_export', 'reconciled_landed'],
+            ['post_summary', 'already_applied', `${of}/replay/e1#post_summary@n0`],
+            ['start_export', 'reconciled_landed', `${of}#start_export@0`],
           ],
+          'e2 takes the last key any run began for each effect: e1 landed the post under its own',
         );
       }
       assert.equal(exports.jobs.length, 5);
@@ -147,7 +149,7 @@ test('failed runs replayed once their cause is fixed: each runs once, a landed e
       assert.deepEqual(
         replayed.find((r) => r.replay?.epoch === 'e1')!.effects.map((e) => [e.effect, e.effectKey, e.outcome]),
         [
-          ['post_summary', `${admitted[0]}#post_summary@1`, 'applied'],
+          ['post_summary', `${admitted[0]}/replay/e1#post_summary@n0`, 'applied'],
           ['start_export', `${admitted[0]}#start_export@0`, 'reconciled_landed'],
         ],
       );

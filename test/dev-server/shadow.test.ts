@@ -117,6 +117,9 @@ describe('wakegate shadow', () => {
     assert.deepEqual(calls, { channel: 20, exports: 20 }, 'no shadow run called a provider');
     const listed = await env.client.workflow.count('WorkflowType = "runWorkflow" AND WakeAgent = "campaign-reporter"');
     assert.equal(listed.count, 20, 'shadow runs are not indexed as runs of the agent (wakegate runs, the trail)');
+    const runs = await runCli(['runs', '--limit', '1000'], { TEMPORAL_ADDRESS: env.server.address });
+    const ids = (runs.json.runs as { workflowId: string }[]).map((r) => r.workflowId);
+    assert.equal(ids.length, 20, 'wakegate runs lists the recorded runs, not the session’s shadows');
     assert.equal(standins.dashboards.reads() - dashboardReads, 20, 'tools run live: one dashboard read per shadow run');
     // What a shadow run recorded instead: both effects, under its own effect keys, and what a real run would do.
     const one = report.wakes[1]!;
