@@ -3,12 +3,13 @@ import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { temporalCliPath, temporalTestServerPath } from '../../src/testing/binaries';
-import { byGroup, DURATIONS, groupOf, testFiles, writeDurations, type FileDuration } from './test-groups';
+import { byGroup, CONCURRENCY, DURATIONS, groupOf, testFiles, writeDurations, type FileDuration } from './test-groups';
 
 /**
- * `npm test`: the whole suite on node's test runner, one file at a time (each file starts its own
- * real Temporal servers and stops them), group by group: test/unit, test/time-skipping,
- * test/dev-server, test/processes (tools/scripts/test-groups.ts). A missing Temporal binary fails
+ * `npm test`: the whole suite on node's test runner, group by group: test/unit, test/time-skipping,
+ * test/dev-server, test/processes (tools/scripts/test-groups.ts). Each file starts its own real
+ * Temporal servers and stops them; the dev-server files run two at a time, every other group one file
+ * at a time (`CONCURRENCY`), one runner per stretch of groups alike. A missing Temporal binary fails
  * here, loudly, before any test. Pass file paths or a substring to run a subset: `npm test -- gate`,
  * `npm test -- test/unit`.
  *
@@ -28,37 +29,52 @@ if (files.length === 0) {
   console.error(`no test files match ${filters.join(' ')}`);
   process.exit(1);
 }
-/** No test may run longer than this; the whole suite no longer than SUITE_LIMIT_MS (the suite takes about 30 min). */
+/** No test may run longer than this; the whole suite no longer than SUITE_LIMIT_MS (the suite takes about 20 min on 2 cores). */
 const TEST_TIMEOUT_MS = 900_000;
 const SUITE_LIMIT_MS = Number(process.env.WAKEGATE_TEST_SUITE_LIMIT_MS ?? 70 * 60_000);
 const recording = process.env.WAKEGATE_TEST_DURATIONS !== 'off';
 const at = new Date().toISOString();
 // Each file's end, one JSON line, from a second reporter beside the spec reporter on the terminal.
 const scratch = mkdtempSync(path.join(os.tmpdir(), 'wakegate-tests-'));
-const ends = path.join(scratch, 'files.jsonl');
-// Its own process group, so that a hung file, its servers and its browsers can all be killed.
-const runner = spawn(
-  process.execPath,
-  [
-    '--import',
-    'tsx',
-    '--test',
-    '--test-concurrency=1',
-    `--test-timeout=${TEST_TIMEOUT_MS}`,
-    '--test-reporter=spec',
-    '--test-reporter-destination=stdout',
-    `--test-reporter=${path.join(__dirname, 'test-reporter.mjs')}`,
-    `--test-reporter-destination=${ends}`,
-    ...files,
-  ],
-  { cwd: root, env, stdio: 'inherit', detached: true },
-);
+const endsOf = (phase: number) => path.join(scratch, `files-${phase}.jsonl`);
+
+/** The files in runs of one concurrency, in order: consecutive groups that run alike share a runner. */
+const phases: { concurrency: number; files: string[] }[] = [];
+for (const f of files) {
+  const concurrency = CONCURRENCY[groupOf(f) ?? 'processes'];
+  const last = phases[phases.length - 1];
+  if (last?.concurrency === concurrency) last.files.push(f);
+  else phases.push({ concurrency, files: [f] });
+}
+
+/** One runner in its own process group, so that a hung file, its servers and its browsers can all be killed. */
+let runner: ReturnType<typeof spawn> | undefined;
+function runPhase(phase: number): Promise<number> {
+  const { concurrency, files: these } = phases[phase]!;
+  runner = spawn(
+    process.execPath,
+    [
+      '--import',
+      'tsx',
+      '--test',
+      `--test-concurrency=${concurrency}`,
+      `--test-timeout=${TEST_TIMEOUT_MS}`,
+      '--test-reporter=spec',
+      '--test-reporter-destination=stdout',
+      `--test-reporter=${path.join(__dirname, 'test-reporter.mjs')}`,
+      `--test-reporter-destination=${endsOf(phase)}`,
+      ...these,
+    ],
+    { cwd: root, env, stdio: 'inherit', detached: true },
+  );
+  return new Promise((resolve) => runner!.on('exit', (code) => resolve(code ?? 1)));
+}
 let cutShort = false;
 const watchdog = setTimeout(() => {
   console.error(`npm test: the suite ran past ${SUITE_LIMIT_MS / 60_000} min; killing it and everything it started`);
   cutShort = true;
   try {
-    process.kill(-runner.pid!, 'SIGKILL');
+    if (runner) process.kill(-runner.pid!, 'SIGKILL');
   } catch {
     // already gone
   }
@@ -66,7 +82,7 @@ const watchdog = setTimeout(() => {
 const stop = (signal: NodeJS.Signals) => {
   cutShort = true;
   try {
-    process.kill(-runner.pid!, signal);
+    if (runner) process.kill(-runner.pid!, signal);
   } catch {
     // already gone
   }
@@ -76,7 +92,7 @@ process.once('SIGTERM', () => stop('SIGTERM'));
 
 /** This run's measurements, one per file that ended, from the reporter's lines. */
 function measured(): FileDuration[] {
-  const lines = existsSync(ends) ? readFileSync(ends, 'utf8').split('\n').filter(Boolean) : [];
+  const lines = phases.flatMap((_, i) => (existsSync(endsOf(i)) ? readFileSync(endsOf(i), 'utf8').split('\n').filter(Boolean) : []));
   const command = filters.length ? `npm test -- ${filters.join(' ')}` : 'npm test';
   return lines.map((line) => {
     const { file, ms, passed } = JSON.parse(line) as { file: string; ms: number; passed: boolean };
@@ -106,12 +122,15 @@ async function record(): Promise<boolean> {
   }
 }
 
-runner.on('exit', (code) => {
+void (async () => {
+  let code = 0;
+  for (let i = 0; i < phases.length && !cutShort; i++) {
+    const phaseCode = await runPhase(i);
+    if (phaseCode !== 0 && code === 0) code = phaseCode;
+  }
   clearTimeout(watchdog);
-  void (async () => {
-    const ok = cutShort || !recording || (await record());
-    if (cutShort && recording) console.error(`npm test: the run was cut short; ${DURATIONS} left as it was`);
-    rmSync(scratch, { recursive: true, force: true });
-    process.exit(ok ? (code ?? 1) : code || 1);
-  })();
-});
+  const ok = cutShort || !recording || (await record());
+  if (cutShort && recording) console.error(`npm test: the run was cut short; ${DURATIONS} left as it was`);
+  rmSync(scratch, { recursive: true, force: true });
+  process.exit(ok ? (cutShort && code === 0 ? 1 : code) : code || 1);
+})();

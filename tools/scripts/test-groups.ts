@@ -17,6 +17,14 @@ export const STARTS: Record<Group, string> = {
   processes: 'real processes besides a dev server: workers, ingresses or queue consumers to SIGKILL, the soak, or a browser',
 };
 
+/**
+ * Test files of a group run at once. A dev-server file mostly waits on its server, its timers and
+ * its runs (a full run's dev-server files used about 0.45 of a core each): two at a time, each on a
+ * server of its own, halve the group's wall time on 2 cores. The processes group kills and restarts
+ * workers and servers at chosen moments, and measures what survives: it runs alone, one at a time.
+ */
+export const CONCURRENCY: Record<Group, number> = { unit: 1, 'time-skipping': 1, 'dev-server': 2, processes: 1 };
+
 /** The group of a test file given from the project root (`test/<group>/x.test.ts`); undefined outside the group folders. */
 export function groupOf(file: string): Group | undefined {
   const [top, folder, ...rest] = file.split(/[\\/]/);
