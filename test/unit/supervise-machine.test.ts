@@ -217,6 +217,8 @@ describe('rolling caps', () => {
     assert.deepEqual(counters, [
       ['*', 1, 10],
       ['canary', 1, 1],
+      // A policy naming no shadow caps has the default ones (src/core/caps.ts): live shadows are never uncapped.
+      ['~shadow', 0, 500],
     ]);
   });
 
