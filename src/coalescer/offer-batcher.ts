@@ -1,4 +1,4 @@
-import { WithStartWorkflowOperation, type Client } from '@temporalio/client';
+import { isGrpcDeadlineError, WithStartWorkflowOperation, WorkflowUpdateRPCTimeoutOrCancelledError, type Client } from '@temporalio/client';
 import type { OfferInput, Offer, OfferAnswer } from '../core/coalesce-types';
 import { errorChainText, isInFlightRefusal } from '../core/failures';
 import { offerUpdate } from '../core/messages';
@@ -74,6 +74,9 @@ const UPDATE_DEADLINE_MS = 60_000;
  * task and this update (the next one reaches its new run), or the workflow task that would have
  * taken it failed (as when the coalescer continues as new while updates arrive).
  */
+/** The update's own deadline passed (the client's, or the server's wait for its outcome): it may yet be taken. */
+const isUpdateTimeout = (err: unknown) => err instanceof WorkflowUpdateRPCTimeoutOrCancelledError || isGrpcDeadlineError(err);
+
 const isNotTaken = (err: unknown) =>
   /already completed|workflow execution.*(completed|closed)|unexpected workflow task failure|workflow task in failed state/i.test(errorChainText(err));
 
@@ -310,8 +313,17 @@ export class OfferBatcher {
             setTimeout(() => this.send(id, lane, batch, refusals + 1, resends), backoff).unref();
             return;
           }
-          // The update's fate is unknown (a timeout, the server restarting): an offer still waiting
-          // fails, so that its caller answers 503 and the sender retries; its retry is deduplicated.
+          if (isUpdateTimeout(err)) {
+            // The update ran out of time (a coalescer slow to take it, under a backlog): it may still be
+            // taken. Each offer still waiting goes by signal instead, answered `accepted` once the server
+            // holds it; the coalescer answers a repeated offer id with its first decision, so a late
+            // update and the signal make one decision. Only a signal that fails too fails the offer.
+            batch.forEach((w) => void this.fallBack(w));
+            this.done(id, lane);
+            return;
+          }
+          // The update's fate is unknown (the server restarting, a client defect): an offer still
+          // waiting fails, so that its caller answers 503 and the sender retries; its retry is deduplicated.
           batch.forEach((w) => this.finish(w, () => w.fail(err)));
           this.done(id, lane);
         },

@@ -1,6 +1,6 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { WorkflowExecutionAlreadyStartedError, type Client } from '@temporalio/client';
+import { WorkflowExecutionAlreadyStartedError, WorkflowUpdateRPCTimeoutOrCancelledError, type Client } from '@temporalio/client';
 import { OfferBatcher } from '../../src/coalescer/offer-batcher';
 import type { Offer, OfferAnswer, OfferInput } from '../../src/core/coalesce-types';
 
@@ -11,7 +11,7 @@ import type { Offer, OfferAnswer, OfferInput } from '../../src/core/coalesce-typ
  * must send nothing and give its lane slot back, not throw inside its timer (which would take the
  * gate process down: nothing catches an exception thrown by a timer callback).
  */
-type Reply = 'answer' | 'hold' | 'refuse' | 'throw';
+type Reply = 'answer' | 'hold' | 'refuse' | 'throw' | 'timeout';
 
 function fakeClient(replies: Reply[]) {
   const calls = { updates: [] as string[][], signals: 0 };
@@ -26,6 +26,7 @@ function fakeClient(replies: Reply[]) {
         const reply = replies.shift() ?? 'answer';
         if (reply === 'refuse') return Promise.reject(new Error('limit exceeded: too many in-flight updates for this workflow'));
         if (reply === 'throw') throw new Error('the client threw before sending');
+        if (reply === 'timeout') return Promise.reject(new WorkflowUpdateRPCTimeoutOrCancelledError('Timeout expired'));
         if (reply === 'hold') return new Promise(() => undefined);
         return Promise.resolve(ids.map((id) => ({ decision: 'coalesced' as const, coalescerId: 'c', runKey: `run-of-${id}` })));
       },
@@ -106,4 +107,15 @@ test('a client call that throws at once fails its offers and frees its slot, fro
   assert.match(String(failed), /threw before sending/);
   assert.equal((await batcher.offer(input('y'), 1_000)).kind, 'decided');
   assert.deepEqual(calls.updates, [['x'], ['y']]);
+});
+
+test('an update that ran out of time sends its waiting offers by signal instead, answered accepted, and frees its slot', async () => {
+  const { client, calls } = fakeClient(['timeout', 'answer']);
+  const batcher = new OfferBatcher(client, 'q');
+  // A wait far longer than the update's failure: the offer does not go by signal on its own timer.
+  const outcome = await batcher.offer(input('t'), 60_000);
+  assert.deepEqual(outcome, { kind: 'accepted' });
+  assert.equal(calls.signals, 1, 'the same offer, by signal: the coalescer answers a repeated offer id once');
+  assert.equal((await batcher.offer(input('u'), 1_000)).kind, 'decided', 'the slot was freed');
+  assert.deepEqual(calls.updates, [['t'], ['u']]);
 });
