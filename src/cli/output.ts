@@ -1,4 +1,6 @@
 import { GateInputError } from '../gate/errors';
+import { Duration } from '../core/parse';
+import { TERMINAL_REASONS, type TerminalReason } from '../core/run-types';
 import { ConfigError, TemporalUnreachableError } from '../config/errors';
 
 /** Exit codes every `wakegate` command shares (scripts rely on them). */
@@ -43,4 +45,15 @@ export function reportError(err: unknown): number {
   printJson({ error: { code, message: e.message, ...(issues ? { issues } : {}) } });
   process.stderr.write(`wakegate: ${e.message}\n`);
   return exit;
+}
+
+/** The recorded-runs window that `wakegate shadow` and `wakegate replay` take: `--since`, `--limit` (1 to 1000), `--reason`. */
+export function recordedWindow(opts: { since: string; limit: string; reason?: string }): { sinceMs: number; limit: number; reason?: TerminalReason } {
+  const since = Duration('--since', 60_000).safeParse(opts.since);
+  if (!since.success) throw new UsageError(since.error.issues[0]?.message ?? `--since "${opts.since}" is not a duration`);
+  const limit = Number(opts.limit);
+  if (!Number.isInteger(limit) || limit < 1 || limit > 1000) throw new UsageError('--limit must be a whole number from 1 to 1000');
+  if (opts.reason && !(TERMINAL_REASONS as readonly string[]).includes(opts.reason))
+    throw new UsageError(`--reason must be one of ${TERMINAL_REASONS.join(', ')}`);
+  return { sinceMs: since.data, limit, ...(opts.reason ? { reason: opts.reason as TerminalReason } : {}) };
 }

@@ -1,11 +1,10 @@
 import { loadConfig } from '../config/config';
 import { connectClient } from '../config/temporal';
-import { Duration } from '../core/parse';
-import { TERMINAL_REASONS, type TerminalReason } from '../core/run-types';
+import type { TerminalReason } from '../core/run-types';
 import { effectSlots, replayCandidates, replayRuns } from '../shadow/replay';
 import { replayRunKey } from '../core/ids';
 import { app } from './app';
-import { ExitCode, printJson, UsageError } from './output';
+import { ExitCode, printJson, recordedWindow, UsageError } from './output';
 
 /** The options of `wakegate replay`, as commander parses them. */
 export interface ReplayOptions {
@@ -20,17 +19,12 @@ export interface ReplayOptions {
 const EPOCH = /^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$/;
 
 function checked(opts: ReplayOptions): { sinceMs: number; limit: number; reason?: TerminalReason; epoch: string } {
-  const since = Duration('--since', 60_000).safeParse(opts.since);
-  if (!since.success) throw new UsageError(since.error.issues[0]?.message ?? `--since "${opts.since}" is not a duration`);
-  const limit = Number(opts.limit);
-  if (!Number.isInteger(limit) || limit < 1 || limit > 1000) throw new UsageError('--limit must be a whole number from 1 to 1000');
-  if (opts.reason && !(TERMINAL_REASONS as readonly string[]).includes(opts.reason))
-    throw new UsageError(`--reason must be one of ${TERMINAL_REASONS.join(', ')}`);
+  const window = recordedWindow(opts);
   if (opts.epoch !== undefined && !EPOCH.test(opts.epoch))
     throw new UsageError('--epoch is 1 to 64 letters, digits, ".", "_" or "-", starting with a letter or digit');
   // By default the epoch is today (UTC): the same command again today starts nothing it started before.
   const epoch = opts.epoch ?? new Date().toISOString().slice(0, 10);
-  return { sinceMs: since.data, limit, epoch, ...(opts.reason ? { reason: opts.reason as TerminalReason } : {}) };
+  return { ...window, epoch };
 }
 
 /**

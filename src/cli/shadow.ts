@@ -2,12 +2,11 @@ import path from 'node:path';
 import { NativeConnection } from '@temporalio/worker';
 import { loadConfig } from '../config/config';
 import { connectClient } from '../config/temporal';
-import { Duration } from '../core/parse';
-import { TERMINAL_REASONS, type TerminalReason } from '../core/run-types';
+import type { TerminalReason } from '../core/run-types';
 import { loadApp } from '../runtime/load-app';
 import { parseFailIf, type FailIf, type WakeDiff } from '../shadow/diff';
 import { recordedRuns, shadowSession, type ShadowReport } from '../shadow/session';
-import { ExitCode, printJson, UsageError } from './output';
+import { ExitCode, printJson, recordedWindow, UsageError } from './output';
 import { table } from './trail-table';
 
 /** The options of `wakegate shadow`, as commander parses them. */
@@ -29,12 +28,7 @@ export function checked(opts: Omit<ShadowOptions, 'candidate'>): {
   tools: 'live' | 'recorded';
   failIf: FailIf[];
 } {
-  const since = Duration('--since', 60_000).safeParse(opts.since);
-  if (!since.success) throw new UsageError(since.error.issues[0]?.message ?? `--since "${opts.since}" is not a duration`);
-  const limit = Number(opts.limit);
-  if (!Number.isInteger(limit) || limit < 1 || limit > 1000) throw new UsageError('--limit must be a whole number from 1 to 1000');
-  if (opts.reason && !(TERMINAL_REASONS as readonly string[]).includes(opts.reason))
-    throw new UsageError(`--reason must be one of ${TERMINAL_REASONS.join(', ')}`);
+  const window = recordedWindow(opts);
   if (opts.tools !== 'live' && opts.tools !== 'recorded') throw new UsageError('--tools must be live or recorded');
   const failIf = (opts.failIf ?? []).map((text) => {
     try {
@@ -43,7 +37,7 @@ export function checked(opts: Omit<ShadowOptions, 'candidate'>): {
       throw new UsageError((err as Error).message);
     }
   });
-  return { sinceMs: since.data, limit, tools: opts.tools, failIf, ...(opts.reason ? { reason: opts.reason as TerminalReason } : {}) };
+  return { ...window, tools: opts.tools, failIf };
 }
 
 const short = (v: unknown) => {

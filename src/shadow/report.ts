@@ -2,6 +2,7 @@ import { WorkflowFailedError, type Client } from '@temporalio/client';
 import { shadowRunKey } from '../core/ids';
 import type { RunInput, RunResult } from '../core/run-types';
 import { inputAndResult, recordedHistory } from '../trail/history-read';
+import { mapLimit } from '../trail/read';
 import { LIVE_SESSION, shadowAgentName } from '../core/shadow';
 import { diffRun, summarize, type ShadowSummary, type WakeDiff } from './diff';
 
@@ -50,20 +51,6 @@ const messageOf = (err: unknown) =>
 /** Shadows read at once (each: its history's start and result, and the run it shadows). */
 const READS_AT_ONCE = 8;
 
-async function mapLimited<T, R>(items: readonly T[], limit: number, f: (t: T) => Promise<R>): Promise<R[]> {
-  const out: R[] = new Array<R>(items.length);
-  let next = 0;
-  await Promise.all(
-    Array.from({ length: Math.min(limit, items.length) }, async () => {
-      while (next < items.length) {
-        const i = next++;
-        out[i] = await f(items[i]!);
-      }
-    }),
-  );
-  return out;
-}
-
 type Read =
   | { kind: 'wake'; wake: WakeDiff }
   | { kind: 'refused'; refused: LiveShadowReport['refused'][number] }
@@ -103,7 +90,7 @@ export async function liveShadowReport(client: Client, q: { agent: string; since
     if (shadows.length >= q.limit) break;
     shadows.push({ workflowId: w.workflowId, runId: w.runId });
   }
-  const read = await mapLimited(shadows, READS_AT_ONCE, (s) => diffOne(client, s.workflowId, s.runId));
+  const read = await mapLimit(shadows, READS_AT_ONCE, (s) => diffOne(client, s.workflowId, s.runId));
   const wakes = read.flatMap((r) => (r.kind === 'wake' ? [r.wake] : []));
   const refused = read.flatMap((r) => (r.kind === 'refused' ? [r.refused] : []));
   const failed = read.flatMap((r) => (r.kind === 'failed' ? [r.failed] : []));
