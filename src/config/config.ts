@@ -3,6 +3,7 @@ import { z } from 'zod';
 import { loadClientConnectConfig, type ClientConnectConfig } from '@temporalio/envconfig';
 import { ConfigError } from './errors';
 import { tracingConfig, type TracingConfig } from './tracing';
+import { OperatorEnv, operatorAuthConfig, parseOperators, type OperatorAuthConfig } from './operator';
 
 /**
  * wakegate's own settings, parsed once from the environment. Temporal connection settings follow
@@ -10,7 +11,7 @@ import { tracingConfig, type TracingConfig } from './tracing';
  * TEMPORAL_PROFILE and the TOML profile file) through @temporalio/envconfig, so the same code runs
  * against the dev server, a self-hosted cluster or Temporal Cloud. Nothing else reads process.env.
  */
-const Env = z.object({
+const Env = OperatorEnv.extend({
   /** The module that composes this deployment (its default export is `createWakegate(...)`), relative to the working directory. */
   WAKEGATE_APP: z.string().min(1).default('wakegate.config.ts'),
   /** Task queue the wake workers poll. Scale out by starting more workers on it. */
@@ -58,45 +59,6 @@ const Env = z.object({
   /** Webhook ingress (src/trigger/): listen address and port. */
   WAKEGATE_INGRESS_HOST: z.string().min(1).default('127.0.0.1'),
   WAKEGATE_INGRESS_PORT: z.coerce.number().int().min(0).max(65535).default(8787),
-  /**
-   * Where the operator's listener binds: the `/supervisor` page and its actions (halt, reset, release,
-   * discard, drain), `/metrics`, `/status`. Never on the public webhook listener; anywhere but
-   * loopback only with WAKEGATE_OPERATORS set.
-   */
-  WAKEGATE_OPERATOR_HOST: z.string().min(1).default('127.0.0.1'),
-  WAKEGATE_OPERATOR_PORT: z.coerce.number().int().min(0).max(65535).default(8788),
-  /** The operators who may act there, `name:secret` comma-separated (secrets at least 16 characters); unset: no sign-in, loopback only. */
-  WAKEGATE_OPERATORS: z.string().default(''),
-  /** 64 hex digits sealing the operator's session cookie (share it between ingress processes); unset: a key per process. */
-  WAKEGATE_OPERATOR_SESSION_KEY: z
-    .string()
-    .regex(/^[0-9a-fA-F]{64}$/, 'WAKEGATE_OPERATOR_SESSION_KEY must be 64 hex digits (32 bytes), e.g. from `openssl rand -hex 32`')
-    .optional(),
-  /** How long an operator's sign-in lasts, s. */
-  WAKEGATE_OPERATOR_SESSION_TTL_S: z.coerce
-    .number()
-    .int()
-    .min(1)
-    .max(7 * 86_400)
-    .default(8 * 3600),
-  /**
-   * Host names the operator's listener answers to besides IP addresses and `localhost`, comma-separated
-   * (e.g. `ops.example.com` behind a proxy); a request with any other `Host` is refused (421).
-   */
-  WAKEGATE_OPERATOR_HOSTNAMES: z
-    .string()
-    .default('')
-    .transform((v) =>
-      v
-        .split(',')
-        .map((x) => x.trim().toLowerCase())
-        .filter(Boolean),
-    )
-    .pipe(
-      z.array(z.string().regex(/^[a-z0-9_-]+(\.[a-z0-9_-]+)*$/, 'WAKEGATE_OPERATOR_HOSTNAMES holds host names (no port, scheme or path), comma-separated')),
-    ),
-  /** The operator's listener is reached over TLS (a proxy in front): the session cookie is `Secure` and `__Host-` prefixed, and HSTS is sent. */
-  WAKEGATE_OPERATOR_TLS: z.stringbool().default(false),
   /** Largest webhook body accepted, bytes (413 above). */
   WAKEGATE_INGRESS_BODY_LIMIT_BYTES: z.coerce
     .number()
@@ -147,8 +109,8 @@ export interface IngressConfig {
   /** The operator's listener (supervisor page and actions, metrics, status): its own address, loopback by default. */
   operatorHost: string;
   operatorPort: number;
-  /** Its operators (name → secret) and sessions, the host names it answers to, and whether it is behind TLS; no operators: no sign-in, loopback only. */
-  operatorAuth: { operators: Record<string, string>; sessionKey?: Buffer; sessionTtlS: number; hostnames?: string[]; tls?: boolean };
+  /** Its operators (name → secret) and sessions, the host names it answers to, TLS and trusted proxies; no operators: no sign-in, loopback only. */
+  operatorAuth: OperatorAuthConfig;
   bodyLimitBytes: number;
   ratePerSecond: number;
   burst: number;
@@ -209,7 +171,7 @@ export interface Config {
   temporal: Required<Pick<ClientConnectConfig, 'namespace'>> & ClientConnectConfig;
 }
 
-export { ConfigError, type TracingConfig };
+export { ConfigError, parseOperators, type OperatorAuthConfig, type TracingConfig };
 
 /** Parse wakegate's settings from `env` (default: the process environment); a bad one throws {@link ConfigError} naming it. */
 export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
@@ -260,13 +222,7 @@ function ingressConfig(e: z.infer<typeof Env>, env: NodeJS.ProcessEnv): IngressC
     port: e.WAKEGATE_INGRESS_PORT,
     operatorHost: e.WAKEGATE_OPERATOR_HOST,
     operatorPort: e.WAKEGATE_OPERATOR_PORT,
-    operatorAuth: {
-      operators: parseOperators(e.WAKEGATE_OPERATORS),
-      ...(e.WAKEGATE_OPERATOR_SESSION_KEY ? { sessionKey: Buffer.from(e.WAKEGATE_OPERATOR_SESSION_KEY, 'hex') } : {}),
-      sessionTtlS: e.WAKEGATE_OPERATOR_SESSION_TTL_S,
-      hostnames: e.WAKEGATE_OPERATOR_HOSTNAMES,
-      tls: e.WAKEGATE_OPERATOR_TLS,
-    },
+    operatorAuth: operatorAuthConfig(e),
     bodyLimitBytes: e.WAKEGATE_INGRESS_BODY_LIMIT_BYTES,
     ratePerSecond: e.WAKEGATE_INGRESS_RATE_PER_S,
     burst: e.WAKEGATE_INGRESS_BURST,
@@ -318,27 +274,4 @@ export function binarySettings(env: NodeJS.ProcessEnv = process.env): BinarySett
     temporalTestServerPath: env.TEMPORAL_TEST_SERVER_PATH || undefined,
     searchPath: (env.PATH ?? '').split(path.delimiter).filter(Boolean),
   };
-}
-
-/**
- * `WAKEGATE_OPERATORS`: `name:secret` pairs, comma-separated. A bad entry fails at start naming the
- * entry's position and what is wrong, never the secret.
- */
-export function parseOperators(spec: string): Record<string, string> {
-  const out: Record<string, string> = {};
-  const entries = spec
-    .split(',')
-    .map((x) => x.trim())
-    .filter(Boolean);
-  for (const [i, entry] of entries.entries()) {
-    const at = entry.indexOf(':');
-    const name = at > 0 ? entry.slice(0, at) : '';
-    const secret = at > 0 ? entry.slice(at + 1) : '';
-    const where = `WAKEGATE_OPERATORS entry ${i + 1}`;
-    if (!/^[A-Za-z0-9._@-]{1,100}$/.test(name)) throw new ConfigError(`${where}: write name:secret, the name in letters, digits, ".", "_", "@" or "-"`);
-    if (secret.length < 16) throw new ConfigError(`${where} (${name}): the secret must be at least 16 characters`);
-    if (out[name] !== undefined) throw new ConfigError(`${where}: operator "${name}" is named twice`);
-    out[name] = secret;
-  }
-  return out;
 }

@@ -22,6 +22,8 @@ export interface OperatorAuthSettings {
   hostnames?: readonly string[];
   /** Served behind TLS (`WAKEGATE_OPERATOR_TLS`): the session cookie is `Secure` and `__Host-` prefixed. */
   tls?: boolean;
+  /** The proxies trusted to name the client (`WAKEGATE_OPERATOR_TRUST_PROXY`): Fastify's `trustProxy`, set where the listener is built. */
+  trustProxy?: readonly string[];
 }
 
 /** The operator a request acts as: signed in on the page (`session`), by Basic credentials (`basic`), or nobody signed in (`open`: no operators configured, loopback only). */
@@ -176,7 +178,7 @@ export async function registerOperatorAuth(app: FastifyInstance, settings: Opera
     reply
       .code(429)
       .header('retry-after', String(waitS))
-      .send(errorBody('too_many_sign_ins', `too many failed sign-ins from this client or for this operator: try again in ${waitS} s`));
+      .send(errorBody('too_many_sign_ins', `too many failed sign-ins from this client: try again in ${waitS} s`));
 
   app.addHook('onRequest', async (request, reply) => {
     if (open) {

@@ -2,6 +2,8 @@ import { describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { Writable } from 'node:stream';
 import pino from 'pino';
+import type { FastifyInstance } from 'fastify';
+import { loadConfig } from '../../src/config/config';
 import { basic, form, FORM, HOST, operatorListener, ROBIN } from '../helpers/operator-app';
 
 /*
@@ -71,7 +73,7 @@ describe('security headers', () => {
 });
 
 describe('the sign-in throttle', () => {
-  test('failed sign-ins per name and per client are throttled (429, even for the right secret), and logged with the name tried, never the secret', async () => {
+  const logged = () => {
     const lines: string[] = [];
     const logger = pino(
       { level: 'info' },
@@ -82,41 +84,100 @@ describe('the sign-in throttle', () => {
         },
       }),
     );
-    const { app, touched } = await operatorListener({ operators: { robin: ROBIN, sam: `${ROBIN}-sam` } }, logger);
-    const wrong = 'wrong-secret-not-robins';
-    let client = 0;
-    const status = (authorization: string, remoteAddress = `10.0.0.${++client}`) =>
-      app.inject({ method: 'GET', url: '/status', headers: { host: HOST, authorization }, remoteAddress }).then((r) => r);
-    // Per name: 5 failures for robin (each from its own client), then even robin's secret waits.
-    for (let i = 0; i < 5; i++) assert.equal((await status(basic('robin', wrong))).statusCode, 401, `try ${i + 1}`);
-    const locked = await status(basic('robin', ROBIN));
-    assert.equal(locked.statusCode, 429);
+    return { lines, logger };
+  };
+  const WRONG = 'wrong-secret-not-robins';
+
+  test('a second client failing sign-ins: that client waits (429, even with the right secret), the operator elsewhere still gets in', async () => {
+    const { lines, logger } = logged();
+    const { app, touched } = await operatorListener({ operators: { robin: ROBIN } }, logger);
+    const status = (authorization: string, remoteAddress: string) =>
+      app.inject({ method: 'GET', url: '/status', headers: { host: HOST, authorization }, remoteAddress });
+    const login = (secret: string, remoteAddress: string) =>
+      app.inject({ method: 'POST', url: '/login', headers: FORM, payload: form({ name: 'robin', secret }), remoteAddress });
+    // The stranger: five wrong secrets for robin by Basic and by the form, then more.
+    for (let i = 0; i < 5; i++) assert.equal((await (i % 2 ? login(WRONG, '10.6.6.6') : status(basic('robin', WRONG), '10.6.6.6'))).statusCode, 401);
+    for (let i = 0; i < 5; i++) assert.equal((await status(basic('robin', WRONG), '10.6.6.6')).statusCode, 429, 'past the limit, refused unread');
+    const locked = await status(basic('robin', ROBIN), '10.6.6.6');
+    assert.equal(locked.statusCode, 429, 'the right secret from the client that failed waits too: a guess is never judged past the limit');
     assert.ok(Number(locked.headers['retry-after']) > 0);
     assert.equal(locked.json<{ error: { code: string } }>().error.code, 'too_many_sign_ins');
-    assert.equal((await status(basic('sam', `${ROBIN}-sam`))).statusCode, 200, 'another operator is not locked out');
-    // The sign-in form counts against the same name.
-    const login = await app.inject({
-      method: 'POST',
-      url: '/login',
-      headers: FORM,
-      payload: form({ name: 'robin', secret: ROBIN }),
-      remoteAddress: '10.9.9.9',
-    });
-    assert.equal(login.statusCode, 429);
-    assert.ok(Number(login.headers['retry-after']) > 0);
-    assert.match(login.body, /too many failed sign-ins/);
-    // Per client: 10 failures from one address, any names, then that client waits.
+    const lockedForm = await login(ROBIN, '10.6.6.6');
+    assert.equal(lockedForm.statusCode, 429);
+    assert.match(lockedForm.body, /too many failed sign-ins/);
+    // The operator, from their own address: in by Basic and by the form.
+    assert.equal((await status(basic('robin', ROBIN), '10.0.0.1')).statusCode, 200, 'robin by Basic from another client');
+    const signedIn = await login(ROBIN, '10.0.0.2');
+    assert.equal(signedIn.statusCode, 303, signedIn.body);
+    assert.equal(signedIn.headers.location, '/supervisor');
+    // Many strangers, each under its own limit: robin's failures add up across them, robin still gets in.
+    for (let c = 0; c < 20; c++) for (let i = 0; i < 4; i++) assert.equal((await status(basic('robin', WRONG), `10.5.0.${c}`)).statusCode, 401);
+    assert.equal((await status(basic('robin', ROBIN), '10.0.0.3')).statusCode, 200, 'after 80 failures for robin from 20 clients');
+    const failed = lines.map((l) => JSON.parse(l) as { msg: string; operator?: string; client?: string }).filter((l) => l.msg === 'operator sign-in failed');
+    assert.equal(failed.length, 5 + 80, 'every failure judged is logged, with the name tried and the client');
+    assert.ok(failed.every((l) => l.operator === 'robin' && l.client));
+    assert.ok(!lines.join('').includes(WRONG), 'the secret tried is never logged');
+    assert.equal(touched(), 0);
+  });
+
+  test('one client trying many names waits after ten failures, for every name; other clients do not', async () => {
+    const { app } = await operatorListener({ operators: { robin: ROBIN, sam: `${ROBIN}-sam` } });
     for (let i = 0; i < 10; i++) {
-      const r = await app.inject({ method: 'POST', url: '/login', headers: FORM, payload: form({ name: `n${i}`, secret: wrong }), remoteAddress: '10.7.7.7' });
+      const r = await app.inject({ method: 'POST', url: '/login', headers: FORM, payload: form({ name: `n${i}`, secret: WRONG }), remoteAddress: '10.7.7.7' });
       assert.equal(r.statusCode, 401, `try ${i + 1}`);
     }
-    assert.equal((await status(basic('sam', `${ROBIN}-sam`), '10.7.7.7')).statusCode, 429);
-    assert.equal((await status(basic('sam', `${ROBIN}-sam`), '10.7.7.8')).statusCode, 200);
-    const failed = lines.map((l) => JSON.parse(l) as { msg: string; operator?: string }).filter((l) => l.msg === 'operator sign-in failed');
-    assert.equal(failed.length, 15);
-    assert.deepEqual(new Set(failed.map((l) => l.operator)), new Set(['robin', ...Array.from({ length: 10 }, (_, i) => `n${i}`)]));
-    assert.ok(!lines.join('').includes(wrong), 'the secret tried is never logged');
-    assert.equal(touched(), 0);
+    const status = (remoteAddress: string) =>
+      app.inject({ method: 'GET', url: '/status', headers: { host: HOST, authorization: basic('sam', `${ROBIN}-sam`) }, remoteAddress });
+    assert.equal((await status('10.7.7.7')).statusCode, 429);
+    assert.equal((await status('10.7.7.8')).statusCode, 200);
+  });
+
+  test('an IPv6 client is counted by its /64: rotating addresses within it does not reset the count', async () => {
+    const { app } = await operatorListener({ operators: { robin: ROBIN } });
+    const status = (secret: string, remoteAddress: string) =>
+      app.inject({ method: 'GET', url: '/status', headers: { host: HOST, authorization: basic('robin', secret) }, remoteAddress });
+    for (let i = 1; i <= 5; i++) assert.equal((await status(WRONG, `2001:db8:1:2::${i.toString(16)}`)).statusCode, 401);
+    assert.equal((await status(ROBIN, '2001:db8:1:2:ffff::99')).statusCode, 429, 'another address of the same /64');
+    assert.equal((await status(ROBIN, '2001:db8:1:3::1')).statusCode, 200, 'another /64');
+  });
+});
+
+describe('behind a proxy (trustProxy)', () => {
+  const WRONG = 'wrong-secret-not-robins';
+  const viaProxy = (app: FastifyInstance, secret: string, forwardedFor: string, remoteAddress = '10.0.0.1') =>
+    app.inject({
+      method: 'GET',
+      url: '/status',
+      headers: { host: HOST, authorization: basic('robin', secret), 'x-forwarded-for': forwardedFor },
+      remoteAddress,
+    });
+
+  test('with the proxy trusted, each client behind it is counted apart: a stranger there does not lock the operator out', async () => {
+    const { app } = await operatorListener({ operators: { robin: ROBIN }, trustProxy: ['10.0.0.1'] });
+    for (let i = 0; i < 12; i++) assert.notEqual((await viaProxy(app, WRONG, '203.0.113.9')).statusCode, 200);
+    assert.equal((await viaProxy(app, ROBIN, '203.0.113.9')).statusCode, 429, 'the stranger waits');
+    assert.equal((await viaProxy(app, ROBIN, '198.51.100.7')).statusCode, 200, 'the operator behind the same proxy gets in');
+    // A client that is not the proxy cannot pick its address by sending the header itself.
+    for (let i = 0; i < 12; i++) assert.notEqual((await viaProxy(app, WRONG, '198.51.100.7', '10.0.0.9')).statusCode, 200);
+    assert.equal((await viaProxy(app, ROBIN, '198.51.100.7')).statusCode, 200, 'the forged X-Forwarded-For counted against 10.0.0.9, not the operator');
+  });
+
+  test('without it, every client behind the proxy is one client (what the setting is for)', async () => {
+    const { app } = await operatorListener({ operators: { robin: ROBIN } });
+    for (let i = 0; i < 5; i++) assert.equal((await viaProxy(app, WRONG, '203.0.113.9')).statusCode, 401);
+    assert.equal((await viaProxy(app, ROBIN, '198.51.100.7')).statusCode, 429);
+  });
+
+  test('WAKEGATE_OPERATOR_TRUST_PROXY: the proxies’ addresses or ranges; trusting every hop is refused', () => {
+    assert.equal(loadConfig({}).ingress.operatorAuth.trustProxy, undefined);
+    assert.deepEqual(loadConfig({ WAKEGATE_OPERATOR_TRUST_PROXY: ' 10.0.0.1, 10.1.0.0/16,loopback, fd00::/8 ' }).ingress.operatorAuth.trustProxy, [
+      '10.0.0.1',
+      '10.1.0.0/16',
+      'loopback',
+      'fd00::/8',
+    ]);
+    for (const bad of ['true', '*', '1', 'proxy.example.com', '10.0.0.0/33'])
+      assert.throws(() => loadConfig({ WAKEGATE_OPERATOR_TRUST_PROXY: bad }), /WAKEGATE_OPERATOR_TRUST_PROXY/, bad);
   });
 });
 

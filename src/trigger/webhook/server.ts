@@ -240,8 +240,10 @@ function shed(metrics: IngressMetrics, source: string, reason: ShedReason, retry
 function buildOperator(opts: IngressOptions, metrics: IngressMetrics, inFlight: InFlightCap, served: Map<string, Served>): FastifyInstance {
   const { settings } = opts;
   // The operator's paths never share the public listener: a request for one there is a 404 like any unknown path.
-  const operator = Fastify({ logger: false, ...transportOptions(settings), bodyLimit: OPERATOR_BODY_LIMIT_BYTES });
   const auth = opts.operatorAuth ?? { operators: {}, sessionTtlS: 8 * 3600 };
+  // A trusted proxy's X-Forwarded-For names the client (the sign-in throttle counts per client); no one else's is read.
+  const trustProxy = auth.trustProxy?.length ? { trustProxy: [...auth.trustProxy] } : {};
+  const operator = Fastify({ logger: false, ...transportOptions(settings), bodyLimit: OPERATOR_BODY_LIMIT_BYTES, ...trustProxy });
   // Every operator path is in one scope behind the Host allow-list and the sign-in: nothing there answers a request that acts as no one.
   void operator.register(async (scope) => {
     await registerOperatorGuard(scope, { hostnames: new Set(auth.hostnames ?? []), tls: auth.tls ?? false, logger: opts.logger });
