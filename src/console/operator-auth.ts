@@ -8,6 +8,7 @@ import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import type { Logger } from 'pino';
 import { errorBody } from '../core/error-body';
 import { hostAllowed } from './operator-guard';
+import { OperatorSessions } from './operator-sessions';
 import { registerSignInThrottle } from './operator-throttle';
 
 /** Who may act on the operator's listener, and how long a sign-in lasts. */
@@ -16,7 +17,7 @@ export interface OperatorAuthSettings {
   operators: Readonly<Record<string, string>>;
   /** 32 bytes sealing the session cookie; several ingress processes behind one name share it. Absent: one per process. */
   sessionKey?: Buffer;
-  /** A sign-in lasts this long, s. */
+  /** A sign-in lasts this long from the sign-in, however active, s. */
   sessionTtlS: number;
   /** Names besides IP addresses and `localhost` the listener answers to and takes forms on (`WAKEGATE_OPERATOR_HOSTNAMES`). */
   hostnames?: readonly string[];
@@ -153,10 +154,12 @@ export async function registerOperatorAuth(app: FastifyInstance, settings: Opera
   const open = Object.keys(settings.operators).length === 0;
   const tls = settings.tls ?? false;
   app.decorate('operatorForms', { hostnames: new Set(settings.hostnames ?? []), spent: new SpentTokens(settings.sessionTtlS * 1000) });
+  const sessionKey = settings.sessionKey ?? randomBytes(32);
+  const sessions = new OperatorSessions(settings.operators, sessionKey, settings.sessionTtlS);
   const throttle = await registerSignInThrottle(app, logger);
   await app.register(formbody, { bodyLimit: 16 * 1024 });
   await app.register(secureSession, {
-    key: settings.sessionKey ?? randomBytes(32),
+    key: sessionKey,
     // `__Host-`: the browser keeps it only from a secure origin, for this host and path `/`, no sub-domain can set it.
     cookieName: tls ? '__Host-wakegate_operator' : 'wakegate_operator',
     expiry: settings.sessionTtlS,
@@ -201,8 +204,9 @@ export async function registerOperatorAuth(app: FastifyInstance, settings: Opera
       }
       return;
     }
-    const name = request.session.get('operator') as string | undefined;
-    if (name && settings.operators[name] !== undefined) {
+    // Over once signed out, once the operator's secret changed, or a TTL after the sign-in (src/console/operator-sessions.ts).
+    const name = sessions.operatorOf(request.session.get('operator'));
+    if (name !== undefined) {
       request.acting = { name, via: 'session' };
       return;
     }
@@ -233,10 +237,12 @@ export async function registerOperatorAuth(app: FastifyInstance, settings: Opera
     }
     // A fresh session (and with it a fresh CSRF secret): nothing of a session before the sign-in carries over.
     request.session.regenerate();
-    (request.session as { set(key: string, value: unknown): void }).set('operator', who);
+    (request.session as { set(key: string, value: unknown): void }).set('operator', sessions.open(who));
     return reply.redirect('/supervisor', 303);
   });
   app.post('/logout', { preHandler: requireFormProof(app) }, async (request, reply) => {
+    // The cookie is cleared, and a copy of it no longer opens anything here either.
+    sessions.end(request.session.get('operator'));
     request.session.delete();
     return reply.redirect('/login', 303);
   });
