@@ -3,8 +3,7 @@ import escapeHtml from 'escape-html';
 import type { FastifyInstance } from 'fastify';
 import type { AgentRegistry } from '../agents/registry';
 import { Duration } from '../core/parse';
-import { Gauge, type Registry } from 'prom-client';
-import { liveShadowCounts, liveShadowReport, type LiveShadowReport } from '../shadow/report';
+import { liveShadowReport, type LiveShadowReport } from '../shadow/report';
 import type { WakeDiff } from '../shadow/diff';
 
 /*
@@ -113,38 +112,5 @@ export function registerShadowPage(app: FastifyInstance, opts: { client: Client;
       return html(400, page('wakegate · bad request', `<p class="flash">${e(ms.error.issues[0]?.message ?? 'since is a duration: 24h, 7d')}</p>`));
     const report = await liveShadowReport(opts.client, { agent, since: new Date(Date.now() - ms.data), limit: 500 });
     return html(200, renderShadowPage(agent, def.shadow?.sample, since, report));
-  });
-}
-
-/** How long one read of the shadow counts serves /metrics scrapes: visibility is not read more often. */
-const COUNTS_TTL_MS = 15_000;
-const OUTCOMES = ['running', 'ran', 'refused', 'failed'] as const;
-
-/**
- * `wakegate_shadow_runs{agent, outcome}` on the operator's /metrics: each shadowed agent's live
- * shadows from visibility, open now (`running`) or closed in the last 24 h (`ran`, `refused` by the
- * shadow caps or the supervisor, `failed`), apart from every production figure. Read at most every
- * 15 s; a failed read keeps the last figures.
- */
-export function registerShadowMetrics(registry: Registry, client: Client, agents: AgentRegistry): void {
-  const shadowed = Object.values(agents).filter((a) => a.shadow);
-  if (!shadowed.length || registry.getSingleMetric('wakegate_shadow_runs')) return;
-  let readAt = 0;
-  new Gauge({
-    name: 'wakegate_shadow_runs',
-    help: 'Live shadow runs of each agent with a shadow option: open now (running), or closed in the last 24 h (ran; refused by the shadow caps or a halted supervisor; failed)',
-    labelNames: ['agent', 'outcome'],
-    registers: [registry],
-    async collect() {
-      if (Date.now() - readAt < COUNTS_TTL_MS) return;
-      readAt = Date.now();
-      const since = new Date(Date.now() - 24 * 3_600_000);
-      await Promise.all(
-        shadowed.map(async (a) => {
-          const counts = await liveShadowCounts(client, a.policy.name, since).catch(() => undefined);
-          if (counts) for (const outcome of OUTCOMES) this.set({ agent: a.policy.name, outcome }, counts[outcome]);
-        }),
-      );
-    },
   });
 }

@@ -104,7 +104,13 @@ test('sample 1 on a burst: one shadow per real run, the shadow cap refusing past
         });
         assert.equal((await fetch(`${ingress.operatorUrl}/shadow/nobody`)).status, 404);
         assert.equal((await fetch(`${ingress.operatorUrl}/shadow/campaign-reporter?since=soon`)).status, 400);
-        const metrics = await (await fetch(`${ingress.operatorUrl}/metrics`)).text();
+        // The counts are read in the background from the listener's start: a scrape never waits for them, it says when they are stale.
+        let metrics = '';
+        for (const until = Date.now() + 10_000; Date.now() < until; await new Promise((r) => setTimeout(r, 100))) {
+          metrics = await (await fetch(`${ingress.operatorUrl}/metrics`)).text();
+          if (/wakegate_shadow_runs_stale\{agent="campaign-reporter"\} 0\b/.test(metrics)) break;
+        }
+        assert.match(metrics, /wakegate_shadow_runs_stale\{agent="campaign-reporter"\} 0\b/);
         assert.match(metrics, new RegExp(`wakegate_shadow_runs\\{agent="campaign-reporter",outcome="ran"\\} ${ran.length}\\b`));
         assert.match(metrics, new RegExp(`wakegate_shadow_runs\\{agent="campaign-reporter",outcome="refused"\\} ${refused.length}\\b`));
       } finally {

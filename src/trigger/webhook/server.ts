@@ -11,7 +11,8 @@ import { errorBody } from '../../core/error-body';
 import { IngressMetrics } from './metrics';
 import { registerSupervisorPage } from '../../console/supervisor-page';
 import { registerWakePage } from '../../console/wake-page';
-import { registerShadowMetrics, registerShadowPage } from '../../console/shadow-page';
+import { registerShadowPage } from '../../console/shadow-page';
+import { registerShadowMetrics } from '../../console/shadow-metrics';
 import { registerOperatorAuth, type OperatorAuthSettings } from '../../console/operator-auth';
 import { registerOperatorGuard } from '../../console/operator-guard';
 import { createVerifier, type Verifier } from './signatures';
@@ -85,7 +86,6 @@ export function buildIngress(opts: IngressOptions): { app: FastifyInstance; oper
   const served = servedSources(opts);
   const inFlight = new InFlightCap(settings.maxInFlight);
   metrics.inFlightLimit.set(settings.maxInFlight);
-  registerShadowMetrics(metrics.registry, opts.client, opts.registry.agents);
 
   const app = Fastify({
     logger: false,
@@ -244,6 +244,7 @@ function buildOperator(opts: IngressOptions, metrics: IngressMetrics, inFlight: 
   // A trusted proxy's X-Forwarded-For names the client (the sign-in throttle counts per client); no one else's is read.
   const trustProxy = auth.trustProxy?.length ? { trustProxy: [...auth.trustProxy] } : {};
   const operator = Fastify({ logger: false, ...transportOptions(settings), bodyLimit: OPERATOR_BODY_LIMIT_BYTES, ...trustProxy });
+  registerShadowMetrics(operator, metrics.registry, opts.client, opts.registry.agents);
   // Every operator path is in one scope behind the Host allow-list and the sign-in: nothing there answers a request that acts as no one.
   void operator.register(async (scope) => {
     await registerOperatorGuard(scope, { hostnames: new Set(auth.hostnames ?? []), tls: auth.tls ?? false, logger: opts.logger });
