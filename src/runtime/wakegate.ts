@@ -12,7 +12,7 @@ import type { ScheduleDefinition } from '../../schedules/definition';
 import { builtinSchedules } from '../../schedules/definitions';
 import type { SupervisorLink } from '../supervisor/link';
 import type { Pager } from '../supervisor/pager';
-import { defaultSupervisorPolicy } from '../supervisor/policy';
+import { assertSupervisorPolicy, defaultSupervisorPolicy } from '../supervisor/policy';
 import type { TriggerDefinition } from '../trigger/definition';
 import { pingTrigger } from '../trigger/ping';
 import { TriggerRegistry } from '../trigger/registry';
@@ -150,10 +150,11 @@ export function createWakegate(opts: WakegateOptions): Wakegate {
       throw new Error(`webhook source "${w.name}" feeds trigger "${w.trigger}", which is not defined (${registry.sources().join(', ')})`);
   }
   const supervisorPolicy = opts.supervisor ?? defaultSupervisorPolicy;
+  assertSupervisorPolicy(supervisorPolicy);
   const activities: Wakegate['activities'] = (o = {}) =>
     lazy.activities().createActivities({
       registry,
-      supervisor: o.supervisor ?? supervisorPolicy,
+      supervisor: o.supervisor ? (assertSupervisorPolicy(o.supervisor), o.supervisor) : supervisorPolicy,
       outside: o.outside ?? config.outside,
       ...((o.pager ?? opts.pager) ? { pager: o.pager ?? opts.pager } : {}),
       ...((o.model ?? opts.model) ? { model: o.model ?? opts.model } : {}),

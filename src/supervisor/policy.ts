@@ -62,3 +62,23 @@ export function withSupervisorPolicy(change: Partial<SupervisorPolicy>, base: Su
 export function capsApply(policy: SupervisorPolicy, agent: string): boolean {
   return capsFor(policy, agent).length > 0;
 }
+
+/**
+ * Refuses a policy whose live shadows would run uncapped: `caps.shadow: []` (no cap at all: live
+ * shadows would take no permit) or a shadow cap that sets none of `wakes`, `costUsd`, `tokens`.
+ * Called where a deployment is composed (`createWakegate`), so a bad policy fails at start, before
+ * any supervisor is configured with it. Throws an Error naming the field and the fix.
+ */
+export function assertSupervisorPolicy(policy: SupervisorPolicy): void {
+  const shadow = policy.caps.shadow;
+  if (shadow === undefined) return;
+  if (shadow.length === 0)
+    throw new Error(
+      'supervisor.caps.shadow is [], which would leave live shadow runs with no cap at all: leave caps.shadow out for the default shadow caps, ' +
+        "give a cap (e.g. { windowMs: 86_400_000, wakes: 0, rationale } for none), or remove the agents' `shadow` option to stop live shadows",
+    );
+  shadow.forEach((cap, i) => {
+    if (cap.wakes === undefined && cap.costUsd === undefined && cap.tokens === undefined)
+      throw new Error(`supervisor.caps.shadow[${i}] limits nothing: give it wakes, costUsd or tokens (live shadow runs are never uncapped)`);
+  });
+}
