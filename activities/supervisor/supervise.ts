@@ -7,6 +7,7 @@ import { holdNudgeSignal } from '../../src/core/supervisor-messages';
 import { killUpdate } from '../../src/core/messages';
 import { WakeAgent, WakeCostUsd, WakeHeld, WakeTerminalReason, WakeTokens } from '../../src/core/search-attributes';
 import { recoverTerminatedCoalescers } from '../coalescer/recover';
+import { stopReaches } from '../../src/core/shadow';
 import type { RunClosure, RunVerdict, SupervisorPolicy } from '../../src/core/supervisor-types';
 
 /** Runs handled at once when stopping or nudging many. */
@@ -118,14 +119,14 @@ export function createSupervisorActivities(opts: { policy: SupervisorPolicy; pag
       return { dedupKey: receipt.dedupKey, status: receipt.status };
     },
 
-    /** The kill switch for every live run (not the held ones) of the agents named; swept twice for runs not yet indexed. */
+    /** The kill switch for every live run (not the held ones) of the agents named and their live shadows; swept twice for runs not yet indexed. */
     async stopLiveRuns({ taskQueue, agents, who, reason }) {
       const client = getClient();
       const done = new Set<string>();
       let held = 0;
       const sweep = async () => {
         const live = (await listAll(client, `${runsOf(taskQueue)} AND ExecutionStatus = 'Running'`, 100_000)).filter(
-          (info) => !isHeld(info) && !done.has(info.workflowId) && (!agents || agents.includes(info.typedSearchAttributes.get(WakeAgent) ?? '')),
+          (info) => !isHeld(info) && !done.has(info.workflowId) && stopReaches(agents, info.typedSearchAttributes.get(WakeAgent) ?? ''),
         );
         await eachLimited(live, FAN_OUT, async (info) => {
           done.add(info.workflowId);

@@ -82,7 +82,11 @@ export function haltCommand(opts: PersonOptions): Promise<number> {
   });
 }
 
-/** `wakegate drain`: stop admitting (new wakes are held), let live runs finish, and report when none is left. */
+/**
+ * `wakegate drain`: stop admitting (new wakes are held), let live runs finish, and report when none
+ * is left. Live shadow runs are not waited for (they commit nothing; a halt stops them): their
+ * number is reported as `liveShadows`.
+ */
 export function drainCommand(opts: PersonOptions & { timeout: string }): Promise<number> {
   const p = person(opts);
   const timeoutS = Number(opts.timeout);
@@ -91,18 +95,19 @@ export function drainCommand(opts: PersonOptions & { timeout: string }): Promise
     const r = await act(client, taskQueue, { kind: 'drain', ...p });
     if (typeof r === 'number') return r;
     const deadline = Date.now() + timeoutS * 1000;
-    let live = await liveRuns(client, taskQueue);
+    let { runs: live, shadows } = await liveRuns(client, taskQueue);
     let said = -1;
     while (live > 0 && Date.now() < deadline) {
       if (live !== said) process.stderr.write(`wakegate: draining: ${live} live run(s) left\n`);
       said = live;
       await new Promise((res) => setTimeout(res, 1000));
-      live = await liveRuns(client, taskQueue);
+      ({ runs: live, shadows } = await liveRuns(client, taskQueue));
     }
     // A storm or an error rate during the drain turns it into a halt: say so, not the mode it began in.
     const now = (await supervisorView(client, taskQueue)).status;
     const mode = now?.mode ?? r.status!.mode;
-    printJson({ accepted: true, mode, ...(mode === 'halted' && now?.trip ? { trip: now.trip } : {}), drained: live === 0, live });
+    printJson({ accepted: true, mode, ...(mode === 'halted' && now?.trip ? { trip: now.trip } : {}), drained: live === 0, live, liveShadows: shadows });
+    if (shadows > 0) process.stderr.write(`wakegate: ${shadows} live shadow run(s) not waited for: they commit nothing (wakegate halt stops them)\n`);
     if (mode === 'halted') {
       process.stderr.write(
         `wakegate: the drain became a halt (trip #${now?.trip?.id}, ${now?.trip?.kind}: ${now?.trip?.reason}); a person resets the supervisor\n`,

@@ -18,6 +18,15 @@ export const shadowAgentName = (agent: string): string => `${agent}${SUFFIX}`;
 /** The agent a shadow name stands for, or undefined for any other name. */
 export const shadowedAgent = (name: string): string | undefined => (name.endsWith(SUFFIX) ? name.slice(0, -SUFFIX.length) : undefined);
 
+/**
+ * Whether a stop of `agents` (the kill switch a trip or a halt pulls; undefined: every agent)
+ * reaches a run recorded under `runAgent`: an agent's runs and its live shadows (`<agent>/shadow`),
+ * which would otherwise run on, spending, after their agent was stopped.
+ */
+export function stopReaches(agents: readonly string[] | undefined, runAgent: string): boolean {
+  return agents === undefined || agents.includes(shadowedAgent(runAgent) ?? runAgent);
+}
+
 /** The session name live shadows run under: `shadow/live/<runKey>`. */
 export const LIVE_SESSION = 'live';
 

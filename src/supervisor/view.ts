@@ -1,5 +1,6 @@
 import { WorkflowNotFoundError, type Client, type WorkflowExecutionInfo } from '@temporalio/client';
-import { supervisorId } from '../core/ids';
+import { shadowRunKey, supervisorId } from '../core/ids';
+import { LIVE_SESSION } from '../core/shadow';
 import { WakeAgent, WakeEventKey, WakeHeld, WakeKey } from '../core/search-attributes';
 import { supervisorStatusQuery } from '../core/supervisor-messages';
 import type { SupervisorMemo, SupervisorStatus } from '../core/supervisor-types';
@@ -23,24 +24,31 @@ export interface SupervisorView {
   /** When the status query could not be answered (no worker): the memo every process reads. */
   memo?: SupervisorMemo;
   statusError?: string;
-  /** Live runs (open and not held). */
+  /** Live runs (open and not held), live shadows apart. */
   live: number;
+  /** Live shadow runs open now (`shadow/live/<run key>`): they commit nothing, and `drain` does not wait for them. */
+  liveShadows: number;
   /** Held wakes, by agent and wake key. */
   held: { total: number; byAgent: Record<string, Record<string, HeldWake[]>> };
 }
 
 const quote = (s: string) => `'${s.replace(/\\/g, '\\\\').replace(/'/g, "\\'")}'`;
 const openRuns = (taskQueue: string) => `WorkflowType = 'runWorkflow' AND TaskQueue = ${quote(taskQueue)} AND ExecutionStatus = 'Running'`;
+const LIVE_SHADOW_PREFIX = shadowRunKey(LIVE_SESSION, '');
 /** Held wakes listed in full up to this many (all are counted). */
 const HELD_LISTED = 500;
 
-/** Runs of the task queue that are open and not held (what `drain` waits for). */
-export async function liveRuns(client: Client, taskQueue: string): Promise<number> {
-  const [open, held] = await Promise.all([
+/**
+ * Runs of the task queue that are open and not held, live shadows apart (`runs`: what `drain`
+ * waits for), and the live shadows open (`shadows`: never held, they end `discarded` instead).
+ */
+export async function liveRuns(client: Client, taskQueue: string): Promise<{ runs: number; shadows: number }> {
+  const [open, held, shadows] = await Promise.all([
     client.workflow.count(openRuns(taskQueue)),
     client.workflow.count(`${openRuns(taskQueue)} AND WakeHeld IN ('halted', 'cap')`),
+    client.workflow.count(`${openRuns(taskQueue)} AND WorkflowId STARTS_WITH ${quote(LIVE_SHADOW_PREFIX)}`),
   ]);
-  return open.count - held.count;
+  return { runs: Math.max(0, open.count - held.count - shadows.count), shadows: shadows.count };
 }
 
 /** The supervisor's state, counters, held wakes and live runs, read from its query and from visibility. */
@@ -61,7 +69,11 @@ export async function supervisorView(client: Client, taskQueue: string): Promise
     else statusError = `the supervisor did not answer its status query (is a worker running on "${taskQueue}"?): ${(err as Error).message}`;
   }
   const heldQuery = `${openRuns(taskQueue)} AND WakeHeld IN ('halted', 'cap')`;
-  const [live, heldCount, heldRuns] = await Promise.all([liveRuns(client, taskQueue), client.workflow.count(heldQuery), list(client, heldQuery, HELD_LISTED)]);
+  const [{ runs: live, shadows: liveShadows }, heldCount, heldRuns] = await Promise.all([
+    liveRuns(client, taskQueue),
+    client.workflow.count(heldQuery),
+    list(client, heldQuery, HELD_LISTED),
+  ]);
   const byAgent: SupervisorView['held']['byAgent'] = {};
   for (const info of heldRuns) {
     const sa = info.typedSearchAttributes;
@@ -82,6 +94,7 @@ export async function supervisorView(client: Client, taskQueue: string): Promise
     ...(memo && !status ? { memo } : {}),
     ...(statusError ? { statusError } : {}),
     live,
+    liveShadows,
     held: { total: heldCount.count, byAgent },
   };
 }

@@ -3,6 +3,7 @@ import assert from 'node:assert/strict';
 import { createWakegate } from '../../src/runtime/wakegate';
 import { exampleOptions } from '../../examples/app';
 import { defaultSupervisorPolicy, withSupervisorPolicy } from '../../src/supervisor/policy';
+import { stopReaches } from '../../src/core/shadow';
 import { loadConfig } from '../../src/config/config';
 import type { WindowCap } from '../../src/core/supervisor-types';
 
@@ -35,4 +36,13 @@ test('a shadow cap that limits nothing is refused too; absent (the default caps)
   );
   for (const shadow of [undefined, [{ windowMs: 60_000, wakes: 0, rationale: 'no live shadow runs' }], [{ windowMs: 60_000, costUsd: 1, rationale: 'r' }]])
     assert.doesNotThrow(() => createWakegate({ ...exampleOptions, config, supervisor: withShadowCaps(shadow) }), JSON.stringify(shadow));
+});
+
+test("a stop of agent X reaches X's runs and X's live shadows, no other agent's; a stop of every agent reaches every run", () => {
+  assert.equal(stopReaches(['deps'], 'deps'), true);
+  assert.equal(stopReaches(['deps'], 'deps/shadow'), true);
+  assert.equal(stopReaches(['deps'], 'reporter/shadow'), false);
+  assert.equal(stopReaches(['deps'], 'reporter'), false);
+  assert.equal(stopReaches(['deps'], ''), false);
+  for (const agent of ['deps', 'deps/shadow', 'reporter/shadow', '']) assert.equal(stopReaches(undefined, agent), true, agent);
 });

@@ -37,6 +37,7 @@ const view = (status: SupervisorStatus): SupervisorView => ({
   running: true,
   status,
   live: 0,
+  liveShadows: 0,
   held: { total: 0, byAgent: {} },
 });
 
