@@ -39,7 +39,7 @@ export function registerCommands(program: Command): void {
   program
     .command('dev')
     .description('Run the deployment on this machine: the embedded dev server with its Web UI, a worker, its schedules, supervisor and webhooks.')
-    .option('--no-server', 'use the Temporal at TEMPORAL_ADDRESS instead of starting the embedded dev server')
+    .option('--no-server', 'on purpose: the configured Temporal (TEMPORAL_ADDRESS, profile) instead of the embedded server; no dev secrets')
     .option('--ui-port <port>', "the embedded server's Web UI port", '8233')
     .action((opts: DevOptions) => run(async () => (await import('./dev.js')).dev(opts)));
   program

@@ -1,59 +1,74 @@
 import { mkdirSync } from 'node:fs';
 import path from 'node:path';
+import type { Client } from '@temporalio/client';
+import { NativeConnection } from '@temporalio/worker';
 import { syncSchedules } from '../../schedules/sync';
 import { loadConfig } from '../config/config';
+import { connectClient } from '../config/temporal';
 import { createLogger, installRuntimeLogger } from '../runtime/logger';
 import { DevServer } from '../testing/dev-server';
+import { ensureTracing } from '../tracing/provider';
 import { startIngress } from '../trigger/webhook/serve';
 import { secretVariable } from '../trigger/webhook/source';
 import { app } from './app';
+import { DEFAULT_TEMPORAL_ADDRESS, embeddedServerPort } from './dev-target';
 import { UsageError } from './output';
 
 export interface DevOptions {
-  /** false (`--no-server`): use the Temporal at TEMPORAL_ADDRESS instead of starting the embedded dev server. */
+  /**
+   * false (`--no-server`): use the configured Temporal (TEMPORAL_ADDRESS, TEMPORAL_PROFILE and the
+   * rest) instead of starting the embedded dev server, and no dev secrets.
+   */
   server: boolean;
   /** The Web UI's port of the embedded server. */
   uiPort: string;
 }
 
-/** The port of a `host:port` address. */
-function portOf(address: string): number {
-  const port = Number(/:(\d+)$/.exec(address)?.[1]);
-  if (!Number.isInteger(port) || port <= 0) throw new UsageError(`TEMPORAL_ADDRESS "${address}" names no port (host:port)`);
-  return port;
-}
-
 /**
  * `wakegate dev`: the deployment on one machine. Starts the embedded Temporal dev server (on the
- * configured address's port, its Web UI and a SQLite file under `.wakegate/`) unless `--no-server`,
- * runs a wake worker for the deployment, syncs its schedules, brings up its supervisor and serves its
- * webhook sources (with their dev secrets when their variables are unset). Prints one JSON line with
- * where everything is once it is all up; Ctrl-C drains the worker and stops what it started.
+ * configured loopback address's port, its Web UI and a SQLite file under `.wakegate/`) and connects
+ * the worker, the schedule sync, the supervisor and the ingress to it alone; a configured Temporal on
+ * another host (or with TLS or an API key) is refused before anything starts (`--no-server` runs
+ * against it on purpose). Serves the deployment's webhook sources, with their dev secrets when their
+ * variables are unset, the embedded server is in use and the ingress listens on loopback. Prints one
+ * JSON line with where everything is once it is all up; Ctrl-C drains the worker and stops what it started.
  */
 export async function dev(opts: DevOptions): Promise<number> {
   const config = loadConfig();
+  // Refused before the deployment is loaded or anything is started.
+  const serverPort = opts.server ? embeddedServerPort(config.temporal) : undefined;
+  const uiPort = Number(opts.uiPort);
+  if (!Number.isInteger(uiPort) || uiPort <= 0) throw new UsageError(`--ui-port must be a port number, got "${opts.uiPort}"`);
   const wakegate = app();
   const logger = createLogger(config.logLevel, 'wakegate', config.logFormat);
   installRuntimeLogger(logger);
-  const address = config.temporal.connectionOptions.address ?? 'localhost:7233';
-  const uiPort = Number(opts.uiPort);
-  if (!Number.isInteger(uiPort) || uiPort <= 0) throw new UsageError(`--ui-port must be a port number, got "${opts.uiPort}"`);
   const dataDir = path.join(process.cwd(), '.wakegate');
-  if (opts.server) mkdirSync(dataDir, { recursive: true });
-  const server = opts.server
-    ? await DevServer.start({
-        port: portOf(address),
-        uiPort,
-        dbFilename: path.join(dataDir, 'temporal.db'),
-        namespace: config.temporal.namespace,
-      }).catch((err: unknown) => {
-        throw new Error(
-          `could not start the dev server on ${address} (is a server already listening there? then run wakegate dev --no-server): ${(err as Error).message}`,
-        );
-      })
-    : undefined;
+  if (serverPort !== undefined) mkdirSync(dataDir, { recursive: true });
+  const server =
+    serverPort !== undefined
+      ? await DevServer.start({
+          port: serverPort,
+          uiPort,
+          dbFilename: path.join(dataDir, 'temporal.db'),
+          namespace: config.temporal.namespace,
+        }).catch((err: unknown) => {
+          throw new Error(
+            `could not start the dev server on port ${serverPort} (is a server already listening there? then run wakegate dev --no-server): ${(err as Error).message}`,
+          );
+        })
+      : undefined;
+  const address = server?.address ?? config.temporal.connectionOptions.address ?? DEFAULT_TEMPORAL_ADDRESS;
+  // With the embedded server, every connection goes to it by its own address: nothing configured for
+  // another Temporal (a profile's TLS or API key) comes along.
+  let connection: NativeConnection | undefined;
+  const connectEmbedded = (s: DevServer): Promise<Client> => {
+    const tracing = ensureTracing(config.tracing);
+    const embedded = { ...config, temporal: { namespace: s.namespace, connectionOptions: { address: s.address } } };
+    return connectClient(embedded, tracing ? { interceptors: tracing.clientInterceptors } : {});
+  };
   try {
-    const worker = await wakegate.worker();
+    connection = server ? await NativeConnection.connect({ address: server.address }) : undefined;
+    const worker = await wakegate.worker(server && connection ? { connection, namespace: server.namespace } : {});
     const running = worker.run();
     // A failure past this point (Temporal unreachable, a listener's port taken) stops the worker too:
     // left polling, it would keep the command alive after it said why it failed.
@@ -61,7 +76,7 @@ export async function dev(opts: DevOptions): Promise<number> {
       if (worker.getState() === 'RUNNING') worker.shutdown();
       return running.catch(() => undefined);
     };
-    const client = await wakegate.client().catch(async (err: unknown) => {
+    const client = await (server ? connectEmbedded(server) : wakegate.client()).catch(async (err: unknown) => {
       await stopWorker();
       throw err;
     });
@@ -76,7 +91,9 @@ export async function dev(opts: DevOptions): Promise<number> {
         sources: wakegate.webhookSources,
         config: config.ingress,
         startBacklog: config.startBacklog,
-        allowDevSecrets: true,
+        // The dev secrets are published: never with a Temporal of someone else's (startIngress also
+        // refuses them on a listener that is not loopback).
+        allowDevSecrets: server !== undefined,
         logger,
       });
       return { synced, ingress };
@@ -90,7 +107,7 @@ export async function dev(opts: DevOptions): Promise<number> {
     const closeIngress = () => (closing ??= ingress.close());
     process.once('SIGINT', () => void closeIngress());
     process.once('SIGTERM', () => void closeIngress());
-    const ui = server ? `http://127.0.0.1:${uiPort}/namespaces/${config.temporal.namespace}` : undefined;
+    const ui = server ? `${server.uiUrl}/namespaces/${server.namespace}` : undefined;
     process.stdout.write(
       JSON.stringify({
         temporal: address,
@@ -125,6 +142,7 @@ export async function dev(opts: DevOptions): Promise<number> {
     }
     return 0;
   } finally {
+    await connection?.close();
     await server?.stop();
   }
 }

@@ -230,12 +230,25 @@ describe('wakegate emit, run as a subprocess', () => {
         WAKEGATE_TASK_QUEUE: unique('dev-port-taken'),
         WAKEGATE_INGRESS_PORT: String(port),
         WAKEGATE_OPERATOR_PORT: '0',
+        // --no-server takes no dev secrets: the example sources' own are set.
+        WAKEGATE_WEBHOOK_SECRET_CAMPAIGNS: 'whsec_Y2xpLXRlc3QtY2FtcGFpZ25zLXNlY3JldA==',
+        WAKEGATE_WEBHOOK_SECRET_GITHUB: 'cli-test-github-secret',
       });
       assert.equal(run.code, 1);
       assert.match((run.json.error as { message: string }).message, /EADDRINUSE/);
     } finally {
       taken.close();
     }
+  });
+  test('wakegate dev --no-server (a Temporal of its own choosing) takes no dev secret: an unset secret stops it, naming the variable', async () => {
+    const run = await runCli(['dev', '--no-server'], {
+      TEMPORAL_ADDRESS: env.server.address,
+      WAKEGATE_TASK_QUEUE: unique('dev-no-server-secrets'),
+      WAKEGATE_INGRESS_PORT: '0',
+      WAKEGATE_OPERATOR_PORT: '0',
+    });
+    assert.equal(run.code, 1, run.stderr);
+    assert.match((run.json.error as { message: string }).message, /needs its secret in WAKEGATE_WEBHOOK_SECRET_CAMPAIGNS/);
   });
 });
 

@@ -10,6 +10,8 @@ import { startDevEnv, unique, type DevEnv } from '../helpers/env';
 import { userPackageLock } from '../helpers/user-package';
 import { temporalCliPath, temporalTestServerPath } from '../../src/testing/binaries';
 import { Webhook } from 'standardwebhooks';
+import { Client, Connection } from '@temporalio/client';
+import { freePort } from '../../src/testing/dev-server';
 
 const run = promisify(execFile);
 const ROOT = path.resolve(__dirname, '..', '..');
@@ -159,14 +161,15 @@ describe('a project from `wakegate init`, with the installed tarball', () => {
     await run('npm', ['run', 'typecheck'], { cwd: dir, env: childEnv, timeout: 120_000 });
 
     const taskQueue = unique('init-project');
-    // What `npm start` runs (`wakegate dev`), here beside the test's own server; npm itself would end by the signal.
+    // What `npm start` runs (`wakegate dev`, with its embedded server on free ports); npm itself would end by the signal.
     const scripts = (JSON.parse(readFileSync(path.join(dir, 'package.json'), 'utf8')) as { scripts: Record<string, string> }).scripts;
     assert.equal(scripts.start, 'wakegate dev');
-    const started = spawn(process.execPath, [path.join(dir, 'node_modules', 'wakegate', 'bin', 'wakegate.js'), 'dev', '--no-server'], {
+    const [temporalPort, uiPort] = [await freePort(), await freePort()];
+    const started = spawn(process.execPath, [path.join(dir, 'node_modules', 'wakegate', 'bin', 'wakegate.js'), 'dev', '--ui-port', String(uiPort)], {
       cwd: dir,
       env: {
         ...childEnv,
-        TEMPORAL_ADDRESS: env.server.address,
+        TEMPORAL_ADDRESS: `localhost:${temporalPort}`,
         WAKEGATE_TASK_QUEUE: taskQueue,
         WAKEGATE_INGRESS_PORT: '0',
         WAKEGATE_OPERATOR_PORT: '0',
@@ -177,19 +180,25 @@ describe('a project from `wakegate init`, with the installed tarball', () => {
     let stderr = '';
     started.stderr.on('data', (b: Buffer) => (stderr += b.toString()));
     const exited = new Promise<number | null>((resolve) => started.on('exit', (code) => resolve(code)));
+    let connection: Connection | undefined;
     try {
-      const ready = await new Promise<{ webhooks: string[]; agents: string[]; taskQueue: string }>((resolve, reject) => {
+      type Ready = { temporal: string; webUi: string; webhooks: string[]; agents: string[]; taskQueue: string };
+      const ready = await new Promise<Ready>((resolve, reject) => {
         let out = '';
         started.stdout.on('data', (b: Buffer) => {
           out += b.toString();
           const line = out.split('\n').find((l) => l.startsWith('{'));
-          if (line) resolve(JSON.parse(line) as { webhooks: string[]; agents: string[]; taskQueue: string });
+          if (line) resolve(JSON.parse(line) as Ready);
         });
         void exited.then((code) => reject(new Error(`wakegate dev exited (${code}) before it was ready:\n${stderr}`)));
       });
       assert.deepEqual(ready.agents, ['canary', 'triage']);
       assert.equal(ready.taskQueue, taskQueue);
-      // The tracker's notice, signed with the source's dev secret (npm start falls back to it).
+      // Its own server, and the addresses it really listens on.
+      assert.equal(ready.temporal, `127.0.0.1:${temporalPort}`);
+      assert.equal(ready.webUi, `http://127.0.0.1:${uiPort}/namespaces/default`);
+      assert.match(ready.webhooks[0]!, /^http:\/\/127\.0\.0\.1:\d+\/webhooks\//);
+      // The tracker's notice, signed with the source's dev secret (npm start falls back to it: its own server, a loopback listener).
       const body = JSON.stringify({ action: 'opened', ticket: { id: 'T-42', title: 'Crash on save', updatedAt: '2026-12-04T10:00:00Z' } });
       const at = new Date();
       const signature = new Webhook('whsec_d2FrZWdhdGUtZGV2LXRpY2tldHMtc2VjcmV0').sign('msg_42', at, body);
@@ -206,7 +215,8 @@ describe('a project from `wakegate init`, with the installed tarball', () => {
       const answer = (await res.json()) as { decision: string; workflowId: string };
       assert.equal(res.status, 202, JSON.stringify(answer));
       assert.equal(answer.decision, 'started');
-      const result = (await env.client.workflow.getHandle(answer.workflowId).result()) as RunResult;
+      connection = await Connection.connect({ address: ready.temporal });
+      const result = (await new Client({ connection }).workflow.getHandle(answer.workflowId).result()) as RunResult;
       assert.equal(result.terminalReason, 'success', result.summary);
       const labels = readFileSync(path.join(dir, '.wakegate', 'labels.jsonl'), 'utf8')
         .trim()
@@ -216,6 +226,7 @@ describe('a project from `wakegate init`, with the installed tarball', () => {
         ['T-42'],
       );
     } finally {
+      await connection?.close();
       started.kill('SIGINT');
     }
     assert.equal(await exited, 0, `wakegate dev did not stop cleanly on Ctrl-C:\n${stderr}`);

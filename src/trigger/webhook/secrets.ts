@@ -9,9 +9,15 @@ export interface ResolvedSecrets {
 /**
  * Pick each source's secret from the configured `WAKEGATE_WEBHOOK_SECRET_<SOURCE>` values. With
  * `allowDev` (`npm start`), an unset one falls back to the source's documented dev secret and is
- * listed in `fromDev` so the caller says so; without it, an unset secret is an error naming the variable.
+ * listed in `fromDev` so the caller says so; without it, an unset secret is an error naming the variable
+ * (and `devRefused`, why the dev secret was not allowed, when the caller asked for it and was refused).
  */
-export function resolveSecrets(sources: readonly WebhookSource<unknown>[], configured: Record<string, string>, allowDev: boolean): ResolvedSecrets {
+export function resolveSecrets(
+  sources: readonly WebhookSource<unknown>[],
+  configured: Record<string, string>,
+  allowDev: boolean,
+  devRefused?: string,
+): ResolvedSecrets {
   const secrets: Record<string, string> = {};
   const fromDev: string[] = [];
   for (const source of sources) {
@@ -20,7 +26,7 @@ export function resolveSecrets(sources: readonly WebhookSource<unknown>[], confi
     else if (allowDev) {
       secrets[source.name] = source.devSecret;
       fromDev.push(source.name);
-    } else throw new Error(`webhook source "${source.name}" needs its secret in ${secretVariable(source.name)}`);
+    } else throw new Error(`webhook source "${source.name}" needs its secret in ${secretVariable(source.name)}${devRefused ? ` (${devRefused})` : ''}`);
   }
   return { secrets, fromDev };
 }

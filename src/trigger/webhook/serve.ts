@@ -1,3 +1,4 @@
+import type { AddressInfo } from 'node:net';
 import type { Client } from '@temporalio/client';
 import type { Logger } from 'pino';
 import type { IngressConfig } from '../../config/config';
@@ -14,7 +15,11 @@ export interface StartIngressOptions {
   registry: TriggerRegistry;
   config: Pick<IngressConfig, 'host' | 'port' | 'operatorHost' | 'operatorPort' | 'operatorAuth' | 'secrets'> & IngressSettings;
   sources: readonly WebhookSource<unknown>[];
-  /** Fall back to each source's documented dev secret when its variable is unset (`npm start` only). */
+  /**
+   * Fall back to each source's documented dev secret when its variable is unset (`npm start` and
+   * `wakegate dev` only). Honoured on a loopback listener only: on any other address an unset secret
+   * is a start-up error, as without it, since the dev secrets are published.
+   */
   allowDevSecrets?: boolean;
   logger?: Logger;
   metrics?: IngressMetrics;
@@ -24,9 +29,9 @@ export interface StartIngressOptions {
 
 /** A listening ingress: where its two listeners are, its metrics, which sources use a dev secret, and how to stop it. */
 export interface RunningIngress {
-  /** The public listener: webhooks and the health check only. */
+  /** The public listener: webhooks and the health check only. Its real bind address (`http://0.0.0.0:8787` when bound to all). */
   url: string;
-  /** The operator's listener: the supervisor page and its actions, metrics, status. */
+  /** The operator's listener: the supervisor page and its actions, metrics, status. Its real bind address. */
   operatorUrl: string;
   metrics: IngressMetrics;
   devSecretSources: string[];
@@ -36,7 +41,11 @@ export interface RunningIngress {
 /** Build the webhook ingress on its own gate and listen (port 0 = a free port). */
 export async function startIngress(opts: StartIngressOptions): Promise<RunningIngress> {
   const sources = opts.sources;
-  const { secrets, fromDev } = resolveSecrets(sources, opts.config.secrets, opts.allowDevSecrets ?? false);
+  const devRefused =
+    opts.allowDevSecrets && !isLoopbackHost(opts.config.host)
+      ? `dev secrets are published, so they are used on a loopback listener only, and WAKEGATE_INGRESS_HOST is ${opts.config.host}`
+      : undefined;
+  const { secrets, fromDev } = resolveSecrets(sources, opts.config.secrets, (opts.allowDevSecrets ?? false) && !devRefused, devRefused);
   // A coalescing agent's decision is waited for within the ingress's own deadline: past it the event
   // is already durably recorded, and the sender gets 202 `accepted` rather than a 503 that would
   // make it retry something stored.
@@ -60,16 +69,17 @@ export async function startIngress(opts: StartIngressOptions): Promise<RunningIn
     supervisorPage: { taskQueue: opts.taskQueue },
     operatorAuth: opts.config.operatorAuth,
   });
-  const address = await app.listen({ host: opts.config.host, port: opts.config.port });
+  await app.listen({ host: opts.config.host, port: opts.config.port });
   let operatorAddress: string;
   try {
-    operatorAddress = await operator.listen({ host: opts.config.operatorHost, port: opts.config.operatorPort });
+    await operator.listen({ host: opts.config.operatorHost, port: opts.config.operatorPort });
+    operatorAddress = boundUrl(operator.server.address());
   } catch (err) {
     await app.close();
     throw err;
   }
   return {
-    url: address,
+    url: boundUrl(app.server.address()),
     operatorUrl: operatorAddress,
     metrics,
     devSecretSources: fromDev,
@@ -81,7 +91,21 @@ export async function startIngress(opts: StartIngressOptions): Promise<RunningIn
   };
 }
 
+/**
+ * Where a listener is bound, as a URL: Fastify's own answer names 127.0.0.1 for a listener on
+ * 0.0.0.0, which would hide that it takes connections from everywhere.
+ */
+function boundUrl(address: string | AddressInfo | null): string {
+  if (address === null || typeof address === 'string') return String(address);
+  return `http://${address.family === 'IPv6' ? `[${address.address}]` : address.address}:${address.port}`;
+}
+
 const LOOPBACK = /^(127\.\d{1,3}\.\d{1,3}\.\d{1,3}|::1|localhost)$/;
+
+/** Whether `host` (an IP literal or name, no port) is this machine's loopback: 127.0.0.0/8, ::1 or localhost. */
+export function isLoopbackHost(host: string): boolean {
+  return LOOPBACK.test(host.toLowerCase());
+}
 
 /**
  * The operator's listener carries the kill switch, the breaker's reset and the release of held
@@ -89,7 +113,7 @@ const LOOPBACK = /^(127\.\d{1,3}\.\d{1,3}\.\d{1,3}|::1|localhost)$/;
  * start-up error that says how to configure them.
  */
 export function assertOperatorBind(host: string, signIn: boolean): void {
-  if (!signIn && !LOOPBACK.test(host)) {
+  if (!signIn && !isLoopbackHost(host)) {
     throw new Error(
       `WAKEGATE_OPERATOR_HOST=${host}: the operator's listener (supervisor page and actions, metrics, status) has no sign-in configured, ` +
         'so it binds to loopback only: set WAKEGATE_OPERATORS=name:secret,... (secrets of 16+ characters) to serve it elsewhere, ' +
