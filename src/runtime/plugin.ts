@@ -1,5 +1,5 @@
-import { createHash } from 'node:crypto';
-import { mkdirSync, renameSync, writeFileSync } from 'node:fs';
+import { createHash, randomBytes } from 'node:crypto';
+import { existsSync, lstatSync, mkdtempSync, readdirSync, renameSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { SimplePlugin } from '@temporalio/plugin';
@@ -13,31 +13,68 @@ import { activeTracing } from '../tracing/provider';
 const WAKEGATE_WORKFLOWS = require.resolve('../../workflows');
 /** Entries this process composed: a composed entry is never composed again (the bundler asks after the worker did). */
 const composed = new Set<string>();
-
-/**
- * One workflows entry for a worker that runs its own workflows and wakegate's: a module that
- * re-exports both, written once per pair under the OS's temporary folder. The names of wakegate's
- * workflow types (runWorkflow, coalescerWorkflow, supervisorWorkflow, subagentWorkflow, and the
- * schedule stage's) must not be among yours: two exports of one name are dropped, not merged.
- */
-export function composeWorkflows(own: string | undefined): string {
-  if (own === undefined || own === WAKEGATE_WORKFLOWS || composed.has(own)) return own ?? WAKEGATE_WORKFLOWS;
-  const body = `export * from ${JSON.stringify(require.resolve(own))};\nexport * from ${JSON.stringify(WAKEGATE_WORKFLOWS)};\n`;
-  const dir = path.join(tmpdir(), 'wakegate-workflows');
-  const file = path.join(dir, `${createHash('sha256').update(body).digest('hex').slice(0, 16)}.js`);
-  mkdirSync(dir, { recursive: true });
-  // Written aside, then renamed into place: a worker of another process bundling the same pair never reads it half written.
-  const aside = `${file}.${process.pid}.tmp`;
-  writeFileSync(aside, body);
-  renameSync(aside, file);
-  composed.add(file);
-  return file;
-}
+/** The names of the folders composed entries are written in, under the OS's temporary folder. */
+const FOLDER_PREFIX = 'wakegate-workflows-';
+/** A folder of ours older than this was left by a process that did not exit (a crash, SIGKILL), ms: its worker bundled long ago. */
+const STALE_FOLDER_MS = 24 * 3600 * 1000;
+let folder: string | undefined;
 
 /** The node_modules folder Temporal's workflow package sits in: where a composed entry's bundle finds it. */
 function workflowPackageRoot(): string {
   const main = require.resolve('@temporalio/workflow');
   return main.slice(0, main.lastIndexOf(`${path.sep}node_modules${path.sep}`) + `${path.sep}node_modules`.length);
+}
+
+/** Remove the entry folders of ours that past processes left behind; another user's, or a symlink, are never touched. */
+function removeStaleFolders(base: string): void {
+  const uid = process.getuid?.();
+  for (const name of readdirSync(base).filter((n) => n.startsWith(FOLDER_PREFIX))) {
+    try {
+      const st = lstatSync(path.join(base, name));
+      if (st.isDirectory() && (uid === undefined || st.uid === uid) && Date.now() - st.mtimeMs > STALE_FOLDER_MS) {
+        rmSync(path.join(base, name), { recursive: true, force: true });
+      }
+    } catch {
+      // Gone meanwhile (another process cleaned it up), or not ours to read: left as it is.
+    }
+  }
+}
+
+/**
+ * This process's folder for composed entries: made by mkdtemp under the OS's temporary folder (a
+ * random name, mode 0700: nobody else can read, plant or swap a file in it), removed when the process
+ * exits. The bundler resolves the entry's imports from its folder upward, and a folder above it may
+ * hold another user's `node_modules`: a `node_modules` link inside points at the packages wakegate
+ * itself loads, so Temporal's workflow package is always found there first.
+ */
+function entryFolder(): string {
+  if (folder !== undefined && existsSync(folder)) return folder;
+  const base = tmpdir();
+  removeStaleFolders(base);
+  const made = mkdtempSync(path.join(base, FOLDER_PREFIX));
+  symlinkSync(workflowPackageRoot(), path.join(made, 'node_modules'), 'junction');
+  if (folder === undefined) process.once('exit', () => folder !== undefined && rmSync(folder, { recursive: true, force: true }));
+  folder = made;
+  return made;
+}
+
+/**
+ * One workflows entry for a worker that runs its own workflows and wakegate's: a module that
+ * re-exports both, written in a folder of this process's own (see {@link entryFolder}). The names of
+ * wakegate's workflow types (runWorkflow, coalescerWorkflow, supervisorWorkflow, subagentWorkflow,
+ * and the schedule stage's) must not be among yours: two exports of one name are dropped, not merged.
+ */
+export function composeWorkflows(own: string | undefined): string {
+  if (own === undefined || own === WAKEGATE_WORKFLOWS || composed.has(own)) return own ?? WAKEGATE_WORKFLOWS;
+  const body = `export * from ${JSON.stringify(require.resolve(own))};\nexport * from ${JSON.stringify(WAKEGATE_WORKFLOWS)};\n`;
+  const file = path.join(entryFolder(), `${createHash('sha256').update(body).digest('hex').slice(0, 16)}.js`);
+  // Written aside under a name nobody can guess or have made first ('wx'), then renamed into place:
+  // a bundler reading the entry never reads it half written.
+  const aside = `${file}.${randomBytes(8).toString('hex')}.tmp`;
+  writeFileSync(aside, body, { flag: 'wx', mode: 0o600 });
+  renameSync(aside, file);
+  composed.add(file);
+  return file;
 }
 
 /**
@@ -95,7 +132,8 @@ export class WakegatePlugin extends SimplePlugin {
     const root = workflowPackageRoot();
     return {
       ...configured,
-      // A composed entry lives outside any package: its bundle looks for Temporal's workflow package where wakegate found it.
+      // A composed entry lives outside any package: its bundle finds Temporal's workflow package through
+      // its folder's link; this is a fallback for what the entry's own imports look for past it.
       webpackConfigHook: (config) => {
         const c = before ? before(config) : config;
         c.resolve = { ...c.resolve, modules: [...(c.resolve?.modules ?? ['node_modules']), root] };
