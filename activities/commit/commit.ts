@@ -31,18 +31,20 @@ type Outcome = EffectOutcome['outcome'];
  * Each class's rule, written once for every effect:
  * - `idempotent`: redo it; redoing changes nothing.
  * - `provider_key`: pass the effect key; the provider deduplicates.
- * - `reconcile`: on every retry attempt (and in a replay, `wakegate replay`), look first: landed → recorded, absent → redone, the look-up
- *   fails → non-retryable `EffectAmbiguous` (the run escalates; it never guesses).
+ * - `reconcile`: look first, always: landed → recorded, absent → applied, the look-up fails →
+ *   non-retryable `EffectAmbiguous` (the run escalates; it never guesses). Not only a retry attempt
+ *   may follow one that landed: a failed run started again by a redelivery, a run reset from the Web
+ *   UI and a replay all commit under keys an earlier execution may have used, and nothing in the
+ *   activity tells them from a first execution, so the look costs one `find` on every commit.
  */
-async function byClass(
+export async function byClass(
   effect: EffectDefinition,
   args: Record<string, unknown>,
   ctx: EffectContext,
-  replay: boolean,
+  reexecution = false,
 ): Promise<{ receipt: EffectReceipt; outcome: Outcome }> {
   const applied = (r: EffectReceipt, fresh: Outcome) => ({ receipt: r, outcome: r.existed ? ('already_applied' as const) : fresh });
-  if (effect.class !== 'reconcile' || (ctx.attempt === 1 && !replay)) return applied(await effect.apply(args, ctx), 'applied');
-  // An earlier attempt (or the run this one replays) may have landed and lost its answer (a crash, a timeout): look first.
+  if (effect.class !== 'reconcile') return applied(await effect.apply(args, ctx), 'applied');
   let found: EffectReceipt | undefined;
   try {
     found = await effect.find!(ctx);
@@ -53,14 +55,14 @@ async function byClass(
     );
   }
   if (found) return { receipt: found, outcome: 'reconciled_landed' };
-  return applied(await effect.apply(args, ctx), 'reconciled_redone');
+  return applied(await effect.apply(args, ctx), ctx.attempt === 1 && !reexecution ? 'applied' : 'reconciled_redone');
 }
 
 /** What the commit stage does with an effect of each class (see `byClass`), in words, for a shadow run's record. */
 const WOULD_DO: Record<EffectDefinition['class'], (key: string) => string> = {
   idempotent: () => 'apply it (idempotent: a retry redoes it)',
   provider_key: (key) => `apply it with idempotency key ${key} (the provider deduplicates)`,
-  reconcile: (key) => `apply it; on a retry, first look for what an earlier attempt under ${key} did`,
+  reconcile: (key) => `look for what an earlier attempt or execution under ${key} did, then apply it if nothing landed`,
 };
 
 /** The commit activity: carries out one staged effect with the agent's own code, under its class's rule. */

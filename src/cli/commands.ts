@@ -193,13 +193,23 @@ function registerRecordedWakes(program: Command): void {
   program
     .command('replay <agent>')
     .description(
-      "Send the events of the agent's recorded runs through the gate again under a replay epoch: their runs commit under the " +
-        "recorded runs' effect keys, so what an original landed is found, not done twice; the same epoch again sends nothing.",
+      "Run the agent's recorded runs again once their cause is fixed, each as an execution again of the same run (same workflow ID): " +
+        'its effects take the keys the executions before gave them, so what one landed is found, not done twice. By default the runs ' +
+        'whose latest execution failed, each once.',
     )
     .option('--since <duration>', 'recorded runs closed within this long (30m, 24h, 7d)', '7d')
-    .option('--reason <reason>', `only runs that ended so: ${TERMINAL_REASONS.join(', ')} (usually failed, escalated, discarded or budget_exhausted)`)
+    .option('--reason <reason>', `only runs whose latest execution ended so: ${TERMINAL_REASONS.join(', ')} (default: failed)`)
     .option('--wake-key <key>', 'only runs about this wake key')
-    .option('--epoch <name>', 'names this replay (default: today, UTC); a run this epoch replayed is not replayed again')
+    .option(
+      '--include-cancelled',
+      'also runs a person killed or terminated, or a halt cancelled: this undoes that stop, and their effects land if the ' +
+        'replay gets that far (a run superseded by its coalescer is never replayed: its restart took its events)',
+    )
+    .option(
+      '--epoch <name>',
+      'names this replay; a run this epoch replayed is not replayed again, and under a named epoch a run whose latest execution ' +
+        'succeeded runs again (the model is paid again). Default: none, each run follows its latest execution once',
+    )
     .option('--limit <n>', 'at most this many runs, newest first', '100')
     .option('--dry-run', 'print what would be sent, send nothing')
     .action((agent: string, opts: ReplayOptions) => run(async () => (await import('./replay.js')).replay(agent, opts)));

@@ -1,8 +1,7 @@
 import { loadConfig } from '../config/config';
 import { connectClient } from '../config/temporal';
 import type { TerminalReason } from '../core/run-types';
-import { effectSlots, replayCandidates, replayRuns } from '../shadow/replay';
-import { replayRunKey } from '../core/ids';
+import { replayCandidates, replayRuns } from '../shadow/replay';
 import { app } from './app';
 import { ExitCode, printJson, recordedWindow, UsageError } from './output';
 
@@ -12,27 +11,30 @@ export interface ReplayOptions {
   reason?: string;
   wakeKey?: string;
   epoch?: string;
+  includeCancelled?: boolean;
   limit: string;
   dryRun?: boolean;
 }
 
 const EPOCH = /^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$/;
 
-function checked(opts: ReplayOptions): { sinceMs: number; limit: number; reason?: TerminalReason; epoch: string } {
+function checked(opts: ReplayOptions): { sinceMs: number; limit: number; reason?: TerminalReason; epoch?: string } {
   const window = recordedWindow(opts);
   if (opts.epoch !== undefined && !EPOCH.test(opts.epoch))
     throw new UsageError('--epoch is 1 to 64 letters, digits, ".", "_" or "-", starting with a letter or digit');
-  // By default the epoch is today (UTC): the same command again today starts nothing it started before.
-  const epoch = opts.epoch ?? new Date().toISOString().slice(0, 10);
-  return { ...window, epoch };
+  if (window.reason === 'cancelled' && !opts.includeCancelled)
+    throw new UsageError('--reason cancelled replays runs a person stopped: add --include-cancelled to say so');
+  // No epoch named: each run follows its latest execution once (`after:<run ID>`), whatever the day.
+  return { ...window, ...(opts.epoch ? { epoch: opts.epoch } : {}) };
 }
 
 /**
- * `wakegate replay <agent> [--since 7d] [--reason R] [--wake-key K] [--epoch E] [--limit N] [--dry-run]`:
- * run the agent's matching recorded runs again, each as one replay `<run>/replay` started by the gate
- * (src/shadow/replay.ts, src/gate/replay.ts), oldest first. Prints one JSON object: the epoch, what
- * became of each run (`started`, `already_replayed`, `in_progress`, `original_running`, `refused`,
- * `invalid`; with `--dry-run`, what would be sent: nothing is), and the runs not replayed with why.
+ * `wakegate replay <agent> [--since 7d] [--reason R] [--wake-key K] [--include-cancelled] [--epoch E] [--limit N] [--dry-run]`:
+ * run the agent's matching recorded runs again, each as an execution again of the same workflow ID
+ * started by the gate (src/shadow/replay.ts, src/gate/replay.ts), oldest first. Prints one JSON
+ * object: the epoch when named, what became of each run (`started`, `already_replayed`,
+ * `in_progress`, `refused`, `invalid`; with `--dry-run`, what would be sent: nothing is), and the runs
+ * not replayed with why.
  * Exit 2 for a bad flag or an unknown agent, 3 when no run matches, 1 when a run's events are refused
  * by today's definitions or by the supervisor.
  */
@@ -44,11 +46,19 @@ export async function replay(agent: string, opts: ReplayOptions): Promise<number
   const client = await connectClient(config);
   try {
     const since = new Date(Date.now() - sinceMs);
-    const query = { agent, since, limit, ...(reason ? { reason } : {}), ...(opts.wakeKey ? { wakeKey: opts.wakeKey } : {}) };
+    const query = {
+      agent,
+      since,
+      limit,
+      ...(reason ? { reason } : {}),
+      ...(opts.wakeKey ? { wakeKey: opts.wakeKey } : {}),
+      ...(opts.includeCancelled ? { includeCancelled: true } : {}),
+      ...(epoch ? { epoch } : {}),
+    };
     const { runs, notReplayed } = await replayCandidates(client, query);
-    const head = { agent, epoch, since: since.toISOString(), ...(reason ? { reason } : {}), ...(opts.wakeKey ? { wakeKey: opts.wakeKey } : {}) };
+    const head = { agent, ...(epoch ? { epoch } : {}), since: since.toISOString(), ...(reason ? { reason } : {}), ...(opts.wakeKey ? { wakeKey: opts.wakeKey } : {}) };
     if (!runs.length) {
-      const message = `no closed run of ${agent} since ${since.toISOString()}${reason ? ` ending ${reason}` : ''}${opts.wakeKey ? ` about ${opts.wakeKey}` : ''} to replay`;
+      const message = `no closed run of ${agent} since ${since.toISOString()} ending ${reason ?? 'failed'}${opts.wakeKey ? ` about ${opts.wakeKey}` : ''} to replay`;
       printJson({ ...head, notReplayed, error: { code: 'not_found', message } });
       process.stderr.write(`wakegate: ${message}\n`);
       return ExitCode.refused;
@@ -59,10 +69,11 @@ export async function replay(agent: string, opts: ReplayOptions): Promise<number
         dryRun: true,
         runs: runs.map((r) => ({
           of: r.workflowId,
-          replayRunKey: replayRunKey(r.workflowId),
+          after: r.runId,
+          epoch: epoch ?? `after:${r.runId}`,
           terminalReason: r.terminalReason,
           events: r.events.length,
-          effects: effectSlots(r.effects, replayRunKey(r.workflowId), epoch),
+          effects: r.effects,
         })),
         notReplayed,
       });

@@ -138,7 +138,7 @@ export interface CommitInput {
   effect: EffectPolicy;
   args: Record<string, unknown>;
   run: { runKey: string; wakeKey: string; entity: string; eventKey: string };
-  /** The run replays a recorded run under its effect keys (`wakegate replay`): a `reconcile` effect looks first on its first attempt too. */
+  /** The run is an execution again of a logical run (a replay, or a restart on a redelivery), under its effect keys: an effect `find` does not find is `reconciled_redone`. */
   replayOf?: string;
 }
 

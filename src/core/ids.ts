@@ -1,5 +1,6 @@
 import { isoSeconds } from './time';
 import type { RunInput } from './run-types';
+import { slotKey } from './effect-slots';
 
 /**
  * Workflow IDs and effect keys: pure, built in this one place, used by the gate and by workflow code
@@ -106,30 +107,12 @@ export function effectKey(runKey: string, effect: string, step: number | string)
 }
 
 /**
- * A replay's workflow ID (`wakegate replay`): the recorded run's, `/replay` after it. Every epoch's
- * replay of one run has this ID, so Temporal keeps at most one open (conflict FAIL): two replays of a
- * run never carry out its effects side by side.
- */
-export function replayRunKey(of: string): string {
-  return `${of}/replay`;
-}
-
-/**
- * The effect key of the effect at `step` of a run's staged list: `runKey#effect@step`, or for a
- * replay, the key the recorded run gave the same effect (its n-th of that name), so that a
- * `provider_key` effect is deduplicated by its provider and a `reconcile` effect finds what the
- * original landed whatever step it is at now. An effect the original never began has a key of the
- * replay's own, `<run>/replay#effect@n<nth>`, the same in every epoch; one the provider refused
- * outright has the key `wakegate replay` gave it (src/shadow/replay.ts `effectSlots`).
+ * The effect key of the effect at `step` of a run's staged list: `runKey#effect@step` for a first
+ * execution; for an execution again of the same logical run (a replay, a restart on a redelivery),
+ * the key its slot carries (src/core/effect-slots.ts).
  */
 export function runEffectKey(input: Pick<RunInput, 'runKey' | 'replay'>, staged: readonly { effect: string }[], step: number): EffectKey {
-  const name = staged[step]!.effect;
-  if (!input.replay) return effectKey(input.runKey, name, step);
-  const nth = staged.slice(0, step).filter((p) => p.effect === name).length;
-  const prior = input.replay.effects?.filter((e) => e.effect === name)[nth];
-  // Never begun by the recorded run: the replay's own key, by the effect's n-th of its name (not its
-  // step), so every epoch's replay gives it the same key whatever order a fix stages effects in.
-  return (prior?.effectKey ?? effectKey(input.runKey, name, `n${nth}`)) as EffectKey;
+  return slotKey(input.runKey, input.replay?.effects, staged, step) as EffectKey;
 }
 
 /**

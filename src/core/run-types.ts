@@ -1,6 +1,7 @@
 /** Plain-JSON types shared by the gate, the wake workflow and its callers. */
 import type { HoldRecord } from './supervisor-types';
 import type { RecordedToolCall, ToolAnswers } from './recorded-tools';
+import type { EffectSlot } from './effect-slots';
 
 /**
  * How a run ended. Recorded on the run (search attribute WakeTerminalReason and the result).
@@ -42,20 +43,24 @@ export interface AbsorbedEvent {
 }
 
 /**
- * A recorded run run again by `wakegate replay`, once its cause is fixed: one run per recorded run,
- * `<its key>/replay` (src/core/ids.ts `replayRunKey`; conflict FAIL: one replay of a run open at a
- * time), on the same events as the gate validates them today. The epoch names one replay: the same
- * epoch again starts nothing. Each effect takes the key the recorded run gave the same effect
- * (`runEffectKey`), so what the original carried out is found, not done twice.
+ * An execution again of a logical run: one of its earlier executions failed (or, asked for, ended
+ * otherwise), and it runs again under the same workflow ID, so Temporal keeps one execution of it
+ * open at a time. `replay`: `wakegate replay`, once the cause is fixed, on the events as the gate
+ * validates them today. `redelivery`: its event delivered again after the failure. Each effect takes
+ * the key its slot carries from the executions before (src/core/effect-slots.ts), so what one landed
+ * the next finds, never does twice.
  */
 export interface ReplayOf {
+  /** Names this execution: `after:<run ID of the execution it follows>`, or the epoch an operator named. */
   epoch: string;
-  /** The recorded run's key (workflow ID). */
+  /** The logical run's key (its workflow ID, this execution's too). */
   of: string;
-  /** The events the recorded run took, with their payloads, when more than one (a coalesced run's batch). */
+  /** Why it runs again; absent means `replay`. */
+  by?: 'replay' | 'redelivery';
+  /** The events the run took, with their payloads, when more than one (a coalesced run's batch and its skipped events). */
   events?: AbsorbedEvent[];
-  /** The effects the recorded run began to carry out, in order: each effect's name and key. */
-  effects: { effect: string; effectKey: string }[];
+  /** Each effect slot's key, carried from the executions before (src/core/effect-slots.ts `nextSlots`). */
+  effects: EffectSlot[];
 }
 
 /** What a held run carries into its next run when it continues as new (see `RunInput.resumedHold`). */
@@ -99,7 +104,7 @@ export interface RunInput {
   version?: number;
   /** Which stage started the run, and what the run needs to know of it. */
   origin: RunOrigin;
-  /** A replay of a recorded run (`wakegate replay`), started by the gate on the one-call path. */
+  /** An execution again of this logical run (a replay or a restart on a redelivery), started by the gate. */
   replay?: ReplayOf;
   /**
    * Set only by the run itself: a run held by the supervisor whose history grew long while it waited

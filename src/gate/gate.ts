@@ -170,11 +170,11 @@ export class Gate {
    * at its first step, and a halted fleet holds it there, as any run. It is not counted toward the
    * storm breaker: an operator's replay of many runs is not an upstream firing in a loop.
    */
-  async admitReplay(input: RunInput): Promise<ReplayAnswer | { decision: 'refused'; message: string }> {
+  async admitReplay(input: RunInput, after: string): Promise<ReplayAnswer | { decision: 'refused'; message: string }> {
     const memo = await this.supervisor.memo();
     if (memo.mode === 'armed' && memo.capsFull.includes(input.agent) && this.supervisor.policy.overCap[input.agent] === 'refuse')
       return { decision: 'refused', message: `${input.agent} is over a rolling cap and its supervisor policy is refuse: replay it later` };
-    return admitReplay(this.ctx, input);
+    return admitReplay(this.ctx, input, after);
   }
 
   /**

@@ -4,6 +4,7 @@ import type { RunInput, RunResult } from '../core/run-types';
 import type { runWorkflow } from '../../workflows/run/workflow';
 import type { WakeAnswer } from '../core/decision';
 import type { PathContext } from './path-context';
+import { carriedFrom } from '../commit/executions';
 
 // Another caller can close the run between our start and our describe; a few rounds settle it.
 const MAX_ROUNDS = 5;
@@ -23,10 +24,12 @@ export function mismatch(input: RunInput, stored: string, base: WakeAnswer, runI
 
 /**
  * The one-call path, for an agent that does not coalesce: one Temporal start of the run with
- * workflow ID `agent@eventKey`, or the name its trigger gives runs (`runId`) (conflict FAIL: no second open run; reuse ALLOW_DUPLICATE_FAILED_ONLY:
- * a completed run is never repeated, a failed one may run again). Only a duplicate pays for a second
- * call, to answer it: open → `in_progress` (its delivery id recorded on the run), completed → its
- * stored result, a different fingerprint → `mismatch`.
+ * workflow ID `agent@eventKey`, or the name its trigger gives runs (`runKey`) (conflict FAIL: no
+ * second open run; reuse REJECT_DUPLICATE: no start over a closed one). Only a duplicate pays for a
+ * second call, to answer it from the latest execution of that ID: open → `in_progress` (its delivery
+ * id recorded on the run), completed → its stored result (a replay's, when a replay ran it last), a
+ * different fingerprint → `mismatch`; failed, timed out or terminated → the run starts again as an
+ * execution again of the same logical run ({@link restart}).
  */
 export async function admitOneCall(ctx: PathContext, input: RunInput): Promise<WakeAnswer> {
   const { client, taskQueue } = ctx;
@@ -47,7 +50,7 @@ export async function admitOneCall(ctx: PathContext, input: RunInput): Promise<W
         taskQueue,
         args: [input],
         workflowIdConflictPolicy: 'FAIL',
-        workflowIdReusePolicy: 'ALLOW_DUPLICATE_FAILED_ONLY',
+        workflowIdReusePolicy: 'REJECT_DUPLICATE',
         // The start carries no search attributes: each indexed attribute makes the server's start
         // write heavier, so the run indexes itself in its first workflow task (workflows/run/workflow.ts).
         memo: { fingerprint: input.fingerprint },
@@ -92,7 +95,35 @@ async function answerFromRun(ctx: PathContext, input: RunInput, base: WakeAnswer
       return { ...base, decision: 'completed', runId: desc.runId, result };
     }
     default:
-      // Failed, timed out, terminated: the reuse policy lets the next start through.
-      return undefined;
+      // Failed, timed out, terminated: the event runs again, carrying what the failed execution began.
+      if (workflowId !== input.runKey) return undefined;
+      return restart(ctx, input, base, desc.runId);
+  }
+}
+
+/**
+ * A delivery of an event whose run failed (or timed out, or was terminated) starts it again under
+ * the same workflow ID: Temporal keeps one execution open, so a restart and a replay never run side
+ * by side. Its effects take the keys the failed execution (and each before it) gave them, read from
+ * that execution's own history (src/commit/executions.ts): a `reconcile` effect finds what landed, a
+ * `provider_key` effect's provider deduplicates. RETRY when another caller restarted it first.
+ */
+async function restart(ctx: PathContext, input: RunInput, base: WakeAnswer, failedRunId: string): Promise<WakeAnswer | typeof RETRY> {
+  const carried = await carriedFrom(ctx.client, input.runKey, failedRunId);
+  const events = carried.input?.replay?.events;
+  const replay = { epoch: `after:${failedRunId}`, of: input.runKey, by: 'redelivery' as const, effects: carried.slots, ...(events ? { events } : {}) };
+  try {
+    const handle = await ctx.client.workflow.start<typeof runWorkflow>('runWorkflow', {
+      workflowId: input.runKey,
+      taskQueue: ctx.taskQueue,
+      args: [{ ...input, replay }],
+      workflowIdConflictPolicy: 'FAIL',
+      workflowIdReusePolicy: 'ALLOW_DUPLICATE_FAILED_ONLY',
+      memo: { fingerprint: input.fingerprint, replayEpoch: replay.epoch },
+    });
+    return { ...base, decision: 'started', runId: handle.firstExecutionRunId };
+  } catch (err) {
+    if (err instanceof WorkflowExecutionAlreadyStartedError) return RETRY;
+    throw err;
   }
 }

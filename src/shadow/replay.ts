@@ -1,39 +1,44 @@
-import type { Client } from '@temporalio/client';
+import { WorkflowNotFoundError, type Client, type WorkflowExecutionDescription } from '@temporalio/client';
 import type { WakeEventInput } from '../core/event';
-import type { CommitInput } from '../core/contracts';
-import type { ReplayOf, RunInput, RunResult, TerminalReason } from '../core/run-types';
+import type { AbsorbedEvent, RunInput, RunResult, TerminalReason } from '../core/run-types';
+import type { EffectSlot } from '../core/effect-slots';
 import type { Gate } from '../gate/gate';
 import { GateInputError } from '../gate/errors';
-import { FailureType } from '../core/failures';
-import { effectKey, replayRunKey } from '../core/ids';
 import { replayInput, type ReplayAnswer } from '../gate/replay';
+import { carriedFrom } from '../commit/executions';
 import { inputAndResult, recordedHistory } from '../trail/history-read';
 import type { RecordedEvent } from '../trail/history';
 
 /*
  * `wakegate replay`: an agent's recorded runs run again once their cause is fixed. Each recorded run
- * is one replay, `<its key>/replay` (src/gate/replay.ts): its events, as today's definitions
- * validate them, the effects it began with their keys, and the epoch that names this replay.
+ * is one logical run; its replay is an execution again of it, under its own workflow ID
+ * (src/gate/replay.ts), on its events as today's definitions validate them, its effects under the
+ * keys its earlier executions gave them (src/core/effect-slots.ts).
  */
 
 export interface ReplayQuery {
   agent: string;
   /** Runs closed at or after this time. */
   since: Date;
+  /** The terminal reason of the latest execution; by default `failed` (and `cancelled` with `includeCancelled`). */
   reason?: TerminalReason;
   wakeKey?: string;
   limit: number;
+  /** Also runs a person killed or terminated, or a halt cancelled (never a superseded run). */
+  includeCancelled?: boolean;
+  /** An epoch the operator named: a run whose latest execution succeeded may run again under it. */
+  epoch?: string;
 }
 
-/** A recorded run to replay: its key, how it ended, its events, the effects it began. */
+/** A recorded run to replay: its key, its latest execution, how that ended, its events, its slots' keys. */
 export interface ReplayCandidate {
   workflowId: string;
+  /** The run ID of its latest execution: the replay follows it. */
   runId: string;
   terminalReason?: TerminalReason;
-  /** Its own event first (a batch's opener), then the rest of a batch's. */
+  /** Its own event first (a batch's opener), then the rest of a batch's and those skipped on it. */
   events: WakeEventInput[];
-  /** The effects it began, then those each earlier replay of it began (oldest first). */
-  effects: EffectBegun[][];
+  effects: EffectSlot[];
 }
 
 /** What became of one recorded run's replay. */
@@ -42,9 +47,15 @@ export type ReplayOutcome = (ReplayAnswer | { decision: 'refused' | 'invalid'; m
 const quote = (s: string) => JSON.stringify(s);
 const SCHEDULED = 'a window its Schedule started: no event to send again (backfill its Schedule instead)';
 
+/** The events skipped on a run (overlap `skip`), as the records its coalescer sent it carry them. */
+function skippedEvents(history: readonly RecordedEvent[]): AbsorbedEvent[] {
+  return history.flatMap((e) => (e.kind === 'signal' && e.name === 'skipped' ? ((e.input as { events?: AbsorbedEvent[] })?.events ?? []) : []));
+}
+
 /**
  * Why a recorded run cannot be replayed as it was, or undefined when it can. Its history is read for
- * steered events: a run that took events while live holds them in no input a replay could send.
+ * steered events (a run that took events while live holds them in no input a replay could send) and
+ * for the events skipped on it, which its replay runs too.
  */
 export function whyNotReplayed(input: RunInput, result: RunResult | undefined, history: readonly RecordedEvent[] = []): string | undefined {
   const { origin } = input;
@@ -52,74 +63,44 @@ export function whyNotReplayed(input: RunInput, result: RunResult | undefined, h
   if (origin.kind === 'shadow') return 'a shadow run';
   const steered = result?.steered?.length || input.resumedHold?.steered?.taken.length || history.some((e) => e.kind === 'update' && e.name === 'steer');
   if (steered) return 'events were steered into it while it ran, and no input holds them';
+  const skippedBare = skippedEvents(history).filter((e) => !e.payload).length + (result?.skippedOverflow ?? 0);
+  if (skippedBare) return `${skippedBare} of the events skipped on it were recorded without their payloads`;
   if (origin.kind !== 'batch') return undefined;
   if (origin.absorbedOverflow) return `its batch held ${origin.absorbedOverflow} events past its bound, kept as a count only`;
   const missing = origin.absorbed.filter((e) => !e.payload).length;
   return missing ? `${missing} of its events were recorded without their payloads` : undefined;
 }
 
-/** One effect a run began (a `commitEffect` activity): its name, its key, and whether the provider refused it outright. */
-export interface EffectBegun {
-  effect: string;
-  effectKey: string;
-  rejected: boolean;
-}
-
-/** The effects a run began (its `commitEffect` activities), in order, once each; `rejected` when the provider refused it (ProviderRejected). */
-export function effectsBegun(history: readonly RecordedEvent[]): EffectBegun[] {
-  const byId = new Map<string, EffectBegun>();
-  const out = new Map<string, EffectBegun>();
-  for (const e of history) {
-    if (e.kind === 'activity' && e.activityType === 'commitEffect' && e.input) {
-      const c = e.input as CommitInput;
-      const begun = out.get(c.effectKey) ?? { effect: c.effect.name, effectKey: c.effectKey, rejected: false };
-      out.set(c.effectKey, begun);
-      byId.set(e.id, begun);
-    } else if (e.kind === 'activity-failed') {
-      const begun = byId.get(e.scheduledId);
-      if (begun) begun.rejected = e.type === FailureType.ProviderRejected;
-    } else if (e.kind === 'activity-done') {
-      const begun = byId.get(e.scheduledId);
-      if (begun) begun.rejected = false;
-    }
-  }
-  return [...out.values()];
+/** How a latest execution ended, for the choice: its terminal reason, or from its status when it recorded none. */
+export function reasonOf(status: string, result: RunResult | undefined): TerminalReason | undefined {
+  if (result?.terminalReason) return result.terminalReason;
+  if (status === 'FAILED' || status === 'TIMED_OUT') return 'failed';
+  if (status === 'TERMINATED' || status === 'CANCELLED') return 'cancelled';
+  return undefined;
 }
 
 /**
- * The key each effect of a replay takes, by its slot (the n-th effect of its name): from the recorded
- * run and then each earlier replay of it, oldest first, the last key a run began for that slot, so a
- * replay finds what any earlier run landed. A slot whose last key the provider refused outright gets
- * a key of this epoch's own (`<run>/replay/<epoch>#effect@n<nth>`): under the refused key, a provider
- * that remembers keys would refuse the fixed request too. A slot no run began is left out: the replay
- * gives it `<run>/replay#effect@n<nth>` (src/core/ids.ts `runEffectKey`).
+ * Whether a logical run's latest execution is one to replay: `{ take: true }`, `{ take: false }`
+ * (another reason than asked: not listed), or why not (listed). Failed runs by default; another
+ * reason when asked; a run a person stopped (killed, terminated, cancelled by a halt) only with
+ * `includeCancelled`, since it runs what that person stopped; a superseded run never (the run that
+ * restarted on the newest state took its events and landed its effects under its own keys); a run
+ * whose latest execution succeeded only under a named epoch.
  */
-export function effectSlots(runs: readonly EffectBegun[][], replayRunKey: string, epoch: string): ReplayOf['effects'] {
-  const slots = new Map<string, EffectBegun[]>();
-  for (const begun of runs) {
-    const nth = new Map<string, number>();
-    for (const b of begun) {
-      const n = nth.get(b.effect) ?? 0;
-      nth.set(b.effect, n + 1);
-      const slot = slots.get(b.effect) ?? [];
-      slot[n] = b;
-      slots.set(b.effect, slot);
-    }
-  }
-  return [...slots].flatMap(([effect, slot]) =>
-    [...slot].map((b, n) => ({ effect, effectKey: !b || b.rejected ? effectKey(`${replayRunKey}/${epoch}`, effect, `n${n}`) : b.effectKey })),
-  );
-}
-
-/** The effects each earlier replay of a run began, oldest first (every epoch's replay has the run's replay ID). */
-async function earlierReplays(client: Client, replayId: string): Promise<EffectBegun[][]> {
-  const found: { start: number; runId: string }[] = [];
-  for await (const w of client.workflow.list({ query: `WorkflowId = ${quote(replayId)} AND ExecutionStatus != "Running"` }))
-    found.push({ start: w.startTime.getTime(), runId: w.runId });
-  found.sort((a, b) => a.start - b.start);
-  const out: EffectBegun[][] = [];
-  for (const f of found) out.push(effectsBegun(await recordedHistory(client, await client.workflow.getHandle(replayId, f.runId).fetchHistory())));
-  return out;
+export function replayChoice(
+  latest: { status: string; result?: RunResult },
+  q: Pick<ReplayQuery, 'reason' | 'includeCancelled' | 'epoch'>,
+): { take: true } | { take: false; why?: string } {
+  const { result } = latest;
+  const reason = reasonOf(latest.status, result);
+  if (result?.supersededBy) return { take: false, why: `superseded by ${result.supersededBy}, which took its events` };
+  const stopped = reason === 'cancelled';
+  const asked = q.reason ? reason === q.reason : reason === 'failed' || (stopped && q.includeCancelled);
+  if (!asked) return { take: false };
+  if (stopped && !q.includeCancelled)
+    return { take: false, why: `${result?.killedBy ? `killed by ${result.killedBy.who}` : 'stopped by a person'}: replay it only with --include-cancelled` };
+  if (reason === 'success' && !q.epoch) return { take: false, why: 'its latest execution succeeded: name an --epoch to run it again' };
+  return { take: true };
 }
 
 const asEvent = (e: Pick<RunInput, 'source' | 'entity' | 'type' | 'occurredAt' | 'payload'>): WakeEventInput => ({
@@ -130,17 +111,27 @@ const asEvent = (e: Pick<RunInput, 'source' | 'entity' | 'type' | 'occurredAt' |
   payload: e.payload,
 });
 
-/** A recorded run's events: its own first, then the rest of its batch. */
-function eventsOf(input: RunInput): WakeEventInput[] {
-  if (input.origin.kind !== 'batch') return [asEvent(input)];
-  const rest = input.origin.absorbed.filter((e) => e.eventKey !== input.eventKey);
-  return [asEvent(input), ...rest.map((e) => asEvent({ ...e, payload: e.payload ?? {} }))];
+/** A recorded run's events: its own first, then the rest of its batch and those skipped on it, once each. */
+export function eventsOf(input: RunInput, history: readonly RecordedEvent[] = []): WakeEventInput[] {
+  const rest = input.replay?.events ?? (input.origin.kind === 'batch' ? input.origin.absorbed : []);
+  const seen = new Set([input.eventKey]);
+  const more = [...rest, ...skippedEvents(history)].filter((e) => !seen.has(e.eventKey) && seen.add(e.eventKey));
+  return [asEvent(input), ...more.map((e) => asEvent({ ...e, payload: e.payload ?? {} }))];
+}
+
+async function describe(client: Client, workflowId: string): Promise<WorkflowExecutionDescription | undefined> {
+  try {
+    return await client.workflow.getHandle(workflowId).describe();
+  } catch (err) {
+    if (err instanceof WorkflowNotFoundError) return undefined;
+    throw err;
+  }
 }
 
 /**
- * The agent's closed runs in the window, oldest first (so a later state is replayed last), each with
- * its events and the effects it began. A replay is never replayed itself (a later epoch replays its
- * original); a run whose events cannot be sent again is listed, with why.
+ * The agent's logical runs with an execution closed in the window, oldest first (so a later state is
+ * replayed last), each judged by its latest execution ({@link replayChoice}), with its events and its
+ * slots' keys. A run chosen but whose events cannot be sent again is listed, with why.
  */
 export async function replayCandidates(
   client: Client,
@@ -153,27 +144,39 @@ export async function replayCandidates(
     `WakeAgent = ${quote(q.agent)}`,
     `CloseTime >= ${quote(q.since.toISOString())}`,
     ...(q.wakeKey ? [`WakeKey = ${quote(q.wakeKey)}`] : []),
-    ...(q.reason ? [`WakeTerminalReason = ${quote(q.reason)}`] : []),
   ];
   const runs: ReplayCandidate[] = [];
   const notReplayed: { workflowId: string; why: string }[] = [];
+  const looked = new Set<string>();
   for await (const w of client.workflow.list({ query: clauses.join(' AND ') })) {
     if (runs.length >= q.limit) break;
-    const history = await recordedHistory(client, await client.workflow.getHandle(w.workflowId, w.runId).fetchHistory());
+    if (looked.has(w.workflowId)) continue;
+    looked.add(w.workflowId);
+    const latest = await describe(client, w.workflowId);
+    if (!latest) continue;
+    if (latest.status.name === 'RUNNING') {
+      notReplayed.push({ workflowId: w.workflowId, why: 'an execution of it is running now (a replay, or a restart by a redelivery)' });
+      continue;
+    }
+    const history = await recordedHistory(client, await client.workflow.getHandle(w.workflowId, latest.runId).fetchHistory());
     const { input, result } = inputAndResult(history) as { input?: RunInput; result?: RunResult };
-    if (input?.replay) continue; // a replay: a later epoch replays its original
+    const choice = replayChoice({ status: latest.status.name, ...(result ? { result } : {}) }, q);
+    if (!choice.take) {
+      if (choice.why) notReplayed.push({ workflowId: w.workflowId, why: choice.why });
+      continue;
+    }
     const why = input?.origin ? whyNotReplayed(input, result, history) : SCHEDULED;
     if (why || !input) {
       notReplayed.push({ workflowId: w.workflowId, why: why ?? SCHEDULED });
       continue;
     }
-    const reason = result?.terminalReason ?? (w.searchAttributes?.WakeTerminalReason?.[0] as TerminalReason | undefined);
+    const reason = reasonOf(latest.status.name, result);
     runs.push({
       workflowId: w.workflowId,
-      runId: w.runId,
+      runId: latest.runId,
       ...(reason ? { terminalReason: reason } : {}),
-      events: eventsOf(input),
-      effects: [effectsBegun(history), ...(await earlierReplays(client, replayRunKey(w.workflowId)))],
+      events: eventsOf(input, history),
+      effects: (await carriedFrom(client, w.workflowId, latest.runId)).slots,
     });
   }
   return { runs: runs.reverse(), notReplayed };
@@ -183,20 +186,20 @@ export async function replayCandidates(
  * Replay each candidate in turn: its events keyed by today's definitions (one they refuse makes the
  * run `invalid`, with the gate's reason, and nothing is sent for it), then started by the gate.
  */
-export async function replayRuns(gate: Gate, agent: string, runs: ReplayCandidate[], epoch: string): Promise<ReplayOutcome[]> {
+export async function replayRuns(gate: Gate, agent: string, runs: ReplayCandidate[], namedEpoch?: string): Promise<ReplayOutcome[]> {
   const out: ReplayOutcome[] = [];
   for (const run of runs) {
     const base = { of: run.workflowId, ...(run.terminalReason ? { terminalReason: run.terminalReason } : {}) };
     let input: RunInput;
     try {
-      const effects = effectSlots(run.effects, replayRunKey(run.workflowId), epoch);
-      input = replayInput({ of: run.workflowId, epoch, agent, effects, keyed: run.events.map((e) => gate.key(e, { agent })) });
+      const keyed = run.events.map((e) => gate.key(e, { agent }));
+      input = replayInput({ of: run.workflowId, after: run.runId, agent, effects: run.effects, keyed, ...(namedEpoch ? { namedEpoch } : {}) });
     } catch (err) {
       if (!(err instanceof GateInputError)) throw err;
       out.push({ ...base, decision: 'invalid', message: err.message });
       continue;
     }
-    out.push({ ...base, ...(await gate.admitReplay(input)) });
+    out.push({ ...base, ...(await gate.admitReplay(input, run.runId)) });
   }
   return out;
 }

@@ -1,10 +1,11 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { effectKey, replayRunKey, runEffectKey } from '../../src/core/ids';
+import { effectKey, runEffectKey } from '../../src/core/ids';
+import { afterRefused, nextSlots } from '../../src/core/effect-slots';
 import type { AbsorbedEvent, RunResult } from '../../src/core/run-types';
 import { keyEvent } from '../../src/gate/key-event';
 import { replayInput } from '../../src/gate/replay';
-import { effectSlots, effectsBegun, whyNotReplayed } from '../../src/shadow/replay';
+import { eventsOf, replayChoice, whyNotReplayed } from '../../src/shadow/replay';
 import type { RecordedEvent } from '../../src/trail/history';
 import { registryOf } from '../helpers/app';
 
@@ -20,29 +21,30 @@ const event = (entity: string, dashboards: string[]) => ({
 });
 const key = (e: ReturnType<typeof event>) => keyEvent(registry, e, { agent: 'campaign-reporter' });
 
-test("a replay's input: the recorded run's own event as keyed today, under <run>/replay, never stale, with a batch's events", () => {
+test("a replay's input: the recorded run's own event as keyed today, under the recorded run's own key, never stale, with a batch's events", () => {
   const of = 'campaign-reporter#spring@k~c.1';
-  const one = replayInput({ of, epoch: 'e1', agent: 'campaign-reporter', effects: [], keyed: [key(event('spring', ['a']))] });
+  const one = replayInput({ of, after: 'run-1', namedEpoch: 'e1', agent: 'campaign-reporter', effects: [], keyed: [key(event('spring', ['a']))] });
   const original = key(event('spring', ['a'])).input;
-  assert.equal(one.runKey, `${of}/replay`);
-  assert.equal(one.runKey, replayRunKey(of));
+  assert.equal(one.runKey, of, 'every execution of a logical run has its workflow ID: Temporal keeps one open');
   assert.equal(one.eventKey, original.eventKey, 'the same event: its key, wake key and fingerprint');
   assert.equal(one.wakeKey, original.wakeKey);
   assert.equal(one.fingerprint, original.fingerprint);
   assert.equal(one.version, undefined, 'a replay carries no entity version: it is never stale');
   assert.equal(one.deliveryId, undefined);
   assert.deepEqual(one.origin, { kind: 'event' });
-  assert.deepEqual(one.replay, { epoch: 'e1', of, effects: [] });
-  const batch = replayInput({ of, epoch: 'e1', agent: 'campaign-reporter', effects: [], keyed: [key(event('spring', ['a'])), key(event('spring', ['b']))] });
+  assert.deepEqual(one.replay, { epoch: 'e1', of, by: 'replay', effects: [] });
+  const unnamed = replayInput({ of, after: 'run-1', agent: 'campaign-reporter', effects: [], keyed: [key(event('spring', ['a']))] });
+  assert.equal(unnamed.replay?.epoch, 'after:run-1', 'no epoch named: it follows the latest execution, once');
+  const batch = replayInput({ of, after: 'run-1', agent: 'campaign-reporter', effects: [], keyed: [key(event('spring', ['a'])), key(event('spring', ['b']))] });
   assert.deepEqual(
     batch.replay?.events?.map((e) => e.payload),
     [{ dashboards: ['a'] }, { dashboards: ['b'] }],
   );
 });
 
-test('a replayed effect takes the key the recorded run gave the same effect, whatever its step; one it never began, a key of its own', () => {
+test('an execution again takes the key its slot carries, whatever its step; a slot none began, runKey#effect@n<nth>', () => {
   const input = {
-    runKey: 'r/replay',
+    runKey: 'r',
     replay: {
       epoch: 'e1',
       of: 'r',
@@ -56,50 +58,60 @@ test('a replayed effect takes the key the recorded run gave the same effect, wha
   const staged = [{ effect: 'post' }, { effect: 'start_export' }, { effect: 'post' }, { effect: 'post' }, { effect: 'notify' }];
   assert.deepEqual(
     staged.map((_, i) => runEffectKey(input, staged, i)),
-    ['r#post@1', 'r#start_export@0', 'r#post@2', 'r/replay#post@n2', 'r/replay#notify@n0'],
+    ['r#post@1', 'r#start_export@0', 'r#post@2', 'r#post@n2', 'r#notify@n0'],
   );
-  // Never begun by the recorded run, an effect keeps its key in every epoch whatever its step.
+  // Never begun, an effect keeps its key in every execution whatever its step.
   assert.equal(runEffectKey(input, [{ effect: 'notify' }], 0), runEffectKey(input, [{ effect: 'post' }, { effect: 'notify' }], 1));
-  assert.equal(runEffectKey({ runKey: 'x' }, staged, 1), effectKey('x', 'start_export', 1), 'any other run: runKey#effect@step');
+  assert.equal(runEffectKey({ runKey: 'x' }, staged, 1), effectKey('x', 'start_export', 1), 'a first execution: runKey#effect@step');
 });
 
-test('the effects a run began are read from its commitEffect activities, in order, each once, with whether the provider refused each', () => {
-  const commit = (effectKey: string, name: string): RecordedEvent => ({
-    kind: 'activity',
-    id: effectKey,
-    at: '',
-    activityType: 'commitEffect',
-    input: { effectKey, effect: { name } },
-  });
-  assert.deepEqual(
-    effectsBegun([
-      { kind: 'activity', id: '1', at: '', activityType: 'prepareRun' },
-      commit('r#start_export@0', 'start_export'),
-      { kind: 'activity-failed', scheduledId: 'r#start_export@0', at: '', message: 'timed out' },
-      commit('r#post@1', 'post'),
-      { kind: 'activity-failed', scheduledId: 'r#post@1', at: '', message: '403', type: 'ProviderRejected' },
-    ]),
-    [
-      { effect: 'start_export', effectKey: 'r#start_export@0', rejected: false },
-      { effect: 'post', effectKey: 'r#post@1', rejected: true },
-    ],
-  );
-});
-
-test("each effect slot takes the last key any run began for it; one the provider refused outright, this epoch's own", () => {
+test("the next execution's slots: what the latest carried, replaced by what it began; a refused key's slot takes the next key", () => {
   const b = (effect: string, effectKey: string, rejected = false) => ({ effect, effectKey, rejected });
-  const recorded = [b('start_export', 'r#start_export@0'), b('post', 'r#post@1', true)];
-  assert.deepEqual(effectSlots([recorded], 'r/replay', 'e1'), [
+  // A first execution began the export and had its post refused.
+  const first = nextSlots(undefined, [b('start_export', 'r#start_export@0'), b('post', 'r#post@1', true)]);
+  assert.deepEqual(first, [
     { effect: 'start_export', effectKey: 'r#start_export@0' },
-    { effect: 'post', effectKey: 'r/replay/e1#post@n0' },
+    { effect: 'post', effectKey: 'r#post@1.r1' },
   ]);
-  // Epoch e1's replay landed the post under its own key and began a notify: e2 finds both.
-  const e1 = [b('post', 'r/replay/e1#post@n0'), b('start_export', 'r#start_export@0'), b('notify', 'r/replay#notify@n0')];
-  assert.deepEqual(effectSlots([recorded, e1], 'r/replay', 'e2'), [
+  // The next landed the post under that key, began a notify, and never reached the export: all three carried on.
+  const second = nextSlots(first, [b('post', 'r#post@1.r1'), b('notify', 'r#notify@n0')]);
+  assert.deepEqual(second, [
     { effect: 'start_export', effectKey: 'r#start_export@0' },
-    { effect: 'post', effectKey: 'r/replay/e1#post@n0' },
-    { effect: 'notify', effectKey: 'r/replay#notify@n0' },
+    { effect: 'post', effectKey: 'r#post@1.r1' },
+    { effect: 'notify', effectKey: 'r#notify@n0' },
   ]);
+  assert.equal(afterRefused('r#post@1.r1'), 'r#post@1.r2');
+  assert.deepEqual(nextSlots(second, []), second, 'an execution that began nothing carries every slot on');
+});
+
+test('which runs a replay takes: failed by default; a stopped run only when asked; a superseded one never; a success only under an epoch', () => {
+  const result = (r: Partial<RunResult>) => ({ terminalReason: 'cancelled', ...r }) as RunResult;
+  const take = { take: true };
+  assert.deepEqual(replayChoice({ status: 'FAILED' }, {}), take);
+  assert.deepEqual(replayChoice({ status: 'TIMED_OUT' }, {}), take);
+  assert.deepEqual(replayChoice({ status: 'COMPLETED', result: result({ terminalReason: 'escalated' }) }, {}), { take: false });
+  assert.deepEqual(replayChoice({ status: 'COMPLETED', result: result({ terminalReason: 'escalated' }) }, { reason: 'escalated' }), take);
+  const killed = { status: 'COMPLETED', result: result({ killedBy: { who: 'ana', reason: 'loop' } }) };
+  assert.deepEqual(replayChoice(killed, {}), { take: false });
+  assert.match((replayChoice(killed, { reason: 'cancelled' }) as { why: string }).why, /killed by ana.*--include-cancelled/);
+  assert.deepEqual(replayChoice(killed, { includeCancelled: true }), take);
+  assert.deepEqual(replayChoice({ status: 'TERMINATED' }, { includeCancelled: true }), take, 'terminated from the Web UI: a person stopped it');
+  const superseded = { status: 'COMPLETED', result: result({ supersededBy: 'r2' }) };
+  assert.match((replayChoice(superseded, { includeCancelled: true }) as { why: string }).why, /superseded by r2/);
+  const succeeded = { status: 'COMPLETED', result: result({ terminalReason: 'success' }) };
+  assert.match((replayChoice(succeeded, { reason: 'success' }) as { why: string }).why, /--epoch/);
+  assert.deepEqual(replayChoice(succeeded, { reason: 'success', epoch: 'e9' }), take);
+});
+
+test("a replay's events: the run's own, its batch's, and those skipped on it, once each", () => {
+  const base = key(event('spring', ['a'])).input;
+  const skipped: RecordedEvent = { kind: 'signal', at: '', name: 'skipped', input: { events: [absorbed('s1', { n: 1 }), absorbed(base.eventKey, {})] } };
+  const batch = { ...base, origin: { kind: 'batch' as const, coalescerId: 'c', absorbed: [absorbed(base.eventKey, {}), absorbed('b1', { n: 2 })] } };
+  assert.deepEqual(
+    eventsOf(batch, [skipped]).map((e) => e.payload),
+    [{ dashboards: ['a'] }, { n: 2 }, { n: 1 }],
+  );
+  assert.match(whyNotReplayed(batch, undefined, [{ ...skipped, input: { events: [absorbed('s2')] } }])!, /skipped on it were recorded without/);
 });
 
 const absorbed = (k: string, payload?: Record<string, unknown>): AbsorbedEvent => ({

@@ -3,7 +3,7 @@ import { batchRunKey, batchRunToken } from '../../src/core/ids';
 import { charsOf, dueAt, eventChars, fitInto, hasRoom, initialState, record, runInputOf, SKIPPED_SIGNAL_EVERY_MS } from './batch';
 import type { CoalescerIdentity, OfferedEvent, NextAction } from './batch';
 import { SeenTable } from './seen';
-import { SkipLedger } from './skips';
+import { SkipLedger, skippedRecord } from './skips';
 import { CoalescerByHand } from './by-hand';
 
 export { BATCH_BUDGET_CHARS, SKIPPED_SIGNAL_EVERY_MS } from './batch';
@@ -248,7 +248,7 @@ export class CoalescerMachine extends CoalescerByHand {
     }
     // The record of the skips since the last: a skip stands once its run has taken it (skips.ts).
     const skips = this.skips.next(nowMs, continueAsNewSuggested);
-    if (skips && 'events' in skips) return { kind: 'record-skipped', runKey: skips.runKey, events: skips.events.map(record) };
+    if (skips && 'events' in skips) return { kind: 'record-skipped', runKey: skips.runKey, events: skippedRecord(skips.events) };
     if (state.pending && !state.running && nowMs >= dueAt(state.pending, policy)) return { kind: 'start', batch: this.start(state.pending, nowMs) };
     if (continueAsNewSuggested && this.skips.settled) return { kind: 'continue-as-new' };
     this.seen.prune(nowMs);

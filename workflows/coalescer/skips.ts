@@ -1,4 +1,23 @@
-import type { OfferedEvent } from './batch';
+import type { AbsorbedEvent } from '../../src/core/run-types';
+import { record, type OfferedEvent } from './batch';
+
+/** JSON characters of payloads one record of skips carries at most; an event past it goes without (its replay lists the run as not replayable). */
+const SKIPPED_PAYLOAD_CHARS = 300_000;
+
+/**
+ * The record of skipped events the run takes: each as a run's record keeps an event, with its payload
+ * while they fit in SKIPPED_PAYLOAD_CHARS, so that a replay of a run that failed runs the events
+ * skipped on it too (src/shadow/replay.ts). The run keeps no payload of them (workflows/run/record.ts).
+ */
+export function skippedRecord(events: readonly OfferedEvent[]): AbsorbedEvent[] {
+  let chars = 0;
+  return events.map((e) => {
+    const size = JSON.stringify(e.payload ?? {}).length;
+    const keep = chars + size <= SKIPPED_PAYLOAD_CHARS;
+    if (keep) chars += size;
+    return keep ? { ...record(e), payload: e.payload } : record(e);
+  });
+}
 
 /**
  * A `skip` stands only once Temporal shows its run was open after the decision: the record of the

@@ -120,7 +120,8 @@ export class RunRecord {
       this.indexDirty = true;
     });
     setHandler(skippedSignal, ({ events }) => {
-      for (const e of events) {
+      // The payloads stay in the signal, in history, for a replay; the run's record and result keep none.
+      for (const { payload: _p, ...e } of events) {
         if (this.skipped.length < MAX_SKIPPED_LISTED) this.skipped.push(e);
         else this.skippedOverflow += 1;
       }

@@ -1,0 +1,62 @@
+import { effectKey } from './ids';
+
+/*
+ * The keys of one logical run's effects across its executions. A logical run (one workflow ID, its
+ * run key) may execute more than once: a failed run started again by a redelivery of its event, a
+ * `wakegate replay`, a reset from the Web UI. Each effect has a *slot*: its name and its place among
+ * the run's effects of that name (the n-th `post_summary`). Every execution gives a slot the key the
+ * executions before it gave it, so what one landed the next finds (a `reconcile` effect's `find`, a
+ * `provider_key` effect's provider); a key the provider refused outright is followed by the next
+ * key of that slot (a provider that remembers keys would refuse the fixed request under it too).
+ * Pure: the same executions read give the same keys in every process.
+ */
+
+/** One effect an execution began (a `commitEffect` activity): its name, key, and whether the provider refused it outright. */
+export interface EffectBegun {
+  effect: string;
+  effectKey: string;
+  rejected: boolean;
+}
+
+/** The key a slot takes in the next execution. */
+export interface EffectSlot {
+  effect: string;
+  effectKey: string;
+}
+
+/** The key after a refused one: `…@0` → `…@0.r1` → `…@0.r2`. */
+export function afterRefused(key: string): string {
+  const m = /^(.*)\.r(\d+)$/.exec(key);
+  return m ? `${m[1]}.r${Number(m[2]) + 1}` : `${key}.r1`;
+}
+
+/**
+ * The slots the next execution of a logical run carries: those the latest execution carried (its
+ * input's), each replaced by what the latest began in it (the next key when the provider refused
+ * it), in slot order. An execution commits in staged order, so what it began of a name is a prefix
+ * of that name's slots.
+ */
+export function nextSlots(carried: readonly EffectSlot[] | undefined, begun: readonly EffectBegun[]): EffectSlot[] {
+  const slots = new Map<string, EffectSlot[]>();
+  const slotsOf = (effect: string) => slots.get(effect) ?? (slots.set(effect, []), slots.get(effect)!);
+  for (const c of carried ?? []) slotsOf(c.effect).push({ effect: c.effect, effectKey: c.effectKey });
+  const nth = new Map<string, number>();
+  for (const b of begun) {
+    const n = nth.get(b.effect) ?? 0;
+    nth.set(b.effect, n + 1);
+    slotsOf(b.effect)[n] = { effect: b.effect, effectKey: b.rejected ? afterRefused(b.effectKey) : b.effectKey };
+  }
+  return [...slots.values()].flatMap((s) => s.filter(Boolean));
+}
+
+/**
+ * The key of the effect at `step` of an execution's staged list. A first execution: `runKey#effect@step`.
+ * An execution again (its input carries slots): the slot's carried key, or for a slot no execution
+ * began, `runKey#effect@n<nth>`: the same in every execution, whatever order a fix stages effects in.
+ */
+export function slotKey(runKey: string, carried: readonly EffectSlot[] | undefined, staged: readonly { effect: string }[], step: number): string {
+  const name = staged[step]!.effect;
+  if (!carried) return effectKey(runKey, name, step);
+  const nth = staged.slice(0, step).filter((p) => p.effect === name).length;
+  return carried.filter((e) => e.effect === name)[nth]?.effectKey ?? effectKey(runKey, name, `n${nth}`);
+}
