@@ -41,9 +41,13 @@ export interface ToolDefinition<A = Record<string, unknown>> {
 
 /** What an effect's code is handed besides its arguments. */
 export interface EffectContext {
-  /** `runKey#effect@step`: stable across retries, crashes and replays; the provider's idempotency key. */
+  /**
+   * Stable across retries, crashes, resets, restarts on a redelivery and replays (every execution of
+   * one run gives one effect the same key): the provider's idempotency key, or a `reconcile` effect's
+   * reference to `find` it by.
+   */
   effectKey: string;
-  /** Temporal's activity attempt, 1 on the first: a `reconcile` effect is looked up first on every later one. */
+  /** Temporal's activity attempt, 1 on the first. A `reconcile` effect is looked up (`find`) before every `apply`, whatever the attempt. */
   attempt: number;
   /** Aborted when the worker shuts down (a run's kill lets an effect in flight finish). */
   signal: AbortSignal;

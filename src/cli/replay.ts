@@ -56,7 +56,17 @@ export async function replay(agent: string, opts: ReplayOptions): Promise<number
       ...(epoch ? { epoch } : {}),
     };
     const { runs, notReplayed } = await replayCandidates(client, query);
-    const head = { agent, ...(epoch ? { epoch } : {}), since: since.toISOString(), ...(reason ? { reason } : {}), ...(opts.wakeKey ? { wakeKey: opts.wakeKey } : {}) };
+    const head = {
+      agent,
+      ...(epoch ? { epoch } : {}),
+      since: since.toISOString(),
+      ...(reason ? { reason } : {}),
+      ...(opts.wakeKey ? { wakeKey: opts.wakeKey } : {}),
+    };
+    if (!runs.length && notReplayed.length && notReplayed.every((n) => n.why.startsWith('already replayed'))) {
+      printJson({ ...head, runs: [], notReplayed });
+      return ExitCode.ok;
+    }
     if (!runs.length) {
       const message = `no closed run of ${agent} since ${since.toISOString()} ending ${reason ?? 'failed'}${opts.wakeKey ? ` about ${opts.wakeKey}` : ''} to replay`;
       printJson({ ...head, notReplayed, error: { code: 'not_found', message } });

@@ -1,4 +1,5 @@
-import { effectKey } from './ids';
+import { effectKey, type EffectKey } from './ids';
+import type { RunInput } from './run-types';
 
 /*
  * The keys of one logical run's effects across its executions. A logical run (one workflow ID, its
@@ -59,4 +60,13 @@ export function slotKey(runKey: string, carried: readonly EffectSlot[] | undefin
   if (!carried) return effectKey(runKey, name, step);
   const nth = staged.slice(0, step).filter((p) => p.effect === name).length;
   return carried.filter((e) => e.effect === name)[nth]?.effectKey ?? effectKey(runKey, name, `n${nth}`);
+}
+
+/**
+ * The effect key of the effect at `step` of a run's staged list: `runKey#effect@step` for a first
+ * execution; for an execution again of the same logical run (a replay, a restart on a redelivery),
+ * the key its slot carries.
+ */
+export function runEffectKey(input: Pick<RunInput, 'runKey' | 'replay'>, staged: readonly { effect: string }[], step: number): EffectKey {
+  return slotKey(input.runKey, input.replay?.effects, staged, step) as EffectKey;
 }

@@ -1,6 +1,4 @@
 import { isoSeconds } from './time';
-import type { RunInput } from './run-types';
-import { slotKey } from './effect-slots';
 
 /**
  * Workflow IDs and effect keys: pure, built in this one place, used by the gate and by workflow code
@@ -104,15 +102,6 @@ export function batchRunToken(openedBy: string, chain: string, n: number): strin
  */
 export function effectKey(runKey: string, effect: string, step: number | string): EffectKey {
   return `${runKey}#${effect}@${step}` as EffectKey;
-}
-
-/**
- * The effect key of the effect at `step` of a run's staged list: `runKey#effect@step` for a first
- * execution; for an execution again of the same logical run (a replay, a restart on a redelivery),
- * the key its slot carries (src/core/effect-slots.ts).
- */
-export function runEffectKey(input: Pick<RunInput, 'runKey' | 'replay'>, staged: readonly { effect: string }[], step: number): EffectKey {
-  return slotKey(input.runKey, input.replay?.effects, staged, step) as EffectKey;
 }
 
 /**

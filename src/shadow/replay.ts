@@ -88,17 +88,19 @@ export function reasonOf(status: string, result: RunResult | undefined): Termina
  * whose latest execution succeeded only under a named epoch.
  */
 export function replayChoice(
-  latest: { status: string; result?: RunResult },
+  latest: { status: string; result?: RunResult; replayEpoch?: string },
   q: Pick<ReplayQuery, 'reason' | 'includeCancelled' | 'epoch'>,
 ): { take: true } | { take: false; why?: string } {
   const { result } = latest;
   const reason = reasonOf(latest.status, result);
   if (result?.supersededBy) return { take: false, why: `superseded by ${result.supersededBy}, which took its events` };
+  if (latest.replayEpoch && (latest.replayEpoch === q.epoch || (reason === 'success' && q.reason !== 'success')))
+    return { take: false, why: `already replayed: its latest execution (${latest.replayEpoch}) ended ${reason}` };
   const stopped = reason === 'cancelled';
+  if (stopped && !q.includeCancelled && (!q.reason || q.reason === 'cancelled'))
+    return { take: false, why: `${result?.killedBy ? `killed by ${result.killedBy.who}` : 'stopped by a person'}: replay it only with --include-cancelled` };
   const asked = q.reason ? reason === q.reason : reason === 'failed' || (stopped && q.includeCancelled);
   if (!asked) return { take: false };
-  if (stopped && !q.includeCancelled)
-    return { take: false, why: `${result?.killedBy ? `killed by ${result.killedBy.who}` : 'stopped by a person'}: replay it only with --include-cancelled` };
   if (reason === 'success' && !q.epoch) return { take: false, why: 'its latest execution succeeded: name an --epoch to run it again' };
   return { take: true };
 }
@@ -160,7 +162,8 @@ export async function replayCandidates(
     }
     const history = await recordedHistory(client, await client.workflow.getHandle(w.workflowId, latest.runId).fetchHistory());
     const { input, result } = inputAndResult(history) as { input?: RunInput; result?: RunResult };
-    const choice = replayChoice({ status: latest.status.name, ...(result ? { result } : {}) }, q);
+    const replayEpoch = input?.replay?.epoch;
+    const choice = replayChoice({ status: latest.status.name, ...(result ? { result } : {}), ...(replayEpoch ? { replayEpoch } : {}) }, q);
     if (!choice.take) {
       if (choice.why) notReplayed.push({ workflowId: w.workflowId, why: choice.why });
       continue;

@@ -1,7 +1,7 @@
 import type { EffectOutcome, Proposal } from '../core/contracts';
 import type { AbsorbedEvent, RunInput, TerminalReason } from '../core/run-types';
 import { isoSeconds } from '../core/time';
-import { runEffectKey } from '../core/ids';
+import { runEffectKey } from '../core/effect-slots';
 import { parseEventKey } from '../gate/keys';
 import type { Batch } from '../core/coalesce-types';
 import type { CoalescePolicy } from '../core/policy';

@@ -18,9 +18,10 @@ import { fixedAgents, recordedAgents } from '../fixtures/replay-app';
  * `wakegate replay` on the real dev server. Runs of the campaign reporter that export first, then
  * post (test/fixtures/replay-app.ts), fail because the channel refuses every post; each had started
  * its export. The channel is fixed and the deployment goes back to posting first; the failed runs are
- * replayed: each runs once, its export (now at another step) is found, `reconciled_landed`, never
- * started again, and its post (the key the channel refused is not reused) lands under a key of the
- * epoch; the same epoch again starts nothing; another epoch runs them again and finds all.
+ * replayed, each as an execution again of its own workflow ID: each runs once, its export (now at
+ * another step) is found, `reconciled_landed`, never started again, and its post (the key the
+ * channel refused is not reused) lands under the next key of its slot; the same epoch again starts
+ * nothing; another epoch runs them again and finds all.
  */
 let env: DevEnv;
 let standins: Standins;
@@ -43,13 +44,21 @@ after(async () => {
 const recorded = appOf(undefined, { agents: recordedAgents });
 const fixed = appOf(undefined, { agents: fixedAgents });
 const result = async (id: string) => (await env.client.workflow.getHandle(id).result()) as RunResult;
+/** The result of the latest execution of a workflow ID, once it has closed (a replay's, after a replay). */
+const latestResult = async (id: string, notRunId: string) => {
+  for (;;) {
+    const d = await env.client.workflow.getHandle(id).describe();
+    if (d.runId !== notRunId) return (await env.client.workflow.getHandle(id, d.runId).result()) as RunResult;
+    await new Promise((r) => setTimeout(r, 100));
+  }
+};
 const committed = (r: RunResult) => (r.output as { committed: EffectOutcome[] }).committed.map((e) => [e.name, e.outcome, e.effectKey]);
 
 test('failed runs replayed once their cause is fixed: each runs once, a landed export is reconciled_landed, the same epoch starts nothing', async () => {
   const taskQueue = unique('replay');
   const tag = unique('camp');
   const cliEnv = { TEMPORAL_ADDRESS: env.server.address, WAKEGATE_APP: 'test/fixtures/replay-app.ts', WAKEGATE_TASK_QUEUE: taskQueue, ...outsideEnv(standins) };
-  const replay = (...more: string[]) => runCli(['replay', 'campaign-reporter', '--reason', 'failed', '--since', '1h', ...more], cliEnv, 120_000);
+  const replay = (...more: string[]) => runCli(['replay', 'campaign-reporter', '--since', '1h', ...more], cliEnv, 120_000);
   const failing = Array.from({ length: 4 }, (_, i) => `${tag}-${i}`);
   const admitted = await withWorker(
     env.nativeConnection,
@@ -67,6 +76,8 @@ test('failed runs replayed once their cause is fixed: each runs once, a landed e
     },
     { activities: recorded.activities({ outside: standinOutside(standins) }) },
   );
+  const failedRun = new Map<string, string>();
+  for (const id of admitted) failedRun.set(id, (await env.client.workflow.getHandle(id).describe()).runId);
   assert.equal(exports.jobs.length, 5, 'every run started its export before its post was refused');
   assert.equal(channel.messages.length, 1, 'only the first run posted');
   channelDown = false; // the cause is fixed, and the deployment posts first again
@@ -77,13 +88,13 @@ test('failed runs replayed once their cause is fixed: each runs once, a landed e
     async () => {
       const dry = await replay('--epoch', 'e1', '--dry-run');
       assert.equal(dry.code, 0, dry.stderr);
-      const planned = dry.json.runs as { of: string; replayRunKey: string; effects: { effect: string; effectKey: string }[] }[];
+      const planned = dry.json.runs as { of: string; after: string; effects: { effect: string; effectKey: string }[] }[];
       assert.deepEqual(planned.map((r) => r.of).sort(), [...admitted].sort(), 'exactly the failed runs');
       for (const r of planned) {
-        assert.equal(r.replayRunKey, `${r.of}/replay`);
+        assert.equal(r.after, failedRun.get(r.of), 'each follows its failed execution');
         assert.deepEqual(r.effects, [
           { effect: 'start_export', effectKey: `${r.of}#start_export@0` },
-          { effect: 'post_summary', effectKey: `${r.of}/replay/e1#post_summary@n0` },
+          { effect: 'post_summary', effectKey: `${r.of}#post_summary@1.r1` },
         ]);
       }
       assert.equal(exports.jobs.length, 5, 'a dry run sends nothing');
@@ -91,44 +102,44 @@ test('failed runs replayed once their cause is fixed: each runs once, a landed e
       const cli = await replay('--epoch', 'e1');
       assert.equal(cli.code, 0, cli.stderr);
       const first = cli.json.runs as ReplayOutcome[];
-      assert.deepEqual(
-        first.map((r) => [r.decision, 'workflowId' in r ? r.workflowId : undefined]).sort(),
-        admitted.map((id) => ['started', `${id}/replay`]).sort(),
-      );
+      assert.deepEqual(first.map((r) => [r.decision, 'workflowId' in r ? r.workflowId : undefined]).sort(), admitted.map((id) => ['started', id]).sort());
       for (const of of admitted) {
-        const r = await result(`${of}/replay`);
+        const r = await latestResult(of, failedRun.get(of)!);
         assert.equal(r.terminalReason, 'success', r.summary);
         assert.deepEqual(
           committed(r),
           [
-            ['post_summary', 'applied', `${of}/replay/e1#post_summary@n0`],
+            ['post_summary', 'applied', `${of}#post_summary@1.r1`],
             ['start_export', 'reconciled_landed', `${of}#start_export@0`],
           ],
-          'the export takes the key the failed run gave it, at another step: found, not started again; the post the channel refused takes a key of the epoch',
+          'the export takes the key the failed run gave it, at another step: found, not started again; the post the channel refused takes the next key of its slot',
         );
       }
       assert.equal(exports.jobs.length, 5, 'no second export');
       assert.equal(channel.messages.length, 5, 'each replay posted once');
 
-      const again = await replay('--epoch', 'e1');
-      assert.equal(again.code, 0, again.stderr);
-      assert.deepEqual(
-        (again.json.runs as ReplayOutcome[]).map((r) => r.decision),
-        admitted.map(() => 'already_replayed'),
-      );
+      for (const more of [['--epoch', 'e1'], []]) {
+        const again = await replay(...more);
+        assert.equal(again.code, 0, again.stderr);
+        assert.deepEqual(again.json.runs, [], `${more.join(' ')}: nothing runs again`);
+        const listed = again.json.notReplayed as { workflowId: string; why: string }[];
+        assert.deepEqual(listed.map((n) => n.workflowId).sort(), [...admitted].sort());
+        for (const n of listed) assert.match(n.why, /already replayed: its latest execution \(e1\) ended success/);
+      }
 
-      // Another epoch runs them again, and every effect is found where the first replay left it.
-      const e2 = await replay('--epoch', 'e2');
+      // A named epoch runs the runs that succeeded again, when asked, and every effect is found where the first replay left it.
+      const e2 = await replay('--reason', 'success', '--epoch', 'e2');
       assert.equal(e2.code, 0, e2.stderr);
       assert.ok((e2.json.runs as ReplayOutcome[]).every((r) => r.decision === 'started'));
+      assert.equal((e2.json.runs as ReplayOutcome[]).length, admitted.length + 1, 'the replayed runs and the run that succeeded first time');
       for (const of of admitted) {
         assert.deepEqual(
-          committed(await result(`${of}/replay`)),
+          committed(await result(of)),
           [
-            ['post_summary', 'already_applied', `${of}/replay/e1#post_summary@n0`],
+            ['post_summary', 'already_applied', `${of}#post_summary@1.r1`],
             ['start_export', 'reconciled_landed', `${of}#start_export@0`],
           ],
-          'e2 takes the last key any run began for each effect: e1 landed the post under its own',
+          'e2 takes the key each slot carries: e1 landed the post under it',
         );
       }
       assert.equal(exports.jobs.length, 5);
@@ -149,7 +160,7 @@ test('failed runs replayed once their cause is fixed: each runs once, a landed e
       assert.deepEqual(
         replayed.find((r) => r.replay?.epoch === 'e1')!.effects.map((e) => [e.effect, e.effectKey, e.outcome]),
         [
-          ['post_summary', `${admitted[0]}/replay/e1#post_summary@n0`, 'applied'],
+          ['post_summary', `${admitted[0]}#post_summary@1.r1`, 'applied'],
           ['start_export', `${admitted[0]}#start_export@0`, 'reconciled_landed'],
         ],
       );

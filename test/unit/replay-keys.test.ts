@@ -1,7 +1,7 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { effectKey, runEffectKey } from '../../src/core/ids';
-import { afterRefused, nextSlots } from '../../src/core/effect-slots';
+import { effectKey } from '../../src/core/ids';
+import { afterRefused, nextSlots, runEffectKey } from '../../src/core/effect-slots';
 import type { AbsorbedEvent, RunResult } from '../../src/core/run-types';
 import { keyEvent } from '../../src/gate/key-event';
 import { replayInput } from '../../src/gate/replay';
@@ -92,8 +92,9 @@ test('which runs a replay takes: failed by default; a stopped run only when aske
   assert.deepEqual(replayChoice({ status: 'COMPLETED', result: result({ terminalReason: 'escalated' }) }, {}), { take: false });
   assert.deepEqual(replayChoice({ status: 'COMPLETED', result: result({ terminalReason: 'escalated' }) }, { reason: 'escalated' }), take);
   const killed = { status: 'COMPLETED', result: result({ killedBy: { who: 'ana', reason: 'loop' } }) };
-  assert.deepEqual(replayChoice(killed, {}), { take: false });
+  assert.match((replayChoice(killed, {}) as { why: string }).why, /killed by ana.*--include-cancelled/, 'listed, so the operator knows');
   assert.match((replayChoice(killed, { reason: 'cancelled' }) as { why: string }).why, /killed by ana.*--include-cancelled/);
+  assert.deepEqual(replayChoice(killed, { reason: 'escalated' }), { take: false }, 'another reason asked: not listed');
   assert.deepEqual(replayChoice(killed, { includeCancelled: true }), take);
   assert.deepEqual(replayChoice({ status: 'TERMINATED' }, { includeCancelled: true }), take, 'terminated from the Web UI: a person stopped it');
   const superseded = { status: 'COMPLETED', result: result({ supersededBy: 'r2' }) };
@@ -101,6 +102,10 @@ test('which runs a replay takes: failed by default; a stopped run only when aske
   const succeeded = { status: 'COMPLETED', result: result({ terminalReason: 'success' }) };
   assert.match((replayChoice(succeeded, { reason: 'success' }) as { why: string }).why, /--epoch/);
   assert.deepEqual(replayChoice(succeeded, { reason: 'success', epoch: 'e9' }), take);
+  const replayed = { ...succeeded, replayEpoch: 'e1' };
+  assert.match((replayChoice(replayed, {}) as { why: string }).why, /already replayed.*e1.*success/, 'listed, so the same command again says why');
+  assert.match((replayChoice(replayed, { reason: 'success', epoch: 'e1' }) as { why: string }).why, /already replayed/, 'the same epoch again');
+  assert.deepEqual(replayChoice(replayed, { reason: 'success', epoch: 'e2' }), take);
 });
 
 test("a replay's events: the run's own, its batch's, and those skipped on it, once each", () => {

@@ -1,7 +1,7 @@
 import { ActivityFailure, ApplicationFailure, CancellationScope, condition, sleep } from '@temporalio/workflow';
 import type { AgentPolicy } from '../../src/core/policy';
 import { FailureType } from '../../src/core/failures';
-import { runEffectKey } from '../../src/core/ids';
+import { runEffectKey } from '../../src/core/effect-slots';
 import type { RunInput } from '../../src/core/run-types';
 import { commitEffect } from './proxies';
 import { recordEffects } from './record-only';
