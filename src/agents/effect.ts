@@ -6,7 +6,7 @@ import { ToolName, fn, zodSchema, objectSchema } from './schema-parts';
 
 /** What `defineEffect` takes. */
 export interface EffectOptions<S extends z.ZodType<Record<string, unknown>>> {
-  /** Its name: part of every effect key (`runKey#name@step`). @example 'file_ticket' */
+  /** Its name: part of every effect key (`runKey#name@n<nth>`). @example 'file_ticket' */
   name: string;
   description: string;
   /**

@@ -1,5 +1,4 @@
 import { effectKey, type EffectKey } from './ids';
-import type { RunInput } from './run-types';
 
 /*
  * The keys of one logical run's effects across its executions. A logical run (one workflow ID, its
@@ -25,7 +24,7 @@ export interface EffectSlot {
   effectKey: string;
 }
 
-/** The key after a refused one: `…@0` → `…@0.r1` → `…@0.r2`. */
+/** The key after a refused one: `…@n0` → `…@n0.r1` → `…@n0.r2`. */
 export function afterRefused(key: string): string {
   const m = /^(.*)\.r(\d+)$/.exec(key);
   return m ? `${m[1]}.r${Number(m[2]) + 1}` : `${key}.r1`;
@@ -51,22 +50,22 @@ export function nextSlots(carried: readonly EffectSlot[] | undefined, begun: rea
 }
 
 /**
- * The key of the effect at `step` of an execution's staged list. A first execution: `runKey#effect@step`.
- * An execution again (its input carries slots): the slot's carried key, or for a slot no execution
- * began, `runKey#effect@n<nth>`: the same in every execution, whatever order a fix stages effects in.
+ * The key of the effect at `step` of an execution's staged list: the key its slot carries from the
+ * executions before (only a slot whose key a provider refused has moved), or `runKey#effect@n<nth>`,
+ * the n-th effect of that name. Never the step: a run reset from the Web UI after a fix that stages
+ * its effects in another order gives each effect the key the run gave it before.
  */
 export function slotKey(runKey: string, carried: readonly EffectSlot[] | undefined, staged: readonly { effect: string }[], step: number): string {
   const name = staged[step]!.effect;
-  if (!carried) return effectKey(runKey, name, step);
   const nth = staged.slice(0, step).filter((p) => p.effect === name).length;
-  return carried.filter((e) => e.effect === name)[nth]?.effectKey ?? effectKey(runKey, name, `n${nth}`);
+  return carried?.filter((e) => e.effect === name)[nth]?.effectKey ?? effectKey(runKey, name, `n${nth}`);
 }
 
-/**
- * The effect key of the effect at `step` of a run's staged list: `runKey#effect@step` for a first
- * execution; for an execution again of the same logical run (a replay, a restart on a redelivery),
- * the key its slot carries.
- */
-export function runEffectKey(input: Pick<RunInput, 'runKey' | 'replay'>, staged: readonly { effect: string }[], step: number): EffectKey {
+/** The effect key of the effect at `step` of a run's staged list (see {@link slotKey}). */
+export function runEffectKey(
+  input: { runKey: string; replay?: { effects: readonly EffectSlot[] } },
+  staged: readonly { effect: string }[],
+  step: number,
+): EffectKey {
   return slotKey(input.runKey, input.replay?.effects, staged, step) as EffectKey;
 }

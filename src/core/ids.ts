@@ -16,7 +16,7 @@ import { isoSeconds } from './time';
  * - `agent#wakeKey@eventKey~chain.n`: a coalesced run, named after the event that opened its batch,
  *   its coalescer's chain of executions and the batch's number in it: unique for good, so a
  *   redelivery that opens a batch after its coalescer closed never meets an old run's ID.
- * - `runKey#effect@step`: one side effect of one run; the provider's idempotency key.
+ * - `runKey#effect@n<nth>`: one side effect of one run (the n-th of its name); the provider's idempotency key.
  */
 export type EffectKey = string & { readonly __brand: 'EffectKey' };
 
@@ -96,12 +96,13 @@ export function batchRunToken(openedBy: string, chain: string, n: number): strin
 }
 
 /**
- * `runKey#effect@step`: the run's own ID (which names the agent) plus the effect and its step.
- * Stable across activity retries, worker crashes and replays; two agents woken by one event never
- * share one.
+ * `runKey#effect@slot`: the run's own ID (which names the agent) plus the effect and its slot, `n<nth>`
+ * (its place among the run's effects of that name; src/core/effect-slots.ts). Stable across
+ * activity retries, worker crashes, resets, restarts and replays; two agents woken by one event
+ * never share one.
  */
-export function effectKey(runKey: string, effect: string, step: number | string): EffectKey {
-  return `${runKey}#${effect}@${step}` as EffectKey;
+export function effectKey(runKey: string, effect: string, slot: number | string): EffectKey {
+  return `${runKey}#${effect}@${slot}` as EffectKey;
 }
 
 /**

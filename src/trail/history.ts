@@ -1,7 +1,7 @@
 import type { CommitInput, EffectOutcome, Proposal } from '../core/contracts';
-import { effectKey } from '../core/ids';
+import { runEffectKey } from '../core/effect-slots';
 import type { AgentPolicy } from '../core/policy';
-import { canonicalJson } from '../gate/fingerprint';
+import { canonicalJson } from '../core/canonical-json';
 import { createHash } from 'node:crypto';
 import type { TrailApproval, TrailEffect } from './types';
 
@@ -116,7 +116,7 @@ export function argsDigest(args: unknown): string {
 /** What the run's result or live status says of its effects, beside its history. */
 export interface EffectContext {
   runKey: string;
-  /** The effect key of a staged effect, when it is not `runKey#effect@step` (a replay's). */
+  /** The effect key of a staged effect, when it is not `runKey#effect@n<nth>` (an execution again's, whose slots carry keys). */
   keyOf?: (staged: Proposal[], step: number) => string;
   open: boolean;
   /** The staged proposals, in commit order (the result's `output.staged`), when recorded. */
@@ -139,7 +139,7 @@ const stepOf = (key: string): number => Number(/@(\d+)$/.exec(key)?.[1] ?? Numbe
  */
 export function effectsOf(facts: RunFacts, ctx: EffectContext): TrailEffect[] {
   const byKey = new Map<string, { effect: string; args?: Record<string, unknown> }>();
-  const keyOf = ctx.keyOf ?? ((staged: Proposal[], i: number) => effectKey(ctx.runKey, staged[i]!.effect, i));
+  const keyOf = ctx.keyOf ?? ((staged: Proposal[], i: number) => runEffectKey({ runKey: ctx.runKey }, staged, i));
   const position = new Map<string, number>();
   (ctx.staged ?? []).forEach((p, i, all) => {
     const key = keyOf(all, i);

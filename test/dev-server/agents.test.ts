@@ -105,7 +105,7 @@ describe('the example agents end to end on the dev server', () => {
           30_000,
           'approval wait',
         ))!;
-        assert.match(waiting.awaitingApproval!.effectKey, /#start_export@1$/);
+        assert.match(waiting.awaitingApproval!.effectKey, /#start_export@n0$/);
         assert.deepEqual(waiting.awaitingApproval!.args, { campaign }, 'the person sees the exact arguments');
         assert.equal(standins.channel.messages.filter((m) => m.text.includes(campaign)).length, 1, 'the reversible post went ahead');
         assert.equal(standins.exports.jobs.filter((j) => j.campaign === campaign).length, 0, 'no export before approval');

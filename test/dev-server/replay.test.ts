@@ -93,8 +93,8 @@ test('failed runs replayed once their cause is fixed: each runs once, a landed e
       for (const r of planned) {
         assert.equal(r.after, failedRun.get(r.of), 'each follows its failed execution');
         assert.deepEqual(r.effects, [
-          { effect: 'start_export', effectKey: `${r.of}#start_export@0` },
-          { effect: 'post_summary', effectKey: `${r.of}#post_summary@1.r1` },
+          { effect: 'start_export', effectKey: `${r.of}#start_export@n0` },
+          { effect: 'post_summary', effectKey: `${r.of}#post_summary@n0.r1` },
         ]);
       }
       assert.equal(exports.jobs.length, 5, 'a dry run sends nothing');
@@ -109,8 +109,8 @@ test('failed runs replayed once their cause is fixed: each runs once, a landed e
         assert.deepEqual(
           committed(r),
           [
-            ['post_summary', 'applied', `${of}#post_summary@1.r1`],
-            ['start_export', 'reconciled_landed', `${of}#start_export@0`],
+            ['post_summary', 'applied', `${of}#post_summary@n0.r1`],
+            ['start_export', 'reconciled_landed', `${of}#start_export@n0`],
           ],
           'the export takes the key the failed run gave it, at another step: found, not started again; the post the channel refused takes the next key of its slot',
         );
@@ -136,8 +136,8 @@ test('failed runs replayed once their cause is fixed: each runs once, a landed e
         assert.deepEqual(
           committed(await result(of)),
           [
-            ['post_summary', 'already_applied', `${of}#post_summary@1.r1`],
-            ['start_export', 'reconciled_landed', `${of}#start_export@0`],
+            ['post_summary', 'already_applied', `${of}#post_summary@n0.r1`],
+            ['start_export', 'reconciled_landed', `${of}#start_export@n0`],
           ],
           'e2 takes the key each slot carries: e1 landed the post under it',
         );
@@ -160,8 +160,8 @@ test('failed runs replayed once their cause is fixed: each runs once, a landed e
       assert.deepEqual(
         replayed.find((r) => r.replay?.epoch === 'e1')!.effects.map((e) => [e.effect, e.effectKey, e.outcome]),
         [
-          ['post_summary', `${admitted[0]}#post_summary@1.r1`, 'applied'],
-          ['start_export', `${admitted[0]}#start_export@0`, 'reconciled_landed'],
+          ['post_summary', `${admitted[0]}#post_summary@n0.r1`, 'applied'],
+          ['start_export', `${admitted[0]}#start_export@n0`, 'reconciled_landed'],
         ],
       );
     },

@@ -75,7 +75,7 @@ async function runsBehindTheGate(dir: string, args: string[]): Promise<void> {
   // The tool got its typed argument (the version, which the model took from the event) and the effect ran once.
   const notes = readFileSync(path.join(dir, 'release-notes.log'), 'utf8').trim().split('\n');
   assert.equal(notes.length, 1);
-  assert.match(notes[0]!, /#append_note@0 left-pad: left-pad 2\.0\.0: faster start$/);
+  assert.match(notes[0]!, /#append_note@n0 left-pad: left-pad 2\.0\.0: faster start$/);
   const committed = (out.result.output as { committed: { name: string; outcome: string }[] }).committed;
   assert.deepEqual(
     committed.map((e) => [e.name, e.outcome]),

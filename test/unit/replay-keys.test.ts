@@ -42,7 +42,7 @@ test("a replay's input: the recorded run's own event as keyed today, under the r
   );
 });
 
-test('an execution again takes the key its slot carries, whatever its step; a slot none began, runKey#effect@n<nth>', () => {
+test('every execution of a run keys an effect by its slot: the key it carries, or runKey#effect@n<nth>, never the step', () => {
   const input = {
     runKey: 'r',
     replay: {
@@ -62,7 +62,8 @@ test('an execution again takes the key its slot carries, whatever its step; a sl
   );
   // Never begun, an effect keeps its key in every execution whatever its step.
   assert.equal(runEffectKey(input, [{ effect: 'notify' }], 0), runEffectKey(input, [{ effect: 'post' }, { effect: 'notify' }], 1));
-  assert.equal(runEffectKey({ runKey: 'x' }, staged, 1), effectKey('x', 'start_export', 1), 'a first execution: runKey#effect@step');
+  assert.equal(runEffectKey({ runKey: 'x' }, staged, 1), effectKey('x', 'start_export', 'n0'), 'a first execution: runKey#effect@n<nth>, never the step');
+  assert.equal(runEffectKey({ runKey: 'x' }, staged, 2), 'x#post@n1');
 });
 
 test("the next execution's slots: what the latest carried, replaced by what it began; a refused key's slot takes the next key", () => {

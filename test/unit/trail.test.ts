@@ -130,7 +130,7 @@ function commit(
     activityType: 'commitEffect',
     input: {
       agent: AGENT,
-      effectKey: effectKey(runKey, name, step),
+      effectKey: effectKey(runKey, name, 'n0') /* each name once: its first slot */,
       effect: { name, class: cls, reversible },
       args,
       run: { runKey, wakeKey: WAKE, entity: WAKE, eventKey: 'k' },
@@ -138,7 +138,7 @@ function commit(
   };
 }
 const outcome = (runKey: string, name: string, step: number, cls: EffectOutcome['class']): EffectOutcome => ({
-  effectKey: effectKey(runKey, name, step),
+  effectKey: effectKey(runKey, name, 'n0') /* each name once: its first slot */,
   name,
   class: cls,
   outcome: 'applied',
@@ -378,7 +378,7 @@ describe('the decision trail, assembled from recorded shapes', () => {
 });
 
 describe("a run's effects from its history", () => {
-  const key = (name: string, step: number) => effectKey(RUN, name, step);
+  const key = (name: string, _step: number) => effectKey(RUN, name, 'n0');
   const staged = [
     { effect: 'post_summary', args: { text: 'hi' } },
     { effect: 'start_export', args: { campaign: WAKE } },
