@@ -3,11 +3,13 @@ import { WorkflowNotFoundError, type Client, type WorkflowExecutionInfo } from '
 import { decodeArrayFromPayloads } from '@temporalio/common/lib/internal-non-workflow';
 import { temporal } from '@temporalio/proto';
 import type { SignalDefinition } from '@temporalio/common';
-import type { CoalescerInput, CoalescerStatus, Offer, OfferInput } from '../../src/core/coalesce-types';
-import { adoptSignal, coalescerQuery, deliverySignal, offerSignal } from '../../src/core/messages';
+import type { CoalescerInput, CoalescerState, CoalescerStatus, Offer, OfferInput, RunEnded } from '../../src/core/coalesce-types';
+import type { RunResult } from '../../src/core/run-types';
+import { adoptSignal, coalescerQuery, deliverySignal, offerSignal, runEndedSignal } from '../../src/core/messages';
 import { offerBySignal, signalCoalescer } from '../../src/coalescer/coalescer-start';
 
 type OfferedEvent = Offer['event'];
+type Live = NonNullable<CoalescerState['running']>;
 const { EventType } = temporal.api.enums.v1;
 
 const quote = (s: string) => `'${s.replace(/\\/g, '\\\\').replace(/'/g, "\\'")}'`;
@@ -110,28 +112,28 @@ async function recoverOne(client: Client, taskQueue: string, info: WorkflowExecu
   const running = status?.state.running;
   // Its live run as its state has it may never have started: the start is decided in the workflow
   // task that a termination can cut off before its command reaches the server. Then its events wait too.
-  const phantom =
-    running &&
-    (await client.workflow
-      .getHandle(running.runKey)
-      .describe()
-      .then(
-        () => false,
-        (err: unknown) => {
-          if (err instanceof WorkflowNotFoundError) return true;
-          throw err;
-        },
-      ));
-  const offers = withOwnIds([...(status ? toOfferAgain(status, phantom === true, info.runId) : []), ...untaken.offers], info.runId);
+  const before = running ? await describeRun(client, running.runKey) : undefined;
+  const phantom = running !== undefined && before === undefined;
+  const offers = withOwnIds([...(status ? toOfferAgain(status, phantom, info.runId) : []), ...untaken.offers], info.runId);
   const except = offers.map((o) => o.event.eventKey);
   // Its dedup table first (signals are taken in order), then the tables sent to it that it never
   // took (an earlier recovery's), then its pending events, then the delivery ids recorded to it.
+  // Its live run, still open, goes with its table: the new chain holds it as live, so the batch
+  // offered again starts after it ends, one run of the key at a time.
   const { seen, seenOpeners, newestVersion } = status?.state ?? { seen: [] };
-  // Not the entries of the events offered again: they are decided (and run) there.
-  if (seen.length) await signalCoalescer(client, taskQueue, to, adoptSignal, { seen, ...(seenOpeners ? { seenOpeners } : {}), newestVersion, except });
+  const live = running && before?.status.name === 'RUNNING' ? { live: running } : {};
+  if (seen.length || 'live' in live)
+    await signalCoalescer(client, taskQueue, to, adoptSignal, { seen, ...(seenOpeners ? { seenOpeners } : {}), newestVersion, except, ...live });
   for (const a of untaken.adopts) await signalCoalescer(client, taskQueue, to, adoptSignal, { ...a, except: [...(a.except ?? []), ...except] });
   if (offers.length) await offerBySignal(client, taskQueue, to, offers);
   for (const d of untaken.deliveries) await signalCoalescer(client, taskQueue, to, deliverySignal, d);
+  // Its live run closed, before or during the recovery: its end went to the terminated chain, or to no
+  // chain at all. Told again here, so the steered events its model never saw are run by the new chain
+  // (a second end of one run changes nothing: machine.ts `orphaned`).
+  if (running && !phantom) {
+    const ended = await endOf(client, running);
+    if (ended) await signalCoalescer(client, taskQueue, to, runEndedSignal, ended);
+  }
   if (offers.length)
     log.warn('coalescer recovery: a terminated coalescer’s pending events offered again', {
       coalescerId: info.workflowId,
@@ -141,6 +143,39 @@ async function recoverOne(client: Client, taskQueue: string, info: WorkflowExecu
       ...(status ? {} : { untaken: true }),
     });
   return offers.length;
+}
+
+/** A run's description, or undefined when it never started. */
+async function describeRun(client: Client, runKey: string) {
+  return client.workflow
+    .getHandle(runKey)
+    .describe()
+    .catch((err: unknown) => {
+      if (err instanceof WorkflowNotFoundError) return undefined;
+      throw err;
+    });
+}
+
+/** The end of a terminated chain's live run once it has closed (undefined while it runs), with the steered events its model never saw. */
+export async function endOf(client: Client, running: Live): Promise<RunEnded | undefined> {
+  const d = await describeRun(client, running.runKey);
+  if (!d || d.status.name === 'RUNNING') return undefined;
+  const result = d.status.name === 'COMPLETED' ? ((await client.workflow.getHandle(running.runKey, d.runId).result()) as RunResult) : undefined;
+  return runEndedOf(running, result);
+}
+
+/** A closed run's end as its coalescer takes it: its reason, the steered events its model was given (none known without a result), the rest in full. */
+export function runEndedOf(running: Live, result: RunResult | undefined): RunEnded {
+  const seen = result ? (result.steered ?? []) : undefined;
+  const given = new Set(seen ?? []);
+  const unseenEvents = running.events.filter((e) => running.steered?.includes(e.eventKey) && !given.has(e.eventKey));
+  return {
+    runKey: running.runKey,
+    terminalReason: result?.terminalReason ?? 'failed',
+    ...(seen ? { seen } : {}),
+    ...(unseenEvents.length ? { unseenEvents } : {}),
+    ...(result?.commitBegan ? { commitBegan: true } : {}),
+  };
 }
 
 const NOTHING: Left['untaken'] = { offers: [], adopts: [], deliveries: [] };

@@ -1,5 +1,5 @@
 import { defineQuery, defineSignal, defineUpdate } from '@temporalio/workflow';
-import type { CoalescerStatus, EventStatus, Offer, OfferAnswer, RunEnded, SteerAnswer, SeenRow } from './coalesce-types';
+import type { CoalescerState, CoalescerStatus, EventStatus, Offer, OfferAnswer, RunEnded, SteerAnswer, SeenRow } from './coalesce-types';
 import type { AbsorbedEvent, ApprovalDecision, DeliveryNotice, KillRequest, UpdateAck, RunStatus } from './run-types';
 
 /** Duplicate deliveries of an open run's event: their ids are recorded on the run (fire and forget). */
@@ -42,8 +42,18 @@ export const offerSignal = defineSignal<[Offer[]]>('offer');
  * The dedup table of a chain terminated by hand, for the chain that takes over (adopted before the
  * offers that come after it): activities/coalescer/recover.ts.
  */
-export const adoptSignal =
-  defineSignal<[{ seen: SeenRow[]; seenOpeners?: Record<string, string>; newestVersion?: Record<string, number>; except?: string[] }]>('adopt');
+export const adoptSignal = defineSignal<[Adopt]>('adopt');
+
+/** What a chain terminated by hand leaves the chain that takes over (activities/coalescer/recover.ts). */
+export interface Adopt {
+  seen: SeenRow[];
+  seenOpeners?: Record<string, string>;
+  newestVersion?: Record<string, number>;
+  /** Events offered again instead: their rows are not adopted. */
+  except?: string[];
+  /** Its live run, open when the recovery looked: the new chain holds it as its own, so one run of the key is live at a time. */
+  live?: NonNullable<CoalescerState['running']>;
+}
 
 /** A person re-armed a closed run: its coalescer forgets the events it took (answers their keys), so their next deliveries are decided afresh. */
 export const forgetUpdate = defineUpdate<string[], [{ runKey: string }]>('forget');

@@ -71,7 +71,12 @@ function changesIn(messages: ChatMessage[]): string[] {
  * `look` tool waits on `look`), then answers with a summary of every change it was given; the
  * `write_note` effect (waiting on `commit`) records that summary.
  */
-function orderNotes(opts: { look: ReturnType<typeof latch>; commit: ReturnType<typeof latch>; turns?: number; whileRunning?: 'steer' | 'cancel' }) {
+function orderNotes(opts: {
+  look: ReturnType<typeof latch>;
+  commit: ReturnType<typeof latch>;
+  turns?: number;
+  whileRunning?: 'steer' | 'cancel' | 'buffer_one';
+}) {
   const asked: StepRequest[] = [];
   const notes: { effectKey: string; line: string }[] = [];
   const usage = { inputTokens: 20, outputTokens: 10 };
@@ -346,6 +351,109 @@ describe('overlap steer: a wake into the live run', () => {
           ['changes: quantity', 'changes: cancelled'],
           'each change noted once',
         );
+      },
+      { activities: app.activities() },
+    );
+  });
+});
+
+/** `p`, or a failure naming `what` after `ms`: an event lost for good must fail the test, not hang it. */
+function within<T>(p: Promise<T>, ms: number, what: string): Promise<T> {
+  let timer: NodeJS.Timeout | undefined;
+  const late = new Promise<never>((_, reject) => (timer = setTimeout(() => reject(new Error(`${what}: nothing within ${ms} ms`)), ms)));
+  return Promise.race([p, late]).finally(() => clearTimeout(timer));
+}
+
+/** The coalescer's current execution, once it is a new chain (not `terminatedRunId`) that is running: the recovery has reached it. */
+async function recovered(coalescerId: string, terminatedRunId: string): Promise<void> {
+  await eventually(
+    () =>
+      env.client.workflow
+        .getHandle(coalescerId)
+        .describe()
+        .catch(() => undefined),
+    (d) => d !== undefined && d.runId !== terminatedRunId && d.status.name === 'RUNNING',
+    60_000,
+    'the recovery of the terminated coalescer',
+  );
+}
+
+describe('a coalescer terminated by hand while its live run holds a steered event', () => {
+  for (const when of ['before', 'after'] as const) {
+    test(`the run ends ${when} the recovery without showing the event: the new chain runs it`, async () => {
+      const look = latch();
+      const { app, asked } = orderNotes({ look, commit: latch(true), turns: 1 });
+      const taskQueue = unique(`steer-terminated-${when}`);
+      const gate = app.gate(env.client, taskQueue, { decisionWaitMs: 20_000 });
+      const entity = unique('order');
+      await withWorker(
+        env.nativeConnection,
+        taskQueue,
+        async () => {
+          const first = await gate.admit(order(entity, 'quantity', '2026-12-02T10:00:00Z'));
+          await look.waiting;
+          const second = await gate.admit(order(entity, 'address', '2026-12-02T10:00:05Z'));
+          assert.equal(second.decision, 'steered');
+          await eventually(
+            () => statusOf(first.workflowId),
+            (st?: RunStatus) => st?.absorbed?.some((e) => e.eventKey === second.eventKey) === true,
+            15_000,
+            'the run took the steered event',
+          );
+          const coalescer = env.client.workflow.getHandle(first.coalescerId!);
+          const terminated = (await coalescer.describe()).runId;
+          await coalescer.terminate('an operator stops the coalescer');
+          if (when === 'after') await recovered(first.coalescerId!, terminated);
+          // One model turn: the run ends budget_exhausted, its model never given the steered event.
+          look.release();
+          const ended = await awaitRun(env.client, first);
+          assert.equal(ended.terminalReason, 'budget_exhausted');
+          if (when === 'before') await recovered(first.coalescerId!, terminated);
+          const taken = await within(awaitRun(env.client, second), 90_000, 'the steered event’s run');
+          assert.notEqual(taken.runKey, first.workflowId, 'a follow-up run');
+          assert.ok(taken.absorbed!.some((e) => e.eventKey === second.eventKey));
+          assert.ok(
+            asked.some((req) => changesIn(req.messages).includes('address')),
+            'a model was given it',
+          );
+          const again = await gate.admit({ ...order(entity, 'address', '2026-12-02T10:00:05Z'), deliveryId: 'again' });
+          assert.equal(again.workflowId, taken.runKey, 'a redelivery is answered from the run that took it');
+        },
+        { activities: app.activities() },
+      );
+    });
+  }
+
+  test('buffer_one: the batch waiting when its coalescer was terminated starts only after the live run ends', async () => {
+    const look = latch();
+    const { app } = orderNotes({ look, commit: latch(true), whileRunning: 'buffer_one' });
+    const taskQueue = unique('buffer-terminated');
+    const gate = app.gate(env.client, taskQueue, { decisionWaitMs: 20_000 });
+    const entity = unique('order');
+    await withWorker(
+      env.nativeConnection,
+      taskQueue,
+      async () => {
+        const first = await gate.admit(order(entity, 'quantity', '2026-12-02T10:00:00Z'));
+        await look.waiting;
+        const second = await gate.admit(order(entity, 'address', '2026-12-02T10:00:05Z'));
+        assert.equal(second.decision, 'started', 'a batch that waits for the live run');
+        const coalescer = env.client.workflow.getHandle(first.coalescerId!);
+        const terminated = (await coalescer.describe()).runId;
+        await coalescer.terminate('an operator stops the coalescer');
+        await recovered(first.coalescerId!, terminated);
+        // The recovered batch is offered again; it must wait for the live run, as it did before.
+        await new Promise((r) => setTimeout(r, 3000));
+        const live: string[] = [];
+        for await (const w of env.client.workflow.list({ query: `WorkflowType = "runWorkflow" AND WakeKey = "${entity}" AND ExecutionStatus = "Running"` }))
+          live.push(w.workflowId);
+        assert.deepEqual(live, [first.workflowId], 'one run of the key at a time');
+        look.release();
+        const ended = await awaitRun(env.client, first);
+        const next = await within(awaitRun(env.client, second), 90_000, 'the waiting batch’s run');
+        assert.notEqual(next.runKey, first.workflowId);
+        const [a, b] = await Promise.all([first.workflowId, next.runKey].map((id) => env.client.workflow.getHandle(id).describe()));
+        assert.ok(b!.startTime.getTime() >= a!.closeTime!.getTime(), `the next run started after the live one ended (${ended.terminalReason})`);
       },
       { activities: app.activities() },
     );

@@ -1,4 +1,6 @@
-import type { Batch, SeenRow } from '../../src/core/coalesce-types';
+import type { Batch } from '../../src/core/coalesce-types';
+import type { Adopt } from '../../src/core/messages';
+import type { OfferedEvent } from './batch';
 import { batchRunKey, batchRunToken } from '../../src/core/ids';
 import { CoalescerAnswers } from './answers';
 
@@ -47,9 +49,41 @@ export abstract class CoalescerByHand extends CoalescerAnswers {
     };
   }
 
-  /** A chain terminated by hand left its dedup table: taken in before this chain's own (seen.ts `adopt`). */
-  adopt(left: { seen: readonly SeenRow[]; seenOpeners?: Record<string, string>; newestVersion?: Record<string, number>; except?: string[] }): number {
+  /**
+   * A chain terminated by hand left its dedup table: taken in before this chain's own (seen.ts
+   * `adopt`). And its live run, when it was still open: held as this chain's live run unless this
+   * chain started one of its own meanwhile, so the batch waiting here starts after it ends (its end
+   * comes by its own signal, or the watch finds it); its steered events its model never saw then go
+   * to the follow-up batch as any live run's do.
+   */
+  adopt(left: Adopt): number {
     for (const [source, v] of Object.entries(left.newestVersion ?? {})) this.state.newestVersion[source] = Math.max(this.state.newestVersion[source] ?? v, v);
-    return this.seen.adopt(left.seen, left.seenOpeners, left.except);
+    const adopted = this.seen.adopt(left.seen, left.seenOpeners, left.except);
+    const { live } = left;
+    if (live && !this.state.running && this.state.pending?.runKey !== live.runKey) {
+      const { lookedAtMs: _l, cancelRequested: _c, ...run } = live;
+      this.state.running = run;
+    }
+    return adopted;
   }
+
+  /**
+   * A run of an earlier chain (terminated by hand) names steered events its model never saw: those
+   * undecided here, or held by a row adopted from that chain as steered into this very run, go to
+   * the follow-up batch.
+   */
+  protected orphaned(runKey: string, events: OfferedEvent[], nowMs: number): boolean {
+    const token = this.tokenOf(runKey);
+    const orphans = events.filter((e) => {
+      const row = this.seen.get(e.eventKey);
+      return !row || (row.decision === 'steered' && row.runToken === token);
+    });
+    if (!orphans.length) return false;
+    this.followUp(runKey, orphans, nowMs);
+    for (const e of orphans) this.seen.add(e.eventKey, e.fingerprint, nowMs, 'steered', this.tokenOf(this.state.pending!.runKey));
+    return true;
+  }
+
+  /** Put events in the follow-up batch of run `runKey` (machine.ts). */
+  protected abstract followUp(runKey: string, events: OfferedEvent[], nowMs: number): void;
 }

@@ -175,15 +175,6 @@ export class CoalescerMachine extends CoalescerByHand {
     return true;
   }
 
-  /** A run of an earlier chain (terminated by hand) names steered events its model never saw: those undecided here go to the follow-up batch. */
-  private orphaned(runKey: string, events: OfferedEvent[], nowMs: number): boolean {
-    const orphans = events.filter((e) => !this.seen.get(e.eventKey));
-    if (!orphans.length) return false;
-    this.followUp(runKey, orphans, nowMs);
-    for (const e of orphans) this.seen.add(e.eventKey, e.fingerprint, nowMs, 'steered', this.tokenOf(this.state.pending!.runKey));
-    return true;
-  }
-
   /** The `steer` step's update could not be delivered: send that run no more; its end says which events its model saw. */
   steerFailed(runKey: string): void {
     const running = this.state.running;
@@ -280,7 +271,7 @@ export class CoalescerMachine extends CoalescerByHand {
   }
 
   /** Steered events the live run `runKey` did not take: out of its list, into the follow-up batch. */
-  private followUp(runKey: string, events: OfferedEvent[], nowMs: number): void {
+  protected followUp(runKey: string, events: OfferedEvent[], nowMs: number): void {
     const { state } = this;
     const running = state.running?.runKey === runKey ? state.running : undefined;
     const keys = new Set(events.map((e) => e.eventKey));
