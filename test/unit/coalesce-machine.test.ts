@@ -4,7 +4,8 @@ import type { CoalescerState, Offer } from '../../src/core/coalesce-types';
 import type { CoalescePolicy } from '../../src/core/policy';
 import { BATCH_BUDGET_CHARS, CoalescerMachine, initialState, runInputOf, SKIPPED_SIGNAL_EVERY_MS, type NextAction } from '../../workflows/coalescer/machine';
 import { SEEN_CAPACITY } from '../../workflows/coalescer/seen';
-import { toOfferAgain } from '../../activities/coalescer/recover';
+import { runEndedOf, toOfferAgain } from '../../activities/coalescer/recover';
+import type { RunResult } from '../../src/core/run-types';
 
 /*
  * The coalescer's decisions without a server: each rule is driven through the machine the workflow
@@ -819,5 +820,52 @@ describe('a coalescer terminated by hand while skips are open (activities/coales
       ['ev-b', 'ev-p'],
       'a run that did start keeps its events',
     );
+  });
+});
+
+describe('a coalescer terminated by hand while its live run held a steered event (activities/coalescer/recover.ts)', () => {
+  /** A steer-policy chain whose live run `a` took `b` by a steer: its state as the terminated chain left it. */
+  function terminatedWithSteer() {
+    const old = withLiveRun({ whileRunning: 'steer' });
+    assert.equal(old.offer(offerOf('b'), T0 + 1500).decision, 'steered');
+    const step = old.next(T0 + 1500, false);
+    assert.equal(step.kind, 'steer');
+    old.steerAnswered(runKeyOf('a'), { accepted: ['ev-b'], refused: [] }, [offerOf('b').event], T0 + 1600);
+    return structuredClone(old.state);
+  }
+
+  test('the run ended: its end, told again by the recovery, sends the event its model never saw to a follow-up batch', () => {
+    const left = terminatedWithSteer();
+    const fresh = machineOf({ whileRunning: 'steer' }, initialState(T0 + 10_000, 'chain-2'));
+    fresh.adopt({ seen: left.seen, ...(left.seenOpeners ? { seenOpeners: left.seenOpeners } : {}), newestVersion: left.newestVersion });
+    assert.equal(fresh.lookup('ev-b')?.decision, 'steered', 'adopted as steered into a');
+    const ended = runEndedOf(left.running!, { terminalReason: 'budget_exhausted' } as RunResult);
+    assert.deepEqual(
+      ended.unseenEvents?.map((e) => e.eventKey),
+      ['ev-b'],
+    );
+    assert.equal(fresh.runEnded(ended, T0 + 11_000), true);
+    assert.deepEqual(
+      fresh.state.pending?.events.map((e) => e.eventKey),
+      ['ev-b'],
+      'the new chain runs it',
+    );
+    assert.equal(fresh.lookup('ev-b')?.runKey, fresh.state.pending!.runKey, 'a redelivery is answered from the run that takes it');
+    assert.equal(fresh.runEnded(ended, T0 + 11_500), false, 'its second end changes nothing');
+  });
+
+  test('the run still live: the new chain holds it as its live run, and the recovered batch waits for its end', () => {
+    const left = terminatedWithSteer();
+    const fresh = machineOf({ whileRunning: 'steer' }, initialState(T0 + 10_000, 'chain-2'));
+    fresh.adopt({ seen: left.seen, newestVersion: left.newestVersion, live: left.running! });
+    assert.equal(fresh.state.running?.runKey, runKeyOf('a'));
+    const c = fresh.offer(offerOf('c'), T0 + 10_100);
+    assert.equal(c.decision, 'steered', 'steered into the adopted live run, as before the termination');
+    const buffered = machineOf({ whileRunning: 'buffer_one' }, initialState(T0 + 10_000, 'chain-3'));
+    buffered.adopt({ seen: [], newestVersion: {}, live: left.running! });
+    buffered.offer(offerOf('d'), T0 + 10_100);
+    assert.equal(buffered.next(T0 + 60_000, false).kind, 'wait', 'one run of the key at a time');
+    assert.equal(buffered.runEnded(runEndedOf(left.running!, { terminalReason: 'success', steered: [] } as unknown as RunResult), T0 + 61_000), true);
+    assert.equal(buffered.next(T0 + 61_000, false).kind, 'start');
   });
 });
