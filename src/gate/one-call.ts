@@ -5,6 +5,7 @@ import type { runWorkflow } from '../../workflows/run/workflow';
 import type { WakeAnswer } from '../core/decision';
 import type { PathContext } from './path-context';
 import { carriedFrom } from '../commit/executions';
+import { againRequestId } from './again-request';
 
 // Another caller can close the run between our start and our describe; a few rounds settle it.
 const MAX_ROUNDS = 5;
@@ -120,6 +121,8 @@ async function restart(ctx: PathContext, input: RunInput, base: WakeAnswer, fail
       workflowIdConflictPolicy: 'FAIL',
       workflowIdReusePolicy: 'ALLOW_DUPLICATE_FAILED_ONLY',
       memo: { fingerprint: input.fingerprint, replayEpoch: replay.epoch },
+      // Two redeliveries that read the same failed execution start one successor, whatever comes between.
+      ...againRequestId(input.runKey, replay.epoch),
     });
     return { ...base, decision: 'started', runId: handle.firstExecutionRunId };
   } catch (err) {

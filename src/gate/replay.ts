@@ -1,4 +1,6 @@
+import { randomUUID } from 'node:crypto';
 import { WorkflowExecutionAlreadyStartedError, WorkflowNotFoundError, type Client, type WorkflowExecutionDescription } from '@temporalio/client';
+import { againRequestId } from './again-request';
 import type { AbsorbedEvent, ReplayOf, RunInput } from '../core/run-types';
 import type { EffectSlot } from '../core/effect-slots';
 import type { runWorkflow } from '../../workflows/run/workflow';
@@ -87,8 +89,11 @@ async function held(client: Client, input: RunInput & { replay: ReplayOf }, afte
 
 /**
  * Start the replay of one recorded run, unless an execution of it is open, another followed the one
- * read, or this epoch replayed it already. The start is Temporal's guard: conflict FAIL keeps one
- * execution open at a time, whatever another process does between the look and the start.
+ * read, or this epoch replayed it already. The start is Temporal's guard twice over: conflict FAIL
+ * keeps one execution open at a time, and the start's request ID, one per (run, epoch), makes every
+ * process's start of one epoch the same start (the server answers a repeated request ID with the
+ * execution it started, open or closed), whatever happens between a process's look and its start.
+ * The memo's `replayBy` tells this process's start from another's.
  */
 export async function admitReplay(ctx: PathContext, input: RunInput, after: string): Promise<ReplayAnswer> {
   const { client, taskQueue } = ctx;
@@ -96,6 +101,7 @@ export async function admitReplay(ctx: PathContext, input: RunInput, after: stri
   const replay = input as RunInput & { replay: ReplayOf };
   const before = await held(client, replay, after);
   if (before) return before;
+  const mine = randomUUID();
   try {
     const handle = await client.workflow.start<typeof runWorkflow>('runWorkflow', {
       workflowId: input.runKey,
@@ -103,9 +109,13 @@ export async function admitReplay(ctx: PathContext, input: RunInput, after: stri
       args: [input],
       workflowIdConflictPolicy: 'FAIL',
       workflowIdReusePolicy: 'ALLOW_DUPLICATE',
-      memo: { fingerprint: input.fingerprint, replayEpoch: replay.replay.epoch },
+      memo: { fingerprint: input.fingerprint, replayEpoch: replay.replay.epoch, replayBy: mine },
+      ...againRequestId(input.runKey, replay.replay.epoch),
     });
-    return { decision: 'started', workflowId: input.runKey, runId: handle.firstExecutionRunId, epoch: replay.replay.epoch };
+    const started = await client.workflow.getHandle(input.runKey, handle.firstExecutionRunId).describe();
+    const at = { workflowId: input.runKey, runId: started.runId, epoch: replay.replay.epoch };
+    if (started.memo?.replayBy === mine) return { decision: 'started', ...at };
+    return { decision: started.status.name === 'RUNNING' ? 'in_progress' : 'already_replayed', ...at };
   } catch (err) {
     if (!(err instanceof WorkflowExecutionAlreadyStartedError)) throw err;
     const now = await held(client, replay, after);
