@@ -8,6 +8,7 @@ import type { RunsOptions } from './runs';
 import type { ShadowOptions } from './shadow';
 import type { ReplayOptions } from './replay';
 import type { PersonOptions } from './supervisor';
+import type { IngressFlags, QueueFlags, WorkerFlags } from './processes';
 import { reportError, UsageError } from './output';
 
 /**
@@ -42,6 +43,7 @@ export function registerCommands(program: Command): void {
     .option('--no-server', 'on purpose: the configured Temporal (TEMPORAL_ADDRESS, profile) instead of the embedded server; no dev secrets')
     .option('--ui-port <port>', "the embedded server's Web UI port", '8233')
     .action((opts: DevOptions) => run(async () => (await import('./dev.js')).dev(opts)));
+  registerProcessCommands(program);
   program
     .command('emit')
     .description('Send one event through the gate and print the decision as JSON.')
@@ -154,6 +156,38 @@ export function registerCommands(program: Command): void {
     .requiredOption('--reason <why>', 'why')
     .option('--timeout <s>', 'give up waiting after this many seconds (the drain stays in force)', '600')
     .action((opts: PersonOptions & { timeout: string }) => run(async () => (await import('./supervisor.js')).drainCommand(opts)));
+}
+
+/** The processes of a deployment, each alone: what `dev` runs together. Each drains on SIGTERM or SIGINT and exits 0. */
+function registerProcessCommands(program: Command): void {
+  program
+    .command('worker')
+    .description('Run a worker on WAKEGATE_TASK_QUEUE against the configured Temporal. SIGTERM drains it: activities in hand finish, then it exits.')
+    .option('--metrics-address <host:port>', "serve the Temporal SDK's Prometheus metrics here (default: none)")
+    .action((opts: WorkerFlags) => run(async () => (await import('./processes.js')).worker(opts)));
+  program
+    .command('ingress')
+    .description(
+      "Serve the webhooks (POST /webhooks/<source>) and the operator's listener against the configured Temporal; every source needs its secret. " +
+        'SIGTERM drains it: requests being read are answered, then it exits.',
+    )
+    .option('--host <address>', "the webhook listener's bind address (default: WAKEGATE_INGRESS_HOST, else 127.0.0.1)")
+    .option('--port <port>', 'its port, 0 for a free one (default: WAKEGATE_INGRESS_PORT, else 8787)')
+    .option(
+      '--operator-host <address>',
+      "the operator's listener's bind address, loopback unless WAKEGATE_OPERATORS is set (default: WAKEGATE_OPERATOR_HOST, else 127.0.0.1)",
+    )
+    .option('--operator-port <port>', 'its port, 0 for a free one (default: WAKEGATE_OPERATOR_PORT, else 8788)')
+    .action((opts: IngressFlags) => run(async () => (await import('./processes.js')).ingress(opts)));
+  program
+    .command('queue')
+    .description(
+      "Consume the trigger sources' Redis streams (WAKEGATE_REDIS_URL) into the gate. SIGTERM drains it: messages in hand are settled " +
+        'or left pending for another consumer, then it exits.',
+    )
+    .option('--metrics-host <address>', "the metrics listener's bind address (default 127.0.0.1)")
+    .option('--metrics-port <port>', 'serve its Prometheus metrics at /metrics on this port (default: none)')
+    .action((opts: QueueFlags) => run(async () => (await import('./processes.js')).queue(opts)));
 }
 
 /** `wakegate schedules ...`: the schedules in code and their Temporal Schedules. */

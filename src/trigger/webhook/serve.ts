@@ -3,6 +3,7 @@ import type { Client } from '@temporalio/client';
 import type { Logger } from 'pino';
 import type { IngressConfig } from '../../config/config';
 import { Gate } from '../../gate/gate';
+import type { SupervisorLink } from '../../supervisor/link';
 import type { TriggerRegistry } from '../registry';
 import { IngressMetrics } from './metrics';
 import { resolveSecrets } from './secrets';
@@ -25,6 +26,8 @@ export interface StartIngressOptions {
   metrics?: IngressMetrics;
   /** Its gate's `startBacklog` (the deployment's WAKEGATE_START_BACKLOG); default the gate's. */
   startBacklog?: number;
+  /** Its gate's line to the supervisor (the deployment's `supervisorLink`, with its policy); default one with the default policy. */
+  supervisor?: SupervisorLink;
 }
 
 /** A listening ingress: where its two listeners are, its metrics, which sources use a dev secret, and how to stop it. */
@@ -55,6 +58,7 @@ export async function startIngress(opts: StartIngressOptions): Promise<RunningIn
     registry: opts.registry,
     decisionWaitMs: Math.max(100, Math.floor(opts.config.temporalTimeoutMs / 2)),
     ...(opts.startBacklog !== undefined ? { startBacklog: opts.startBacklog } : {}),
+    ...(opts.supervisor ? { supervisor: opts.supervisor } : {}),
   });
   assertOperatorBind(opts.config.operatorHost, Object.keys(opts.config.operatorAuth.operators).length > 0);
   const { app, operator, metrics } = buildIngress({
@@ -84,8 +88,18 @@ export async function startIngress(opts: StartIngressOptions): Promise<RunningIn
     metrics,
     devSecretSources: fromDev,
     close: async () => {
-      await app.close();
-      await operator.close();
+      // Closing waits for the requests being answered; a sender's kept-alive socket that falls idle
+      // after that is closed as soon as it does, not at the end of its keep-alive timeout (65 s).
+      const idle = setInterval(() => {
+        app.server.closeIdleConnections();
+        operator.server.closeIdleConnections();
+      }, 100);
+      try {
+        await app.close();
+        await operator.close();
+      } finally {
+        clearInterval(idle);
+      }
       await gate.close();
     },
   };
