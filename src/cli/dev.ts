@@ -2,13 +2,19 @@ import { mkdirSync } from 'node:fs';
 import path from 'node:path';
 import type { Client } from '@temporalio/client';
 import { NativeConnection } from '@temporalio/worker';
+import type { Logger } from 'pino';
 import { syncSchedules } from '../../schedules/sync';
-import { loadConfig } from '../config/config';
+import { loadConfig, type Config } from '../config/config';
 import { connectClient } from '../config/temporal';
+import { startIngressPart } from '../processes/ingress';
+import { startQueue } from '../processes/queue';
+import { untilStopped, type RunningPart } from '../processes/running';
+import { startWorker } from '../processes/worker';
 import { createLogger, installRuntimeLogger } from '../runtime/logger';
+import type { Wakegate } from '../runtime/wakegate';
 import { DevServer } from '../testing/dev-server';
 import { ensureTracing } from '../tracing/provider';
-import { startIngress } from '../trigger/webhook/serve';
+import { streamKey } from '../trigger/queue/redis-streams';
 import { secretVariable } from '../trigger/webhook/source';
 import { app } from './app';
 import { DEFAULT_TEMPORAL_ADDRESS, embeddedServerPort } from './dev-target';
@@ -27,11 +33,12 @@ export interface DevOptions {
 /**
  * `wakegate dev`: the deployment on one machine. Starts the embedded Temporal dev server (on the
  * configured loopback address's port, its Web UI and a SQLite file under `.wakegate/`) and connects
- * the worker, the schedule sync, the supervisor and the ingress to it alone; a configured Temporal on
+ * the worker, the schedule sync, the supervisor, the ingress (and the queue consumer, when
+ * WAKEGATE_REDIS_URL names a Redis) to it alone, each started as its own command starts it; a configured Temporal on
  * another host (or with TLS or an API key) is refused before anything starts (`--no-server` runs
  * against it on purpose). Serves the deployment's webhook sources, with their dev secrets when their
  * variables are unset, the embedded server is in use and the ingress listens on loopback. Prints one
- * JSON line with where everything is once it is all up; Ctrl-C drains the worker and stops what it started.
+ * JSON line with where everything is once it is all up; Ctrl-C (or SIGTERM) drains the triggers, then the worker, and stops what it started.
  */
 export async function dev(opts: DevOptions): Promise<number> {
   const config = loadConfig();
@@ -60,53 +67,15 @@ export async function dev(opts: DevOptions): Promise<number> {
   const address = server?.address ?? config.temporal.connectionOptions.address ?? DEFAULT_TEMPORAL_ADDRESS;
   // With the embedded server, every connection goes to it by its own address: nothing configured for
   // another Temporal (a profile's TLS or API key) comes along.
+  const target: Config = server ? { ...config, temporal: { namespace: server.namespace, connectionOptions: { address: server.address } } } : config;
+  const tracing = ensureTracing(config.tracing);
   let connection: NativeConnection | undefined;
-  const connectEmbedded = (s: DevServer): Promise<Client> => {
-    const tracing = ensureTracing(config.tracing);
-    const embedded = { ...config, temporal: { namespace: s.namespace, connectionOptions: { address: s.address } } };
-    return connectClient(embedded, tracing ? { interceptors: tracing.clientInterceptors } : {});
-  };
+  let client: Client | undefined;
   try {
-    connection = server ? await NativeConnection.connect({ address: server.address }) : undefined;
-    const worker = await wakegate.worker(server && connection ? { connection, namespace: server.namespace } : {});
-    const running = worker.run();
-    // A failure past this point (Temporal unreachable, a listener's port taken) stops the worker too:
-    // left polling, it would keep the command alive after it said why it failed.
-    const stopWorker = () => {
-      if (worker.getState() === 'RUNNING') worker.shutdown();
-      return running.catch(() => undefined);
-    };
-    const client = await (server ? connectEmbedded(server) : wakegate.client()).catch(async (err: unknown) => {
-      await stopWorker();
-      throw err;
-    });
+    connection = await NativeConnection.connect(target.temporal.connectionOptions);
+    client = await connectClient(target, tracing ? { interceptors: tracing.clientInterceptors } : {});
+    const { parts, synced, ingress } = await startParts(wakegate, target, client, connection, logger, server !== undefined);
     const taskQueue = config.taskQueue;
-    const started = async () => {
-      const synced = await syncSchedules({ client, taskQueue, definitions: wakegate.schedules, registry: wakegate.registry });
-      await wakegate.supervisorLink(client, taskQueue).ensure(true);
-      const ingress = await startIngress({
-        client,
-        taskQueue,
-        registry: wakegate.registry,
-        sources: wakegate.webhookSources,
-        config: config.ingress,
-        startBacklog: config.startBacklog,
-        // The dev secrets are published: never with a Temporal of someone else's (startIngress also
-        // refuses them on a listener that is not loopback).
-        allowDevSecrets: server !== undefined,
-        logger,
-      });
-      return { synced, ingress };
-    };
-    const { synced, ingress } = await started().catch(async (err: unknown) => {
-      await stopWorker();
-      await client.connection.close();
-      throw err;
-    });
-    let closing: Promise<void> | undefined;
-    const closeIngress = () => (closing ??= ingress.close());
-    process.once('SIGINT', () => void closeIngress());
-    process.once('SIGTERM', () => void closeIngress());
     const ui = server ? `${server.uiUrl}/namespaces/${server.namespace}` : undefined;
     process.stdout.write(
       JSON.stringify({
@@ -117,6 +86,14 @@ export async function dev(opts: DevOptions): Promise<number> {
         webhooks: wakegate.webhookSources.map((s) => `${ingress.url}/webhooks/${s.name}`),
         operator: ingress.operatorUrl,
         schedules: { created: synced.created.length, updated: synced.updated.length, unchanged: synced.unchanged.length },
+        ...(parts.some((p) => p.name === 'queue')
+          ? {
+              queue: wakegate.registry
+                .sources()
+                .filter((s) => s !== 'schedule')
+                .map(streamKey),
+            }
+          : {}),
       }) + '\n',
     );
     process.stderr.write(
@@ -134,15 +111,35 @@ export async function dev(opts: DevOptions): Promise<number> {
         '',
       ].join('\n'),
     );
-    try {
-      await running; // the SDK drains the worker on SIGINT / SIGTERM
-    } finally {
-      await closeIngress();
-      await client.connection.close();
-    }
-    return 0;
+    return await untilStopped(parts, logger);
   } finally {
+    await client?.connection.close();
     await connection?.close();
     await server?.stop();
+  }
+}
+
+/**
+ * The processes `dev` runs in one: the worker, then (schedules synced, the supervisor up with the
+ * deployment's policy) the ingress, and the queue consumer when WAKEGATE_REDIS_URL names a Redis.
+ * Ordered for the drain: the triggers stop before the worker. A failure past the worker's start
+ * stops what started: left polling, it would keep the command alive after it said why it failed.
+ */
+async function startParts(wakegate: Wakegate, config: Config, client: Client, connection: NativeConnection, logger: Logger, embedded: boolean) {
+  const worker = await startWorker({ app: wakegate, config, connection, logger });
+  const parts: RunningPart[] = [worker];
+  try {
+    const taskQueue = config.taskQueue;
+    const synced = await syncSchedules({ client, taskQueue, definitions: wakegate.schedules, registry: wakegate.registry });
+    await wakegate.supervisorLink(client, taskQueue).ensure(true);
+    // The dev secrets are published: never with a Temporal of someone else's (startIngress also
+    // refuses them on a listener that is not loopback).
+    const ingress = await startIngressPart({ app: wakegate, config, client, logger, allowDevSecrets: embedded });
+    parts.unshift(ingress);
+    if (config.ingress.redisUrl) parts.splice(1, 0, startQueue({ app: wakegate, config, client, redisUrl: config.ingress.redisUrl, logger }));
+    return { parts, synced, ingress };
+  } catch (err) {
+    for (const part of parts) await part.stop();
+    throw err;
   }
 }
