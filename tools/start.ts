@@ -1,19 +1,21 @@
 import { spawnSync } from 'node:child_process';
 import path from 'node:path';
 import { NativeConnection } from '@temporalio/worker';
-import { loadConfig } from '../src/config/config';
+import { loadConfig, type Config } from '../src/config/config';
 import { connectClient } from '../src/config/temporal';
+import { embeddedServerPort } from '../src/cli/dev-target';
 import { loadApp } from '../src/runtime/load-app';
 import { syncSchedules } from '../schedules/sync';
 import { createLogger, installRuntimeLogger } from '../src/runtime/logger';
+import { startIngressPart } from '../src/processes/ingress';
+import { startQueue } from '../src/processes/queue';
+import { untilStopped } from '../src/processes/running';
+import { startWorker } from '../src/processes/worker';
 import { startStandins } from './standins';
-import { Redis } from 'ioredis';
 import { REDIS_USER, RedisServer } from './devserver/redis-server';
 import { IngressMetrics } from '../src/trigger/webhook/metrics';
-import { queueHandler } from '../src/trigger/queue/handler';
 import { QueueMetrics } from '../src/trigger/queue/metrics';
-import { RedisStreamsConsumer, streamKey } from '../src/trigger/queue/redis-streams';
-import { startIngress } from '../src/trigger/webhook/serve';
+import { streamKey } from '../src/trigger/queue/redis-streams';
 import { secretVariable } from '../src/trigger/webhook/source';
 import { ensureTracing } from '../src/tracing/provider';
 
@@ -32,7 +34,11 @@ const withoutCredentials = (url: string) => {
 /** The printed redis-cli example for the embedded Redis: its password from where it is, never shown. */
 const redisCli = (fromEnv: boolean) =>
   `REDISCLI_AUTH="${fromEnv ? '$WAKEGATE_REDIS_PASSWORD' : '$(cat .wakegate/redis/password)'}" redis-cli -p ${DEV_REDIS_PORT} --user ${REDIS_USER}`;
-const devScript = (cmd: string) => spawnSync('bash', [path.join(ROOT, 'temporal-dev.sh'), cmd], { stdio: ['ignore', 'inherit', 'inherit'] });
+/** temporal-dev.sh on the configured loopback port and namespace (through env(1): the rest of the environment as it is). */
+const devScript = (cmd: string, port: number, namespace: string) =>
+  spawnSync('env', [`WAKEGATE_DEV_PORT=${port}`, `WAKEGATE_DEV_NAMESPACE=${namespace}`, 'bash', path.join(ROOT, 'temporal-dev.sh'), cmd], {
+    stdio: ['ignore', 'inherit', 'inherit'],
+  });
 
 /**
  * `npm start`: the main job on one machine. Brings up the embedded Temporal dev server (or reuses one
@@ -40,11 +46,16 @@ const devScript = (cmd: string) => spawnSync('bash', [path.join(ROOT, 'temporal-
  * ping, and prints where to look. Ctrl-C drains the worker and stops the dev server if it started it.
  */
 async function main(): Promise<void> {
-  const config = loadConfig();
+  const loaded = loadConfig();
+  // Like `wakegate dev`: the dev server on the configured loopback port, and every connection to it
+  // alone; a configured Temporal elsewhere (another host, TLS, an API key) is refused before anything starts.
+  const port = embeddedServerPort(loaded.temporal);
+  const namespace = loaded.temporal.namespace;
+  const config: Config = { ...loaded, temporal: { namespace, connectionOptions: { address: `127.0.0.1:${port}` } } };
   const wakegate = loadApp(config.app);
   const logger = createLogger(config.logLevel, 'wakegate', config.logFormat);
-  const wasUp = devScript('status').status === 0;
-  if (devScript('up').status !== 0) throw new Error('could not bring up the Temporal dev server (see above)');
+  const wasUp = devScript('status', port, namespace).status === 0;
+  if (devScript('up', port, namespace).status !== 0) throw new Error('could not bring up the Temporal dev server (see above)');
   installRuntimeLogger(logger, { sdkMetricsAddress: config.ingress.sdkMetricsAddress || undefined });
   // One trace per wake, when the OTEL_* variables ask for it: the worker, the gate's client, the ingress and the queue.
   const tracing = ensureTracing(config.tracing);
@@ -63,13 +74,9 @@ async function main(): Promise<void> {
     pager: portOf(o.pager.url),
   });
 
+  // The processes of `wakegate worker`, `wakegate ingress` and `wakegate queue`, started the same way, in one process.
   const connection = await NativeConnection.connect(config.temporal.connectionOptions);
-  const worker = await wakegate.worker({
-    connection,
-    activityPollers: config.activityPollers,
-    ...(config.workflowCache ? { maxCachedWorkflows: config.workflowCache } : {}),
-  });
-  const running = worker.run();
+  const worker = await startWorker({ app: wakegate, config, connection, logger });
 
   const client = await connectClient(config, tracing ? { interceptors: tracing.clientInterceptors } : {});
   // The deployment's schedules, upserted like `wakegate schedules sync`: never unpauses.
@@ -82,42 +89,17 @@ async function main(): Promise<void> {
 
   // The trigger stage: the webhook ingress and the queue trigger, both entering the same gate.
   const metrics = new IngressMetrics({ defaultMetrics: true });
-  const ingress = await startIngress({
-    client,
-    taskQueue: config.taskQueue,
-    registry,
-    sources: wakegate.webhookSources,
-    config: config.ingress,
-    startBacklog: config.startBacklog,
-    allowDevSecrets: true,
-    logger,
-    metrics,
-  });
+  const ingress = await startIngressPart({ app: wakegate, config, client, logger, metrics, allowDevSecrets: true });
   const ownRedis = config.ingress.redisUrl
     ? undefined
     : await RedisServer.start({ port: DEV_REDIS_PORT, dir: path.join(ROOT, '.wakegate', 'redis'), password: config.ingress.redisPassword });
   const redisUrl = config.ingress.redisUrl ?? ownRedis!.url;
   const redisShown = withoutCredentials(redisUrl);
-  const redis = new Redis(redisUrl);
-  redis.on('error', (err: Error) => logger.debug({ err: err.message }, 'redis connection error')); // the consumer loop reports what it could not do
   const queueSources = registry.sources().filter((s) => s !== 'schedule');
-  const queue = new RedisStreamsConsumer({ redis, sources: queueSources, ...config.ingress.queue, metrics: new QueueMetrics(metrics.registry), logger });
-  const queueRunning = queue.run(
-    queueHandler({ gate, client, temporalTimeoutMs: config.ingress.temporalTimeoutMs, maxAttempts: config.ingress.queue.maxAttempts }),
-  );
-  queueRunning.catch((err: unknown) => logger.error({ err: (err as Error).message }, 'queue consumer stopped'));
-  // On Ctrl-C the trigger stage stops first (no new admissions; unacknowledged messages stay in
-  // Redis), while the SDK drains the worker.
-  let triggersStopped: Promise<void> | undefined;
-  const stopTriggers = () =>
-    (triggersStopped ??= (async () => {
-      await ingress.close();
-      await queue.stop();
-      redis.disconnect();
-      await ownRedis?.stop();
-    })());
-  process.once('SIGINT', () => void stopTriggers());
-  process.once('SIGTERM', () => void stopTriggers());
+  const queue = startQueue({ app: wakegate, config, client, redisUrl, logger, gate, metrics: new QueueMetrics(metrics.registry) });
+  // On Ctrl-C (or SIGTERM) the trigger stage stops first (no new admissions; unacknowledged messages
+  // stay in Redis), then the worker drains.
+  const stopped = untilStopped([ingress, queue, worker], logger);
   const check = await gate.admit({
     source: 'ping',
     entity: 'npm-start',
@@ -169,14 +151,15 @@ async function main(): Promise<void> {
   );
 
   try {
-    await running; // the SDK shuts the worker down on SIGINT/SIGTERM
+    process.exitCode = await stopped;
   } finally {
-    await stopTriggers();
+    await gate.close();
+    await ownRedis?.stop();
     await client.connection.close();
     await connection.close();
     await standins.close();
     await tracing?.shutdown();
-    if (!wasUp) devScript('down');
+    if (!wasUp) devScript('down', port, namespace);
   }
 }
 
