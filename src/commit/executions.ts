@@ -30,13 +30,16 @@ export interface ExecutionRead {
 /**
  * Read one execution (workflow ID and run ID: never a look-up in visibility, which may not list an
  * execution that closed a moment ago): its input, and each effect it began once, `rejected` when the
- * provider refused it outright (its last attempt failed `ProviderRejected`).
+ * provider refused it outright: its one attempt failed `ProviderRejected`. An effect retried (its
+ * last attempt past the first), completed, or still scheduled when the execution closed may have
+ * landed, and is not.
  */
 export async function readExecution(client: Client, workflowId: string, runId: string): Promise<ExecutionRead> {
   const history = await client.workflow.getHandle(workflowId, runId).fetchHistory();
   let input: RunInput | undefined;
   const bySchedule = new Map<string, EffectBegun>();
   const byKey = new Map<string, EffectBegun>();
+  const attempts = new Map<string, number>();
   for (const e of history.events ?? []) {
     const scheduled = e.activityTaskScheduledEventAttributes;
     if (e.workflowExecutionStartedEventAttributes) {
@@ -46,10 +49,14 @@ export async function readExecution(client: Client, workflowId: string, runId: s
       const begun = byKey.get(c.effectKey) ?? { effect: c.effect.name, effectKey: c.effectKey, rejected: false };
       byKey.set(c.effectKey, begun);
       bySchedule.set(String(e.eventId), begun);
+    } else if (e.activityTaskStartedEventAttributes) {
+      const a = e.activityTaskStartedEventAttributes;
+      attempts.set(String(a.scheduledEventId), a.attempt ?? 1);
     } else if (e.activityTaskFailedEventAttributes) {
       const a = e.activityTaskFailedEventAttributes;
       const begun = bySchedule.get(String(a.scheduledEventId));
-      if (begun) begun.rejected = failureType(a.failure) === FailureType.ProviderRejected;
+      const once = (attempts.get(String(a.scheduledEventId)) ?? 1) === 1;
+      if (begun) begun.rejected = once && failureType(a.failure) === FailureType.ProviderRejected;
     } else if (e.activityTaskCompletedEventAttributes) {
       const begun = bySchedule.get(String(e.activityTaskCompletedEventAttributes.scheduledEventId));
       if (begun) begun.rejected = false;

@@ -92,6 +92,8 @@ export interface CoalescerState {
     steerClosed?: boolean;
     /** When the coalescer last looked at it through Temporal (workflows/coalescer/watch.ts): the watch's clock, across continue-as-new. */
     lookedAtMs?: number;
+    /** JSON characters of payloads its skip records carried so far (workflows/coalescer/skips.ts `SKIPPED_PAYLOAD_CHARS`). */
+    skippedChars?: number;
   };
   /**
    * Names this coalescer's chain of executions (continue-as-new keeps it; a coalescer started after
@@ -101,6 +103,8 @@ export interface CoalescerState {
   chain?: string;
   /** Batches opened in this chain. */
   batches?: number;
+  /** Live runs of chains terminated by hand, adopted while this chain had a live run of its own: their ends may name steered events (workflows/coalescer/by-hand.ts). */
+  foreign?: NonNullable<CoalescerState['running']>[];
   /** Newest entity version seen, per source (version spaces of different sources are not comparable). */
   newestVersion: Record<string, number>;
   /** Answers to the most recent offers, so a retried offer that crosses a continue-as-new gets the same answer. */

@@ -11,17 +11,23 @@ import { effectKey, type EffectKey } from './ids';
  * Pure: the same executions read give the same keys in every process.
  */
 
-/** One effect an execution began (a `commitEffect` activity): its name, key, and whether the provider refused it outright. */
+/**
+ * One effect an execution began (a `commitEffect` activity): its name, key, and whether the
+ * provider refused it outright: its one attempt failed `ProviderRejected`, so nothing can have
+ * landed under the key in this execution. An effect that completed, was retried, or was still in
+ * flight when the execution closed may have landed: not `rejected`.
+ */
 export interface EffectBegun {
   effect: string;
   effectKey: string;
   rejected: boolean;
 }
 
-/** The key a slot takes in the next execution. */
+/** The key a slot takes in the next execution; `pinned` once some execution may have landed under it (it never moves again). */
 export interface EffectSlot {
   effect: string;
   effectKey: string;
+  pinned?: boolean;
 }
 
 /** The key after a refused one: `…@n0` → `…@n0.r1` → `…@n0.r2`. */
@@ -32,19 +38,25 @@ export function afterRefused(key: string): string {
 
 /**
  * The slots the next execution of a logical run carries: those the latest execution carried (its
- * input's), each replaced by what the latest began in it (the next key when the provider refused
- * it), in slot order. An execution commits in staged order, so what it began of a name is a prefix
- * of that name's slots.
+ * input's), each replaced by what the latest began in it, in slot order. A slot moves to its next
+ * key only when the provider refused it outright and no execution may have landed under its key
+ * (a provider that later refuses a key it holds, for a changed body or a request still in flight,
+ * must not make the slot land twice). An execution commits in staged order, so what it began of a
+ * name is a prefix of that name's slots.
  */
 export function nextSlots(carried: readonly EffectSlot[] | undefined, begun: readonly EffectBegun[]): EffectSlot[] {
   const slots = new Map<string, EffectSlot[]>();
   const slotsOf = (effect: string) => slots.get(effect) ?? (slots.set(effect, []), slots.get(effect)!);
-  for (const c of carried ?? []) slotsOf(c.effect).push({ effect: c.effect, effectKey: c.effectKey });
+  for (const c of carried ?? []) slotsOf(c.effect).push({ ...c });
   const nth = new Map<string, number>();
   for (const b of begun) {
     const n = nth.get(b.effect) ?? 0;
     nth.set(b.effect, n + 1);
-    slotsOf(b.effect)[n] = { effect: b.effect, effectKey: b.rejected ? afterRefused(b.effectKey) : b.effectKey };
+    const prior = slotsOf(b.effect)[n];
+    const moves = b.rejected && !prior?.pinned;
+    slotsOf(b.effect)[n] = moves
+      ? { effect: b.effect, effectKey: afterRefused(b.effectKey) }
+      : { effect: b.effect, effectKey: b.effectKey, ...(prior?.pinned || !b.rejected ? { pinned: true } : {}) };
   }
   return [...slots.values()].flatMap((s) => s.filter(Boolean));
 }

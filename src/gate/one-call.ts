@@ -1,3 +1,4 @@
+import { randomUUID } from 'node:crypto';
 import { WorkflowExecutionAlreadyStartedError, WorkflowNotFoundError, type WorkflowExecutionDescription } from '@temporalio/client';
 import { agentEventId } from '../core/ids';
 import type { RunInput, RunResult } from '../core/run-types';
@@ -113,6 +114,7 @@ async function restart(ctx: PathContext, input: RunInput, base: WakeAnswer, fail
   const carried = await carriedFrom(ctx.client, input.runKey, failedRunId);
   const events = carried.input?.replay?.events;
   const replay = { epoch: `after:${failedRunId}`, of: input.runKey, by: 'redelivery' as const, effects: carried.slots, ...(events ? { events } : {}) };
+  const mine = randomUUID();
   try {
     const handle = await ctx.client.workflow.start<typeof runWorkflow>('runWorkflow', {
       workflowId: input.runKey,
@@ -120,10 +122,13 @@ async function restart(ctx: PathContext, input: RunInput, base: WakeAnswer, fail
       args: [{ ...input, replay }],
       workflowIdConflictPolicy: 'FAIL',
       workflowIdReusePolicy: 'ALLOW_DUPLICATE_FAILED_ONLY',
-      memo: { fingerprint: input.fingerprint, replayEpoch: replay.epoch },
+      memo: { fingerprint: input.fingerprint, replayEpoch: replay.epoch, replayBy: mine },
       // Two redeliveries that read the same failed execution start one successor, whatever comes between.
       ...againRequestId(input.runKey, replay.epoch),
     });
+    // Another delivery's start of the same successor is answered with its execution: answer from it.
+    const started = await ctx.client.workflow.getHandle(input.runKey, handle.firstExecutionRunId).describe();
+    if (started.memo?.replayBy !== mine) return RETRY;
     return { ...base, decision: 'started', runId: handle.firstExecutionRunId };
   } catch (err) {
     if (err instanceof WorkflowExecutionAlreadyStartedError) return RETRY;

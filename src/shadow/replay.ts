@@ -6,6 +6,7 @@ import type { Gate } from '../gate/gate';
 import { GateInputError } from '../gate/errors';
 import { replayInput, type ReplayAnswer } from '../gate/replay';
 import { carriedFrom } from '../commit/executions';
+import { coalescerQuery } from '../core/messages';
 import { inputAndResult, recordedHistory } from '../trail/history-read';
 import type { RecordedEvent } from '../trail/history';
 
@@ -121,6 +122,23 @@ export function eventsOf(input: RunInput, history: readonly RecordedEvent[] = []
   return [asEvent(input), ...more.map((e) => asEvent({ ...e, payload: e.payload ?? {} }))];
 }
 
+/**
+ * A coalesced run its coalescer still holds as its live run (it has not yet seen it closed: a run
+ * terminated by hand, say) is not replayed until it has: the coalescer signals and watches its live
+ * run by workflow ID, and a replay under that ID would be taken for it.
+ */
+async function stillLiveFor(client: Client, input: RunInput, runKey: string): Promise<string | undefined> {
+  if (input.origin.kind !== 'batch') return undefined;
+  const coalescer = client.workflow.getHandle(input.origin.coalescerId);
+  const open = await coalescer.describe().then(
+    (d) => d.status.name === 'RUNNING',
+    () => false,
+  );
+  if (!open) return undefined;
+  const status = await coalescer.query(coalescerQuery, { seenLast: 0 }).catch(() => undefined);
+  return status?.state.running?.runKey === runKey ? 'its coalescer still holds it as its live run: replay it once the coalescer has seen it end' : undefined;
+}
+
 async function describe(client: Client, workflowId: string): Promise<WorkflowExecutionDescription | undefined> {
   try {
     return await client.workflow.getHandle(workflowId).describe();
@@ -168,7 +186,7 @@ export async function replayCandidates(
       if (choice.why) notReplayed.push({ workflowId: w.workflowId, why: choice.why });
       continue;
     }
-    const why = input?.origin ? whyNotReplayed(input, result, history) : SCHEDULED;
+    const why = input?.origin ? (whyNotReplayed(input, result, history) ?? (await stillLiveFor(client, input, w.workflowId))) : SCHEDULED;
     if (why || !input) {
       notReplayed.push({ workflowId: w.workflowId, why: why ?? SCHEDULED });
       continue;

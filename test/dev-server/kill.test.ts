@@ -47,7 +47,10 @@ before(async () => {
   exports.app.addHook('onSend', async (req, reply) => {
     if (req.method === 'POST' && stall.exportPostDrop) {
       stall.exportPostDrop = false;
-      reply.raw.socket?.destroy(); // applied, answer lost: the ambiguous window
+      // Applied, answer lost: the ambiguous window. The search goes down with it: the first attempt
+      // looked (and found nothing) before it applied; the retry's look cannot answer.
+      stall.exportSearchDown = true;
+      reply.raw.socket?.destroy();
     }
   });
   exports.app.addHook('preHandler', async (req, reply) => {
@@ -159,7 +162,6 @@ describe('kill switch, re-arm and the runs listing', () => {
           'approval wait',
         );
         stall.exportPostDrop = true;
-        stall.exportSearchDown = true;
         const ok = await cli(['approve', a.workflowId, '--who', 'ana']);
         assert.equal(ok.code, 0, ok.stderr);
         const result = (await handle.result()) as RunResult;

@@ -28,6 +28,7 @@ before(async () => {
   const channel = channelService();
   const exports = exportService();
   channel.app.addHook('onRequest', async () => void (calls.channel += 1));
+  // Requests of every kind: a reconcile export looks (GET) before it starts one (POST).
   exports.app.addHook('onRequest', async () => void (calls.exports += 1));
   standins = await startStandins({}, { channel, exports });
 });
@@ -70,7 +71,7 @@ test('sample 1 on a burst: one shadow per real run, the shadow cap refusing past
         assert.match(s.summary, /a live shadow not run: .*over a rolling cap/);
         assert.equal(s.usage?.tokens ?? 0, 0, 'refused before any token');
       }
-      assert.deepEqual(calls, { channel: WAKES, exports: WAKES }, 'only production runs reached a provider');
+      assert.deepEqual(calls, { channel: WAKES, exports: 2 * WAKES }, 'only production runs reached a provider (a look and a start per export)');
 
       const cli = await runCli(['shadow', 'report', 'campaign-reporter', '--since', '1h', '--json'], {
         TEMPORAL_ADDRESS: env.server.address,

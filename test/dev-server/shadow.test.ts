@@ -32,6 +32,7 @@ before(async () => {
   const channel = channelService();
   const exports = exportService();
   channel.app.addHook('onRequest', async () => void (calls.channel += 1));
+  // Requests of every kind: a reconcile export looks (GET) before it starts one (POST).
   exports.app.addHook('onRequest', async () => void (calls.exports += 1));
   standins = await startStandins({}, { channel, exports });
 });
@@ -67,7 +68,7 @@ describe('wakegate shadow', () => {
       keys.map(() => 'success'),
       originals.map((r) => r.summary).join('; '),
     );
-    assert.deepEqual(calls, { channel: 20, exports: 20 }, 'each recorded run posted once and started one export');
+    assert.deepEqual(calls, { channel: 20, exports: 40 }, 'each recorded run posted once, and looked for then started one export');
     recordedKeys = keys;
     const dashboardReads = standins.dashboards.reads();
 
@@ -114,7 +115,7 @@ describe('wakegate shadow', () => {
       assert.deepEqual(w.terminalReason, { before: 'success', after: 'success', changed: false });
     }
 
-    assert.deepEqual(calls, { channel: 20, exports: 20 }, 'no shadow run called a provider');
+    assert.deepEqual(calls, { channel: 20, exports: 40 }, 'no shadow run called a provider');
     const listed = await env.client.workflow.count('WorkflowType = "runWorkflow" AND WakeAgent = "campaign-reporter"');
     assert.equal(listed.count, 20, 'shadow runs are not indexed as runs of the agent (wakegate runs, the trail)');
     const runs = await runCli(['runs', '--limit', '1000'], { TEMPORAL_ADDRESS: env.server.address });
@@ -157,7 +158,7 @@ describe('wakegate shadow', () => {
     // Answered from the record, the shadow sees what the recorded run saw: the same subset changes.
     const changed = report.wakes.filter((w) => w.effects.length > 0).map((w) => w.wakeKey);
     assert.deepEqual(changed.sort(), recordedKeys.filter(changedByCandidate).sort());
-    assert.deepEqual(calls, { channel: 20, exports: 20 }, 'no shadow run called a provider');
+    assert.deepEqual(calls, { channel: 20, exports: 40 }, 'no shadow run called a provider');
   });
 
   test('bad flags exit 2 before any connection; a window with no recorded run exits 3', async () => {

@@ -18,6 +18,7 @@ export type Cmd =
   | { k: 'step'; pick: number }
   | { k: 'crashAfterApply'; pick: number }
   | { k: 'failNext' }
+  | { k: 'refuseKnown' }
   | { k: 'lookup'; down: boolean }
   | { k: 'deploy' }
   | { k: 'nextDay' }

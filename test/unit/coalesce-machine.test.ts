@@ -4,6 +4,7 @@ import type { CoalescerState, Offer } from '../../src/core/coalesce-types';
 import type { CoalescePolicy } from '../../src/core/policy';
 import { BATCH_BUDGET_CHARS, CoalescerMachine, initialState, runInputOf, SKIPPED_SIGNAL_EVERY_MS, type NextAction } from '../../workflows/coalescer/machine';
 import { SEEN_CAPACITY } from '../../workflows/coalescer/seen';
+import { SKIPPED_PAYLOAD_CHARS } from '../../workflows/coalescer/skips';
 import { runEndedOf, toOfferAgain } from '../../activities/coalescer/recover';
 import type { RunResult } from '../../src/core/run-types';
 
@@ -854,6 +855,23 @@ describe('a coalescer terminated by hand while its live run held a steered event
     assert.equal(fresh.runEnded(ended, T0 + 11_500), false, 'its second end changes nothing');
   });
 
+  test('the run still live while the new chain has a run of its own: its end, naming nothing, still sends the event its model never saw to a follow-up batch', () => {
+    const left = terminatedWithSteer();
+    const fresh = machineOf({ whileRunning: 'steer' }, initialState(T0 + 10_000, 'chain-2'));
+    fresh.offer(offerOf('z'), T0 + 10_000);
+    started(fresh, T0 + 11_000);
+    const own = fresh.state.running!.runKey;
+    fresh.adopt({ seen: left.seen, newestVersion: left.newestVersion, live: left.running! });
+    assert.equal(fresh.state.running?.runKey, own, 'its own run stays its live run');
+    // The terminated chain's run ends by its own signal; an event answered steered but never sent to it is not among its unseen.
+    assert.equal(fresh.runEnded({ runKey: runKeyOf('a'), terminalReason: 'budget_exhausted', seen: [] }, T0 + 12_000), true);
+    assert.deepEqual(
+      fresh.state.pending?.events.map((e) => e.eventKey),
+      ['ev-b'],
+    );
+    assert.equal(fresh.state.foreign?.length ?? 0, 0, 'forgotten once ended');
+  });
+
   test('the run still live: the new chain holds it as its live run, and the recovered batch waits for its end', () => {
     const left = terminatedWithSteer();
     const fresh = machineOf({ whileRunning: 'steer' }, initialState(T0 + 10_000, 'chain-2'));
@@ -868,4 +886,24 @@ describe('a coalescer terminated by hand while its live run held a steered event
     assert.equal(buffered.runEnded(runEndedOf(left.running!, { terminalReason: 'success', steered: [] } as unknown as RunResult), T0 + 61_000), true);
     assert.equal(buffered.next(T0 + 61_000, false).kind, 'start');
   });
+});
+
+test('skip: the records of skips carry payloads to one run up to a bound over all of them, so a storm cannot grow its history without end', () => {
+  const m = withLiveRun({ whileRunning: 'skip', maxEventsPerRun: 10_000 });
+  const big = { s: 'x'.repeat(200_000) };
+  let carried = 0;
+  let bare = 0;
+  for (let i = 0; i < 12; i++) {
+    const at = T0 + 2000 + i * (SKIPPED_SIGNAL_EVERY_MS + 1);
+    assert.equal(m.offer(offerOf(`s${i}`, { payload: big }), at).decision, 'skipped');
+    const step = m.next(at + SKIPPED_SIGNAL_EVERY_MS, false);
+    assert.equal(step.kind, 'record-skipped');
+    for (const e of (step as Extract<NextAction, { kind: 'record-skipped' }>).events) {
+      if (e.payload) carried += JSON.stringify(e.payload).length;
+      else bare += 1;
+    }
+    m.skipsRecorded(runKeyOf('a'), true, at + SKIPPED_SIGNAL_EVERY_MS);
+  }
+  assert.ok(carried <= SKIPPED_PAYLOAD_CHARS, `${carried} characters of payload carried to one run`);
+  assert.ok(carried > 0 && bare > 0, 'the first ones with their payloads, the rest without');
 });

@@ -76,6 +76,7 @@ class World {
   order: Name[];
   lookupDown = false;
   failNext = false;
+  refuseKnown = false;
   /** reconcile: items by reference; provider_key: items, and what the provider remembers of each key. */
   reconcileItems: { ref: string; slot: string }[] = [];
   keyedItems: { key: string; slot: string; atMs: number }[] = [];
@@ -135,6 +136,11 @@ class World {
         if (cls === 'provider_key') {
           const known = this.remembers(ctx.effectKey);
           if (known?.refused) throw ApplicationFailure.nonRetryable('refused before under this key', FailureType.ProviderRejected);
+          if (known && this.refuseKnown) {
+            // A key it holds, with another body (a model that answered otherwise this time): 422.
+            this.refuseKnown = false;
+            throw ApplicationFailure.nonRetryable('422 the key was used with another body', FailureType.ProviderRejected);
+          }
           if (known) return { ref: ctx.effectKey, existed: true };
           if (this.failNext) {
             this.remembered.set(ctx.effectKey, { atMs: this.now, refused: true });
@@ -245,6 +251,9 @@ class World {
       case 'failNext':
         this.failNext = true;
         return;
+      case 'refuseKnown':
+        this.refuseKnown = true;
+        return;
       case 'lookup':
         this.lookupDown = cmd.down;
         return;
@@ -334,7 +343,8 @@ class World {
         exec.result = { terminalReason: 'escalated' };
         return;
       }
-      begun.rejected = type === FailureType.ProviderRejected;
+      // Refused outright only when this was its one attempt (src/commit/executions.ts reads it so).
+      begun.rejected = type === FailureType.ProviderRejected && exec.attempt === 1;
       exec.status = 'failed';
       return;
     }
@@ -353,6 +363,7 @@ export const cmdArb: fc.Arbitrary<Cmd> = fc.oneof(
   { weight: 8, arbitrary: fc.record({ k: fc.constant('step' as const), pick: fc.nat(1) }) },
   { weight: 2, arbitrary: fc.record({ k: fc.constant('crashAfterApply' as const), pick: fc.nat(1) }) },
   { weight: 2, arbitrary: fc.constant({ k: 'failNext' as const }) },
+  { weight: 1, arbitrary: fc.constant({ k: 'refuseKnown' as const }) },
   { weight: 1, arbitrary: fc.record({ k: fc.constant('lookup' as const), down: fc.boolean() }) },
   { weight: 1, arbitrary: fc.constant({ k: 'deploy' as const }) },
   { weight: 1, arbitrary: fc.constant({ k: 'nextDay' as const }) },
@@ -492,6 +503,19 @@ const counterexamples: { name: string; landed: { reasonFailed?: boolean }; found
     landed: { reasonFailed: true },
     found: /a replay lost the event skipped on its run: S0/,
     c: { plan: ['ticket'], path: 'coalesced', skipped: [S0], cmds: [{ k: 'deliver' }, { k: 'failNext' }, step, { k: 'replay' }] },
+  },
+  {
+    // Found by a review of this change: a provider that refuses a key it holds (a changed body) made
+    // the slot move to its next key, and the next execution landed the post a second time.
+    name: 'a slot some execution may have landed under never moves to a new key',
+    landed: { reasonFailed: true },
+    found: /provider_key post#0 applied twice/,
+    c: {
+      plan: ['post', 'ticket'],
+      path: 'one-call',
+      skipped: [],
+      cmds: [{ k: 'deliver' }, step, { k: 'failNext' }, step, { k: 'refuseKnown' }, { k: 'replay' }, step, { k: 'nextDay' }, { k: 'replay' }, step],
+    },
   },
   {
     // This change's first version still keyed a first execution's effects by step: a fix deployed

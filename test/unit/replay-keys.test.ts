@@ -68,21 +68,24 @@ test('every execution of a run keys an effect by its slot: the key it carries, o
 
 test("the next execution's slots: what the latest carried, replaced by what it began; a refused key's slot takes the next key", () => {
   const b = (effect: string, effectKey: string, rejected = false) => ({ effect, effectKey, rejected });
-  // A first execution began the export and had its post refused.
-  const first = nextSlots(undefined, [b('start_export', 'r#start_export@0'), b('post', 'r#post@1', true)]);
+  // A first execution began the export and had its post refused outright.
+  const first = nextSlots(undefined, [b('start_export', 'r#start_export@n0'), b('post', 'r#post@n0', true)]);
   assert.deepEqual(first, [
-    { effect: 'start_export', effectKey: 'r#start_export@0' },
-    { effect: 'post', effectKey: 'r#post@1.r1' },
+    { effect: 'start_export', effectKey: 'r#start_export@n0', pinned: true },
+    { effect: 'post', effectKey: 'r#post@n0.r1' },
   ]);
   // The next landed the post under that key, began a notify, and never reached the export: all three carried on.
-  const second = nextSlots(first, [b('post', 'r#post@1.r1'), b('notify', 'r#notify@n0')]);
+  const second = nextSlots(first, [b('post', 'r#post@n0.r1'), b('notify', 'r#notify@n0')]);
   assert.deepEqual(second, [
-    { effect: 'start_export', effectKey: 'r#start_export@0' },
-    { effect: 'post', effectKey: 'r#post@1.r1' },
-    { effect: 'notify', effectKey: 'r#notify@n0' },
+    { effect: 'start_export', effectKey: 'r#start_export@n0', pinned: true },
+    { effect: 'post', effectKey: 'r#post@n0.r1', pinned: true },
+    { effect: 'notify', effectKey: 'r#notify@n0', pinned: true },
   ]);
-  assert.equal(afterRefused('r#post@1.r1'), 'r#post@1.r2');
+  assert.equal(afterRefused('r#post@n0.r1'), 'r#post@n0.r2');
   assert.deepEqual(nextSlots(second, []), second, 'an execution that began nothing carries every slot on');
+  // A key something may have landed under never moves: a provider that refuses it later (a changed
+  // body under the same idempotency key, a request still in flight) must not make the post land twice.
+  assert.deepEqual(nextSlots(second, [b('post', 'r#post@n0.r1', true)])[1], { effect: 'post', effectKey: 'r#post@n0.r1', pinned: true });
 });
 
 test('which runs a replay takes: failed by default; a stopped run only when asked; a superseded one never; a success only under an epoch', () => {

@@ -1,6 +1,9 @@
 import type { Batch } from '../../src/core/coalesce-types';
 import type { Adopt } from '../../src/core/messages';
 import type { OfferedEvent } from './batch';
+
+/** Live runs of terminated chains a chain remembers while it has its own (their ends may name steered events). */
+const FOREIGN_RUNS = 10;
 import { batchRunKey, batchRunToken } from '../../src/core/ids';
 import { CoalescerAnswers } from './answers';
 
@@ -60,9 +63,11 @@ export abstract class CoalescerByHand extends CoalescerAnswers {
     for (const [source, v] of Object.entries(left.newestVersion ?? {})) this.state.newestVersion[source] = Math.max(this.state.newestVersion[source] ?? v, v);
     const adopted = this.seen.adopt(left.seen, left.seenOpeners, left.except);
     const { live } = left;
-    if (live && !this.state.running && this.state.pending?.runKey !== live.runKey) {
+    if (live && this.state.pending?.runKey !== live.runKey && this.state.running?.runKey !== live.runKey) {
       const { lookedAtMs: _l, cancelRequested: _c, ...run } = live;
-      this.state.running = run;
+      // This chain started a run of its own meanwhile: the adopted one is remembered until it ends.
+      if (!this.state.running) this.state.running = run;
+      else this.state.foreign = [...(this.state.foreign ?? []), run].slice(-FOREIGN_RUNS);
     }
     return adopted;
   }
@@ -72,8 +77,14 @@ export abstract class CoalescerByHand extends CoalescerAnswers {
    * undecided here, or held by a row adopted from that chain as steered into this very run, go to
    * the follow-up batch.
    */
-  protected orphaned(runKey: string, events: OfferedEvent[], nowMs: number): boolean {
+  protected orphaned(runKey: string, told: OfferedEvent[], nowMs: number, seen?: string[]): boolean {
     const token = this.tokenOf(runKey);
+    // A live run adopted while this chain had its own: the steered events it held that its model was not given.
+    const foreign = this.state.foreign?.find((f) => f.runKey === runKey);
+    if (foreign) this.state.foreign = this.state.foreign!.filter((f) => f !== foreign);
+    const given = new Set(seen ?? []);
+    const held = (foreign?.events ?? []).filter((e) => foreign!.steered?.includes(e.eventKey) && !given.has(e.eventKey));
+    const events = [...told, ...held.filter((e) => !told.some((t) => t.eventKey === e.eventKey))];
     const orphans = events.filter((e) => {
       const row = this.seen.get(e.eventKey);
       return !row || (row.decision === 'steered' && row.runToken === token);

@@ -3,7 +3,7 @@ import { batchRunKey, batchRunToken } from '../../src/core/ids';
 import { charsOf, dueAt, eventChars, fitInto, hasRoom, initialState, record, runInputOf, SKIPPED_SIGNAL_EVERY_MS } from './batch';
 import type { CoalescerIdentity, OfferedEvent, NextAction } from './batch';
 import { SeenTable } from './seen';
-import { SkipLedger, skippedRecord } from './skips';
+import { SKIPPED_PAYLOAD_CHARS, SkipLedger, skippedRecord } from './skips';
 import { CoalescerByHand } from './by-hand';
 
 export { BATCH_BUDGET_CHARS, SKIPPED_SIGNAL_EVERY_MS } from './batch';
@@ -147,7 +147,7 @@ export class CoalescerMachine extends CoalescerByHand {
       summary.terminalReason = terminalReason;
     }
     const running = state.running;
-    if (running?.runKey !== runKey) return this.orphaned(runKey, unseenEvents ?? [], nowMs);
+    if (running?.runKey !== runKey) return this.orphaned(runKey, unseenEvents ?? [], nowMs, seen);
     // Overlap `steer`: an event steered into the run that its model was never given (it ended first,
     // or committed on an answer given before the event) is the follow-up run's, as a refused one is.
     const given = new Set(seen ?? []);
@@ -239,7 +239,12 @@ export class CoalescerMachine extends CoalescerByHand {
     }
     // The record of the skips since the last: a skip stands once its run has taken it (skips.ts).
     const skips = this.skips.next(nowMs, continueAsNewSuggested);
-    if (skips && 'events' in skips) return { kind: 'record-skipped', runKey: skips.runKey, events: skippedRecord(skips.events) };
+    if (skips && 'events' in skips) {
+      const live = state.running?.runKey === skips.runKey ? state.running : undefined;
+      const { events, chars } = skippedRecord(skips.events, SKIPPED_PAYLOAD_CHARS - (live?.skippedChars ?? 0));
+      if (live) live.skippedChars = (live.skippedChars ?? 0) + chars;
+      return { kind: 'record-skipped', runKey: skips.runKey, events };
+    }
     if (state.pending && !state.running && nowMs >= dueAt(state.pending, policy)) return { kind: 'start', batch: this.start(state.pending, nowMs) };
     if (continueAsNewSuggested && this.skips.settled) return { kind: 'continue-as-new' };
     this.seen.prune(nowMs);

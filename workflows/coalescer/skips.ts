@@ -1,22 +1,28 @@
 import type { AbsorbedEvent } from '../../src/core/run-types';
 import { record, type OfferedEvent } from './batch';
 
-/** JSON characters of payloads one record of skips carries at most; an event past it goes without (its replay lists the run as not replayable). */
-const SKIPPED_PAYLOAD_CHARS = 300_000;
+/**
+ * JSON characters of payloads the records of skips carry to one run, at most, over all of them: under
+ * a storm the run's history grows by its skip records, so past this an event goes without its payload
+ * (and a replay of the run lists it as not replayable).
+ */
+export const SKIPPED_PAYLOAD_CHARS = 1_000_000;
 
 /**
  * The record of skipped events the run takes: each as a run's record keeps an event, with its payload
- * while they fit in SKIPPED_PAYLOAD_CHARS, so that a replay of a run that failed runs the events
+ * while they fit in `budget` characters, so that a replay of a run that failed runs the events
  * skipped on it too (src/shadow/replay.ts). The run keeps no payload of them (workflows/run/record.ts).
+ * Returns the characters of payload it carries.
  */
-export function skippedRecord(events: readonly OfferedEvent[]): AbsorbedEvent[] {
+export function skippedRecord(events: readonly OfferedEvent[], budget: number): { events: AbsorbedEvent[]; chars: number } {
   let chars = 0;
-  return events.map((e) => {
+  const out = events.map((e) => {
     const size = JSON.stringify(e.payload ?? {}).length;
-    const keep = chars + size <= SKIPPED_PAYLOAD_CHARS;
+    const keep = chars + size <= budget;
     if (keep) chars += size;
     return keep ? { ...record(e), payload: e.payload } : record(e);
   });
+  return { events: out, chars };
 }
 
 /**
