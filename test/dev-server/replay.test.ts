@@ -93,7 +93,7 @@ test('failed runs replayed once their cause is fixed: each runs once, a landed e
       for (const r of planned) {
         assert.equal(r.after, failedRun.get(r.of), 'each follows its failed execution');
         assert.deepEqual(r.effects, [
-          { effect: 'start_export', effectKey: `${r.of}#start_export@n0` },
+          { effect: 'start_export', effectKey: `${r.of}#start_export@n0`, pinned: true },
           { effect: 'post_summary', effectKey: `${r.of}#post_summary@n0.r1` },
         ]);
       }
