@@ -63,7 +63,9 @@ export async function replay(agent: string, opts: ReplayOptions): Promise<number
       ...(reason ? { reason } : {}),
       ...(opts.wakeKey ? { wakeKey: opts.wakeKey } : {}),
     };
-    if (!runs.length && notReplayed.length && notReplayed.every((n) => n.why.startsWith('already replayed'))) {
+    // Nothing left to do: every run was replayed already, or is running now (another process's replay, say).
+    const done = (why: string) => why.startsWith('already replayed') || why.startsWith('running now');
+    if (!runs.length && notReplayed.length && notReplayed.every((n) => done(n.why))) {
       printJson({ ...head, runs: [], notReplayed });
       return ExitCode.ok;
     }

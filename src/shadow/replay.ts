@@ -175,7 +175,7 @@ export async function replayCandidates(
     const latest = await describe(client, w.workflowId);
     if (!latest) continue;
     if (latest.status.name === 'RUNNING') {
-      notReplayed.push({ workflowId: w.workflowId, why: 'an execution of it is running now (a replay, or a restart by a redelivery)' });
+      notReplayed.push({ workflowId: w.workflowId, why: 'running now: an execution of it is open (a replay, or a restart by a redelivery)' });
       continue;
     }
     const history = await recordedHistory(client, await client.workflow.getHandle(w.workflowId, latest.runId).fetchHistory());

@@ -2,7 +2,7 @@ import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { randomUUID } from 'node:crypto';
 import { WorkflowFailedError } from '@temporalio/client';
-import { startDevEnv, unique, withWorker, type DevEnv } from '../helpers/env';
+import { eventually, startDevEnv, unique, withWorker, type DevEnv } from '../helpers/env';
 import { runCli } from '../helpers/cli';
 import { trackerService } from '../../examples/incident-triage/tracker';
 import ticketApp from '../fixtures/ticket-app';
@@ -73,11 +73,17 @@ test('two processes replay the same runs at the same moment: each run is replaye
       for (const id of runs) {
         const said = decisions.get(id) ?? [];
         assert.equal(said.filter((d) => d === 'started').length, 1, `${id}: one process started its replay (${said.join(', ')})`);
-        let executions = 0;
-        for await (const _ of env.client.workflow.list({ query: `WorkflowId = ${JSON.stringify(id)}` })) executions++;
-        assert.equal(executions, 2, `${id}: the failed execution and one replay`);
-        const latest = await env.client.workflow.getHandle(id).result();
-        assert.equal((latest as { terminalReason: string }).terminalReason, 'success');
+        const latest0 = await env.client.workflow.getHandle(id).result();
+        assert.equal((latest0 as { terminalReason: string }).terminalReason, 'success');
+        // Visibility lists a closed execution a moment after it closes: wait for both, then none more.
+        const count = async () => {
+          let n = 0;
+          for await (const _ of env.client.workflow.list({ query: `WorkflowId = ${JSON.stringify(id)}` })) n++;
+          return n;
+        };
+        await eventually(count, (n) => n >= 2, 15_000, `${id}: its executions listed`);
+        await new Promise((r) => setTimeout(r, 1000));
+        assert.equal(await count(), 2, `${id}: the failed execution and one replay`);
       }
       for (const title of titles) assert.equal(tracker.tickets.filter((t) => t.title === title).length, 1, `one ticket for ${title}`);
     },
