@@ -323,7 +323,10 @@ const cli: Renderer = (r) => {
         `${ms(burst.answerMs)}; the whole burst ${num(burst.wallMs)} ms (target p50 <= ${num(targets.burstP50Ms)} ms: ${met(ok.burst)}); ` +
           `**${num(burst.answered)} answered** (${counts(burst.decisions)})`,
       ),
-      row(`runs of the ${num(Number(single.answered) + Number(burst.answered))} answered emits`, `${num(x.runsSucceeded)} ended \`success\``),
+      row(
+        `runs of the ${num(Number(single.answered) + Number(burst.answered) + (name === 'js' ? Number(obj(obj(r.inProcess).single).answered ?? 0) : 0))} answered emits`,
+        `${num(x.runsSucceeded)} ended \`success\``,
+      ),
     );
   }
   const inProcess = obj(obj(r.inProcess).single);
