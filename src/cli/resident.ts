@@ -58,6 +58,11 @@ export async function resident(opts: { socket: string; idle: string }): Promise<
         }
         return answer(ctx, registry, argv);
       }).finally(() => inFlight--);
+    }).catch(async (err: unknown) => {
+      // Another process serves this socket already: leave nothing open behind.
+      await client.connection.close().catch(() => undefined);
+      await tracing?.shutdown();
+      throw err;
     });
     process.once('SIGTERM', () => void stop());
     armIdle();

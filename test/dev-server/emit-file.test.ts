@@ -1,7 +1,7 @@
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { spawn } from 'node:child_process';
-import { mkdtemp, readFile, writeFile } from 'node:fs/promises';
+import { mkdtemp, readFile, utimes, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import type { RunResult } from '../../src/core/run-types';
@@ -165,5 +165,35 @@ describe('wakegate emit through a resident process', () => {
       // What it cannot answer (here --wait) goes back to the caller, which runs it itself.
       assert.deepEqual(await askResident(socket, [...base, '--wait']), { fallback: 'not a call for a resident process' });
     });
+  });
+
+  test('a file of the deployment changed: the call goes back to its caller and the resident process goes', async () => {
+    const dir = await mkdtemp(path.join(tmpdir(), 'wakegate-resident-app-'));
+    const app = path.join(dir, 'app.ts');
+    await writeFile(app, `export { default } from ${JSON.stringify(path.join(ROOT, 'wakegate.config'))};\n`);
+    const cliEnv = { TEMPORAL_ADDRESS: env.server.address, WAKEGATE_TASK_QUEUE: unique('resident-stale'), WAKEGATE_APP: app };
+    const base = ['emit', '--source', 'ping', '--entity', unique('resident-stale'), '--type', 'check', '--occurred-at', '2026-12-02T14:05:00Z'];
+    const socket = residentSocket(path.join(ROOT, 'lib', 'cli', 'main.js'), residentSettings({ ...process.env, WAKEGATE_LOG_LEVEL: 'warn', ...cliEnv }), ROOT);
+    const first = await runCli(base, cliEnv);
+    assert.equal(first.code, 0, first.stderr);
+    await eventually(
+      () => askResident(socket, base),
+      (reply) => reply !== undefined && 'code' in reply,
+      30_000,
+      'the resident process answers',
+    );
+    const later = new Date(Date.now() + 5_000);
+    await utimes(app, later, later);
+    assert.deepEqual(await askResident(socket, base), { fallback: 'the deployment changed since this resident process started' });
+    await eventually(
+      () => askResident(socket, base),
+      (reply) => reply === undefined,
+      15_000,
+      'the resident process is gone',
+    );
+    // The caller runs it itself, as the same event.
+    const again = await runCli(base, cliEnv);
+    assert.equal(again.code, 0, again.stderr);
+    assert.equal(again.json.workflowId, first.json.workflowId);
   });
 });
