@@ -20,7 +20,8 @@ export function defineEmit(cmd: Command): Command {
     .option(
       '--file <path|->',
       'admit every event of a file of JSON lines (- for standard input), each {source, entity, type, occurredAt, payload?, deliveryId?, ' +
-        'version?, agent?}; one answer line each, in order; exit 0 all admitted, 3 some refused, 2 some lines bad, 1 some failed',
+        'version?, agent?}; one answer line each, in order; exit 0 when all are admitted, else the most serious: 1 some failed, ' +
+        '4 Temporal unreachable, 2 some lines bad, 3 some refused',
     )
     .option('--concurrency <n>', 'with --file: events admitted at once (1 to 256)', '32');
 }
