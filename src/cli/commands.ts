@@ -2,6 +2,7 @@ import type { Command } from 'commander';
 import { TERMINAL_REASONS } from '../core/run-types';
 import type { DevOptions } from './dev';
 import type { EmitOptions } from './emit';
+import { defineEmit } from './emit-options';
 import type { InitOptions } from './init';
 import type { ExplainOptions } from './explain';
 import type { RunsOptions } from './runs';
@@ -44,20 +45,15 @@ export function registerCommands(program: Command): void {
     .option('--ui-port <port>', "the embedded server's Web UI port", '8233')
     .action((opts: DevOptions) => run(async () => (await import('./dev.js')).dev(opts)));
   registerProcessCommands(program);
+  defineEmit(program.command('emit')).action((opts: EmitOptions & { file?: string; concurrency: string }) =>
+    run(async () => (opts.file !== undefined ? (await import('./emit-file.js')).emitFile(opts.file, opts) : (await import('./emit.js')).emit(opts))),
+  );
   program
-    .command('emit')
-    .description('Send one event through the gate and print the decision as JSON.')
-    .requiredOption('--source <source>', 'trigger source, e.g. ping')
-    .requiredOption('--entity <entity>', 'what the event is about, e.g. campaign-42')
-    .requiredOption('--type <type>', 'what happened, e.g. config.changed')
-    .option('--occurred-at <iso>', 'when it happened (ISO-8601 with zone); default: now')
-    .option('--payload <json|@file|->', 'event payload, a JSON object: inline, @path to read a file, or - to read standard input')
-    .option('--delivery-id <id>', 'delivery id for tracing (never part of the key)')
-    .option('--entity-version <n>', "the entity's version as the source counts it: an older one than already seen is answered stale")
-    .option('--agent <agent>', 'wake only this agent (default: every agent the source wakes)')
-    .option('--wait', 'wait for the run that took the event to end and include its result and terminalReason')
-    .option('--timeout <duration>', 'with --wait: wait at most this long (e.g. 30s, 5m); exit 5 if the run has not ended')
-    .action((opts: EmitOptions) => run(async () => (await import('./emit.js')).emit(opts)));
+    .command('resident', { hidden: true })
+    .description('Answer `wakegate emit` calls on a Unix socket (started by the first emit that finds none; exits when idle).')
+    .requiredOption('--socket <path>', 'the socket to listen on')
+    .option('--idle <s>', 'exit after this many seconds without a call', '60')
+    .action((opts: { socket: string; idle: string }) => run(async () => (await import('./resident.js')).resident(opts)));
 
   registerScheduleCommands(program);
 

@@ -3,11 +3,13 @@ import type { Client } from '@temporalio/client';
 import { loadConfig } from '../config/config';
 import { isRefusal, isSettled, type GateAnswer } from '../core/decision';
 import { GateInputError } from '../gate/errors';
-import { keyEvent } from '../gate/key-event';
+import { keyEvent, type KeyedEvent } from '../gate/key-event';
+import type { Gate } from '../gate/gate';
+import type { TriggerRegistry } from '../trigger/registry';
 import { EVENT_LIMITS } from '../gate/limits';
 import { app } from './app';
 import type { TerminalReason, RunResult } from '../core/run-types';
-import { ExitCode, printJson, UsageError } from './output';
+import { ExitCode, printJson, stdio, UsageError, type Out } from './output';
 import { inSpan } from '../tracing/spans';
 import { Duration } from '../core/parse';
 import { WakeAttr } from '../core/trace-context';
@@ -129,9 +131,20 @@ async function waitFor(client: Client, answer: GateAnswer): Promise<{ result?: R
   }
 }
 
-/** `wakegate emit`: one event through the gate; prints the answer and returns the exit code. */
-export async function emit(opts: EmitOptions): Promise<number> {
-  const config = loadConfig();
+/** The flags one event needs (optional to commander, since `--file` takes none of them), named as commander would. */
+export function requireEvent(opts: Partial<Pick<EmitOptions, 'source' | 'entity' | 'type'>>): void {
+  for (const [key, flag] of [
+    ['source', '--source <source>'],
+    ['entity', '--entity <entity>'],
+    ['type', '--type <type>'],
+  ] as const) {
+    if (opts[key] === undefined) throw new UsageError(`required option '${flag}' not specified (or pass --file with one event per line)`);
+  }
+}
+
+/** What `emit` sends, from its options: the event keyed by the deployment's gate (bad input throws before any connection), and `--timeout`. */
+export async function keyedEmit(registry: TriggerRegistry, opts: EmitOptions): Promise<{ keyed: KeyedEvent; timeoutMs?: number }> {
+  requireEvent(opts);
   const event = {
     source: opts.source,
     entity: opts.entity,
@@ -144,9 +157,15 @@ export async function emit(opts: EmitOptions): Promise<number> {
     ...(opts.entityVersion !== undefined ? { version: parseVersion(opts.entityVersion) } : {}),
   };
   const timeoutMs = parseTimeout(opts.timeout, opts.wait);
+  return { keyed: keyEvent(registry, event, opts.agent ? { agent: opts.agent } : {}), timeoutMs };
+}
+
+/** `wakegate emit` in this process: one event through the gate; prints the answer and returns the exit code. */
+export async function emit(opts: EmitOptions): Promise<number> {
+  requireEvent(opts);
+  const config = loadConfig();
   const wakegate = app();
-  const registry = wakegate.registry;
-  const keyed = keyEvent(registry, event, opts.agent ? { agent: opts.agent } : {}); // bad input is refused before any connection is made
+  const { keyed, timeoutMs } = await keyedEmit(wakegate.registry, opts);
   // The Temporal client (about 0.3 s to load) only once the input is valid: a refusal answers fast.
   // Tracing too, and only when the OTEL_* variables ask for it: the emit is then its wake's root span.
   const tracing = config.tracing.enabled ? (await import('../tracing/provider.js')).startTracing(config.tracing) : undefined;
@@ -154,50 +173,64 @@ export async function emit(opts: EmitOptions): Promise<number> {
   const client = await connectClient(config, tracing ? { interceptors: tracing.clientInterceptors } : {});
   try {
     const gate = wakegate.gate(client, config.taskQueue);
-    const attributes = {
-      [WakeAttr.source]: event.source,
-      [WakeAttr.eventType]: event.type,
-      [WakeAttr.entity]: event.entity,
-      [WakeAttr.eventKey]: keyed.input.eventKey,
-    };
-    // The command is its wake's root span, `--wait` included: its span lasts as long as the command.
-    return await inSpan('wakegate emit', { root: true, attributes }, async (span) => {
-      const answer = await gate.admitKeyed(keyed).finally(() => gate.close().catch(() => undefined));
-      span?.set({ [WakeAttr.decision]: answer.decision, [WakeAttr.runKey]: answer.workflowId });
-      for (const w of answer.wakes) {
-        if (w.held)
-          process.stderr.write(
-            `wakegate: ${w.agent}: held by the supervisor (${w.held.reason}); it runs once a person releases it: wakegate supervisor status\n`,
-          );
-      }
-      if (isRefusal(answer.decision)) {
-        printJson(answer);
-        process.stderr.write(`wakegate: ${answer.decision}: ${answer.message}\n`);
-        return ExitCode.refused;
-      }
-      if (opts.wait && !(isSettled(answer) && !answer.result) && !(await workerPolls(client, config.taskQueue))) {
-        printJson(answer);
-        process.stderr.write(
-          `wakegate: ${answer.decision}, but no worker polls task queue "${config.taskQueue}": nothing would end the wait. ` +
-            `The event is taken and runs once a worker polls (npm run worker, or app.worker() with this task queue).\n`,
-        );
-        return ExitCode.unreachable;
-      }
-      const waited = opts.wait ? await within(waitFor(client, answer), timeoutMs) : undefined;
-      if (waited === TIMED_OUT) {
-        printJson({ ...answer, waited: { timedOut: true, afterMs: timeoutMs } });
-        process.stderr.write(
-          `wakegate: ${answer.decision}; its run had not ended after --timeout ${opts.timeout}: it goes on (wakegate explain, or the Web UI)\n`,
-        );
-        return ExitCode.timedOut;
-      }
-      span?.set({ [WakeAttr.terminalReason]: waited?.terminalReason });
-      printJson(waited ? { ...answer, ...waited } : answer);
-      return ExitCode.ok;
-    });
+    // A one-shot process sends the wake count it holds to the supervisor before it exits.
+    return await answerEmit({ client, gate, taskQueue: config.taskQueue, closeGate: true }, keyed, opts, timeoutMs);
   } finally {
     await client.connection.close();
     // Every span ended so far is exported before the command exits (bounded by the exporter's timeout).
     await tracing?.shutdown();
   }
+}
+
+/** The connection an emit is admitted through: this process's own, or a resident process's (src/cli/resident.ts). */
+export interface EmitContext {
+  client: Client;
+  gate: Gate;
+  taskQueue: string;
+  /** Close the gate once admitted (a one-shot process); a resident process keeps it, its counts flushed on its timer. */
+  closeGate: boolean;
+}
+
+/** Admit a keyed event, print the answer on `out` and return the exit code: the one place both ways of running `emit` share. */
+export async function answerEmit(ctx: EmitContext, keyed: KeyedEvent, opts: EmitOptions, timeoutMs: number | undefined, out: Out = stdio): Promise<number> {
+  const { client, gate, taskQueue } = ctx;
+  const { event } = keyed;
+  const attributes = {
+    [WakeAttr.source]: event.source,
+    [WakeAttr.eventType]: event.type,
+    [WakeAttr.entity]: event.entity,
+    [WakeAttr.eventKey]: keyed.input.eventKey,
+  };
+  // The command is its wake's root span, `--wait` included: its span lasts as long as the command.
+  return inSpan('wakegate emit', { root: true, attributes }, async (span) => {
+    const admitted = gate.admitKeyed(keyed);
+    const answer = await (ctx.closeGate ? admitted.finally(() => gate.close().catch(() => undefined)) : admitted);
+    span?.set({ [WakeAttr.decision]: answer.decision, [WakeAttr.runKey]: answer.workflowId });
+    for (const w of answer.wakes) {
+      if (w.held)
+        out.stderr(`wakegate: ${w.agent}: held by the supervisor (${w.held.reason}); it runs once a person releases it: wakegate supervisor status\n`);
+    }
+    if (isRefusal(answer.decision)) {
+      printJson(answer, out);
+      out.stderr(`wakegate: ${answer.decision}: ${answer.message}\n`);
+      return ExitCode.refused;
+    }
+    if (opts.wait && !(isSettled(answer) && !answer.result) && !(await workerPolls(client, taskQueue))) {
+      printJson(answer, out);
+      out.stderr(
+        `wakegate: ${answer.decision}, but no worker polls task queue "${taskQueue}": nothing would end the wait. ` +
+          `The event is taken and runs once a worker polls (npm run worker, or app.worker() with this task queue).\n`,
+      );
+      return ExitCode.unreachable;
+    }
+    const waited = opts.wait ? await within(waitFor(client, answer), timeoutMs) : undefined;
+    if (waited === TIMED_OUT) {
+      printJson({ ...answer, waited: { timedOut: true, afterMs: timeoutMs } }, out);
+      out.stderr(`wakegate: ${answer.decision}; its run had not ended after --timeout ${opts.timeout}: it goes on (wakegate explain, or the Web UI)\n`);
+      return ExitCode.timedOut;
+    }
+    span?.set({ [WakeAttr.terminalReason]: waited?.terminalReason });
+    printJson(waited ? { ...answer, ...waited } : answer, out);
+    return ExitCode.ok;
+  });
 }

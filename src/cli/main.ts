@@ -10,8 +10,10 @@ Exit codes: ${ExitCode.ok} ok, ${ExitCode.error} error, ${ExitCode.badInput} bad
 In scripts, call the bin itself, not npx: many \`npx wakegate\` calls in parallel can hang in npx
 itself, with no server involved. In a project that depends on wakegate: node_modules/.bin/wakegate
 (or wakegate, with node_modules/.bin on PATH); in a checkout of wakegate: node bin/wakegate.js.
-From code, admit events through your deployment's gate instead of spawning the command:
-  createWakegate({ ... }).gate(client, taskQueue).admit(event)`;
+Many events from a script: one process, wakegate emit --file events.ndjson (one answer line each); or,
+from code, admit events through your deployment's gate instead of spawning the command:
+  createWakegate({ ... }).gate(client, taskQueue).admit(event)
+After the first emit, a resident process answers the next ones at node's own start-up (WAKEGATE_RESIDENT=off: never).`;
 
 const program = new Command('wakegate')
   .description('The trigger layer for background agents: every wake passes the gate before any model token is spent.')

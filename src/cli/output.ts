@@ -15,9 +15,21 @@ export const ExitCode = {
   thresholdCrossed: 6,
 } as const;
 
+/** Where a command writes: this process's stdout and stderr, or a resident process's reply to the caller (src/cli/resident.ts). */
+export interface Out {
+  stdout(text: string): void;
+  stderr(text: string): void;
+}
+
+/** This process's own stdout and stderr. */
+export const stdio: Out = {
+  stdout: (text) => void process.stdout.write(text),
+  stderr: (text) => void process.stderr.write(text),
+};
+
 /** Print exactly one JSON object on stdout. */
-export function printJson(value: unknown): void {
-  process.stdout.write(`${JSON.stringify(value, null, 2)}\n`);
+export function printJson(value: unknown, out: Out = stdio): void {
+  out.stdout(`${JSON.stringify(value, null, 2)}\n`);
 }
 
 /** Thrown for a bad command-line value; the message names the flag. */
@@ -26,7 +38,7 @@ export class UsageError extends Error {
 }
 
 /** Report a failure as one JSON object on stdout plus a line on stderr, and pick the exit code. */
-export function reportError(err: unknown): number {
+export function reportError(err: unknown, out: Out = stdio): number {
   const e = err instanceof Error ? err : new Error(String(err));
   let code: string = 'error';
   let exit: number = ExitCode.error;
@@ -42,8 +54,8 @@ export function reportError(err: unknown): number {
     code = 'temporal_unreachable';
     exit = ExitCode.unreachable;
   }
-  printJson({ error: { code, message: e.message, ...(issues ? { issues } : {}) } });
-  process.stderr.write(`wakegate: ${e.message}\n`);
+  printJson({ error: { code, message: e.message, ...(issues ? { issues } : {}) } }, out);
+  out.stderr(`wakegate: ${e.message}\n`);
   return exit;
 }
 

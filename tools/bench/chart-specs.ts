@@ -1,6 +1,6 @@
 import { capacityPanels } from './chart-capacity';
 import type { BenchResultsFile } from './results-file';
-import { bar, groupedBars, latencyPanel, obj, rowBars, type Json, type Spec } from './chart-parts';
+import { bar, groupedBars, isNum, latencyPanel, obj, rowBars, type Json, type Spec } from './chart-parts';
 import { coalesce, ingress } from './chart-coalesce';
 
 export type { Spec } from './chart-parts';
@@ -136,6 +136,9 @@ const cli = (r: Json): Spec[] => {
   ];
   const of = (name: string) => obj(d[name]);
   const burst0 = obj(of('ts').burst);
+  const head = obj(obj(r.headline).singleOverNode);
+  const fileHead = obj(obj(r.headline).fileOverRaw);
+  const file = obj(r.file);
   return [
     latencyPanel(
       ['Start-up of wakegate --help', `${String(startup.runs)} fresh processes each, spawn to exit`],
@@ -147,9 +150,16 @@ const cli = (r: Json): Spec[] => {
     latencyPanel(
       [
         'wakegate emit, one at a time',
-        `${String(obj(of('ts').single).calls)} processes in a row, spawn to exit; target p50 <= ${String(targets.singleP50Ms)} ms`,
+        `${String(obj(of('ts').single).calls)} processes in a row, spawn to exit, each after a node -e 0; target p50 <= ${String(targets.singleP50Ms)} ms`,
+        ...(isNum(head.figure)
+          ? [`compiled deployment over node -e 0: ${String(head.figure)}x at p50, target <= ${String(head.target)}x: ${head.met ? 'met' : 'missed'}`]
+          : []),
       ],
-      names.map(([k, label]) => ({ name: label, stats: obj(obj(of(k).single).answerMs) })),
+      [
+        ...names.map(([k, label]) => ({ name: `${label}, resident process`, stats: obj(obj(of(k).single).answerMs) })),
+        ...(r.inProcess ? [{ name: 'compiled deployment, each in its own process', stats: obj(obj(obj(r.inProcess).single).answerMs) }] : []),
+        ...(obj(obj(of('js').single).nodeMs).p50 !== undefined ? [{ name: 'node -e 0, beside them', stats: obj(obj(of('js').single).nodeMs) }] : []),
+      ],
     ),
     latencyPanel(
       [
@@ -163,14 +173,33 @@ const cli = (r: Json): Spec[] => {
       'processes / runs',
       names.flatMap(([k, label]) => {
         const x = of(k);
-        const calls = Number(obj(x.single).calls) + Number(obj(x.burst).calls);
+        // The compiled deployment's runs include those of its emits each in its own process (WAKEGATE_RESIDENT=off).
+        const own = k === 'js' ? obj(obj(r.inProcess).single) : {};
+        const calls = Number(obj(x.single).calls) + Number(obj(x.burst).calls) + Number(own.calls ?? 0);
         return [
           ...bar('emit processes started', label, calls),
-          ...bar('emits answered', label, Number(obj(x.single).answered) + Number(obj(x.burst).answered)),
+          ...bar('emits answered', label, Number(obj(x.single).answered) + Number(obj(x.burst).answered) + Number(own.answered ?? 0)),
           ...bar('runs that ended success', label, x.runsSucceeded),
         ];
       }),
     ),
+    ...(r.file
+      ? [
+          rowBars(
+            [
+              'wakegate emit --file against raw starts',
+              `${String(file.events)} events at ${String(file.concurrency)} at a time, spawn to exit; raw: client.workflow.start, unique IDs`,
+              `--file over raw: ${String(fileHead.figure)}, target >= ${String(fileHead.target)}: ${fileHead.met ? 'met' : 'missed'}`,
+            ],
+            'events (starts) per second',
+            [
+              ...bar('raw starts, before and after', 'per second', obj(file.raw).startsPerSecond),
+              ...bar('emit --file', 'per second', obj(file.file).eventsPerSecond),
+              ...bar('emit --file again (answered from its runs)', 'per second', obj(file.rerun).eventsPerSecond),
+            ],
+          ),
+        ]
+      : []),
   ];
 };
 
@@ -180,7 +209,7 @@ const PANELS: Record<string, { headline: string; panels: (r: Json) => Spec[] }> 
   schedules: { headline: "from a window's nominal time to its run's first step", panels: schedules },
   coalesce: { headline: 'one hot wake key, then many keys, through the coalescer', panels: coalesce },
   ingress: { headline: 'signed webhooks and a queue against a raw workflow start', panels: ingress },
-  cli: { headline: "the wakegate command's start-up, and its emits one at a time and in a burst", panels: cli },
+  cli: { headline: "the wakegate command's start-up, its emits one at a time and in a burst, and emit --file", panels: cli },
   capacity: { headline: 'what one event costs Temporal, counted from the histories, per path', panels: capacityPanels },
 };
 

@@ -2,7 +2,9 @@
 /**
  * Builds the `wakegate` command: one esbuild bundle of src/cli/main.ts (and everything of this project it
  * imports) into lib/cli/main.js, so the CLI starts as plain JavaScript instead of transpiling
- * TypeScript on every call. npm packages stay external (required from node_modules at run time).
+ * TypeScript on every call; and src/cli/resident-link.ts into lib/cli/resident-link.js, the few node
+ * built-ins with which `emit` asks a resident process first (bin/wakegate.js). npm packages stay
+ * external (required from node_modules at run time).
  *
  * Incremental: rebuilds only when the bundle is missing, or when any file that went into the last
  * build (listed in its metafile), tsconfig.json, package.json or this script is newer than it. A new
@@ -20,12 +22,13 @@ import { fileURLToPath } from 'node:url';
 const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..', '..');
 const OUT = path.join(ROOT, 'lib', 'cli', 'main.js');
 const META = path.join(ROOT, 'lib', 'cli', 'meta.json');
+const LINK = path.join(ROOT, 'lib', 'cli', 'resident-link.js');
 
 /** @returns {string | undefined} why the bundle must be (re)built, or undefined when it is current */
 function staleReason() {
   if (process.argv.includes('--force')) return '--force';
-  if (!existsSync(OUT) || !existsSync(META)) return 'no build yet';
-  const built = statSync(OUT).mtimeMs;
+  if (!existsSync(OUT) || !existsSync(LINK) || !existsSync(META)) return 'no build yet';
+  const built = Math.min(statSync(OUT).mtimeMs, statSync(LINK).mtimeMs);
   /** @type {{ inputs: Record<string, unknown> }} */
   const meta = JSON.parse(readFileSync(META, 'utf8'));
   const inputs = [...Object.keys(meta.inputs), 'tsconfig.json', 'package.json', 'tools/scripts/build-cli.mjs'];
@@ -42,8 +45,8 @@ if (reason) {
   const t0 = performance.now();
   const result = await build({
     absWorkingDir: ROOT,
-    entryPoints: ['src/cli/main.ts'],
-    outfile: OUT,
+    entryPoints: { main: 'src/cli/main.ts', 'resident-link': 'src/cli/resident-link.ts' },
+    outdir: path.dirname(OUT),
     bundle: true,
     platform: 'node',
     target: 'node20',
@@ -52,8 +55,8 @@ if (reason) {
     sourcemap: 'linked',
     metafile: true,
     logLevel: 'warning',
-    banner: { js: '// Built by tools/scripts/build-cli.mjs from src/cli/main.ts; do not edit (lib/ is not in git).' },
+    banner: { js: '// Built by tools/scripts/build-cli.mjs from src/cli/; do not edit (lib/ is not in git).' },
   });
   writeFileSync(META, JSON.stringify(result.metafile));
-  process.stderr.write(`setup: built lib/cli/main.js (${reason}) in ${Math.round(performance.now() - t0)} ms\n`);
+  process.stderr.write(`setup: built lib/cli/main.js and resident-link.js (${reason}) in ${Math.round(performance.now() - t0)} ms\n`);
 }

@@ -283,9 +283,24 @@ const cli: Renderer = (r) => {
   const targets = obj(r.targets);
   const ms = (v: unknown) => `p50 ${p(v)} ms, p99 ${p(v, 'p99')} ms, max ${p(v, 'max')} ms`;
   const met = (ok: unknown) => (ok ? 'target met' : '**target missed**');
+  const head = obj(r.headline);
+  const singleHead = obj(head.singleOverNode);
+  const fileHead = obj(head.fileOverRaw);
   const lines = [
     row('', 'result'),
     row('---', '---'),
+    ...(r.headline
+      ? [
+          row(
+            'one `wakegate emit`, compiled deployment, over `node -e 0` beside it (p50)',
+            `**${num(singleHead.figure)}x** (${num(singleHead.emitP50Ms)} ms vs ${num(singleHead.nodeP50Ms)} ms; target <= ${num(singleHead.target)}x: ${met(singleHead.met)})`,
+          ),
+          row(
+            '`wakegate emit --file` over raw starts in the same run',
+            `**${num(fileHead.figure)}** (${num(fileHead.fileEventsPerSecond)} events/s vs ${num(fileHead.rawStartsPerSecond)} starts/s; target >= ${num(fileHead.target)}: ${met(fileHead.met)})`,
+          ),
+        ]
+      : []),
     row(`\`wakegate --help\`, the compiled bin, ${num(startup.runs)} fresh processes`, ms(startup.ms)),
     row('the same from source through tsx', ms(source.ms)),
   ];
@@ -296,13 +311,49 @@ const cli: Renderer = (r) => {
     const ok = obj(x.targetsMet);
     lines.push(
       row(`**${name}**: \`${String(x.module)}\`, ${String(x.how)}`, ''),
-      row(`${num(single.calls)} \`wakegate emit\` one at a time`, `${ms(single.answerMs)} (target p50 <= ${num(targets.singleP50Ms)} ms: ${met(ok.single)})`),
+      row(
+        `${num(single.calls)} \`wakegate emit\` one at a time`,
+        `${ms(single.answerMs)} (target p50 <= ${num(targets.singleP50Ms)} ms: ${met(ok.single)})` +
+          (single.overNode !== undefined
+            ? `; ${num(single.overNode)}x \`node -e 0\` beside it; the first call, which starts the resident process, ${num(single.coldMs)} ms`
+            : ''),
+      ),
       row(
         `${num(burst.calls)} \`wakegate emit\` processes, ${num(burst.parallel)} at a time`,
         `${ms(burst.answerMs)}; the whole burst ${num(burst.wallMs)} ms (target p50 <= ${num(targets.burstP50Ms)} ms: ${met(ok.burst)}); ` +
           `**${num(burst.answered)} answered** (${counts(burst.decisions)})`,
       ),
-      row(`runs of the ${num(Number(single.answered) + Number(burst.answered))} answered emits`, `${num(x.runsSucceeded)} ended \`success\``),
+      row(
+        `runs of the ${num(Number(single.answered) + Number(burst.answered) + (name === 'js' ? Number(obj(obj(r.inProcess).single).answered ?? 0) : 0))} answered emits`,
+        `${num(x.runsSucceeded)} ended \`success\``,
+      ),
+    );
+  }
+  const inProcess = obj(obj(r.inProcess).single);
+  if (r.inProcess)
+    lines.push(
+      row(
+        '**js**, each emit in its own process (`WAKEGATE_RESIDENT=off`), one at a time',
+        `${ms(inProcess.answerMs)}; ${num(inProcess.overNode)}x \`node -e 0\``,
+      ),
+    );
+  const file = obj(r.file);
+  if (r.file) {
+    const first = obj(file.file);
+    const again = obj(file.rerun);
+    lines.push(
+      row(
+        `raw \`client.workflow.start\`, ${num(file.events)} unique IDs at ${num(file.concurrency)}, before and after`,
+        `${num(obj(file.raw).startsPerSecond)} starts/s`,
+      ),
+      row(
+        `\`wakegate emit --file\`, ${num(file.events)} events at --concurrency ${num(file.concurrency)}, spawn to exit`,
+        `${num(first.eventsPerSecond)} events/s (${counts(first.decisions)})`,
+      ),
+      row(
+        'the same file again',
+        `${num(again.eventsPerSecond)} events/s (${counts(again.decisions)}); ${num(again.newStarts)} new starts, same workflow IDs: ${String(again.sameWorkflowIds)}`,
+      ),
     );
   }
   return lines;
