@@ -7,7 +7,7 @@ import { keyEvent } from '../gate/key-event';
 import { EVENT_LIMITS } from '../gate/limits';
 import { app } from './app';
 import type { TerminalReason, RunResult } from '../core/run-types';
-import { ExitCode, printJson, UsageError } from './output';
+import { ExitCode, exitForRun, printJson, UsageError } from './output';
 import { inSpan } from '../tracing/spans';
 import { Duration } from '../core/parse';
 import { WakeAttr } from '../core/trace-context';
@@ -193,7 +193,9 @@ export async function emit(opts: EmitOptions): Promise<number> {
       }
       span?.set({ [WakeAttr.terminalReason]: waited?.terminalReason });
       printJson(waited ? { ...answer, ...waited } : answer);
-      return ExitCode.ok;
+      const exit = exitForRun(waited?.terminalReason);
+      if (exit !== ExitCode.ok) process.stderr.write(`wakegate: ${answer.decision}; its run ended ${waited?.terminalReason} (exit ${exit})\n`);
+      return exit;
     });
   } finally {
     await client.connection.close();
