@@ -24,6 +24,19 @@ const run = (fn: () => Promise<number>): Promise<void> =>
 
 const OVERLAP_HELP = 'skip | buffer_one | buffer_all | cancel | terminate | allow_all';
 
+const EMIT_REDELIVERY_HELP = `
+Redelivering the same event:
+  An event's key is its source, type, entity and the trigger's time bucket of --occurred-at. Without
+  --occurred-at the emit itself is the event, happening now: the same command run again later is a
+  new event, and may run again. To deliver one event again (a retry, a redelivery), repeat it with
+  the same --source, --type, --entity and --occurred-at, and the same --payload (its fingerprint
+  fields): the answer is the event's recorded decision (completed, in_progress, ...), and nothing
+  runs twice (within the retention, or a coalescing agent's dedupHorizon). A different payload under
+  the same key is refused: mismatch (exit 3).
+  Example:
+    wakegate emit --source tickets --entity T-7 --type opened --occurred-at 2026-12-01T09:30:00Z --payload @t7.json
+    (the same line again: the same eventKey, the same run)`;
+
 /** Register every `wakegate` command on `program`: the whole command-line surface, in one place. */
 export function registerCommands(program: Command): void {
   program
@@ -40,7 +53,14 @@ export function registerCommands(program: Command): void {
     .command('dev')
     .description('Run the deployment on this machine: the embedded dev server with its Web UI, a worker, its schedules, supervisor and webhooks.')
     .option('--no-server', 'on purpose: the configured Temporal (TEMPORAL_ADDRESS, profile) instead of the embedded server; no dev secrets')
-    .option('--ui-port <port>', "the embedded server's Web UI port", '8233')
+    .option('--grpc-port <port>', "the embedded server's gRPC port (default: TEMPORAL_ADDRESS's port, else 7233)")
+    .option('--ui-port <port>', "the embedded server's Web UI port (default: 8233)")
+    .option('--webhook-port <port>', 'the webhook listener: POST /webhooks/<source>, /healthz (default: WAKEGATE_INGRESS_PORT, else 8787; 0: any free port)')
+    .option(
+      '--operator-port <port>',
+      "the operator's listener: /supervisor, the trails, /metrics, /status (default: WAKEGATE_OPERATOR_PORT, else 8788; 0: any free port)",
+    )
+    .option('--metrics-port <port>', "the Temporal SDK's Prometheus /metrics on 127.0.0.1 (default: off)")
     .action((opts: DevOptions) => run(async () => (await import('./dev.js')).dev(opts)));
   program
     .command('emit')
@@ -53,8 +73,13 @@ export function registerCommands(program: Command): void {
     .option('--delivery-id <id>', 'delivery id for tracing (never part of the key)')
     .option('--entity-version <n>', "the entity's version as the source counts it: an older one than already seen is answered stale")
     .option('--agent <agent>', 'wake only this agent (default: every agent the source wakes)')
-    .option('--wait', 'wait for the run that took the event to end and include its result and terminalReason')
+    .option(
+      '--wait',
+      'wait for the run that took the event to end and include its result and terminalReason; exit 7 if it ended failed, ' +
+        '8 if escalated, blocked, budget_exhausted, cancelled or discarded',
+    )
     .option('--timeout <duration>', 'with --wait: wait at most this long (e.g. 30s, 5m); exit 5 if the run has not ended')
+    .addHelpText('after', EMIT_REDELIVERY_HELP)
     .action((opts: EmitOptions) => run(async () => (await import('./emit.js')).emit(opts)));
 
   registerScheduleCommands(program);

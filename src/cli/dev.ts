@@ -11,17 +11,14 @@ import { ensureTracing } from '../tracing/provider';
 import { startIngress } from '../trigger/webhook/serve';
 import { secretVariable } from '../trigger/webhook/source';
 import { app } from './app';
-import { DEFAULT_TEMPORAL_ADDRESS, embeddedServerPort } from './dev-target';
-import { UsageError } from './output';
+import { DEFAULT_TEMPORAL_ADDRESS, devPorts, type DevPortOptions } from './dev-target';
 
-export interface DevOptions {
+export interface DevOptions extends DevPortOptions {
   /**
    * false (`--no-server`): use the configured Temporal (TEMPORAL_ADDRESS, TEMPORAL_PROFILE and the
    * rest) instead of starting the embedded dev server, and no dev secrets.
    */
   server: boolean;
-  /** The Web UI's port of the embedded server. */
-  uiPort: string;
 }
 
 /**
@@ -36,12 +33,10 @@ export interface DevOptions {
 export async function dev(opts: DevOptions): Promise<number> {
   const config = loadConfig();
   // Refused before the deployment is loaded or anything is started.
-  const serverPort = opts.server ? embeddedServerPort(config.temporal) : undefined;
-  const uiPort = Number(opts.uiPort);
-  if (!Number.isInteger(uiPort) || uiPort <= 0) throw new UsageError(`--ui-port must be a port number, got "${opts.uiPort}"`);
+  const { serverPort, uiPort, ingressPort, operatorPort, sdkMetricsAddress } = devPorts(opts, config);
   const wakegate = app();
   const logger = createLogger(config.logLevel, 'wakegate', config.logFormat);
-  installRuntimeLogger(logger);
+  installRuntimeLogger(logger, { sdkMetricsAddress });
   const dataDir = path.join(process.cwd(), '.wakegate');
   if (serverPort !== undefined) mkdirSync(dataDir, { recursive: true });
   const server =
@@ -89,7 +84,7 @@ export async function dev(opts: DevOptions): Promise<number> {
         taskQueue,
         registry: wakegate.registry,
         sources: wakegate.webhookSources,
-        config: config.ingress,
+        config: { ...config.ingress, port: ingressPort, operatorPort },
         startBacklog: config.startBacklog,
         // The dev secrets are published: never with a Temporal of someone else's (startIngress also
         // refuses them on a listener that is not loopback).
@@ -128,7 +123,7 @@ export async function dev(opts: DevOptions): Promise<number> {
               `  dev secrets for ${ingress.devSecretSources.join(', ')} (${ingress.devSecretSources.map(secretVariable).join(', ')} unset): never expose this listener`,
             ]
           : []),
-        `  supervisor page: ${ingress.operatorUrl}/supervisor`,
+        `  supervisor page: ${ingress.operatorUrl}/supervisor${sdkMetricsAddress ? `; Temporal SDK metrics http://${sdkMetricsAddress}/metrics` : ''}`,
         `  try: npx wakegate emit --source <trigger> --entity <id> --type <type> --payload '{...}' --wait`,
         '  Ctrl-C stops it.',
         '',
