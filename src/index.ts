@@ -30,7 +30,7 @@ export { offlineModel } from '../activities/run/model/offline';
 export { anthropic, google, openaiCompatible, type ProviderSettings } from '../activities/run/model/providers';
 
 // Triggers, webhook sources, schedules
-export { defineTrigger, type TriggerDefinition, type TriggerDefinitionInput } from './trigger/definition';
+export { defineTrigger, type TriggerDefinition, type TriggerDefinitionInput, type TriggerOptions, type RunKeyEvent } from './trigger/definition';
 export type { WakeEvent } from './core/event';
 export { defineWebhookSource, type CustomScheme, type DeliveryContext, type Mapped, type SignatureScheme, type WebhookSource } from './trigger/webhook/source';
 export { refuseSignature, type SignatureFailure, type Verdict, type Verifier } from './trigger/webhook/signatures';
