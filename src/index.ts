@@ -51,5 +51,5 @@ export { localExports, type ExportAdapter } from './providers/exports';
 export { pullRequestAdapter, type PullRequestAdapter } from './providers/pulls';
 export { FailureType } from './core/failures';
 export type { TerminalReason, RunResult, RunStatus } from './core/run-types';
-export type { EffectOutcome } from './core/contracts';
+export { EFFECT_OUTCOMES, LANDED_OUTCOMES, type EffectOutcome, type EffectOutcomeName, type LandedOutcome } from './core/contracts';
 export type { WakeAnswer } from './core/decision';
