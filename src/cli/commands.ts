@@ -43,7 +43,7 @@ export function registerCommands(program: Command): void {
     .command('init <dir>')
     .description('Start a project in a new folder: one agent, its trigger and webhook, a schedule, the deployment module, two tests, a README.')
     .option('--name <name>', "the package's name (default: the folder's)")
-    .option('--wakegate <spec>', 'how it depends on wakegate (default: ^ this version; a tarball: file:/path/wakegate-0.1.0.tgz)')
+    .option('--wakegate <spec>', 'how it depends on wakegate (default: as this wakegate was installed: its tarball or folder, else ^ this version)')
     .action((dir: string, opts: InitOptions) => run(async () => (await import('./init.js')).init(dir, opts)));
   program
     .command('setup')
