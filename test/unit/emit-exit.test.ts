@@ -26,8 +26,8 @@ test("the run's exit codes keep every older code's meaning: 0 ok, 1 error, 2 usa
   assert.deepEqual([ExitCode.runFailed, ExitCode.runStopped], [7, 8]);
 });
 
-test('OPERATIONS.md and the README give exit 7 and 8 each with the reasons that lead to it', () => {
-  for (const file of ['docs/OPERATIONS.md', 'README.md']) {
+test('OPERATIONS.md and both READMEs give exit 7 and 8 each with the reasons that lead to it', () => {
+  for (const file of ['docs/OPERATIONS.md', 'README.md', 'PACKAGE-README.md']) {
     const text = readFileSync(path.join(ROOT, file), 'utf8');
     for (const code of [ExitCode.runFailed, ExitCode.runStopped]) {
       const row = text.split('\n').find((l) => l.startsWith(`| ${code} |`));
