@@ -30,7 +30,7 @@ export { offlineModel } from '../activities/run/model/offline';
 export { anthropic, google, openaiCompatible, type ProviderSettings } from '../activities/run/model/providers';
 
 // Triggers, webhook sources, schedules
-export { defineTrigger, type TriggerDefinition, type TriggerDefinitionInput } from './trigger/definition';
+export { defineTrigger, type TriggerDefinition, type TriggerDefinitionInput, type TriggerOptions, type RunKeyEvent } from './trigger/definition';
 export type { WakeEvent } from './core/event';
 export { defineWebhookSource, type CustomScheme, type DeliveryContext, type Mapped, type SignatureScheme, type WebhookSource } from './trigger/webhook/source';
 export { refuseSignature, type SignatureFailure, type Verdict, type Verifier } from './trigger/webhook/signatures';
@@ -51,5 +51,5 @@ export { localExports, type ExportAdapter } from './providers/exports';
 export { pullRequestAdapter, type PullRequestAdapter } from './providers/pulls';
 export { FailureType } from './core/failures';
 export type { TerminalReason, RunResult, RunStatus } from './core/run-types';
-export type { EffectOutcome } from './core/contracts';
+export { EFFECT_OUTCOMES, LANDED_OUTCOMES, type EffectOutcome, type EffectOutcomeName, type LandedOutcome } from './core/contracts';
 export type { WakeAnswer } from './core/decision';

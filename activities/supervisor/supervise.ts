@@ -1,4 +1,5 @@
 import { ApplicationFailure, activityInfo, getClient, log } from '@temporalio/activity';
+import { ApplicationFailureCategory } from '@temporalio/common';
 import type { Client, WorkflowExecutionInfo } from '@temporalio/client';
 import { SupervisorLink } from '../../src/supervisor/link';
 import type { Pager } from '../../src/supervisor/pager';
@@ -29,7 +30,22 @@ async function eachLimited<T>(items: T[], limit: number, fn: (item: T) => Promis
 /** gRPC UNIMPLEMENTED: the server has no visibility API (Temporal's time-skipping test server). */
 const UNIMPLEMENTED = 12;
 
-async function listAll(client: Client, query: string, bound: number): Promise<WorkflowExecutionInfo[]> {
+/**
+ * A server with no visibility API is not a fault: non-retryable, and BENIGN, so the worker logs the
+ * failed activity at DEBUG without a stack (the supervisor says it once, at info). Any other
+ * visibility failure stays a plain failure, logged as a WARN and retried.
+ */
+export function visibilityUnavailable(): ApplicationFailure {
+  return ApplicationFailure.create({
+    message: 'this Temporal server has no visibility API (list workflows)',
+    type: 'VisibilityUnavailable',
+    nonRetryable: true,
+    category: ApplicationFailureCategory.BENIGN,
+  });
+}
+
+/** Up to `bound` workflows the query lists; `VisibilityUnavailable` (benign) on a server with no visibility API. */
+export async function listAll(client: Pick<Client, 'workflow'>, query: string, bound: number): Promise<WorkflowExecutionInfo[]> {
   const out: WorkflowExecutionInfo[] = [];
   try {
     for await (const info of client.workflow.list({ query })) {
@@ -38,7 +54,7 @@ async function listAll(client: Client, query: string, bound: number): Promise<Wo
     }
   } catch (err) {
     const code = (err as { cause?: { code?: number } }).cause?.code;
-    if (code === UNIMPLEMENTED) throw ApplicationFailure.nonRetryable('this Temporal server has no visibility API (list workflows)', 'VisibilityUnavailable');
+    if (code === UNIMPLEMENTED) throw visibilityUnavailable();
     throw err;
   }
   return out;

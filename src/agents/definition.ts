@@ -250,6 +250,7 @@ export function defineAgent<A = DefaultAnswer>(def: AgentOptions<A>): AgentDefin
       class: e.class,
       reversible: e.reversible,
       parameters: jsonSchemaOf(e.input, `effect "${e.name}" input`),
+      timeoutMs: e.timeoutMs,
     })),
     proposedBy: decide ? 'code' : 'model',
     answerSchema: jsonSchemaOf(answerSchema, `agent "${data.name}" answer`),

@@ -1,13 +1,15 @@
 import { z } from 'zod';
 import type { EffectContext, EffectDefinition, EffectReceipt } from './types';
 import type { OutsideConfig } from '../config/config';
-import { parseDefinition } from '../core/parse';
+import { Duration, parseDefinition } from '../core/parse';
+import { DEFAULT_EFFECT_TIMEOUT_MS } from '../core/policy';
 import { ToolName, fn, zodSchema, objectSchema } from './schema-parts';
 
 /** What `defineEffect` takes. */
 export interface EffectOptions<S extends z.ZodType<Record<string, unknown>>> {
   /** Its name: part of every effect key (`runKey#name@n<nth>`). @example 'file_ticket' */
   name: string;
+  /** What it does, for people (and for the model, when the model proposes effects). */
   description: string;
   /**
    * How a retry is made safe, the seed's first question about every effect:
@@ -26,6 +28,13 @@ export interface EffectOptions<S extends z.ZodType<Record<string, unknown>>> {
    * when it does not (that would be a silent duplicate on retry). @default () => true
    */
   keyed?: (outside: OutsideConfig) => boolean;
+  /**
+   * One attempt's time limit, a duration string: past it the attempt is given up and the effect
+   * tried again under the same key (six attempts in all, 1, 2, 4, 8 and 16 s apart; a worker that
+   * dies is noticed within 5 s by its missing heartbeat). Set it above the provider's slowest
+   * answer. @default '30s' @example '2 minutes'
+   */
+  timeout?: string;
   /** Carry it out. `ctx.effectKey` is the idempotency key; `ctx.attempt` counts retries. */
   apply(args: z.output<S>, ctx: EffectContext): Promise<EffectReceipt>;
   /** `reconcile` only, and required there: the effect an earlier attempt made under `ctx.effectKey`, or undefined. Throw when you cannot tell. */
@@ -39,6 +48,7 @@ const EffectSchema = z
     class: z.enum(['idempotent', 'provider_key', 'reconcile']),
     reversible: z.boolean(),
     input: zodSchema<Record<string, unknown>>('effect input').default(() => z.object({})),
+    timeout: Duration('effect.timeout', 1000).default(DEFAULT_EFFECT_TIMEOUT_MS),
     keyed: fn<(outside: OutsideConfig) => boolean>('keyed').optional(),
     apply: fn<EffectDefinition['apply']>('apply'),
     find: fn<NonNullable<EffectDefinition['find']>>('find').optional(),
@@ -67,5 +77,6 @@ export function defineEffect<S extends z.ZodType<Record<string, unknown>> = z.Zo
 ): EffectDefinition<z.output<S>> {
   const e = parseDefinition(EffectSchema, opts, 'effect', opts?.name);
   objectSchema(e.input, `effect "${e.name}" input`);
-  return Object.freeze({ ...e, input: e.input as z.ZodType<z.output<S>> }) as EffectDefinition<z.output<S>>;
+  const { timeout, ...rest } = e;
+  return Object.freeze({ ...rest, timeoutMs: timeout, input: e.input as z.ZodType<z.output<S>> }) as EffectDefinition<z.output<S>>;
 }

@@ -74,6 +74,8 @@ export interface EffectDefinition<A = Record<string, unknown>> {
   readonly class: EffectClass;
   readonly reversible: boolean;
   readonly input: z.ZodType<A>;
+  /** One attempt's time limit, ms (`defineEffect`'s `timeout`). */
+  readonly timeoutMs: number;
   /**
    * For `provider_key`: whether the provider honours the idempotency key, given the configuration.
    * A worker refuses to start an agent whose `provider_key` effect goes to one that does not.

@@ -32,7 +32,7 @@ export function registerCommands(program: Command): void {
     .command('init <dir>')
     .description('Start a project in a new folder: one agent, its trigger and webhook, a schedule, the deployment module, two tests, a README.')
     .option('--name <name>', "the package's name (default: the folder's)")
-    .option('--wakegate <spec>', 'how it depends on wakegate (default: ^ this version; a tarball: file:/path/wakegate-0.1.0.tgz)')
+    .option('--wakegate <spec>', 'how it depends on wakegate (default: as this wakegate was installed: its tarball or folder, else ^ this version)')
     .action((dir: string, opts: InitOptions) => run(async () => (await import('./init.js')).init(dir, opts)));
   program
     .command('setup')
@@ -42,7 +42,14 @@ export function registerCommands(program: Command): void {
     .command('dev')
     .description('Run the deployment on this machine: the embedded dev server with its Web UI, a worker, its schedules, supervisor and webhooks.')
     .option('--no-server', 'on purpose: the configured Temporal (TEMPORAL_ADDRESS, profile) instead of the embedded server; no dev secrets')
-    .option('--ui-port <port>', "the embedded server's Web UI port", '8233')
+    .option('--grpc-port <port>', "the embedded server's gRPC port (default: TEMPORAL_ADDRESS's port, else 7233)")
+    .option('--ui-port <port>', "the embedded server's Web UI port (default: 8233)")
+    .option('--webhook-port <port>', 'the webhook listener: POST /webhooks/<source>, /healthz (default: WAKEGATE_INGRESS_PORT, else 8787; 0: any free port)')
+    .option(
+      '--operator-port <port>',
+      "the operator's listener: /supervisor, the trails, /metrics, /status (default: WAKEGATE_OPERATOR_PORT, else 8788; 0: any free port)",
+    )
+    .option('--metrics-port <port>', "the Temporal SDK's Prometheus /metrics on 127.0.0.1 (default: off)")
     .action((opts: DevOptions) => run(async () => (await import('./dev.js')).dev(opts)));
   registerProcessCommands(program);
   defineEmit(program.command('emit')).action((opts: EmitOptions & { file?: string; concurrency: string }) =>

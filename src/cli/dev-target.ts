@@ -40,3 +40,55 @@ export function embeddedServerPort(temporal: Config['temporal']): number {
       `To run this deployment's dev worker, schedules and webhooks against ${address} on purpose: wakegate dev --no-server`,
   );
 }
+
+/** The port flags of `wakegate dev`, as commander parses them (each unset: its variable, else its default). */
+export interface DevPortOptions {
+  server: boolean;
+  /** The embedded server's gRPC port (default: TEMPORAL_ADDRESS's port, else 7233). */
+  grpcPort?: string;
+  /** The embedded server's Web UI port (default 8233). */
+  uiPort?: string;
+  /** The webhook listener's port, 0 for any free one (default: WAKEGATE_INGRESS_PORT, else 8787). */
+  webhookPort?: string;
+  /** The operator's listener's port (/supervisor, the trails, /metrics, /status), 0 for any free one (default: WAKEGATE_OPERATOR_PORT, else 8788). */
+  operatorPort?: string;
+  /** The Temporal SDK's Prometheus endpoint on 127.0.0.1 (default: off). */
+  metricsPort?: string;
+}
+
+/** Every port `wakegate dev` listens on; `serverPort` and `uiPort` only with the embedded server. */
+export interface DevPorts {
+  serverPort?: number;
+  uiPort: number;
+  ingressPort: number;
+  operatorPort: number;
+  sdkMetricsAddress?: string;
+}
+
+/** A port number from a flag (0, where `min` allows it: any free port), or a {@link UsageError} naming the flag. */
+function portFlag(flag: string, text: string, min = 1): number {
+  const port = Number(text);
+  if (!/^\d+$/.test(text) || port < min || port > 65535) throw new UsageError(`${flag} must be a port number from ${min} to 65535, got "${text}"`);
+  return port;
+}
+
+/**
+ * The ports of `wakegate dev`: each flag given overrides its variable. The embedded server's gRPC
+ * port is still refused for a configured Temporal elsewhere ({@link embeddedServerPort}), and the
+ * server's flags are refused with `--no-server` (that Temporal's ports are not dev's to choose).
+ */
+export function devPorts(opts: DevPortOptions, config: Pick<Config, 'temporal' | 'ingress'>): DevPorts {
+  if (!opts.server) {
+    const flag = opts.grpcPort !== undefined ? '--grpc-port' : opts.uiPort !== undefined ? '--ui-port' : undefined;
+    if (flag) throw new UsageError(`${flag} sets a port of the embedded server, which --no-server does not start: drop one of them`);
+  }
+  const configured = opts.server ? embeddedServerPort(config.temporal) : undefined;
+  const metrics = opts.metricsPort !== undefined ? portFlag('--metrics-port', opts.metricsPort) : undefined;
+  return {
+    ...(configured !== undefined ? { serverPort: opts.grpcPort !== undefined ? portFlag('--grpc-port', opts.grpcPort) : configured } : {}),
+    uiPort: opts.uiPort !== undefined ? portFlag('--ui-port', opts.uiPort) : 8233,
+    ingressPort: opts.webhookPort !== undefined ? portFlag('--webhook-port', opts.webhookPort, 0) : config.ingress.port,
+    operatorPort: opts.operatorPort !== undefined ? portFlag('--operator-port', opts.operatorPort, 0) : config.ingress.operatorPort,
+    ...(metrics !== undefined ? { sdkMetricsAddress: `127.0.0.1:${metrics}` } : {}),
+  };
+}

@@ -17,17 +17,14 @@ import { ensureTracing } from '../tracing/provider';
 import { streamKey } from '../trigger/queue/redis-streams';
 import { secretVariable } from '../trigger/webhook/source';
 import { app } from './app';
-import { DEFAULT_TEMPORAL_ADDRESS, embeddedServerPort } from './dev-target';
-import { UsageError } from './output';
+import { DEFAULT_TEMPORAL_ADDRESS, devPorts, type DevPortOptions } from './dev-target';
 
-export interface DevOptions {
+export interface DevOptions extends DevPortOptions {
   /**
    * false (`--no-server`): use the configured Temporal (TEMPORAL_ADDRESS, TEMPORAL_PROFILE and the
    * rest) instead of starting the embedded dev server, and no dev secrets.
    */
   server: boolean;
-  /** The Web UI's port of the embedded server. */
-  uiPort: string;
 }
 
 /**
@@ -43,12 +40,10 @@ export interface DevOptions {
 export async function dev(opts: DevOptions): Promise<number> {
   const config = loadConfig();
   // Refused before the deployment is loaded or anything is started.
-  const serverPort = opts.server ? embeddedServerPort(config.temporal) : undefined;
-  const uiPort = Number(opts.uiPort);
-  if (!Number.isInteger(uiPort) || uiPort <= 0) throw new UsageError(`--ui-port must be a port number, got "${opts.uiPort}"`);
+  const { serverPort, uiPort, ingressPort, operatorPort, sdkMetricsAddress } = devPorts(opts, config);
   const wakegate = app();
   const logger = createLogger(config.logLevel, 'wakegate', config.logFormat);
-  installRuntimeLogger(logger);
+  installRuntimeLogger(logger, { sdkMetricsAddress });
   const dataDir = path.join(process.cwd(), '.wakegate');
   if (serverPort !== undefined) mkdirSync(dataDir, { recursive: true });
   const server =
@@ -74,7 +69,8 @@ export async function dev(opts: DevOptions): Promise<number> {
   try {
     connection = await NativeConnection.connect(target.temporal.connectionOptions);
     client = await connectClient(target, tracing ? { interceptors: tracing.clientInterceptors } : {});
-    const { parts, synced, ingress } = await startParts(wakegate, target, client, connection, logger, server !== undefined);
+    const ports: Config = { ...target, ingress: { ...target.ingress, port: ingressPort, operatorPort } };
+    const { parts, synced, ingress } = await startParts(wakegate, ports, client, connection, logger, server !== undefined);
     const taskQueue = config.taskQueue;
     const ui = server ? `${server.uiUrl}/namespaces/${server.namespace}` : undefined;
     process.stdout.write(
@@ -105,7 +101,7 @@ export async function dev(opts: DevOptions): Promise<number> {
               `  dev secrets for ${ingress.devSecretSources.join(', ')} (${ingress.devSecretSources.map(secretVariable).join(', ')} unset): never expose this listener`,
             ]
           : []),
-        `  supervisor page: ${ingress.operatorUrl}/supervisor`,
+        `  supervisor page: ${ingress.operatorUrl}/supervisor${sdkMetricsAddress ? `; Temporal SDK metrics http://${sdkMetricsAddress}/metrics` : ''}`,
         `  try: npx wakegate emit --source <trigger> --entity <id> --type <type> --payload '{...}' --wait`,
         '  Ctrl-C stops it.',
         '',

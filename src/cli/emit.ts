@@ -9,7 +9,7 @@ import type { TriggerRegistry } from '../trigger/registry';
 import { EVENT_LIMITS } from '../gate/limits';
 import { app } from './app';
 import type { TerminalReason, RunResult } from '../core/run-types';
-import { ExitCode, printJson, stdio, UsageError, type Out } from './output';
+import { ExitCode, exitForRun, printJson, stdio, UsageError, type Out } from './output';
 import { inSpan } from '../tracing/spans';
 import { Duration } from '../core/parse';
 import { WakeAttr } from '../core/trace-context';
@@ -231,6 +231,8 @@ export async function answerEmit(ctx: EmitContext, keyed: KeyedEvent, opts: Emit
     }
     span?.set({ [WakeAttr.terminalReason]: waited?.terminalReason });
     printJson(waited ? { ...answer, ...waited } : answer, out);
-    return ExitCode.ok;
+    const exit = exitForRun(waited?.terminalReason);
+    if (exit !== ExitCode.ok) out.stderr(`wakegate: ${answer.decision}; its run ended ${waited?.terminalReason} (exit ${exit})\n`);
+    return exit;
   });
 }

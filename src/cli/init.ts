@@ -1,5 +1,6 @@
 import { cpSync, existsSync, readdirSync, readFileSync, renameSync, statSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
+import { installSpec } from './install-spec';
 import { ExitCode, printJson, UsageError } from './output';
 
 /** wakegate's own root: two folders up from src/cli/ (source) and from lib/cli/ (the compiled CLI). */
@@ -11,7 +12,10 @@ const RENAMED: Record<string, string> = { _gitignore: '.gitignore', '_package.js
 export interface InitOptions {
   /** The package name (default: the folder's name). */
   name?: string;
-  /** How the project depends on wakegate (default: `^<this version>`; a tarball: `file:/path/wakegate-0.1.0.tgz`). */
+  /**
+   * How the project depends on wakegate (a tarball: `file:/path/wakegate-0.1.0.tgz`). Default: how
+   * this wakegate was installed (see `installSpec`): the same tarball or folder, else `^<this version>`.
+   */
   wakegate?: string;
 }
 
@@ -26,8 +30,9 @@ function packageName(name: string): string {
 /**
  * `wakegate init <dir>`: a project with one agent (a tool with arguments, an effect, an answer
  * schema), its trigger and webhook source, a schedule, the deployment module, a test on the
- * time-skipping server and one on the dev server, and a README with its two commands. Refuses a
- * folder that exists and is not empty; installs nothing (the next steps say what to run).
+ * time-skipping server and one on the dev server, and a README with its two commands. Depends on
+ * wakegate the way this one was installed (a tarball stays that tarball). Refuses a folder that
+ * exists and is not empty; installs nothing (the next steps say what to run).
  */
 export function init(dir: string, opts: InitOptions): number {
   const target = path.resolve(dir);
@@ -35,7 +40,8 @@ export function init(dir: string, opts: InitOptions): number {
   if (!existsSync(TEMPLATE)) throw new Error(`the project template is missing from this install of wakegate (${TEMPLATE})`);
   const name = packageName(opts.name ?? path.basename(target).toLowerCase());
   const own = JSON.parse(readFileSync(path.join(ROOT, 'package.json'), 'utf8')) as { version: string };
-  const spec = opts.wakegate ?? `^${own.version}`;
+  const found = opts.wakegate === undefined ? installSpec(ROOT, own.version, target) : undefined;
+  const spec = opts.wakegate ?? found!.spec;
   cpSync(TEMPLATE, target, { recursive: true });
   for (const [from, to] of Object.entries(RENAMED)) {
     if (existsSync(path.join(target, from))) renameSync(path.join(target, from), path.join(target, to));
@@ -51,7 +57,10 @@ export function init(dir: string, opts: InitOptions): number {
     .filter((f) => statSync(path.join(target, f)).isFile())
     .sort();
   const cd = path.relative(process.cwd(), target) || '.';
-  printJson({ created: target, name, wakegate: spec, files, next: [`cd ${cd}`, 'npm install', 'npm test', 'npm start'] });
-  process.stderr.write(`wakegate: created ${name} in ${cd}. Next: cd ${cd} && npm install && npm test, then npm start.\n`);
+  const from = found ? { wakegateFrom: found.from, ...(found.warning ? { warning: found.warning } : {}) } : { wakegateFrom: 'flag' };
+  printJson({ created: target, name, wakegate: spec, ...from, files, next: [`cd ${cd}`, 'npm install', 'npm test', 'npm start'] });
+  process.stderr.write(`wakegate: created ${name} in ${cd}, depending on wakegate ${spec}${found ? ` (${found.from})` : ''}.\n`);
+  if (found?.warning) process.stderr.write(`wakegate: ${found.warning}\n`);
+  process.stderr.write(`wakegate: next: cd ${cd} && npm install && npm test, then npm start.\n`);
   return ExitCode.ok;
 }

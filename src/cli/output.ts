@@ -13,6 +13,10 @@ export const ExitCode = {
   timedOut: 5,
   /** `wakegate shadow --fail-if`: the diff crossed a condition the caller gates on. */
   thresholdCrossed: 6,
+  /** `emit --wait`: the run ended `failed`, a defect (fix its cause, then `wakegate replay`). */
+  runFailed: 7,
+  /** `emit --wait`: the run ended without doing its work, by a rule or a person (see `exitForRun`). */
+  runStopped: 8,
 } as const;
 
 /** Where a command writes: this process's stdout and stderr, or a resident process's reply to the caller (src/cli/resident.ts). */
@@ -26,6 +30,31 @@ export const stdio: Out = {
   stdout: (text) => void process.stdout.write(text),
   stderr: (text) => void process.stderr.write(text),
 };
+
+/**
+ * The exit code of `emit --wait` for the run's terminal reason: 0 for a run that did its work or had
+ * none to do (`success`, `no_op`; a schedule's `duplicate`, `skipped`), 7 for `failed`, 8 for a run
+ * a rule or a person stopped short (`escalated`, `blocked`, `budget_exhausted`, `cancelled`,
+ * `discarded`). No reason (the event's run was already settled with no result to wait for) is 0.
+ */
+export function exitForRun(reason: TerminalReason | undefined): number {
+  switch (reason) {
+    case undefined:
+    case 'success':
+    case 'no_op':
+    case 'duplicate':
+    case 'skipped':
+      return ExitCode.ok;
+    case 'failed':
+      return ExitCode.runFailed;
+    case 'escalated':
+    case 'blocked':
+    case 'budget_exhausted':
+    case 'cancelled':
+    case 'discarded':
+      return ExitCode.runStopped;
+  }
+}
 
 /** Print exactly one JSON object on stdout. */
 export function printJson(value: unknown, out: Out = stdio): void {

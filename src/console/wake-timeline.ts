@@ -1,5 +1,6 @@
 import escapeHtml from 'escape-html';
 import type { TrailDecision, TrailEffect, TrailEvent, TrailRun, WakeTrail } from '../trail/types';
+import { LANDED_OUTCOMES } from '../core/contracts';
 
 /*
  * The trail drawn as one inline SVG, server-side: events as marks (one row each, at their arrival),
@@ -35,7 +36,7 @@ const REASON_COLOURS: Record<string, string> = {
   failed: '#cf222e',
 };
 
-const EFFECT_DONE = new Set(['applied', 'already_applied', 'reconciled_landed', 'reconciled_redone']);
+const EFFECT_DONE = new Set<string>(LANDED_OUTCOMES);
 
 const W = 1100;
 const LABEL = 330;

@@ -143,15 +143,37 @@ export interface CommitInput {
 }
 
 /**
- * What happened at the provider: `applied` (first time), `already_applied` (the provider or the
- * natural key said it was there), `reconciled_landed` (a retry found the earlier attempt's effect
- * and recorded it), `reconciled_redone` (a retry found nothing and did it).
+ * What happened at the provider to an effect that landed: `applied` (first time), `already_applied`
+ * (the provider or the natural key said it was there), `reconciled_landed` (a retry found the
+ * earlier attempt's effect and recorded it), `reconciled_redone` (a retry found nothing and did it).
+ */
+export const LANDED_OUTCOMES = ['applied', 'already_applied', 'reconciled_landed', 'reconciled_redone'] as const;
+export type LandedOutcome = (typeof LANDED_OUTCOMES)[number];
+
+/**
+ * What a run's record (its trail: `wakegate explain`, the operator's wake page) says became of one
+ * staged effect: a {@link LandedOutcome}, or one that did not land:
+ * - `ambiguous`: a retry could not tell whether it landed (`EffectAmbiguous`); the run ended
+ *   `escalated`, and a person must check the effect key.
+ * - `failed`: its commit failed for good (the provider refused it, its arguments did not parse, the
+ *   attempts ran out), or the run closed while it was in flight.
+ * - `rejected`: a person rejected the irreversible effect; the run ended `blocked`.
+ * - `awaiting_approval`, `in_flight`: the run is still open, waiting for a person or for the effect.
+ * - `not_started`: staged, but the run ended before it.
+ */
+export const EFFECT_OUTCOMES = [...LANDED_OUTCOMES, 'ambiguous', 'failed', 'rejected', 'awaiting_approval', 'in_flight', 'not_started'] as const;
+export type EffectOutcomeName = (typeof EFFECT_OUTCOMES)[number];
+
+/**
+ * The commit activity's answer for an effect that landed (one of {@link LANDED_OUTCOMES}); a run's
+ * `committed` effects are these. An effect that did not land has no such answer: the activity
+ * fails, and the run's record says what became of it ({@link EffectOutcomeName}).
  */
 export interface EffectOutcome {
   effectKey: string;
   name: string;
   class: EffectPolicy['class'];
-  outcome: 'applied' | 'already_applied' | 'reconciled_landed' | 'reconciled_redone';
+  outcome: LandedOutcome;
   ref: string;
   attempt: number;
 }

@@ -31,6 +31,9 @@ export type BudgetDimension = keyof BudgetLimits;
  */
 export type EffectClass = 'idempotent' | 'provider_key' | 'reconcile';
 
+/** An effect's `timeout` when it names none: one attempt's limit, ms. */
+export const DEFAULT_EFFECT_TIMEOUT_MS = 30_000;
+
 export interface EffectPolicy {
   name: string;
   description: string;
@@ -39,6 +42,11 @@ export interface EffectPolicy {
   reversible: boolean;
   /** JSON Schema of its arguments (offered to the model when the model proposes effects). */
   parameters: JsonSchema;
+  /**
+   * One attempt's time limit (the commit activity's start-to-close timeout), ms. Absent in the
+   * policies of runs prepared before effects had one: {@link DEFAULT_EFFECT_TIMEOUT_MS}.
+   */
+  timeoutMs?: number;
 }
 
 export interface ToolPolicy {

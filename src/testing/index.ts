@@ -8,3 +8,4 @@
 export { DevServer, freePort, type DevServerOptions } from './dev-server';
 export { MissingBinaryError, temporalCliPath, temporalTestServerPath, installBinaries, WHEELS } from './binaries';
 export { startTimeSkipping } from './time-skipping';
+export { installTestRuntime } from './runtime';

@@ -1,4 +1,4 @@
-import type { EffectOutcome } from '../core/contracts';
+import type { EffectOutcome, EffectOutcomeName } from '../core/contracts';
 import type { BudgetLimits } from '../core/policy';
 import type { BudgetUsage, TerminalReason } from '../core/run-types';
 
@@ -108,12 +108,8 @@ export interface TrailEffect {
   reversible?: boolean;
   /** sha256 of the arguments as canonical JSON, first 16 hex digits: compare two effects without printing their arguments. */
   argsDigest?: string;
-  /**
-   * What became of it: the provider's outcome (`applied`, `already_applied`, `reconciled_landed`,
-   * `reconciled_redone`), or `in_flight`, `awaiting_approval`, `rejected`, `ambiguous`, `failed`,
-   * `not_started` (staged, but the run ended before it).
-   */
-  outcome: EffectOutcome['outcome'] | 'in_flight' | 'awaiting_approval' | 'rejected' | 'ambiguous' | 'failed' | 'not_started';
+  /** What became of it: the provider's outcome when it landed, else why not (see {@link EffectOutcomeName}). */
+  outcome: EffectOutcomeName;
   ref?: string;
   attempt?: number;
   /** When its commit finished (or failed). */

@@ -17,8 +17,8 @@ const run = promisify(execFile);
 const ROOT = path.resolve(__dirname, '..', '..');
 
 /*
- * wakegate as a user gets it: `npm pack` builds the package (lib/: JS, .d.ts, source maps) and makes
- * its tarball; a user's own package outside this checkout (test/fixtures/user-package*, copied to a
+ * wakegate as a user gets it: `npm run build` builds the package (lib/: JS, .d.ts, source maps) and
+ * `npm pack` makes its tarball; a user's own package outside this checkout (test/fixtures/user-package*, copied to a
  * temporary folder) depends on that tarball, installs it with `npm ci --offline` (from the local cache, under a lock made from this checkout's),
  * defines an agent, a tool with typed arguments, an effect and a model choice against 'wakegate'
  * alone, and runs it through createWakegate on a real dev server in its own process.
@@ -30,7 +30,14 @@ let tarball: string;
 before(async () => {
   env = await startDevEnv();
   work = mkdtempSync(path.join(tmpdir(), 'wakegate-user-'));
-  const { stdout } = await run('npm', ['pack', '--silent', '--pack-destination', work], { cwd: ROOT, maxBuffer: 16 * 1024 * 1024, timeout: 300_000 });
+  // The build prepack would run, then the pack without scripts: prepack's README swap would change
+  // this checkout's README.md for the pack's length, under any test reading it meanwhile.
+  await run('npm', ['run', 'build', '--silent'], { cwd: ROOT, maxBuffer: 16 * 1024 * 1024, timeout: 300_000 });
+  const { stdout } = await run('npm', ['pack', '--silent', '--ignore-scripts', '--pack-destination', work], {
+    cwd: ROOT,
+    maxBuffer: 16 * 1024 * 1024,
+    timeout: 300_000,
+  });
   tarball = path.join(work, stdout.trim().split('\n').at(-1)!);
 });
 after(async () => {
@@ -84,7 +91,7 @@ async function runsBehindTheGate(dir: string, args: string[]): Promise<void> {
 }
 
 describe('a user package that installs the packed tarball', () => {
-  test('the tarball ships compiled JS with types and source maps, and no tests or tooling', async () => {
+  test('the tarball ships compiled JS with types and source maps and the user docs, and no tests or tooling', async () => {
     const { stdout } = await run('tar', ['-tzf', tarball]);
     const files = stdout.split('\n').filter(Boolean);
     for (const f of [
@@ -94,11 +101,18 @@ describe('a user package that installs the packed tarball', () => {
       'package/lib/workflows/index.js',
       'package/lib/cli/main.js',
       'package/bin/wakegate.js',
+      'package/docs/EXTENDING.md',
+      'package/docs/OPERATIONS.md',
     ]) {
       assert.ok(files.includes(f), `${f} is not in the tarball`);
     }
     assert.deepEqual(
-      files.filter((f) => /^package\/(test|tools|examples|docs)\//.test(f)),
+      files.filter(
+        (f) =>
+          /^package\/(test|examples)\//.test(f) ||
+          (f.startsWith('package/tools/') && !/^package\/tools\/bench\/results\/[^/]+\.svg$/.test(f)) ||
+          f === 'package/docs/TESTS.md',
+      ),
       [],
     );
   });

@@ -132,6 +132,7 @@ class World {
       class: cls,
       reversible: true,
       input: undefined as never,
+      timeoutMs: 30_000,
       apply: async (_args, ctx) => {
         if (cls === 'provider_key') {
           const known = this.remembers(ctx.effectKey);

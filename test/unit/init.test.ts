@@ -1,4 +1,4 @@
-import { test } from 'node:test';
+import { describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { execFile } from 'node:child_process';
 import { existsSync, mkdirSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
@@ -6,6 +6,7 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { promisify } from 'node:util';
 import { requirementsFile, type BinaryName } from '../../src/testing/binaries';
+import { installSpec } from '../../src/cli/install-spec';
 
 const run = promisify(execFile);
 const ROOT = path.resolve(__dirname, '..', '..');
@@ -55,13 +56,65 @@ test('init writes the project: real file names, its own name, the wakegate it de
   assert.match(readme, /```sh\nnpm start[^\n]*\nnpm test/);
 });
 
-test('init depends on this version of wakegate by default', async () => {
-  const work = mkdtempSync(path.join(tmpdir(), 'wakegate-init-'));
-  const { code } = await wakegate(['init', 'bot'], work);
-  assert.equal(code, 0);
+test('init run from a checkout with no packed tarball depends on ^ this version, and says what to run to use this one', async () => {
   const own = JSON.parse(readFileSync(path.join(ROOT, 'package.json'), 'utf8')) as { version: string };
+  if (existsSync(path.join(ROOT, `wakegate-${own.version}.tgz`))) assert.fail(`remove the packed wakegate-${own.version}.tgz from the checkout first`);
+  const work = mkdtempSync(path.join(tmpdir(), 'wakegate-init-'));
+  const { code, out, stderr } = await wakegate(['init', 'bot'], work);
+  assert.equal(code, 0);
   const pkg = JSON.parse(readFileSync(path.join(work, 'bot', 'package.json'), 'utf8')) as { dependencies: Record<string, string> };
   assert.equal(pkg.dependencies.wakegate, `^${own.version}`);
+  assert.equal(out.wakegateFrom, 'checkout');
+  assert.match(stderr, /runs from .*, not from an installed package.*run npm pack in .*--wakegate file:/s);
+});
+
+describe('the dependency init writes: how this wakegate was installed', () => {
+  /** A project at `prefix` with wakegate installed under node_modules, its hidden lockfile saying `resolved`. */
+  const installedAt = (resolved: string | undefined) => {
+    const prefix = mkdtempSync(path.join(tmpdir(), 'wakegate-prefix-'));
+    const root = path.join(prefix, 'node_modules', 'wakegate');
+    mkdirSync(root, { recursive: true });
+    if (resolved !== undefined) {
+      const lock = { lockfileVersion: 3, packages: { 'node_modules/wakegate': { version: '0.1.0', resolved } } };
+      writeFileSync(path.join(prefix, 'node_modules', '.package-lock.json'), JSON.stringify(lock));
+    }
+    return { prefix, root };
+  };
+
+  test('from a tarball (npm install ../x.tgz, npx ./x.tgz): that tarball, relative to the new project', () => {
+    const { prefix, root } = installedAt('file:../wakegate-0.1.0.tgz');
+    const tarball = path.join(path.dirname(prefix), 'wakegate-0.1.0.tgz');
+    writeFileSync(tarball, 'packed');
+    const target = path.join(path.dirname(prefix), 'my-agents');
+    assert.deepEqual(installSpec(root, '0.1.0', target), { spec: 'file:../wakegate-0.1.0.tgz', from: 'tarball' });
+    const deeper = installSpec(root, '0.1.0', path.join(path.dirname(prefix), 'work', 'my-agents'));
+    assert.equal(deeper.spec, 'file:../../wakegate-0.1.0.tgz');
+  });
+
+  test('from an absolute tarball path that is gone: that path, with a warning saying what to pass instead', () => {
+    const { root } = installedAt('file:/nonexistent/wakegate-0.1.0.tgz');
+    const found = installSpec(root, '0.1.0', '/nonexistent/my-agents');
+    assert.equal(found.spec, 'file:../wakegate-0.1.0.tgz');
+    assert.equal(found.from, 'tarball');
+    assert.match(found.warning ?? '', /installed from \/nonexistent\/wakegate-0.1.0.tgz, which is gone: .*--wakegate/);
+  });
+
+  test('from the registry: ^ this version; with no lockfile to ask: ^ this version and a warning naming --wakegate', () => {
+    assert.deepEqual(installSpec(installedAt('https://registry.npmjs.org/wakegate/-/wakegate-0.1.0.tgz').root, '0.1.0', '/tmp/x'), {
+      spec: '^0.1.0',
+      from: 'registry',
+    });
+    const unknown = installSpec(installedAt(undefined).root, '0.1.0', '/tmp/x');
+    assert.equal(unknown.spec, '^0.1.0');
+    assert.equal(unknown.from, 'unknown');
+    assert.match(unknown.warning ?? '', /--wakegate file:<path to wakegate-0.1.0.tgz>/);
+  });
+
+  test("a checkout run in place with its packed tarball beside package.json: that tarball (a file: folder would link the checkout's own node_modules)", () => {
+    const checkout = mkdtempSync(path.join(tmpdir(), 'wakegate-checkout-'));
+    writeFileSync(path.join(checkout, 'wakegate-0.1.0.tgz'), 'packed');
+    assert.deepEqual(installSpec(checkout, '0.1.0', path.join(checkout, 'my-agents')), { spec: 'file:../wakegate-0.1.0.tgz', from: 'checkout' });
+  });
 });
 
 test('init refuses a folder that is not empty, and a name npm would refuse, touching nothing (exit 2)', async () => {

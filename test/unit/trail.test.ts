@@ -1,7 +1,7 @@
 import { describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import type { CoalescerState, Offer, OfferAnswer, SeenEvent } from '../../src/core/coalesce-types';
-import type { EffectOutcome } from '../../src/core/contracts';
+import { EFFECT_OUTCOMES, LANDED_OUTCOMES, type EffectOutcome } from '../../src/core/contracts';
 import { effectKey } from '../../src/core/ids';
 import type { AbsorbedEvent, RunInput, RunResult } from '../../src/core/run-types';
 import { trailTable } from '../../src/cli/trail-table';
@@ -429,6 +429,24 @@ describe("a run's effects from its history", () => {
       ambiguous.map((f) => [f.outcome, f.at]),
       [['ambiguous', at(8)]],
     );
+  });
+
+  test('a commit the provider refused for good is `failed`; each outcome a trail gives is one EFFECT_OUTCOMES names', () => {
+    const failed = effectsOf(
+      runFacts([
+        ...POLICY_READ,
+        commit('11', RUN, 'start_export', 0, 'reconcile', true, { campaign: WAKE }),
+        { kind: 'activity-failed', scheduledId: '11', at: at(8), message: '403 refused', type: 'ProviderRejected' },
+      ]),
+      { runKey: RUN, open: false },
+    );
+    assert.deepEqual(
+      failed.map((f) => [f.outcome, f.at]),
+      [['failed', at(8)]],
+    );
+    const landed = effectsOf(runFacts(POLICY_READ), { runKey: RUN, open: false, committed: [outcome(RUN, 'post_summary', 0, 'provider_key')] });
+    for (const f of [...failed, ...landed]) assert.ok((EFFECT_OUTCOMES as readonly string[]).includes(f.outcome), f.outcome);
+    assert.ok(landed.length === 1 && landed.every((f) => (LANDED_OUTCOMES as readonly string[]).includes(f.outcome)));
   });
 
   test('turns count answered model calls and subagents; tool calls count every call scheduled; the digest ignores key order', () => {

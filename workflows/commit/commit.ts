@@ -3,7 +3,7 @@ import type { AgentPolicy } from '../../src/core/policy';
 import { FailureType } from '../../src/core/failures';
 import { runEffectKey } from '../../src/core/effect-slots';
 import type { RunInput } from '../../src/core/run-types';
-import { commitEffect } from './proxies';
+import { commitEffectOf } from './proxies';
 import { recordEffects } from './record-only';
 import { budgetStop, effectOf, effectRun, type Staged } from './staged';
 import { reserve, settle, type BudgetPool } from '../../src/core/budget';
@@ -79,7 +79,7 @@ export async function commitEffects(input: RunInput, policy: AgentPolicy, state:
       // recorded (`committed`), and the cancellation stops the run before the next effect starts.
       const run = effectRun(input);
       const outcome = await CancellationScope.nonCancellable(() =>
-        commitEffect({ agent: policy.name, effectKey: key, effect, args: proposal.args, run, ...replayOf }),
+        commitEffectOf(effect)({ agent: policy.name, effectKey: key, effect, args: proposal.args, run, ...replayOf }),
       );
       state.effects.push(outcome);
       state.maxAttempt = Math.max(state.maxAttempt, outcome.attempt);

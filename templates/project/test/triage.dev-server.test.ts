@@ -4,12 +4,12 @@ import { mkdtempSync, readFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { Client, Connection } from '@temporalio/client';
-import { DefaultLogger, NativeConnection, Runtime } from '@temporalio/worker';
+import { NativeConnection } from '@temporalio/worker';
 import { createWakegate } from 'wakegate';
-import { DevServer } from 'wakegate/testing';
+import { DevServer, installTestRuntime } from 'wakegate/testing';
 import { deployment } from '../src/deployment';
 
-Runtime.install({ logger: new DefaultLogger('WARN') }); // the SDK's warnings and errors only
+installTestRuntime(); // the SDK's warnings and errors only, less the test server's notices
 /*
  * The agent on the real dev server (`temporal server start-dev`, what `npm start` runs): the same
  * ticket notice delivered twice (the tracker retried) runs once, and the retry is answered from the run.

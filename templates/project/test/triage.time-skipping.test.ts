@@ -4,12 +4,11 @@ import { mkdtempSync, readFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import type { TestWorkflowEnvironment } from '@temporalio/testing';
-import { DefaultLogger, Runtime } from '@temporalio/worker';
 import { createWakegate } from 'wakegate';
-import { startTimeSkipping } from 'wakegate/testing';
+import { installTestRuntime, startTimeSkipping } from 'wakegate/testing';
 import { deployment } from '../src/deployment';
 
-Runtime.install({ logger: new DefaultLogger('WARN') }); // the SDK's warnings and errors only
+installTestRuntime(); // the SDK's warnings and errors only, less the test server's notices
 /*
  * The agent on Temporal's time-skipping test server (a real server whose clock jumps ahead when only
  * timers are pending): a ticket event passes the gate, the run reads the ticket and labels it once.
