@@ -6,21 +6,10 @@ import { FileTally, answered, failed, parseEventLine, type LineOutcome } from '.
 import { stdio, UsageError, type Out } from './output';
 import type { Gate } from '../gate/gate';
 import { isUnreachable } from './unreachable';
+import type { EmitOptions } from './emit';
 
 /** The options of `wakegate emit --file`: the single event's options must not be given with it. */
-export interface EmitFileOptions {
-  concurrency: string;
-  source?: string;
-  entity?: string;
-  type?: string;
-  occurredAt?: string;
-  payload?: string;
-  deliveryId?: string;
-  entityVersion?: string;
-  agent?: string;
-  wait?: boolean;
-  timeout?: string;
-}
+export type EmitFileOptions = Partial<EmitOptions> & { concurrency: string };
 
 /** The flags that describe one event (or wait for its run): each line of the file says its own. */
 const SINGLE_EVENT_FLAGS = ['source', 'entity', 'type', 'occurredAt', 'payload', 'deliveryId', 'entityVersion', 'agent', 'wait', 'timeout'] as const;

@@ -1,4 +1,3 @@
-import { randomUUID } from 'node:crypto';
 import { WorkflowExecutionAlreadyStartedError, WorkflowNotFoundError, type WorkflowExecutionDescription } from '@temporalio/client';
 import { agentEventId } from '../core/ids';
 import type { RunInput, RunResult } from '../core/run-types';
@@ -6,7 +5,7 @@ import type { runWorkflow } from '../../workflows/run/workflow';
 import type { WakeAnswer } from '../core/decision';
 import type { PathContext } from './path-context';
 import { carriedFrom } from '../commit/executions';
-import { againRequestId } from './again-request';
+import { startAgain } from './again-request';
 
 // Another caller can close the run between our start and our describe; a few rounds settle it.
 const MAX_ROUNDS = 5;
@@ -114,22 +113,12 @@ async function restart(ctx: PathContext, input: RunInput, base: WakeAnswer, fail
   const carried = await carriedFrom(ctx.client, input.runKey, failedRunId);
   const events = carried.input?.replay?.events;
   const replay = { epoch: `after:${failedRunId}`, of: input.runKey, by: 'redelivery' as const, effects: carried.slots, ...(events ? { events } : {}) };
-  const mine = randomUUID();
   try {
-    const handle = await ctx.client.workflow.start<typeof runWorkflow>('runWorkflow', {
-      workflowId: input.runKey,
-      taskQueue: ctx.taskQueue,
-      args: [{ ...input, replay }],
-      workflowIdConflictPolicy: 'FAIL',
-      workflowIdReusePolicy: 'ALLOW_DUPLICATE_FAILED_ONLY',
-      memo: { fingerprint: input.fingerprint, replayEpoch: replay.epoch, replayBy: mine },
-      // Two redeliveries that read the same failed execution start one successor, whatever comes between.
-      ...againRequestId(input.runKey, replay.epoch),
-    });
-    // Another delivery's start of the same successor is answered with its execution: answer from it.
-    const started = await ctx.client.workflow.getHandle(input.runKey, handle.firstExecutionRunId).describe();
-    if (started.memo?.replayBy !== mine) return RETRY;
-    return { ...base, decision: 'started', runId: handle.firstExecutionRunId };
+    // Two redeliveries that read the same failed execution start one successor, whatever comes
+    // between; the one that did not start it answers from it.
+    const { execution, mine } = await startAgain(ctx.client, ctx.taskQueue, { ...input, replay }, 'ALLOW_DUPLICATE_FAILED_ONLY');
+    if (!mine) return RETRY;
+    return { ...base, decision: 'started', runId: execution.runId };
   } catch (err) {
     if (err instanceof WorkflowExecutionAlreadyStartedError) return RETRY;
     throw err;

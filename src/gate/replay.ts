@@ -1,9 +1,7 @@
-import { randomUUID } from 'node:crypto';
 import { WorkflowExecutionAlreadyStartedError, WorkflowNotFoundError, type Client, type WorkflowExecutionDescription } from '@temporalio/client';
-import { againRequestId } from './again-request';
+import { startAgain } from './again-request';
 import type { AbsorbedEvent, ReplayOf, RunInput } from '../core/run-types';
 import type { EffectSlot } from '../core/effect-slots';
-import type { runWorkflow } from '../../workflows/run/workflow';
 import type { KeyedEvent } from './key-event';
 import type { PathContext } from './path-context';
 
@@ -101,21 +99,11 @@ export async function admitReplay(ctx: PathContext, input: RunInput, after: stri
   const replay = input as RunInput & { replay: ReplayOf };
   const before = await held(client, replay, after);
   if (before) return before;
-  const mine = randomUUID();
   try {
-    const handle = await client.workflow.start<typeof runWorkflow>('runWorkflow', {
-      workflowId: input.runKey,
-      taskQueue,
-      args: [input],
-      workflowIdConflictPolicy: 'FAIL',
-      workflowIdReusePolicy: 'ALLOW_DUPLICATE',
-      memo: { fingerprint: input.fingerprint, replayEpoch: replay.replay.epoch, replayBy: mine },
-      ...againRequestId(input.runKey, replay.replay.epoch),
-    });
-    const started = await client.workflow.getHandle(input.runKey, handle.firstExecutionRunId).describe();
-    const at = { workflowId: input.runKey, runId: started.runId, epoch: replay.replay.epoch };
-    if (started.memo?.replayBy === mine) return { decision: 'started', ...at };
-    return { decision: started.status.name === 'RUNNING' ? 'in_progress' : 'already_replayed', ...at };
+    const { execution, mine } = await startAgain(client, taskQueue, replay, 'ALLOW_DUPLICATE');
+    const at = { workflowId: input.runKey, runId: execution.runId, epoch: replay.replay.epoch };
+    if (mine) return { decision: 'started', ...at };
+    return { decision: execution.status.name === 'RUNNING' ? 'in_progress' : 'already_replayed', ...at };
   } catch (err) {
     if (!(err instanceof WorkflowExecutionAlreadyStartedError)) throw err;
     const now = await held(client, replay, after);

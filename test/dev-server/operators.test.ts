@@ -66,6 +66,20 @@ function incident(agent: string, service: string, opts: { holdMs?: number; at?: 
   return { agent, title, event };
 }
 
+/** A worker of the fixture's deployment on a task queue of the test's own, and a gate to it (closed after). */
+async function withTicketWorker(prefix: string, fn: (gate: ReturnType<typeof ticketApp.gate>, taskQueue: string) => Promise<void>): Promise<void> {
+  const taskQueue = unique(prefix);
+  await withWorker(
+    env.nativeConnection,
+    taskQueue,
+    async () => {
+      const gate = ticketApp.gate(env.client, taskQueue);
+      await fn(gate, taskQueue).finally(() => gate.close());
+    },
+    { activities: ticketApp.activities() },
+  );
+}
+
 /** Deliver an incident to its agent alone (every agent of the fixture listens to `tickets`). */
 async function admit(gate: ReturnType<typeof ticketApp.gate>, inc: ReturnType<typeof incident>, deliveryId: string): Promise<WakeAnswer> {
   const answer = await gate.admit(inc.event(deliveryId), { agent: inc.agent });
@@ -96,263 +110,204 @@ async function executions(workflowId: string): Promise<number> {
 }
 
 test('a redelivery after a failure starts the run again under the same effect keys: one ticket, then the note once the tracker takes it', async () => {
-  const taskQueue = unique('redeliver');
-  await withWorker(
-    env.nativeConnection,
-    taskQueue,
-    async () => {
-      const gate = ticketApp.gate(env.client, taskQueue);
-      try {
-        const inc = incident('ticket-filer', unique('api'));
-        notesDown = true;
-        const first = await admit(gate, inc, 'd1');
-        assert.equal(first.decision, 'started');
-        const one = await latest(first.workflowId!);
-        assert.ok(one.failed, 'the note was refused after the ticket landed');
-        assert.equal(ticketsFor(inc.title).length, 1);
+  await withTicketWorker('redeliver', async (gate) => {
+    const inc = incident('ticket-filer', unique('api'));
+    notesDown = true;
+    const first = await admit(gate, inc, 'd1');
+    assert.equal(first.decision, 'started');
+    const one = await latest(first.workflowId!);
+    assert.ok(one.failed, 'the note was refused after the ticket landed');
+    assert.equal(ticketsFor(inc.title).length, 1);
 
-        const again = await admit(gate, inc, 'd2');
-        assert.equal(again.decision, 'started', 'a failed run runs again on a redelivery');
-        const two = await latest(first.workflowId!, one.runId);
-        assert.ok(two.failed);
-        assert.equal(ticketsFor(inc.title).length, 1, 'the restart found the ticket its failed execution filed');
+    const again = await admit(gate, inc, 'd2');
+    assert.equal(again.decision, 'started', 'a failed run runs again on a redelivery');
+    const two = await latest(first.workflowId!, one.runId);
+    assert.ok(two.failed);
+    assert.equal(ticketsFor(inc.title).length, 1, 'the restart found the ticket its failed execution filed');
 
-        notesDown = false;
-        const third = await admit(gate, inc, 'd3');
-        assert.equal(third.decision, 'started');
-        const three = await latest(first.workflowId!, two.runId);
-        assert.equal(three.result?.terminalReason, 'success', three.result?.summary);
-        assert.deepEqual(committed(three.result!), [
-          ['file_ticket', 'reconciled_landed'],
-          ['post_note', 'applied'],
-        ]);
-        assert.equal(ticketsFor(inc.title).length, 1, 'one ticket for the incident');
+    notesDown = false;
+    const third = await admit(gate, inc, 'd3');
+    assert.equal(third.decision, 'started');
+    const three = await latest(first.workflowId!, two.runId);
+    assert.equal(three.result?.terminalReason, 'success', three.result?.summary);
+    assert.deepEqual(committed(three.result!), [
+      ['file_ticket', 'reconciled_landed'],
+      ['post_note', 'applied'],
+    ]);
+    assert.equal(ticketsFor(inc.title).length, 1, 'one ticket for the incident');
 
-        const fourth = await admit(gate, inc, 'd4');
-        assert.equal(fourth.decision, 'completed', 'a run that succeeded is answered from its result');
-        assert.equal(await executions(first.workflowId!), 3);
-      } finally {
-        await gate.close();
-      }
-    },
-    { activities: ticketApp.activities() },
-  );
+    const fourth = await admit(gate, inc, 'd4');
+    assert.equal(fourth.decision, 'completed', 'a run that succeeded is answered from its result');
+    assert.equal(await executions(first.workflowId!), 3);
+  });
 });
 
 test('a reset from the first workflow task (as the Web UI does) finds the ticket the run filed, and files none', async () => {
-  const taskQueue = unique('reset');
-  await withWorker(
-    env.nativeConnection,
-    taskQueue,
-    async () => {
-      const gate = ticketApp.gate(env.client, taskQueue);
-      try {
-        const inc = incident('ticket-filer', unique('db'));
-        const answer = await admit(gate, inc, 'd1');
-        const done = await latest(answer.workflowId!);
-        assert.equal(done.result?.terminalReason, 'success');
-        assert.equal(ticketsFor(inc.title).length, 1);
+  await withTicketWorker('reset', async (gate) => {
+    const inc = incident('ticket-filer', unique('db'));
+    const answer = await admit(gate, inc, 'd1');
+    const done = await latest(answer.workflowId!);
+    assert.equal(done.result?.terminalReason, 'success');
+    assert.equal(ticketsFor(inc.title).length, 1);
 
-        const history = await env.client.workflow.getHandle(answer.workflowId!, done.runId).fetchHistory();
-        const firstTask = history.events!.find((e) => e.eventType === temporal.api.enums.v1.EventType.EVENT_TYPE_WORKFLOW_TASK_COMPLETED)!;
-        const reset = await env.client.workflowService.resetWorkflowExecution({
-          namespace: 'default',
-          workflowExecution: { workflowId: answer.workflowId!, runId: done.runId },
-          reason: 'an operator resets the run to its first workflow task',
-          workflowTaskFinishEventId: firstTask.eventId,
-          requestId: randomUUID(),
-        });
-        const again = await latest(answer.workflowId!, done.runId);
-        assert.equal(again.runId, reset.runId);
-        assert.equal(again.result?.terminalReason, 'success', again.result?.summary);
-        assert.deepEqual(committed(again.result!), [
-          ['file_ticket', 'reconciled_landed'],
-          ['post_note', 'applied'],
-        ]);
-        assert.equal(ticketsFor(inc.title).length, 1, 'the reset run looked before it filed');
-      } finally {
-        await gate.close();
-      }
-    },
-    { activities: ticketApp.activities() },
-  );
+    const history = await env.client.workflow.getHandle(answer.workflowId!, done.runId).fetchHistory();
+    const firstTask = history.events!.find((e) => e.eventType === temporal.api.enums.v1.EventType.EVENT_TYPE_WORKFLOW_TASK_COMPLETED)!;
+    const reset = await env.client.workflowService.resetWorkflowExecution({
+      namespace: 'default',
+      workflowExecution: { workflowId: answer.workflowId!, runId: done.runId },
+      reason: 'an operator resets the run to its first workflow task',
+      workflowTaskFinishEventId: firstTask.eventId,
+      requestId: randomUUID(),
+    });
+    const again = await latest(answer.workflowId!, done.runId);
+    assert.equal(again.runId, reset.runId);
+    assert.equal(again.result?.terminalReason, 'success', again.result?.summary);
+    assert.deepEqual(committed(again.result!), [
+      ['file_ticket', 'reconciled_landed'],
+      ['post_note', 'applied'],
+    ]);
+    assert.equal(ticketsFor(inc.title).length, 1, 'the reset run looked before it filed');
+  });
 });
 
 test('a replay beside a redelivery: one execution at a time, a redelivery answered from the replay, and a second replay starts nothing', async () => {
-  const taskQueue = unique('beside');
-  await withWorker(
-    env.nativeConnection,
-    taskQueue,
-    async () => {
-      const gate = ticketApp.gate(env.client, taskQueue);
-      try {
-        const service = unique('web');
-        const inc = incident('ticket-filer', service, { holdMs: 3000 });
-        notesDown = true;
-        const answer = await admit(gate, inc, 'd1');
-        const failed = await latest(answer.workflowId!);
-        assert.ok(failed.failed);
-        notesDown = false;
+  await withTicketWorker('beside', async (gate, taskQueue) => {
+    const service = unique('web');
+    const inc = incident('ticket-filer', service, { holdMs: 3000 });
+    notesDown = true;
+    const answer = await admit(gate, inc, 'd1');
+    const failed = await latest(answer.workflowId!);
+    assert.ok(failed.failed);
+    notesDown = false;
 
-        const replay = await runCli(['replay', 'ticket-filer', '--since', '1h', '--wake-key', service], cliEnv(taskQueue), 90_000);
-        assert.equal(replay.code, 0, replay.stderr);
-        const runs = replay.json.runs as { of: string; decision: string; epoch: string }[];
-        assert.deepEqual(
-          runs.map((r) => [r.of, r.decision, r.epoch]),
-          [[answer.workflowId, 'started', `after:${failed.runId}`]],
-        );
-        // The replay holds 3 s in its precheck: a redelivery now meets it open.
-        const beside = await admit(gate, inc, 'd2');
-        assert.equal(beside.decision, 'in_progress', 'the replay holds the workflow ID: the redelivery runs nothing beside it');
-        const replayed = await latest(answer.workflowId!, failed.runId);
-        assert.equal(replayed.result?.terminalReason, 'success', replayed.result?.summary);
-        assert.deepEqual(committed(replayed.result!), [
-          ['file_ticket', 'reconciled_landed'],
-          ['post_note', 'applied'],
-        ]);
-        const afterwards = await admit(gate, inc, 'd3');
-        assert.equal(afterwards.decision, 'completed', "answered from the replay's result");
-        assert.equal(afterwards.runId, replayed.runId);
+    const replay = await runCli(['replay', 'ticket-filer', '--since', '1h', '--wake-key', service], cliEnv(taskQueue), 90_000);
+    assert.equal(replay.code, 0, replay.stderr);
+    const runs = replay.json.runs as { of: string; decision: string; epoch: string }[];
+    assert.deepEqual(
+      runs.map((r) => [r.of, r.decision, r.epoch]),
+      [[answer.workflowId, 'started', `after:${failed.runId}`]],
+    );
+    // The replay holds 3 s in its precheck: a redelivery now meets it open.
+    const beside = await admit(gate, inc, 'd2');
+    assert.equal(beside.decision, 'in_progress', 'the replay holds the workflow ID: the redelivery runs nothing beside it');
+    const replayed = await latest(answer.workflowId!, failed.runId);
+    assert.equal(replayed.result?.terminalReason, 'success', replayed.result?.summary);
+    assert.deepEqual(committed(replayed.result!), [
+      ['file_ticket', 'reconciled_landed'],
+      ['post_note', 'applied'],
+    ]);
+    const afterwards = await admit(gate, inc, 'd3');
+    assert.equal(afterwards.decision, 'completed', "answered from the replay's result");
+    assert.equal(afterwards.runId, replayed.runId);
 
-        // The same command again, as on another day: the replay succeeded, so nothing runs and nothing is paid.
-        const twice = await runCli(['replay', 'ticket-filer', '--since', '1h', '--wake-key', service], cliEnv(taskQueue), 90_000);
-        assert.equal(twice.code, 0, twice.stderr);
-        assert.deepEqual(twice.json.runs, []);
-        assert.match((twice.json.notReplayed as { why: string }[])[0]!.why, /already replayed/);
-        assert.equal(await executions(answer.workflowId!), 2, 'the failed execution and its one replay');
-        assert.equal(ticketsFor(inc.title).length, 1);
-        assert.equal([...notes.keys()].filter((k) => k.startsWith(answer.workflowId!)).length, 1);
-      } finally {
-        await gate.close();
-      }
-    },
-    { activities: ticketApp.activities() },
-  );
+    // The same command again, as on another day: the replay succeeded, so nothing runs and nothing is paid.
+    const twice = await runCli(['replay', 'ticket-filer', '--since', '1h', '--wake-key', service], cliEnv(taskQueue), 90_000);
+    assert.equal(twice.code, 0, twice.stderr);
+    assert.deepEqual(twice.json.runs, []);
+    assert.match((twice.json.notReplayed as { why: string }[])[0]!.why, /already replayed/);
+    assert.equal(await executions(answer.workflowId!), 2, 'the failed execution and its one replay');
+    assert.equal(ticketsFor(inc.title).length, 1);
+    assert.equal([...notes.keys()].filter((k) => k.startsWith(answer.workflowId!)).length, 1);
+  });
 });
 
 test('replay with no --reason takes neither a killed run nor a superseded one; --include-cancelled takes the killed one only', async () => {
-  const taskQueue = unique('stopped');
-  await withWorker(
-    env.nativeConnection,
-    taskQueue,
-    async () => {
-      const gate = ticketApp.gate(env.client, taskQueue);
-      try {
-        // A run a person killed while it held.
-        const killedService = unique('queue');
-        const killedInc = incident('ticket-filer', killedService, { holdMs: 30_000 });
-        const killed = await admit(gate, killedInc, 'd1');
-        const kill = await runCli(['kill', killed.workflowId!, '--reason', 'a loop', '--who', 'ana'], cliEnv(taskQueue));
-        assert.equal(kill.code, 0, kill.stderr);
-        assert.equal((await latest(killed.workflowId!)).result?.terminalReason, 'cancelled');
+  await withTicketWorker('stopped', async (gate, taskQueue) => {
+    // A run a person killed while it held.
+    const killedService = unique('queue');
+    const killedInc = incident('ticket-filer', killedService, { holdMs: 30_000 });
+    const killed = await admit(gate, killedInc, 'd1');
+    const kill = await runCli(['kill', killed.workflowId!, '--reason', 'a loop', '--who', 'ana'], cliEnv(taskQueue));
+    assert.equal(kill.code, 0, kill.stderr);
+    assert.equal((await latest(killed.workflowId!)).result?.terminalReason, 'cancelled');
 
-        // A coalesced run superseded by a newer event (whileRunning: cancel); the restart files the ticket.
-        const service = unique('cache');
-        const older = incident('ticket-canceller', service, { holdMs: 30_000, at: '2026-12-06T09:00:00Z' });
-        const newer = incident('ticket-canceller', service, { at: '2026-12-06T09:00:05Z' });
-        const first = await admit(gate, older, 'd1');
-        await eventually(
-          () =>
-            env.client.workflow
-              .getHandle(first.workflowId)
-              .describe()
-              .catch(() => undefined),
-          (d) => d?.status.name === 'RUNNING',
-          15_000,
-          'the older run',
-        );
-        await admit(gate, newer, 'd2');
-        const supersededId = first.workflowId;
-        const superseded = await latest(supersededId);
-        assert.ok(superseded.result?.supersededBy, 'superseded by the restart');
-        await eventually(
-          () => Promise.resolve(ticketsFor(newer.title).length),
-          (n) => n === 1,
-          30_000,
-          "the restart's ticket",
-        );
+    // A coalesced run superseded by a newer event (whileRunning: cancel); the restart files the ticket.
+    const service = unique('cache');
+    const older = incident('ticket-canceller', service, { holdMs: 30_000, at: '2026-12-06T09:00:00Z' });
+    const newer = incident('ticket-canceller', service, { at: '2026-12-06T09:00:05Z' });
+    const first = await admit(gate, older, 'd1');
+    await eventually(
+      () =>
+        env.client.workflow
+          .getHandle(first.workflowId)
+          .describe()
+          .catch(() => undefined),
+      (d) => d?.status.name === 'RUNNING',
+      15_000,
+      'the older run',
+    );
+    await admit(gate, newer, 'd2');
+    const supersededId = first.workflowId;
+    const superseded = await latest(supersededId);
+    assert.ok(superseded.result?.supersededBy, 'superseded by the restart');
+    await eventually(
+      () => Promise.resolve(ticketsFor(newer.title).length),
+      (n) => n === 1,
+      30_000,
+      "the restart's ticket",
+    );
 
-        const filer = await runCli(['replay', 'ticket-filer', '--since', '1h', '--wake-key', killedService], cliEnv(taskQueue), 90_000);
-        assert.equal(filer.code, 3, 'nothing to replay');
-        assert.match(JSON.stringify(filer.json.notReplayed), /killed by ana: replay it only with --include-cancelled/);
-        const canceller = await runCli(
-          ['replay', 'ticket-canceller', '--since', '1h', '--include-cancelled', '--wake-key', service],
-          cliEnv(taskQueue),
-          90_000,
-        );
-        assert.equal(canceller.code, 3);
-        assert.match(JSON.stringify(canceller.json.notReplayed), /superseded by/);
-        assert.equal(await executions(supersededId), 1, 'the superseded run never runs again');
+    const filer = await runCli(['replay', 'ticket-filer', '--since', '1h', '--wake-key', killedService], cliEnv(taskQueue), 90_000);
+    assert.equal(filer.code, 3, 'nothing to replay');
+    assert.match(JSON.stringify(filer.json.notReplayed), /killed by ana: replay it only with --include-cancelled/);
+    const canceller = await runCli(['replay', 'ticket-canceller', '--since', '1h', '--include-cancelled', '--wake-key', service], cliEnv(taskQueue), 90_000);
+    assert.equal(canceller.code, 3);
+    assert.match(JSON.stringify(canceller.json.notReplayed), /superseded by/);
+    assert.equal(await executions(supersededId), 1, 'the superseded run never runs again');
 
-        const asked = await runCli(['replay', 'ticket-filer', '--since', '1h', '--include-cancelled', '--wake-key', killedService], cliEnv(taskQueue), 90_000);
-        assert.equal(asked.code, 0, asked.stderr);
-        assert.deepEqual(
-          (asked.json.runs as { of: string; decision: string }[]).map((r) => [r.of, r.decision]),
-          [[killed.workflowId, 'started']],
-        );
-        await runCli(['kill', killed.workflowId!, '--reason', 'still a loop'], cliEnv(taskQueue));
-        assert.equal(ticketsFor(older.title).length + ticketsFor(newer.title).length, 1, 'one ticket for the outage');
-      } finally {
-        await gate.close();
-      }
-    },
-    { activities: ticketApp.activities() },
-  );
+    const asked = await runCli(['replay', 'ticket-filer', '--since', '1h', '--include-cancelled', '--wake-key', killedService], cliEnv(taskQueue), 90_000);
+    assert.equal(asked.code, 0, asked.stderr);
+    assert.deepEqual(
+      (asked.json.runs as { of: string; decision: string }[]).map((r) => [r.of, r.decision]),
+      [[killed.workflowId, 'started']],
+    );
+    await runCli(['kill', killed.workflowId!, '--reason', 'still a loop'], cliEnv(taskQueue));
+    assert.equal(ticketsFor(older.title).length + ticketsFor(newer.title).length, 1, 'one ticket for the outage');
+  });
 });
 
 test('a replay of a run that failed under whileRunning: skip runs the events skipped on it too', async () => {
-  const taskQueue = unique('skipped');
-  await withWorker(
-    env.nativeConnection,
-    taskQueue,
-    async () => {
-      const gate = ticketApp.gate(env.client, taskQueue);
-      try {
-        const service = unique('search');
-        const opener = incident('ticket-skipper', service, { holdMs: 4000, at: '2026-12-06T09:00:00Z' });
-        notesDown = true;
-        const a = await admit(gate, opener, 'd1');
-        const runKey = a.workflowId;
-        await eventually(
-          () =>
-            env.client.workflow
-              .getHandle(runKey)
-              .describe()
-              .catch(() => undefined),
-          (d) => d?.status.name === 'RUNNING',
-          15_000,
-          'the run',
-        );
-        const skipped = await Promise.all(
-          ['2026-12-06T09:00:02Z', '2026-12-06T09:00:03Z'].map((at, i) => admit(gate, incident('ticket-skipper', service, { at }), `s${i}`)),
-        );
-        assert.deepEqual(
-          skipped.map((s) => s.decision),
-          ['skipped', 'skipped'],
-        );
-        const failed = await latest(runKey);
-        assert.ok(failed.failed);
-        notesDown = false;
+  await withTicketWorker('skipped', async (gate, taskQueue) => {
+    const service = unique('search');
+    const opener = incident('ticket-skipper', service, { holdMs: 4000, at: '2026-12-06T09:00:00Z' });
+    notesDown = true;
+    const a = await admit(gate, opener, 'd1');
+    const runKey = a.workflowId;
+    await eventually(
+      () =>
+        env.client.workflow
+          .getHandle(runKey)
+          .describe()
+          .catch(() => undefined),
+      (d) => d?.status.name === 'RUNNING',
+      15_000,
+      'the run',
+    );
+    const skipped = await Promise.all(
+      ['2026-12-06T09:00:02Z', '2026-12-06T09:00:03Z'].map((at, i) => admit(gate, incident('ticket-skipper', service, { at }), `s${i}`)),
+    );
+    assert.deepEqual(
+      skipped.map((s) => s.decision),
+      ['skipped', 'skipped'],
+    );
+    const failed = await latest(runKey);
+    assert.ok(failed.failed);
+    notesDown = false;
 
-        const replay = await runCli(['replay', 'ticket-skipper', '--since', '1h', '--wake-key', service], cliEnv(taskQueue), 90_000);
-        assert.equal(replay.code, 0, replay.stderr);
-        const replayed = await latest(runKey, failed.runId);
-        assert.equal(replayed.result?.terminalReason, 'success', replayed.failed ?? replayed.result?.summary);
-        const history = await env.client.workflow.getHandle(runKey, replayed.runId).fetchHistory();
-        const started = history.events![0]!.workflowExecutionStartedEventAttributes!;
-        const { defaultPayloadConverter } = await import('@temporalio/common');
-        const input = defaultPayloadConverter.fromPayload<RunInput>(started.input!.payloads![0]!);
-        assert.equal(input.replay?.events?.length, 3, 'the opener and the two events skipped on the failed run');
-        assert.deepEqual(input.replay?.events?.map((e) => e.occurredAt).sort(), [
-          '2026-12-06T09:00:00.000Z',
-          '2026-12-06T09:00:02.000Z',
-          '2026-12-06T09:00:03.000Z',
-        ]);
-        assert.equal(ticketsFor(opener.title).length, 1);
-      } finally {
-        await gate.close();
-      }
-    },
-    { activities: ticketApp.activities() },
-  );
+    const replay = await runCli(['replay', 'ticket-skipper', '--since', '1h', '--wake-key', service], cliEnv(taskQueue), 90_000);
+    assert.equal(replay.code, 0, replay.stderr);
+    const replayed = await latest(runKey, failed.runId);
+    assert.equal(replayed.result?.terminalReason, 'success', replayed.failed ?? replayed.result?.summary);
+    const history = await env.client.workflow.getHandle(runKey, replayed.runId).fetchHistory();
+    const started = history.events![0]!.workflowExecutionStartedEventAttributes!;
+    const { defaultPayloadConverter } = await import('@temporalio/common');
+    const input = defaultPayloadConverter.fromPayload<RunInput>(started.input!.payloads![0]!);
+    assert.equal(input.replay?.events?.length, 3, 'the opener and the two events skipped on the failed run');
+    assert.deepEqual(input.replay?.events?.map((e) => e.occurredAt).sort(), [
+      '2026-12-06T09:00:00.000Z',
+      '2026-12-06T09:00:02.000Z',
+      '2026-12-06T09:00:03.000Z',
+    ]);
+    assert.equal(ticketsFor(opener.title).length, 1);
+  });
 });
