@@ -3,6 +3,7 @@ import { connect, createServer, type Server, type Socket } from 'node:net';
 import path from 'node:path';
 import { Command, CommanderError } from 'commander';
 import { loadConfig } from '../config/config';
+import { temporalProfileFiles } from '../config/resident';
 import { TemporalUnreachableError } from '../config/errors';
 import { app } from './app';
 import { defineEmit } from './emit-options';
@@ -11,6 +12,9 @@ import { reportError, type Out } from './output';
 import { isUnreachable } from './unreachable';
 import type { ResidentReply } from './resident-link';
 import type { TriggerRegistry } from '../trigger/registry';
+
+/** A call this process has not answered by now goes back to its caller (who waits 30 s at most: src/cli/resident-link.ts). */
+const CALL_DEADLINE_MS = 20_000;
 
 /**
  * `wakegate resident --socket <path>` (hidden; started by the first `wakegate emit` that finds none,
@@ -24,6 +28,8 @@ import type { TriggerRegistry } from '../trigger/registry';
 export async function resident(opts: { socket: string; idle: string }): Promise<number> {
   const lock = `${opts.socket}.lock`;
   const idleMs = Math.max(1, Number(opts.idle) || 60) * 1000;
+  // A file of the deployment (or the Temporal profile) edited while this process loads it counts as changed.
+  const startedAtMs = Date.now();
   try {
     const config = loadConfig();
     const wakegate = app();
@@ -32,7 +38,7 @@ export async function resident(opts: { socket: string; idle: string }): Promise<
     const client = await connectClient(config, tracing ? { interceptors: tracing.clientInterceptors } : {});
     const registry = wakegate.registry;
     const ctx: EmitContext = { client, gate: wakegate.gate(client, config.taskQueue), taskQueue: config.taskQueue, closeGate: false };
-    const watched = deploymentFiles();
+    const watched = deploymentFiles(startedAtMs);
     let inFlight = 0;
     let idle: NodeJS.Timeout | undefined;
     const stop = async () => {
@@ -56,7 +62,16 @@ export async function resident(opts: { socket: string; idle: string }): Promise<
           void stop();
           return { fallback: 'the deployment changed since this resident process started' };
         }
-        return answer(ctx, registry, argv);
+        // A call stuck on a connection gone bad goes back to its caller (the same event: its time is
+        // fixed), and this process goes, so the next emit starts a fresh one instead of waiting too.
+        let late: NodeJS.Timeout | undefined;
+        const stuck = new Promise<ResidentReply>((resolve) => {
+          late = setTimeout(() => {
+            setTimeout(() => process.exit(0), 1000).unref();
+            resolve({ fallback: 'this resident process did not answer in time' });
+          }, CALL_DEADLINE_MS);
+        });
+        return Promise.race([answer(ctx, registry, argv), stuck]).finally(() => clearTimeout(late));
       }).finally(() => inFlight--);
     }).catch(async (err: unknown) => {
       // Another process serves this socket already: leave nothing open behind.
@@ -151,28 +166,43 @@ function answers(socket: string): Promise<boolean> {
 }
 
 /** The modules of the deployment this process loaded (outside node_modules), with their modification times. */
-function deploymentFiles(): Map<string, number> {
+/** A watched file that was absent at the start: changed once it exists. */
+const ABSENT = -1;
+/** A watched file written since this process began loading: changed at once (it may hold what was not loaded). */
+const EDITED_WHILE_LOADING = -2;
+
+/**
+ * The files whose change retires this process, by mtime: every module it loaded outside
+ * node_modules, and the Temporal profile files `loadConfig` reads (TEMPORAL_CONFIG_FILE, or the
+ * default `temporal.toml`), present or not.
+ */
+function deploymentFiles(startedAtMs: number): Map<string, number> {
   const files = new Map<string, number>();
   const nodeModules = `${path.sep}node_modules${path.sep}`;
   for (const file of [...Object.keys(require.cache), process.argv[1] ?? '']) {
     if (!file || file.includes(nodeModules) || !path.isAbsolute(file)) continue;
     try {
-      files.set(file, statSync(file).mtimeMs);
+      const { mtimeMs } = statSync(file);
+      files.set(file, mtimeMs >= startedAtMs ? EDITED_WHILE_LOADING : mtimeMs);
     } catch {
       // not a file (a virtual module): nothing to watch
     }
   }
+  for (const file of temporalProfileFiles()) files.set(file, mtimeOf(file, startedAtMs));
   return files;
 }
 
-function changed(files: Map<string, number>): boolean {
-  for (const [file, mtimeMs] of files) {
-    try {
-      if (statSync(file).mtimeMs !== mtimeMs) return true;
-    } catch {
-      return true;
-    }
+function mtimeOf(file: string, startedAtMs: number): number {
+  try {
+    const { mtimeMs } = statSync(file);
+    return mtimeMs >= startedAtMs ? EDITED_WHILE_LOADING : mtimeMs;
+  } catch {
+    return ABSENT;
   }
+}
+
+function changed(files: Map<string, number>): boolean {
+  for (const [file, mtimeMs] of files) if (mtimeMs === EDITED_WHILE_LOADING || mtimeOf(file, Infinity) !== mtimeMs) return true;
   return false;
 }
 

@@ -1,3 +1,6 @@
+import os from 'node:os';
+import path from 'node:path';
+
 /**
  * The settings `wakegate emit` reads before anything else is loaded (src/cli/resident-link.ts), without
  * zod on purpose: they decide whether a resident process answers, which costs less than parsing the
@@ -21,4 +24,14 @@ export function residentSettings(env: NodeJS.ProcessEnv = process.env): Resident
     .filter(([k]) => !VOLATILE_ENV.has(k))
     .sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0));
   return { enabled: env.WAKEGATE_RESIDENT !== 'off', identity };
+}
+
+/**
+ * The Temporal profile files the configuration may read (src/config/config.ts, through
+ * @temporalio/envconfig): TEMPORAL_CONFIG_FILE when set, and the default `temporal.toml` under
+ * XDG_CONFIG_HOME or ~/.config. A resident process retires when one of them appears or changes.
+ */
+export function temporalProfileFiles(env: NodeJS.ProcessEnv = process.env, home = os.homedir()): string[] {
+  const configHome = env.XDG_CONFIG_HOME || path.join(home, '.config');
+  return [env.TEMPORAL_CONFIG_FILE, path.join(configHome, 'temporalio', 'temporal.toml')].filter((f): f is string => Boolean(f));
 }
