@@ -176,7 +176,7 @@ const EDITED_WHILE_LOADING = -2;
  * node_modules, and the Temporal profile files `loadConfig` reads (TEMPORAL_CONFIG_FILE, or the
  * default `temporal.toml`), present or not.
  */
-function deploymentFiles(startedAtMs: number): Map<string, number> {
+export function deploymentFiles(startedAtMs: number, extra: readonly string[] = temporalProfileFiles()): Map<string, number> {
   const files = new Map<string, number>();
   const nodeModules = `${path.sep}node_modules${path.sep}`;
   for (const file of [...Object.keys(require.cache), process.argv[1] ?? '']) {
@@ -188,7 +188,7 @@ function deploymentFiles(startedAtMs: number): Map<string, number> {
       // not a file (a virtual module): nothing to watch
     }
   }
-  for (const file of temporalProfileFiles()) files.set(file, mtimeOf(file, startedAtMs));
+  for (const file of extra) files.set(file, mtimeOf(file, startedAtMs));
   return files;
 }
 
@@ -201,7 +201,7 @@ function mtimeOf(file: string, startedAtMs: number): number {
   }
 }
 
-function changed(files: Map<string, number>): boolean {
+export function changed(files: Map<string, number>): boolean {
   for (const [file, mtimeMs] of files) if (mtimeMs === EDITED_WHILE_LOADING || mtimeOf(file, Infinity) !== mtimeMs) return true;
   return false;
 }
