@@ -13,6 +13,7 @@ import { DefaultAnswer, jsonSchemaOf } from '../../src/agents/definition';
 import type { AgentDefinition, EffectDefinition, ToolDefinition } from '../../src/agents/types';
 import { windowTaken } from './window-taken';
 import type { CheckedCall, ModelReply, ModelRequest, Proposal } from '../../src/core/contracts';
+import { slotsAfterReset } from '../../src/commit/executions';
 
 /** The run's activities: the agent's policy and payload, the model, the agent's tools. */
 export function createRunActivities(opts: {
@@ -34,7 +35,7 @@ export function createRunActivities(opts: {
      * whether an earlier run already took the window (a manual trigger or a backfill of a window that
      * ran): then there is no verdict and no permit, and the run ends `duplicate`.
      */
-    async prepareRun({ agent, payloads, withoutVerdict, window }) {
+    async prepareRun({ agent, payloads, withoutVerdict, window, afterReset }) {
       const def = agentOf(agents, agent);
       let payload: Record<string, unknown>;
       try {
@@ -42,7 +43,14 @@ export function createRunActivities(opts: {
       } catch (err) {
         throw ApplicationFailure.nonRetryable(`agent "${agent}": mergePayload threw: ${(err as Error).message}`, FailureType.MergeFailed);
       }
-      const base = { policy: def.policy, payload };
+      const { workflowExecution } = activityInfo();
+      const base = {
+        policy: def.policy,
+        payload,
+        ...(afterReset && workflowExecution
+          ? { resetSlots: await slotsAfterReset(getClient(), workflowExecution.workflowId, workflowExecution.runId, afterReset.carried) }
+          : {}),
+      };
       const taken = window ? await windowTaken(getClient(), window) : undefined;
       if (taken) return { ...base, taken };
       const verdict = withoutVerdict ? undefined : await opts.runVerdict(activityInfo().taskQueue, agent);

@@ -2,7 +2,7 @@ import type { Client } from '@temporalio/client';
 import { decodeArrayFromPayloads } from '@temporalio/common/lib/internal-non-workflow';
 import type { temporal } from '@temporalio/proto';
 import type { CommitInput } from '../core/contracts';
-import { nextSlots, type EffectBegun, type EffectSlot } from '../core/effect-slots';
+import { slotsAcross, type EffectBegun, type EffectSlot } from '../core/effect-slots';
 import { FailureType } from '../core/failures';
 import type { RunInput } from '../core/run-types';
 
@@ -25,6 +25,8 @@ function failureType(f: Failure): string | undefined {
 export interface ExecutionRead {
   input?: RunInput;
   begun: EffectBegun[];
+  /** The run this execution was reset from (the Web UI's or the CLI's reset), read from its history. */
+  resetFrom?: string;
 }
 
 /**
@@ -37,6 +39,7 @@ export interface ExecutionRead {
 export async function readExecution(client: Client, workflowId: string, runId: string): Promise<ExecutionRead> {
   const history = await client.workflow.getHandle(workflowId, runId).fetchHistory();
   let input: RunInput | undefined;
+  let resetFrom: string | undefined;
   const bySchedule = new Map<string, EffectBegun>();
   const byKey = new Map<string, EffectBegun>();
   const attempts = new Map<string, number>();
@@ -57,16 +60,59 @@ export async function readExecution(client: Client, workflowId: string, runId: s
       const begun = bySchedule.get(String(a.scheduledEventId));
       const once = (attempts.get(String(a.scheduledEventId)) ?? 1) === 1;
       if (begun) begun.rejected = once && failureType(a.failure) === FailureType.ProviderRejected;
+    } else if (e.workflowTaskFailedEventAttributes?.baseRunId && e.workflowTaskFailedEventAttributes.newRunId === runId) {
+      resetFrom = e.workflowTaskFailedEventAttributes.baseRunId;
     } else if (e.activityTaskCompletedEventAttributes) {
       const begun = bySchedule.get(String(e.activityTaskCompletedEventAttributes.scheduledEventId));
       if (begun) begun.rejected = false;
     }
   }
-  return { ...(input ? { input } : {}), begun: [...byKey.values()] };
+  return { ...(input ? { input } : {}), begun: [...byKey.values()], ...(resetFrom ? { resetFrom } : {}) };
 }
 
-/** What the next execution of a logical run carries from its latest one: its slots' keys, and the latest's input. */
+/**
+ * The run IDs of the other executions of a logical run: those its reset chain names, read from the
+ * histories (strongly consistent: a run reset a moment ago is there), and those visibility lists
+ * under its workflow ID (a reset of an older execution than the latest, a restart before it).
+ */
+async function otherRuns(client: Client, workflowId: string, resetFrom: string | undefined, runId: string): Promise<string[]> {
+  const seen = new Set([runId]);
+  const runs: string[] = [];
+  for (let from = resetFrom; from && !seen.has(from);) {
+    seen.add(from);
+    runs.push(from);
+    from = (await readExecution(client, workflowId, from)).resetFrom;
+  }
+  const query = `WorkflowId = ${JSON.stringify(workflowId)}`;
+  for await (const w of client.workflow.list({ query })) {
+    if (!seen.has(w.runId)) runs.push(w.runId);
+    seen.add(w.runId);
+  }
+  return runs;
+}
+
+/**
+ * What the next execution of a logical run carries from its latest one: its slots' keys, and the
+ * latest's input. The slots are the latest's, with a key any other execution of the run began and
+ * may have landed pinned in its slot (src/core/effect-slots.ts `slotsAcross`).
+ */
 export async function carriedFrom(client: Client, workflowId: string, runId: string): Promise<ExecutionRead & { slots: EffectSlot[] }> {
   const read = await readExecution(client, workflowId, runId);
-  return { ...read, slots: nextSlots(read.input?.replay?.effects, read.begun) };
+  const earlier = await beganElsewhere(client, workflowId, read.resetFrom, runId);
+  return { ...read, slots: slotsAcross(read.input?.replay?.effects, read.begun, earlier) };
+}
+
+const beganElsewhere = async (client: Client, workflowId: string, resetFrom: string | undefined, runId: string): Promise<EffectBegun[][]> =>
+  Promise.all((await otherRuns(client, workflowId, resetFrom, runId)).map(async (r) => (await readExecution(client, workflowId, r)).begun));
+
+/**
+ * The slots of an execution reset from the Web UI or the CLI, read at its start (its run ID is not
+ * the one its start event records): the slots its input carried, with every key another execution
+ * of the run began and may have landed pinned. Its input is the input of the execution it was reset
+ * from, which may be older than the latest: a reset of the first execution of a run whose replay
+ * landed a ticket under a moved key would otherwise file it again under the first key.
+ */
+export async function slotsAfterReset(client: Client, workflowId: string, runId: string, carried: EffectSlot[] | undefined): Promise<EffectSlot[]> {
+  const own = await readExecution(client, workflowId, runId);
+  return slotsAcross(carried, [], await beganElsewhere(client, workflowId, own.resetFrom, runId));
 }

@@ -3,6 +3,7 @@ import type { PageRequest, RunObservation, RunVerdict } from './supervisor-types
 import type { AgentPolicy, EffectPolicy } from './policy';
 import type { TickReport, WindowCheck, WindowTaken, WindowRunResult } from './schedule-types';
 import type { ToolResult } from './recorded-tools';
+import type { EffectSlot } from './effect-slots';
 
 /**
  * The activities' wire contract: every activity's signature and the plain-JSON types that cross
@@ -217,7 +218,9 @@ export interface RunActivities {
     withoutVerdict?: boolean;
     /** A schedule's window its Schedule started directly: first, whether an earlier run already took it (then no verdict, no permit). */
     window?: WindowCheck;
-  }): Promise<{ policy: AgentPolicy; payload: Record<string, unknown>; verdict?: RunVerdict; taken?: WindowTaken }>;
+    /** An execution reset from the Web UI or the CLI: the slots it carried, to be read against every other execution of the run. */
+    afterReset?: { carried?: EffectSlot[] };
+  }): Promise<{ policy: AgentPolicy; payload: Record<string, unknown>; verdict?: RunVerdict; taken?: WindowTaken; resetSlots?: EffectSlot[] }>;
   /** One model turn, one attempt; heartbeats while it waits. */
   modelCall(req: ModelRequest): Promise<ModelReply & { attempt: number }>;
   /** One call of one of the agent's read-only tools; heartbeats with its progress. */

@@ -61,6 +61,39 @@ export function nextSlots(carried: readonly EffectSlot[] | undefined, begun: rea
   return [...slots.values()].flatMap((s) => s.filter(Boolean));
 }
 
+/** The slot a key fills: its effect's name and place, read from the key's end (`…#post@n1.r2` → post, 1). */
+export function slotOfKey(key: string, effect: string): { effect: string; nth: number } | undefined {
+  const m = /@n(\d+)(?:\.r\d+)?$/.exec(key);
+  return m && key.slice(0, m.index).endsWith(`#${effect}`) ? { effect, nth: Number(m[1]) } : undefined;
+}
+
+/**
+ * {@link nextSlots} of the latest execution, over every execution of the logical run: a key any
+ * earlier execution began and the provider did not refuse outright may have landed, so its slot is
+ * pinned to it, whatever the latest execution carried. A run reset from the Web UI starts from the
+ * input of the execution it was reset from (maybe not the latest one), so its carried slots may not
+ * know what the executions after that one landed; this is where those are put back.
+ */
+export function slotsAcross(
+  carried: readonly EffectSlot[] | undefined,
+  latest: readonly EffectBegun[],
+  earlier: readonly (readonly EffectBegun[])[],
+): EffectSlot[] {
+  const next = nextSlots(carried, latest);
+  const byName = new Map<string, EffectSlot[]>();
+  for (const s of next) byName.set(s.effect, [...(byName.get(s.effect) ?? []), s]);
+  for (const b of earlier.flat()) {
+    const slot = b.rejected ? undefined : slotOfKey(b.effectKey, b.effect);
+    if (!slot) continue;
+    const list = byName.get(b.effect) ?? (byName.set(b.effect, []), byName.get(b.effect)!);
+    const at = list[slot.nth];
+    if (at?.pinned) continue; // (a pinned slot never moves)
+    for (let i = list.length; i < slot.nth; i++) list[i] = { effect: b.effect, effectKey: b.effectKey.replace(/@n\d+(?:\.r\d+)?$/, `@n${i}`) };
+    list[slot.nth] = { effect: b.effect, effectKey: b.effectKey, pinned: true };
+  }
+  return [...byName.values()].flatMap((l) => l);
+}
+
 /**
  * The key of the effect at `step` of an execution's staged list: the key its slot carries from the
  * executions before (only a slot whose key a provider refused has moved), or `runKey#effect@n<nth>`,
@@ -75,9 +108,9 @@ export function slotKey(runKey: string, carried: readonly EffectSlot[] | undefin
 
 /** The effect key of the effect at `step` of a run's staged list (see {@link slotKey}). */
 export function runEffectKey(
-  input: { runKey: string; replay?: { effects: readonly EffectSlot[] } },
+  input: { runKey: string; replay?: { effects: readonly EffectSlot[] }; resetSlots?: readonly EffectSlot[] },
   staged: readonly { effect: string }[],
   step: number,
 ): EffectKey {
-  return slotKey(input.runKey, input.replay?.effects, staged, step) as EffectKey;
+  return slotKey(input.runKey, input.resetSlots ?? input.replay?.effects, staged, step) as EffectKey;
 }

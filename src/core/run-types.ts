@@ -111,6 +111,12 @@ export interface RunInput {
    * continued as new, and goes on waiting in the same hold with what it had recorded.
    */
   resumedHold?: ResumedHold;
+  /**
+   * Set only by the run itself: an execution reset from the Web UI or the CLI (its run ID is not
+   * the one its start event records) reads at its start the keys every other execution of the run
+   * began, so what they landed keeps its key (src/commit/executions.ts `slotsAfterReset`).
+   */
+  resetSlots?: EffectSlot[];
 }
 
 /**

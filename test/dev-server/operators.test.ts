@@ -26,10 +26,15 @@ const tracker = trackerService();
 const notes = new Map<string, string>();
 /** The tracker refuses every note (403) while this is set: the failure after the ticket. */
 let notesDown = false;
+/** The tracker refuses every new ticket (403) while this is set. */
+let ticketsDown = false;
 let trackerUrl = '';
 
 before(async () => {
   env = await startDevEnv();
+  tracker.app.addHook('onRequest', async (req, reply) => {
+    if (ticketsDown && req.method === 'POST' && req.url.startsWith('/tickets')) await reply.code(403).send({ error: 'tickets are disabled for this project' });
+  });
   tracker.app.put<{ Body: { reference?: string; text?: string } }>('/notes', async (req, reply) => {
     if (notesDown) return reply.code(403).send({ error: 'notes are disabled for this project' });
     notes.set(String(req.body?.reference), String(req.body?.text));
@@ -167,6 +172,44 @@ test('a reset from the first workflow task (as the Web UI does) finds the ticket
       ['post_note', 'applied'],
     ]);
     assert.equal(ticketsFor(inc.title).length, 1, 'the reset run looked before it filed');
+  });
+});
+
+test('a reset of an older execution (the Web UI lets a person pick any) finds the ticket a later one filed under a moved key', async () => {
+  await withTicketWorker('reset-older', async (gate, taskQueue) => {
+    const service = unique('queue');
+    const inc = incident('ticket-filer', service);
+    ticketsDown = true;
+    const answer = await admit(gate, inc, 'd1');
+    const failed = await latest(answer.workflowId!);
+    ticketsDown = false;
+    assert.match(failed.failed ?? '', /403/, 'the tracker refused the ticket outright');
+    // The replay files it under the slot's next key (the refused key may be remembered as refused).
+    const replay = await runCli(['replay', 'ticket-filer', '--since', '1h', '--wake-key', service], cliEnv(taskQueue), 90_000);
+    assert.equal(replay.code, 0, replay.stderr);
+    const replayed = await latest(answer.workflowId!, failed.runId);
+    assert.equal(replayed.result?.terminalReason, 'success', replayed.result?.summary);
+    assert.equal(ticketsFor(inc.title).length, 1);
+    assert.match(ticketsFor(inc.title)[0]!.reference, /#file_ticket@n0\.r1$/);
+
+    // An operator resets the first, failed execution: its input knows nothing of the moved key.
+    const history = await env.client.workflow.getHandle(answer.workflowId!, failed.runId).fetchHistory();
+    const firstTask = history.events!.find((e) => e.eventType === temporal.api.enums.v1.EventType.EVENT_TYPE_WORKFLOW_TASK_COMPLETED)!;
+    const reset = await env.client.workflowService.resetWorkflowExecution({
+      namespace: 'default',
+      workflowExecution: { workflowId: answer.workflowId!, runId: failed.runId },
+      reason: 'an operator resets the first execution',
+      workflowTaskFinishEventId: firstTask.eventId,
+      requestId: randomUUID(),
+    });
+    const again = await latest(answer.workflowId!, replayed.runId);
+    assert.equal(again.runId, reset.runId);
+    assert.equal(again.result?.terminalReason, 'success', again.result?.summary ?? again.failed);
+    assert.deepEqual(committed(again.result!), [
+      ['file_ticket', 'reconciled_landed'],
+      ['post_note', 'applied'],
+    ]);
+    assert.equal(ticketsFor(inc.title).length, 1, 'the reset execution looked under the key the replay filed under');
   });
 });
 

@@ -53,6 +53,7 @@ export function landedRules(R: string, opts: { reasonFailed?: boolean } = {}): R
       );
     },
     restartSlots: () => undefined,
+    resetSlots: () => undefined,
     commit: async (effect: EffectDefinition, ctx: EffectContext, replay: boolean): Promise<{ receipt: EffectReceipt; outcome: string }> => {
       if (effect.class !== 'reconcile' || (ctx.attempt === 1 && !replay)) return { receipt: await effect.apply({}, ctx), outcome: 'applied' };
       const found = await effect.find!(ctx);

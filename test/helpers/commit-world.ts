@@ -25,7 +25,7 @@ export type Cmd =
   | { k: 'kill'; pick: number }
   | { k: 'supersede'; pick: number }
   | { k: 'terminate'; pick: number }
-  | { k: 'reset'; pick: number }
+  | { k: 'reset'; pick: number; older?: number }
   | { k: 'replay'; epoch?: string; includeCancelled?: boolean }
   | { k: 'advance'; ms: number };
 
@@ -39,6 +39,8 @@ export interface Exec {
   step: number;
   attempt: number;
   begun: EffectBegun[];
+  /** An execution reset from the Web UI: the slots it read at its start (src/commit/executions.ts `slotsAfterReset`). */
+  resetSlots?: EffectSlot[];
   result?: Pick<RunResult, 'terminalReason' | 'killedBy' | 'supersededBy'>;
   /** Events skipped on it (overlap `skip`), as its history's `skipped` signals carry them. */
   history: RecordedEvent[];
@@ -56,8 +58,10 @@ export interface Rules {
   key(exec: Exec, step: number): string;
   /** The slots a replay carries, from the executions of R and of its replay ID, oldest first. */
   replaySlots(execs: readonly Exec[], epoch: string): EffectSlot[];
-  /** The slots a restart on a redelivery carries from R's latest execution; undefined: a plain start. */
-  restartSlots(latest: Exec): EffectSlot[] | undefined;
+  /** The slots a restart on a redelivery carries from R's executions (oldest first, the latest last); undefined: a plain start. */
+  restartSlots(execs: readonly Exec[]): EffectSlot[] | undefined;
+  /** The slots an execution reset from `base` reads at its start, from every execution of its ID before it; undefined: its input's. */
+  resetSlots(execs: readonly Exec[], base: Exec): EffectSlot[] | undefined;
   /** The class rule (apply, or look first). */
   commit(effect: EffectDefinition, ctx: EffectContext, reexecution: boolean): Promise<{ receipt: EffectReceipt; outcome: string }>;
   /** Whether a replay with these flags takes a run whose latest execution is `latest`. */

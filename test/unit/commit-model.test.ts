@@ -3,7 +3,7 @@ import assert from 'node:assert/strict';
 import fc from 'fast-check';
 import { ApplicationFailure } from '@temporalio/common';
 import { byClass } from '../../activities/commit/commit';
-import { nextSlots, runEffectKey } from '../../src/core/effect-slots';
+import { nextSlots, runEffectKey, slotsAcross } from '../../src/core/effect-slots';
 import { FailureType } from '../../src/core/failures';
 import type { AbsorbedEvent, RunInput, RunResult } from '../../src/core/run-types';
 import type { EffectContext, EffectDefinition } from '../../src/agents/types';
@@ -47,9 +47,22 @@ const KEY_MEMORY_MS = 1_000;
 export const CURRENT: Rules = {
   name: 'current',
   replayId: R,
-  key: (exec, step) => runEffectKey(exec.input, exec.staged, step),
-  replaySlots: (execs) => CURRENT.restartSlots(execs[execs.length - 1]!)!,
-  restartSlots: (latest) => nextSlots(latest.input.replay?.effects, latest.begun),
+  key: (exec, step) => runEffectKey({ ...exec.input, ...(exec.resetSlots ? { resetSlots: exec.resetSlots } : {}) }, exec.staged, step),
+  replaySlots: (execs) => CURRENT.restartSlots(execs)!,
+  restartSlots: (execs) => {
+    const latest = execs[execs.length - 1]!;
+    return slotsAcross(
+      latest.input.replay?.effects,
+      latest.begun,
+      execs.slice(0, -1).map((e) => e.begun),
+    );
+  },
+  resetSlots: (execs, base) =>
+    slotsAcross(
+      base.input.replay?.effects,
+      [],
+      execs.map((e) => e.begun),
+    ),
   commit: (effect, ctx, reexecution) => byClass(effect, {}, ctx, reexecution),
   takes: (latest, q) =>
     replayChoice(
@@ -229,7 +242,7 @@ class World {
       return;
     }
     if (this.path === 'coalesced' || (latest.status !== 'failed' && latest.status !== 'terminated')) return; // answered from its decision
-    const effects = this.rules.restartSlots(latest);
+    const effects = this.rules.restartSlots(this.ids.get(R)!);
     const events = latest.input.replay?.events;
     this.start(
       R,
@@ -283,15 +296,21 @@ class World {
         return;
       case 'reset': {
         const id = [...this.ids.keys()][cmd.pick % Math.max(1, this.ids.size)];
-        const latest = id ? this.latestOf(id) : undefined;
-        if (!id || !latest) return;
+        const all = id ? (this.ids.get(id) ?? []) : [];
+        const latest = all[all.length - 1];
+        // The latest execution, or (the Web UI lets a person pick any) an older one.
+        const base = all[all.length - 1 - ((cmd.older ?? 0) % Math.max(1, all.length))];
+        if (!id || !latest || !base) return;
         if (latest.status === 'running') latest.status = 'terminated';
         // Temporal reapplies the signals that came after the reset point (the skip records among them).
-        const reset = this.start(id, latest.input);
-        reset.history = [...latest.history];
-        // A person resetting a killed or superseded run runs it again on purpose, as --include-cancelled does.
-        if (latest.result?.killedBy) this.replayedKilled = true;
-        if (latest.result?.supersededBy) this.superseded = false;
+        const before = [...all];
+        const reset = this.start(id, base.input);
+        reset.history = [...base.history];
+        const slots = this.rules.resetSlots(before, base);
+        if (slots) reset.resetSlots = slots;
+        // A person resetting a killed or superseded run (any execution of it) runs it again on purpose, as --include-cancelled does.
+        if (base.result?.killedBy || latest.result?.killedBy) this.replayedKilled = true;
+        if (base.result?.supersededBy || latest.result?.supersededBy) this.superseded = false;
         return;
       }
       case 'replay': {
@@ -371,7 +390,7 @@ export const cmdArb: fc.Arbitrary<Cmd> = fc.oneof(
   { weight: 1, arbitrary: fc.record({ k: fc.constant('kill' as const), pick: fc.nat(1) }) },
   { weight: 1, arbitrary: fc.record({ k: fc.constant('supersede' as const), pick: fc.nat(1) }) },
   { weight: 1, arbitrary: fc.record({ k: fc.constant('terminate' as const), pick: fc.nat(1) }) },
-  { weight: 2, arbitrary: fc.record({ k: fc.constant('reset' as const), pick: fc.nat(1) }) },
+  { weight: 2, arbitrary: fc.record({ k: fc.constant('reset' as const), pick: fc.nat(1), older: fc.nat(2) }) },
   {
     weight: 3,
     arbitrary: fc.record({ k: fc.constant('replay' as const), epoch: fc.constantFrom('e1', 'e2'), includeCancelled: fc.boolean() }, { requiredKeys: ['k'] }),
@@ -447,19 +466,28 @@ const S0: AbsorbedEvent = {
   payload: { n: 0 },
 };
 const step = { k: 'step' as const, pick: 0 };
-const counterexamples: { name: string; landed: { reasonFailed?: boolean }; found: RegExp; c: Case }[] = [
+/** This change's rules before a reset's base (and every other execution of the run) was read: the slots of the latest execution alone. */
+const LATEST_ONLY: Rules = {
+  ...CURRENT,
+  name: 'latest execution only',
+  restartSlots: (execs) => nextSlots(execs[execs.length - 1]!.input.replay?.effects, execs[execs.length - 1]!.begun),
+  replaySlots: (execs) => LATEST_ONLY.restartSlots(execs)!,
+  resetSlots: () => undefined,
+};
+
+const counterexamples: { name: string; before: Rules; found: RegExp; c: Case }[] = [
   {
     // Landed: the restart on a redelivery committed under `R#ticket@0` at attempt 1, and a reconcile
     // effect looked first only on a retry: the ticket filed before the failure was filed again.
     name: 'a redelivery after a failure files no second ticket',
-    landed: {},
+    before: landedRules(R),
     found: /reconcile ticket#0 applied twice/,
     c: { plan: ['ticket', 'ticket'], path: 'one-call', skipped: [], cmds: [{ k: 'deliver' }, step, { k: 'failNext' }, step, { k: 'deliver' }, step] },
   },
   {
     // Landed: a reset from the first workflow task ran the commit at attempt 1 again: no look.
     name: 'a reset from the first workflow task files no second ticket',
-    landed: {},
+    before: landedRules(R),
     found: /reconcile ticket#0 applied twice/,
     c: { plan: ['ticket'], path: 'one-call', skipped: [], cmds: [{ k: 'deliver' }, step, { k: 'reset', pick: 0 }, step] },
   },
@@ -468,28 +496,28 @@ const counterexamples: { name: string; landed: { reasonFailed?: boolean }; found
     // provider refused the recorded run's; a redelivery then restarted the failed original beside it,
     // under `R#ticket@0`, which no look-up of the replay's key sees.
     name: 'a redelivery after a replay is answered from it, not run beside it',
-    landed: { reasonFailed: true },
+    before: landedRules(R, { reasonFailed: true }),
     found: /reconcile ticket#0 applied twice/,
     c: { plan: ['ticket'], path: 'one-call', skipped: [], cmds: [{ k: 'failNext' }, { k: 'deliver' }, step, { k: 'replay' }, step, { k: 'deliver' }, step] },
   },
   {
     // Landed: `wakegate replay` with no --reason took every closed run, a killed one too.
     name: 'replay with no flag does not run a killed run again',
-    landed: {},
+    before: landedRules(R),
     found: /an effect of a killed run after the kill/,
     c: { plan: ['ticket'], path: 'one-call', skipped: [], cmds: [{ k: 'deliver' }, { k: 'kill', pick: 0 }, { k: 'replay' }, step] },
   },
   {
     // Landed: nor did it leave out a run its coalescer superseded, whose events its restart ran.
     name: 'replay never runs a superseded run',
-    landed: {},
+    before: landedRules(R),
     found: /a superseded run was replayed/,
     c: { plan: ['ticket'], path: 'coalesced', skipped: [], cmds: [{ k: 'deliver' }, { k: 'supersede', pick: 0 }, { k: 'replay' }] },
   },
   {
     // Landed: the default epoch was the day; the next day the same command replayed a run whose replay had succeeded.
     name: 'the same replay command on another day starts nothing',
-    landed: { reasonFailed: true },
+    before: landedRules(R, { reasonFailed: true }),
     found: /model paid twice/,
     c: {
       plan: ['ticket'],
@@ -501,7 +529,7 @@ const counterexamples: { name: string; landed: { reasonFailed?: boolean }; found
   {
     // Landed: a replay sent the run's own event and its batch's; those skipped on it were left out.
     name: "a replay runs the events skipped on its run (overlap 'skip')",
-    landed: { reasonFailed: true },
+    before: landedRules(R, { reasonFailed: true }),
     found: /a replay lost the event skipped on its run: S0/,
     c: { plan: ['ticket'], path: 'coalesced', skipped: [S0], cmds: [{ k: 'deliver' }, { k: 'failNext' }, step, { k: 'replay' }] },
   },
@@ -509,7 +537,7 @@ const counterexamples: { name: string; landed: { reasonFailed?: boolean }; found
     // Found by a review of this change: a provider that refuses a key it holds (a changed body) made
     // the slot move to its next key, and the next execution landed the post a second time.
     name: 'a slot some execution may have landed under never moves to a new key',
-    landed: { reasonFailed: true },
+    before: landedRules(R, { reasonFailed: true }),
     found: /provider_key post#0 applied twice/,
     c: {
       plan: ['post', 'ticket'],
@@ -522,17 +550,45 @@ const counterexamples: { name: string; landed: { reasonFailed?: boolean }; found
     // This change's first version still keyed a first execution's effects by step: a fix deployed
     // that staged the effects in another order, then a reset, gave the ticket `@1` where it had `@0`.
     name: 'a reset after a fix that reorders the effects files no second ticket',
-    landed: {},
+    before: landedRules(R),
     found: /reconcile ticket#0 applied twice/,
     c: { plan: ['sync', 'ticket'], path: 'one-call', skipped: [], cmds: [{ k: 'deliver' }, step, { k: 'deploy' }, step, { k: 'reset', pick: 0 }, step] },
+  },
+  {
+    // Found by CI on this change: a post landed, a reset ran the run again from its input (which
+    // knew nothing of the post), the provider refused the key it held (another body), and the
+    // replay read only the reset execution: the slot moved, and the post landed a second time.
+    name: "a replay after a reset keeps the key the reset's base run may have landed",
+    before: LATEST_ONLY,
+    found: /provider_key post#0 applied twice/,
+    c: {
+      plan: ['post', 'ticket'],
+      path: 'one-call',
+      skipped: [],
+      cmds: [{ k: 'refuseKnown' }, { k: 'deliver' }, step, { k: 'reset', pick: 0 }, step, { k: 'replay' }, step],
+    },
+  },
+  {
+    // Found by the model on the fix above: the Web UI resets any execution, an older one too. The
+    // first execution's ticket was refused outright, the replay filed it under the slot's next key,
+    // and a reset of the first execution (its input knowing nothing of that key) filed it again.
+    name: 'a reset of an older execution finds the ticket a later one filed under a moved key',
+    before: LATEST_ONLY,
+    found: /reconcile ticket#0 applied twice/,
+    c: {
+      plan: ['ticket'],
+      path: 'one-call',
+      skipped: [],
+      cmds: [{ k: 'failNext' }, { k: 'deliver' }, step, { k: 'replay' }, step, { k: 'reset', pick: 0, older: 1 }, step],
+    },
   },
 ];
 
 describe('the commit-stage model: counterexamples found on the landed rules', () => {
-  for (const { name, landed, found, c } of counterexamples) {
+  for (const { name, before, found, c } of counterexamples) {
     test(name, async () => {
       assert.equal(await violation(CURRENT, c), undefined);
-      assert.match((await violation(landedRules(R, landed), c)) ?? 'no violation', found, 'the landed rule it caught');
+      assert.match((await violation(before, c)) ?? 'no violation', found, `the rule it caught (${before.name})`);
     });
   }
 });

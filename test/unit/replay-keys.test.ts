@@ -1,7 +1,7 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { effectKey } from '../../src/core/ids';
-import { afterRefused, nextSlots, runEffectKey } from '../../src/core/effect-slots';
+import { afterRefused, nextSlots, runEffectKey, slotOfKey, slotsAcross } from '../../src/core/effect-slots';
 import type { AbsorbedEvent, RunResult } from '../../src/core/run-types';
 import { keyEvent } from '../../src/gate/key-event';
 import { replayInput } from '../../src/gate/replay';
@@ -86,6 +86,28 @@ test("the next execution's slots: what the latest carried, replaced by what it b
   // A key something may have landed under never moves: a provider that refuses it later (a changed
   // body under the same idempotency key, a request still in flight) must not make the post land twice.
   assert.deepEqual(nextSlots(second, [b('post', 'r#post@n0.r1', true)])[1], { effect: 'post', effectKey: 'r#post@n0.r1', pinned: true });
+});
+
+test("every execution's keys count: a key an earlier execution may have landed pins its slot, whatever the latest carried", () => {
+  const b = (effect: string, effectKey: string, rejected = false) => ({ effect, effectKey, rejected });
+  assert.deepEqual(slotOfKey('r#post@n1.r2', 'post'), { effect: 'post', nth: 1 });
+  assert.equal(slotOfKey('r#post@n1', 'notify'), undefined, 'a key of another effect');
+  // A run landed its post under n0, was reset from the Web UI (its input knew nothing of the post),
+  // and the provider refused n0 in the reset execution (another body under a key it holds).
+  const latestOnly = nextSlots(undefined, [b('post', 'r#post@n0', true)]);
+  assert.deepEqual(latestOnly, [{ effect: 'post', effectKey: 'r#post@n0.r1' }], 'alone, the latest would move the slot');
+  assert.deepEqual(slotsAcross(undefined, [b('post', 'r#post@n0', true)], [[b('post', 'r#post@n0')]]), [
+    { effect: 'post', effectKey: 'r#post@n0', pinned: true },
+  ]);
+  // An earlier execution that reached a slot the latest never did: the slots before it keep their keys.
+  assert.deepEqual(slotsAcross(undefined, [], [[b('post', 'r#post@n1')]]), [
+    { effect: 'post', effectKey: 'r#post@n0' },
+    { effect: 'post', effectKey: 'r#post@n1', pinned: true },
+  ]);
+  // A key refused outright everywhere pins nothing; a slot the latest pinned keeps its key.
+  assert.deepEqual(slotsAcross(undefined, [b('post', 'r#post@n0.r1')], [[b('post', 'r#post@n0', true)]]), [
+    { effect: 'post', effectKey: 'r#post@n0.r1', pinned: true },
+  ]);
 });
 
 test('which runs a replay takes: failed by default; a stopped run only when asked; a superseded one never; a success only under an epoch', () => {
