@@ -19,6 +19,16 @@ const PER_ROUND = 200;
 const TRIES = 30;
 /** Those to try again, by run ID, in this worker process. */
 const retryLater = new Map<string, { info: WorkflowExecutionInfo; tries: number }>();
+/**
+ * Visibility is eventually consistent: a coalescer closed just before a round's end may be listed
+ * only after it (seconds under load, longer on Elasticsearch). Each round looks this far behind its
+ * window too, and passes over those this process recovered already. A recovery made twice (a second
+ * worker process, a restart) changes nothing: its offers keep their ids and are answered as
+ * themselves, its tables merge, a second end of one run is ignored.
+ */
+const LOOK_BEHIND_MS = 120_000;
+/** Terminated coalescers this process recovered, by run ID, with when: forgotten after twice the look-behind. */
+const recovered = new Map<string, number>();
 
 /**
  * A coalescer terminated by hand (as from the Web UI), or closed any way but its own (cancelled,
@@ -34,11 +44,11 @@ const retryLater = new Map<string, { info: WorkflowExecutionInfo; tries: number 
  * Returns how many events were offered again.
  */
 export async function recoverTerminatedCoalescers(client: Client, taskQueue: string, fromMs: number, toMs: number): Promise<number> {
-  const query =
-    `WorkflowType = 'coalescerWorkflow' AND TaskQueue = ${quote(taskQueue)} AND ExecutionStatus IN ('Terminated', 'Canceled', 'Failed', 'TimedOut')` +
-    ` AND CloseTime > ${quote(new Date(fromMs).toISOString())} AND CloseTime <= ${quote(new Date(toMs).toISOString())}`;
+  const query = closedCoalescersQuery(taskQueue, fromMs, toMs);
+  for (const [runId, atMs] of recovered) if (atMs < toMs - 2 * LOOK_BEHIND_MS) recovered.delete(runId);
   const found: WorkflowExecutionInfo[] = [];
   for await (const info of client.workflow.list({ query, pageSize: PER_ROUND })) {
+    if (recovered.has(info.runId) || retryLater.has(info.runId)) continue;
     found.push(info);
     if (found.length >= PER_ROUND) break;
   }
@@ -48,6 +58,7 @@ export async function recoverTerminatedCoalescers(client: Client, taskQueue: str
     const n = await recoverOne(client, taskQueue, info);
     if (n !== undefined) {
       retryLater.delete(info.runId);
+      recovered.set(info.runId, toMs);
       offered += n;
       continue;
     }
@@ -55,6 +66,7 @@ export async function recoverTerminatedCoalescers(client: Client, taskQueue: str
     if (tries < TRIES) retryLater.set(info.runId, { info, tries });
     else {
       retryLater.delete(info.runId);
+      recovered.set(info.runId, toMs);
       log.error('coalescer recovery: gave up reading a terminated coalescer', { coalescerId: info.workflowId, runId: info.runId, tries });
     }
   }
@@ -88,6 +100,14 @@ export interface Left {
   to: Omit<OfferInput, 'offer'>;
   status?: Pick<CoalescerStatus, 'state' | 'openSkips'>;
   untaken: { offers: Offer[]; adopts: Adopted[]; deliveries: Delivered[] };
+}
+
+/** The coalescers of a task queue that closed any way but their own in a round's window, and in the look-behind before it. */
+export function closedCoalescersQuery(taskQueue: string, fromMs: number, toMs: number): string {
+  return (
+    `WorkflowType = 'coalescerWorkflow' AND TaskQueue = ${quote(taskQueue)} AND ExecutionStatus IN ('Terminated', 'Canceled', 'Failed', 'TimedOut')` +
+    ` AND CloseTime > ${quote(new Date(fromMs - LOOK_BEHIND_MS).toISOString())} AND CloseTime <= ${quote(new Date(toMs).toISOString())}`
+  );
 }
 
 /** The events offered again, or undefined when its state could not be read (to try again later). */

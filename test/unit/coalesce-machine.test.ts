@@ -5,7 +5,7 @@ import type { CoalescePolicy } from '../../src/core/policy';
 import { BATCH_BUDGET_CHARS, CoalescerMachine, initialState, runInputOf, SKIPPED_SIGNAL_EVERY_MS, type NextAction } from '../../workflows/coalescer/machine';
 import { SEEN_CAPACITY } from '../../workflows/coalescer/seen';
 import { SKIPPED_PAYLOAD_CHARS } from '../../workflows/coalescer/skips';
-import { runEndedOf, toOfferAgain } from '../../activities/coalescer/recover';
+import { closedCoalescersQuery, runEndedOf, toOfferAgain } from '../../activities/coalescer/recover';
 import type { RunResult } from '../../src/core/run-types';
 
 /*
@@ -906,4 +906,16 @@ test('skip: the records of skips carry payloads to one run up to a bound over al
   }
   assert.ok(carried <= SKIPPED_PAYLOAD_CHARS, `${carried} characters of payload carried to one run`);
   assert.ok(carried > 0 && bare > 0, 'the first ones with their payloads, the rest without');
+});
+
+test('the recovery round looks behind its window: a coalescer whose close visibility listed late is still found (activities/coalescer/recover.ts)', () => {
+  const from = Date.parse('2026-12-07T05:00:00.000Z');
+  const query = closedCoalescersQuery('tq', from, from + 5_000);
+  const lower = Date.parse(/CloseTime > '([^']+)'/.exec(query)![1]!);
+  const upper = Date.parse(/CloseTime <= '([^']+)'/.exec(query)![1]!);
+  // Closed 1.5 s before this round's window began (the round that covered it ran before visibility listed it).
+  const closedAt = from - 1_500;
+  assert.ok(lower < closedAt && closedAt <= upper, query);
+  assert.equal(upper, from + 5_000);
+  assert.match(query, /TaskQueue = 'tq' AND ExecutionStatus IN \('Terminated', 'Canceled', 'Failed', 'TimedOut'\)/);
 });
