@@ -5,22 +5,20 @@ import { awaitRun } from '../../src/run/await-run';
 import { quickAgents } from '../helpers/agents';
 import type { RunResult, RunStatus } from '../../src/core/run-types';
 import { approveSignal, statusQuery } from '../../src/core/messages';
-import { eventually, startDevEnv, unique, withWorker, type DevEnv } from '../helpers/env';
+import { eventually, useDevEnv, unique, withWorker } from '../helpers/env';
 import { startOutside } from '../helpers/outside';
 import type { Standins } from '../../tools/standins';
 import { WakeTokens } from '../../src/core/search-attributes';
 import { registryOf } from '../helpers/app';
 
-let env: DevEnv;
+const env = useDevEnv();
 let standins: Standins;
 let activities: object;
 before(async () => {
-  env = await startDevEnv();
   ({ standins, activities } = await startOutside());
 });
 after(async () => {
   await standins?.close();
-  await env?.teardown();
 });
 
 const gateFor = (taskQueue: string) => new Gate({ client: env.client, taskQueue, registry: registryOf(quickAgents()) });

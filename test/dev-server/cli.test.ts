@@ -1,4 +1,4 @@
-import { after, before, describe, test } from 'node:test';
+import { describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { mkdtemp, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
@@ -7,19 +7,13 @@ import path from 'node:path';
 import { freePort } from '../../src/testing/dev-server';
 import { Gate } from '../../src/gate/gate';
 import type { RunResult } from '../../src/core/run-types';
-import { eventually, startDevEnv, unique, withWorker, type DevEnv } from '../helpers/env';
+import { eventually, useDevEnv, unique, withWorker } from '../helpers/env';
 import { runCli, type CliRun } from '../helpers/cli';
 import { coalescing } from '../helpers/agents';
 import { activitiesOf, registryOf } from '../helpers/app';
 import fanoutApp from '../fixtures/fanout-app';
 
-let env: DevEnv;
-before(async () => {
-  env = await startDevEnv();
-});
-after(async () => {
-  await env?.teardown();
-});
+const env = useDevEnv();
 
 describe('wakegate emit, run as a subprocess', () => {
   test('prints one JSON object per call with the decision; exit codes tell refusals apart', async () => {

@@ -12,7 +12,7 @@ import type { RunResult, RunStatus } from '../../src/core/run-types';
 import type { EffectOutcome } from '../../src/core/contracts';
 import { startStandins, type Standins } from '../../tools/standins';
 import { coalescing, quickAgents } from '../helpers/agents';
-import { eventually, startDevEnv, unique, withWorker, type DevEnv } from '../helpers/env';
+import { eventually, useDevEnv, unique, withWorker } from '../helpers/env';
 import { createSchedule, testSchedule } from '../helpers/schedules';
 import { registryOf, activitiesOf, exampleAgents } from '../helpers/app';
 import { GATE_PRIORITY, RUN_PRIORITY } from '../../src/core/priority';
@@ -22,15 +22,13 @@ import { GATE_PRIORITY, RUN_PRIORITY } from '../../src/core/priority';
  * history events (Temporal's default is 4 Ki), so coalescers here cross runs after a few dozen
  * offers, exactly as a busy one does after thousands.
  */
-let env: DevEnv;
+const env = useDevEnv({ dynamicConfig: { 'limit.historyCount.suggestContinueAsNew': 60 } });
 let standins: Standins;
 before(async () => {
-  env = await startDevEnv({ dynamicConfig: { 'limit.historyCount.suggestContinueAsNew': 60 } });
   standins = await startStandins({});
 });
 after(async () => {
   await standins?.close();
-  await env?.teardown();
 });
 
 const gateFor = (taskQueue: string, agents: AgentRegistry) => new Gate({ client: env.client, taskQueue, registry: registryOf(agents), decisionWaitMs: 20_000 });

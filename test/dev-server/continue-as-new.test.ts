@@ -6,7 +6,7 @@ import { actOnSupervisor } from '../../src/supervisor/actions';
 import { statusQuery } from '../../src/core/messages';
 import { holdNudgeSignal, wakesSignal } from '../../src/core/supervisor-messages';
 import { oneCallAgents } from '../helpers/agents';
-import { eventually, startDevEnv, unique, type DevEnv } from '../helpers/env';
+import { eventually, useDevEnv, unique } from '../helpers/env';
 import { standinOutside, startOutside } from '../helpers/outside';
 import {
   closeGates,
@@ -29,11 +29,10 @@ import { exampleApp } from '../helpers/app';
  * held for long continues as new and goes on waiting.
  */
 
-let env: DevEnv;
+const env = useDevEnv({ dynamicConfig: { 'limit.historyCount.suggestContinueAsNew': 60 } });
 let standins: Standins;
 let pager: Awaited<ReturnType<typeof startPager>>;
 before(async () => {
-  env = await startDevEnv({ dynamicConfig: { 'limit.historyCount.suggestContinueAsNew': 60 } });
   ({ standins } = await startOutside());
   pager = await startPager();
 });
@@ -41,7 +40,6 @@ after(async () => {
   await closeGates();
   await pager?.app.close();
   await standins?.close();
-  await env?.teardown();
 });
 
 test('the supervisor continuing as new keeps its halt in its memo: no read between two of its runs says armed', async () => {

@@ -1,4 +1,4 @@
-import { after, before, describe, test } from 'node:test';
+import { describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { spawn } from 'node:child_process';
 import { mkdtemp, readFile, utimes, writeFile } from 'node:fs/promises';
@@ -7,18 +7,12 @@ import path from 'node:path';
 import type { RunResult } from '../../src/core/run-types';
 import { askResident, residentSocket } from '../../src/cli/resident-link';
 import { residentSettings } from '../../src/config/resident';
-import { eventually, startDevEnv, unique, withWorker, type DevEnv } from '../helpers/env';
+import { eventually, useDevEnv, unique, withWorker } from '../helpers/env';
 import { runCli } from '../helpers/cli';
 
 const ROOT = path.resolve(__dirname, '../..');
 
-let env: DevEnv;
-before(async () => {
-  env = await startDevEnv();
-});
-after(async () => {
-  await env?.teardown();
-});
+const env = useDevEnv();
 
 interface Answer {
   line: number;

@@ -1,20 +1,14 @@
-import { after, before, test } from 'node:test';
+import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { Gate } from '../../src/gate/gate';
 import type { RunResult } from '../../src/core/run-types';
-import { startDevEnv, unique, withWorker, type DevEnv } from '../helpers/env';
+import { useDevEnv, unique, withWorker } from '../helpers/env';
 import { registryOf } from '../helpers/app';
 
-let env: DevEnv;
-before(async () => {
-  env = await startDevEnv({ dbFilename: path.join(mkdtempSync(path.join(tmpdir(), 'wakegate-restart-')), 'dev.db') });
-});
-after(async () => {
-  await env?.teardown();
-});
+const env = useDevEnv({ dbFilename: path.join(mkdtempSync(path.join(tmpdir(), 'wakegate-restart-')), 'dev.db') });
 
 test('dedup survives a restart of the dev server: the stored result is still the answer', async () => {
   const taskQueue = unique('restart');

@@ -1,19 +1,13 @@
-import { after, before, describe, test } from 'node:test';
+import { describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { failingCanary } from '../helpers/agents';
 import { Gate } from '../../src/gate/gate';
 import type { RunResult } from '../../src/core/run-types';
 import { statusQuery } from '../../src/core/messages';
-import { eventually, startDevEnv, unique, withWorker, type DevEnv } from '../helpers/env';
+import { eventually, useDevEnv, unique, withWorker } from '../helpers/env';
 import { registryOf, activitiesOf } from '../helpers/app';
 
-let env: DevEnv;
-before(async () => {
-  env = await startDevEnv();
-});
-after(async () => {
-  await env?.teardown();
-});
+const env = useDevEnv();
 
 const gateFor = (taskQueue: string) => new Gate({ client: env.client, taskQueue, registry: registryOf() });
 const ping = (entity: string, payload: Record<string, unknown> = {}, deliveryId?: string) => ({

@@ -2,7 +2,7 @@ import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { Webhook } from 'standardwebhooks';
 import type { RunningIngress } from '../../src/trigger/webhook/serve';
-import { startDevEnv, unique, type DevEnv } from '../helpers/env';
+import { useDevEnv, unique } from '../helpers/env';
 import { CAMPAIGNS_SECRET, campaignBody, githubHeaders, post, releaseBody, standardHeaders, startTestIngress } from '../helpers/ingress';
 
 /**
@@ -342,16 +342,14 @@ async function corpus(): Promise<Case[]> {
   return cases;
 }
 
-let env: DevEnv;
+const env = useDevEnv();
 let ingress: RunningIngress;
 before(async () => {
-  env = await startDevEnv();
   // A limit no corpus run reaches: every case gets its own status, not a 429.
   ingress = await startTestIngress(env, unique('corpus'), { ratePerSecond: 1e6, burst: 1e6 });
 });
 after(async () => {
   await ingress?.close();
-  await env?.teardown();
 });
 
 test('a generated corpus of 500+ invalid deliveries: each its documented status and error code, no 2xx, no crash', async () => {

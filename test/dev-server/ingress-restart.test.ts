@@ -6,22 +6,20 @@ import path from 'node:path';
 import type { RunningIngress } from '../../src/trigger/webhook/serve';
 import type { Standins } from '../../tools/standins';
 import type { RunResult } from '../../src/core/run-types';
-import { eventually, startDevEnv, unique, withWorker, type DevEnv } from '../helpers/env';
+import { eventually, useDevEnv, unique, withWorker } from '../helpers/env';
 import { startOutside } from '../helpers/outside';
 import { campaignBody, post, standardHeaders, startTestIngress } from '../helpers/ingress';
 
-let env: DevEnv;
+const env = useDevEnv({ dbFilename: path.join(mkdtempSync(path.join(tmpdir(), 'wakegate-ingress-restart-')), 'dev.db') });
 let standins: Standins;
 let activities: object;
 let ingress: RunningIngress | undefined;
 before(async () => {
-  env = await startDevEnv({ dbFilename: path.join(mkdtempSync(path.join(tmpdir(), 'wakegate-ingress-restart-')), 'dev.db') });
   ({ standins, activities } = await startOutside());
 });
 after(async () => {
   await ingress?.close();
   await standins?.close();
-  await env?.teardown();
 });
 
 test('Temporal stopped: 503 with Retry-After and nothing accepted, the in-flight cap sheds the rest; restarted: the sender retry is accepted once and runs', async () => {

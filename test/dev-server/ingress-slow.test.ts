@@ -1,16 +1,10 @@
-import { after, before, test } from 'node:test';
+import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { connect, type Socket } from 'node:net';
-import { startDevEnv, unique, type DevEnv } from '../helpers/env';
+import { useDevEnv, unique } from '../helpers/env';
 import { campaignBody, post, standardHeaders, startTestIngress } from '../helpers/ingress';
 
-let env: DevEnv;
-before(async () => {
-  env = await startDevEnv();
-});
-after(async () => {
-  await env?.teardown();
-});
+const env = useDevEnv();
 
 /** A client that sends its request a byte at a time: `body` dribbles a declared body, `headers` never finishes its headers. */
 function dribbler(base: string, path: string, what: 'body' | 'headers') {

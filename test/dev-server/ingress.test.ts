@@ -3,23 +3,21 @@ import assert from 'node:assert/strict';
 import type { RunResult, RunStatus } from '../../src/core/run-types';
 import { approveSignal, statusQuery } from '../../src/core/messages';
 import type { Standins } from '../../tools/standins';
-import { eventually, startDevEnv, unique, withWorker, type DevEnv } from '../helpers/env';
+import { eventually, useDevEnv, unique, withWorker } from '../helpers/env';
 import { startOutside } from '../helpers/outside';
 import { quickAgents } from '../helpers/agents';
 import { Gate } from '../../src/gate/gate';
 import { campaignBody, githubHeaders, post, releaseBody, standardHeaders, startTestIngress } from '../helpers/ingress';
 import { registryOf } from '../helpers/app';
 
-let env: DevEnv;
+const env = useDevEnv();
 let standins: Standins;
 let activities: object;
 before(async () => {
-  env = await startDevEnv();
   ({ standins, activities } = await startOutside());
 });
 after(async () => {
   await standins?.close();
-  await env?.teardown();
 });
 
 const executions = (workflowId: string) => env.client.workflow.count(`WorkflowId = "${workflowId}"`).then((c) => c.count);

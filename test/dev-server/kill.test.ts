@@ -8,7 +8,7 @@ import { dashboardService } from '../../tools/standins/dashboards';
 import { exportService } from '../../tools/standins/exports';
 import { channelService } from '../../tools/standins/channel';
 import type { Standins } from '../../tools/standins';
-import { eventually, startDevEnv, unique, withWorker, type DevEnv } from '../helpers/env';
+import { eventually, useDevEnv, unique, withWorker } from '../helpers/env';
 import { runCli } from '../helpers/cli';
 import { startOutside } from '../helpers/outside';
 import { deferred } from '../helpers/worker-process';
@@ -18,7 +18,7 @@ import { registryOf } from '../helpers/app';
 
 /* The kill switch, re-arming, the runs listing, and an ambiguous effect escalated, on the dev server. */
 
-let env: DevEnv;
+const env = useDevEnv();
 let standins: Standins;
 let activities: object;
 const stall = { dashboard: false, exportPostDrop: false, exportSearchDown: false, channelPost: false };
@@ -27,7 +27,6 @@ const postReleased = deferred();
 const stalledClosed = deferred();
 const stalledArrived = deferred();
 before(async () => {
-  env = await startDevEnv();
   const dashboards = dashboardService();
   dashboards.app.addHook('onRequest', async (req) => {
     if (!stall.dashboard) return;
@@ -60,7 +59,6 @@ before(async () => {
 });
 after(async () => {
   await standins?.close();
-  await env?.teardown();
 });
 
 const cli = (args: string[]) => runCli(args, { TEMPORAL_ADDRESS: env.server.address });

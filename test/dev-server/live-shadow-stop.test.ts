@@ -8,7 +8,7 @@ import { awaitRun } from '../../src/run/await-run';
 import type { Standins } from '../../tools/standins';
 import { oneCallAgents } from '../helpers/agents';
 import { runCli } from '../helpers/cli';
-import { eventually, startDevEnv, unique, type DevEnv } from '../helpers/env';
+import { eventually, useDevEnv, unique } from '../helpers/env';
 import { standinOutside, startOutside } from '../helpers/outside';
 import { closeGates, startPager, supervisedGate, supervisedWorker, supervisorStatus, testPolicy } from '../helpers/supervisor';
 
@@ -19,11 +19,10 @@ import { closeGates, startPager, supervisedGate, supervisedWorker, supervisorSta
  * does not wait for shadows, and says how many are left.
  */
 
-let env: DevEnv;
+const env = useDevEnv();
 let standins: Standins;
 let pager: Awaited<ReturnType<typeof startPager>>;
 before(async () => {
-  env = await startDevEnv();
   ({ standins } = await startOutside());
   pager = await startPager();
 });
@@ -31,7 +30,6 @@ after(async () => {
   await closeGates();
   await pager?.app.close();
   await standins?.close();
-  await env?.teardown();
 });
 
 const SHADOW_HOLD_MS = 120_000;

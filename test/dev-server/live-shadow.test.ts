@@ -2,7 +2,7 @@ import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
 import type { RunResult } from '../../src/core/run-types';
 import type { LiveShadowReport } from '../../src/shadow/report';
-import { startDevEnv, unique, withWorker, type DevEnv } from '../helpers/env';
+import { useDevEnv, unique, withWorker } from '../helpers/env';
 import { outsideEnv, standinOutside } from '../helpers/outside';
 import { runCli } from '../helpers/cli';
 import { loadConfig } from '../../src/config/config';
@@ -20,11 +20,10 @@ import { liveShadowAgents, liveShadowSupervisor, SHADOW_RUNS_PER_HOUR } from '..
  * candidate as it ends; the supervisor's shadow caps let six run and refuse the rest, while every
  * production wake runs and commits; `wakegate shadow report` diffs what ran.
  */
-let env: DevEnv;
+const env = useDevEnv();
 let standins: Standins;
 const calls = { channel: 0, exports: 0 };
 before(async () => {
-  env = await startDevEnv();
   const channel = channelService();
   const exports = exportService();
   channel.app.addHook('onRequest', async () => void (calls.channel += 1));
@@ -34,7 +33,6 @@ before(async () => {
 });
 after(async () => {
   await standins?.close();
-  await env?.teardown();
 });
 
 const app = appOf(undefined, { agents: liveShadowAgents, supervisor: liveShadowSupervisor });

@@ -6,7 +6,7 @@ import { temporal } from '@temporalio/proto';
 import type { EffectOutcome } from '../../src/core/contracts';
 import type { RunInput, RunResult } from '../../src/core/run-types';
 import type { WakeAnswer } from '../../src/core/decision';
-import { eventually, startDevEnv, unique, withWorker, type DevEnv } from '../helpers/env';
+import { eventually, useDevEnv, unique, withWorker } from '../helpers/env';
 import { runCli } from '../helpers/cli';
 import { trackerService } from '../../examples/incident-triage/tracker';
 import ticketApp from '../fixtures/ticket-app';
@@ -20,7 +20,7 @@ import ticketApp from '../fixtures/ticket-app';
  * and superseded runs, a replay of a run with events skipped on it. Each ends with one ticket per
  * incident.
  */
-let env: DevEnv;
+const env = useDevEnv();
 const tracker = trackerService();
 /** Notes by reference (idempotent: a second PUT of one reference changes nothing). */
 const notes = new Map<string, string>();
@@ -31,7 +31,6 @@ let ticketsDown = false;
 let trackerUrl = '';
 
 before(async () => {
-  env = await startDevEnv();
   tracker.app.addHook('onRequest', async (req, reply) => {
     if (ticketsDown && req.method === 'POST' && req.url.startsWith('/tickets')) await reply.code(403).send({ error: 'tickets are disabled for this project' });
   });
@@ -45,7 +44,6 @@ before(async () => {
 });
 after(async () => {
   await tracker.close();
-  await env?.teardown();
 });
 
 const ticketsFor = (title: string) => tracker.tickets.filter((t) => t.title === title);

@@ -1,8 +1,8 @@
-import { after, before, describe, test } from 'node:test';
+import { describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { Worker } from '@temporalio/worker';
 import { composeWorkflows } from '../../src/runtime/plugin';
-import { startDevEnv, unique, type DevEnv } from '../helpers/env';
+import { useDevEnv, unique } from '../helpers/env';
 import { exampleApp } from '../helpers/app';
 
 /*
@@ -11,13 +11,7 @@ import { exampleApp } from '../helpers/app';
  * wakegate's runs side by side, on a real dev server.
  */
 
-let env: DevEnv;
-before(async () => {
-  env = await startDevEnv();
-});
-after(async () => {
-  await env?.teardown();
-});
+const env = useDevEnv();
 
 describe('WakegatePlugin on a worker that runs its own workflows', () => {
   test("the team's own workflow and activity, and a wake through wakegate's gate, both run on one worker", async () => {

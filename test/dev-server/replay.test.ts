@@ -5,7 +5,7 @@ import type { RunResult } from '../../src/core/run-types';
 import type { EffectOutcome } from '../../src/core/contracts';
 import type { ReplayOutcome } from '../../src/shadow/replay';
 import type { TrailRun } from '../../src/trail/types';
-import { startDevEnv, unique, withWorker, type DevEnv } from '../helpers/env';
+import { useDevEnv, unique, withWorker } from '../helpers/env';
 import { outsideEnv, standinOutside } from '../helpers/outside';
 import { runCli } from '../helpers/cli';
 import { appOf } from '../helpers/app';
@@ -23,14 +23,13 @@ import { fixedAgents, recordedAgents } from '../fixtures/replay-app';
  * channel refused is not reused) lands under the next key of its slot; the same epoch again starts
  * nothing; another epoch runs them again and finds all.
  */
-let env: DevEnv;
+const env = useDevEnv();
 let standins: Standins;
 const channel = channelService();
 const exports = exportService();
 /** The channel refuses every post while this is set: the failure's cause. */
 let channelDown = false;
 before(async () => {
-  env = await startDevEnv();
   channel.app.addHook('onRequest', async (req, reply) => {
     if (channelDown && req.method === 'POST') return reply.code(403).send({ error: 'posting is disabled for this workspace' });
   });
@@ -38,7 +37,6 @@ before(async () => {
 });
 after(async () => {
   await standins?.close();
-  await env?.teardown();
 });
 
 const recorded = appOf(undefined, { agents: recordedAgents });

@@ -1,20 +1,14 @@
-import { after, before, describe, test } from 'node:test';
+import { describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { scheduleGaps } from '../../schedules/inspect';
-import { eventually, startDevEnv, unique, withWorker, type DevEnv } from '../helpers/env';
+import { eventually, useDevEnv, unique, withWorker } from '../helpers/env';
 import { createSchedule, ranOf, sleep, testSchedule, wakesOf, windowOf } from '../helpers/schedules';
 
 // Real downtime: the dev server process is stopped and restarted on the same SQLite file.
-let env: DevEnv;
-before(async () => {
-  env = await startDevEnv({ dbFilename: path.join(mkdtempSync(path.join(tmpdir(), 'wakegate-catchup-')), 'dev.db') });
-});
-after(async () => {
-  await env?.teardown();
-});
+const env = useDevEnv({ dbFilename: path.join(mkdtempSync(path.join(tmpdir(), 'wakegate-catchup-')), 'dev.db') });
 
 const EVERY_MS = 2000;
 const grid = (fromMs: number, toMs: number) => {

@@ -1,17 +1,11 @@
-import { after, before, describe, test } from 'node:test';
+import { describe, test } from 'node:test';
 import assert from 'node:assert/strict';
-import { startDevEnv, unique, withWorker, eventually, type DevEnv } from '../helpers/env';
+import { useDevEnv, unique, withWorker, eventually } from '../helpers/env';
 import { runCli } from '../helpers/cli';
 import { ticksOf } from '../helpers/schedules';
 import { exampleApp } from '../helpers/app';
 
-let env: DevEnv;
-before(async () => {
-  env = await startDevEnv();
-});
-after(async () => {
-  await env?.teardown();
-});
+const env = useDevEnv();
 
 const ID = 'canary-heartbeat'; // from schedules/definitions.ts
 

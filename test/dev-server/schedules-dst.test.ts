@@ -1,20 +1,14 @@
-import { after, before, describe, test } from 'node:test';
+import { describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { scheduleMatchingTimes } from '../../activities/schedule/schedule';
 import { defineSchedule } from '../../schedules/definition';
 import { instantsOfWallTime } from '../../schedules/dst';
 import { toScheduleOptions } from '../../schedules/to-temporal';
-import { startDevEnv, unique, type DevEnv } from '../helpers/env';
+import { useDevEnv, unique } from '../helpers/env';
 import { exampleApp } from '../helpers/app';
 
 // The DST policy a definition must state is what Temporal's scheduler really does: checked here.
-let env: DevEnv;
-before(async () => {
-  env = await startDevEnv();
-});
-after(async () => {
-  await env?.teardown();
-});
+const env = useDevEnv();
 
 const local = (hour: number) =>
   defineSchedule({

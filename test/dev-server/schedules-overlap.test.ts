@@ -1,8 +1,8 @@
-import { after, before, describe, test } from 'node:test';
+import { describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import type { WorkflowExecutionInfo } from '@temporalio/client';
 import { scheduleGaps } from '../../schedules/inspect';
-import { eventually, startDevEnv, unique, withWorker, type DevEnv } from '../helpers/env';
+import { eventually, useDevEnv, unique, withWorker } from '../helpers/env';
 import { toScheduleOptions } from '../../schedules/to-temporal';
 import { Gate, keyEvent } from '../../src/gate/gate';
 import { agentEventId } from '../../src/core/ids';
@@ -13,13 +13,7 @@ import { registryOf, activitiesOf } from '../helpers/app';
 import { exampleApp } from '../helpers/app';
 
 // Schedules need the real dev server (the time-skipping server has none).
-let env: DevEnv;
-before(async () => {
-  env = await startDevEnv();
-});
-after(async () => {
-  await env?.teardown();
-});
+const env = useDevEnv();
 
 describe('overlap with a run longer than the interval (dev server)', () => {
   test('skip: never two runs at once, the skipped windows are counted and recorded as gaps', async () => {

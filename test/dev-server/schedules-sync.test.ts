@@ -1,4 +1,4 @@
-import { after, before, describe, test } from 'node:test';
+import { describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { defineSchedule, type ScheduleDefinitionInput } from '../../schedules/definition';
 import { describeSchedule, triggerSchedule } from '../../schedules/inspect';
@@ -7,16 +7,10 @@ import { createHash } from 'node:crypto';
 import { canonicalJson } from '../../src/gate/fingerprint';
 import { DIGEST_MEMO, tickInput, toScheduleOptions } from '../../schedules/to-temporal';
 import { tickWorkflowId } from '../../src/core/schedule-messages';
-import { startDevEnv, unique, eventually, type DevEnv } from '../helpers/env';
+import { useDevEnv, unique, eventually } from '../helpers/env';
 import { exampleApp } from '../helpers/app';
 
-let env: DevEnv;
-before(async () => {
-  env = await startDevEnv();
-});
-after(async () => {
-  await env?.teardown();
-});
+const env = useDevEnv();
 
 const def = (id: string, over: Partial<ScheduleDefinitionInput> = {}) =>
   defineSchedule({

@@ -4,7 +4,7 @@ import { awaitRun } from '../../src/run/await-run';
 import type { RunResult } from '../../src/core/run-types';
 import type { ShadowEffect } from '../../src/core/contracts';
 import type { WakeDiff, ShadowSummary } from '../../src/shadow/diff';
-import { startDevEnv, unique, withWorker, type DevEnv } from '../helpers/env';
+import { useDevEnv, unique, withWorker } from '../helpers/env';
 import { outsideEnv, standinOutside } from '../helpers/outside';
 import { runCli } from '../helpers/cli';
 import { appOf } from '../helpers/app';
@@ -21,14 +21,13 @@ import { campaignReporter } from '../../examples/campaign-reporter';
  * them. The providers' stand-ins count every request they get, so "no effect was carried out" is
  * read where it would land.
  */
-let env: DevEnv;
+const env = useDevEnv();
 let standins: Standins;
 /** Requests each effect provider received (any method, any path). */
 const calls = { channel: 0, exports: 0 };
 /** The wake keys of the recorded runs (the first test records them; the next shadows them again). */
 let recordedKeys: string[] = [];
 before(async () => {
-  env = await startDevEnv();
   const channel = channelService();
   const exports = exportService();
   channel.app.addHook('onRequest', async () => void (calls.channel += 1));
@@ -38,7 +37,6 @@ before(async () => {
 });
 after(async () => {
   await standins?.close();
-  await env?.teardown();
 });
 
 /** The deployment the recorded runs ran under: the reporter as recorded beside the other example agents. */

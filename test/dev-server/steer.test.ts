@@ -1,4 +1,4 @@
-import { after, before, describe, test } from 'node:test';
+import { describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import {
   createWakegate,
@@ -17,7 +17,7 @@ import { coalescerQuery, statusQuery } from '../../src/core/messages';
 import { awaitRun } from '../../src/run/await-run';
 import { wakeTrail } from '../../src/trail/trail';
 import { steerRun } from '../../activities/coalescer/steer';
-import { eventually, startDevEnv, unique, withWorker, type DevEnv } from '../helpers/env';
+import { eventually, useDevEnv, unique, withWorker } from '../helpers/env';
 
 /*
  * Overlap `steer` end to end on the real dev server: a wake about an order that arrives while the
@@ -26,13 +26,7 @@ import { eventually, startDevEnv, unique, withWorker, type DevEnv } from '../hel
  * run. The agent is a user's own, written against the public entry; its model is scripted, so the
  * test reads exactly what the model was given.
  */
-let env: DevEnv;
-before(async () => {
-  env = await startDevEnv();
-});
-after(async () => {
-  await env?.teardown();
-});
+const env = useDevEnv();
 
 const orders = defineTrigger({
   source: 'orders',

@@ -14,7 +14,7 @@ import { queueHandler } from '../../src/trigger/queue/handler';
 import { runCli } from '../helpers/cli';
 import type { RunResult } from '../../src/core/run-types';
 import type { Standins } from '../../tools/standins';
-import { eventually, startDevEnv, unique, workflowBundle, type DevEnv } from '../helpers/env';
+import { eventually, useDevEnv, unique, workflowBundle } from '../helpers/env';
 import { standinOutside } from '../helpers/outside';
 import { startStandins } from '../../tools/standins';
 import { appOf, exampleAgents } from '../helpers/app';
@@ -28,7 +28,7 @@ import { campaignBody, post, standardHeaders } from '../helpers/ingress';
  * campaign reporter (model turns, subagents' tool calls, two effects), and the spans are read back
  * as a tree.
  */
-let env: DevEnv;
+const env = useDevEnv();
 let standins: Standins;
 let tracing: Tracing;
 let traced: Client;
@@ -37,7 +37,6 @@ const exporter = new InMemorySpanExporter();
 
 before(async () => {
   tracing = startTracing(loadConfig({}).tracing, { exporter })!;
-  env = await startDevEnv();
   standins = await startStandins({});
   traced = new Client({ connection: env.client.connection, namespace: 'default', interceptors: tracing.clientInterceptors });
   bundle = await bundleWorkflowCode({
@@ -49,7 +48,6 @@ before(async () => {
 after(async () => {
   await tracing?.shutdown();
   await standins?.close();
-  await env?.teardown();
 });
 
 /** The reporter without a person in the loop: its irreversible export is approved by policy. */

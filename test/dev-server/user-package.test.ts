@@ -6,7 +6,7 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { promisify } from 'node:util';
 import type { RunResult } from '../../src/core/run-types';
-import { startDevEnv, unique, type DevEnv } from '../helpers/env';
+import { useDevEnv, unique } from '../helpers/env';
 import { userPackageLock } from '../helpers/user-package';
 import { temporalCliPath, temporalTestServerPath } from '../../src/testing/binaries';
 import { Webhook } from 'standardwebhooks';
@@ -24,11 +24,10 @@ const ROOT = path.resolve(__dirname, '..', '..');
  * alone, and runs it through createWakegate on a real dev server in its own process.
  */
 
-let env: DevEnv;
+const env = useDevEnv();
 let work: string;
 let tarball: string;
 before(async () => {
-  env = await startDevEnv();
   work = mkdtempSync(path.join(tmpdir(), 'wakegate-user-'));
   // The build prepack would run, then the pack without scripts: prepack's README swap would change
   // this checkout's README.md for the pack's length, under any test reading it meanwhile.
@@ -42,7 +41,6 @@ before(async () => {
 });
 after(async () => {
   rmSync(work, { recursive: true, force: true });
-  await env?.teardown();
 });
 
 /** A user's package in `dir`, installed offline from its package.json and a lock made from this checkout's. */

@@ -1,4 +1,5 @@
 import { randomUUID } from 'node:crypto';
+import { after, before } from 'node:test';
 import { Client, Connection, WorkflowNotFoundError, defaultGrpcRetryOptions, makeGrpcRetryInterceptor } from '@temporalio/client';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { bundleWorkflowCode, NativeConnection, Runtime, DefaultLogger, type WorkflowBundleWithSourceMap } from '@temporalio/worker';
@@ -87,12 +88,37 @@ async function settledConnection(address: string): Promise<{ connection: Connect
 
 /** A real dev server of this test file's own, on a free port, with clients connected to it. */
 export async function startDevEnv(opts: DevServerOptions = {}): Promise<DevEnv> {
+  return startDevEnvInto({} as DevEnv, opts);
+}
+
+/**
+ * The test file's dev server: started before its first test (a `before` hook of node:test,
+ * registered here, so it runs before the file's own), stopped after its last, once the file's own
+ * `after` hooks have closed what they opened on it (gates, ingresses, workers): node:test runs
+ * `after` hooks in the order they were registered, so this one is registered once the file's top
+ * level has run. The object is filled in when the server is up; read its fields inside tests and
+ * hooks, never at the file's top level.
+ */
+export function useDevEnv(opts: DevServerOptions = {}): DevEnv {
+  const env = {} as DevEnv;
+  before(async () => {
+    await startDevEnvInto(env, opts);
+  });
+  queueMicrotask(() =>
+    after(async () => {
+      await env.teardown?.();
+    }),
+  );
+  return env;
+}
+
+async function startDevEnvInto(env: DevEnv, opts: DevServerOptions): Promise<DevEnv> {
   quietRuntime();
   const server = await DevServer.start(opts);
   // A client replaced by `reconnect` is closed at teardown, not at once: objects the test made on it
   // (an ingress, a gate) may still be retrying a call.
   const closers: (() => Promise<void>)[] = [];
-  const env: DevEnv = {
+  Object.assign(env, {
     server,
     client: undefined as unknown as Client,
     nativeConnection: undefined as unknown as NativeConnection,
@@ -108,7 +134,7 @@ export async function startDevEnv(opts: DevServerOptions = {}): Promise<DevEnv> 
       await env.nativeConnection?.close().catch(() => undefined);
       await server.stop();
     },
-  };
+  } satisfies DevEnv);
   await env.reconnect();
   return env;
 }

@@ -1,4 +1,4 @@
-import { after, before, test } from 'node:test';
+import { after, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -6,7 +6,7 @@ import path from 'node:path';
 import { Gate } from '../../src/gate/gate';
 import { awaitRun } from '../../src/run/await-run';
 import { coalescing } from '../helpers/agents';
-import { startDevEnv, unique, withWorker, type DevEnv } from '../helpers/env';
+import { useDevEnv, unique, withWorker } from '../helpers/env';
 import { spawnWorker, type WorkerProcess } from '../helpers/worker-process';
 import { registryOf } from '../helpers/app';
 import { GATE_PRIORITY } from '../../src/core/priority';
@@ -17,14 +17,10 @@ import { offerStats } from '../../src/coalescer/offer-batcher';
  * dev server stopped and restarted on its SQLite file. The coalescing policy travels with each
  * offer from the gate (this process), so the worker processes run the built-in agents unchanged.
  */
-let env: DevEnv;
+const env = useDevEnv({ dbFilename: path.join(mkdtempSync(path.join(tmpdir(), 'wakegate-coalesce-restart-')), 'dev.db') });
 const workers: WorkerProcess[] = [];
-before(async () => {
-  env = await startDevEnv({ dbFilename: path.join(mkdtempSync(path.join(tmpdir(), 'wakegate-coalesce-restart-')), 'dev.db') });
-});
 after(async () => {
   for (const w of workers) await w.kill();
-  await env?.teardown();
 });
 
 const agents = coalescing('canary', { debouncePeriodMs: 2500, maxWaitMs: 10_000 });

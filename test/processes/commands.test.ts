@@ -7,14 +7,14 @@ import { CONSUMER_GROUP, publish, streamKey } from '../../src/trigger/queue/redi
 import type { RunResult } from '../../src/core/run-types';
 import app, { pingsSource } from '../fixtures/processes-app';
 import { spawnCommand, type CommandProcess } from '../helpers/command-process';
-import { eventually, startDevEnv, unique, type DevEnv } from '../helpers/env';
+import { eventually, useDevEnv, unique } from '../helpers/env';
 
 /*
  * Each process of a deployment started from its own `wakegate` command, as an operator starts it,
  * sent work, and stopped with SIGTERM (or SIGINT) while that work is in hand: it exits 0, and every
  * event it took completes, once, on the processes that come after it.
  */
-let env: DevEnv;
+const env = useDevEnv();
 let broker: RedisServer;
 let redis: Redis;
 const spawned: CommandProcess[] = [];
@@ -22,7 +22,6 @@ const taskQueue = unique('processes');
 const SECRET = pingsSource.devSecret!;
 
 before(async () => {
-  env = await startDevEnv();
   broker = await RedisServer.start();
   redis = new Redis(broker.url);
 });
@@ -30,7 +29,6 @@ after(async () => {
   await Promise.all(spawned.map((p) => p.stop('SIGKILL')));
   redis?.disconnect();
   await broker?.stop();
-  await env?.teardown();
 });
 
 /** `wakegate <args>` against this file's dev server, task queue, deployment and Redis. */

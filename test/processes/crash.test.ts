@@ -10,7 +10,7 @@ import { channelService } from '../../tools/standins/channel';
 import { exportService } from '../../tools/standins/exports';
 import { pullRequestService } from '../../tools/standins/pulls';
 import { startStandins, type Standins } from '../../tools/standins';
-import { eventually, startDevEnv, unique, type DevEnv } from '../helpers/env';
+import { eventually, useDevEnv, unique } from '../helpers/env';
 import { outsideEnv } from '../helpers/outside';
 import { activityEvents, deferred, spawnWorker, type WorkerProcess } from '../helpers/worker-process';
 import { createSchedule, testSchedule, ticksOf } from '../helpers/schedules';
@@ -28,11 +28,10 @@ type Hook = (req: FastifyRequest, reply: FastifyReply) => Promise<void>;
 /** Per-test hooks, so one set of servers serves every test. */
 const hooks: { prPut?: Hook; channelSend?: Hook; exportPost?: Hook; exportPostSend?: Hook } = {};
 
-let env: DevEnv;
+const env = useDevEnv();
 let standins: Standins;
 const workers: WorkerProcess[] = [];
 before(async () => {
-  env = await startDevEnv();
   const pulls = pullRequestService();
   pulls.app.addHook('preHandler', async (req, reply) => {
     if (req.method === 'PUT') await hooks.prPut?.(req, reply);
@@ -53,7 +52,6 @@ before(async () => {
 after(async () => {
   for (const w of workers) await w.kill();
   await standins?.close();
-  await env?.teardown();
 });
 
 const worker = async (taskQueue: string, extra: Record<string, string> = {}) => {

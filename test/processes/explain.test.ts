@@ -16,7 +16,7 @@ import { oneCallAgents, quickAgents } from '../helpers/agents';
 import { activitiesOf, exampleAgents, registryOf } from '../helpers/app';
 import { launch, step } from '../helpers/browser';
 import { runCli } from '../helpers/cli';
-import { eventually, startDevEnv, unique, withWorker, type DevEnv } from '../helpers/env';
+import { eventually, useDevEnv, unique, withWorker } from '../helpers/env';
 import { campaignBody, post, standardHeaders, startTestIngress } from '../helpers/ingress';
 import { standinOutside, startOutside } from '../helpers/outside';
 import { createSchedule, testSchedule } from '../helpers/schedules';
@@ -31,12 +31,11 @@ import { createSchedule, testSchedule } from '../helpers/schedules';
 
 const ARTIFACTS = path.resolve(__dirname, '..', '..', '.wakegate', 'artifacts');
 
-let env: DevEnv;
+const env = useDevEnv();
 let standins: Standins;
 let broker: RedisServer;
 let redis: Redis;
 before(async () => {
-  env = await startDevEnv();
   ({ standins } = await startOutside());
   broker = await RedisServer.start();
   redis = new Redis(broker.url);
@@ -45,7 +44,6 @@ after(async () => {
   redis?.disconnect();
   await broker?.stop();
   await standins?.close();
-  await env?.teardown();
 });
 
 const ingressGate = (taskQueue: string) => new Gate({ client: env.client, taskQueue, registry: registryOf(oneCallAgents()) });

@@ -10,7 +10,7 @@ import { incidentTriageOptions } from '../../examples/incident-triage/app';
 import { trackerService, type Ticket, type TrackerService } from '../../examples/incident-triage/tracker';
 import { SIGNATURE_HEADER, signTrackerDelivery, trackerSource, type AlertFired } from '../../examples/incident-triage/webhook';
 import { fakeAnthropic, type AnthropicBlock, type AnthropicBehaviour } from '../fakes/anthropic';
-import { startDevEnv, unique, withWorker, type DevEnv } from '../helpers/env';
+import { useDevEnv, unique, withWorker } from '../helpers/env';
 import { activityEvents, deferred, spawnWorker, type WorkerProcess } from '../helpers/worker-process';
 
 /*
@@ -21,7 +21,7 @@ import { activityEvents, deferred, spawnWorker, type WorkerProcess } from '../he
  * so (seed Test 2), and the tracker's own webhook signature scheme.
  */
 
-let env: DevEnv;
+const env = useDevEnv();
 let tracker: TrackerService;
 let trackerUrl: string;
 let anthropicUrl: string;
@@ -30,7 +30,6 @@ let app: Wakegate;
 const workers: WorkerProcess[] = [];
 
 before(async () => {
-  env = await startDevEnv();
   tracker = trackerService();
   trackerUrl = await tracker.start();
   fake = fakeAnthropic();
@@ -41,7 +40,6 @@ after(async () => {
   for (const w of workers) await w.kill();
   await fake?.app.close();
   await tracker?.close();
-  await env?.teardown();
 });
 
 const alert = (service: string, at = '2026-12-04T18:00:00Z') => ({

@@ -4,20 +4,18 @@ import { spawn } from 'node:child_process';
 import path from 'node:path';
 import type { Standins } from '../../tools/standins';
 import type { RunResult } from '../../src/core/run-types';
-import { eventually, startDevEnv, unique, withWorker, type DevEnv } from '../helpers/env';
+import { eventually, useDevEnv, unique, withWorker } from '../helpers/env';
 import { startOutside } from '../helpers/outside';
 import { campaignBody, post, standardHeaders, type Answer } from '../helpers/ingress';
 
-let env: DevEnv;
+const env = useDevEnv();
 let standins: Standins;
 let activities: object;
 before(async () => {
-  env = await startDevEnv();
   ({ standins, activities } = await startOutside());
 });
 after(async () => {
   await standins?.close();
-  await env?.teardown();
 });
 
 test('the ingress process SIGKILLed mid-burst: every delivery answered 202 has its run', async () => {

@@ -12,14 +12,13 @@ import { QueueMetrics } from '../../src/trigger/queue/metrics';
 import { CONSUMER_GROUP, deadLetterKey, publish, RedisStreamsConsumer, streamKey } from '../../src/trigger/queue/redis-streams';
 import { oneCallAgents } from '../helpers/agents';
 import type { RunResult } from '../../src/core/run-types';
-import { eventually, startDevEnv, unique, withWorker, type DevEnv } from '../helpers/env';
+import { eventually, useDevEnv, unique, withWorker } from '../helpers/env';
 import { registryOf } from '../helpers/app';
 
-let env: DevEnv;
+const env = useDevEnv();
 let broker: RedisServer;
 let redis: Redis;
 before(async () => {
-  env = await startDevEnv();
   broker = await RedisServer.start();
   redis = new Redis(broker.url);
   redis.on('error', () => undefined); // the broker restarts on purpose; commands are retried by the client
@@ -27,7 +26,6 @@ before(async () => {
 after(async () => {
   redis?.disconnect();
   await broker?.stop();
-  await env?.teardown();
 });
 
 const gateFor = (taskQueue: string) => new Gate({ client: env.client, taskQueue, registry: registryOf(oneCallAgents()) });

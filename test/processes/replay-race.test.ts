@@ -2,7 +2,7 @@ import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { randomUUID } from 'node:crypto';
 import { WorkflowFailedError } from '@temporalio/client';
-import { eventually, startDevEnv, unique, withWorker, type DevEnv } from '../helpers/env';
+import { eventually, useDevEnv, unique, withWorker } from '../helpers/env';
 import { runCli } from '../helpers/cli';
 import { trackerService } from '../../examples/incident-triage/tracker';
 import ticketApp from '../fixtures/ticket-app';
@@ -14,12 +14,11 @@ import ticketApp from '../fixtures/ticket-app';
  * what keeps them to one start is Temporal's (conflict FAIL, and one start request ID per run and
  * epoch, src/gate/again-request.ts).
  */
-let env: DevEnv;
+const env = useDevEnv();
 const tracker = trackerService();
 let notesDown = true;
 let trackerUrl = '';
 before(async () => {
-  env = await startDevEnv();
   tracker.app.put<{ Body: { reference?: string } }>('/notes', async (req, reply) =>
     notesDown ? reply.code(403).send({ error: 'notes are disabled' }) : { id: String(req.body?.reference) },
   );
@@ -28,7 +27,6 @@ before(async () => {
 });
 after(async () => {
   await tracker.close();
-  await env?.teardown();
 });
 
 test('two processes replay the same runs at the same moment: each run is replayed once, one ticket each', async () => {

@@ -3,7 +3,7 @@ import assert from 'node:assert/strict';
 import type { RunningIngress } from '../../src/trigger/webhook/serve';
 import type { RunResult } from '../../src/core/run-types';
 import { chromiumPath, launch, step } from '../helpers/browser';
-import { eventually, startDevEnv, unique, type DevEnv } from '../helpers/env';
+import { eventually, useDevEnv, unique } from '../helpers/env';
 import { startTestIngress } from '../helpers/ingress';
 import { closeGates, startPager, supervisedGate, supervisedWorker, supervisorStatus, testPolicy, viewOf } from '../helpers/supervisor';
 
@@ -16,16 +16,14 @@ import { closeGates, startPager, supervisedGate, supervisedWorker, supervisorSta
  * kept only on failure, in the temp dir.
  */
 
-let env: DevEnv;
+const env = useDevEnv();
 let pager: Awaited<ReturnType<typeof startPager>>;
 before(async () => {
-  env = await startDevEnv();
   pager = await startPager();
 });
 after(async () => {
   await closeGates();
   await pager?.app.close();
-  await env?.teardown();
 });
 
 const ping = (entity: string) => ({

@@ -14,7 +14,7 @@ import type { RunResult } from '../../src/core/run-types';
 import { approveSignal, statusQuery } from '../../src/core/messages';
 import { failingCanary, oneCallAgents } from '../helpers/agents';
 import { runCli } from '../helpers/cli';
-import { eventually, startDevEnv, unique, workflowBundle, type DevEnv } from '../helpers/env';
+import { eventually, useDevEnv, unique, workflowBundle } from '../helpers/env';
 import { standinOutside, startOutside } from '../helpers/outside';
 import { actOnSupervisor } from '../../src/supervisor/actions';
 import { spawnWorker } from '../helpers/worker-process';
@@ -42,11 +42,10 @@ import { SUPERVISOR_PRIORITY } from '../../src/core/priority';
  * the workflow's timers for what comes due.
  */
 
-let env: DevEnv;
+const env = useDevEnv({ dbFilename: path.join(mkdtempSync(path.join(tmpdir(), 'wakegate-supervisor-')), 'dev.db') });
 let standins: Standins;
 let pager: Awaited<ReturnType<typeof startPager>>;
 before(async () => {
-  env = await startDevEnv({ dbFilename: path.join(mkdtempSync(path.join(tmpdir(), 'wakegate-supervisor-')), 'dev.db') });
   ({ standins } = await startOutside());
   pager = await startPager();
 });
@@ -54,7 +53,6 @@ after(async () => {
   await closeGates();
   await pager?.app.close();
   await standins?.close();
-  await env?.teardown();
 });
 
 const ago = (ms: number) => new Date(Date.now() - ms).toISOString();

@@ -1,9 +1,9 @@
-import { after, before, describe, test } from 'node:test';
+import { describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import type { WorkflowExecutionInfo } from '@temporalio/client';
 import type { RunResult } from '../../src/core/run-types';
 import { runCli } from '../helpers/cli';
-import { eventually, startDevEnv, unique, withWorker, type DevEnv } from '../helpers/env';
+import { eventually, useDevEnv, unique, withWorker } from '../helpers/env';
 import { startOutside } from '../helpers/outside';
 import { ticksOf } from '../helpers/schedules';
 import { chromiumPath, launch, step } from '../helpers/browser';
@@ -16,13 +16,7 @@ import { chromiumPath, launch, step } from '../helpers/browser';
 const ID = 'canary-heartbeat'; // from schedules/definitions.ts
 const NOTE = `paused in the Web UI by ${unique('a-person')}`;
 
-let env: DevEnv;
-before(async () => {
-  env = await startDevEnv({ ui: true });
-});
-after(async () => {
-  await env?.teardown();
-});
+const env = useDevEnv({ ui: true });
 
 describe('the Temporal Web UI, in a real browser', () => {
   test('a schedule paused and triggered from the UI: list shows the pause and its note, sync keeps it paused, the triggered run happened', async () => {

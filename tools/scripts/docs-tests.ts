@@ -79,7 +79,7 @@ function startsOf(source: ts.SourceFile): Group {
   }
   const any = (names: string[]) => names.some((n) => imported.has(n));
   if (any(['spawnWorker', 'launch', 'chromiumPath'])) return 'processes';
-  if (any(['startDevEnv', 'DevServer', 'temporalCliPath'])) return 'dev-server';
+  if (any(['startDevEnv', 'useDevEnv', 'DevServer', 'temporalCliPath'])) return 'dev-server';
   if (any(['startTimeSkippingEnv', 'TestWorkflowEnvironment'])) return 'time-skipping';
   return 'unit';
 }
