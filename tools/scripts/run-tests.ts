@@ -3,13 +3,13 @@ import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { temporalCliPath, temporalTestServerPath } from '../../src/testing/binaries';
-import { byGroup, CONCURRENCY, DURATIONS, groupOf, testFiles, writeDurations, type FileDuration } from './test-groups';
+import { byGroup, DURATIONS, groupOf, phasesOf, readDurations, testFiles, writeDurations, type FileDuration } from './test-groups';
 
 /**
  * `npm test`: the whole suite on node's test runner, group by group: test/unit, test/time-skipping,
  * test/dev-server, test/processes (tools/scripts/test-groups.ts). Each file starts its own real
- * Temporal servers and stops them; the dev-server files run two at a time, every other group one file
- * at a time (`CONCURRENCY`), one runner per stretch of groups alike. A missing Temporal binary fails
+ * Temporal servers and stops them. Files run in phases of lanes side by side (`phasesOf` in
+ * tools/scripts/test-groups.ts): no two processes files at once, the soak alone. A missing Temporal binary fails
  * here, loudly, before any test. Pass file paths or a substring to run a subset: `npm test -- gate`,
  * `npm test -- test/unit`.
  *
@@ -36,63 +36,74 @@ const recording = process.env.WAKEGATE_TEST_DURATIONS !== 'off';
 const at = new Date().toISOString();
 // Each file's end, one JSON line, from a second reporter beside the spec reporter on the terminal.
 const scratch = mkdtempSync(path.join(os.tmpdir(), 'wakegate-tests-'));
-const endsOf = (phase: number) => path.join(scratch, `files-${phase}.jsonl`);
+let lanesRun = 0;
+const endsOf = (lane: number) => path.join(scratch, `files-${lane}.jsonl`);
 
-/** The files in runs of one concurrency, in order: consecutive groups that run alike share a runner. */
-const phases: { concurrency: number; files: string[] }[] = [];
-for (const f of files) {
-  const concurrency = CONCURRENCY[groupOf(f) ?? 'processes'];
-  const last = phases[phases.length - 1];
-  if (last?.concurrency === concurrency) last.files.push(f);
-  else phases.push({ concurrency, files: [f] });
-}
+/** The phases, their lanes weighted by each file's last measured wall time. */
+const last = new Map((readDurations(root)?.files ?? []).map((d) => [d.file, d.ms]));
+const phases = phasesOf(files, (f) => last.get(f));
 
-/** One runner in its own process group, so that a hung file, its servers and its browsers can all be killed. */
-let runner: ReturnType<typeof spawn> | undefined;
-function runPhase(phase: number): Promise<number> {
-  const { concurrency, files: these } = phases[phase]!;
-  runner = spawn(
+/** The runners now running, each in its own process group, so that a hung file, its servers and its browsers can all be killed. */
+const runners = new Set<ReturnType<typeof spawn>>();
+function runLane(these: string[]): Promise<number> {
+  const lane = lanesRun++;
+  const runner = spawn(
     process.execPath,
     [
       '--import',
       'tsx',
       '--test',
-      `--test-concurrency=${concurrency}`,
+      '--test-concurrency=1',
       `--test-timeout=${TEST_TIMEOUT_MS}`,
       '--test-reporter=spec',
       '--test-reporter-destination=stdout',
       `--test-reporter=${path.join(__dirname, 'test-reporter.mjs')}`,
-      `--test-reporter-destination=${endsOf(phase)}`,
+      `--test-reporter-destination=${endsOf(lane)}`,
       ...these,
     ],
     { cwd: root, env, stdio: 'inherit', detached: true },
   );
-  return new Promise((resolve) => runner!.on('exit', (code) => resolve(code ?? 1)));
+  runners.add(runner);
+  return new Promise((resolve) =>
+    runner.on('exit', (code) => {
+      runners.delete(runner);
+      resolve(code ?? 1);
+    }),
+  );
 }
+
+/** A phase's lanes side by side; the first failing exit code, or 0. */
+async function runPhase(phase: number): Promise<number> {
+  const codes = await Promise.all(phases[phase]!.lanes.map(runLane));
+  return codes.find((c) => c !== 0) ?? 0;
+}
+const killRunners = (signal: NodeJS.Signals) => {
+  for (const runner of runners) {
+    try {
+      process.kill(-runner.pid!, signal);
+    } catch {
+      // already gone
+    }
+  }
+};
 let cutShort = false;
 const watchdog = setTimeout(() => {
   console.error(`npm test: the suite ran past ${SUITE_LIMIT_MS / 60_000} min; killing it and everything it started`);
   cutShort = true;
-  try {
-    if (runner) process.kill(-runner.pid!, 'SIGKILL');
-  } catch {
-    // already gone
-  }
+  killRunners('SIGKILL');
 }, SUITE_LIMIT_MS);
 const stop = (signal: NodeJS.Signals) => {
   cutShort = true;
-  try {
-    if (runner) process.kill(-runner.pid!, signal);
-  } catch {
-    // already gone
-  }
+  killRunners(signal);
 };
 process.once('SIGINT', () => stop('SIGINT'));
 process.once('SIGTERM', () => stop('SIGTERM'));
 
 /** This run's measurements, one per file that ended, from the reporter's lines. */
 function measured(): FileDuration[] {
-  const lines = phases.flatMap((_, i) => (existsSync(endsOf(i)) ? readFileSync(endsOf(i), 'utf8').split('\n').filter(Boolean) : []));
+  const lines = Array.from({ length: lanesRun }, (_, i) => i).flatMap((i) =>
+    existsSync(endsOf(i)) ? readFileSync(endsOf(i), 'utf8').split('\n').filter(Boolean) : [],
+  );
   const command = filters.length ? `npm test -- ${filters.join(' ')}` : 'npm test';
   return lines.map((line) => {
     const { file, ms, passed } = JSON.parse(line) as { file: string; ms: number; passed: boolean };

@@ -18,12 +18,42 @@ export const STARTS: Record<Group, string> = {
 };
 
 /**
- * Test files of a group run at once. A dev-server file mostly waits on its server, its timers and
- * its runs (a full run's dev-server files used about 0.45 of a core each): two at a time, each on a
- * server of its own, halve the group's wall time on 2 cores. The processes group kills and restarts
- * workers and servers at chosen moments, and measures what survives: it runs alone, one at a time.
+ * How `npm test` runs the files: in phases, one after another; a phase's *lanes* run side by side,
+ * each a node:test runner taking its files one at a time. On 2 cores:
+ * 1. the unit files beside the time-skipping files (a unit file takes a core for a moment, a
+ *    time-skipping file mostly waits on its server);
+ * 2. the dev-server and processes files in two lanes, longest first by their last measured wall
+ *    time. A dev-server file mostly waits on its server, its timers and its runs (a full run's
+ *    dev-server files used about 0.45 of a core each). The processes files kill and restart workers
+ *    and servers at chosen moments: they all go in the first lane, so no two of them ever run at
+ *    once, and dev-server files fill the other lane and what is left of the first;
+ * 3. the files in `ALONE` (the soak, which counts what a loaded system gets through), each with
+ *    nothing beside it.
  */
-export const CONCURRENCY: Record<Group, number> = { unit: 1, 'time-skipping': 1, 'dev-server': 2, processes: 1 };
+export interface Phase {
+  lanes: string[][];
+}
+
+/** Files that run with nothing beside them: their thresholds count throughput. */
+export const ALONE = ['test/processes/soak.test.ts'];
+
+/** The phases for these files (in `byGroup` order), each file's weight its last measured wall time (a minute when unmeasured). */
+export function phasesOf(files: string[], msOf: (file: string) => number | undefined): Phase[] {
+  const weight = (f: string) => msOf(f) ?? 60_000;
+  const longestFirst = (a: string, b: string) => weight(b) - weight(a) || byGroup(a, b);
+  const of = (g: Group) => files.filter((f) => groupOf(f) === g && !ALONE.includes(f));
+  const phases: Phase[] = [{ lanes: [of('unit'), of('time-skipping')] }];
+  const lanes: string[][] = [[...of('processes')].sort(longestFirst), []];
+  const load = lanes.map((l) => l.reduce((sum, f) => sum + weight(f), 0));
+  for (const f of [...of('dev-server'), ...files.filter((x) => groupOf(x) === undefined)].sort(longestFirst)) {
+    const i = load[0]! <= load[1]! ? 0 : 1;
+    lanes[i]!.push(f);
+    load[i]! += weight(f);
+  }
+  phases.push({ lanes });
+  phases.push(...files.filter((f) => ALONE.includes(f)).map((f) => ({ lanes: [[f]] })));
+  return phases.map((p) => ({ lanes: p.lanes.filter((l) => l.length > 0) })).filter((p) => p.lanes.length > 0);
+}
 
 /** The group of a test file given from the project root (`test/<group>/x.test.ts`); undefined outside the group folders. */
 export function groupOf(file: string): Group | undefined {
