@@ -134,17 +134,17 @@ function checkCall(def: AgentDefinition, req: ModelRequest, call: StepReply['too
     args: (call.args && typeof call.args === 'object' && !Array.isArray(call.args) ? call.args : {}) as Record<string, unknown>,
   };
   if (call.argsError) return { ...base, error: `the arguments are not valid JSON (${call.argsError})` };
-  const offered = req.tools.some((t) => t.name === call.name);
+  const given = req.tools.some((t) => t.name === call.name);
   const tool = def.tools[call.name] as ToolDefinition | undefined;
-  if (offered && tool) {
+  if (given && tool) {
     const args = parseArgs(call.args, tool.input);
     return args.ok ? { ...base, args: args.args } : { ...base, error: args.problem };
   }
-  if (offered && def.policy.proposedBy === 'model' && def.effects[call.name]) {
+  if (given && def.policy.proposedBy === 'model' && def.effects[call.name]) {
     const p = checkProposal(def, { effect: call.name, args: call.args });
     return p.ok ? { ...base, args: p.proposal.args, proposes: true } : { ...base, error: p.problem };
   }
-  return { ...base, error: `no tool named "${call.name}" is offered (tools: ${req.tools.map((t) => t.name).join(', ') || 'none'})` };
+  return { ...base, error: `no tool named "${call.name}" is given to the model (tools: ${req.tools.map((t) => t.name).join(', ') || 'none'})` };
 }
 
 /** The step's reply as the run reads it: checked calls, or a parsed answer and the agent's decision, or why the answer cannot be used. */

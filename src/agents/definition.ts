@@ -192,7 +192,7 @@ export interface AgentOptions<A = DefaultAnswer> {
   /** Its final answer's schema. @default DefaultAnswer: `{ decision: 'commit' | 'no_op', summary }` */
   answer?: z.ZodType<A>;
   /**
-   * Picks effects from the typed answer, in code. With it, effects are not offered to the model;
+   * Picks effects from the typed answer, in code. With it, effects are not given to the model;
    * without it, the model proposes effects in its loop and `decision: 'no_op'` (if the answer has it) commits nothing.
    * @example (a) => a.severity === 'none' ? { noOp: a.summary } : { summary: a.summary, effects: [{ effect: 'file_ticket', args: { title: a.title } }] }
    */

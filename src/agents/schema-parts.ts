@@ -1,7 +1,7 @@
 import { z } from 'zod';
 
 /**
- * The name of a tool, an effect or an agent. A model is offered tools (and a run's effects) as
+ * The name of a tool, an effect or an agent. A model is given tools (and a run's effects) as
  * functions, and providers allow function names of letters, digits, `_` and `-` only: so no `.`,
  * unlike the names of triggers and sources (`Name` in src/core/parse.ts).
  */
@@ -16,7 +16,7 @@ export const fn = <T>(what: string) => z.custom<T>((v) => typeof v === 'function
 export const isZod = (v: unknown): boolean => typeof v === 'object' && v !== null && '_zod' in v && typeof (v as z.ZodType).safeParse === 'function';
 export const zodSchema = <T>(what: string) => z.custom<z.ZodType<T>>(isZod, `${what} must be a zod 4 schema`);
 
-/** The JSON Schema the model is offered for a zod schema (zod 4's own converter, input side). */
+/** The JSON Schema the model is shown for a zod schema (zod 4's own converter, input side). */
 export function jsonSchemaOf(schema: z.ZodType, what: string): Record<string, unknown> {
   try {
     const { $schema: _drop, ...rest } = z.toJSONSchema(schema, { io: 'input', unrepresentable: 'any' }) as Record<string, unknown>;

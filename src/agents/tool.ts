@@ -10,7 +10,7 @@ export interface ToolOptions<S extends z.ZodType<Record<string, unknown>>> {
   /** What it reads, for the model. */
   description: string;
   /**
-   * Its arguments, as a zod object. The model is offered its JSON Schema; a call whose arguments do
+   * Its arguments, as a zod object. The model is shown its JSON Schema; a call whose arguments do
    * not parse goes back to the model as an error, and `run` never sees it.
    * @default z.object({}) (no arguments)
    * @example z.object({ service: z.string(), sinceMinutes: z.number().int().max(1440).default(60) })

@@ -27,7 +27,7 @@ export interface ToolContext {
 }
 
 /**
- * A tool, validated: read-only and retried freely. The model is offered `input`'s JSON Schema; its
+ * A tool, validated: read-only and retried freely. The model is shown `input`'s JSON Schema; its
  * arguments are validated against it before the tool runs (a bad call goes back to the model).
  */
 export interface ToolDefinition<A = Record<string, unknown>> {

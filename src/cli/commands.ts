@@ -148,13 +148,13 @@ export function registerCommands(program: Command): void {
   }
   program
     .command('halt')
-    .description('Stop admitting (new wakes are held), cancel live runs at their next step; nothing further is committed.')
+    .description('Hold new wakes (admitted, their runs wait), cancel live runs at their next step; nothing further is committed.')
     .requiredOption('--who <name>', 'the person halting')
     .requiredOption('--reason <why>', 'why')
     .action((opts: PersonOptions) => run(async () => (await import('./supervisor.js')).haltCommand(opts)));
   program
     .command('drain')
-    .description('Stop admitting (new wakes are held), let live runs finish, and report when none is left.')
+    .description('Hold new wakes (admitted, their runs wait), let live runs finish, and report when none is left.')
     .requiredOption('--who <name>', 'the person draining')
     .requiredOption('--reason <why>', 'why')
     .option('--timeout <s>', 'give up waiting after this many seconds (the drain stays in force)', '600')

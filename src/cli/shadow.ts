@@ -4,7 +4,7 @@ import { loadConfig } from '../config/config';
 import { connectClient } from '../config/temporal';
 import type { TerminalReason } from '../core/run-types';
 import { loadApp } from '../runtime/load-app';
-import { parseFailIf, type FailIf, type WakeDiff } from '../shadow/diff';
+import { parseFailIf, type FailIf, type RunDiff } from '../shadow/diff';
 import { recordedRuns, shadowSession, type ShadowReport } from '../shadow/session';
 import { ExitCode, printJson, recordedWindow, UsageError } from './output';
 import { table } from './trail-table';
@@ -45,7 +45,7 @@ const short = (v: unknown) => {
   return s === undefined ? '-' : s.length > 60 ? `${s.slice(0, 57)}...` : s;
 };
 
-function effectLines(d: WakeDiff): string[] {
+function effectLines(d: RunDiff): string[] {
   return d.effects.flatMap((e) =>
     e.change === 'args'
       ? e.args.map((a) => `      ${e.effect}@${e.step} ${a.path}: ${short(a.before)} → ${short(a.after)}`)

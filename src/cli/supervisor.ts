@@ -71,7 +71,7 @@ export function releaseCommand(action: 'release' | 'discard', opts: PersonOption
   });
 }
 
-/** `wakegate halt`: stop admitting (new wakes are held), cancel live runs, commit nothing further. */
+/** `wakegate halt`: hold new wakes (admitted, their runs wait), cancel live runs, commit nothing further. */
 export function haltCommand(opts: PersonOptions): Promise<number> {
   const p = person(opts);
   return withClient(async (client, taskQueue) => {
@@ -83,7 +83,7 @@ export function haltCommand(opts: PersonOptions): Promise<number> {
 }
 
 /**
- * `wakegate drain`: stop admitting (new wakes are held), let live runs finish, and report when none
+ * `wakegate drain`: hold new wakes (admitted, their runs wait), let live runs finish, and report when none
  * is left. Live shadow runs are not waited for (they commit nothing; a halt stops them): their
  * number is reported as `liveShadows`.
  */

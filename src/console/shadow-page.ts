@@ -4,7 +4,7 @@ import type { FastifyInstance } from 'fastify';
 import type { AgentRegistry } from '../agents/registry';
 import { Duration } from '../core/parse';
 import { liveShadowReport, type LiveShadowReport } from '../shadow/report';
-import type { WakeDiff } from '../shadow/diff';
+import type { RunDiff } from '../shadow/diff';
 
 /*
  * `GET /shadow/<agent>` on the operator's listener: what `wakegate shadow report` prints, for a
@@ -64,7 +64,7 @@ export function outcomeChart(r: LiveShadowReport): string {
   return `<svg role="img" aria-label="live shadows by outcome" data-testid="outcomes" width="${W}" height="${H}" viewBox="0 0 ${W} ${H}">${marks.join('')}</svg><p>${legend}</p>`;
 }
 
-function wakeRow(w: WakeDiff): string {
+function wakeRow(w: RunDiff): string {
   const effects = w.effects
     .map((c) =>
       c.change === 'args'

@@ -1,4 +1,5 @@
 import type { CoalescePolicy } from './policy';
+import type { Decision } from './decision';
 import type { AbsorbedEvent, TerminalReason } from './run-types';
 
 /** Plain-JSON types of the coalescing path: the gate, the coalescer and the run share them. */
@@ -31,7 +32,7 @@ export interface Offer {
  * - `mismatch`: the pending batch or the live run (`runKey`) already holds an event with this key but
  *   other inputs (fingerprint); nothing is taken.
  */
-export type OfferDecision = 'started' | 'coalesced' | 'skipped' | 'steered' | 'stale' | 'mismatch';
+export type OfferDecision = Extract<Decision, 'started' | 'coalesced' | 'skipped' | 'steered' | 'stale' | 'mismatch'>;
 
 export interface OfferAnswer {
   decision: OfferDecision;

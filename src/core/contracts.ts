@@ -31,12 +31,12 @@ export interface ChatMessage {
 }
 
 /**
- * How an effect offered to the model is told apart from a read-only tool: its description starts
+ * How an effect given to the model is told apart from a read-only tool: its description starts
  * with this mark (the run writes it; the offline model reads it and never proposes an effect).
  */
 export const EFFECT_TOOL_MARK = '[effect]';
 
-/** A tool or effect as the model is offered it. */
+/** A tool or effect as the model is given it. */
 export interface ModelTool {
   name: string;
   description: string;

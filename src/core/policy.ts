@@ -40,7 +40,7 @@ export interface EffectPolicy {
   class: EffectClass;
   /** An irreversible effect waits for a person's approval unless `approval.irreversible` is `auto`. */
   reversible: boolean;
-  /** JSON Schema of its arguments (offered to the model when the model proposes effects). */
+  /** JSON Schema of its arguments (given to the model when the model proposes effects). */
   parameters: JsonSchema;
   /**
    * One attempt's time limit (the commit activity's start-to-close timeout), ms. Absent in the
@@ -54,7 +54,7 @@ export interface ToolPolicy {
   description: string;
   /** How long one call may take (the activity's start-to-close timeout), ms. */
   timeoutMs: number;
-  /** JSON Schema of its arguments, as the model is offered it. */
+  /** JSON Schema of its arguments, as the model is given it. */
   parameters: JsonSchema;
 }
 
@@ -114,8 +114,8 @@ export interface AgentPolicy {
   /** The effects the agent may commit; the commit stage carries out only these, each by its class's rule. */
   effects: EffectPolicy[];
   /**
-   * Who proposes effects: `model` (each effect is offered to the model as a proposal it can make in
-   * its loop) or `code` (the agent's `decide` picks them from its typed answer; none is offered).
+   * Who proposes effects: `model` (each effect is given to the model as a proposal it can make in
+   * its loop) or `code` (the agent's `decide` picks them from its typed answer; none is given).
    */
   proposedBy: 'model' | 'code';
   /** JSON Schema of the agent's final answer (told to the model, and in its corrective turn). */

@@ -262,8 +262,8 @@ export interface KillRequest {
   reason: string;
   /**
    * Sent by the supervisor's halt (or a trip that stops runs): a run that has not begun its work
-   * (loading, or held) is held for a person's release instead of cancelled. A halt stops admitting;
-   * a run that was not yet admitted to work is a wake that arrived, and held wakes are kept.
+   * (loading, or held) is held for a person's release instead of cancelled. A halt starts no work:
+   * a run that had not begun its work is a wake that arrived, and held wakes are kept.
    */
   halt?: boolean;
 }

@@ -51,7 +51,7 @@ export interface SupervisorPolicy {
   pageResendMs?: number;
 }
 
-/** `armed`: admitting. `halted`: tripped or halted by a person; every wake is held. `draining`: as halted, but live runs finish. */
+/** `armed`: runs start. `halted`: tripped or halted by a person; every wake is held. `draining`: as halted, but live runs finish. */
 export type SupervisorMode = 'armed' | 'halted' | 'draining';
 
 export type TripKind = 'storm' | 'error_rate' | 'halt' | 'drain';

@@ -27,8 +27,8 @@ interface BeforeAfter<T> {
   after: T;
 }
 
-/** One wake: the recorded run beside its shadow. */
-export interface WakeDiff {
+/** One recorded run beside its shadow run. */
+export interface RunDiff {
   runKey: string;
   wakeKey: string;
   shadowRunKey: string;
@@ -107,7 +107,7 @@ export function effectChanges(before: Proposal[], after: Proposal[]): EffectChan
 }
 
 /** The recorded run `before` beside its shadow `after`. */
-export function diffRun(before: RunResult, after: RunResult, shadowRunKey: string): WakeDiff {
+export function diffRun(before: RunResult, after: RunResult, shadowRunKey: string): RunDiff {
   const decided = personDecided(before);
   const reasonDiffers = before.terminalReason !== after.terminalReason;
   const usage = (r: RunResult) => ({ turns: r.usage?.turns ?? 0, tokens: r.usage?.tokens ?? 0, costUsd: r.usage?.costUsd ?? 0 });
@@ -132,14 +132,14 @@ export function diffRun(before: RunResult, after: RunResult, shadowRunKey: strin
   };
 }
 
-const sum = (diffs: WakeDiff[], of: (d: WakeDiff) => BeforeAfter<number>, digits = 0) => {
+const sum = (diffs: RunDiff[], of: (d: RunDiff) => BeforeAfter<number>, digits = 0) => {
   const round = (x: number) => Math.round(x * 10 ** digits) / 10 ** digits;
   const before = round(diffs.reduce((s, d) => s + of(d).before, 0));
   const after = round(diffs.reduce((s, d) => s + of(d).after, 0));
   return { before, after, delta: round(after - before) };
 };
 
-export function summarize(diffs: WakeDiff[]): ShadowSummary {
+export function summarize(diffs: RunDiff[]): ShadowSummary {
   const answered = diffs.flatMap((d) => (d.toolCalls ? [d.toolCalls] : []));
   return {
     wakes: diffs.length,

@@ -4,12 +4,12 @@ import type { RunInput, RunResult } from '../core/run-types';
 import { inputAndResult, recordedHistory } from '../trail/history-read';
 import { mapLimit } from '../trail/read';
 import { LIVE_SESSION, shadowAgentName } from '../core/shadow';
-import { diffRun, summarize, type ShadowSummary, type WakeDiff } from './diff';
+import { diffRun, summarize, type ShadowSummary, type RunDiff } from './diff';
 
 /** What `wakegate shadow report` reads: the agent's live shadows closed in the window, diffed against their runs. */
 export interface LiveShadowReport {
   summary: ShadowSummary;
-  wakes: WakeDiff[];
+  wakes: RunDiff[];
   /** Live shadows the supervisor did not let run (the shadow caps were full, or the fleet halted). */
   refused: { runKey: string; shadowRunKey: string; why: string }[];
   /** Live shadows that failed (a defect in the candidate), or whose run could not be read. */
@@ -52,7 +52,7 @@ const messageOf = (err: unknown) =>
 const READS_AT_ONCE = 8;
 
 type Read =
-  | { kind: 'wake'; wake: WakeDiff }
+  | { kind: 'wake'; wake: RunDiff }
   | { kind: 'refused'; refused: LiveShadowReport['refused'][number] }
   | { kind: 'failed'; failed: LiveShadowReport['failed'][number] };
 

@@ -7,7 +7,7 @@ import type { RunInput, RunResult, TerminalReason } from '../core/run-types';
 import { recordedHistory, inputAndResult } from '../trail/history-read';
 import type { RecordedToolCall } from '../core/recorded-tools';
 import { recordedToolCalls } from './recorded-tools';
-import { diffRun, summarize, type ShadowSummary, type WakeDiff } from './diff';
+import { diffRun, summarize, type ShadowSummary, type RunDiff } from './diff';
 
 /** Which recorded runs to shadow: the agent's closed runs in a window, newest first. */
 export interface RecordedRunsQuery {
@@ -94,7 +94,7 @@ export interface ShadowReport {
   session: string;
   taskQueue: string;
   summary: ShadowSummary;
-  wakes: WakeDiff[];
+  wakes: RunDiff[];
   /** Shadow runs that failed to end with a result (a defect in the candidate): the recorded run and the error. */
   failed: { runKey: string; shadowRunKey: string; error: string }[];
 }
@@ -109,7 +109,7 @@ export async function shadowSession(o: ShadowSessionOptions): Promise<ShadowRepo
   const session = o.session ?? `${new Date().toISOString().slice(0, 16).replace(/[-:T]/g, '')}-${randomUUID().slice(0, 6)}`;
   const taskQueue = `wakegate-shadow-${session}`;
   const worker = await o.candidate.worker({ connection: o.connection, namespace: o.namespace, taskQueue });
-  const wakes: WakeDiff[] = [];
+  const wakes: RunDiff[] = [];
   const failed: ShadowReport['failed'] = [];
   await worker.runUntil(async () => {
     let next = 0;

@@ -1,5 +1,6 @@
 import type { EffectOutcome, EffectOutcomeName } from '../core/contracts';
 import type { BudgetLimits } from '../core/policy';
+import type { Decision } from '../core/decision';
 import type { BudgetUsage, TerminalReason } from '../core/run-types';
 
 /**
@@ -33,7 +34,7 @@ export interface WakeTrail {
 }
 
 /** What became of one event, as recorded. */
-export type TrailDecision = 'started' | 'coalesced' | 'skipped' | 'steered' | 'stale' | 'mismatch' | 'held' | 'completed' | 'accepted';
+export type TrailDecision = Extract<Decision, 'started' | 'coalesced' | 'skipped' | 'steered' | 'stale' | 'mismatch' | 'held' | 'completed' | 'accepted'>;
 
 export interface TrailEvent {
   eventKey: string;

@@ -3,7 +3,7 @@ import assert from 'node:assert/strict';
 import { awaitRun } from '../../src/run/await-run';
 import type { RunResult } from '../../src/core/run-types';
 import type { ShadowEffect } from '../../src/core/contracts';
-import type { WakeDiff, ShadowSummary } from '../../src/shadow/diff';
+import type { RunDiff, ShadowSummary } from '../../src/shadow/diff';
 import { useDevEnv, unique, withWorker } from '../helpers/env';
 import { outsideEnv, standinOutside } from '../helpers/outside';
 import { runCli } from '../helpers/cli';
@@ -88,7 +88,7 @@ describe('wakegate shadow', () => {
       240_000,
     );
     assert.equal(cli.code, 6, `exit 6: 10 of 20 wakes changed crosses changedEffects>=50%\n${cli.stderr}`);
-    const report = cli.json as { summary: ShadowSummary; wakes: WakeDiff[]; failed: unknown[]; failIf: { condition: string; crossed: boolean }[] };
+    const report = cli.json as { summary: ShadowSummary; wakes: RunDiff[]; failed: unknown[]; failIf: { condition: string; crossed: boolean }[] };
     assert.deepEqual(report.failed, []);
     assert.equal(report.wakes.length, 20);
     assert.deepEqual(report.failIf, [
@@ -147,7 +147,7 @@ describe('wakegate shadow', () => {
       240_000,
     );
     assert.equal(cli.code, 0, cli.stderr);
-    const report = cli.json as { summary: ShadowSummary; wakes: WakeDiff[]; failed: unknown[] };
+    const report = cli.json as { summary: ShadowSummary; wakes: RunDiff[]; failed: unknown[] };
     assert.deepEqual(report.failed, []);
     assert.equal(standins.dashboards.reads() - reads, 0, 'no dashboard read: each subagent was answered from its recorded read');
     // One subagent (dashboard "overview") per recorded run, each with one read.

@@ -83,7 +83,7 @@ describe('incident triage in process, against the fake Anthropic API', () => {
     assert.deepEqual(
       offered.map((t) => t.name),
       ['search_errors'],
-      'the tool is offered; the effect is picked in code (decide), never offered',
+      'the tool is given to the model; the effect is picked in code (decide), never given',
     );
     const schema = offered[0]!.input_schema as { type: string; properties: Record<string, { type: string; minLength?: number }>; required: string[] };
     assert.equal(schema.type, 'object');
@@ -212,7 +212,7 @@ describe('seed Test 1 and the model proposing effects, in process', () => {
     );
     assert.equal(result.terminalReason, 'success', result.summary);
     const requests = fake.requests.slice(from);
-    assert.deepEqual((requests[0]!.body.tools ?? []).map((t) => t.name).sort(), ['file_ticket', 'search_errors'], 'the effect is offered to the model');
+    assert.deepEqual((requests[0]!.body.tools ?? []).map((t) => t.name).sort(), ['file_ticket', 'search_errors'], 'the effect is given to the model');
     const [bad] = toolResults(requests[2]!.body).filter((r) => r.tool_use_id === 'toolu_p2');
     assert.match((JSON.parse(text(bad!.content)) as { error: string }).error, /effect "file_ticket": invalid arguments: severity/);
     assert.equal(ticketsWhenAnswering, 0, 'nothing was filed while the loop ran');
