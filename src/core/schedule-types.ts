@@ -68,11 +68,10 @@ export interface WindowRunResult {
   terminalReason?: string;
 }
 
-/** Where to look for an earlier run of a window: this run's workflow ID and run ID, and the window's run under the default name (`agent@eventKey`). */
+/** Where to look for an earlier run of a window: this run's workflow ID and run ID. */
 export interface WindowCheck {
   workflowId: string;
   runId: string;
-  gateId: string;
 }
 
 /** The run that already took a window: its workflow ID and run, how it ended, its fingerprint memo. */
