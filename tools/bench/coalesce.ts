@@ -13,7 +13,7 @@ import { histograms, percentile, round, runPool } from './stats';
 import { appOf, exampleAgents } from '../../test/helpers/app';
 import { benchRecorder } from './results';
 import { InFlightRefusals } from './in-flight-refusals';
-import { offerStats } from '../../src/coalescer/offer-batcher';
+import { offerStats } from './offer-stats';
 import { coalescerQuery } from '../../src/core/messages';
 import { DEFAULT_WORKFLOW_CACHE } from '../../src/runtime/worker';
 import { START_BACKLOG } from '../../src/coalescer/backlog';

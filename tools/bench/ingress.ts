@@ -9,7 +9,7 @@ import { loadConfig } from '../../src/config/config';
 import { DevServer } from '../../src/testing/dev-server';
 import { RedisServer } from '../devserver/redis-server';
 import { Gate } from '../../src/gate/gate';
-import { offerStats } from '../../src/coalescer/offer-batcher';
+import { offerStats } from './offer-stats';
 import { queueHandler } from '../../src/trigger/queue/handler';
 import { QueueMetrics } from '../../src/trigger/queue/metrics';
 import { CONSUMER_GROUP, publish, RedisStreamsConsumer, streamKey } from '../../src/trigger/queue/redis-streams';
