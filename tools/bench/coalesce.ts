@@ -5,7 +5,7 @@ import { Client, Connection } from '@temporalio/client';
 import { temporal } from '@temporalio/proto';
 import { DefaultLogger, NativeConnection, Runtime } from '@temporalio/worker';
 import { DevServer } from '../../src/testing/dev-server';
-import { withPolicies } from '../../src/agents/registry';
+import { withPolicies } from '../../test/helpers/agents';
 import type { GateAnswer } from '../../src/core/decision';
 import type { RunInput } from '../../src/core/run-types';
 import { benchSupervisorPolicy, untilNoOpenRuns } from './quiet';

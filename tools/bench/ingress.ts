@@ -17,7 +17,7 @@ import { startIngress } from '../../src/trigger/webhook/serve';
 import { campaignsSource } from '../../examples/campaigns-webhook';
 import { histograms, percentile, round, runPool } from './stats';
 import { appOf, exampleAgents } from '../../test/helpers/app';
-import { withPolicies } from '../../src/agents/registry';
+import { withPolicies } from '../../test/helpers/agents';
 import { benchSupervisorPolicy, untilNoOpenRuns } from './quiet';
 import type { CoalescePolicy } from '../../src/core/policy';
 import { benchRecorder } from './results';
