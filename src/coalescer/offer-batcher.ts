@@ -66,15 +66,15 @@ const ANSWERED_KEPT = 4096;
 /** An update's longest wait for its outcome: past it, the slot is freed (its offers went by signal long before). */
 const UPDATE_DEADLINE_MS = 60_000;
 
+/** The update's own deadline passed (the client's, or the server's wait for its outcome): it may yet be taken. */
+const isUpdateTimeout = (err: unknown) => err instanceof WorkflowUpdateRPCTimeoutOrCancelledError || isGrpcDeadlineError(err);
+
 /**
  * The coalescer did not take the update, and sending it again is safe (the coalescer answers a
  * repeated offer id with its first answer): it closed or continued as new between its last workflow
  * task and this update (the next one reaches its new run), or the workflow task that would have
  * taken it failed (as when the coalescer continues as new while updates arrive).
  */
-/** The update's own deadline passed (the client's, or the server's wait for its outcome): it may yet be taken. */
-const isUpdateTimeout = (err: unknown) => err instanceof WorkflowUpdateRPCTimeoutOrCancelledError || isGrpcDeadlineError(err);
-
 const isNotTaken = (err: unknown) =>
   /already completed|workflow execution.*(completed|closed)|unexpected workflow task failure|workflow task in failed state/i.test(errorChainText(err));
 
