@@ -42,14 +42,25 @@ export function catchupWindowMs(def: ScheduleDefinition): number {
   return def.catchUp === 'skip' ? 10_000 : 365 * 24 * 3_600_000;
 }
 
+/** The tick's input: a coalescing agent's Schedule starts a tick with it for each window. */
+function tickInput(def: ScheduleDefinition): ScheduleTickInput {
+  return { scheduleId: def.id, agent: def.agent, payload: def.payload, catchUp: def.catchUp, lateAfterMs: def.lateAfter };
+}
+
+/** What the gate derives from a schedule's payload for an agent on the one-call path: fixed in the run's input at sync. */
+interface OneCallWake {
+  wakeKey: string;
+  fingerprint: string;
+  payload: Record<string, unknown>;
+}
+
 /**
  * What the gate derives from the definition alone, once, at sync (the wake key, the fingerprint, the
- * validated payload): a coalescing agent's tick passes each window to the gate; for an agent on the
- * one-call path (`oneCall`) it becomes the input of the run the Schedule starts itself. A definition
- * the gate would refuse is refused here, naming the schedule.
+ * validated payload): for an agent on the one-call path it becomes the input of the run the Schedule
+ * starts itself; undefined for a coalescing agent, whose tick passes each window to the gate. A
+ * definition the gate would refuse is refused here, naming the schedule.
  */
-export function tickInput(def: ScheduleDefinition, registry: TriggerRegistry): ScheduleTickInput {
-  const base = { scheduleId: def.id, agent: def.agent, payload: def.payload, catchUp: def.catchUp, lateAfterMs: def.lateAfter };
+function oneCallWake(def: ScheduleDefinition, registry: TriggerRegistry): OneCallWake | undefined {
   let keyed;
   try {
     keyed = keyEvent(
@@ -61,8 +72,8 @@ export function tickInput(def: ScheduleDefinition, registry: TriggerRegistry): S
     throw new Error(`schedule "${def.id}" cannot wake agent "${def.agent}": ${(err as Error).message}`);
   }
   const wake = keyed.wakes[0]!;
-  if (wake.agent.policy.coalesce) return base;
-  return { ...base, oneCall: { wakeKey: wake.input.wakeKey, fingerprint: wake.input.fingerprint, payload: wake.input.payload } };
+  if (wake.agent.policy.coalesce) return undefined;
+  return { wakeKey: wake.input.wakeKey, fingerprint: wake.input.fingerprint, payload: wake.input.payload };
 }
 
 /**
@@ -73,17 +84,17 @@ export function tickInput(def: ScheduleDefinition, registry: TriggerRegistry): S
  * each window through the gate to the agent's coalescer.
  */
 function scheduleAction(def: ScheduleDefinition, taskQueue: string, registry: TriggerRegistry, digest: string): ScheduleOptions['action'] {
-  const tick = tickInput(def, registry);
+  const wake = oneCallWake(def, registry);
   const memo = { [DIGEST_MEMO]: digest, scheduleId: def.id };
-  if (!tick.oneCall) {
-    return { type: 'startWorkflow', workflowType: 'scheduleTickWorkflow', workflowId: tickWorkflowId(def.id), taskQueue, args: [tick], memo };
+  if (!wake) {
+    return { type: 'startWorkflow', workflowType: 'scheduleTickWorkflow', workflowId: tickWorkflowId(def.id), taskQueue, args: [tickInput(def)], memo };
   }
   const run: ScheduledRunInput = {
     scheduled: { scheduleId: def.id, catchUp: def.catchUp, lateAfterMs: def.lateAfter },
     agent: def.agent,
-    wakeKey: tick.oneCall.wakeKey,
-    payload: tick.oneCall.payload,
-    fingerprint: tick.oneCall.fingerprint,
+    wakeKey: wake.wakeKey,
+    payload: wake.payload,
+    fingerprint: wake.fingerprint,
   };
   return {
     type: 'startWorkflow',
@@ -118,11 +129,10 @@ export function toScheduleOptions(def: ScheduleDefinition, taskQueue: string, re
 
 /** sha256 of everything sync writes for a definition: equal digest means nothing to update. */
 export function definitionDigest(def: ScheduleDefinition, taskQueue: string, registry: TriggerRegistry): string {
-  // The tick's input too: what the agent derives from the payload (wake key, path) is part of what sync must keep current;
-  // and what the Schedule starts (the run itself, or a tick), so a schedule synced when every window had a tick is updated.
-  const tick = tickInput(def, registry);
+  // What the agent derives from the payload (wake key, fingerprint) too: sync must keep the run's input current.
+  const wake = oneCallWake(def, registry);
   return createHash('sha256')
-    .update(canonicalJson({ def, taskQueue, tick, starts: tick.oneCall ? 'runWorkflow' : 'scheduleTickWorkflow' }))
+    .update(canonicalJson({ def, taskQueue, ...(wake ? { wake } : {}) }))
     .digest('hex')
     .slice(0, 16);
 }

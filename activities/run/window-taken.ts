@@ -25,43 +25,28 @@ function takenBy(wf: Omit<WorkflowExecutionInfo, 'raw'>): WindowTaken | undefine
  * Whether a schedule's window has already been taken, for a run its Schedule started directly (the
  * run's first step asks, see activities/run/run.ts). Temporal starts a scheduled fire with
  * REJECT_DUPLICATE, so the Schedule never runs a window's ID twice by itself; a manual trigger or a
- * backfill it starts with ALLOW_DUPLICATE, over an earlier run of the same ID that has closed. Two
- * places are looked at, side by side:
- * - the run of the same logical event under the default name (`gateId` = `agent@eventKey`: the one a
- *   tick of a schedule synced before schedules started their runs themselves still starts,
- *   workflows/schedule/tick.ts), by ID: consistent;
- * - earlier executions of this very workflow ID (the gate names a window emitted as an event the
- *   same), listed from visibility, each one then described by run ID (visibility may still say
- *   Running, or list a run `wakegate rearm` deleted). SQL visibility is written as a run closes; on
- *   Elasticsearch a run closed within the refresh interval (about a second) may not be listed yet.
+ * backfill it starts with ALLOW_DUPLICATE, over an earlier run of the same ID that has closed. So the
+ * earlier executions of this very workflow ID (the gate names a window emitted as an event the same)
+ * are listed from visibility, each one then described by run ID (visibility may still say Running,
+ * or list a run `wakegate rearm` deleted). SQL visibility is written as a run closes; on
+ * Elasticsearch a run closed within the refresh interval (about a second) may not be listed yet.
  * An open run, or one that completed having run its window, takes it (a cancelled run completes
  * `cancelled`: its window is answered, not run again). One that failed, was terminated or timed out
  * leaves it free, as on the gate's path, and so does one that ended `duplicate` or `skipped`.
  */
-export async function windowTaken(client: Client, { workflowId, runId, gateId }: WindowCheck): Promise<WindowTaken | undefined> {
-  const gateRun = client.workflow
-    .getHandle(gateId)
-    .describe()
-    .then(takenBy, (err: unknown) => {
-      if (err instanceof WorkflowNotFoundError) return undefined;
+export async function windowTaken(client: Client, { workflowId, runId }: WindowCheck): Promise<WindowTaken | undefined> {
+  for await (const wf of client.workflow.list({ query: `WorkflowId = "${workflowId}"` })) {
+    if (wf.runId === runId) continue;
+    // Visibility lists; the run's own record says how it stands (visibility may lag a close or a deletion).
+    let run;
+    try {
+      run = await client.workflow.getHandle(workflowId, wf.runId).describe();
+    } catch (err) {
+      if (err instanceof WorkflowNotFoundError) continue; // deleted (`wakegate rearm`)
       throw err;
-    });
-  const earlier = (async () => {
-    for await (const wf of client.workflow.list({ query: `WorkflowId = "${workflowId}"` })) {
-      if (wf.runId === runId) continue;
-      // Visibility lists; the run's own record says how it stands (visibility may lag a close or a deletion).
-      let run;
-      try {
-        run = await client.workflow.getHandle(workflowId, wf.runId).describe();
-      } catch (err) {
-        if (err instanceof WorkflowNotFoundError) continue; // deleted (`wakegate rearm`)
-        throw err;
-      }
-      const taken = takenBy(run);
-      if (taken) return taken;
     }
-    return undefined;
-  })();
-  const [a, b] = await Promise.all([gateRun, earlier]);
-  return a ?? b;
+    const taken = takenBy(run);
+    if (taken) return taken;
+  }
+  return undefined;
 }

@@ -107,8 +107,8 @@ function derivedIds(registry: TriggerRegistry, eventKey: string): string[] {
     } catch {
       // its wake key needs more than the key holds
     }
-    ids.add(agentEventId(name, eventKey));
-    if (def?.runKey) ids.add(def.runKey(name, { entity: parts.entity, bucketStartMs: parts.bucketStartMs }));
+    // The run on the one-call path: under the name its trigger gives runs (src/gate/key-event.ts), or `agent@eventKey`.
+    ids.add(def?.runKey ? def.runKey(name, { entity: parts.entity, bucketStartMs: parts.bucketStartMs }) : agentEventId(name, eventKey));
   }
   return [...ids];
 }

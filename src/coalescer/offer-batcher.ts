@@ -7,6 +7,7 @@ import { GATE_PRIORITY } from '../core/priority';
 import { OPEN_KEPT, OPEN_KNOWN_MS, offerBySignal, startWithOffer } from './coalescer-start';
 import { LastSeen } from './last-seen';
 import { Backlog } from './backlog';
+import { countOffer } from './offer-counts';
 
 /** An offer's fate: the coalescer's decision, or `accepted` (taken durably by signal, not decided within the wait). */
 export type OfferOutcome = { kind: 'decided'; answer: OfferAnswer } | { kind: 'accepted' };
@@ -62,11 +63,11 @@ const LIVE_WITHIN_MS = 5_000;
 /** Coalescers whose last answer is remembered past their lane's life; past this many, those older than LIVE_WITHIN_MS are forgotten. */
 const ANSWERED_KEPT = 4096;
 
-/** What the batchers of this process have seen (for the benchmarks and the metrics). */
-export const offerStats = { updates: 0, offers: 0, inFlightRefusals: 0, fallbackSignals: 0, stuckResends: 0, starts: 0, startsDeferred: 0 };
-
 /** An update's longest wait for its outcome: past it, the slot is freed (its offers went by signal long before). */
 const UPDATE_DEADLINE_MS = 60_000;
+
+/** The update's own deadline passed (the client's, or the server's wait for its outcome): it may yet be taken. */
+const isUpdateTimeout = (err: unknown) => err instanceof WorkflowUpdateRPCTimeoutOrCancelledError || isGrpcDeadlineError(err);
 
 /**
  * The coalescer did not take the update, and sending it again is safe (the coalescer answers a
@@ -74,9 +75,6 @@ const UPDATE_DEADLINE_MS = 60_000;
  * task and this update (the next one reaches its new run), or the workflow task that would have
  * taken it failed (as when the coalescer continues as new while updates arrive).
  */
-/** The update's own deadline passed (the client's, or the server's wait for its outcome): it may yet be taken. */
-const isUpdateTimeout = (err: unknown) => err instanceof WorkflowUpdateRPCTimeoutOrCancelledError || isGrpcDeadlineError(err);
-
 const isNotTaken = (err: unknown) =>
   /already completed|workflow execution.*(completed|closed)|unexpected workflow task failure|workflow task in failed state/i.test(errorChainText(err));
 
@@ -130,7 +128,7 @@ export class OfferBatcher {
     const id = input.coalescerId;
     if (!this.lanes.has(id) && !this.open.within(id, OPEN_KNOWN_MS)) {
       if (!this.backlog.behind()) return this.startFirst(input, waitMs);
-      offerStats.startsDeferred += 1;
+      countOffer('startsDeferred');
     }
     return this.enqueue(input, waitMs);
   }
@@ -154,7 +152,7 @@ export class OfferBatcher {
     const refused = answer ? undefined : this.enqueue(input, waitMs, true);
     this.drain(id, lane); // with the offers that queued behind the start
     if (!answer) return refused!;
-    offerStats.starts += 1;
+    countOffer('starts');
     return { kind: 'decided', answer };
   }
 
@@ -205,7 +203,7 @@ export class OfferBatcher {
     const { input } = w;
     try {
       await inContext(w.trace, () => offerBySignal(this.client, this.taskQueue, input, [input.offer]));
-      offerStats.fallbackSignals += 1;
+      countOffer('fallbackSignals');
       this.finish(w, () => w.settle({ kind: 'accepted' }));
     } catch (err) {
       this.finish(w, () => w.fail(err));
@@ -259,8 +257,8 @@ export class OfferBatcher {
       return;
     }
     const offers: Offer[] = batch.map((w) => w.input.offer);
-    offerStats.updates += 1;
-    offerStats.offers += offers.length;
+    countOffer('updates');
+    countOffer('offers', offers.length);
     /** Set once this send has given its lane slot on: answered, failed, retried or resent. */
     let over = false;
     const watchdog =
@@ -271,7 +269,7 @@ export class OfferBatcher {
             // Not answered in far longer than a coalescer takes: held by the server (see STUCK_AFTER_MS).
             // The resend takes this send's slot; this one's answer, should it still come, settles nothing twice.
             over = true;
-            offerStats.stuckResends += 1;
+            countOffer('stuckResends');
             this.send(id, lane, waiting, refusals, resends + 1);
           }, STUCK_AFTER_MS)
         : undefined;
@@ -308,7 +306,7 @@ export class OfferBatcher {
           const refused = isInFlightRefusal(err);
           if ((refused || isNotTaken(err)) && batch.some((w) => !w.settled) && refusals < 12) {
             // Refused before the coalescer saw it: send it again after a back-off (settled offers went by signal).
-            if (refused) offerStats.inFlightRefusals += 1;
+            if (refused) countOffer('inFlightRefusals');
             const backoff = Math.min(2000, REFUSAL_BACKOFF_MS * 2 ** refusals) * (0.5 + Math.random());
             setTimeout(() => this.send(id, lane, batch, refusals + 1, resends), backoff).unref();
             return;

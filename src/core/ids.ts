@@ -7,11 +7,11 @@ import { isoSeconds } from './time';
  * time or an attempt number).
  *
  * - `agent@eventKey`: what one agent does about one logical event. On the one-call path it is the
- * run itself (a coalescing agent's events are deduplicated by its coalescer). Temporal refuses a second
- *   open execution of it, so duplicate deliveries cannot start twice.
+ *   run itself (a coalescing agent's events are deduplicated by its coalescer). Temporal refuses a
+ *   second open execution of it, so duplicate deliveries cannot start twice.
  * - `agent@schedule/tick/<schedule id>-<nominal>`: a schedule's window on the one-call path, in place
- *   of `agent@eventKey`: Temporal's Schedule names the runs it starts so, and the schedule trigger
- *   (`runId`) gives the gate's runs of schedule events the same name.
+ *   of `agent@eventKey`: Temporal's Schedule names the runs it starts so, and the schedule trigger's
+ *   `runKey` (src/trigger/schedule.ts) gives the gate's runs of schedule events the same name.
  * - `agent#wakeKey`: the coalescer of one (agent, wake key).
  * - `agent#wakeKey@eventKey~chain.n`: a coalesced run, named after the event that opened its batch,
  *   its coalescer's chain of executions and the batch's number in it: unique for good, so a

@@ -2,17 +2,11 @@
 
 export type CatchUp = 'all' | 'latest' | 'skip';
 
-/** The tick's input, fixed in the Temporal Schedule's action by `schedules sync`. */
+/** The tick's input (a coalescing agent's window), fixed in the Temporal Schedule's action by `schedules sync`. */
 export interface ScheduleTickInput {
   scheduleId: string;
   /** The agent its windows wake. */
   agent: string;
-  /**
-   * Only in schedules synced by an earlier wakegate (today a one-call agent's Schedule starts its run
-   * directly): what the gate derives from the schedule's payload, so the tick starts the window's run
-   * itself as a child workflow. Absent: the window passes the gate in an activity (coalescing agents).
-   */
-  oneCall?: { wakeKey: string; fingerprint: string; payload: Record<string, unknown> };
   payload: Record<string, unknown>;
   catchUp: CatchUp;
   /** catchUp `skip`: a tick starting later than this after its nominal time is a gap. */
@@ -68,11 +62,10 @@ export interface WindowRunResult {
   terminalReason?: string;
 }
 
-/** Where to look for an earlier run of a window: this run's workflow ID and run ID, and the window's run under the default name (`agent@eventKey`). */
+/** Where to look for an earlier run of a window: this run's workflow ID and run ID. */
 export interface WindowCheck {
   workflowId: string;
   runId: string;
-  gateId: string;
 }
 
 /** The run that already took a window: its workflow ID and run, how it ended, its fingerprint memo. */

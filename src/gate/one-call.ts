@@ -1,5 +1,4 @@
 import { WorkflowExecutionAlreadyStartedError, WorkflowNotFoundError, type WorkflowExecutionDescription } from '@temporalio/client';
-import { agentEventId } from '../core/ids';
 import type { RunInput, RunResult } from '../core/run-types';
 import type { runWorkflow } from '../../workflows/run/workflow';
 import type { WakeAnswer } from '../core/decision';
@@ -35,15 +34,6 @@ export function mismatch(input: RunInput, stored: string, base: WakeAnswer, runI
 export async function admitOneCall(ctx: PathContext, input: RunInput): Promise<WakeAnswer> {
   const { client, taskQueue } = ctx;
   const base: WakeAnswer = { decision: 'started', agent: input.agent, wakeKey: input.wakeKey, workflowId: input.runKey };
-  // A schedule's window may be held by a run under the default name, `agent@eventKey`: the one a tick
-  // of a schedule synced before schedules started their runs themselves still starts
-  // (workflows/schedule/tick.ts, `oneCall`). That run holds the event.
-  const legacyId = agentEventId(input.agent, input.eventKey);
-  if (legacyId !== input.runKey) {
-    let held = await answerFromRun(ctx, input, { ...base, workflowId: legacyId }, legacyId);
-    if (held === RETRY) held = await answerFromRun(ctx, input, { ...base, workflowId: legacyId }, legacyId);
-    if (held && held !== RETRY) return held;
-  }
   for (let round = 0; round < MAX_ROUNDS; round++) {
     try {
       const handle = await client.workflow.start<typeof runWorkflow>('runWorkflow', {
@@ -61,16 +51,20 @@ export async function admitOneCall(ctx: PathContext, input: RunInput): Promise<W
       if (!(err instanceof WorkflowExecutionAlreadyStartedError)) throw err;
     }
 
-    const answer = await answerFromRun(ctx, input, base, input.runKey);
+    const answer = await answerFromRun(ctx, input, base);
     if (answer && answer !== RETRY) return answer;
   }
   throw new Error(`gate: ${input.runKey} changed state ${MAX_ROUNDS} times while answering; try again`);
 }
 
-/** Answer a delivery from the run that holds its event; RETRY when that run closed meanwhile, undefined when there is none or it failed. */
+/**
+ * Answer a delivery from the run that holds its event (a failed one is started again); RETRY when that
+ * run closed meanwhile, undefined when there is none (deleted since the start was refused).
+ */
 const RETRY = 'retry' as const;
-async function answerFromRun(ctx: PathContext, input: RunInput, base: WakeAnswer, workflowId: string): Promise<WakeAnswer | typeof RETRY | undefined> {
+async function answerFromRun(ctx: PathContext, input: RunInput, base: WakeAnswer): Promise<WakeAnswer | typeof RETRY | undefined> {
   const { client } = ctx;
+  const workflowId = input.runKey;
   let desc: WorkflowExecutionDescription;
   try {
     desc = await client.workflow.getHandle(workflowId).describe();
@@ -97,7 +91,6 @@ async function answerFromRun(ctx: PathContext, input: RunInput, base: WakeAnswer
     }
     default:
       // Failed, timed out, terminated: the event runs again, carrying what the failed execution began.
-      if (workflowId !== input.runKey) return undefined;
       return restart(ctx, input, base, desc.runId);
   }
 }

@@ -27,11 +27,6 @@ export function setActiveTracer(a: Active | undefined): void {
   slot[ACTIVE] = a;
 }
 
-/** Whether this process records spans. */
-export function tracingOn(): boolean {
-  return slot[ACTIVE] !== undefined;
-}
-
 export type SpanAttributes = Record<string, string | number | boolean | undefined>;
 
 /** The part of a span the event's path writes to: its attributes and, on a failure it reports as an answer, its status. */

@@ -2,7 +2,7 @@ import { describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { scheduleMatchingTimes } from '../../activities/schedule/schedule';
 import { defineSchedule } from '../../schedules/definition';
-import { instantsOfWallTime } from '../../schedules/dst';
+import { instantsOfWallTime } from '../helpers/dst';
 import { toScheduleOptions } from '../../schedules/to-temporal';
 import { useDevEnv, unique } from '../helpers/env';
 import { exampleApp } from '../helpers/app';

@@ -4,8 +4,7 @@ import type { WorkflowExecutionInfo } from '@temporalio/client';
 import { scheduleGaps } from '../../schedules/inspect';
 import { eventually, useDevEnv, unique, withWorker } from '../helpers/env';
 import { toScheduleOptions } from '../../schedules/to-temporal';
-import { Gate, keyEvent } from '../../src/gate/gate';
-import { agentEventId } from '../../src/core/ids';
+import { Gate } from '../../src/gate/gate';
 import { failingCanary } from '../helpers/agents';
 import { runCli } from '../helpers/cli';
 import { createSchedule, overlapping, ranOf, resultOf, sleep, testSchedule, ticksOf, wakesOf, windowOf } from '../helpers/schedules';
@@ -165,38 +164,6 @@ describe('overlap with a run longer than the interval (dev server)', () => {
       const late = await env.client.workflow.getHandle(three.workflowId, three.runId).result();
       assert.equal(three.workflowId, early.workflowId, 'one ID for the window, whoever starts it');
       assert.equal(late.terminalReason, 'duplicate', late.summary);
-
-      // A window run before runs of schedule events were named as the Schedule names them
-      // (`agent@schedule/tick/<id>/<nominal>`): the gate answers from it, and the Schedule's fire is a duplicate.
-      const four = tick('2026-01-01T04:00:00Z', 'old-1');
-      const legacyInput = { ...keyEvent(registryOf(), four, { agent: 'canary' }).input };
-      legacyInput.runKey = agentEventId('canary', legacyInput.eventKey);
-      const legacy = await env.client.workflow.start('runWorkflow', {
-        workflowId: legacyInput.runKey,
-        taskQueue,
-        args: [legacyInput],
-        memo: { fingerprint: legacyInput.fingerprint },
-      });
-      await legacy.result();
-      const again = await gate.admit({ ...four, deliveryId: 'old-2' }, { agent: 'canary' });
-      assert.deepEqual([again.decision, again.workflowId], ['completed', legacyInput.runKey]);
-      await handle.backfill({
-        start: new Date('2026-01-01T04:00:00Z'),
-        end: new Date('2026-01-01T04:00:00Z'),
-        overlap: (await handle.describe()).policies.overlap,
-      });
-      const isFour = (x: WorkflowExecutionInfo) => windowOf(x) === '2026-01-01T04:00:00Z' && x.status.name !== 'RUNNING';
-      const fired4 = (
-        await eventually(
-          () => ticksOf(env.client, def.id),
-          (t) => t.some(isFour),
-          30_000,
-          'the window run under its old name, fired',
-        )
-      ).find(isFour)!;
-      const answer4 = await env.client.workflow.getHandle(fired4.workflowId, fired4.runId).result();
-      assert.equal(answer4.terminalReason, 'duplicate', answer4.summary);
-      assert.equal((answer4.output as { takenBy: { workflowId: string } }).takenBy.workflowId, legacyInput.runKey);
       await handle.delete();
     });
   });

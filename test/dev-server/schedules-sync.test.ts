@@ -3,10 +3,6 @@ import assert from 'node:assert/strict';
 import { defineSchedule, type ScheduleDefinitionInput } from '../../schedules/definition';
 import { describeSchedule, triggerSchedule } from '../../schedules/inspect';
 import { syncSchedules } from '../../schedules/sync';
-import { createHash } from 'node:crypto';
-import { canonicalJson } from '../../src/gate/fingerprint';
-import { DIGEST_MEMO, tickInput, toScheduleOptions } from '../../schedules/to-temporal';
-import { tickWorkflowId } from '../../src/core/schedule-messages';
 import { useDevEnv, unique, eventually } from '../helpers/env';
 import { exampleApp } from '../helpers/app';
 
@@ -26,35 +22,6 @@ const def = (id: string, over: Partial<ScheduleDefinitionInput> = {}) =>
   });
 
 describe('schedules sync (dev server)', () => {
-  test("a one-call agent's schedule synced when every window had a tick is moved to starting its run directly", async () => {
-    const taskQueue = unique('sync-old');
-    const d = def(unique('so'));
-    // What an earlier wakegate created: the tick as the action, the digest of that day (no `starts`).
-    const opts = toScheduleOptions(d, taskQueue, exampleApp.registry);
-    const tick = tickInput(d, exampleApp.registry);
-    const oldDigest = createHash('sha256')
-      .update(canonicalJson({ def: d, taskQueue, tick }))
-      .digest('hex')
-      .slice(0, 16);
-    await env.client.schedule.create({
-      ...opts,
-      action: {
-        type: 'startWorkflow',
-        workflowType: 'scheduleTickWorkflow',
-        workflowId: tickWorkflowId(d.id),
-        taskQueue,
-        args: [tick],
-        memo: { [DIGEST_MEMO]: oldDigest, scheduleId: d.id },
-      },
-    });
-    const report = await syncSchedules({ client: env.client, taskQueue, registry: exampleApp.registry, definitions: [d] });
-    assert.deepEqual(report.updated, [d.id]);
-    const desc = await env.client.schedule.getHandle(d.id).describe();
-    assert.equal(desc.action.type === 'startWorkflow' && desc.action.workflowType, 'runWorkflow');
-    assert.deepEqual((await syncSchedules({ client: env.client, taskQueue, registry: exampleApp.registry, definitions: [d] })).unchanged, [d.id]);
-    await env.client.schedule.getHandle(d.id).delete();
-  });
-
   test('sync twice: the second makes no change; a hand-paused schedule stays paused; prune only removes our own', async () => {
     const taskQueue = unique('sync');
     const a = def(unique('sa'));

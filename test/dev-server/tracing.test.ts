@@ -7,7 +7,7 @@ import { loadConfig } from '../../src/config/config';
 import { startTracing, type Tracing } from '../../src/tracing/provider';
 import { createWakeWorker, tracingWorkflowModules } from '../../src/runtime/worker';
 import { startIngress, type RunningIngress } from '../../src/trigger/webhook/serve';
-import { withPolicies, type AgentRegistry } from '../../src/agents/registry';
+import type { AgentRegistry } from '../../src/agents/registry';
 import type { WakeAnswer } from '../../src/core/decision';
 import type { Wakegate } from '../../src/runtime/wakegate';
 import { queueHandler } from '../../src/trigger/queue/handler';
@@ -18,7 +18,7 @@ import { eventually, useDevEnv, unique, workflowBundle } from '../helpers/env';
 import { standinOutside } from '../helpers/outside';
 import { startStandins } from '../../tools/standins';
 import { appOf, exampleAgents } from '../helpers/app';
-import { oneCallAgents, quickAgents } from '../helpers/agents';
+import { oneCallAgents, quickAgents, withPolicies } from '../helpers/agents';
 import { campaignBody, post, standardHeaders } from '../helpers/ingress';
 
 /*

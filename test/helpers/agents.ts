@@ -1,7 +1,13 @@
 import { ApplicationFailure } from '@temporalio/common';
 import type { BudgetLimits, CoalescePolicy } from '../../src/core/policy';
-import { withPolicies, type AgentRegistry } from '../../src/agents/registry';
+import type { AgentRegistry } from '../../src/agents/registry';
+import type { AgentDefinition } from '../../src/agents/types';
 import { exampleAgents } from './app';
+
+/** The same agents with some policy fields replaced (tests and benchmarks: a shorter debounce, no coalescing). */
+export function withPolicies(agents: AgentRegistry, change: (def: AgentDefinition) => Partial<AgentDefinition['policy']> | undefined): AgentRegistry {
+  return Object.freeze(Object.fromEntries(Object.entries(agents).map(([name, def]) => [name, { ...def, policy: { ...def.policy, ...(change(def) ?? {}) } }])));
+}
 
 /** The built-in agents, coalescing ones with a short debounce (tests cannot wait 10 s per run), other fields overridable. */
 export function quickAgents(over: Partial<CoalescePolicy> = {}, base: AgentRegistry = exampleAgents): AgentRegistry {

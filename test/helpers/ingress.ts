@@ -4,7 +4,7 @@ import { loadConfig } from '../../src/config/config';
 import type { AgentRegistry } from '../../src/agents/registry';
 import { oneCallAgents } from './agents';
 import { startIngress, type RunningIngress } from '../../src/trigger/webhook/serve';
-import { githubSign } from '../../src/trigger/webhook/signatures';
+import { githubSign } from './github-sign';
 import { campaignsSource } from '../../examples/campaigns-webhook';
 import { githubSource } from '../../examples/github-webhook';
 import type { DevEnv } from './env';

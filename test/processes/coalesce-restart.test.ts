@@ -10,7 +10,7 @@ import { useDevEnv, unique, withWorker } from '../helpers/env';
 import { spawnWorker, type WorkerProcess } from '../helpers/worker-process';
 import { registryOf } from '../helpers/app';
 import { GATE_PRIORITY } from '../../src/core/priority';
-import { offerStats } from '../../src/coalescer/offer-batcher';
+import { offerStats } from '../../tools/bench/offer-stats';
 
 /*
  * The coalescing path across restarts: a worker process SIGKILLed while a batch is pending, and the

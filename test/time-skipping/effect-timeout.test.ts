@@ -3,7 +3,7 @@ import assert from 'node:assert/strict';
 import type { TestWorkflowEnvironment } from '@temporalio/testing';
 import type { RunResult } from '../../src/core/run-types';
 import { DEFAULT_EFFECT_TIMEOUT_MS } from '../../src/core/policy';
-import { withPolicies } from '../../src/agents/registry';
+import { withPolicies } from '../helpers/agents';
 import type { Standins } from '../../tools/standins';
 import { assertClockFree, startTimeSkippingEnv, unique, withTimeSkippingWorker } from '../helpers/env';
 import { standinOutside, startOutside, startWake, wakeInput } from '../helpers/outside';

@@ -1,7 +1,8 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { WorkflowExecutionAlreadyStartedError, type Client } from '@temporalio/client';
-import { OfferBatcher, offerStats, type OfferOutcome } from '../../src/coalescer/offer-batcher';
+import { OfferBatcher, type OfferOutcome } from '../../src/coalescer/offer-batcher';
+import { offerStats } from '../../tools/bench/offer-stats';
 import type { Offer, OfferAnswer, OfferInput } from '../../src/core/coalesce-types';
 
 /**

@@ -1,7 +1,8 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { WorkflowExecutionAlreadyStartedError, type Client } from '@temporalio/client';
-import { OfferBatcher, offerStats } from '../../src/coalescer/offer-batcher';
+import { OfferBatcher } from '../../src/coalescer/offer-batcher';
+import { offerStats } from '../../tools/bench/offer-stats';
 import type { CoalescerInput, Offer, OfferAnswer, OfferInput } from '../../src/core/coalesce-types';
 import { chainOf } from '../../src/core/ids';
 import { decideFirst } from '../../workflows/coalescer/machine';

@@ -1,7 +1,7 @@
 import { describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { defineSchedule, type ScheduleDefinitionInput } from '../../schedules/definition';
-import { instantsOfWallTime, wallTimeKind } from '../../schedules/dst';
+import { instantsOfWallTime, wallTimeKind } from '../helpers/dst';
 import { catchupWindowMs, definitionDigest, toScheduleOptions } from '../../schedules/to-temporal';
 import { keyEvent } from '../../src/gate/gate';
 import { checkScheduleAgents } from '../../schedules/sync';

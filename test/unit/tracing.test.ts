@@ -3,9 +3,10 @@ import assert from 'node:assert/strict';
 import { InMemorySpanExporter } from '@opentelemetry/sdk-trace-base';
 import { ConfigError, loadConfig } from '../../src/config/config';
 import { activeTracing, startTracing } from '../../src/tracing/provider';
-import { currentTraceparent, inSpan, tracingOn, untraced } from '../../src/tracing/spans';
+import { currentTraceparent, inSpan, untraced } from '../../src/tracing/spans';
 import { batchTraceparents, formatTraceparent, parseTraceparent, workflowAttributes } from '../../src/core/trace-context';
 import { activityInputAttributes, activityResultAttributes } from '../../src/tracing/activity';
+import { tracingOn } from '../helpers/tracing';
 
 const tracingOf = (env: Record<string, string>) => loadConfig(env).tracing;
 const refused = (env: Record<string, string>, variable: string) =>

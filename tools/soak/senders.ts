@@ -1,5 +1,5 @@
 import { Webhook } from 'standardwebhooks';
-import { githubSign } from '../../src/trigger/webhook/signatures';
+import { githubSign } from '../../test/helpers/github-sign';
 import { campaignsSource } from '../../examples/campaigns-webhook';
 import { githubSource } from '../../examples/github-webhook';
 import { trackerSource, signTrackerDelivery } from '../../examples/incident-triage/webhook';

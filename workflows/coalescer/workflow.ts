@@ -66,8 +66,9 @@ const DELIVERED = [() => true, () => false] as const;
  *
  * The decisions (debounce, maxWait, `whileRunning`, stale, repeated offers) are {@link CoalescerMachine}'s;
  * this workflow feeds it messages and performs what it decides:
- * - Runs are child workflows (ID `agent#wakeKey@<opening event key>`), abandoned on close so the
- *   coalescer can continue-as-new under them; a run tells its coalescer when it ends.
+ * - Runs are child workflows (ID `agent#wakeKey@<opening event key>~<chain>.<n>`, unique for good:
+ *   src/core/ids.ts `batchRunToken`), abandoned on close so the coalescer can continue-as-new under
+ *   them; a run tells its coalescer when it ends.
  * - Bounded history: continues as new when Temporal suggests it (history size, or 90% of the
  *   per-run update limit); closes after `idleCloseMs` with no event and no run, once its newest
  *   decided event is past the dedup horizon.

@@ -1,10 +1,7 @@
 import { ActivityCancellationType, CancellationScope, isCancellation, proxyActivities, workflowInfo } from '@temporalio/workflow';
 import type { ScheduleActivities } from '../../src/core/contracts';
-import { agentEventId, eventKey } from '../../src/core/ids';
-import type { ScheduleTickInput, ScheduleTickResult, WindowRunResult } from '../../src/core/schedule-types';
-import { catchUpDecision, nominalOf, runWindowAsChild } from './window';
-import { isoSeconds } from '../../src/core/time';
-import type { RunInput } from '../../src/core/run-types';
+import type { ScheduleTickInput, ScheduleTickResult } from '../../src/core/schedule-types';
+import { catchUpDecision, nominalOf } from './window';
 import { workflowNow } from '../shared/clock';
 
 const { runScheduledWindow } = proxyActivities<ScheduleActivities>({
@@ -20,41 +17,6 @@ const { reportTick } = proxyActivities<ScheduleActivities>({
   startToCloseTimeout: '30 seconds',
   retry: { maximumAttempts: 10 },
 });
-
-/**
- * A one-call agent's window in a schedule synced by an earlier wakegate, whose action is still a tick
- * with `oneCall` (today's sync has the Schedule start such an agent's run itself, see
- * workflows/schedule/window-run.ts): the tick starts the window's run as a child workflow with the ID the gate
- * gave a window then (`agent@schedule/tick/<id>/<nominal>`; the gate still answers from a run so
- * named, see src/gate/one-call.ts), its reuse policy (a completed window never runs again, a
- * failed one may) and its fingerprint memo, and waits for it. Cancelling the tick cancels the run and
- * waits for it to end `cancelled`; a terminated tick asks it to cancel. Returns undefined when the ID
- * is taken (a window fired twice): the gate's activity then answers from the run that holds it.
- */
-async function startWindowRun(input: ScheduleTickInput, window: string): Promise<WindowRunResult | undefined> {
-  const oneCall = input.oneCall!;
-  const nominalMs = Date.parse(window);
-  const key = eventKey({ source: 'schedule', type: 'tick', entity: input.scheduleId, bucketStartMs: nominalMs });
-  const runKey = agentEventId(input.agent, key);
-  const run: RunInput = {
-    runKey,
-    agent: input.agent,
-    wakeKey: oneCall.wakeKey,
-    eventKey: key,
-    source: 'schedule',
-    entity: input.scheduleId,
-    type: 'tick',
-    occurredAt: new Date(nominalMs).toISOString(),
-    bucketStart: isoSeconds(nominalMs),
-    payload: oneCall.payload,
-    fingerprint: oneCall.fingerprint,
-    deliveryId: workflowInfo().workflowId,
-    origin: { kind: 'event' },
-  };
-  const base = { nominal: window, decision: 'started', eventKey: key, workflowId: runKey };
-  const result = await runWindowAsChild(runKey, run, base);
-  return result && { ...base, terminalReason: result.terminalReason };
-}
 
 /**
  * One tick of a wakegate schedule whose agent coalesces: the Temporal Schedule's action. Applies the
@@ -83,15 +45,13 @@ export async function scheduleTickWorkflow(input: ScheduleTickInput): Promise<Sc
   }
 
   try {
-    const run =
-      (input.oneCall && (await startWindowRun(input, window))) ??
-      (await runScheduledWindow({
-        scheduleId: input.scheduleId,
-        agent: input.agent,
-        nominal: window,
-        payload: input.payload,
-        deliveryId: workflowInfo().workflowId,
-      }));
+    const run = await runScheduledWindow({
+      scheduleId: input.scheduleId,
+      agent: input.agent,
+      nominal: window,
+      payload: input.payload,
+      deliveryId: workflowInfo().workflowId,
+    });
     await reported;
     return { ...base, outcome: report.outcome, run, ...(report.into ? { into: report.into } : {}) };
   } catch (err) {

@@ -2,7 +2,7 @@ import { ApplicationFailure, CancellationScope, log, proxyActivities, workflowIn
 import type { ScheduleActivities } from '../../src/core/contracts';
 import type { TickReport, WindowCheck, WindowTaken } from '../../src/core/schedule-types';
 import { FailureType } from '../../src/core/failures';
-import { agentEventId, eventKey, scheduleWindowRunKey } from '../../src/core/ids';
+import { eventKey, scheduleWindowRunKey } from '../../src/core/ids';
 import { catchUpDecision, nominalOf, runWindowAsChild } from './window';
 import { isoSeconds } from '../../src/core/time';
 import type { ScheduledRunInput, ScheduledWindow, RunInput } from '../../src/core/run-types';
@@ -114,7 +114,7 @@ export async function openWindow(input: RunInput, w: ScheduledWindow, startedMs:
   }
 
   const info = workflowInfo();
-  return { report, check: { workflowId: info.workflowId, runId: info.runId, gateId: agentEventId(input.agent, input.eventKey) } };
+  return { report, check: { workflowId: info.workflowId, runId: info.runId } };
 }
 
 /**

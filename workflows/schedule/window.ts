@@ -13,7 +13,7 @@ import type { ScheduleActivities } from '../../src/core/contracts';
 import { FailureType } from '../../src/core/failures';
 import type { CatchUp, ScheduleTickResult, TickReport } from '../../src/core/schedule-types';
 import { isoSeconds } from '../../src/core/time';
-import type { ScheduledRunInput, RunInput, RunResult } from '../../src/core/run-types';
+import type { ScheduledRunInput, RunResult } from '../../src/core/run-types';
 
 /**
  * A schedule's window as the workflow the Temporal Schedule started sees it (the tick of a coalescing
@@ -69,16 +69,17 @@ export async function catchUpDecision(
 }
 
 /**
- * Run a schedule's window as a child of this workflow, under the window's run ID, and wait for it:
- * the gate's reuse policy (a completed window never runs again, a failed one may), its fingerprint
- * memo, and parent-close `REQUEST_CANCEL` (cancelling this workflow cancels the run and waits for it
- * to end `cancelled`; a terminated one asks it to cancel). Undefined when the ID is taken (the window
- * fired twice). A failed run fails this workflow too (non-retryable `ScheduledWakeFailed`, with
- * `details`), so `pauseOnFailure` can act.
+ * Run a schedule's window as a child of this run, under the window's run key, and wait for it (the
+ * newest due window a late one folds into, workflows/schedule/window-run.ts): the gate's reuse
+ * policy (a completed window never runs again, a failed one may), its fingerprint memo, and
+ * parent-close `REQUEST_CANCEL` (cancelling this run cancels the child and waits for it to end
+ * `cancelled`; a terminated one asks it to cancel). Undefined when the ID is taken (the window fired
+ * twice). A failed child fails this run too (non-retryable `ScheduledWakeFailed`, with `details`),
+ * so `pauseOnFailure` can act.
  */
 export async function runWindowAsChild(
   workflowId: string,
-  arg: RunInput | ScheduledRunInput,
+  arg: ScheduledRunInput,
   details: { nominal: string } & Record<string, unknown>,
 ): Promise<RunResult | undefined> {
   let child;

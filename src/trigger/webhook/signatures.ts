@@ -6,11 +6,7 @@ export type { SignatureFailure, Verdict, Verifier };
 
 // @octokit/webhooks-methods is ESM only (no `require` export): load it once, on first use.
 let octokit: Promise<typeof OctokitMethods> | undefined;
-/** GitHub's HMAC over `payload` (`sha256=<hex>`), through @octokit/webhooks-methods. */
-export async function githubSign(secret: string, payload: string): Promise<string> {
-  octokit ??= import('@octokit/webhooks-methods');
-  return (await octokit).sign(secret, payload);
-}
+/** Whether `signature` is GitHub's HMAC over `payload` (`sha256=<hex>`), through @octokit/webhooks-methods. */
 async function githubVerify(secret: string, payload: string, signature: string): Promise<boolean> {
   octokit ??= import('@octokit/webhooks-methods');
   return (await octokit).verify(secret, payload, signature);

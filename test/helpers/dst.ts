@@ -1,6 +1,7 @@
 /**
- * Pure wall-clock arithmetic for DST reasoning, with the platform's IANA data (Intl). Used to explain
- * a local-time schedule's transition days and tested on a repeated and a skipped hour.
+ * Pure wall-clock arithmetic for DST reasoning, with the platform's IANA data (Intl): what the
+ * schedule tests expect of a local-time schedule's transition days (test/dev-server/schedules-dst.test.ts),
+ * itself tested on a repeated and a skipped hour (test/unit/schedule-definition.test.ts).
  */
 
 /** The zone's offset from UTC at `utcMs`, in minutes (e.g. -240 for EDT). */
