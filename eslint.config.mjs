@@ -140,6 +140,12 @@ export default tseslint.config(
               from: ['./workflows', './activities', './workers', './schedules', ...srcBut('core', 'config', 'providers')],
               message: 'src/providers/ are adapters to the outside world: they import src/core/ and src/config/ only.',
             },
+            {
+              // The model adapters (the public entry's aiSdkModel, offlineModel, the providers): the run's activities call them.
+              target: './src/models',
+              from: ['./workflows', './activities', './workers', './schedules', ...srcBut('core', 'models')],
+              message: 'src/models/ are the model adapters: they import src/core/ only.',
+            },
           ],
         },
       ],
