@@ -4,7 +4,7 @@ import { WorkflowExecutionAlreadyStartedError, type Client } from '@temporalio/c
 import { OfferBatcher, offerStats } from '../../src/coalescer/offer-batcher';
 import type { CoalescerInput, Offer, OfferAnswer, OfferInput } from '../../src/core/coalesce-types';
 import { chainOf } from '../../src/core/ids';
-import { decideFirst } from '../../workflows/coalescer/machine';
+import { decideFirst } from '../../src/core/coalesce-batch';
 import { loadConfig } from '../../src/config/config';
 
 /**
