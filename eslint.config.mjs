@@ -140,6 +140,18 @@ export default tseslint.config(
               from: ['./workflows', './activities', './workers', './schedules', ...srcBut('core', 'config', 'providers')],
               message: 'src/providers/ are adapters to the outside world: they import src/core/ and src/config/ only.',
             },
+            {
+              // The webhook trigger serves senders; the console serves operators. The deployment puts their listeners side by side (src/processes/).
+              target: './src/trigger',
+              from: './src/console',
+              message: 'src/trigger/ imports no console module: the console builds its own listener, and the deployment composes the two.',
+            },
+            {
+              // The model adapters (the public entry's aiSdkModel, offlineModel, the providers): the run's activities call them.
+              target: './src/models',
+              from: ['./workflows', './activities', './workers', './schedules', ...srcBut('core', 'models')],
+              message: 'src/models/ are the model adapters: they import src/core/ only.',
+            },
           ],
         },
       ],

@@ -25,9 +25,9 @@ export type { AgentRegistry } from './agents/registry';
 export type { EffectClass } from './core/policy';
 
 // Models: any AI SDK language model, one step per activity
-export { aiSdkModel, type ModelStep, type StepReply, type StepRequest } from '../activities/run/model/step';
-export { offlineModel } from '../activities/run/model/offline';
-export { anthropic, google, openaiCompatible, type ProviderSettings } from '../activities/run/model/providers';
+export { aiSdkModel, type ModelStep, type StepReply, type StepRequest } from './models/step';
+export { offlineModel } from './models/offline';
+export { anthropic, google, openaiCompatible, type ProviderSettings } from './models/providers';
 
 // Triggers, webhook sources, schedules
 export { defineTrigger, type TriggerDefinition, type TriggerDefinitionInput, type TriggerOptions, type RunKeyEvent } from './trigger/definition';

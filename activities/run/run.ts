@@ -6,7 +6,7 @@ import { withHeartbeat } from '../shared/heartbeat';
 import type { RunActivities } from '../../src/core/contracts';
 import type { RunVerdict } from '../../src/core/supervisor-types';
 import { FailureType } from '../../src/core/failures';
-import type { ModelStep, StepReply } from './model/step';
+import type { ModelStep, StepReply } from '../../src/core/model';
 import { parseAnswer } from './answer';
 import { agentOf, parseArgs } from '../shared/agents';
 import { DefaultAnswer, jsonSchemaOf } from '../../src/agents/definition';

@@ -1,5 +1,5 @@
 import type { Config } from '../config/config';
-import { isLoopbackHost } from '../trigger/webhook/serve';
+import { isLoopbackHost } from '../config/listeners';
 import { UsageError } from './output';
 
 /** The Temporal address when neither TEMPORAL_ADDRESS nor a profile names one. */

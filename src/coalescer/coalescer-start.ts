@@ -1,10 +1,10 @@
 import { WorkflowExecutionAlreadyStartedError, type Client } from '@temporalio/client';
 import type { SignalDefinition } from '@temporalio/common';
+import { decideFirst } from '../core/coalesce-batch';
 import type { CoalescerInput, Offer, OfferAnswer, OfferInput } from '../core/coalesce-types';
 import { offerSignal } from '../core/messages';
 import { chainOf } from '../core/ids';
 import { GATE_PRIORITY } from '../core/priority';
-import { decideFirst } from '../../workflows/coalescer/machine';
 
 /** How long this process takes a coalescer it saw open for open still (its offers go by update, no start tried). */
 export const OPEN_KNOWN_MS = 10 * 60_000;
@@ -15,7 +15,7 @@ export const OPEN_KEPT = 20_000;
  * A wake key's first event at the cost of a start. With no coalescer open for the key, the gate
  * starts one with the offer in its input (conflict policy FAIL): durable once the server answers,
  * and answered then, without waiting for a worker, with the decision the new chain makes for it
- * first (`decideFirst`, workflows/coalescer/machine.ts: the chain is named by the run ID the start
+ * first (`decideFirst`, src/core/coalesce-batch.ts, whose batch functions the coalescer's machine uses too: the chain is named by the run ID the start
  * returns). With one open, Temporal refuses the start and the offer goes by update, as every offer
  * to a coalescer this process saw open within OPEN_KNOWN_MS does (the batcher's `open`, src/coalescer/last-seen.ts).
  */

@@ -118,7 +118,7 @@ export interface IngressConfig {
   replayWindowS: number;
   temporalTimeoutMs: number;
   unavailableRetryAfterS: number;
-  /** Both listeners' timeouts on a client, ms (see src/trigger/webhook/transport.ts). */
+  /** Both listeners' timeouts on a client, ms (see src/config/listeners.ts). */
   requestTimeoutMs: number;
   headersTimeoutMs: number;
   keepAliveTimeoutMs: number;

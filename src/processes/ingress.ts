@@ -3,7 +3,7 @@ import type { Logger } from 'pino';
 import type { Config } from '../config/config';
 import type { Wakegate } from '../runtime/wakegate';
 import type { IngressMetrics } from '../trigger/webhook/metrics';
-import { startIngress, type RunningIngress } from '../trigger/webhook/serve';
+import { startIngress, type RunningIngress } from './ingress-listeners';
 import { boot } from './boot';
 import { announce, settledBy, untilStopped, type RunningPart } from './running';
 

@@ -1,7 +1,7 @@
 import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { Webhook } from 'standardwebhooks';
-import type { RunningIngress } from '../../src/trigger/webhook/serve';
+import type { RunningIngress } from '../../src/processes/ingress-listeners';
 import { useDevEnv, unique } from '../helpers/env';
 import { CAMPAIGNS_SECRET, campaignBody, githubHeaders, post, releaseBody, standardHeaders, startTestIngress } from '../helpers/ingress';
 

@@ -3,7 +3,7 @@ import assert from 'node:assert/strict';
 import { mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
-import type { RunningIngress } from '../../src/trigger/webhook/serve';
+import type { RunningIngress } from '../../src/processes/ingress-listeners';
 import type { Standins } from '../../tools/standins';
 import type { RunResult } from '../../src/core/run-types';
 import { eventually, useDevEnv, unique, withWorker } from '../helpers/env';

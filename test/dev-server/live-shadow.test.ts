@@ -6,7 +6,7 @@ import { useDevEnv, unique, withWorker } from '../helpers/env';
 import { outsideEnv, standinOutside } from '../helpers/outside';
 import { runCli } from '../helpers/cli';
 import { loadConfig } from '../../src/config/config';
-import { startIngress } from '../../src/trigger/webhook/serve';
+import { startIngress } from '../../src/processes/ingress-listeners';
 import { appOf } from '../helpers/app';
 import { startStandins, type Standins } from '../../tools/standins';
 import { channelService } from '../../tools/standins/channel';

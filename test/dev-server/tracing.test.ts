@@ -6,7 +6,7 @@ import { InMemorySpanExporter, type ReadableSpan } from '@opentelemetry/sdk-trac
 import { loadConfig } from '../../src/config/config';
 import { startTracing, type Tracing } from '../../src/tracing/provider';
 import { createWakeWorker, tracingWorkflowModules } from '../../src/runtime/worker';
-import { startIngress, type RunningIngress } from '../../src/trigger/webhook/serve';
+import { startIngress, type RunningIngress } from '../../src/processes/ingress-listeners';
 import type { AgentRegistry } from '../../src/agents/registry';
 import type { WakeAnswer } from '../../src/core/decision';
 import type { Wakegate } from '../../src/runtime/wakegate';

@@ -1,6 +1,6 @@
 import Fastify from 'fastify';
-import { chatTokens, offlineModel } from '../../activities/run/model/offline';
-import { aiSdkModel } from '../../activities/run/model/step';
+import { chatTokens, offlineModel } from '../../src/models/offline';
+import { aiSdkModel } from '../../src/models/step';
 import type { ChatMessage } from '../../src/core/contracts';
 
 interface WireMessage {

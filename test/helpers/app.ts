@@ -1,6 +1,6 @@
 import { createWakegate, type Wakegate, type WakegateOptions } from '../../src/runtime/wakegate';
 import type { AgentRegistry } from '../../src/agents/registry';
-import type { ModelStep } from '../../activities/run/model/step';
+import type { ModelStep } from '../../src/models/step';
 import type { OutsideConfig } from '../../src/config/config';
 import type { Pager } from '../../src/supervisor/pager';
 import type { SupervisorPolicy } from '../../src/core/supervisor-types';

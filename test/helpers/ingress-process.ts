@@ -4,7 +4,7 @@
  */
 import { Client, Connection } from '@temporalio/client';
 import { loadConfig } from '../../src/config/config';
-import { startIngress } from '../../src/trigger/webhook/serve';
+import { startIngress } from '../../src/processes/ingress-listeners';
 import { oneCallAgents } from './agents';
 import { exampleApp, registryOf } from './app';
 

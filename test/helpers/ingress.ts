@@ -3,7 +3,7 @@ import type { IngressConfig } from '../../src/config/config';
 import { loadConfig } from '../../src/config/config';
 import type { AgentRegistry } from '../../src/agents/registry';
 import { oneCallAgents } from './agents';
-import { startIngress, type RunningIngress } from '../../src/trigger/webhook/serve';
+import { startIngress, type RunningIngress } from '../../src/processes/ingress-listeners';
 import { githubSign } from './github-sign';
 import { campaignsSource } from '../../examples/campaigns-webhook';
 import { githubSource } from '../../examples/github-webhook';

@@ -3,7 +3,7 @@ import type { Client } from '@temporalio/client';
 import Fastify, { type FastifyInstance } from 'fastify';
 import type { Logger } from 'pino';
 import type { Gate } from '../../src/gate/gate';
-import { buildIngress } from '../../src/trigger/webhook/server';
+import { buildIngress } from '../../src/processes/ingress-listeners';
 import { formToken, registerOperatorAuth, requireFormProof, type OperatorAuthSettings } from '../../src/console/operator-auth';
 import { registerOperatorGuard } from '../../src/console/operator-guard';
 import { registerSupervisorPage } from '../../src/console/supervisor-page';
@@ -53,7 +53,7 @@ export async function operatorListener(auth: Partial<OperatorAuthSettings> = {},
 }
 
 /**
- * The operator's scope as `buildOperator` composes it (guard, then sign-in, then the supervisor
+ * The operator's scope as `buildOperatorListener` (src/console/listener.ts) composes it (guard, then sign-in, then the supervisor
  * page), with operators robin and sam, and test-only routes in the same scope: `/metrics`, `/token`
  * (the session's form token, without rendering the page, which reads Temporal) and `POST /probe`
  * (an action behind `requireFormProof` that reaches nothing).

@@ -9,7 +9,7 @@ import { awaitRun } from '../../src/run/await-run';
 import { approveSignal, coalescerQuery, statusQuery } from '../../src/core/messages';
 import { queueHandler } from '../../src/trigger/queue/handler';
 import { publish, RedisStreamsConsumer } from '../../src/trigger/queue/redis-streams';
-import type { RunningIngress } from '../../src/trigger/webhook/serve';
+import type { RunningIngress } from '../../src/processes/ingress-listeners';
 import type { Standins } from '../../tools/standins';
 import type { WakeTrail } from '../../src/trail/types';
 import { oneCallAgents, quickAgents } from '../helpers/agents';

@@ -4,7 +4,7 @@ import type { FastifyRequest } from 'fastify';
 import { createWakegate, type CustomScheme, type Wakegate, type RunResult } from 'wakegate';
 import { awaitRun } from '../../src/run/await-run';
 import { loadConfig } from '../../src/config/config';
-import { startIngress } from '../../src/trigger/webhook/serve';
+import { startIngress } from '../../src/processes/ingress-listeners';
 import type { EffectOutcome } from '../../src/core/contracts';
 import { incidentTriageOptions } from '../../examples/incident-triage/app';
 import { trackerService, type Ticket, type TrackerService } from '../../examples/incident-triage/tracker';

@@ -1,6 +1,6 @@
 import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
-import type { RunningIngress } from '../../src/trigger/webhook/serve';
+import type { RunningIngress } from '../../src/processes/ingress-listeners';
 import type { RunResult } from '../../src/core/run-types';
 import { chromiumPath, launch, step } from '../helpers/browser';
 import { eventually, useDevEnv, unique } from '../helpers/env';

@@ -3,7 +3,8 @@ import fc from 'fast-check';
 import type { CoalescerState, Offer, OfferAnswer, RunEnded, SteerAnswer } from '../../src/core/coalesce-types';
 import type { CoalescePolicy } from '../../src/core/policy';
 import type { TerminalReason } from '../../src/core/run-types';
-import { CoalescerMachine, decideFirst, initialState, type CoalescerIdentity, type NextAction } from '../../workflows/coalescer/machine';
+import { decideFirst } from '../../src/core/coalesce-batch';
+import { CoalescerMachine, initialState, type CoalescerIdentity, type NextAction } from '../../workflows/coalescer/machine';
 
 /*
  * A model-based test of the coalescer: the machine (workflows/coalescer/machine.ts) driven by a small

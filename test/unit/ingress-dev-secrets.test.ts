@@ -2,7 +2,7 @@ import { describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { Webhook } from 'standardwebhooks';
 import { loadConfig } from '../../src/config/config';
-import { startIngress } from '../../src/trigger/webhook/serve';
+import { startIngress } from '../../src/processes/ingress-listeners';
 import { secretVariable } from '../../src/trigger/webhook/source';
 import { campaignsSource } from '../../examples/campaigns-webhook';
 import { appOf } from '../helpers/app';

@@ -4,6 +4,7 @@ import { execFileSync } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 import path from 'node:path';
 import { pathToFileURL } from 'node:url';
+import ts from 'typescript';
 
 /*
  * The layout is written down in three places besides the tree: docs/ARCHITECTURE.md's folder table,
@@ -88,4 +89,102 @@ test("tsconfig.json's include covers every TypeScript file in git", () => {
     [],
     'TypeScript files tsconfig.json does not include',
   );
+});
+
+/*
+ * Nothing imports upward: outside the entry points that compose a deployment, nothing under src/
+ * imports workflows/, activities/ or schedules/ (workflow code imports src/, activities import src/:
+ * downward). An `import type` of a workflow function, for a typed start, is allowed. And the webhook
+ * trigger imports no console module: the console builds its own listener, the deployment
+ * (src/processes/) puts the two side by side.
+ */
+const ENTRY_POINTS = ['src/index.ts', 'src/runtime/', 'src/cli/', 'src/testing/'];
+const ABOVE_SRC = ['workflows/', 'activities/', 'schedules/'];
+
+/** Every module a file names (imports, re-exports, `import x = require()`, `require()` and `import()` calls), whether only for types, and the names it takes. */
+function importsOf(file: string, text: string): { spec: string; typeOnly: boolean; names: string[] }[] {
+  const source = ts.createSourceFile(file, text, ts.ScriptTarget.Latest, false, ts.ScriptKind.TS);
+  const out: { spec: string; typeOnly: boolean; names: string[] }[] = [];
+  const visit = (node: ts.Node): void => {
+    if (ts.isImportDeclaration(node) && ts.isStringLiteral(node.moduleSpecifier)) {
+      const clause = node.importClause;
+      const named = clause?.namedBindings && ts.isNamedImports(clause.namedBindings) ? clause.namedBindings.elements : [];
+      const everyNameTypeOnly = !!clause && !clause.name && named.length > 0 && named.every((e) => e.isTypeOnly);
+      const names = [...(clause?.name ? [clause.name.text] : []), ...named.map((e) => (e.propertyName ?? e.name).text)];
+      out.push({ spec: node.moduleSpecifier.text, typeOnly: !!clause?.isTypeOnly || everyNameTypeOnly, names });
+    } else if (ts.isExportDeclaration(node) && node.moduleSpecifier && ts.isStringLiteral(node.moduleSpecifier)) {
+      const named = node.exportClause && ts.isNamedExports(node.exportClause) ? node.exportClause.elements : [];
+      const typeOnly = node.isTypeOnly || (named.length > 0 && named.every((e) => e.isTypeOnly));
+      out.push({ spec: node.moduleSpecifier.text, typeOnly, names: named.map((e) => (e.propertyName ?? e.name).text) });
+    } else if (
+      ts.isImportEqualsDeclaration(node) &&
+      ts.isExternalModuleReference(node.moduleReference) &&
+      ts.isStringLiteral(node.moduleReference.expression)
+    ) {
+      out.push({ spec: node.moduleReference.expression.text, typeOnly: node.isTypeOnly, names: [] });
+    } else if (ts.isCallExpression(node)) {
+      const [first] = node.arguments;
+      const callee = node.expression;
+      const loads = callee.kind === ts.SyntaxKind.ImportKeyword || (ts.isIdentifier(callee) && callee.text === 'require');
+      const resolves = ts.isPropertyAccessExpression(callee) && ts.isIdentifier(callee.expression) && callee.expression.text === 'require';
+      if ((loads || resolves) && first && ts.isStringLiteral(first)) out.push({ spec: first.text, typeOnly: false, names: [] });
+    } else if (ts.isImportTypeNode(node) && ts.isLiteralTypeNode(node.argument) && ts.isStringLiteral(node.argument.literal)) {
+      out.push({ spec: node.argument.literal.text, typeOnly: true, names: [] });
+    }
+    ts.forEachChild(node, visit);
+  };
+  visit(source);
+  return out;
+}
+
+/** The imports of one file (a path from the root) that break the rules above, as `file → module`. */
+function upwardImports(file: string, text: string): string[] {
+  const broken: string[] = [];
+  for (const i of importsOf(file, text)) {
+    if (!i.spec.startsWith('.')) continue;
+    const target = path.posix.join(path.posix.dirname(file), i.spec);
+    const above = ABOVE_SRC.find((top) => `${target}/`.startsWith(top));
+    // A typed start names the workflow function's type: `import type { runWorkflow } from '.../workflows/run/workflow'`.
+    const typedStart = above === 'workflows/' && i.typeOnly && i.names.length > 0 && i.names.every((n) => /Workflow$/.test(n));
+    if (above && !typedStart) broken.push(`${file} → ${i.spec}`);
+    if (file.startsWith('src/trigger/') && `${target}/`.startsWith('src/console/')) broken.push(`${file} → ${i.spec}`);
+  }
+  return broken;
+}
+
+test('nothing under src/ but its entry points imports workflows/, activities/ or schedules/, and src/trigger/ imports no console module', () => {
+  const files = execFileSync('git', ['ls-files', '--cached', '--others', '--exclude-standard', 'src/*.ts'], { cwd: ROOT, encoding: 'utf8' })
+    .split('\n')
+    .filter(Boolean);
+  const inner = files.filter((f) => !ENTRY_POINTS.some((e) => f === e || (e.endsWith('/') && f.startsWith(e))));
+  assert.ok(inner.length > 100 && inner.length < files.length, `${inner.length} of ${files.length} files under src/ checked`);
+  assert.deepEqual(
+    inner.flatMap((f) => upwardImports(f, readFileSync(path.join(ROOT, f), 'utf8'))),
+    [],
+    'imports that run upward (move the imported code into src/, or invert the call), or from the webhook trigger into the console',
+  );
+  // The check sees what it should: the entry points do import upward, and it finds them.
+  const entries = files.filter((f) => !inner.includes(f));
+  assert.ok(
+    entries.flatMap((f) => upwardImports(f, readFileSync(path.join(ROOT, f), 'utf8'))).length > 0,
+    'the check found no upward import even in the entry points',
+  );
+});
+
+test('the upward-import check: what it refuses and what it lets through', () => {
+  const at = (file: string, text: string) => upwardImports(file, text).length;
+  assert.equal(at('src/coalescer/a.ts', "import { decideFirst } from '../../workflows/coalescer/machine';"), 1);
+  assert.equal(at('src/coalescer/a.ts', "import type { CoalescerMachine } from '../../workflows/coalescer/machine';"), 1);
+  assert.equal(at('src/gate/a.ts', "import type { runWorkflow } from '../../workflows/run/workflow';"), 0);
+  assert.equal(at('src/gate/a.ts', "import { type runWorkflow } from '../../workflows/run/workflow';"), 0);
+  assert.equal(at('src/gate/a.ts', "import { runWorkflow } from '../../workflows/run/workflow';"), 1);
+  assert.equal(at('src/gate/a.ts', "import type { Activities } from '../../activities';"), 1);
+  assert.equal(at('src/gate/a.ts', "export { builtinSchedules } from '../../schedules/definitions';"), 1);
+  assert.equal(at('src/gate/a.ts', "const a = require('../../activities');"), 1);
+  assert.equal(at('src/gate/a.ts', "const p = require.resolve('../../workflows');"), 1);
+  assert.equal(at('src/gate/a.ts', "type A = import('../../activities').Activities;"), 1);
+  assert.equal(at('src/gate/a.ts', "import { eventKey } from '../core/ids';"), 0);
+  assert.equal(at('src/trigger/webhook/a.ts', "import { registerWakePage } from '../../console/wake-page';"), 1);
+  assert.equal(at('src/trigger/webhook/a.ts', "import type { OperatorAuthSettings } from '../../console/operator-auth';"), 1);
+  assert.equal(at('src/processes/a.ts', "import { buildOperatorListener } from '../console/listener';"), 0);
 });

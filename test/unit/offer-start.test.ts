@@ -5,7 +5,7 @@ import { OfferBatcher } from '../../src/coalescer/offer-batcher';
 import { offerStats } from '../../tools/bench/offer-stats';
 import type { CoalescerInput, Offer, OfferAnswer, OfferInput } from '../../src/core/coalesce-types';
 import { chainOf } from '../../src/core/ids';
-import { decideFirst } from '../../workflows/coalescer/machine';
+import { decideFirst } from '../../src/core/coalesce-batch';
 import { loadConfig } from '../../src/config/config';
 
 /**

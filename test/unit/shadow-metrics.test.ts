@@ -8,7 +8,7 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import type { AgentRegistry } from '../../src/agents/registry';
 import type { Gate } from '../../src/gate/gate';
 import type { TriggerRegistry } from '../../src/trigger/registry';
-import { buildIngress } from '../../src/trigger/webhook/server';
+import { buildIngress } from '../../src/processes/ingress-listeners';
 import { loadConfig } from '../../src/config/config';
 import { HOST } from '../helpers/operator-app';
 import { registerShadowMetrics } from '../../src/console/shadow-metrics';

@@ -13,7 +13,7 @@ import { Gate } from '../../src/gate/gate';
 import { queueHandler } from '../../src/trigger/queue/handler';
 import { QueueMetrics } from '../../src/trigger/queue/metrics';
 import { publish, RedisStreamsConsumer } from '../../src/trigger/queue/redis-streams';
-import { startIngress } from '../../src/trigger/webhook/serve';
+import { startIngress } from '../../src/processes/ingress-listeners';
 import { defineWebhookSource } from '../../src/trigger/webhook/source';
 import { defineSchedule } from '../../schedules/definition';
 import { toScheduleOptions } from '../../schedules/to-temporal';

@@ -13,7 +13,7 @@ import { offerStats } from './offer-stats';
 import { queueHandler } from '../../src/trigger/queue/handler';
 import { QueueMetrics } from '../../src/trigger/queue/metrics';
 import { CONSUMER_GROUP, publish, RedisStreamsConsumer, streamKey } from '../../src/trigger/queue/redis-streams';
-import { startIngress } from '../../src/trigger/webhook/serve';
+import { startIngress } from '../../src/processes/ingress-listeners';
 import { campaignsSource } from '../../examples/campaigns-webhook';
 import { histograms, percentile, round, runPool } from './stats';
 import { appOf, exampleAgents } from '../../test/helpers/app';

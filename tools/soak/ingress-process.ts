@@ -5,7 +5,7 @@
  */
 import { loadConfig } from '../../src/config/config';
 import { connectClient } from '../../src/config/temporal';
-import { startIngress } from '../../src/trigger/webhook/serve';
+import { startIngress } from '../../src/processes/ingress-listeners';
 import { loadApp } from '../../src/runtime/load-app';
 
 async function main(): Promise<void> {

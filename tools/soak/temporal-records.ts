@@ -4,7 +4,7 @@ import { tsToMs } from '@temporalio/common/lib/time';
 import type { temporal } from '@temporalio/proto';
 import type { CoalescerInput, Offer, OfferAnswer } from '../../src/core/coalesce-types';
 import { chainOf } from '../../src/core/ids';
-import { decideFirst } from '../../workflows/coalescer/machine';
+import { decideFirst } from '../../src/core/coalesce-batch';
 import { offerSignal, offerUpdate } from '../../src/core/messages';
 import type { ModelRequest } from '../../src/core/contracts';
 

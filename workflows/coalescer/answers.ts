@@ -1,7 +1,6 @@
 import type { Batch, CoalescerState, Offer, OfferAnswer } from '../../src/core/coalesce-types';
 import { batchRunKey, coalescerId } from '../../src/core/ids';
-import { dueAt } from './batch';
-import type { CoalescerIdentity, OfferedEvent } from './batch';
+import { pendingBatchAnswer, type CoalescerIdentity, type OfferedEvent } from '../../src/core/coalesce-batch';
 import { SeenTable, type SeenEntry } from './seen';
 
 /** Answers kept for retried offers (by offer id) that cross a continue-as-new. */
@@ -96,12 +95,6 @@ export abstract class CoalescerAnswers {
   }
 
   protected pendingAnswer(b: Batch, decision: 'started' | 'coalesced', nowMs: number, as: OfferAnswer['decision'] = decision): OfferAnswer {
-    return {
-      decision: as,
-      coalescerId: this.coalescerId,
-      runKey: b.runKey,
-      runState: 'pending',
-      startsInMs: this.state.running ? 0 : Math.max(0, dueAt(b, this.self.policy) - nowMs),
-    };
+    return pendingBatchAnswer(this.coalescerId, b, this.self.policy, nowMs, as, this.state.running !== undefined);
   }
 }

@@ -1,22 +1,13 @@
-import type { Batch, CoalescerState, Offer } from '../../src/core/coalesce-types';
+import type { CoalescerIdentity, OfferedEvent } from '../../src/core/coalesce-batch';
+import type { Batch, CoalescerState } from '../../src/core/coalesce-types';
 import { coalescerId } from '../../src/core/ids';
-import type { CoalescePolicy } from '../../src/core/policy';
 import type { AbsorbedEvent, RunInput } from '../../src/core/run-types';
 
 /*
- * What the coalescer machine (machine.ts) works with, pure: who a coalescer is, the steps it hands
- * its workflow, its first state, when a batch is due, and the run's input a batch becomes.
+ * What the coalescer machine (machine.ts) works with, pure: the steps it hands its workflow, its
+ * first state, and the run's input a batch becomes. How a batch opens, fills and is answered, and
+ * the first decision the gate answers a start with, are in src/core/coalesce-batch.ts.
  */
-
-/** Who a coalescer is, and its policy: fixed for its whole life, continue-as-new included. */
-export interface CoalescerIdentity {
-  agent: string;
-  wakeKey: string;
-  policy: CoalescePolicy;
-}
-
-/** An event as offered, with its payload and fingerprint (a run's record of it drops them). */
-export type OfferedEvent = Offer['event'];
 
 /**
  * What the coalescer's workflow does next. The machine has already applied it to its state (a
@@ -57,11 +48,6 @@ export function initialState(nowMs: number, chain = '0'): CoalescerState {
   };
 }
 
-/** When a pending batch may start: a quiet `debouncePeriodMs` after its last event, at the latest `maxWaitMs` after its first, epoch ms. */
-export function dueAt(b: Batch, policy: CoalescePolicy): number {
-  return Math.min(b.lastAtMs + policy.debouncePeriodMs, b.openedAtMs + policy.maxWaitMs);
-}
-
 /** An event as a run's record keeps it: without payload, fingerprint, bucket and trace context. */
 export function record(e: OfferedEvent): AbsorbedEvent {
   const { payload: _p, fingerprint: _f, bucketStart: _b, traceparent: _t, ...rest } = e;
@@ -98,42 +84,8 @@ export function runInputOf(self: Pick<CoalescerIdentity, 'agent' | 'wakeKey'>, b
 }
 
 /**
- * JSON characters of events (with their payloads) one batch, and so one run, holds in full; past it
- * they are counted, like past `maxEventsPerRun`, and the newest is always kept. The coalescer's
- * continue-as-new input carries its seen table (SEEN_BUDGET_CHARS), the pending batch and the live
- * run's events: 1 MB + 2 × 300,000 characters stays under the 2 MB Temporal takes in one payload,
- * as does a run's input. Without it, a burst of large payloads (up to 256 KB each) on one wake key
- * would make a batch that neither its run's start nor the coalescer's continue-as-new could carry.
- */
-export const BATCH_BUDGET_CHARS = 300_000;
-export const eventChars = (e: OfferedEvent) => JSON.stringify(e).length;
-/** The JSON characters of a batch's (or a live run's) events, counted once and kept up to date after. */
-export const charsOf = (holder: { events: OfferedEvent[]; chars?: number }) => (holder.chars ??= holder.events.reduce((n, e) => n + eventChars(e), 0));
-
-/**
- * Add the newest event to a batch within `maxEvents` and BATCH_BUDGET_CHARS: when full, the events
- * before it are counted in `overflow` from the last back (the first, the opener, goes last), and the
- * newest always goes in (the run works on the newest state; one event is at most the gate's payload
- * limit, 256 KB).
- */
-export function fitInto(batch: Batch, e: OfferedEvent, maxEvents: number): void {
-  const size = eventChars(e);
-  let chars = charsOf(batch);
-  while (batch.events.length > 0 && (batch.events.length >= maxEvents || chars + size > BATCH_BUDGET_CHARS)) {
-    chars -= eventChars(batch.events.pop()!);
-    batch.overflow += 1;
-  }
-  batch.events.push(e);
-  batch.chars = chars + size;
-}
-
-/**
  * Skips are told to the live run at most this often, each record carrying every skip since the last.
  * A skip's answer waits for its record (skips.ts), so this bounds that wait; under a storm a signal
  * per loop turn (every 10 to 20 ms) cost two history events per offer.
  */
 export const SKIPPED_SIGNAL_EVERY_MS = 250;
-
-/** Whether a batch (or a live run) can take one more event in full, within `maxEvents` and BATCH_BUDGET_CHARS. */
-export const hasRoom = (holder: { events: OfferedEvent[]; chars?: number }, e: OfferedEvent, maxEvents: number) =>
-  holder.events.length < maxEvents && charsOf(holder) + eventChars(e) <= BATCH_BUDGET_CHARS;

@@ -1,11 +1,11 @@
+import type { OfferedEvent } from '../../src/core/coalesce-batch';
 import type { Batch } from '../../src/core/coalesce-types';
 import type { Adopt } from '../../src/core/messages';
-import type { OfferedEvent } from './batch';
+import { batchRunKey, batchRunToken } from '../../src/core/ids';
+import { CoalescerAnswers } from './answers';
 
 /** Live runs of terminated chains a chain remembers while it has its own (their ends may name steered events). */
 const FOREIGN_RUNS = 10;
-import { batchRunKey, batchRunToken } from '../../src/core/ids';
-import { CoalescerAnswers } from './answers';
 
 /**
  * What the coalescer machine (machine.ts) does after a person's hand: forget a re-armed run's

@@ -1,21 +1,16 @@
+import { charsOf, dueAt, eventChars, fitInto, hasRoom, openBatch, type CoalescerIdentity, type OfferedEvent } from '../../src/core/coalesce-batch';
 import type { Batch, CoalescerState, Offer, OfferAnswer, RunEnded, SteerAnswer } from '../../src/core/coalesce-types';
-import { batchRunKey, batchRunToken } from '../../src/core/ids';
-import { charsOf, dueAt, eventChars, fitInto, hasRoom, initialState, record, runInputOf, SKIPPED_SIGNAL_EVERY_MS } from './batch';
-import type { CoalescerIdentity, OfferedEvent, NextAction } from './batch';
+import { initialState, record, runInputOf, SKIPPED_SIGNAL_EVERY_MS, type NextAction } from './batch';
 import { SeenTable } from './seen';
 import { SKIPPED_PAYLOAD_CHARS, SkipLedger, skippedRecord } from './skips';
 import { CoalescerByHand } from './by-hand';
 
-export { BATCH_BUDGET_CHARS, SKIPPED_SIGNAL_EVERY_MS } from './batch';
+export { BATCH_BUDGET_CHARS } from '../../src/core/coalesce-batch';
+export { SKIPPED_SIGNAL_EVERY_MS } from './batch';
 export { dueAt, initialState, runInputOf, type CoalescerIdentity, type NextAction };
 
 const RECENT_RUNS = 10;
 const STALE_KEPT = 20;
-
-/** What a new chain decides for the offer it was started with (input `first`, before any message): the gate's answer to the start. */
-export function decideFirst(self: CoalescerIdentity, offer: Offer, chain: string, nowMs = 0): OfferAnswer {
-  return new CoalescerMachine(self, initialState(nowMs, chain)).offer(offer, nowMs);
-}
 
 /**
  * The coalescer's decisions, with no Temporal in them: deterministic, driven by the workflow shell
@@ -325,20 +320,9 @@ export class CoalescerMachine extends CoalescerByHand {
     fitInto(batch, e, this.self.policy.maxEventsPerRun);
   }
 
+  /** A new batch, the chain's next (src/core/coalesce-batch.ts `openBatch`, as the gate's first decision opens it). */
   private open(e: OfferedEvent, nowMs: number, carried?: { runKey: string; events: OfferedEvent[]; overflow: number }): Batch {
-    const { agent, wakeKey, policy } = this.self;
-    const carriedEvents = carried?.events ?? [];
     const n = (this.state.batches = (this.state.batches ?? 0) + 1);
-    const batch: Batch = {
-      runKey: batchRunKey(agent, wakeKey, batchRunToken(e.eventKey, this.state.chain ?? '0', n)),
-      openedBy: e.eventKey,
-      openedAtMs: nowMs,
-      lastAtMs: nowMs,
-      events: [...carriedEvents],
-      overflow: carried?.overflow ?? 0,
-      ...(carried ? { supersedes: carried.runKey } : {}),
-    };
-    fitInto(batch, e, policy.maxEventsPerRun);
-    return batch;
+    return openBatch(this.self, e, nowMs, this.state.chain ?? '0', n, carried);
   }
 }

@@ -1,5 +1,6 @@
 import type { AbsorbedEvent } from '../../src/core/run-types';
-import { record, type OfferedEvent } from './batch';
+import type { OfferedEvent } from '../../src/core/coalesce-batch';
+import { record } from './batch';
 
 /**
  * JSON characters of payloads the records of skips carry to one run, at most, over all of them: under

@@ -36,3 +36,17 @@ export function jsonDepth(value: unknown, limit: number): number {
   }
   return max;
 }
+
+/** What the webhook listener answers one request: status, body, the reason it counts and logs, extra headers. */
+export class Reply {
+  constructor(
+    readonly status: number,
+    readonly body: unknown,
+    readonly reason: string,
+    readonly headers: Record<string, string> = {},
+  ) {}
+}
+
+/** A refusal in the shared error shape, counted under its code. */
+export const refuse = (status: number, code: string, message: string, issues?: { path: string; message: string }[]) =>
+  new Reply(status, errorBody(code, message, issues), code);

@@ -6,23 +6,15 @@ import type { Gate } from '../../gate/gate';
 import { GateInputError } from '../../gate/errors';
 import type { TriggerRegistry } from '../registry';
 import { InFlightCap, retryAfterSeconds, SHED_POLICY, TokenBucket, type ShedReason } from './rate-limit';
-import { answerBody, jsonDepth, statusOf } from './answers';
+import { answerBody, jsonDepth, refuse, Reply, statusOf } from './answers';
 import { errorBody } from '../../core/error-body';
 import { IngressMetrics } from './metrics';
-import { registerSupervisorPage } from '../../console/supervisor-page';
-import { registerWakePage } from '../../console/wake-page';
-import { registerShadowPage } from '../../console/shadow-page';
-import { registerShadowMetrics } from '../../console/shadow-metrics';
-import { registerOperatorAuth, type OperatorAuthSettings } from '../../console/operator-auth';
-import { registerOperatorGuard } from '../../console/operator-guard';
+import { webhookReadouts } from './readouts';
 import { createVerifier, type Verifier } from './signatures';
-import { transportOptions, type TransportSettings } from './transport';
+import { transportOptions, type TransportSettings } from '../../config/listeners';
 import type { DeliveryContext, WebhookSource } from './source';
 import { WakeAttr } from '../../core/trace-context';
 import { inSpan } from '../../tracing/spans';
-
-/** Largest body the operator's listener reads (its forms and actions are a few fields), bytes. */
-const OPERATOR_BODY_LIMIT_BYTES = 16 * 1024;
 
 /** Deepest JSON nesting a webhook body may have (400 `too_deep` beyond). */
 export const MAX_JSON_DEPTH = 32;
@@ -34,7 +26,7 @@ export type IngressSettings = Pick<
 > &
   TransportSettings;
 
-export interface IngressOptions {
+export interface WebhookListenerOptions {
   gate: Gate;
   /** The client the gate uses: its deadline bounds how long a delivery waits for Temporal. */
   client: Client;
@@ -47,10 +39,15 @@ export interface IngressOptions {
   metrics?: IngressMetrics;
   /** Structured log of each answer (source, status, code, delivery id, event key); never headers or secrets. */
   logger?: Logger;
-  /** Serve the supervisor's status page (`/supervisor`) for the fleet on this task queue. */
-  supervisorPage?: { taskQueue: string };
-  /** The operator listener's sign-in (no operators: open, for loopback only). */
-  operatorAuth?: OperatorAuthSettings;
+}
+
+/** A built webhook listener (not listening yet), and what it tells an operator: routes for the operator's listener to serve. */
+export interface WebhookListener {
+  app: FastifyInstance;
+  metrics: IngressMetrics;
+  inFlight: InFlightCap;
+  /** `/metrics` and `/status` (readouts.ts), for the operator's listener: the public one never serves them. */
+  readouts: (scope: FastifyInstance) => void;
 }
 
 interface Served {
@@ -59,28 +56,17 @@ interface Served {
   bucket: TokenBucket;
 }
 
-class Reply {
-  constructor(
-    readonly status: number,
-    readonly body: unknown,
-    readonly reason: string,
-    readonly headers: Record<string, string> = {},
-  ) {}
-}
-
-const refuse = (status: number, code: string, message: string, issues?: { path: string; message: string }[]) =>
-  new Reply(status, errorBody(code, message, issues), code);
-
 /**
- * The webhook ingress, two listeners: the public one serves `POST /webhooks/<source>` and
- * `GET /healthz` and nothing else (every sender on the internet reaches it); the operator's serves
- * the `/supervisor` page and its actions, `/metrics` and `/status`, on its own address. A delivery is answered 202
- * only after the gate returned, that is after Temporal durably accepted the event (a started run,
- * or the open or finished run that already holds its key). Statuses: 401 signature, 400 body, 404
+ * The webhook listener, the public one: it serves `POST /webhooks/<source>` and `GET /healthz` and
+ * nothing else (every sender on the internet reaches it). Its `/metrics` and `/status` are served by
+ * the operator's listener, on its own address (src/console/listener.ts; the deployment puts the two
+ * side by side, src/processes/ingress-listeners.ts). A delivery is answered 202 only after the gate
+ * returned, that is after Temporal durably accepted the event (a started run, or the open or
+ * finished run that already holds its key). Statuses: 401 signature, 400 body, 404
  * source, 413 size, 415 content type, 409/422 refusal, 429 shed (Retry-After), 503 Temporal did not
  * accept in time (Retry-After). Nothing is buffered: over a limit, the request is shed at once.
  */
-export function buildIngress(opts: IngressOptions): { app: FastifyInstance; operator: FastifyInstance; metrics: IngressMetrics; inFlight: InFlightCap } {
+export function buildWebhookListener(opts: WebhookListenerOptions): WebhookListener {
   const { settings } = opts;
   const metrics = opts.metrics ?? new IngressMetrics();
   const served = servedSources(opts);
@@ -134,8 +120,6 @@ export function buildIngress(opts: IngressOptions): { app: FastifyInstance; oper
 
   // A load balancer's health check: answers without touching Temporal or saying anything about the fleet.
   app.get('/healthz', async () => ({ ok: true }));
-
-  const operator = buildOperator(opts, metrics, inFlight, served);
 
   app.post<{ Params: { source: string } }>('/webhooks/:source', {
     // Before the body is read: an unknown source is a 404 at once.
@@ -200,11 +184,12 @@ export function buildIngress(opts: IngressOptions): { app: FastifyInstance; oper
     },
   });
 
-  return { app, operator, metrics, inFlight };
+  const sources = [...served.values()].map((s) => s.source);
+  return { app, metrics, inFlight, readouts: webhookReadouts(metrics, inFlight, settings, sources) };
 }
 
 /** Each webhook source with its verifier and rate bucket; a source without a trigger or a secret is refused. */
-function servedSources(opts: IngressOptions): Map<string, Served> {
+function servedSources(opts: WebhookListenerOptions): Map<string, Served> {
   const { settings } = opts;
   const served = new Map<string, Served>();
   for (const source of opts.sources) {
@@ -236,46 +221,9 @@ function shed(metrics: IngressMetrics, source: string, reason: ShedReason, retry
   );
 }
 
-/** The operator's listener: the /supervisor page and its actions, the /wakes/<agent>/<wakeKey> trail, /metrics and /status, all behind the sign-in. */
-function buildOperator(opts: IngressOptions, metrics: IngressMetrics, inFlight: InFlightCap, served: Map<string, Served>): FastifyInstance {
-  const { settings } = opts;
-  // The operator's paths never share the public listener: a request for one there is a 404 like any unknown path.
-  const auth = opts.operatorAuth ?? { operators: {}, sessionTtlS: 8 * 3600 };
-  // A trusted proxy's X-Forwarded-For names the client (the sign-in throttle counts per client); no one else's is read.
-  const trustProxy = auth.trustProxy?.length ? { trustProxy: [...auth.trustProxy] } : {};
-  const operator = Fastify({ logger: false, ...transportOptions(settings), bodyLimit: OPERATOR_BODY_LIMIT_BYTES, ...trustProxy });
-  registerShadowMetrics(operator, metrics.registry, opts.client, opts.registry.agents);
-  // Every operator path is in one scope behind the Host allow-list and the sign-in: nothing there answers a request that acts as no one.
-  void operator.register(async (scope) => {
-    await registerOperatorGuard(scope, { hostnames: new Set(auth.hostnames ?? []), tls: auth.tls ?? false, logger: opts.logger });
-    await registerOperatorAuth(scope, auth, opts.logger);
-    if (opts.supervisorPage) registerSupervisorPage(scope, { client: opts.client, taskQueue: opts.supervisorPage.taskQueue });
-    registerWakePage(scope, { client: opts.client, agents: opts.registry.agents });
-    registerShadowPage(scope, { client: opts.client, agents: opts.registry.agents });
-    scope.get('/metrics', async (_request, reply) => {
-      metrics.inFlight.set(inFlight.inFlight);
-      return reply.header('content-type', metrics.registry.contentType).send(await metrics.registry.metrics());
-    });
-    scope.get('/status', async () => ({
-      shedPolicy: SHED_POLICY,
-      inFlight: inFlight.inFlight,
-      maxInFlight: inFlight.limit,
-      ratePerSecond: settings.ratePerSecond,
-      burst: settings.burst,
-      sources: [...served.values()].map((s) => ({
-        name: s.source.name,
-        trigger: s.source.trigger,
-        scheme: typeof s.source.scheme === 'object' ? s.source.scheme.name : s.source.scheme,
-      })),
-    }));
-  });
-
-  return operator;
-}
-
 /** One delivery after its source and slot were found: signature, rate, body, mapping, then the gate. */
 async function handle(
-  opts: IngressOptions,
+  opts: WebhookListenerOptions,
   metrics: IngressMetrics,
   s: Served,
   request: FastifyRequest,

@@ -1,10 +1,4 @@
 import type * as Tokenizer from 'gpt-tokenizer';
-
-// The tokenizer's ranks take a fifth of a second to load: only a process that counts tokens pays it
-// (a CLI call that keys an event never does).
-let tokenizer: typeof Tokenizer | undefined;
-// eslint-disable-next-line @typescript-eslint/no-require-imports
-const countTokens = (text: string): number => (tokenizer ??= require('gpt-tokenizer') as typeof Tokenizer).countTokens(text);
 import type {
   JSONSchema7,
   LanguageModelV3,
@@ -14,7 +8,13 @@ import type {
   LanguageModelV3Prompt,
   LanguageModelV3StreamPart,
 } from '@ai-sdk/provider';
-import { EFFECT_TOOL_MARK, type ChatMessage } from '../../../src/core/contracts';
+import { EFFECT_TOOL_MARK, type ChatMessage } from '../core/contracts';
+
+// The tokenizer's ranks take a fifth of a second to load: only a process that counts tokens pays it
+// (a CLI call that keys an event never does).
+let tokenizer: typeof Tokenizer | undefined;
+// eslint-disable-next-line @typescript-eslint/no-require-imports
+const countTokens = (text: string): number => (tokenizer ??= require('gpt-tokenizer') as typeof Tokenizer).countTokens(text);
 
 /**
  * Tokens of a chat as the o200k tokenizer counts them, with the chat format's per-message overhead,

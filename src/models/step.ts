@@ -8,12 +8,12 @@ import {
   type LanguageModelV3Message,
 } from '@ai-sdk/provider';
 import { ApplicationFailure } from '@temporalio/common';
-import type { ChatMessage } from '../../../src/core/contracts';
-import type { ModelStep, StepReply, StepRequest } from '../../../src/core/model';
-import { FailureType } from '../../../src/core/failures';
+import type { ChatMessage } from '../core/contracts';
+import type { ModelStep, StepReply, StepRequest } from '../core/model';
+import { FailureType } from '../core/failures';
 import { chatTokens } from './offline';
 
-export type { ModelStep, StepReply, StepRequest, StepTool } from '../../../src/core/model';
+export type { ModelStep, StepReply, StepRequest, StepTool } from '../core/model';
 
 /**
  * One model step through any AI SDK LanguageModelV3. Calls `doGenerate` directly: that is exactly one

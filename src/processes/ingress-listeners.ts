@@ -1,14 +1,47 @@
 import type { AddressInfo } from 'node:net';
 import type { Client } from '@temporalio/client';
+import type { FastifyInstance } from 'fastify';
 import type { Logger } from 'pino';
-import type { IngressConfig } from '../../config/config';
-import { Gate } from '../../gate/gate';
-import type { SupervisorLink } from '../../supervisor/link';
-import type { TriggerRegistry } from '../registry';
-import { IngressMetrics } from './metrics';
-import { resolveSecrets } from './secrets';
-import { buildIngress, type IngressSettings } from './server';
-import type { WebhookSource } from './source';
+import type { IngressConfig } from '../config/config';
+import { isLoopbackHost } from '../config/listeners';
+import { assertOperatorBind, buildOperatorListener } from '../console/listener';
+import type { OperatorAuthSettings } from '../console/operator-auth';
+import { Gate } from '../gate/gate';
+import type { SupervisorLink } from '../supervisor/link';
+import type { TriggerRegistry } from '../trigger/registry';
+import { IngressMetrics } from '../trigger/webhook/metrics';
+import { resolveSecrets } from '../trigger/webhook/secrets';
+import { buildWebhookListener, type IngressSettings, type WebhookListener, type WebhookListenerOptions } from '../trigger/webhook/server';
+import type { WebhookSource } from '../trigger/webhook/source';
+
+/*
+ * The ingress of a deployment: the webhook listener (src/trigger/webhook/) and the operator's
+ * listener (src/console/) side by side, each built by its own part; the webhook trigger's readouts
+ * (`/metrics`, `/status`) are served by the operator's. The two listeners know nothing of each other.
+ */
+
+export interface IngressOptions extends WebhookListenerOptions {
+  /** Serve the supervisor's status page (`/supervisor`) for the fleet on this task queue. */
+  supervisorPage?: { taskQueue: string };
+  /** The operator listener's sign-in (no operators: open, for loopback only). */
+  operatorAuth?: OperatorAuthSettings;
+}
+
+/** Both listeners, built and not listening: the webhook listener (`app`) and the operator's (`operator`). */
+export function buildIngress(opts: IngressOptions): WebhookListener & { operator: FastifyInstance } {
+  const webhook = buildWebhookListener(opts);
+  const operator = buildOperatorListener({
+    client: opts.client,
+    agents: opts.registry.agents,
+    transport: opts.settings,
+    ...(opts.supervisorPage ? { supervisorPage: opts.supervisorPage } : {}),
+    ...(opts.operatorAuth ? { auth: opts.operatorAuth } : {}),
+    logger: opts.logger,
+    metricsRegistry: webhook.metrics.registry,
+    routes: webhook.readouts,
+  });
+  return { ...webhook, operator };
+}
 
 export interface StartIngressOptions {
   client: Client;
@@ -41,7 +74,7 @@ export interface RunningIngress {
   close(): Promise<void>;
 }
 
-/** Build the webhook ingress on its own gate and listen (port 0 = a free port). */
+/** Build the ingress's two listeners, the webhook one on its own gate, and listen (port 0 = a free port). */
 export async function startIngress(opts: StartIngressOptions): Promise<RunningIngress> {
   const sources = opts.sources;
   const devRefused =
@@ -112,26 +145,4 @@ export async function startIngress(opts: StartIngressOptions): Promise<RunningIn
 function boundUrl(address: string | AddressInfo | null): string {
   if (address === null || typeof address === 'string') return String(address);
   return `http://${address.family === 'IPv6' ? `[${address.address}]` : address.address}:${address.port}`;
-}
-
-const LOOPBACK = /^(127\.\d{1,3}\.\d{1,3}\.\d{1,3}|::1|localhost)$/;
-
-/** Whether `host` (an IP literal or name, no port) is this machine's loopback: 127.0.0.0/8, ::1 or localhost. */
-export function isLoopbackHost(host: string): boolean {
-  return LOOPBACK.test(host.toLowerCase());
-}
-
-/**
- * The operator's listener carries the kill switch, the breaker's reset and the release of held
- * wakes: without operators to sign in it binds to a loopback address only, and anything else is a
- * start-up error that says how to configure them.
- */
-export function assertOperatorBind(host: string, signIn: boolean): void {
-  if (!signIn && !isLoopbackHost(host)) {
-    throw new Error(
-      `WAKEGATE_OPERATOR_HOST=${host}: the operator's listener (supervisor page and actions, metrics, status) has no sign-in configured, ` +
-        'so it binds to loopback only: set WAKEGATE_OPERATORS=name:secret,... (secrets of 16+ characters) to serve it elsewhere, ' +
-        'or keep the default 127.0.0.1 and reach it through an SSH tunnel',
-    );
-  }
 }

@@ -1,5 +1,10 @@
 import type { ServerOptions } from 'node:http';
-import type { IngressConfig } from '../../config/config';
+import type { IngressConfig } from './config';
+
+/*
+ * How the ingress's two listeners (the webhook listener, src/trigger/webhook/; the operator's,
+ * src/console/) take connections: their timeouts, and whether an address is this machine's own.
+ */
 
 /** How long each listener waits on a client (a slice of {@link IngressConfig}). */
 export type TransportSettings = Pick<IngressConfig, 'requestTimeoutMs' | 'headersTimeoutMs' | 'keepAliveTimeoutMs' | 'idleTimeoutMs'>;
@@ -25,4 +30,11 @@ export function transportOptions(t: TransportSettings): {
     keepAliveTimeout: t.keepAliveTimeoutMs,
     connectionTimeout: t.idleTimeoutMs,
   };
+}
+
+const LOOPBACK = /^(127\.\d{1,3}\.\d{1,3}\.\d{1,3}|::1|localhost)$/;
+
+/** Whether `host` (an IP literal or name, no port) is this machine's loopback: 127.0.0.0/8, ::1 or localhost. */
+export function isLoopbackHost(host: string): boolean {
+  return LOOPBACK.test(host.toLowerCase());
 }
