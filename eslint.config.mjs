@@ -234,6 +234,23 @@ export default tseslint.config(
     },
   },
   {
+    // Product code is held closer, and split by role rather than squeezed under the cap. A function's
+    // comments count: moving its words out of it is no split.
+    files: PRODUCT_ROOTS.map((r) => `${r}/**/*.ts`),
+    rules: {
+      'max-lines': ['error', { max: 300, skipBlankLines: false, skipComments: false }],
+      'max-lines-per-function': ['error', { max: 100, skipBlankLines: true, skipComments: false, IIFEs: true }],
+    },
+  },
+  {
+    // The webhook server is being split by role in its own change (issue 48): the old limits until it lands. Remove this then.
+    files: ['src/trigger/webhook/server.ts'],
+    rules: {
+      'max-lines': ['error', { max: 350, skipBlankLines: false, skipComments: false }],
+      'max-lines-per-function': ['error', { max: 150, skipBlankLines: true, skipComments: true, IIFEs: true }],
+    },
+  },
+  {
     // A user's plain-JavaScript package (test/dev-server/user-package.test.ts installs the tarball into it): CommonJS on Node.
     files: ['test/fixtures/**/*.js'],
     languageOptions: {

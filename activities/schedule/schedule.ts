@@ -10,6 +10,8 @@ import { SupervisorLink } from '../../src/supervisor/link';
 import type { SupervisorPolicy } from '../../src/core/supervisor-types';
 import { ledgerWorkflowId } from '../../src/core/schedule-messages';
 import type { ScheduleActivities } from '../../src/core/contracts';
+import type { GateAnswer } from '../../src/core/decision';
+import type { WindowRunResult } from '../../src/core/schedule-types';
 import { FailureType } from '../../src/core/failures';
 
 /** Matching times of a schedule's spec in [startMs, endMs], from Temporal itself (ListScheduleMatchingTimes). */
@@ -75,42 +77,7 @@ export function createScheduleActivities({ registry, supervisor }: { registry: T
       }
       if (answer.decision === 'stale') return base;
       if (answer.result && !answer.result.supersededBy) return { ...base, terminalReason: answer.result.terminalReason };
-      // The run that took the window: it may have taken other wakes too (coalescing), or still be pending.
-      const handle = client.workflow.getHandle(answer.workflowId);
-      const beat = setInterval(() => heartbeat(answer.decision), 1000);
-      const ctx = Context.current();
-      const signal = cancellationSignal();
-      // Worker shutdown: stop waiting and leave the wake running (a retry on another worker waits
-      // again). The tick cancelled (overlap `cancel`, a person): cancel the wake and wait for it to
-      // end `cancelled`. The tick gone (terminated): cancel the wake, nobody is left to wait.
-      let abandon: (err: unknown) => void = () => undefined;
-      const abandoned = new Promise<never>((_, reject) => (abandon = reject));
-      const onAbort = () => {
-        const details = ctx.cancellationDetails;
-        if (details?.cancelRequested || details?.notFound) {
-          ctx.log.info('scheduled window cancelled: cancelling its wake', { eventKey: answer.eventKey });
-          // Its run, never its coalescer (an offer taken by signal names the coalescer, undecided yet).
-          if (answer.workflowId !== answer.coalescerId) handle.cancel().catch(() => undefined);
-        }
-        if (!details?.cancelRequested) abandon(signal.reason);
-      };
-      signal.addEventListener('abort', onAbort, { once: true });
-      try {
-        const result = await Promise.race([awaitRun(client, answer, { onWait: () => heartbeat(answer.decision), signal }), abandoned, cancelBound(signal)]);
-        return { ...base, terminalReason: result.terminalReason };
-      } catch (err) {
-        if (err instanceof WorkflowFailedError) {
-          throw ApplicationFailure.nonRetryable(
-            `the wake for ${answer.eventKey} failed: ${err.cause?.message ?? err.message}`,
-            FailureType.ScheduledWakeFailed,
-            base,
-          );
-        }
-        throw err;
-      } finally {
-        clearInterval(beat);
-        signal.removeEventListener('abort', onAbort);
-      }
+      return followWake(client, answer, base);
     },
 
     /**
@@ -143,4 +110,47 @@ export function createScheduleActivities({ registry, supervisor }: { registry: T
       });
     },
   };
+}
+
+/**
+ * Wait for the wake that took the window to end, heartbeating every second; see runScheduledWindow
+ * for what a cancellation does. Fails (non-retryable) when the wake failed.
+ */
+async function followWake(client: Client, answer: GateAnswer, base: WindowRunResult): Promise<WindowRunResult> {
+  // The run that took the window: it may have taken other wakes too (coalescing), or still be pending.
+  const handle = client.workflow.getHandle(answer.workflowId);
+  const beat = setInterval(() => heartbeat(answer.decision), 1000);
+  const ctx = Context.current();
+  const signal = cancellationSignal();
+  // Worker shutdown: stop waiting and leave the wake running (a retry on another worker waits
+  // again). The tick cancelled (overlap `cancel`, a person): cancel the wake and wait for it to
+  // end `cancelled`. The tick gone (terminated): cancel the wake, nobody is left to wait.
+  let abandon: (err: unknown) => void = () => undefined;
+  const abandoned = new Promise<never>((_, reject) => (abandon = reject));
+  const onAbort = () => {
+    const details = ctx.cancellationDetails;
+    if (details?.cancelRequested || details?.notFound) {
+      ctx.log.info('scheduled window cancelled: cancelling its wake', { eventKey: answer.eventKey });
+      // Its run, never its coalescer (an offer taken by signal names the coalescer, undecided yet).
+      if (answer.workflowId !== answer.coalescerId) handle.cancel().catch(() => undefined);
+    }
+    if (!details?.cancelRequested) abandon(signal.reason);
+  };
+  signal.addEventListener('abort', onAbort, { once: true });
+  try {
+    const result = await Promise.race([awaitRun(client, answer, { onWait: () => heartbeat(answer.decision), signal }), abandoned, cancelBound(signal)]);
+    return { ...base, terminalReason: result.terminalReason };
+  } catch (err) {
+    if (err instanceof WorkflowFailedError) {
+      throw ApplicationFailure.nonRetryable(
+        `the wake for ${answer.eventKey} failed: ${err.cause?.message ?? err.message}`,
+        FailureType.ScheduledWakeFailed,
+        base,
+      );
+    }
+    throw err;
+  } finally {
+    clearInterval(beat);
+    signal.removeEventListener('abort', onAbort);
+  }
 }

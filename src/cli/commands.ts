@@ -92,73 +92,8 @@ export function registerCommands(program: Command): void {
 
   registerRecordedWakes(program);
 
-  program
-    .command('kill <key>')
-    .description(
-      "Stop a live run before its next step (in-flight activities are cancelled); it ends `cancelled`. <key> is the run's workflow ID, " +
-        'or an event key: the run that took the event (for a coalesced event, the run that absorbed it); exit 2 when it woke several agents and --agent names none.',
-    )
-    .requiredOption('--reason <why>', 'why it is being stopped (recorded on the run)')
-    .option('--who <name>', 'who stops it (default: $USER)')
-    .option('--agent <agent>', 'with an event key: the run of this agent, where the event woke several')
-    .action((key: string, opts: { reason: string; who?: string; agent?: string }) => run(async () => (await import('./run-control.js')).kill(key, opts)));
-  for (const decision of ['approve', 'reject'] as const) {
-    program
-      .command(`${decision} <key>`)
-      .description(`${decision === 'approve' ? 'Approve' : 'Reject'} the irreversible effect a run is waiting on.`)
-      .option('--who <name>', 'who decides (default: $USER)')
-      .option('--reason <why>', 'why')
-      .option('--effect-key <key>', 'the effect key being decided (refused if another one is waiting)')
-      .action((key: string, opts: { who?: string; reason?: string; effectKey?: string }) =>
-        run(async () => (await import('./run-control.js')).decideCommand(decision, key, opts)),
-      );
-  }
-  program
-    .command('rearm <key>')
-    .description(
-      "Delete a closed run (and, for a coalesced run, its coalescer's memory of the events it took) so their next delivery starts afresh; exit 3 when there is no such workflow.",
-    )
-    .action((key: string) => run(async () => (await import('./run-control.js')).rearm(key)));
-
-  const supervisor = program
-    .command('supervisor')
-    .description('The supervisor: breaker state, rolling caps, held wakes; reset, release or discard (a person, with a reason).');
-  supervisor
-    .command('status')
-    .description('Breaker state, why it tripped, counters against caps, held wakes by agent and wake key, live runs, recent runs by terminal reason.')
-    .action(() => run(async () => (await import('./supervisor.js')).statusCommand()));
-  supervisor
-    .command('reset')
-    .description('Re-arm a tripped or halted breaker (recorded). Held wakes stay held until released or discarded.')
-    .requiredOption('--who <name>', 'the person resetting it')
-    .requiredOption('--reason <why>', 'what was looked at or fixed')
-    .action((opts: PersonOptions) => run(async () => (await import('./supervisor.js')).resetCommand(opts)));
-  for (const action of ['release', 'discard'] as const) {
-    supervisor
-      .command(action)
-      .description(
-        action === 'release'
-          ? "Let held wakes run (all, or one agent's); the breaker must be reset first."
-          : "Drop held wakes (all, or one agent's): they end `discarded`.",
-      )
-      .requiredOption('--who <name>', 'the person deciding')
-      .requiredOption('--reason <why>', 'why')
-      .option('--agent <agent>', "only this agent's held wakes")
-      .action((opts: PersonOptions & { agent?: string }) => run(async () => (await import('./supervisor.js')).releaseCommand(action, opts)));
-  }
-  program
-    .command('halt')
-    .description('Hold new wakes (admitted, their runs wait), cancel live runs at their next step; nothing further is committed.')
-    .requiredOption('--who <name>', 'the person halting')
-    .requiredOption('--reason <why>', 'why')
-    .action((opts: PersonOptions) => run(async () => (await import('./supervisor.js')).haltCommand(opts)));
-  program
-    .command('drain')
-    .description('Hold new wakes (admitted, their runs wait), let live runs finish, and report when none is left.')
-    .requiredOption('--who <name>', 'the person draining')
-    .requiredOption('--reason <why>', 'why')
-    .option('--timeout <s>', 'give up waiting after this many seconds (the drain stays in force)', '600')
-    .action((opts: PersonOptions & { timeout: string }) => run(async () => (await import('./supervisor.js')).drainCommand(opts)));
+  registerRunControl(program);
+  registerSupervisorCommands(program);
 }
 
 /** The processes of a deployment, each alone: what `dev` runs together. Each drains on SIGTERM or SIGINT and exits 0. */
@@ -281,4 +216,78 @@ function registerRecordedWakes(program: Command): void {
         return (await import('./shadow.js')).shadow(agent, opts);
       }),
     );
+}
+
+/** A live or closed run, by hand: kill it, decide its irreversible effect, re-arm it. */
+function registerRunControl(program: Command): void {
+  program
+    .command('kill <key>')
+    .description(
+      "Stop a live run before its next step (in-flight activities are cancelled); it ends `cancelled`. <key> is the run's workflow ID, " +
+        'or an event key: the run that took the event (for a coalesced event, the run that absorbed it); exit 2 when it woke several agents and --agent names none.',
+    )
+    .requiredOption('--reason <why>', 'why it is being stopped (recorded on the run)')
+    .option('--who <name>', 'who stops it (default: $USER)')
+    .option('--agent <agent>', 'with an event key: the run of this agent, where the event woke several')
+    .action((key: string, opts: { reason: string; who?: string; agent?: string }) => run(async () => (await import('./run-control.js')).kill(key, opts)));
+  for (const decision of ['approve', 'reject'] as const) {
+    program
+      .command(`${decision} <key>`)
+      .description(`${decision === 'approve' ? 'Approve' : 'Reject'} the irreversible effect a run is waiting on.`)
+      .option('--who <name>', 'who decides (default: $USER)')
+      .option('--reason <why>', 'why')
+      .option('--effect-key <key>', 'the effect key being decided (refused if another one is waiting)')
+      .action((key: string, opts: { who?: string; reason?: string; effectKey?: string }) =>
+        run(async () => (await import('./run-control.js')).decideCommand(decision, key, opts)),
+      );
+  }
+  program
+    .command('rearm <key>')
+    .description(
+      "Delete a closed run (and, for a coalesced run, its coalescer's memory of the events it took) so their next delivery starts afresh; exit 3 when there is no such workflow.",
+    )
+    .action((key: string) => run(async () => (await import('./run-control.js')).rearm(key)));
+}
+
+/** The supervisor, by a person: its status; reset, release or discard; halt and drain. */
+function registerSupervisorCommands(program: Command): void {
+  const supervisor = program
+    .command('supervisor')
+    .description('The supervisor: breaker state, rolling caps, held wakes; reset, release or discard (a person, with a reason).');
+  supervisor
+    .command('status')
+    .description('Breaker state, why it tripped, counters against caps, held wakes by agent and wake key, live runs, recent runs by terminal reason.')
+    .action(() => run(async () => (await import('./supervisor.js')).statusCommand()));
+  supervisor
+    .command('reset')
+    .description('Re-arm a tripped or halted breaker (recorded). Held wakes stay held until released or discarded.')
+    .requiredOption('--who <name>', 'the person resetting it')
+    .requiredOption('--reason <why>', 'what was looked at or fixed')
+    .action((opts: PersonOptions) => run(async () => (await import('./supervisor.js')).resetCommand(opts)));
+  for (const action of ['release', 'discard'] as const) {
+    supervisor
+      .command(action)
+      .description(
+        action === 'release'
+          ? "Let held wakes run (all, or one agent's); the breaker must be reset first."
+          : "Drop held wakes (all, or one agent's): they end `discarded`.",
+      )
+      .requiredOption('--who <name>', 'the person deciding')
+      .requiredOption('--reason <why>', 'why')
+      .option('--agent <agent>', "only this agent's held wakes")
+      .action((opts: PersonOptions & { agent?: string }) => run(async () => (await import('./supervisor.js')).releaseCommand(action, opts)));
+  }
+  program
+    .command('halt')
+    .description('Hold new wakes (admitted, their runs wait), cancel live runs at their next step; nothing further is committed.')
+    .requiredOption('--who <name>', 'the person halting')
+    .requiredOption('--reason <why>', 'why')
+    .action((opts: PersonOptions) => run(async () => (await import('./supervisor.js')).haltCommand(opts)));
+  program
+    .command('drain')
+    .description('Hold new wakes (admitted, their runs wait), let live runs finish, and report when none is left.')
+    .requiredOption('--who <name>', 'the person draining')
+    .requiredOption('--reason <why>', 'why')
+    .option('--timeout <s>', 'give up waiting after this many seconds (the drain stays in force)', '600')
+    .action((opts: PersonOptions & { timeout: string }) => run(async () => (await import('./supervisor.js')).drainCommand(opts)));
 }

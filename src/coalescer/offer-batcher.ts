@@ -1,26 +1,14 @@
-import { isGrpcDeadlineError, WithStartWorkflowOperation, WorkflowUpdateRPCTimeoutOrCancelledError, type Client } from '@temporalio/client';
-import type { OfferInput, Offer, OfferAnswer } from '../core/coalesce-types';
-import { errorChainText, isInFlightRefusal } from '../core/failures';
-import { offerUpdate } from '../core/messages';
-import { captureContext, inContext } from '../tracing/spans';
+import { WithStartWorkflowOperation, type Client } from '@temporalio/client';
+import type { OfferInput, OfferAnswer } from '../core/coalesce-types';
+import { captureContext } from '../tracing/spans';
 import { GATE_PRIORITY } from '../core/priority';
-import { OPEN_KEPT, OPEN_KNOWN_MS, offerBySignal, startWithOffer } from './coalescer-start';
+import { OPEN_KEPT, OPEN_KNOWN_MS, startWithOffer } from './coalescer-start';
 import { LastSeen } from './last-seen';
 import { Backlog } from './backlog';
+import { OfferSender, type OfferOutcome, type Waiting } from './offer-sender';
 import { countOffer } from './offer-counts';
 
-/** An offer's fate: the coalescer's decision, or `accepted` (taken durably by signal, not decided within the wait). */
-export type OfferOutcome = { kind: 'decided'; answer: OfferAnswer } | { kind: 'accepted' };
-
-interface Waiting {
-  input: OfferInput;
-  /** The trace context the offer was made in (tracing on): its batch's update is sent in the first offer's. */
-  trace: unknown;
-  settle: (o: OfferOutcome) => void;
-  fail: (err: unknown) => void;
-  settled: boolean;
-  timer?: NodeJS.Timeout;
-}
+export type { OfferOutcome } from './offer-sender';
 
 interface Lane {
   start: () => WithStartWorkflowOperation<never>;
@@ -41,42 +29,6 @@ const MAX_BATCH_CHARS = 256_000;
  * wake key before the server refuses one, and a refused one is retried ({@link OfferBatcher}).
  */
 const MAX_IN_FLIGHT = 2;
-/** Back-off after an in-flight-limit refusal: from this, doubling, jittered, at most 2 s. */
-const REFUSAL_BACKOFF_MS = 50;
-
-/**
- * An update not answered after this long is sent again, as a new update with the offers still waiting
- * (the coalescer answers a repeated offer id with its first answer). An update that reaches a
- * coalescer while it continues as new can be held by the server until that coalescer's next
- * continue-as-new (in bench:coalesce's hot key, every 1.5 to 2 s), and so can every offer queued
- * behind it; a hot coalescer answers an update in about 15 ms, and 60 ms at p99.
- */
-const STUCK_AFTER_MS = 750;
-/** Sends of one batch past the first, at most: under a load that makes every update slow, resending would only add to it. */
-const MAX_RESENDS = 2;
-/**
- * An update is sent again only if its coalescer answered this process within this long: it is live,
- * and this update is held. With no worker polling (or one taking a coalescer over), a resend would
- * only add an update to the server's in-flight count; the decision wait's signal takes care of those.
- */
-const LIVE_WITHIN_MS = 5_000;
-/** Coalescers whose last answer is remembered past their lane's life; past this many, those older than LIVE_WITHIN_MS are forgotten. */
-const ANSWERED_KEPT = 4096;
-
-/** An update's longest wait for its outcome: past it, the slot is freed (its offers went by signal long before). */
-const UPDATE_DEADLINE_MS = 60_000;
-
-/** The update's own deadline passed (the client's, or the server's wait for its outcome): it may yet be taken. */
-const isUpdateTimeout = (err: unknown) => err instanceof WorkflowUpdateRPCTimeoutOrCancelledError || isGrpcDeadlineError(err);
-
-/**
- * The coalescer did not take the update, and sending it again is safe (the coalescer answers a
- * repeated offer id with its first answer): it closed or continued as new between its last workflow
- * task and this update (the next one reaches its new run), or the workflow task that would have
- * taken it failed (as when the coalescer continues as new while updates arrive).
- */
-const isNotTaken = (err: unknown) =>
-  /already completed|workflow execution.*(completed|closed)|unexpected workflow task failure|workflow task in failed state/i.test(errorChainText(err));
 
 /**
  * The gate's way to a coalescer: offers to one coalescer are batched into `offer` updates sent with
@@ -97,17 +49,15 @@ const isNotTaken = (err: unknown) =>
  * (no worker polls, or one is slow) goes again as an `offer` signal-with-start, which is in the
  * coalescer's history as soon as the server answers: the gate can then answer `accepted` and lose
  * nothing. Both may arrive; the coalescer repeats the first answer to a repeated offer id.
+ *
+ * This holds the lanes (one per coalescer: its queue, its slots, its start); offer-sender.ts sends a
+ * batch, and sends it again when held, refused or not decided in time.
  */
 export class OfferBatcher {
   private readonly lanes = new Map<string, Lane>();
-  /**
-   * When each coalescer last answered an update from this process. Kept apart from its lane, which
-   * is dropped whenever it is idle: a wake key offered to every few hundred ms has no lane between
-   * offers, and an update of it held at a continue-as-new would otherwise wait out the decision wait.
-   */
-  private readonly answered = new LastSeen(ANSWERED_KEPT, LIVE_WITHIN_MS);
   private readonly open = new LastSeen(OPEN_KEPT);
   private readonly backlog: Backlog;
+  private readonly sender: OfferSender;
 
   /** `startBacklog`: workflow tasks waiting on the task queue past which new keys go by update, not start ({@link Backlog}). */
   constructor(
@@ -116,6 +66,7 @@ export class OfferBatcher {
     opts: { startBacklog?: number } = {},
   ) {
     this.backlog = new Backlog(client, taskQueue, opts.startBacklog);
+    this.sender = new OfferSender(client, taskQueue);
   }
 
   /**
@@ -160,7 +111,7 @@ export class OfferBatcher {
     const lane = this.laneOf(input);
     const mine = new Promise<OfferOutcome>((settle, fail) => {
       const w: Waiting = { input, trace: captureContext(), settle, fail, settled: false };
-      w.timer = setTimeout(() => void this.fallBack(w), waitMs);
+      w.timer = setTimeout(() => void this.sender.fallBack(w), waitMs);
       if (first) lane.queue.unshift(w);
       else lane.queue.push(w);
     });
@@ -197,26 +148,6 @@ export class OfferBatcher {
     return lane;
   }
 
-  /** Not decided in time: send the offer as a signal (durable on the server's answer) and answer `accepted`. */
-  private async fallBack(w: Waiting): Promise<void> {
-    if (w.settled) return;
-    const { input } = w;
-    try {
-      await inContext(w.trace, () => offerBySignal(this.client, this.taskQueue, input, [input.offer]));
-      countOffer('fallbackSignals');
-      this.finish(w, () => w.settle({ kind: 'accepted' }));
-    } catch (err) {
-      this.finish(w, () => w.fail(err));
-    }
-  }
-
-  private finish(w: Waiting, how: () => void): void {
-    if (w.settled) return;
-    w.settled = true;
-    clearTimeout(w.timer);
-    how();
-  }
-
   private take(lane: Lane): Waiting[] {
     const batch: Waiting[] = [];
     let chars = 0;
@@ -239,101 +170,9 @@ export class OfferBatcher {
       const batch = this.take(lane);
       if (!batch.length) break;
       lane.inFlight += 1;
-      this.send(id, lane, batch, 0);
+      this.sender.send(id, { start: lane.start, release: () => this.done(id, lane) }, batch, 0);
     }
     if (lane.inFlight === 0 && lane.queue.length === 0 && !lane.scheduled && !lane.starting) this.lanes.delete(id);
-  }
-
-  /**
-   * Send `batch` in the lane slot the caller holds. Never throws: it runs from timers and immediates,
-   * where an exception would take the process down; a client call that throws fails its offers.
-   */
-  private send(id: string, lane: Lane, given: Waiting[], refusals: number, resends = 0): void {
-    // A retry after a back-off, or a resend, can find every offer settled meanwhile (their waits ended
-    // and they went by signal): nothing to send, and the slot goes back to the lane.
-    const batch = given.filter((w) => !w.settled);
-    if (!batch.length) {
-      this.done(id, lane);
-      return;
-    }
-    const offers: Offer[] = batch.map((w) => w.input.offer);
-    countOffer('updates');
-    countOffer('offers', offers.length);
-    /** Set once this send has given its lane slot on: answered, failed, retried or resent. */
-    let over = false;
-    const watchdog =
-      resends < MAX_RESENDS
-        ? setTimeout(() => {
-            const waiting = batch.filter((w) => !w.settled);
-            if (over || !waiting.length || !this.answered.within(id, LIVE_WITHIN_MS)) return;
-            // Not answered in far longer than a coalescer takes: held by the server (see STUCK_AFTER_MS).
-            // The resend takes this send's slot; this one's answer, should it still come, settles nothing twice.
-            over = true;
-            countOffer('stuckResends');
-            this.send(id, lane, waiting, refusals, resends + 1);
-          }, STUCK_AFTER_MS)
-        : undefined;
-    watchdog?.unref();
-    // In a promise, so that a client call that throws at once takes the failure path below.
-    void new Promise<OfferAnswer[]>((resolve) =>
-      resolve(
-        inContext(batch[0]!.trace, () =>
-          this.client.withDeadline(Date.now() + UPDATE_DEADLINE_MS, () =>
-            this.client.workflow.executeUpdateWithStart(offerUpdate, { args: [offers], startWorkflowOperation: lane.start() }),
-          ),
-        ),
-      ),
-    )
-      .then(
-        (answers) => {
-          clearTimeout(watchdog);
-          this.answered.note(id);
-          const list: OfferAnswer[] = Array.isArray(answers) ? answers : [];
-          batch.forEach((w, i) => {
-            const a = list[i];
-            this.finish(w, () =>
-              a ? w.settle({ kind: 'decided', answer: a }) : w.fail(new Error(`the coalescer answered ${list.length} of ${batch.length} offers`)),
-            );
-          });
-          if (over) return;
-          over = true;
-          this.done(id, lane);
-        },
-        (err: unknown) => {
-          clearTimeout(watchdog);
-          if (over) return; // resent: the resend answers for these offers
-          over = true;
-          const refused = isInFlightRefusal(err);
-          if ((refused || isNotTaken(err)) && batch.some((w) => !w.settled) && refusals < 12) {
-            // Refused before the coalescer saw it: send it again after a back-off (settled offers went by signal).
-            if (refused) countOffer('inFlightRefusals');
-            const backoff = Math.min(2000, REFUSAL_BACKOFF_MS * 2 ** refusals) * (0.5 + Math.random());
-            setTimeout(() => this.send(id, lane, batch, refusals + 1, resends), backoff).unref();
-            return;
-          }
-          if (isUpdateTimeout(err)) {
-            // The update ran out of time (a coalescer slow to take it, under a backlog): it may still be
-            // taken. Each offer still waiting goes by signal instead, answered `accepted` once the server
-            // holds it; the coalescer answers a repeated offer id with its first decision, so a late
-            // update and the signal make one decision. Only a signal that fails too fails the offer.
-            batch.forEach((w) => void this.fallBack(w));
-            this.done(id, lane);
-            return;
-          }
-          // The update's fate is unknown (the server restarting, a client defect): an offer still
-          // waiting fails, so that its caller answers 503 and the sender retries; its retry is deduplicated.
-          batch.forEach((w) => this.finish(w, () => w.fail(err)));
-          this.done(id, lane);
-        },
-      )
-      .catch((err: unknown) => {
-        // A defect in the handlers above: fail what still waits rather than reject where nothing catches it.
-        clearTimeout(watchdog);
-        batch.forEach((w) => this.finish(w, () => w.fail(err)));
-        if (over) return;
-        over = true;
-        this.done(id, lane);
-      });
   }
 
   private done(id: string, lane: Lane): void {

@@ -217,7 +217,7 @@ export type SeenEvent = [eventKey: string, fingerprint: string, atMs: number, de
 
 /**
  * An entry of the dedup table: a {@link SeenEvent}, or, past the newest few hundred, the same in one
- * compact string `#keyHash|fingerprint|atMs(base 36)|decision code|run ref|offer` (workflows/coalescer/seen.ts).
+ * compact string `#keyHash|fingerprint|atMs(base 36)|decision code|run ref|offer` (workflows/coalescer/seen-codec.ts).
  */
 export type SeenRow = SeenEvent | string;
 

@@ -1,55 +1,15 @@
 /**
- * Wire types of the supervisor (workflows/supervisor/): its policy, state, messages and what it
- * tells the processes that read it. Plain JSON, shared by the workflow, the gate, the runs' first
- * step, the CLI and the status page.
+ * Wire types of the supervisor (workflows/supervisor/): its state, its memo and its status. Plain
+ * JSON, shared by the workflow, the gate, the runs' first step, the CLI and the status page. By
+ * topic, its policy is in supervisor-policy.ts, what it is asked and told in supervisor-requests.ts,
+ * what it tells a run in supervisor-verdicts.ts; all are exported from here too.
  */
+import type { SupervisorPolicy } from './supervisor-policy';
+import type { PageRequest } from './supervisor-requests';
 
-/** A rolling cap over a sliding window: runs started (permits), spend in USD and in tokens. */
-export interface WindowCap {
-  /** The window slides: what counts is the last `windowMs`, not a calendar bucket. */
-  windowMs: number;
-  /** Runs started in the window (each run's first step takes one permit). */
-  wakes?: number;
-  /** Model spend of runs that closed in the window, USD. */
-  costUsd?: number;
-  /** Model tokens of runs that closed in the window. */
-  tokens?: number;
-  /** Why this number: what it protects against. */
-  rationale: string;
-}
-
-/** What the supervisor enforces. Declared in code (src/supervisor/policy.ts), with a rationale per number. */
-export interface SupervisorPolicy {
-  /** The storm breaker: wakes arriving at the gate per sliding minute. Over it, the breaker trips. */
-  storm: { fleetPerMinute: number; agentPerMinute?: number; rationale: string };
-  /** The error-rate breaker: the share of recent runs that ended in one of `reasons`. */
-  errorRate: {
-    windowMs: number;
-    minRuns: number;
-    threshold: number;
-    /** Terminal reasons (src/core/run-types.ts) that count as errors. */ reasons: string[];
-    rationale: string;
-  };
-  /**
-   * Per-period budgets: for the whole fleet, per agent, and for live shadow runs (the agents' `shadow`
-   * option), which count against `shadow` only: never against the fleet's or an agent's, so a
-   * shadow never holds a production run. A shadow over its cap is not held: it ends `discarded`.
-   */
-  caps: { fleet: WindowCap[]; agents: Record<string, WindowCap[]>; shadow?: WindowCap[] };
-  /** Per agent: what a trip does to its live runs (`cancel`: stopped at their next step, nothing further committed). Default `finish`. */
-  onTrip: Record<string, 'cancel' | 'finish'>;
-  /** Per agent: a wake over its cap is `hold` (default: held until the window slides) or `refuse` (the gate refuses it; the sender retries). */
-  overCap: Record<string, 'hold' | 'refuse'>;
-  /** How often the supervisor reads the runs that closed (error rate, spend), ms. */
-  observeEveryMs: number;
-  /** A held run re-checks the supervisor at most this often (a release also nudges it at once), ms. */
-  holdRecheckMs: number;
-  /**
-   * A page whose retries ran out, or that the pager refused, is sent again after this long (then
-   * doubling, at most an hour) while what it is about still stands, ms. Default 5 min.
-   */
-  pageResendMs?: number;
-}
+export type { SupervisorPolicy, WindowCap } from './supervisor-policy';
+export type { HaltRequest, PageRequest, PersonAction, ReleaseRequest, RunClosure, RunObservation, WakeCounts } from './supervisor-requests';
+export type { HoldRecord, RunVerdict } from './supervisor-verdicts';
 
 /** `armed`: runs start. `halted`: tripped or halted by a person; every wake is held. `draining`: as halted, but live runs finish. */
 export type SupervisorMode = 'armed' | 'halted' | 'draining';
@@ -257,66 +217,4 @@ export interface SupervisorStatus {
    * filling). In the status query's answer only. The storm breaker itself counts a sliding minute.
    */
   wakesPerMinute?: Record<string, [number, number][]>;
-}
-
-/** A person's action: who and why, both required. */
-export interface PersonAction {
-  who: string;
-  reason: string;
-}
-
-export interface HaltRequest extends PersonAction {
-  /** `drain`: live runs finish; `halt`: live runs are cancelled. */
-  drain: boolean;
-}
-
-export interface ReleaseRequest extends PersonAction {
-  action: 'release' | 'discard';
-  agent?: string;
-}
-
-/** Gate processes report the wakes they admitted, per agent, in batches. */
-export interface WakeCounts {
-  counts: Record<string, number>;
-}
-
-/** One run that closed: its agent, terminal reason and spend (from its search attributes). */
-export interface RunClosure {
-  agent: string;
-  reason: string;
-  closeMs: number;
-  costUsd: number;
-  tokens: number;
-}
-
-/** The runs that closed in (fromMs, toMs], oldest first; `truncated`: more remain, read on from the last one's close time. */
-export interface RunObservation {
-  closures: RunClosure[];
-  truncated: boolean;
-}
-
-/** A page to send (the pager adapter's own shape: src/supervisor/pager.ts). */
-export interface PageRequest {
-  dedupKey: string;
-  summary: string;
-  severity: 'critical' | 'error' | 'warning' | 'info';
-  source: string;
-  details: Record<string, unknown>;
-}
-
-/** What the run's first step (and a held run's re-check) is told. */
-export type RunVerdict =
-  | { kind: 'run'; releasedBy?: { who: string; reason: string } }
-  | { kind: 'hold'; hold: 'halted' | 'cap'; reason: string; recheckMs: number }
-  | { kind: 'discard'; who: string; reason: string };
-
-/** Where the supervisor held a run, and who let it go (on the run's status and result). */
-export interface HoldRecord {
-  hold: 'halted' | 'cap';
-  reason: string;
-  heldAt: string;
-  /** How often the run continued as new while held (its history kept short over a long hold). */
-  continuedAsNew?: number;
-  releasedAt?: string;
-  releasedBy?: { who: string; reason: string };
 }

@@ -1,15 +1,12 @@
 import { randomUUID } from 'node:crypto';
 import { hostname } from 'node:os';
-import { Client, Connection, WorkflowNotFoundError, WorkflowUpdateFailedError, type ConnectionOptions } from '@temporalio/client';
-import { ApplicationFailure } from '@temporalio/common';
-import { FailureType, isInFlightRefusal } from '../core/failures';
+import type { Client } from '@temporalio/client';
 import { capsFor } from '../core/caps';
 import { MAX_HOLD_MS, MAX_PREFETCH, type LeaseAnswer, type LeaseRequest } from '../core/permit-types';
-import { leaseUpdate, unusedPermitsSignal } from '../core/supervisor-messages';
 import type { SupervisorMode, SupervisorPolicy } from '../core/supervisor-types';
 import { untraced } from '../tracing/spans';
+import { PermitCalls } from './permit-calls';
 import { PermitStock, type Unused } from './permit-stock';
-import { updateWithin } from './retry';
 
 /** One permit asked for: granted or not, and the breaker's mode when it was answered. */
 export interface Grant {
@@ -39,11 +36,6 @@ const processStats: LeaseStats = { leaseUpdates: 0, inFlightRefusals: 0, leaseRe
 /** What every link of this process saw of its leases, summed (`link.stats` is one link's). */
 export const processLeaseStats = (): Readonly<LeaseStats> => ({ ...processStats });
 
-/** How long one batch of permit requests may take, retries included (under the first step's 10 s timeout). */
-export const LEASE_DEADLINE_MS = 8_000;
-/** How long a return of unused permits may take; one not delivered leaves them counted (conservative). */
-const RETURN_DEADLINE_MS = 5_000;
-
 /**
  * The permit half of a process's line to the supervisor (./link.ts): a run takes its permit from
  * the local stock when there is one, with no Temporal call at all. When the stock is short, the
@@ -55,9 +47,9 @@ const RETURN_DEADLINE_MS = 5_000;
  * Temporal's limits this keeps inside: 10 updates in flight per workflow (one per process, and
  * most runs need none), 2,000 updates per workflow run (the supervisor continues as new before).
  * A try refused for the in-flight limit, or failing for any passing reason, is made again with a
- * jittered backoff within LEASE_DEADLINE_MS (on a connection of the link's own: see leaseClientOf), under the same update ID (a try the server did take
+ * jittered backoff within LEASE_DEADLINE_MS (on a connection of the link's own), under the same update ID (a try the server did take
  * is answered with its first outcome, not counted twice); only a failure that outlasts it, or a
- * refusal by the supervisor itself, fails the runs waiting.
+ * refusal by the supervisor itself, fails the runs waiting. The calls themselves are permit-calls.ts's.
  */
 export class PermitLeaser {
   /** This process's name as a holder of permits (unique per link). */
@@ -72,8 +64,7 @@ export class PermitLeaser {
   private timer?: NodeJS.Timeout;
   private inFlight = false;
   private returnTimer?: NodeJS.Timeout;
-  private returning: Promise<void> = Promise.resolve();
-  private leaseClient?: { client: Client; close: () => Promise<void> };
+  private readonly calls: PermitCalls;
 
   constructor(
     private readonly opts: {
@@ -92,6 +83,13 @@ export class PermitLeaser {
   ) {
     this.stock = new PermitStock({ demandWindowMs: opts.holdMs, maxPrefetch: MAX_PREFETCH });
     this.now = opts.now ?? Date.now;
+    this.calls = new PermitCalls({
+      client: opts.client,
+      workflowId: opts.workflowId,
+      holder: this.holder,
+      ensure: opts.ensure,
+      count: (what, n) => this.count(what, n),
+    });
   }
 
   /**
@@ -148,9 +146,7 @@ export class PermitLeaser {
     clearTimeout(this.timer);
     clearTimeout(this.returnTimer);
     this.dropStock();
-    await this.returning;
-    await this.leaseClient?.close().catch(() => undefined);
-    this.leaseClient = undefined;
+    await this.calls.close();
   }
 
   private count(what: keyof LeaseStats, n = 1): void {
@@ -182,7 +178,7 @@ export class PermitLeaser {
     const notesAtAsk = this.modeNotes;
     let answer: LeaseAnswer;
     try {
-      answer = await untraced(() => this.leaseWithRetry(req));
+      answer = await untraced(() => this.calls.lease(req));
     } catch (err) {
       // Not answered: every waiter's first step fails and Temporal retries the activity.
       for (const w of waiting.values()) for (const { reject } of w) reject(err);
@@ -224,49 +220,6 @@ export class PermitLeaser {
     }
   }
 
-  /** One lease, tried again with a jittered backoff while its failure may pass, within LEASE_DEADLINE_MS. */
-  private async leaseWithRetry(req: LeaseRequest): Promise<LeaseAnswer> {
-    const deadlineMs = Date.now() + LEASE_DEADLINE_MS;
-    const updateId = randomUUID();
-    try {
-      return await updateWithin(
-        deadlineMs,
-        () => {
-          this.count('leaseUpdates');
-          return this.leaseOnce(req, updateId, deadlineMs);
-        },
-        (err, retrying) => {
-          if (isInFlightRefusal(err)) this.count('inFlightRefusals');
-          if (retrying) this.count('leaseRetries');
-        },
-      );
-    } catch (err) {
-      // The supervisor refused the request itself: a defect, which trying again does not change.
-      if (!(err instanceof WorkflowUpdateFailedError)) throw err;
-      throw ApplicationFailure.create({
-        message: `the supervisor refused the lease: ${(err.cause as Error | undefined)?.message ?? err.message}`,
-        type: FailureType.SupervisorRefused,
-        nonRetryable: true,
-        cause: err,
-      });
-    }
-  }
-
-  /** One `lease` update (bringing the supervisor up first if there is none), bounded by `deadlineMs`. */
-  private leaseOnce(req: LeaseRequest, updateId: string, deadlineMs: number): Promise<LeaseAnswer> {
-    const { client } = (this.leaseClient ??= leaseClientOf(this.opts.client));
-    const handle = client.workflow.getHandle(this.opts.workflowId);
-    return client.withDeadline(deadlineMs, async () => {
-      try {
-        return await handle.executeUpdate(leaseUpdate, { args: [req], updateId });
-      } catch (err) {
-        if (!(err instanceof WorkflowNotFoundError)) throw err;
-        await this.opts.ensure();
-        return await handle.executeUpdate(leaseUpdate, { args: [req], updateId });
-      }
-    });
-  }
-
   private scheduleReturn(): void {
     const next = this.stock.nextExpiryMs();
     clearTimeout(this.returnTimer);
@@ -280,47 +233,8 @@ export class PermitLeaser {
     ).unref();
   }
 
-  /** Send unused permits back in one signal; one that does not arrive leaves them counted until the window slides. */
+  /** Send unused permits back (permit-calls.ts). */
   private handBack(blocks: Unused[]): void {
-    if (!blocks.length) return;
-    const { client, workflowId } = this.opts;
-    this.returning = this.returning.then(async () => {
-      try {
-        await untraced(() =>
-          client.withDeadline(Date.now() + RETURN_DEADLINE_MS, () =>
-            client.workflow.getHandle(workflowId).signal(unusedPermitsSignal, { holder: this.holder, blocks }),
-          ),
-        );
-        this.count(
-          'returned',
-          blocks.reduce((sum, b) => sum + b.n, 0),
-        );
-      } catch {
-        // Conservative: the permits stay counted in the supervisor's windows until they slide out.
-      }
-    });
-  }
-}
-
-/**
- * The client the leases go by: like `client`, on a connection of its own without the gRPC layer's
- * retry, so that every refusal reaches the link, which counts it and tries again at its own backoff
- * within LEASE_DEADLINE_MS (the gRPC layer backs a refused call off by seconds, past the call's
- * deadline, and its last word is then a timeout). The shared client itself when its connection
- * cannot be copied (an API-key connection, a connection of another kind): refusals are then
- * retried, and hidden, by its gRPC layer.
- */
-function leaseClientOf(client: Client): { client: Client; close: () => Promise<void> } {
-  const shared = { client, close: () => Promise.resolve() };
-  const connection = client.connection;
-  if (!(connection instanceof Connection)) return shared;
-  try {
-    const own = Connection.lazy({ ...(connection.options as ConnectionOptions), interceptors: [] });
-    return {
-      client: new Client({ connection: own, namespace: client.options.namespace, dataConverter: client.options.dataConverter }),
-      close: () => own.close(),
-    };
-  } catch {
-    return shared;
+    this.calls.handBack(blocks);
   }
 }

@@ -95,6 +95,6 @@ export abstract class CoalescerByHand extends CoalescerAnswers {
     return true;
   }
 
-  /** Put events in the follow-up batch of run `runKey` (machine.ts). */
+  /** Put events in the follow-up batch of run `runKey` (steering.ts). */
   protected abstract followUp(runKey: string, events: OfferedEvent[], nowMs: number): void;
 }

@@ -1,9 +1,9 @@
-import { charsOf, dueAt, eventChars, fitInto, hasRoom, openBatch, type CoalescerIdentity, type OfferedEvent } from '../../src/core/coalesce-batch';
-import type { Batch, CoalescerState, Offer, OfferAnswer, RunEnded, SteerAnswer } from '../../src/core/coalesce-types';
+import { charsOf, dueAt, fitInto, hasRoom, openBatch, type CoalescerIdentity, type OfferedEvent } from '../../src/core/coalesce-batch';
+import type { Batch, CoalescerState, Offer, OfferAnswer, RunEnded } from '../../src/core/coalesce-types';
 import { initialState, record, runInputOf, SKIPPED_SIGNAL_EVERY_MS, type NextAction } from './batch';
 import { SeenTable } from './seen';
 import { SKIPPED_PAYLOAD_CHARS, SkipLedger, skippedRecord } from './skips';
-import { CoalescerByHand } from './by-hand';
+import { CoalescerSteering } from './steering';
 
 export { BATCH_BUDGET_CHARS } from '../../src/core/coalesce-batch';
 export { SKIPPED_SIGNAL_EVERY_MS } from './batch';
@@ -18,14 +18,12 @@ const STALE_KEPT = 20;
  * continue-as-new and answers queries with; the signals it owes live runs are not part of it (the
  * shell hands them out before it continues as new).
  */
-export class CoalescerMachine extends CoalescerByHand {
+export class CoalescerMachine extends CoalescerSteering {
   private owedSupersede?: { runKey: string; by: string };
   /** Skips whose run has not taken their record yet (their answers wait for it). */
   readonly skips = new SkipLedger(SKIPPED_SIGNAL_EVERY_MS);
   /** The dedup of events by key, over `state.seen`. */
   readonly seen: SeenTable;
-  /** Overlap `steer`: events answered `steered` and not yet sent to that run (handed out before any continue-as-new). */
-  private owedSteer?: { runKey: string; events: OfferedEvent[] };
 
   constructor(self: CoalescerIdentity, state: CoalescerState) {
     super(self, state);
@@ -170,12 +168,6 @@ export class CoalescerMachine extends CoalescerByHand {
     return true;
   }
 
-  /** The `steer` step's update could not be delivered: send that run no more; its end says which events its model saw. */
-  steerFailed(runKey: string): void {
-    const running = this.state.running;
-    if (running?.runKey === runKey) running.steerClosed = true;
-  }
-
   /**
    * The record of skips sent to `runKey` was delivered (they stand) or refused: that run had closed,
    * though its end may not have reached the coalescer (terminated by hand). The skips it refused are
@@ -251,59 +243,6 @@ export class CoalescerMachine extends CoalescerByHand {
     return untilMs === Infinity ? { kind: 'wait' } : { kind: 'wait', untilMs };
   }
 
-  /**
-   * The live run's answer to a `steer` step. Refused events (the run had begun committing, or ended),
-   * and any it did not answer for, wait in the follow-up batch as with `buffer_one`; a run that refused
-   * once is sent no more, so later events follow them there in the order they arrived.
-   */
-  steerAnswered(runKey: string, answer: SteerAnswer, events: OfferedEvent[], nowMs: number): void {
-    const { state } = this;
-    // An answer that comes after the run ended changes nothing: its end said which events its model saw.
-    if (state.running?.runKey !== runKey) return;
-    const refused = new Set(answer.refused);
-    const accepted = new Set(answer.accepted.filter((k) => !refused.has(k)));
-    const back = events.filter((e) => !accepted.has(e.eventKey));
-    const summary = [...state.runs].reverse().find((r) => r.runKey === runKey);
-    if (summary) summary.events += events.length - back.length;
-    if (!back.length) return;
-    state.counts.steerRefused = (state.counts.steerRefused ?? 0) + back.length;
-    this.followUp(runKey, back, nowMs);
-  }
-
-  /** Steered events the live run `runKey` did not take: out of its list, into the follow-up batch. */
-  protected followUp(runKey: string, events: OfferedEvent[], nowMs: number): void {
-    const { state } = this;
-    const running = state.running?.runKey === runKey ? state.running : undefined;
-    const keys = new Set(events.map((e) => e.eventKey));
-    if (running) {
-      running.steerClosed = true;
-      running.events = running.events.filter((e) => !keys.has(e.eventKey));
-      running.chars = undefined;
-      running.steered = (running.steered ?? []).filter((k) => !keys.has(k));
-    }
-    state.lastActivityMs = nowMs;
-    for (const steered of events) {
-      const holds = (b?: { events: OfferedEvent[]; runKey: string }) => b?.runKey !== runKey && b?.events.some((x) => x.eventKey === steered.eventKey);
-      if (holds(state.pending) || holds(state.running)) continue; // refused and unseen: one event, one place
-      const e = { ...steered, steeredFrom: steered.steeredFrom ?? runKey }; // the trail names both runs
-      if (state.pending) this.addTo(state.pending, e, nowMs);
-      else state.pending = this.open(e, nowMs);
-      // Its dedup entry names the run that takes it now: a redelivery is answered from that run, and
-      // a rearm of the run it was steered into does not forget it.
-      this.seen.retake(e.eventKey, this.tokenOf(state.pending.runKey));
-    }
-  }
-
-  /** Overlap `steer`: the event is the live run's now (held there, so never taken twice) and owed to it. */
-  private steer(running: NonNullable<CoalescerState['running']>, e: OfferedEvent): void {
-    this.state.counts.steered = (this.state.counts.steered ?? 0) + 1;
-    running.chars = charsOf(running) + eventChars(e);
-    running.events.push(e);
-    (running.steered ??= []).push(e.eventKey);
-    if (this.owedSteer?.runKey === running.runKey) this.owedSteer.events.push(e);
-    else this.owedSteer = { runKey: running.runKey, events: [e] };
-  }
-
   /** The pending batch becomes the live run. */
   private start(b: Batch, nowMs: number): Batch {
     const { state } = this;
@@ -315,13 +254,13 @@ export class CoalescerMachine extends CoalescerByHand {
     return b;
   }
 
-  private addTo(batch: Batch, e: OfferedEvent, nowMs: number): void {
+  protected addTo(batch: Batch, e: OfferedEvent, nowMs: number): void {
     batch.lastAtMs = nowMs;
     fitInto(batch, e, this.self.policy.maxEventsPerRun);
   }
 
   /** A new batch, the chain's next (src/core/coalesce-batch.ts `openBatch`, as the gate's first decision opens it). */
-  private open(e: OfferedEvent, nowMs: number, carried?: { runKey: string; events: OfferedEvent[]; overflow: number }): Batch {
+  protected open(e: OfferedEvent, nowMs: number, carried?: { runKey: string; events: OfferedEvent[]; overflow: number }): Batch {
     const n = (this.state.batches = (this.state.batches ?? 0) + 1);
     return openBatch(this.self, e, nowMs, this.state.chain ?? '0', n, carried);
   }

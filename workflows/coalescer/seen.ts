@@ -1,8 +1,23 @@
 import type { OfferDecision, SeenEvent, SeenRow } from '../../src/core/coalesce-types';
 import { seenRunToken } from '../../src/core/ids';
+import {
+  atOf,
+  charsOf,
+  COMPACT_ENTRY_CHARS,
+  compactRow,
+  entryOf,
+  FINGERPRINT_CHARS,
+  fullRow,
+  keyHash,
+  keyOf,
+  OFFER_ID_CHARS,
+  OPENER_OVERHEAD,
+  refOf,
+  type SeenEntry,
+} from './seen-codec';
 
-/** Fingerprint characters kept per event: 64 bits of sha256 tell inputs apart as well as the whole hash would here. */
-export const FINGERPRINT_CHARS = 16;
+export { FINGERPRINT_CHARS, keyHash, OFFER_ID_CHARS, type SeenEntry } from './seen-codec';
+
 /**
  * What the table may take in a continue-as-new input, estimated as JSON characters. Temporal refuses
  * a payload over 2 MB (and warns from 512 KB); the coalescer's input carries the pending batch too.
@@ -10,17 +25,6 @@ export const FINGERPRINT_CHARS = 16;
 export const SEEN_BUDGET_CHARS = 1_000_000;
 /** The newest entries keep their event key in full (the trail and `wakegate coalescer` read them); older ones a hash of it. */
 export const KEYS_KEPT = 500;
-/** Characters of an offer id kept with an event's entry: enough to tell one event's offers apart. */
-export const OFFER_ID_CHARS = 8;
-/** JSON characters of a full entry besides its key, run token and offer id: brackets, quotes, commas, fingerprint, time, decision. */
-const ENTRY_OVERHEAD = 48;
-/**
- * JSON characters of a compact entry at most: `"#hash|fingerprint|time|d|chain.n|offer",` (a hash of
- * 15, time in base 36, a run reference of up to 12), whatever its event key's length.
- */
-const COMPACT_ENTRY_CHARS = 3 + 15 + FINGERPRINT_CHARS + 8 + 1 + 12 + OFFER_ID_CHARS + 5;
-/** JSON characters of one entry of the openers' table besides its two strings. */
-const OPENER_OVERHEAD = 6;
 
 /**
  * Events a coalescer holds within its dedup horizon before the oldest leave early, for event keys up
@@ -29,38 +33,6 @@ const OPENER_OVERHEAD = 6;
  * figure docs/ARCHITECTURE.md and `wakegate coalescer` state; `test/unit/seen-table.test.ts` holds it.
  */
 export const SEEN_CAPACITY = KEYS_KEPT + Math.floor((SEEN_BUDGET_CHARS - KEYS_KEPT * 300) / COMPACT_ENTRY_CHARS);
-
-const CODES: Record<OfferDecision, string> = { started: 's', coalesced: 'c', skipped: 'k', steered: 'r', stale: 'x', mismatch: 'm' };
-const DECISIONS = Object.fromEntries(Object.entries(CODES).map(([d, c]) => [c, d])) as Record<string, OfferDecision>;
-
-/** One decided event as the table answers for it (its key as stored: a compact entry's is `#` and a hash). */
-export interface SeenEntry {
-  key: string;
-  fingerprint: string;
-  atMs: number;
-  decision: OfferDecision;
-  /** What follows `@` in the run key of the run that took it; undefined when none did. */
-  runToken?: string;
-  offer?: string;
-}
-
-/**
- * 64 bits of a string, deterministic in workflow code (no crypto there): two 32-bit multiplicative
- * hashes mixed into each other, the cyrb53 scheme widened. A compact entry stands for its event key
- * by it; two keys of one wake key within one horizon meet with a chance of about n²/2⁶⁵.
- */
-export function keyHash(key: string): string {
-  let h1 = 0xdeadbeef;
-  let h2 = 0x41c6ce57;
-  for (let i = 0; i < key.length; i++) {
-    const c = key.charCodeAt(i);
-    h1 = Math.imul(h1 ^ c, 2654435761);
-    h2 = Math.imul(h2 ^ c, 1597334677);
-  }
-  h1 = Math.imul(h1 ^ (h1 >>> 16), 2246822507) ^ Math.imul(h2 ^ (h2 >>> 13), 3266489909);
-  h2 = Math.imul(h2 ^ (h2 >>> 16), 2246822507) ^ Math.imul(h1 ^ (h1 >>> 13), 3266489909);
-  return `#${(h2 >>> 0).toString(36).padStart(7, '0')}${(h1 >>> 0).toString(36).padStart(7, '0')}`;
-}
 
 /** Where the table keeps its rows and the openers of the runs its compact entries name (the coalescer's state). */
 export interface SeenHolder {
@@ -83,6 +55,7 @@ export interface SeenHolder {
  * by size ({@link SEEN_BUDGET_CHARS}, so the continue-as-new input stays far under Temporal's payload
  * limit). Past the size bound the oldest entries go early and `floorMs` records the newest of them
  * (counted in `/metrics`, stated by the trail): their redeliveries are decided afresh, under new run IDs.
+ * How a row is written and read is seen-codec.ts's.
  */
 export class SeenTable {
   readonly rows: SeenRow[];
@@ -102,7 +75,7 @@ export class SeenTable {
     this.openers = holder.seenOpeners ??= {};
     for (const row of this.rows) {
       this.byKey.set(keyOf(row), row);
-      this.chars += this.charsOf(row);
+      this.chars += charsOf(row);
       if (typeof row === 'string') {
         this.full = 0;
         if (!refOf(row).startsWith('~')) this.ref(refOf(row), +1);
@@ -127,12 +100,10 @@ export class SeenTable {
    */
   add(eventKey: string, fingerprint: string, atMs: number, decision: OfferDecision, runToken?: string, offerId?: string): void {
     this.forget(eventKey);
-    const row: SeenEvent = [eventKey, fingerprint.slice(0, FINGERPRINT_CHARS), atMs, decision];
-    if (runToken !== undefined || offerId !== undefined) row.push(runToken?.startsWith(`${eventKey}~`) ? runToken.slice(eventKey.length) : (runToken ?? ''));
-    if (offerId !== undefined) row.push(offerId.slice(0, OFFER_ID_CHARS));
+    const row = fullRow(eventKey, fingerprint, atMs, decision, runToken, offerId);
     this.rows.push(row);
     this.byKey.set(eventKey, row);
-    this.chars += this.charsOf(row);
+    this.chars += charsOf(row);
     this.full += 1;
     this.compact();
     let dropped = 0;
@@ -177,7 +148,7 @@ export class SeenTable {
       }
       taken.push(small);
       this.byKey.set(keyOf(small), small);
-      this.chars += this.charsOf(small);
+      this.chars += charsOf(small);
     }
     this.rows.unshift(...taken);
     let dropped = 0;
@@ -216,7 +187,7 @@ export class SeenTable {
     const next = typeof row === 'string' ? this.compacted(fresh) : fresh;
     this.rows[i] = next;
     this.byKey.set(keyOf(next), next);
-    this.chars += this.charsOf(next);
+    this.chars += charsOf(next);
   }
 
   /** The keys (as stored) of the events the run `runToken` took. */
@@ -265,35 +236,14 @@ export class SeenTable {
 
   /** `eventKey`: the key the entry was looked up by (a compact entry of an event that opened its run names the run by it). */
   private entryOf(row: SeenRow, eventKey?: string): SeenEntry {
-    if (typeof row !== 'string') {
-      const [key, fingerprint, atMs, decision, stored, offer] = row;
-      const runToken = seenRunToken(key, stored);
-      return { key, fingerprint, atMs, decision, ...(runToken ? { runToken } : {}), ...(offer ? { offer } : {}) };
-    }
-    const [key, fingerprint, at, code, ref, offer] = row.split('|') as [string, string, string, string, string, string];
-    const runToken = ref.startsWith('~')
-      ? eventKey === undefined
-        ? undefined
-        : eventKey + ref
-      : ref && this.openers[ref] !== undefined
-        ? `${this.openers[ref]}~${ref}`
-        : undefined;
-    return {
-      key,
-      fingerprint,
-      atMs: parseInt(at, 36),
-      decision: DECISIONS[code]!,
-      ...(runToken !== undefined ? { runToken } : {}),
-      ...(offer ? { offer } : {}),
-    };
+    return entryOf(row, this.openers, eventKey);
   }
 
   /** The compact form of a full entry: its opener goes to the openers' table. */
   private compacted(row: SeenEvent): string {
-    const [key, fingerprint, atMs, decision, stored, offer] = row;
+    const [key, , , , stored] = row;
     // The event opened its run: its own key (given with every look-up) names the run, nothing to keep.
-    if (stored?.startsWith('~'))
-      return [key.startsWith('#') ? key : keyHash(key), fingerprint, atMs.toString(36), CODES[decision], stored, offer ?? ''].join('|');
+    if (stored?.startsWith('~')) return compactRow(row, stored);
     const token = seenRunToken(key, stored);
     const cut = token?.lastIndexOf('~') ?? -1;
     const ref = token && cut > 0 ? token.slice(cut + 1) : '';
@@ -302,7 +252,7 @@ export class SeenTable {
       this.chars += ref.length + cut + OPENER_OVERHEAD;
     }
     if (ref) this.ref(ref, +1);
-    return [key.startsWith('#') ? key : keyHash(key), fingerprint, atMs.toString(36), CODES[decision], ref, offer ?? ''].join('|');
+    return compactRow(row, ref);
   }
 
   /** Entries past the newest KEYS_KEPT become compact. */
@@ -311,11 +261,11 @@ export class SeenTable {
       const i = this.rows.length - this.full;
       const row = this.rows[i] as SeenEvent;
       this.byKey.delete(row[0]);
-      this.chars -= this.charsOf(row);
+      this.chars -= charsOf(row);
       const small = this.compacted(row);
       this.rows[i] = small;
       this.byKey.set(keyOf(small), small);
-      this.chars += this.charsOf(small);
+      this.chars += charsOf(small);
       this.full -= 1;
     }
   }
@@ -334,16 +284,7 @@ export class SeenTable {
   private drop(row: SeenRow): void {
     const key = keyOf(row);
     if (this.byKey.get(key) === row) this.byKey.delete(key);
-    this.chars -= this.charsOf(row);
+    this.chars -= charsOf(row);
     if (typeof row === 'string' && !refOf(row).startsWith('~')) this.ref(refOf(row), -1);
   }
-
-  private charsOf(row: SeenRow): number {
-    if (typeof row === 'string') return row.length + 3;
-    return ENTRY_OVERHEAD + row[0].length + (row[4]?.length ?? 0) + (row[5]?.length ?? 0);
-  }
 }
-
-const keyOf = (row: SeenRow) => (typeof row === 'string' ? row.slice(0, row.indexOf('|')) : row[0]);
-const refOf = (row: string) => row.split('|')[4] ?? '';
-const atOf = (row: SeenRow) => (typeof row === 'string' ? parseInt(row.split('|')[2]!, 36) : row[2]);

@@ -7,31 +7,19 @@ import {
   getExternalWorkflowHandle,
   ParentClosePolicy,
   proxyActivities,
-  setHandler,
   sleep,
   startChild,
   workflowInfo,
   WorkflowIdReusePolicy,
 } from '@temporalio/workflow';
 import type { Batch, CoalescerInput, CoalescerState, RunEnded } from '../../src/core/coalesce-types';
-import {
-  adoptSignal,
-  coalescerQuery,
-  deliverySignal,
-  eventQuery,
-  forgetUpdate,
-  offerSignal,
-  offerUpdate,
-  runEndedSignal,
-  skippedSignal,
-  supersedeSignal,
-} from '../../src/core/messages';
+import { skippedSignal, supersedeSignal } from '../../src/core/messages';
 import type { RunResult } from '../../src/core/run-types';
 import { chainOf } from '../../src/core/ids';
 import type { CoalesceActivities } from '../../src/core/contracts';
 import type { runWorkflow } from '../run/workflow';
-import { CoalescerMachine, initialState, runInputOf } from './machine';
-import { SEEN_CAPACITY } from './seen';
+import { CoalescerMachine, initialState, runInputOf, type NextAction } from './machine';
+import { listen, type LoopFlag } from './handlers';
 import { RunWatch } from './watch';
 import { ENTITY_HISTORY_EVENTS } from '../../src/core/history';
 import { RUN_PRIORITY } from '../../src/core/priority';
@@ -80,91 +68,21 @@ export async function coalescerWorkflow(input: CoalescerInput): Promise<Coalesce
   const machine = new CoalescerMachine({ agent, wakeKey, policy }, input.state ?? initialState(workflowNow(), chain));
   // Started with an offer (answered by the gate as `decideFirst` does): decided before any message.
   if (input.first && !input.state) machine.offer(input.first, workflowNow());
-  let dirty = false;
+  const loop: LoopFlag = { dirty: false };
 
   const ended = (end: RunEnded) => {
-    if (machine.runEnded(end, workflowNow())) dirty = true;
+    if (machine.runEnded(end, workflowNow())) loop.dirty = true;
   };
+  listen(input, machine, loop, ended);
 
-  setHandler(
-    offerUpdate,
-    async (offers) => {
-      let answers = offers.map((o) => machine.offer(o, workflowNow()));
-      dirty = true;
-      // A skip is answered once its run has taken the record of it (skips.ts); one it refused is
-      // decided again, and the offer is answered from the batch that took it. Decided again, it can be
-      // a skip for the next live run: then that run's record is waited for too.
-      const skipOpen = () => offers.some((o, i) => answers[i]!.decision === 'skipped' && machine.skips.open(o.event.eventKey));
-      while (skipOpen()) {
-        await condition(() => !skipOpen());
-        answers = answers.map((a, i) => (a.decision === 'skipped' ? machine.offer(offers[i]!, workflowNow()) : a));
-        dirty = true; // decided again as a skip, its record is owed: the loop must send it
-      }
-      const forgottenEarly = machine.state.counts.forgottenEarly;
-      return forgottenEarly ? answers.map((a) => ({ ...a, forgottenEarly })) : answers;
-    },
-    {
-      validator: (offers) => {
-        if (!Array.isArray(offers) || offers.some((o) => !o?.event?.eventKey || !o.event.source))
-          throw new Error('each offer needs event.eventKey and event.source');
-      },
-    },
-  );
-  setHandler(offerSignal, (offers) => {
-    for (const o of offers) if (o?.event?.eventKey && o.event.source) machine.offer(o, workflowNow());
-    dirty = true;
-  });
-  setHandler(forgetUpdate, ({ runKey }) => machine.forgetRun(runKey));
-  setHandler(adoptSignal, (left) => void (Array.isArray(left?.seen) && machine.adopt(left)));
-  setHandler(eventQuery, ({ eventKey }) => {
-    const known = machine.known(eventKey);
-    if (!known) return null;
-    const { decidedAtMs, ...answer } = known;
-    return { ...answer, agent, wakeKey, eventKey, decidedAt: new Date(decidedAtMs).toISOString() };
-  });
-  setHandler(runEndedSignal, (end) => ended(end));
-  setHandler(deliverySignal, ({ eventKey, deliveryIds }) => {
-    if (eventKey) machine.redelivered(eventKey, deliveryIds);
-  });
-  setHandler(coalescerQuery, (opts) => ({
-    agent,
-    wakeKey,
-    policy,
-    state: { ...machine.state, seen: machine.state.seen.slice(-(opts?.seenLast ?? 200)) },
-    seenCount: machine.seen.size,
-    seenCapacity: SEEN_CAPACITY,
-    coalescerId: machine.coalescerId,
-    historyLength: workflowInfo().historyLength,
-    openSkips: machine.skips.openSkips(),
-  }));
-
-  const watch = new RunWatch(runEnd, ended, () => (dirty = true));
+  const watch = new RunWatch(runEnd, ended, () => (loop.dirty = true));
 
   const startRun = async (first: Batch) => {
     for (let b: Batch | undefined = first; b; b = machine.rekey(b.runKey)) if (await startOne(b)) return;
   };
   const startOne = (b: Batch) => startBatchRun({ agent, wakeKey }, b, watch, ended);
 
-  // One timer for the next due time, kept while offers arrive: each event of a burst pushes the
-  // debounce back, and a new timer per offer (started, then cancelled) would cost the server two
-  // history events and a command per event. A timer that fires early only makes the loop look again.
-  let timer: { untilMs: number; scope: CancellationScope; fired: Promise<void> } | undefined;
-  const wakeAt = (untilMs: number) => {
-    const scope = new CancellationScope();
-    const mine = {
-      untilMs,
-      scope,
-      fired: scope
-        .run(() => sleep(Math.max(1, untilMs - workflowNow())))
-        .then(
-          () => {
-            if (timer === mine) timer = undefined;
-          },
-          () => new Promise<void>(() => undefined), // cancelled for an earlier one: never settles
-        ),
-    };
-    return mine;
-  };
+  const timer = new WakeTimer();
 
   // Signals to runs are awaited in the loop, never sent from a handler: Temporal drops a signal whose
   // sender has closed (continued as new) by the time it is delivered.
@@ -190,45 +108,82 @@ export async function coalescerWorkflow(input: CoalescerInput): Promise<Coalesce
         machine.skipsRecorded(step.runKey, delivered, workflowNow());
         break;
       }
-      case 'steer': {
-        // Not awaited: the answer routes refused events early; the run's end (runEnded, `seen`) decides
-        // the rest, so an answer lost to a continue-as-new, or one that never comes, drops nothing.
-        const { runKey, events } = step;
-        void steerRun({ coalescerId: machine.coalescerId, runKey, id: step.id, events })
-          .then(
-            (answer) => machine.steerAnswered(runKey, answer, events, workflowNow()),
-            () => {
-              machine.steerFailed(runKey);
-              watch.soon(machine.state.running, runKey); // a run that cannot answer may be gone
-            },
-          )
-          .finally(() => (dirty = true));
+      case 'steer':
+        steer(machine, watch, loop, step);
         break;
-      }
       case 'start':
         await startRun(step.batch);
         break;
       case 'continue-as-new':
       case 'close':
         // Handlers first; an offer meanwhile (it may owe a skip's record) sends the loop round again.
-        dirty = false;
-        await condition(() => allHandlersFinished() || dirty);
-        if (!allHandlersFinished() || dirty) break;
+        loop.dirty = false;
+        await condition(() => allHandlersFinished() || loop.dirty);
+        if (!allHandlersFinished() || loop.dirty) break;
         if (step.kind === 'continue-as-new') return continueAsNew<typeof coalescerWorkflow>({ agent, wakeKey, policy, state: machine.state });
         if (machine.idle) return machine.state;
         break;
       case 'wait': {
-        dirty = false;
+        loop.dirty = false;
         const due = watch.due(machine.state.running, machine.state.pending !== undefined, workflowNow());
-        const untilMs = due === undefined ? step.untilMs : Math.min(due, step.untilMs ?? Infinity);
-        if (untilMs !== undefined && (!timer || timer.untilMs > untilMs)) {
-          timer?.scope.cancel();
-          timer = wakeAt(untilMs);
-        }
-        await (timer ? Promise.race([condition(() => dirty), timer.fired]) : condition(() => dirty));
+        const fired = timer.at(due === undefined ? step.untilMs : Math.min(due, step.untilMs ?? Infinity));
+        await (fired ? Promise.race([condition(() => loop.dirty), fired]) : condition(() => loop.dirty));
         break;
       }
     }
+  }
+}
+
+/**
+ * Overlap `steer`: send the live run its steered events. Not awaited: the answer routes refused
+ * events early; the run's end (runEnded, `seen`) decides the rest, so an answer lost to a
+ * continue-as-new, or one that never comes, drops nothing.
+ */
+function steer(machine: CoalescerMachine, watch: RunWatch, loop: LoopFlag, step: Extract<NextAction, { kind: 'steer' }>): void {
+  const { runKey, events } = step;
+  void steerRun({ coalescerId: machine.coalescerId, runKey, id: step.id, events })
+    .then(
+      (answer) => machine.steerAnswered(runKey, answer, events, workflowNow()),
+      () => {
+        machine.steerFailed(runKey);
+        watch.soon(machine.state.running, runKey); // a run that cannot answer may be gone
+      },
+    )
+    .finally(() => (loop.dirty = true));
+}
+
+/**
+ * One timer for the next due time, kept while offers arrive: each event of a burst pushes the
+ * debounce back, and a new timer per offer (started, then cancelled) would cost the server two
+ * history events and a command per event. A timer that fires early only makes the loop look again.
+ */
+class WakeTimer {
+  private timer?: { untilMs: number; scope: CancellationScope; fired: Promise<void> };
+
+  /** The timer, moved to `untilMs` if that is sooner than the one set: what settles when it fires (never, once cancelled), if any is set. */
+  at(untilMs: number | undefined): Promise<void> | undefined {
+    if (untilMs !== undefined && (!this.timer || this.timer.untilMs > untilMs)) {
+      this.timer?.scope.cancel();
+      this.timer = this.wakeAt(untilMs);
+    }
+    return this.timer?.fired;
+  }
+
+  private wakeAt(untilMs: number) {
+    const scope = new CancellationScope();
+    const mine = {
+      untilMs,
+      scope,
+      fired: scope
+        .run(() => sleep(Math.max(1, untilMs - workflowNow())))
+        .then(
+          () => {
+            if (this.timer === mine) this.timer = undefined;
+          },
+          () => new Promise<void>(() => undefined), // cancelled for an earlier one: never settles
+        ),
+    };
+    return mine;
   }
 }
 

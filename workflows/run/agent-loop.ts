@@ -1,36 +1,14 @@
 import { CancellationScope, executeChild, isCancellation, sleep } from '@temporalio/workflow';
-import type { AgentPolicy, BudgetDimension } from '../../src/core/policy';
-import {
-  EFFECT_TOOL_MARK,
-  type ChatMessage,
-  type FinalDecision,
-  type ModelTool,
-  type Proposal,
-  type RunContext,
-  type UnparsedFinal,
-} from '../../src/core/contracts';
+import type { AgentPolicy } from '../../src/core/policy';
 import type { RunInput } from '../../src/core/run-types';
 import { RecordedTools } from '../../src/core/recorded-tools';
 import type { SubagentResult } from './subagent';
-import { toolCallWithin } from './proxies';
 import { reserve, settle, type BudgetPool } from '../../src/core/budget';
-import { commitEffects } from '../commit/commit';
-import { chargedModelCall, correctiveMessages, MAX_CORRECTIVE_TURNS, unparseableOutcome, unusableFinal } from './model-turn';
+import { exhausted } from './model-turn';
 import type { RunOutcome, RunState } from '../../src/core/run-state';
 import type { SteerInbox } from './steer';
-
-/**
- * Overlap `steer`: how many times a final answer is asked again because steered events came during
- * its turn. Past it (events arriving faster than a model turn) the run commits the answer it has,
- * and the events still waiting go to the follow-up run: a run always gets to commit.
- */
-export const MAX_STEER_REASKS = 2;
-
-export const exhausted = (dimension: BudgetDimension, detail: string, more: Record<string, unknown> = {}): RunOutcome => ({
-  reason: 'budget_exhausted',
-  summary: `stopped before ${detail}: the ${dimension} budget would be crossed`,
-  output: { dimension, ...more },
-});
+import { converse } from './conversation';
+import { recordedToolsOf, toolCaller } from './tool-calls';
 
 /**
  * Run `work` under the wall-clock budget: a timer for what is left of it cancels the work (and any
@@ -59,10 +37,11 @@ async function underDeadline(state: RunState, pool: BudgetPool, nowMs: number, w
 
 /**
  * The bounded agent loop for an agent with a policy: precheck (cheap `no_op` exit), subagents (child
- * workflows granted slices of this run's pool), model turns with tool calls, then the commit stage.
- * Every expensive step is charged before it runs. Events `steer`ed into the run (overlap `steer`) are
- * given to the model as a message before its next turn; a final answer given while some wait is
- * asked again with them, and the inbox closes only where the loop commits or ends on an answer.
+ * workflows granted slices of this run's pool), model turns with tool calls, then the commit stage
+ * (the model's part: conversation.ts). Every expensive step is charged before it runs. Events
+ * `steer`ed into the run (overlap `steer`) are given to the model as a message before its next turn;
+ * a final answer given while some wait is asked again with them, and the inbox closes only where the
+ * loop commits or ends on an answer.
  */
 export async function runAgentLoop(
   input: RunInput,
@@ -108,144 +87,8 @@ export async function runAgentLoop(
       observations.push(...funded);
     }
 
-    state.phase = 'thinking';
-    // Tools are offered with their arguments' schemas; effects too when the model proposes them (the
-    // loop stages them; only the commit stage carries them out).
-    const offered: ModelTool[] = [
-      ...policy.tools
-        .filter((t) => t.name !== policy.precheck && t.name !== policy.subagents?.tool)
-        .map(({ name, description, parameters }) => ({ name, description, parameters })),
-      ...(policy.proposedBy === 'model'
-        ? policy.effects.map(({ name, description, parameters, reversible }) => ({
-            name,
-            description: `${EFFECT_TOOL_MARK} ${description}${reversible ? '' : ' (irreversible: a person approves it)'}. Proposing stages it; it is carried out only after your final answer.`,
-            parameters,
-          }))
-        : []),
-    ];
-    const run: RunContext = { runKey: input.runKey, wakeKey: input.wakeKey, entity: input.entity, eventKey: input.eventKey, payload: input.payload };
-    const messages: ChatMessage[] = [
-      {
-        role: 'system',
-        content: `${policy.systemPrompt}\n\nWhen you are done, answer with exactly one JSON object matching this JSON Schema: ${JSON.stringify(policy.answerSchema)}`,
-      },
-      {
-        role: 'user',
-        content: JSON.stringify({
-          task: policy.description,
-          event: { key: input.eventKey, type: input.type, entity: input.entity, payload: input.payload },
-          observations,
-        }),
-      },
-    ];
-    const staged: Proposal[] = [];
-    const unparsed: UnparsedFinal[] = [];
-    const commit = (final: FinalDecision): Promise<RunOutcome> | RunOutcome => {
-      steer?.close(); // what still waits is the follow-up run's (steer.ts)
-      const { answer, summary, noOp, effects } = final;
-      if (noOp !== undefined) return { reason: 'no_op', summary: `nothing to do: ${noOp}`, output: { answer, ...(staged.length ? { dropped: staged } : {}) } };
-      const proposals = [...staged, ...effects];
-      if (!proposals.length) return { reason: 'no_op', summary: `nothing to do: no effect was proposed (${summary})`, output: { answer } };
-      state.phase = 'committing';
-      return commitEffects(input, policy, state, pool, { answer, summary, proposals });
-    };
-    /** A final answer asked again because steered events came during its turn (and how often so far). */
-    let reasked: FinalDecision | undefined;
-    let reasks = 0;
-    for (;;) {
-      messages.push(...(steer?.drain() ?? []));
-      const turn = await chargedModelCall(state, pool, { model }, { agent: policy.name, messages, tools: offered, answer: 'agent', run });
-      // The budget refused the turn that would have shown the model steered events: the answer it gave
-      // before them stands, and they go to the follow-up run (never dropped with the answer's effects).
-      if (turn.exhausted && reasked) return commit(reasked);
-      if (turn.exhausted) {
-        const retry = turn.failedAttempts ? `retrying a failed model call (${turn.failedAttempts} failed attempt(s) charged)` : 'the next model turn';
-        return exhausted(turn.exhausted, retry, {
-          ...(turn.failedAttempts ? { failedModelAttempts: turn.failedAttempts } : {}),
-          ...(unparsed.length ? { unparsedReplies: unparsed } : {}),
-          ...(staged.length ? { staged } : {}),
-        });
-      }
-      const { reply } = turn;
-      steer?.confirm(); // the model was given the steered events drained for this turn
-      reasked = undefined;
-      // Fail closed: an answer that does not parse against the agent's schema is never read as a
-      // decision. It gets one corrective turn (charged like any turn); still unusable, the run escalates.
-      const bad = unusableFinal(reply);
-      if (bad) {
-        unparsed.push(bad);
-        if (unparsed.length > MAX_CORRECTIVE_TURNS) return unparseableOutcome(unparsed);
-        messages.push(...correctiveMessages(bad, policy.answerSchema));
-        continue;
-      }
-      if (reply.final) {
-        // Steered events came during this turn: ask again with them, up to MAX_STEER_REASKS times.
-        // Check and close are one synchronous step (steer.ts).
-        if (steer?.pending && reasks < MAX_STEER_REASKS) {
-          reasks += 1;
-          reasked = reply.final;
-          messages.push({ role: 'assistant', content: JSON.stringify(reply.final.answer) });
-          continue;
-        }
-        return commit(reply.final);
-      }
-      messages.push({ role: 'assistant', content: '', toolCalls: reply.toolCalls.map(({ id, name, args }) => ({ id, name, args })) });
-      for (const call of reply.toolCalls) {
-        // A call the agent cannot take (unknown name, arguments that do not parse) goes back to the
-        // model as the call's answer: the next turn, charged like any, lets it correct itself.
-        if (call.error) {
-          messages.push({ role: 'tool', toolCallId: call.id, content: JSON.stringify({ error: call.error }) });
-          continue;
-        }
-        if (call.proposes) {
-          staged.push({ effect: call.name, args: call.args });
-          messages.push({
-            role: 'tool',
-            toolCallId: call.id,
-            content: JSON.stringify({ staged: staged.length, effect: call.name, note: 'carried out after your final answer' }),
-          });
-          continue;
-        }
-        const res = await tool(call.name, call.args);
-        if (!res) return exhausted('toolCalls', `tool ${call.name}`, staged.length ? { staged } : {});
-        messages.push({ role: 'tool', toolCallId: call.id, content: res.content });
-      }
-    }
+    return converse(input, policy, model, state, pool, { observations, tool, steer });
   });
-}
-
-/** A tool call of the run, charged to its pool: undefined when the pool refuses it. */
-function toolCaller(input: RunInput, policy: AgentPolicy, state: RunState, pool: BudgetPool, recorded: RecordedTools | undefined) {
-  return async (name: string, args: Record<string, unknown> = {}) => {
-    const r = reserve(pool, { toolCalls: 1 });
-    if (!r.ok) return undefined;
-    // A shadow run with the recorded run's tool calls: a matching call is answered from them, charged as a call.
-    const answered = recorded?.answer(name, args);
-    if (answered) {
-      settle(pool, r.charge, r.charge);
-      return { ...answered, attempt: 1 };
-    }
-    const call = toolCallWithin(policy.tools.find((t) => t.name === name)?.timeoutMs ?? 120_000);
-    const res = await call({
-      agent: policy.name,
-      tool: name,
-      runKey: input.runKey,
-      wakeKey: input.wakeKey,
-      entity: input.entity,
-      payload: input.payload,
-      args,
-    });
-    settle(pool, r.charge, r.charge);
-    state.maxAttempt = Math.max(state.maxAttempt, res.attempt);
-    return res;
-  };
-}
-
-/** A shadow run given the recorded run's tool calls answers matching calls from them; counted on its state. */
-function recordedToolsOf(input: RunInput, state: RunState): RecordedTools | undefined {
-  if (input.origin.kind !== 'shadow' || !input.origin.tools) return undefined;
-  state.tools ??= { recorded: 0, live: 0 };
-  return new RecordedTools(input.origin.tools, state.tools);
 }
 
 /**

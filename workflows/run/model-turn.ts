@@ -132,3 +132,10 @@ export function unparseableOutcome(replies: UnparsedFinal[]): RunOutcome {
     output: { unparsedReplies: replies },
   };
 }
+
+/** The run's end when its budget refuses the next step: `detail` names the step, `more` goes in its output. */
+export const exhausted = (dimension: BudgetDimension, detail: string, more: Record<string, unknown> = {}): RunOutcome => ({
+  reason: 'budget_exhausted',
+  summary: `stopped before ${detail}: the ${dimension} budget would be crossed`,
+  output: { dimension, ...more },
+});

@@ -1,15 +1,5 @@
-import { CancellationScope, condition, getExternalWorkflowHandle, log, setHandler, upsertSearchAttributes } from '@temporalio/workflow';
-import {
-  approveSignal,
-  deliverySignal,
-  killUpdate,
-  rejectSignal,
-  runEndedSignal,
-  skippedSignal,
-  statusQuery,
-  steerUpdate,
-  supersedeSignal,
-} from '../../src/core/messages';
+import { CancellationScope, condition, getExternalWorkflowHandle, log, upsertSearchAttributes } from '@temporalio/workflow';
+import { runEndedSignal } from '../../src/core/messages';
 import {
   MAX_DELIVERY_IDS_INDEXED,
   WakeAbsorbedEventKeys,
@@ -28,33 +18,19 @@ import {
   WakeTokens,
 } from '../../src/core/search-attributes';
 import type { RunEnded } from '../../src/core/coalesce-types';
-import type {
-  AbsorbedEvent,
-  ApprovalDecision,
-  BudgetUsage,
-  KillRequest,
-  ResumedHold,
-  RunOrigin,
-  TerminalReason,
-  RunInput,
-  RunResult,
-} from '../../src/core/run-types';
+import type { AbsorbedEvent, BudgetUsage, KillRequest, ResumedHold, RunOrigin, TerminalReason, RunInput, RunResult } from '../../src/core/run-types';
 import type { HoldRecord } from '../../src/core/supervisor-types';
 import type { RunOutcome, RunState } from '../../src/core/run-state';
-import { NOT_YET_WORKING } from './hold';
 import { SteerInbox } from './steer';
 import { workflowNow } from '../shared/clock';
-
-/** Events listed on a run's result and status (the rest are counted). */
-const MAX_SKIPPED_LISTED = 1000;
 
 type Batch = Extract<RunOrigin, { kind: 'batch' }>;
 
 /**
  * What a run records about itself while it is open: the deliveries and events it saw, who killed
- * or superseded it, its hold; the messages that change them (delivery, skipped, supersede, kill,
- * approve, reject, status); its search attributes; and its result. The run workflow (workflow.ts)
- * does the work; this is its record.
+ * or superseded it, its hold; its search attributes; and its result. The messages that change it
+ * (delivery, skipped, supersede, kill, approve, reject, status) are handled in record-messages.ts.
+ * The run workflow (workflow.ts) does the work; this is its record.
  */
 export class RunRecord {
   readonly deliveryIds: string[];
@@ -67,7 +43,8 @@ export class RunRecord {
   haltedBeforeWork?: KillRequest;
   readonly held: { record?: HoldRecord; heldAtMs?: number; waitMs?: number } = {};
   done = false;
-  private indexDirty = false;
+  /** Set by a message that changed what the run indexes; the index loop (`index`) clears it. */
+  indexDirty = false;
   /** The coalescer's batch, for a coalesced run. */
   readonly batch: Batch | undefined;
   /** Overlap `steer`: events sent into the live run, for its model's next turn. */
@@ -79,8 +56,8 @@ export class RunRecord {
   private readonly indexed: boolean;
 
   constructor(
-    private readonly input: RunInput,
-    private readonly state: RunState,
+    readonly input: RunInput,
+    readonly state: RunState,
   ) {
     const resumed = input.resumedHold;
     this.batch = input.origin.kind === 'batch' ? input.origin : undefined;
@@ -101,106 +78,6 @@ export class RunRecord {
   usage(): BudgetUsage | undefined {
     const pool = this.state.pool;
     return pool && { ...pool.spent, costUsd: Math.round(pool.spent.costUsd * 1e6) / 1e6, wallClockMs: workflowNow() - this.state.startedAtMs };
-  }
-
-  /** The run's messages. A kill cancels `scope`; a halt before the run's work holds it instead. */
-  listen(scope: CancellationScope): void {
-    const { input, state } = this;
-    const seen = new Set(this.deliveryIds);
-    setHandler(deliverySignal, (notice) => {
-      const mine = notice.eventKey ? this.absorbed.find((e) => e.eventKey === notice.eventKey) : undefined;
-      if (mine) for (const id of notice.deliveryIds) if (!mine.deliveryIds.includes(id)) mine.deliveryIds.push(id);
-      for (const id of notice.deliveryIds) {
-        this.deliveryCount += 1;
-        if (!seen.has(id)) {
-          seen.add(id);
-          this.deliveryIds.push(id);
-        }
-      }
-      this.indexDirty = true;
-    });
-    setHandler(skippedSignal, ({ events }) => {
-      // The payloads stay in the signal, in history, for a replay; the run's record and result keep none.
-      for (const { payload: _p, ...e } of events) {
-        if (this.skipped.length < MAX_SKIPPED_LISTED) this.skipped.push(e);
-        else this.skippedOverflow += 1;
-      }
-    });
-    setHandler(
-      steerUpdate,
-      ({ events }) => {
-        const keys = events.map((e) => e.eventKey);
-        // A one-call run has no coalescer; a finished one (or one past its commit decision) takes no more.
-        const fresh = this.batch && !this.done ? this.steer.take(events, (k) => this.absorbed.some((e) => e.eventKey === k)) : undefined;
-        if (!fresh) return { accepted: [], refused: keys };
-        for (const { payload: _p, ...e } of fresh) {
-          this.absorbed.push({ ...e, deliveryIds: [...e.deliveryIds] });
-          this.deliveryCount += e.deliveryIds.length;
-          for (const id of e.deliveryIds.filter((d) => !seen.has(d))) {
-            seen.add(id);
-            this.deliveryIds.push(id);
-          }
-        }
-        this.indexDirty = true;
-        return { accepted: keys, refused: [] };
-      },
-      {
-        validator: (arg: { events?: { eventKey?: string }[] }) => {
-          if (!Array.isArray(arg?.events) || arg.events.some((e) => !e?.eventKey)) throw new Error('steer needs events, each with an eventKey');
-        },
-      },
-    );
-    // Overlap `cancel`: the coalescer restarts on the newest state. A run that has begun its commit
-    // stage is let finish (its effects are not redone under the restart's effect keys): its end says
-    // so, and the restart drops the events it carried.
-    setHandler(supersedeSignal, ({ by }) => {
-      if (this.done || state.commitBegan) return;
-      this.supersededBy = by;
-      scope.cancel();
-    });
-    setHandler(statusQuery, () => ({
-      runKey: input.runKey,
-      eventKey: input.eventKey,
-      agent: input.agent,
-      wakeKey: input.wakeKey,
-      absorbed: this.absorbed,
-      skipped: this.skipped,
-      ...(this.steer.taken.length ? { steered: this.steer.taken } : {}),
-      phase: state.phase,
-      deliveryIds: this.deliveryIds,
-      deliveryCount: this.deliveryCount,
-      usage: this.usage(),
-      awaitingApproval: state.approval.pending,
-      ...(this.held.record ? { held: this.held.record } : {}),
-    }));
-    setHandler(
-      killUpdate,
-      (req) => {
-        if (req.halt && NOT_YET_WORKING.has(state.phase)) {
-          this.haltedBeforeWork = req;
-          return { accepted: true, phase: state.phase, held: true };
-        }
-        this.killedBy = req;
-        scope.cancel();
-        return { accepted: true, phase: state.phase };
-      },
-      {
-        validator: (req) => {
-          if (this.done) throw new Error('the run has already finished');
-          if (!req?.who || !req?.reason) throw new Error('kill needs who and reason');
-        },
-      },
-    );
-    // The first decision wins; one for another effect key than the waiting one is ignored. It may
-    // arrive before the wait begins (same workflow task): the commit stage keeps it.
-    const decide = (approved: boolean) => (d: ApprovalDecision) => {
-      if (this.done || state.approval.decision || !d?.who) return;
-      const pending = state.approval.pending;
-      if (pending && d.effectKey && d.effectKey !== pending.effectKey) return;
-      state.approval.decision = { approved, who: d.who, reason: d.reason };
-    };
-    setHandler(approveSignal, decide(true));
-    setHandler(rejectSignal, decide(false));
   }
 
   /**

@@ -16,6 +16,7 @@ import { newPool } from '../../src/core/budget';
 import { newRunState, type RunOutcome } from '../../src/core/run-state';
 import { CONTINUE_AS_NEW, haltVerdict, holdIfSupervised } from './hold';
 import { RunRecord } from './record';
+import { listen } from './record-messages';
 import { shadowNotLetRun, startLiveShadow } from './shadow';
 import { workflowNow } from '../shared/clock';
 import { isScheduledRun, openWindow, windowRunInput, settleReport, takenOutcome, type LedgerReport } from '../schedule/window-run';
@@ -46,7 +47,7 @@ export async function runWorkflow(arg: RunInput | ScheduledRunInput): Promise<Ru
   const state = newRunState(workflowInfo().runStartTime.getTime());
   const runRecord = new RunRecord(input, state);
   const runScope = new CancellationScope();
-  runRecord.listen(runScope);
+  listen(runRecord, runScope);
   runRecord.index();
 
   let reported: LedgerReport | undefined;

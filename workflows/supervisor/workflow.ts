@@ -22,7 +22,7 @@ import {
   wakesSignal,
 } from '../../src/core/supervisor-messages';
 import { ENTITY_HISTORY_EVENTS } from '../../src/core/history';
-import type { PageAction, SupervisorInput } from '../../src/core/supervisor-types';
+import type { PageAction, SupervisorInput, SupervisorStatus } from '../../src/core/supervisor-types';
 import {
   continueWith,
   memoOf,
@@ -61,6 +61,11 @@ const visibilityFailure = (err: unknown): VisibilityFailure => {
   return { message: cause.message, unavailable: cause instanceof ApplicationFailure && cause.type === 'VisibilityUnavailable' };
 };
 
+/** What the shell performs of the machine's actions (it logs the rest). */
+type Performed = Exclude<Action, { kind: 'log' }>;
+/** An input fed to the machine: its state moves on, its actions are queued, its reply returned. */
+type Feed = <I extends Input>(i: I) => ReplyOf<I>;
+
 /**
  * The supervisor (ID `wakegate-supervisor/<task queue>`), the workflow the agents do not control: it
  * holds the breaker and the fleet's rolling budgets and is never on an event's path. Its rules are
@@ -73,7 +78,7 @@ const visibilityFailure = (err: unknown): VisibilityFailure => {
 export async function supervisorWorkflow(input: SupervisorInput): Promise<void> {
   const { taskQueue } = input;
   let m = start(input, workflowNow());
-  const queue: Exclude<Action, { kind: 'log' }>[] = [];
+  const queue: Performed[] = [];
   const feed = <I extends Input>(i: I): ReplyOf<I> => {
     const out = transition(m, i, workflowNow());
     m = out.state;
@@ -88,30 +93,17 @@ export async function supervisorWorkflow(input: SupervisorInput): Promise<void> 
     if (why) throw new Error(why);
   };
 
-  setHandler(wakesSignal, ({ counts }) => {
-    feed({ kind: 'wakes', counts });
-  });
-  setHandler(unusedPermitsSignal, (u) => {
-    feed({ ...u, kind: 'unused' });
-  });
   // Updates taken in this run (refused ones never reach the history): counted against Temporal's per-run limit.
   let updates = 0;
   const counted = <T>(reply: T): T => {
     updates += 1;
     return reply;
   };
-  setHandler(leaseUpdate, (r) => counted(feed({ ...r, kind: 'lease' })), { validator: (r) => refuse({ ...r, kind: 'lease' }) });
-  setHandler(resetUpdate, (p) => counted(feed({ ...p, kind: 'reset' })), { validator: (p) => refuse({ ...p, kind: 'reset' }) });
-  setHandler(haltUpdate, (h) => counted(feed({ ...h, kind: 'halt' })), { validator: (h) => refuse({ ...h, kind: 'halt' }) });
-  setHandler(releaseUpdate, (r) => counted(feed({ ...r, kind: 'release' })), { validator: (r) => refuse({ ...r, kind: 'release' }) });
-  setHandler(configureUpdate, (policy) => {
-    counted(feed({ kind: 'configure', policy }));
-  });
+  listen(feed, refuse, counted, () => statusOf(m, workflowNow(), { charts: true }));
   const timeToContinue = () => {
     const info = workflowInfo();
     return info.continueAsNewSuggested || info.historyLength >= ENTITY_HISTORY_EVENTS || updates >= MAX_UPDATES_PER_RUN;
   };
-  setHandler(supervisorStatusQuery, () => statusOf(m, workflowNow(), { charts: true }));
 
   let memoJson = '';
   const memoChanged = () => JSON.stringify(memoOf(m)) !== memoJson;
@@ -125,33 +117,7 @@ export async function supervisorWorkflow(input: SupervisorInput): Promise<void> 
     }
   };
 
-  const perform = async (a: (typeof queue)[number]): Promise<void> => {
-    if (a.kind === 'page') {
-      const { kind: _kind, ...page } = a;
-      const outcome = await sendPage(page.page).then(
-        (r) => ({ dedupKey: r.dedupKey, status: r.status }),
-        (err: unknown) => ({ error: causeOf(err).message }),
-      );
-      feed({ kind: 'paged', page, outcome });
-    } else if (a.kind === 'stop') {
-      const { kind: _kind, ...stop } = a;
-      const failed = await stopLiveRuns({ taskQueue, ...(stop.agents ? { agents: stop.agents } : {}), who: stop.who, reason: stop.reason }).then(
-        () => undefined,
-        visibilityFailure,
-      );
-      feed({ kind: 'stopped', stop, ...(failed ? { failed } : {}) });
-    } else if (a.kind === 'nudge') {
-      const failed = await nudgeHeld({ taskQueue, ...(a.agent ? { agent: a.agent } : {}) }).then(() => undefined, visibilityFailure);
-      feed({ kind: 'nudged', ...(failed ? { failed } : {}) });
-    } else {
-      const { fromMs, toMs, limit } = a;
-      const answer = await observeRuns({ taskQueue, fromMs, toMs, limit }).then(
-        (read) => ({ read }),
-        (err: unknown) => ({ failed: visibilityFailure(err) }),
-      );
-      feed({ kind: 'observed', toMs, ...answer });
-    }
-  };
+  const perform = (a: Performed) => performAction(a, taskQueue, feed);
   /** Pages being sent beside the rest of the work, for the next run to send again if this one continues as new first. */
   const inFlight = new Map<Promise<void>, PageAction>();
 
@@ -187,5 +153,56 @@ export async function supervisorWorkflow(input: SupervisorInput): Promise<void> 
       // gate or a held run reading it in that moment would pass a halt.
       return makeContinueAsNewFunc<typeof supervisorWorkflow>({ memo: { supervisor: memoOf(m) } })(continueWith(m));
     }
+  }
+}
+
+/**
+ * The supervisor's messages, each fed to the machine: the gate's wake counts and returned permits
+ * (signals); leases and a person's reset, halt, release and configure (updates, each `counted`
+ * against the run's limit, refused by their validator as the machine would refuse them); status.
+ */
+function listen(feed: Feed, refuse: (i: Input) => void, counted: <T>(reply: T) => T, status: () => SupervisorStatus): void {
+  setHandler(wakesSignal, ({ counts }) => {
+    feed({ kind: 'wakes', counts });
+  });
+  setHandler(unusedPermitsSignal, (u) => {
+    feed({ ...u, kind: 'unused' });
+  });
+  setHandler(leaseUpdate, (r) => counted(feed({ ...r, kind: 'lease' })), { validator: (r) => refuse({ ...r, kind: 'lease' }) });
+  setHandler(resetUpdate, (p) => counted(feed({ ...p, kind: 'reset' })), { validator: (p) => refuse({ ...p, kind: 'reset' }) });
+  setHandler(haltUpdate, (h) => counted(feed({ ...h, kind: 'halt' })), { validator: (h) => refuse({ ...h, kind: 'halt' }) });
+  setHandler(releaseUpdate, (r) => counted(feed({ ...r, kind: 'release' })), { validator: (r) => refuse({ ...r, kind: 'release' }) });
+  setHandler(configureUpdate, (policy) => {
+    counted(feed({ kind: 'configure', policy }));
+  });
+  setHandler(supervisorStatusQuery, status);
+}
+
+/** Perform one action through its activity, and feed the machine how it went. */
+async function performAction(a: Performed, taskQueue: string, feed: Feed): Promise<void> {
+  if (a.kind === 'page') {
+    const { kind: _kind, ...page } = a;
+    const outcome = await sendPage(page.page).then(
+      (r) => ({ dedupKey: r.dedupKey, status: r.status }),
+      (err: unknown) => ({ error: causeOf(err).message }),
+    );
+    feed({ kind: 'paged', page, outcome });
+  } else if (a.kind === 'stop') {
+    const { kind: _kind, ...stop } = a;
+    const failed = await stopLiveRuns({ taskQueue, ...(stop.agents ? { agents: stop.agents } : {}), who: stop.who, reason: stop.reason }).then(
+      () => undefined,
+      visibilityFailure,
+    );
+    feed({ kind: 'stopped', stop, ...(failed ? { failed } : {}) });
+  } else if (a.kind === 'nudge') {
+    const failed = await nudgeHeld({ taskQueue, ...(a.agent ? { agent: a.agent } : {}) }).then(() => undefined, visibilityFailure);
+    feed({ kind: 'nudged', ...(failed ? { failed } : {}) });
+  } else {
+    const { fromMs, toMs, limit } = a;
+    const answer = await observeRuns({ taskQueue, fromMs, toMs, limit }).then(
+      (read) => ({ read }),
+      (err: unknown) => ({ failed: visibilityFailure(err) }),
+    );
+    feed({ kind: 'observed', toMs, ...answer });
   }
 }

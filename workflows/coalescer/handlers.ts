@@ -1,0 +1,71 @@
+import { condition, setHandler, workflowInfo } from '@temporalio/workflow';
+import type { CoalescerInput, RunEnded } from '../../src/core/coalesce-types';
+import { adoptSignal, coalescerQuery, deliverySignal, eventQuery, forgetUpdate, offerSignal, offerUpdate, runEndedSignal } from '../../src/core/messages';
+import type { CoalescerMachine } from './machine';
+import { SEEN_CAPACITY } from './seen';
+import { workflowNow } from '../shared/clock';
+
+/** What the coalescer's loop (workflow.ts) and its handlers share: `dirty` is set by whatever may change what the machine does next. */
+export interface LoopFlag {
+  dirty: boolean;
+}
+
+/**
+ * The coalescer's messages, fed to its machine: offers (update and signal), a person's forget and
+ * adopt, a run's end and a redelivery's delivery ids; the `event` and `coalescer` queries. Each
+ * that may change what the machine does next sets `loop.dirty`; a run's end goes through `ended`.
+ */
+export function listen(input: CoalescerInput, machine: CoalescerMachine, loop: LoopFlag, ended: (end: RunEnded) => void): void {
+  const { agent, wakeKey, policy } = input;
+  setHandler(
+    offerUpdate,
+    async (offers) => {
+      let answers = offers.map((o) => machine.offer(o, workflowNow()));
+      loop.dirty = true;
+      // A skip is answered once its run has taken the record of it (skips.ts); one it refused is
+      // decided again, and the offer is answered from the batch that took it. Decided again, it can be
+      // a skip for the next live run: then that run's record is waited for too.
+      const skipOpen = () => offers.some((o, i) => answers[i]!.decision === 'skipped' && machine.skips.open(o.event.eventKey));
+      while (skipOpen()) {
+        await condition(() => !skipOpen());
+        answers = answers.map((a, i) => (a.decision === 'skipped' ? machine.offer(offers[i]!, workflowNow()) : a));
+        loop.dirty = true; // decided again as a skip, its record is owed: the loop must send it
+      }
+      const forgottenEarly = machine.state.counts.forgottenEarly;
+      return forgottenEarly ? answers.map((a) => ({ ...a, forgottenEarly })) : answers;
+    },
+    {
+      validator: (offers) => {
+        if (!Array.isArray(offers) || offers.some((o) => !o?.event?.eventKey || !o.event.source))
+          throw new Error('each offer needs event.eventKey and event.source');
+      },
+    },
+  );
+  setHandler(offerSignal, (offers) => {
+    for (const o of offers) if (o?.event?.eventKey && o.event.source) machine.offer(o, workflowNow());
+    loop.dirty = true;
+  });
+  setHandler(forgetUpdate, ({ runKey }) => machine.forgetRun(runKey));
+  setHandler(adoptSignal, (left) => void (Array.isArray(left?.seen) && machine.adopt(left)));
+  setHandler(eventQuery, ({ eventKey }) => {
+    const known = machine.known(eventKey);
+    if (!known) return null;
+    const { decidedAtMs, ...answer } = known;
+    return { ...answer, agent, wakeKey, eventKey, decidedAt: new Date(decidedAtMs).toISOString() };
+  });
+  setHandler(runEndedSignal, (end) => ended(end));
+  setHandler(deliverySignal, ({ eventKey, deliveryIds }) => {
+    if (eventKey) machine.redelivered(eventKey, deliveryIds);
+  });
+  setHandler(coalescerQuery, (opts) => ({
+    agent,
+    wakeKey,
+    policy,
+    state: { ...machine.state, seen: machine.state.seen.slice(-(opts?.seenLast ?? 200)) },
+    seenCount: machine.seen.size,
+    seenCapacity: SEEN_CAPACITY,
+    coalescerId: machine.coalescerId,
+    historyLength: workflowInfo().historyLength,
+    openSkips: machine.skips.openSkips(),
+  }));
+}

@@ -1,0 +1,43 @@
+import type { AgentPolicy } from '../../src/core/policy';
+import type { RunInput } from '../../src/core/run-types';
+import { RecordedTools } from '../../src/core/recorded-tools';
+import { toolCallWithin } from './proxies';
+import { reserve, settle, type BudgetPool } from '../../src/core/budget';
+import type { RunState } from '../../src/core/run-state';
+
+/** A tool call of the run, charged to its pool: undefined when the pool refuses it. */
+export function toolCaller(input: RunInput, policy: AgentPolicy, state: RunState, pool: BudgetPool, recorded: RecordedTools | undefined) {
+  return async (name: string, args: Record<string, unknown> = {}) => {
+    const r = reserve(pool, { toolCalls: 1 });
+    if (!r.ok) return undefined;
+    // A shadow run with the recorded run's tool calls: a matching call is answered from them, charged as a call.
+    const answered = recorded?.answer(name, args);
+    if (answered) {
+      settle(pool, r.charge, r.charge);
+      return { ...answered, attempt: 1 };
+    }
+    const call = toolCallWithin(policy.tools.find((t) => t.name === name)?.timeoutMs ?? 120_000);
+    const res = await call({
+      agent: policy.name,
+      tool: name,
+      runKey: input.runKey,
+      wakeKey: input.wakeKey,
+      entity: input.entity,
+      payload: input.payload,
+      args,
+    });
+    settle(pool, r.charge, r.charge);
+    state.maxAttempt = Math.max(state.maxAttempt, res.attempt);
+    return res;
+  };
+}
+
+/** How the run calls a tool (toolCaller). */
+export type ToolCaller = ReturnType<typeof toolCaller>;
+
+/** A shadow run given the recorded run's tool calls answers matching calls from them; counted on its state. */
+export function recordedToolsOf(input: RunInput, state: RunState): RecordedTools | undefined {
+  if (input.origin.kind !== 'shadow' || !input.origin.tools) return undefined;
+  state.tools ??= { recorded: 0, live: 0 };
+  return new RecordedTools(input.origin.tools, state.tools);
+}
