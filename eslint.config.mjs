@@ -243,14 +243,6 @@ export default tseslint.config(
     },
   },
   {
-    // The webhook server is being split by role in its own change (issue 48): the old limits until it lands. Remove this then.
-    files: ['src/trigger/webhook/server.ts'],
-    rules: {
-      'max-lines': ['error', { max: 350, skipBlankLines: false, skipComments: false }],
-      'max-lines-per-function': ['error', { max: 150, skipBlankLines: true, skipComments: true, IIFEs: true }],
-    },
-  },
-  {
     // A user's plain-JavaScript package (test/dev-server/user-package.test.ts installs the tarball into it): CommonJS on Node.
     files: ['test/fixtures/**/*.js'],
     languageOptions: {

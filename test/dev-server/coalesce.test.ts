@@ -25,6 +25,7 @@ import { GATE_PRIORITY, RUN_PRIORITY } from '../../src/core/priority';
 const env = useDevEnv({ dynamicConfig: { 'limit.historyCount.suggestContinueAsNew': 60 } });
 let standins: Standins;
 before(async () => {
+  await env.ready();
   standins = await startStandins({});
 });
 after(async () => {

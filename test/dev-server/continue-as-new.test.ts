@@ -33,6 +33,7 @@ const env = useDevEnv({ dynamicConfig: { 'limit.historyCount.suggestContinueAsNe
 let standins: Standins;
 let pager: Awaited<ReturnType<typeof startPager>>;
 before(async () => {
+  await env.ready();
   ({ standins } = await startOutside());
   pager = await startPager();
 });

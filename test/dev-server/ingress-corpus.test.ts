@@ -345,6 +345,7 @@ async function corpus(): Promise<Case[]> {
 const env = useDevEnv();
 let ingress: RunningIngress;
 before(async () => {
+  await env.ready();
   // A limit no corpus run reaches: every case gets its own status, not a 429.
   ingress = await startTestIngress(env, unique('corpus'), { ratePerSecond: 1e6, burst: 1e6 });
 });

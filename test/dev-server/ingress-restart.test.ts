@@ -15,6 +15,7 @@ let standins: Standins;
 let activities: object;
 let ingress: RunningIngress | undefined;
 before(async () => {
+  await env.ready();
   ({ standins, activities } = await startOutside());
 });
 after(async () => {

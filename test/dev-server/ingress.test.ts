@@ -14,6 +14,7 @@ const env = useDevEnv();
 let standins: Standins;
 let activities: object;
 before(async () => {
+  await env.ready();
   ({ standins, activities } = await startOutside());
 });
 after(async () => {

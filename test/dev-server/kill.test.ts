@@ -27,6 +27,7 @@ const postReleased = deferred();
 const stalledClosed = deferred();
 const stalledArrived = deferred();
 before(async () => {
+  await env.ready();
   const dashboards = dashboardService();
   dashboards.app.addHook('onRequest', async (req) => {
     if (!stall.dashboard) return;

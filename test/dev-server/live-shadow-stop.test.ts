@@ -23,6 +23,7 @@ const env = useDevEnv();
 let standins: Standins;
 let pager: Awaited<ReturnType<typeof startPager>>;
 before(async () => {
+  await env.ready();
   ({ standins } = await startOutside());
   pager = await startPager();
 });

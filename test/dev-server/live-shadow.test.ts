@@ -24,6 +24,7 @@ const env = useDevEnv();
 let standins: Standins;
 const calls = { channel: 0, exports: 0 };
 before(async () => {
+  await env.ready();
   const channel = channelService();
   const exports = exportService();
   channel.app.addHook('onRequest', async () => void (calls.channel += 1));

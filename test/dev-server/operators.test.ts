@@ -31,6 +31,7 @@ let ticketsDown = false;
 let trackerUrl = '';
 
 before(async () => {
+  await env.ready();
   tracker.app.addHook('onRequest', async (req, reply) => {
     if (ticketsDown && req.method === 'POST' && req.url.startsWith('/tickets')) await reply.code(403).send({ error: 'tickets are disabled for this project' });
   });

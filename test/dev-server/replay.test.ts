@@ -30,6 +30,7 @@ const exports = exportService();
 /** The channel refuses every post while this is set: the failure's cause. */
 let channelDown = false;
 before(async () => {
+  await env.ready();
   channel.app.addHook('onRequest', async (req, reply) => {
     if (channelDown && req.method === 'POST') return reply.code(403).send({ error: 'posting is disabled for this workspace' });
   });

@@ -28,6 +28,7 @@ const calls = { channel: 0, exports: 0 };
 /** The wake keys of the recorded runs (the first test records them; the next shadows them again). */
 let recordedKeys: string[] = [];
 before(async () => {
+  await env.ready();
   const channel = channelService();
   const exports = exportService();
   channel.app.addHook('onRequest', async () => void (calls.channel += 1));

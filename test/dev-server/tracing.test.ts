@@ -36,6 +36,7 @@ let bundle: WorkflowBundleWithSourceMap;
 const exporter = new InMemorySpanExporter();
 
 before(async () => {
+  await env.ready();
   tracing = startTracing(loadConfig({}).tracing, { exporter })!;
   standins = await startStandins({});
   traced = new Client({ connection: env.client.connection, namespace: 'default', interceptors: tracing.clientInterceptors });

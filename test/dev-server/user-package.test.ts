@@ -28,6 +28,7 @@ const env = useDevEnv();
 let work: string;
 let tarball: string;
 before(async () => {
+  await env.ready();
   work = mkdtempSync(path.join(tmpdir(), 'wakegate-user-'));
   // The build prepack would run, then the pack without scripts: prepack's README swap would change
   // this checkout's README.md for the pack's length, under any test reading it meanwhile.

@@ -46,6 +46,11 @@ export interface DevEnv {
   nativeConnection: NativeConnection;
   /** Reconnect both connections (after a server restart). */
   reconnect(): Promise<void>;
+  /**
+   * Resolves once the server is up and the clients connected. node:test runs a file's top-level
+   * `before` hooks side by side, not in turn: a file's own hook that uses the env awaits this first.
+   */
+  ready(): Promise<void>;
   teardown(): Promise<void>;
 }
 
@@ -88,22 +93,21 @@ async function settledConnection(address: string): Promise<{ connection: Connect
 
 /** A real dev server of this test file's own, on a free port, with clients connected to it. */
 export async function startDevEnv(opts: DevServerOptions = {}): Promise<DevEnv> {
-  return startDevEnvInto({} as DevEnv, opts);
+  return startDevEnvInto({ ready: () => Promise.resolve() } as DevEnv, opts);
 }
 
 /**
- * The test file's dev server: started before its first test (a `before` hook of node:test,
- * registered here, so it runs before the file's own), stopped after its last, once the file's own
- * `after` hooks have closed what they opened on it (gates, ingresses, workers): node:test runs
- * `after` hooks in the order they were registered, so this one is registered once the file's top
- * level has run. The object is filled in when the server is up; read its fields inside tests and
- * hooks, never at the file's top level.
+ * The test file's dev server: started before its first test (a `before` hook of node:test, which
+ * runs beside the file's own: a hook of the file that uses the env first awaits `env.ready()`),
+ * stopped after its last, once the file's own `after` hooks have closed what they opened on it
+ * (gates, ingresses, workers): node:test runs `after` hooks in turn, in the order they were
+ * registered, so this one is registered once the file's top level has run. The object is filled in
+ * when the server is up; read its fields inside tests and hooks, never at the file's top level.
  */
 export function useDevEnv(opts: DevServerOptions = {}): DevEnv {
-  const env = {} as DevEnv;
-  before(async () => {
-    await startDevEnvInto(env, opts);
-  });
+  let starting: Promise<void> | undefined;
+  const env = { ready: () => (starting ??= startDevEnvInto(env, opts).then(() => undefined)) } as DevEnv;
+  before(() => env.ready());
   queueMicrotask(() =>
     after(async () => {
       await env.teardown?.();
@@ -119,6 +123,7 @@ async function startDevEnvInto(env: DevEnv, opts: DevServerOptions): Promise<Dev
   // (an ingress, a gate) may still be retrying a call.
   const closers: (() => Promise<void>)[] = [];
   Object.assign(env, {
+    ready: env.ready,
     server,
     client: undefined as unknown as Client,
     nativeConnection: undefined as unknown as NativeConnection,

@@ -22,6 +22,7 @@ const taskQueue = unique('processes');
 const SECRET = pingsSource.devSecret!;
 
 before(async () => {
+  await env.ready();
   broker = await RedisServer.start();
   redis = new Redis(broker.url);
 });

@@ -32,6 +32,7 @@ const env = useDevEnv();
 let standins: Standins;
 const workers: WorkerProcess[] = [];
 before(async () => {
+  await env.ready();
   const pulls = pullRequestService();
   pulls.app.addHook('preHandler', async (req, reply) => {
     if (req.method === 'PUT') await hooks.prPut?.(req, reply);

@@ -36,6 +36,7 @@ let standins: Standins;
 let broker: RedisServer;
 let redis: Redis;
 before(async () => {
+  await env.ready();
   ({ standins } = await startOutside());
   broker = await RedisServer.start();
   redis = new Redis(broker.url);

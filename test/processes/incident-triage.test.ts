@@ -30,6 +30,7 @@ let app: Wakegate;
 const workers: WorkerProcess[] = [];
 
 before(async () => {
+  await env.ready();
   tracker = trackerService();
   trackerUrl = await tracker.start();
   fake = fakeAnthropic();

@@ -19,6 +19,7 @@ const env = useDevEnv();
 let broker: RedisServer;
 let redis: Redis;
 before(async () => {
+  await env.ready();
   broker = await RedisServer.start();
   redis = new Redis(broker.url);
   redis.on('error', () => undefined); // the broker restarts on purpose; commands are retried by the client

@@ -19,6 +19,7 @@ const tracker = trackerService();
 let notesDown = true;
 let trackerUrl = '';
 before(async () => {
+  await env.ready();
   tracker.app.put<{ Body: { reference?: string } }>('/notes', async (req, reply) =>
     notesDown ? reply.code(403).send({ error: 'notes are disabled' }) : { id: String(req.body?.reference) },
   );

@@ -19,6 +19,7 @@ import { closeGates, startPager, supervisedGate, supervisedWorker, supervisorSta
 const env = useDevEnv();
 let pager: Awaited<ReturnType<typeof startPager>>;
 before(async () => {
+  await env.ready();
   pager = await startPager();
 });
 after(async () => {

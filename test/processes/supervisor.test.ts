@@ -46,6 +46,7 @@ const env = useDevEnv({ dbFilename: path.join(mkdtempSync(path.join(tmpdir(), 'w
 let standins: Standins;
 let pager: Awaited<ReturnType<typeof startPager>>;
 before(async () => {
+  await env.ready();
   ({ standins } = await startOutside());
   pager = await startPager();
 });

@@ -10,6 +10,7 @@ import { answerBody, jsonDepth, refuse, Reply, statusOf } from './answers';
 import { errorBody } from '../../core/error-body';
 import { IngressMetrics } from './metrics';
 import { webhookReadouts } from './readouts';
+import { answerOutsideRoutes, closeConnectionsOnDrain } from './around-routes';
 import { createVerifier, type Verifier } from './signatures';
 import { transportOptions, type TransportSettings } from '../../config/listeners';
 import type { DeliveryContext, WebhookSource } from './source';
@@ -76,7 +77,8 @@ export function buildWebhookListener(opts: WebhookListenerOptions): WebhookListe
   const app = Fastify({
     logger: false,
     bodyLimit: settings.bodyLimitBytes,
-    return503OnClosing: true,
+    // A drain answers what reaches it on an open connection (closeConnectionsOnDrain), not a bare 503.
+    return503OnClosing: false,
     ...transportOptions(settings),
     // Errors of the router itself (a path segment too long for any source name, a bad URL) get the
     // same JSON shape as every other refusal.
@@ -98,25 +100,8 @@ export function buildWebhookListener(opts: WebhookListenerOptions): WebhookListe
     return reply;
   };
 
-  // Errors Fastify raises before the handler: over the body limit, not JSON, unreadable body.
-  app.setErrorHandler((err: { statusCode?: number; code?: string; message: string }, request, reply) => {
-    const source = (request.params as { source?: string })?.source ?? '(none)';
-    const label = served.has(source) ? source : '(unknown)';
-    let r: Reply;
-    if (err.statusCode === 413) r = refuse(413, 'too_large', `the body is over the ${settings.bodyLimitBytes}-byte limit`);
-    else if (err.statusCode === 415) r = refuse(415, 'unsupported_media_type', 'send the body as application/json');
-    else if (err.statusCode && err.statusCode >= 400 && err.statusCode < 500) r = refuse(400, 'bad_request', err.message);
-    else {
-      opts.logger?.error({ source: label, err: err.message }, 'webhook failed');
-      r = refuse(500, 'internal', 'the ingress failed on this request; nothing was accepted');
-    }
-    metrics.refused.inc({ source: label, reason: r.reason });
-    return send(request, reply, label, (request as { startedAt?: number }).startedAt ?? performance.now(), r);
-  });
-  app.setNotFoundHandler((request, reply) => {
-    metrics.refused.inc({ source: '(unknown)', reason: 'not_found' });
-    return send(request, reply, '(unknown)', performance.now(), refuse(404, 'not_found', `no route ${request.method} ${request.url.split('?')[0]}`));
-  });
+  answerOutsideRoutes(app, { settings, logger: opts.logger, metrics, serves: (name) => served.has(name) }, send);
+  closeConnectionsOnDrain(app);
 
   // A load balancer's health check: answers without touching Temporal or saying anything about the fleet.
   app.get('/healthz', async () => ({ ok: true }));
