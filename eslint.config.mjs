@@ -39,6 +39,11 @@ export default tseslint.config(
     },
     rules: {
       '@typescript-eslint/consistent-type-imports': 'error',
+      // == and != coerce; only the null check (== null: null or undefined) is let through.
+      eqeqeq: ['error', 'always', { null: 'ignore' }],
+      // Imports first, then a blank line, then code (import-x).
+      'import-x/first': 'error',
+      'import-x/newline-after-import': 'error',
       // Forgetting to await an activity, a signal or a Temporal client call loses its failure.
       '@typescript-eslint/no-floating-promises': [
         'error',
@@ -240,6 +245,8 @@ export default tseslint.config(
     rules: {
       'max-lines': ['error', { max: 300, skipBlankLines: false, skipComments: false }],
       'max-lines-per-function': ['error', { max: 100, skipBlankLines: true, skipComments: false, IIFEs: true }],
+      // What a module exports is its contract: its types are written, not inferred from its body.
+      '@typescript-eslint/explicit-module-boundary-types': 'error',
     },
   },
   {

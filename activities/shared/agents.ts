@@ -32,7 +32,7 @@ export function agentOf(agents: AgentRegistry, name: string): AgentDefinition {
 }
 
 /** A zod error as one line: each issue's path and message. */
-export const issuesOf = (error: z.ZodError) => error.issues.map((i) => `${i.path.join('.') || '(reply)'}: ${i.message}`).join('; ');
+export const issuesOf = (error: z.ZodError): string => error.issues.map((i) => `${i.path.join('.') || '(reply)'}: ${i.message}`).join('; ');
 
 /** Arguments checked against a tool's or effect's schema: the parsed value (defaults applied), or what is wrong. */
 export function parseArgs<T>(args: unknown, schema: z.ZodType<T>): { ok: true; args: T } | { ok: false; problem: string } {

@@ -11,10 +11,10 @@ export const ToolName = z
   .max(64)
   .regex(/^[a-z][a-z0-9_-]*$/, 'use lower-case letters, digits, "_" or "-", starting with a letter');
 
-export const fn = <T>(what: string) => z.custom<T>((v) => typeof v === 'function', `${what} must be a function`);
+export const fn = <T>(what: string): z.ZodType<T> => z.custom<T>((v) => typeof v === 'function', `${what} must be a function`);
 // Duck-typed, not `instanceof`: a user's package may bring its own copy of zod 4.
 export const isZod = (v: unknown): boolean => typeof v === 'object' && v !== null && '_zod' in v && typeof (v as z.ZodType).safeParse === 'function';
-export const zodSchema = <T>(what: string) => z.custom<z.ZodType<T>>(isZod, `${what} must be a zod 4 schema`);
+export const zodSchema = <T>(what: string): z.ZodType<z.ZodType<T>> => z.custom<z.ZodType<T>>(isZod, `${what} must be a zod 4 schema`);
 
 /** The JSON Schema the model is shown for a zod schema (zod 4's own converter, input side). */
 export function jsonSchemaOf(schema: z.ZodType, what: string): Record<string, unknown> {
@@ -27,7 +27,7 @@ export function jsonSchemaOf(schema: z.ZodType, what: string): Record<string, un
 }
 
 /** A zod object's JSON Schema: a model passes a tool's or an effect's arguments as one JSON object. */
-export const objectSchema = (schema: z.ZodType, what: string) => {
+export const objectSchema = (schema: z.ZodType, what: string): ReturnType<typeof jsonSchemaOf> => {
   const json = jsonSchemaOf(schema, what);
   if (json.type !== 'object') throw new Error(`${what} must be a z.object(...) schema: a model passes arguments as one JSON object`);
   return json;

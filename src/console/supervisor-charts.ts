@@ -20,7 +20,8 @@ const hhmmss = (ms: number) => new Date(ms).toISOString().slice(11, 19);
 const amount = (v: number) => String(Math.round(v * 1e4) / 1e4);
 
 /** A window's length in words: `1 h`, `15 min`, `30 s`. */
-export const durationLabel = (ms: number) => (ms % 3_600_000 === 0 ? `${ms / 3_600_000} h` : ms % 60_000 === 0 ? `${ms / 60_000} min` : `${ms / 1000} s`);
+export const durationLabel = (ms: number): string =>
+  ms % 3_600_000 === 0 ? `${ms / 3_600_000} h` : ms % 60_000 === 0 ? `${ms / 60_000} min` : `${ms / 1000} s`;
 
 const COUNTER_W = 240;
 const COUNTER_H = 34;

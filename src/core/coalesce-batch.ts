@@ -34,9 +34,9 @@ export function dueAt(b: Batch, policy: CoalescePolicy): number {
  * would make a batch that neither its run's start nor the coalescer's continue-as-new could carry.
  */
 export const BATCH_BUDGET_CHARS = 300_000;
-export const eventChars = (e: OfferedEvent) => JSON.stringify(e).length;
+export const eventChars = (e: OfferedEvent): number => JSON.stringify(e).length;
 /** The JSON characters of a batch's (or a live run's) events, counted once and kept up to date after. */
-export const charsOf = (holder: { events: OfferedEvent[]; chars?: number }) => (holder.chars ??= holder.events.reduce((n, e) => n + eventChars(e), 0));
+export const charsOf = (holder: { events: OfferedEvent[]; chars?: number }): number => (holder.chars ??= holder.events.reduce((n, e) => n + eventChars(e), 0));
 
 /**
  * Add the newest event to a batch within `maxEvents` and BATCH_BUDGET_CHARS: when full, the events
@@ -56,7 +56,7 @@ export function fitInto(batch: Batch, e: OfferedEvent, maxEvents: number): void 
 }
 
 /** Whether a batch (or a live run) can take one more event in full, within `maxEvents` and BATCH_BUDGET_CHARS. */
-export const hasRoom = (holder: { events: OfferedEvent[]; chars?: number }, e: OfferedEvent, maxEvents: number) =>
+export const hasRoom = (holder: { events: OfferedEvent[]; chars?: number }, e: OfferedEvent, maxEvents: number): boolean =>
   holder.events.length < maxEvents && charsOf(holder) + eventChars(e) <= BATCH_BUDGET_CHARS;
 
 /**

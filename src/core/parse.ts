@@ -21,7 +21,7 @@ export function parseDefinition<S extends z.ZodType>(schema: S, def: unknown, ki
  * A duration written in a definition ("2s", "15m", "1 hour"), parsed to whole ms; refused with the
  * field named when it is not a duration or is shorter than `minMs`.
  */
-export function Duration(what: string, minMs: number) {
+export function Duration(what: string, minMs: number): z.ZodType<number, string> {
   return z
     .string()
     .min(1)

@@ -1,4 +1,5 @@
 import type { EventKeyParts } from '../core/ids';
+
 export { effectKey, eventKey, type EffectKey, type EventKeyParts } from '../core/ids';
 
 /**

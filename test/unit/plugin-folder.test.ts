@@ -43,6 +43,7 @@ utimesSync(stale, twoDaysAgo, twoDaysAgo);
 
 // eslint-disable-next-line @typescript-eslint/no-require-imports -- loaded after TMPDIR is set
 const { composeWorkflows, WakegatePlugin } = require('../../src/runtime/plugin') as typeof PluginModule;
+
 const own = require.resolve('../fixtures/own-workflows');
 
 describe("the plugin's composed workflows entry", () => {

@@ -106,8 +106,8 @@ export function charsOf(row: SeenRow): number {
 }
 
 /** A row's key as stored: a compact one's is `#` and a hash. */
-export const keyOf = (row: SeenRow) => (typeof row === 'string' ? row.slice(0, row.indexOf('|')) : row[0]);
+export const keyOf = (row: SeenRow): string => (typeof row === 'string' ? row.slice(0, row.indexOf('|')) : row[0]);
 /** A compact row's run reference. */
-export const refOf = (row: string) => row.split('|')[4] ?? '';
+export const refOf = (row: string): string => row.split('|')[4] ?? '';
 /** When a row's event was decided. */
-export const atOf = (row: SeenRow) => (typeof row === 'string' ? parseInt(row.split('|')[2]!, 36) : row[2]);
+export const atOf = (row: SeenRow): number => (typeof row === 'string' ? parseInt(row.split('|')[2]!, 36) : row[2]);

@@ -31,4 +31,9 @@ export const budgetStop = (effect: EffectPolicy, preserved: Record<string, unkno
 });
 
 /** The run an effect belongs to, as the commit activities take it. */
-export const effectRun = (input: RunInput) => ({ runKey: input.runKey, wakeKey: input.wakeKey, entity: input.entity, eventKey: input.eventKey });
+export const effectRun = (input: RunInput): Pick<RunInput, 'runKey' | 'wakeKey' | 'entity' | 'eventKey'> => ({
+  runKey: input.runKey,
+  wakeKey: input.wakeKey,
+  entity: input.entity,
+  eventKey: input.eventKey,
+});

@@ -1,12 +1,12 @@
 import type { AgentPolicy } from '../../src/core/policy';
 import type { RunInput } from '../../src/core/run-types';
-import { RecordedTools } from '../../src/core/recorded-tools';
+import { RecordedTools, type ToolResult } from '../../src/core/recorded-tools';
 import { toolCallWithin } from './proxies';
 import { reserve, settle, type BudgetPool } from '../../src/core/budget';
 import type { RunState } from '../../src/core/run-state';
 
 /** A tool call of the run, charged to its pool: undefined when the pool refuses it. */
-export function toolCaller(input: RunInput, policy: AgentPolicy, state: RunState, pool: BudgetPool, recorded: RecordedTools | undefined) {
+export function toolCaller(input: RunInput, policy: AgentPolicy, state: RunState, pool: BudgetPool, recorded: RecordedTools | undefined): ToolCaller {
   return async (name: string, args: Record<string, unknown> = {}) => {
     const r = reserve(pool, { toolCalls: 1 });
     if (!r.ok) return undefined;
@@ -32,8 +32,8 @@ export function toolCaller(input: RunInput, policy: AgentPolicy, state: RunState
   };
 }
 
-/** How the run calls a tool (toolCaller). */
-export type ToolCaller = ReturnType<typeof toolCaller>;
+/** How the run calls a tool (toolCaller): its result and attempt, or undefined when the run's pool refuses the call. */
+export type ToolCaller = (name: string, args?: Record<string, unknown>) => Promise<(ToolResult & { attempt: number }) | undefined>;
 
 /** A shadow run given the recorded run's tool calls answers matching calls from them; counted on its state. */
 export function recordedToolsOf(input: RunInput, state: RunState): RecordedTools | undefined {

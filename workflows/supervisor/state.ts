@@ -98,10 +98,11 @@ export interface Turn {
   actions: Action[];
 }
 
-export const iso = (ms: number) => new Date(ms).toISOString();
-export const selfId = (m: MachineState) => supervisorId(m.taskQueue);
-export const log = (turn: Turn, level: 'info' | 'warn' | 'error', message: string, attrs: Record<string, unknown>) =>
+export const iso = (ms: number): string => new Date(ms).toISOString();
+export const selfId = (m: MachineState): string => supervisorId(m.taskQueue);
+export const log = (turn: Turn, level: 'info' | 'warn' | 'error', message: string, attrs: Record<string, unknown>): void => {
   turn.actions.push({ kind: 'log', level, message, attrs: { supervisorId: selfId(turn.m), ...attrs } });
+};
 
 /** Keep the last KEPT records. */
 export const trim = <T>(records: T[]): void => {
@@ -118,15 +119,15 @@ export function seriesOf(m: MachineState, name: string, windowMs: number): Serie
 /** Every cap that applies to an agent's runs (src/core/caps.ts): the fleet's and its own, or a live shadow's. */
 export const capsOf = capsFor;
 
-export const capSeriesName = (scope: string, cap: WindowCap, what: 'permits' | 'usd' | 'tokens') => `${what}:${scope}:${cap.windowMs}`;
-export const capSeries = (m: MachineState, scope: string, cap: WindowCap, what: 'permits' | 'usd' | 'tokens') =>
+export const capSeriesName = (scope: string, cap: WindowCap, what: 'permits' | 'usd' | 'tokens'): string => `${what}:${scope}:${cap.windowMs}`;
+export const capSeries = (m: MachineState, scope: string, cap: WindowCap, what: 'permits' | 'usd' | 'tokens'): SeriesState =>
   seriesOf(m, capSeriesName(scope, cap, what), cap.windowMs);
 
 /** A cap in words: "2 wakes, $5 per 60 s". */
-export const capName = (c: WindowCap) =>
+export const capName = (c: WindowCap): string =>
   [c.wakes !== undefined && `${c.wakes} wakes`, c.costUsd !== undefined && `$${c.costUsd}`, c.tokens !== undefined && `${c.tokens} tokens`]
     .filter(Boolean)
     .join(', ') + ` per ${c.windowMs / 1000} s`;
 
 /** The breaker watches for storms and error rates while armed, and while a person's drain lets live runs finish. */
-export const breakerWatches = (m: MachineState) => m.mode === 'armed' || m.mode === 'draining';
+export const breakerWatches = (m: MachineState): boolean => m.mode === 'armed' || m.mode === 'draining';

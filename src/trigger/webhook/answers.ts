@@ -48,5 +48,5 @@ export class Reply {
 }
 
 /** A refusal in the shared error shape, counted under its code. */
-export const refuse = (status: number, code: string, message: string, issues?: { path: string; message: string }[]) =>
+export const refuse = (status: number, code: string, message: string, issues?: { path: string; message: string }[]): Reply =>
   new Reply(status, errorBody(code, message, issues), code);
