@@ -1,19 +1,11 @@
-import type { ChatMessage } from './contracts';
+import type { ChatMessage, ModelTool } from './contracts';
 
 /* The model-step contract: what the run asks one model step and what it gets back. Pure types. */
-
-/** One tool the model may call. */
-export interface StepTool {
-  name: string;
-  description: string;
-  /** JSON Schema (object) of its arguments. */
-  parameters: Record<string, unknown>;
-}
 
 /** One model step's request. */
 export interface StepRequest {
   messages: ChatMessage[];
-  tools: StepTool[];
+  tools: ModelTool[];
   /** Hard cap on the reply, in tokens (sent to the provider as its max output tokens). */
   maxOutputTokens: number;
   /**

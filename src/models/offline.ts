@@ -32,7 +32,7 @@ export function chatTokens(messages: ChatMessage[], tools: readonly { name: stri
  * The default model: offline and deterministic, as an AI SDK LanguageModelV3 (provider `wakegate`,
  * model `offline`), with honest token counts from a real tokenizer (o200k_base).
  *
- * Its reasoning: it calls, all in one reply, every offered tool it has not called yet, except tools
+ * Its reasoning: it calls, all in one reply, every tool it is given and has not called yet, except tools
  * whose description starts with `[effect]` (proposals, not reads), with arguments taken from the
  * event's payload in the first user message (else each property's default, first example, first enum
  * value; a property with none is left out). Then it answers `no_op` when no observation says something

@@ -13,7 +13,8 @@ import type { ModelStep, StepReply, StepRequest } from '../core/model';
 import { FailureType } from '../core/failures';
 import { chatTokens } from './offline';
 
-export type { ModelStep, StepReply, StepRequest, StepTool } from '../core/model';
+export type { ModelStep, StepReply, StepRequest } from '../core/model';
+export type { ModelTool } from '../core/contracts';
 
 /**
  * One model step through any AI SDK LanguageModelV3. Calls `doGenerate` directly: that is exactly one

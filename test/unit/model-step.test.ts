@@ -5,7 +5,7 @@ import { ApplicationFailure } from '@temporalio/common';
 import { countTokens } from 'gpt-tokenizer';
 import { chatTokens, offlineModel } from '../../src/models/offline';
 import { anthropic, openaiCompatible } from '../../src/models/providers';
-import { aiSdkModel, type ModelStep, type StepRequest, type StepTool } from '../../src/models/step';
+import { aiSdkModel, type ModelStep, type StepRequest, type ModelTool } from '../../src/models/step';
 import type { ChatMessage } from '../../src/core/contracts';
 import { FailureType } from '../../src/core/failures';
 import { fakeAnthropic } from '../fakes/anthropic';
@@ -17,7 +17,7 @@ import { fakeOpenAI } from '../fakes/openai';
  * failures, and the offline model's reasoning and token counts.
  */
 
-const readRelease: StepTool = {
+const readRelease: ModelTool = {
   name: 'read_release',
   description: 'Reads the release of a package.',
   parameters: { type: 'object', properties: { repo: { type: 'string' }, package: { type: 'string' } }, required: ['repo', 'package'] },
@@ -307,7 +307,7 @@ describe('provider errors', () => {
 
 describe('offline model', () => {
   const step = aiSdkModel(offlineModel());
-  const checkRelease: StepTool = {
+  const checkRelease: ModelTool = {
     name: 'check_release',
     description: 'Checks a release.',
     parameters: {
@@ -323,7 +323,7 @@ describe('offline model', () => {
       required: ['repo', 'owner'],
     },
   };
-  const openPr: StepTool = {
+  const openPr: ModelTool = {
     name: 'open_pr',
     description: '[effect] Opens a pull request.',
     parameters: { type: 'object', properties: { repo: { type: 'string' } } },

@@ -1,4 +1,4 @@
-import type { Batch, CoalescerState, Offer, OfferAnswer } from '../../src/core/coalesce-types';
+import type { Batch, CoalescerState, Offer, OfferAnswer, OfferDecision } from '../../src/core/coalesce-types';
 import { batchRunKey, coalescerId } from '../../src/core/ids';
 import { pendingBatchAnswer, type CoalescerIdentity, type OfferedEvent } from '../../src/core/coalesce-batch';
 import { SeenTable, type SeenEntry } from './seen';
@@ -94,7 +94,12 @@ export abstract class CoalescerAnswers {
     return answer;
   }
 
-  protected pendingAnswer(b: Batch, decision: 'started' | 'coalesced', nowMs: number, as: OfferAnswer['decision'] = decision): OfferAnswer {
+  protected pendingAnswer(
+    b: Batch,
+    decision: Extract<OfferDecision, 'started' | 'coalesced'>,
+    nowMs: number,
+    as: OfferAnswer['decision'] = decision,
+  ): OfferAnswer {
     return pendingBatchAnswer(this.coalescerId, b, this.self.policy, nowMs, as, this.state.running !== undefined);
   }
 }

@@ -45,7 +45,7 @@ export async function converse(
   { observations, tool, steer }: Handover,
 ): Promise<RunOutcome> {
   state.phase = 'thinking';
-  const offered = offeredTools(policy);
+  const given = toolsGiven(policy);
   const run: RunContext = { runKey: input.runKey, wakeKey: input.wakeKey, entity: input.entity, eventKey: input.eventKey, payload: input.payload };
   const messages = openingMessages(input, policy, observations);
   const staged: Proposal[] = [];
@@ -64,7 +64,7 @@ export async function converse(
   let reasks = 0;
   for (;;) {
     messages.push(...(steer?.drain() ?? []));
-    const turn = await chargedModelCall(state, pool, { model }, { agent: policy.name, messages, tools: offered, answer: 'agent', run });
+    const turn = await chargedModelCall(state, pool, { model }, { agent: policy.name, messages, tools: given, answer: 'agent', run });
     // The budget refused the turn that would have shown the model steered events: the answer it gave
     // before them stands, and they go to the follow-up run (never dropped with the answer's effects).
     if (turn.exhausted && reasked) return commit(reasked);
@@ -126,10 +126,10 @@ export async function converse(
 }
 
 /**
- * The tools offered to the model, with their arguments' schemas; effects too when the model proposes
+ * The tools given to the model, with their arguments' schemas; effects too when the model proposes
  * them (the loop stages them; only the commit stage carries them out).
  */
-function offeredTools(policy: AgentPolicy): ModelTool[] {
+function toolsGiven(policy: AgentPolicy): ModelTool[] {
   return [
     ...policy.tools
       .filter((t) => t.name !== policy.precheck && t.name !== policy.subagents?.tool)

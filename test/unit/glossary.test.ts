@@ -1,0 +1,87 @@
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { execFileSync } from 'node:child_process';
+import { readFileSync } from 'node:fs';
+import path from 'node:path';
+
+/*
+ * The code speaks the glossary ("Words" in docs/ARCHITECTURE.md): one meaning per word. Each rule
+ * below is a use the glossary rules out, searched for in the product code (what eslint.config.mjs
+ * counts as product); a hit names its file and line.
+ */
+const ROOT = path.resolve(__dirname, '..', '..');
+const PRODUCT = ['src', 'workflows', 'activities', 'workers', 'schedules'];
+
+interface Banned {
+  word: string;
+  why: string;
+  pattern: RegExp;
+  /** Files where the word has its glossary meaning and may stand as written. */
+  except?: string[];
+}
+
+export const BANNED: Banned[] = [
+  {
+    word: 'offer',
+    why: 'an offer is only an event sent to its coalescer: tools and effects are given (or shown) to a model',
+    pattern: /\b(offer(s|ed|ing)?\b[^.;\n]{0,30}\b(model|tools?)\b|\b(tools?|effects?|model)\b[^.;\n]{0,20}\boffered\b)/i,
+  },
+  {
+    word: 'decision',
+    why: "the decision is the gate's answer for a wake: a union of its values is derived from Decision, never copied",
+    pattern: /(?<!Extract<\w*Decision,\s*)'started'\s*\|\s*'coalesced'/,
+    except: ['src/core/decision.ts'],
+  },
+  {
+    word: 'admit',
+    why: "to admit is to let a delivery in: a halted gate still admits every wake (it holds its run), so a halt does not 'stop admitting'",
+    pattern: /\bstop(s|ping)? admitting\b/i,
+  },
+  { word: 'StepTool', why: 'a tool as a model is given it is a ModelTool', pattern: /\bStepTool\b/ },
+  { word: 'WakeDiff', why: 'a shadow report compares runs: RunDiff', pattern: /\bWakeDiff\b/ },
+];
+
+function productFiles(): string[] {
+  return execFileSync(
+    'git',
+    ['ls-files', '--cached', '--others', '--exclude-standard', ...PRODUCT.map((p) => `${p}/*.ts`), ...PRODUCT.map((p) => `${p}/**/*.ts`)],
+    {
+      cwd: ROOT,
+      encoding: 'utf8',
+    },
+  )
+    .split('\n')
+    .filter(Boolean)
+    .filter((f, i, all) => all.indexOf(f) === i);
+}
+
+/** Every use of a banned word in these files' text, as `file:line: word (the line)`. */
+export function bannedUses(files: { file: string; text: string }[]): string[] {
+  const hits: string[] = [];
+  for (const { file, text } of files)
+    text.split('\n').forEach((line, i) => {
+      for (const b of BANNED) if (!b.except?.includes(file) && b.pattern.test(line)) hits.push(`${file}:${i + 1}: ${b.word}: ${line.trim()}`);
+    });
+  return hits;
+}
+
+test('the product code uses no word against the glossary', () => {
+  const files = productFiles();
+  assert.ok(files.length > 100, `read ${files.length} product files`);
+  const hits = bannedUses(files.map((file) => ({ file, text: readFileSync(path.join(ROOT, file), 'utf8') })));
+  assert.deepEqual(hits, [], BANNED.map((b) => `${b.word}: ${b.why}`).join('\n'));
+});
+
+test('each rule finds what it bans and lets the glossary meaning through', () => {
+  const hit = (text: string, file = 'src/x.ts') => bannedUses([{ file, text }]).length;
+  assert.equal(hit('// Tools are offered with their schemas'), 1);
+  assert.equal(hit('// The model is offered its JSON Schema'), 1);
+  assert.equal(hit('// an event offered to its coalescer'), 0);
+  assert.equal(hit("type D = 'started' | 'coalesced' | 'skipped';"), 1);
+  assert.equal(hit("type D = 'started' | 'coalesced' | 'skipped';", 'src/core/decision.ts'), 0);
+  assert.equal(hit("type D = Extract<Decision, 'started' | 'coalesced'>;"), 0, 'derived from Decision');
+  assert.equal(hit("f(d: 'started' | 'coalesced') {}"), 1, 'a union copied by hand');
+  assert.equal(hit('Stop admitting (new wakes are held)'), 1);
+  assert.equal(hit('the wakes the gate admits'), 0);
+  assert.equal(hit('const t: StepTool = x'), 1);
+});
