@@ -21,7 +21,8 @@ export const STARTS: Record<Group, string> = {
  * How `npm test` runs the files: in phases, one after another; a phase's *lanes* run side by side,
  * each a node:test runner taking its files one at a time. On 2 cores:
  * 1. the unit files beside the time-skipping files (a unit file takes a core for a moment, a
- *    time-skipping file mostly waits on its server);
+ *    time-skipping file mostly waits on its server), and after them the shortest dev-server files,
+ *    as long as the unit files take;
  * 2. the dev-server and processes files in two lanes, longest first by their last measured wall
  *    time. A dev-server file mostly waits on its server, its timers and its runs (a full run's
  *    dev-server files used about 0.45 of a core each). The processes files kill and restart workers
@@ -42,10 +43,15 @@ export function phasesOf(files: string[], msOf: (file: string) => number | undef
   const weight = (f: string) => msOf(f) ?? 60_000;
   const longestFirst = (a: string, b: string) => weight(b) - weight(a) || byGroup(a, b);
   const of = (g: Group) => files.filter((f) => groupOf(f) === g && !ALONE.includes(f));
-  const phases: Phase[] = [{ lanes: [of('unit'), of('time-skipping')] }];
+  const sum = (l: string[]) => l.reduce((n, f) => n + weight(f), 0);
+  // The shortest dev-server files fill the time-skipping lane while the unit files take the other core.
+  const first = [of('unit'), of('time-skipping')];
+  const rest = [...of('dev-server'), ...files.filter((x) => groupOf(x) === undefined)].sort(longestFirst);
+  while (rest.length && sum(first[1]!) + weight(rest[rest.length - 1]!) <= sum(first[0]!)) first[1]!.push(rest.pop()!);
+  const phases: Phase[] = [{ lanes: first }];
   const lanes: string[][] = [[...of('processes')].sort(longestFirst), []];
-  const load = lanes.map((l) => l.reduce((sum, f) => sum + weight(f), 0));
-  for (const f of [...of('dev-server'), ...files.filter((x) => groupOf(x) === undefined)].sort(longestFirst)) {
+  const load = lanes.map(sum);
+  for (const f of rest) {
     const i = load[0]! <= load[1]! ? 0 : 1;
     lanes[i]!.push(f);
     load[i]! += weight(f);
