@@ -11,8 +11,10 @@ import { ESLint } from 'eslint';
 const root = path.resolve(__dirname, '..', '..');
 const eslint = new ESLint({ cwd: root });
 
+/** Lint a snippet as the file `filePath`; its imports are followed by a blank line, as the layout rules (import-x/newline-after-import) want. */
 async function lint(code: string, filePath = 'workflows/run/proxies.ts'): Promise<{ ruleId: string | null; message: string }[]> {
-  const [result] = await eslint.lintText(code, { filePath: path.join(root, filePath) });
+  const spaced = code.replace(/^(import [^\n]*\n)(?!import |\n)/gm, '$1\n');
+  const [result] = await eslint.lintText(spaced, { filePath: path.join(root, filePath) });
   assert.ok(result, 'ESLint returned no result');
   return result.messages.map((m) => ({ ruleId: m.ruleId, message: m.message }));
 }
