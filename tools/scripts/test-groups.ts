@@ -19,16 +19,14 @@ export const STARTS: Record<Group, string> = {
 
 /**
  * How `npm test` runs the files: in phases, one after another; a phase's *lanes* run side by side,
- * each a node:test runner taking its files one at a time. On 2 cores:
- * 1. the unit files beside the time-skipping files (a unit file takes a core for a moment, a
- *    time-skipping file mostly waits on its server), and after them the shortest dev-server files,
- *    as long as the unit files take;
- * 2. the dev-server and processes files in two lanes, longest first by their last measured wall
- *    time. A dev-server file mostly waits on its server, its timers and its runs (a full run's
- *    dev-server files used about 0.45 of a core each). The processes files kill and restart workers
- *    and servers at chosen moments: they all go in the first lane, so no two of them ever run at
- *    once, and dev-server files fill the other lane and what is left of the first;
- * 3. the files in `ALONE` (the soak, which counts what a loaded system gets through), each with
+ * each a node:test runner taking its files one at a time. On 2 cores, two phases:
+ * 1. two lanes: the first takes the unit files, then every processes file (they kill and restart
+ *    workers and servers at chosen moments: in one lane, no two of them ever run at once); the
+ *    second the time-skipping files; the dev-server files, longest first by their last measured
+ *    wall time, go each to the lane with less to do. A dev-server or time-skipping file mostly waits
+ *    on its server, its timers and its runs (a full run's dev-server files used about 0.45 of a core
+ *    each);
+ * 2. the files in `ALONE` (the soak, which counts what a loaded system gets through), each with
  *    nothing beside it.
  */
 export interface Phase {
@@ -44,19 +42,16 @@ export function phasesOf(files: string[], msOf: (file: string) => number | undef
   const longestFirst = (a: string, b: string) => weight(b) - weight(a) || byGroup(a, b);
   const of = (g: Group) => files.filter((f) => groupOf(f) === g && !ALONE.includes(f));
   const sum = (l: string[]) => l.reduce((n, f) => n + weight(f), 0);
-  // The shortest dev-server files fill the time-skipping lane while the unit files take the other core.
-  const first = [of('unit'), of('time-skipping')];
-  const rest = [...of('dev-server'), ...files.filter((x) => groupOf(x) === undefined)].sort(longestFirst);
-  while (rest.length && sum(first[1]!) + weight(rest[rest.length - 1]!) <= sum(first[0]!)) first[1]!.push(rest.pop()!);
-  const phases: Phase[] = [{ lanes: first }];
-  const lanes: string[][] = [[...of('processes')].sort(longestFirst), []];
+  // The unit files, then every processes file, in the first lane; the time-skipping files in the
+  // second; the dev-server files, longest first, each to the lane with less to do.
+  const lanes: string[][] = [[...of('unit'), ...of('processes').sort(longestFirst)], of('time-skipping')];
   const load = lanes.map(sum);
-  for (const f of rest) {
+  for (const f of [...of('dev-server'), ...files.filter((x) => groupOf(x) === undefined)].sort(longestFirst)) {
     const i = load[0]! <= load[1]! ? 0 : 1;
     lanes[i]!.push(f);
     load[i]! += weight(f);
   }
-  phases.push({ lanes });
+  const phases: Phase[] = [{ lanes }];
   phases.push(...files.filter((f) => ALONE.includes(f)).map((f) => ({ lanes: [[f]] })));
   return phases.map((p) => ({ lanes: p.lanes.filter((l) => l.length > 0) })).filter((p) => p.lanes.length > 0);
 }
