@@ -19,8 +19,9 @@ export const STARTS: Record<Group, string> = {
 
 /**
  * How `npm test` runs the files: in phases, one after another; a phase's *lanes* run side by side,
- * each a node:test runner taking its files one at a time. On 2 cores, two phases:
- * 1. two lanes: the first takes the unit files, then every processes file (they kill and restart
+ * each a node:test runner taking its files one at a time, in path order (the runner sorts them).
+ * On 2 cores, two phases:
+ * 1. two lanes: the first takes the unit files and every processes file (they kill and restart
  *    workers and servers at chosen moments: in one lane, no two of them ever run at once); the
  *    second the time-skipping files; the dev-server files, longest first by their last measured
  *    wall time, go each to the lane with less to do. A dev-server or time-skipping file mostly waits
