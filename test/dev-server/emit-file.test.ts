@@ -1,6 +1,5 @@
 import { describe, test } from 'node:test';
 import assert from 'node:assert/strict';
-import { spawn } from 'node:child_process';
 import { mkdtemp, readFile, utimes, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
@@ -8,7 +7,7 @@ import type { RunResult } from '../../src/core/run-types';
 import { askResident, residentSocket } from '../../src/cli/resident-link';
 import { residentSettings } from '../../src/config/resident';
 import { eventually, useDevEnv, unique, withWorker } from '../helpers/env';
-import { runCli } from '../helpers/cli';
+import { runCli, runCliRaw } from '../helpers/cli';
 
 const ROOT = path.resolve(__dirname, '../..');
 
@@ -23,35 +22,20 @@ interface Answer {
 }
 
 /** `wakegate emit --file ...` as a subprocess: its answer lines, exit code and stderr. */
-function emitFile(args: string[], cliEnv: Record<string, string>, stdin?: string): Promise<{ code: number; answers: Answer[]; stderr: string }> {
-  return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, [path.join(ROOT, 'bin', 'wakegate.js'), 'emit', '--file', ...args], {
-      cwd: ROOT,
-      env: { ...process.env, WAKEGATE_LOG_LEVEL: 'warn', ...cliEnv },
-      stdio: [stdin === undefined ? 'ignore' : 'pipe', 'pipe', 'pipe'],
-    });
-    if (stdin !== undefined) child.stdin!.end(stdin);
-    let stdout = '';
-    let stderr = '';
-    child.stdout!.on('data', (b: Buffer) => (stdout += b.toString()));
-    child.stderr!.on('data', (b: Buffer) => (stderr += b.toString()));
-    const timer = setTimeout(() => {
-      child.kill('SIGKILL');
-      reject(new Error(`emit --file timed out; stderr: ${stderr}`));
-    }, 120_000);
-    child.on('close', (code) => {
-      clearTimeout(timer);
-      try {
-        const answers = stdout
-          .split('\n')
-          .filter(Boolean)
-          .map((l) => JSON.parse(l) as Answer);
-        resolve({ code: code ?? -1, answers, stderr });
-      } catch {
-        reject(new Error(`stdout is not JSON lines (exit ${code}):\n${stdout}\nstderr:\n${stderr}`));
-      }
-    });
-  });
+async function emitFile(args: string[], cliEnv: Record<string, string>, stdin?: string): Promise<{ code: number; answers: Answer[]; stderr: string }> {
+  const { code, stdout, stderr } = await runCliRaw(['emit', '--file', ...args], cliEnv, 120_000, stdin);
+  try {
+    return {
+      code,
+      answers: stdout
+        .split('\n')
+        .filter(Boolean)
+        .map((l) => JSON.parse(l) as Answer),
+      stderr,
+    };
+  } catch {
+    throw new Error(`stdout is not JSON lines (exit ${code}):\n${stdout}\nstderr:\n${stderr}`);
+  }
 }
 
 describe('wakegate emit --file', () => {

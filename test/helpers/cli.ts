@@ -11,8 +11,8 @@ export interface CliRun {
   json: Record<string, unknown>;
 }
 
-/** Run `wakegate ARGS` as a subprocess (the package's bin entry), with extra environment and, if given, this text on stdin. */
-export function runCli(args: string[], env: Record<string, string> = {}, timeoutMs = 60_000, stdin?: string): Promise<CliRun> {
+/** Run `wakegate ARGS` as a subprocess (the package's bin entry), with extra environment and, if given, this text on stdin: its exit code and output as written. */
+export function runCliRaw(args: string[], env: Record<string, string> = {}, timeoutMs = 60_000, stdin?: string): Promise<Omit<CliRun, 'json'>> {
   return new Promise((resolve, reject) => {
     const child = spawn(process.execPath, [path.join(ROOT, 'bin', 'wakegate.js'), ...args], {
       cwd: ROOT,
@@ -31,13 +31,17 @@ export function runCli(args: string[], env: Record<string, string> = {}, timeout
     // 'close', not 'exit': under load the output can still be in the pipes when the process has exited.
     child.on('close', (code) => {
       clearTimeout(timer);
-      let json: Record<string, unknown> = {};
-      try {
-        json = JSON.parse(stdout) as Record<string, unknown>;
-      } catch {
-        return reject(new Error(`stdout is not one JSON object (exit ${code}):\n${stdout}\nstderr:\n${stderr}`));
-      }
-      resolve({ code: code ?? -1, stdout, stderr, json });
+      resolve({ code: code ?? -1, stdout, stderr });
     });
   });
+}
+
+/** Run `wakegate ARGS` (runCliRaw), its stdout parsed as the one JSON object the CLI prints. */
+export async function runCli(args: string[], env: Record<string, string> = {}, timeoutMs = 60_000, stdin?: string): Promise<CliRun> {
+  const run = await runCliRaw(args, env, timeoutMs, stdin);
+  try {
+    return { ...run, json: JSON.parse(run.stdout) as Record<string, unknown> };
+  } catch {
+    throw new Error(`stdout is not one JSON object (exit ${run.code}):\n${run.stdout}\nstderr:\n${run.stderr}`);
+  }
 }
