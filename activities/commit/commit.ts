@@ -74,7 +74,12 @@ export function createCommitActivity(agents: AgentRegistry, outside: OutsideConf
      * tell whether the earlier attempt landed: the run escalates instead of guessing.
      */
     async commitEffect(input) {
-      const { attempt } = activityInfo();
+      const { attempt, workflowExecution } = activityInfo();
+      if (input.reset && input.reset.slotsReadFor !== workflowExecution?.runId)
+        throw ApplicationFailure.nonRetryable(
+          `effect "${input.effect.name}" not carried out: this execution was reset past its first step, so its effect keys were not read across the run's other executions (a key another execution moved could be used again). Reset it to its first workflow task, or redeliver or replay its event.`,
+          FailureType.ResetPastStart,
+        );
       const effect = agentOf(agents, input.agent).effects[input.effect.name] as EffectDefinition | undefined;
       if (!effect) throw ApplicationFailure.nonRetryable(`agent "${input.agent}" has no effect named "${input.effect.name}"`, FailureType.UnknownEffect);
       const args = parseArgs(input.args, effect.input);

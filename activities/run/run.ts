@@ -48,7 +48,10 @@ export function createRunActivities(opts: {
         policy: def.policy,
         payload,
         ...(afterReset && workflowExecution
-          ? { resetSlots: await slotsAfterReset(getClient(), workflowExecution.workflowId, workflowExecution.runId, afterReset.carried) }
+          ? {
+              resetSlots: await slotsAfterReset(getClient(), workflowExecution.workflowId, workflowExecution.runId, afterReset.carried),
+              slotsReadFor: workflowExecution.runId,
+            }
           : {}),
       };
       const taken = window ? await windowTaken(getClient(), window) : undefined;

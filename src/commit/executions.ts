@@ -59,7 +59,10 @@ export async function readExecution(client: Client, workflowId: string, runId: s
       const a = e.activityTaskFailedEventAttributes;
       const begun = bySchedule.get(String(a.scheduledEventId));
       const once = (attempts.get(String(a.scheduledEventId)) ?? 1) === 1;
-      if (begun) begun.rejected = once && failureType(a.failure) === FailureType.ProviderRejected;
+      const type = failureType(a.failure);
+      // Refused before anything was done (an execution reset past its start): the key was never begun.
+      if (begun && type === FailureType.ResetPastStart) byKey.delete(begun.effectKey);
+      else if (begun) begun.rejected = once && type === FailureType.ProviderRejected;
     } else if (e.workflowTaskFailedEventAttributes?.baseRunId && e.workflowTaskFailedEventAttributes.newRunId === runId) {
       resetFrom = e.workflowTaskFailedEventAttributes.baseRunId;
     } else if (e.activityTaskCompletedEventAttributes) {

@@ -141,6 +141,8 @@ export interface CommitInput {
   run: { runKey: string; wakeKey: string; entity: string; eventKey: string };
   /** The run is an execution again of a logical run (a replay, or a restart on a redelivery), under its effect keys: an effect `find` does not find is `reconciled_redone`. */
   replayOf?: string;
+  /** An execution reset from the Web UI or the CLI: the run ID whose start read its slots across every execution (none: its start was not run again). */
+  reset?: { slotsReadFor?: string };
 }
 
 /**
@@ -220,7 +222,14 @@ export interface RunActivities {
     window?: WindowCheck;
     /** An execution reset from the Web UI or the CLI: the slots it carried, to be read against every other execution of the run. */
     afterReset?: { carried?: EffectSlot[] };
-  }): Promise<{ policy: AgentPolicy; payload: Record<string, unknown>; verdict?: RunVerdict; taken?: WindowTaken; resetSlots?: EffectSlot[] }>;
+  }): Promise<{
+    policy: AgentPolicy;
+    payload: Record<string, unknown>;
+    verdict?: RunVerdict;
+    taken?: WindowTaken;
+    resetSlots?: EffectSlot[];
+    slotsReadFor?: string;
+  }>;
   /** One model turn, one attempt; heartbeats while it waits. */
   modelCall(req: ModelRequest): Promise<ModelReply & { attempt: number }>;
   /** One call of one of the agent's read-only tools; heartbeats with its progress. */

@@ -108,9 +108,9 @@ export function slotKey(runKey: string, carried: readonly EffectSlot[] | undefin
 
 /** The effect key of the effect at `step` of a run's staged list (see {@link slotKey}). */
 export function runEffectKey(
-  input: { runKey: string; replay?: { effects: readonly EffectSlot[] }; resetSlots?: readonly EffectSlot[] },
+  input: { runKey: string; replay?: { effects: readonly EffectSlot[] }; reset?: { slots?: readonly EffectSlot[] } },
   staged: readonly { effect: string }[],
   step: number,
 ): EffectKey {
-  return slotKey(input.runKey, input.resetSlots ?? input.replay?.effects, staged, step) as EffectKey;
+  return slotKey(input.runKey, input.reset?.slots ?? input.replay?.effects, staged, step) as EffectKey;
 }

@@ -27,6 +27,14 @@ export const FailureType = {
   ScheduleWindowMismatch: 'ScheduleWindowMismatch',
   /** A schedule window's wake failed, so the tick fails and `pauseOnFailure` can act (non-retryable). */
   ScheduledWakeFailed: 'ScheduledWakeFailed',
+  /**
+   * An effect of an execution reset past its first step (a Web UI reset to a later workflow task):
+   * its slots' keys were read for the execution it was reset from, not across every execution, so
+   * it carries out nothing; nothing was begun under the key (non-retryable). A redelivery or a
+   * replay starts the run again on keys read across every execution; so does a reset to the first
+   * workflow task.
+   */
+  ResetPastStart: 'ResetPastStart',
   /** A wake run failed on a defect (terminal reason `failed`; non-retryable). */
   RunFailed: 'RunFailed',
 } as const;

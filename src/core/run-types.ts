@@ -114,9 +114,11 @@ export interface RunInput {
   /**
    * Set only by the run itself: an execution reset from the Web UI or the CLI (its run ID is not
    * the one its start event records) reads at its start the keys every other execution of the run
-   * began, so what they landed keeps its key (src/commit/executions.ts `slotsAfterReset`).
+   * began, so what they landed keeps its key (src/commit/executions.ts `slotsAfterReset`), and the
+   * run ID that read them. Reset past its start, the execution replays its start's recorded result:
+   * no slots read for it, and its commit stage carries out nothing (`ResetPastStart`).
    */
-  resetSlots?: EffectSlot[];
+  reset?: { slots?: EffectSlot[]; readFor?: string };
 }
 
 /**

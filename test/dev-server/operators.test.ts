@@ -107,6 +107,25 @@ async function latest(workflowId: string, notRunId?: string): Promise<{ runId: s
   }
 }
 
+/**
+ * Reset one execution, as the Web UI's reset does, to its first workflow task or (`atFirstEffect`)
+ * to the workflow task that scheduled its first effect, past its start; the new execution's run ID.
+ */
+async function resetToFirstTask(workflowId: string, runId: string, reason: string, atFirstEffect = false): Promise<{ runId?: string | null }> {
+  const { EventType } = temporal.api.enums.v1;
+  const events = (await env.client.workflow.getHandle(workflowId, runId).fetchHistory()).events!;
+  const firstEffect = events.findIndex((e) => e.activityTaskScheduledEventAttributes?.activityType?.name === 'commitEffect');
+  const tasks = events.slice(0, atFirstEffect ? firstEffect : events.length).filter((e) => e.eventType === EventType.EVENT_TYPE_WORKFLOW_TASK_COMPLETED);
+  const task = atFirstEffect ? tasks[tasks.length - 1]! : tasks[0]!;
+  return env.client.workflowService.resetWorkflowExecution({
+    namespace: 'default',
+    workflowExecution: { workflowId, runId },
+    reason,
+    workflowTaskFinishEventId: task.eventId,
+    requestId: randomUUID(),
+  });
+}
+
 async function executions(workflowId: string): Promise<number> {
   let n = 0;
   for await (const _ of env.client.workflow.list({ query: `WorkflowId = ${JSON.stringify(workflowId)}` })) n++;
@@ -154,15 +173,7 @@ test('a reset from the first workflow task (as the Web UI does) finds the ticket
     assert.equal(done.result?.terminalReason, 'success');
     assert.equal(ticketsFor(inc.title).length, 1);
 
-    const history = await env.client.workflow.getHandle(answer.workflowId!, done.runId).fetchHistory();
-    const firstTask = history.events!.find((e) => e.eventType === temporal.api.enums.v1.EventType.EVENT_TYPE_WORKFLOW_TASK_COMPLETED)!;
-    const reset = await env.client.workflowService.resetWorkflowExecution({
-      namespace: 'default',
-      workflowExecution: { workflowId: answer.workflowId!, runId: done.runId },
-      reason: 'an operator resets the run to its first workflow task',
-      workflowTaskFinishEventId: firstTask.eventId,
-      requestId: randomUUID(),
-    });
+    const reset = await resetToFirstTask(answer.workflowId!, done.runId, 'an operator resets the run to its first workflow task');
     const again = await latest(answer.workflowId!, done.runId);
     assert.equal(again.runId, reset.runId);
     assert.equal(again.result?.terminalReason, 'success', again.result?.summary);
@@ -192,15 +203,7 @@ test('a reset of an older execution (the Web UI lets a person pick any) finds th
     assert.match(ticketsFor(inc.title)[0]!.reference, /#file_ticket@n0\.r1$/);
 
     // An operator resets the first, failed execution: its input knows nothing of the moved key.
-    const history = await env.client.workflow.getHandle(answer.workflowId!, failed.runId).fetchHistory();
-    const firstTask = history.events!.find((e) => e.eventType === temporal.api.enums.v1.EventType.EVENT_TYPE_WORKFLOW_TASK_COMPLETED)!;
-    const reset = await env.client.workflowService.resetWorkflowExecution({
-      namespace: 'default',
-      workflowExecution: { workflowId: answer.workflowId!, runId: failed.runId },
-      reason: 'an operator resets the first execution',
-      workflowTaskFinishEventId: firstTask.eventId,
-      requestId: randomUUID(),
-    });
+    const reset = await resetToFirstTask(answer.workflowId!, failed.runId, 'an operator resets the first execution');
     const again = await latest(answer.workflowId!, replayed.runId);
     assert.equal(again.runId, reset.runId);
     assert.equal(again.result?.terminalReason, 'success', again.result?.summary ?? again.failed);
@@ -209,6 +212,22 @@ test('a reset of an older execution (the Web UI lets a person pick any) finds th
       ['post_note', 'applied'],
     ]);
     assert.equal(ticketsFor(inc.title).length, 1, 'the reset execution looked under the key the replay filed under');
+
+    // Reset past its start, to the task that scheduled its effect: the execution replays its start's
+    // recorded result (no keys read across the run), so it carries out nothing; a redelivery then runs it.
+    const past = await resetToFirstTask(answer.workflowId!, failed.runId, 'an operator retries the failed step', true);
+    const refused = await latest(answer.workflowId!, again.runId);
+    assert.equal(refused.runId, past.runId);
+    assert.match(refused.failed ?? '', /reset past its first step/, refused.result?.summary);
+    assert.equal(ticketsFor(inc.title).length, 1, 'nothing filed under the stale key');
+    const redelivered = await admit(gate, inc, 'd2');
+    assert.equal(redelivered.decision, 'started');
+    const last = await latest(answer.workflowId!, refused.runId);
+    assert.deepEqual(committed(last.result!), [
+      ['file_ticket', 'reconciled_landed'],
+      ['post_note', 'applied'],
+    ]);
+    assert.equal(ticketsFor(inc.title).length, 1);
   });
 });
 

@@ -47,7 +47,7 @@ const KEY_MEMORY_MS = 1_000;
 export const CURRENT: Rules = {
   name: 'current',
   replayId: R,
-  key: (exec, step) => runEffectKey({ ...exec.input, ...(exec.resetSlots ? { resetSlots: exec.resetSlots } : {}) }, exec.staged, step),
+  key: (exec, step) => runEffectKey({ ...exec.input, ...(exec.resetSlots ? { reset: { slots: exec.resetSlots } } : {}) }, exec.staged, step),
   replaySlots: (execs) => CURRENT.restartSlots(execs)!,
   restartSlots: (execs) => {
     const latest = execs[execs.length - 1]!;

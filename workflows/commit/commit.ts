@@ -31,6 +31,8 @@ export async function commitEffects(input: RunInput, policy: AgentPolicy, state:
   const preserved = () => ({ answer, staged: proposals, committed: state.effects });
   // A replay of a recorded run commits under that run's effect keys: what the original landed is found, not done twice.
   const replayOf = input.replay ? { replayOf: input.replay.of } : {};
+  // A reset execution: which run read its slots (the commit activity refuses an effect whose were read for another).
+  const resetOf = input.reset ? { reset: { ...(input.reset.readFor ? { slotsReadFor: input.reset.readFor } : {}) } } : {};
   for (const [step, proposal] of proposals.entries()) {
     const effect = effectOf(policy, proposal);
     // A cancelled run starts no further effect, nor its approval wait (the scope throws its cancellation here).
@@ -79,7 +81,7 @@ export async function commitEffects(input: RunInput, policy: AgentPolicy, state:
       // recorded (`committed`), and the cancellation stops the run before the next effect starts.
       const run = effectRun(input);
       const outcome = await CancellationScope.nonCancellable(() =>
-        commitEffectOf(effect)({ agent: policy.name, effectKey: key, effect, args: proposal.args, run, ...replayOf }),
+        commitEffectOf(effect)({ agent: policy.name, effectKey: key, effect, args: proposal.args, run, ...replayOf, ...resetOf }),
       );
       state.effects.push(outcome);
       state.maxAttempt = Math.max(state.maxAttempt, outcome.attempt);

@@ -61,16 +61,15 @@ export async function runWorkflow(arg: RunInput | ScheduledRunInput): Promise<Ru
     if (window?.outcome) return window.outcome;
     // The agent's policy and the payload it works on (merged by the agent from every absorbed event), through history.
     const info = workflowInfo();
-    const { policy, payload, verdict, taken, resetSlots } = await prepareRun({
+    const isReset = Boolean(info.originalExecutionRunId) && info.runId !== info.originalExecutionRunId;
+    const { policy, payload, verdict, taken, resetSlots, slotsReadFor } = await prepareRun({
       agent: input.agent,
       payloads: payloadsOf(input),
       // A `wakegate shadow` session's run takes no permit; a live shadow takes one from the shadow caps (src/core/caps.ts).
       ...(resumed || (origin.kind === 'shadow' && !origin.live) ? { withoutVerdict: true } : {}),
       ...(window?.check ? { window: window.check } : {}),
       // Reset from the Web UI or the CLI: its effects take the keys every other execution gave them.
-      ...(info.originalExecutionRunId && info.runId !== info.originalExecutionRunId
-        ? { afterReset: { ...(input.replay ? { carried: input.replay.effects } : {}) } }
-        : {}),
+      ...(isReset ? { afterReset: { ...(input.replay ? { carried: input.replay.effects } : {}) } } : {}),
     });
     void reported?.send();
     shadowSample = policy.shadow?.sample;
@@ -95,7 +94,8 @@ export async function runWorkflow(arg: RunInput | ScheduledRunInput): Promise<Ru
     }
     if (heldOutcome) return heldOutcome; // discarded
     state.pool = newPool(policy.budget);
-    return runAgentLoop({ ...input, payload, ...(resetSlots ? { resetSlots } : {}) }, policy, state, state.pool, workflowNow(), runRecord.steer);
+    const reset = isReset ? { reset: { ...(resetSlots ? { slots: resetSlots } : {}), ...(slotsReadFor ? { readFor: slotsReadFor } : {}) } } : {};
+    return runAgentLoop({ ...input, payload, ...reset }, policy, state, state.pool, workflowNow(), runRecord.steer);
   };
 
   try {
