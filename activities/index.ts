@@ -1,4 +1,5 @@
-import type { TriggerRegistry } from '../src/trigger/registry';
+import { getClient } from '@temporalio/activity';
+import type { TriggerRegistry } from '../src/gate/trigger-registry';
 import { loadConfig, type OutsideConfig } from '../src/config/config';
 import { createCoalesceActivities } from './coalescer/coalesce';
 import { createScheduleActivities } from './schedule/schedule';
@@ -10,6 +11,8 @@ import type { Activities } from '../src/core/contracts';
 import { createRunActivities } from './run/run';
 import { createSupervisorActivities } from './supervisor/supervise';
 import { pagerDutyPager, type Pager } from '../src/supervisor/pager';
+import { SupervisorLinks } from '../src/supervisor/links';
+import { withShadows } from '../src/agents/registry';
 import type { SupervisorPolicy } from '../src/core/supervisor-types';
 
 export interface ActivityDeps {
@@ -36,18 +39,21 @@ export function configuredModel(outside: OutsideConfig): ModelStep {
 /** Every activity a wakegate worker registers, wired to the agents' own code and models. Refuses provider_key effects on providers that ignore keys. */
 export function createActivities(deps: ActivityDeps): Activities {
   const outside = deps.outside ?? loadConfig().outside;
-  const agents = deps.registry.agents;
-  checkEffects(agents, outside);
+  checkEffects(deps.registry.agents, outside);
+  const agents = withShadows(deps.registry.agents);
   // A worker counts tokens: load the tokenizer now rather than inside its first model call.
   chatTokens([]);
-  const { runVerdict, ...supervisor } = createSupervisorActivities({
-    policy: deps.supervisor,
+  // One link per task queue for the whole process: a run's first step takes its permit through it
+  // (the run's activities), a held run re-checks through it (the supervisor's).
+  const links = new SupervisorLinks({ client: getClient, policy: deps.supervisor });
+  const supervisor = createSupervisorActivities({
+    links,
     pager: deps.pager ?? pagerDutyPager({ url: outside.pager.url, routingKey: outside.pager.routingKey, timeoutMs: outside.httpTimeoutMs }),
   });
   return {
     ...createCoalesceActivities(),
     ...createScheduleActivities({ registry: deps.registry, supervisor: deps.supervisor }),
-    ...createRunActivities({ agents, model: deps.model ?? configuredModel(outside), outside, runVerdict }),
+    ...createRunActivities({ agents, model: deps.model ?? configuredModel(outside), outside, runVerdict: links.runVerdict }),
     ...supervisor,
     ...createCommitActivity(agents, outside),
   };

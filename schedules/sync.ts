@@ -2,7 +2,7 @@ import { ScheduleNotFoundError, WorkflowNotFoundError, type Client } from '@temp
 import { fixedDelayWorkflowId } from '../src/core/schedule-messages';
 import type { FixedDelayInput } from '../src/core/schedule-types';
 import { keyEvent } from '../src/gate/key-event';
-import type { TriggerRegistry } from '../src/trigger/registry';
+import type { TriggerRegistry } from '../src/gate/trigger-registry';
 import type { ScheduleDefinition } from './definition';
 import { definitionDigest, DIGEST_MEMO, OWNER, OWNER_MEMO, toScheduleOptions } from './to-temporal';
 

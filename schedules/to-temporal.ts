@@ -6,7 +6,7 @@ import type { ScheduleTickInput } from '../src/core/schedule-types';
 import { scheduleRunKeyPrefix } from '../src/core/ids';
 import type { ScheduledRunInput } from '../src/core/run-types';
 import { keyEvent } from '../src/gate/key-event';
-import type { TriggerRegistry } from '../src/trigger/registry';
+import type { TriggerRegistry } from '../src/gate/trigger-registry';
 import type { OverlapPolicy, ScheduleDefinition } from './definition';
 
 /** Schedule memo key that marks a Temporal Schedule as wakegate's own: sync and prune touch nothing else. */

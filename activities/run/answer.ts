@@ -1,5 +1,5 @@
 import type { z } from 'zod';
-import { issuesOf } from '../shared/agents';
+import { issuesOf } from '../../src/core/args';
 
 // A reply that is one JSON object inside a single Markdown code fence is still that object.
 const FENCED = /^```(?:json)?\s*\n([\s\S]*?)\n?```$/;

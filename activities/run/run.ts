@@ -8,12 +8,19 @@ import type { RunVerdict } from '../../src/core/supervisor-types';
 import { FailureType } from '../../src/core/failures';
 import type { ModelStep, StepReply } from '../../src/core/model';
 import { parseAnswer } from './answer';
-import { agentOf, parseArgs } from '../shared/agents';
+import { parseArgs } from '../../src/core/args';
 import { DefaultAnswer, jsonSchemaOf } from '../../src/agents/definition';
 import type { AgentDefinition, EffectDefinition, ToolDefinition } from '../../src/agents/types';
 import { windowTaken } from './window-taken';
 import type { CheckedCall, ModelReply, ModelRequest, Proposal } from '../../src/core/contracts';
 import { slotsAfterReset } from '../../src/commit/executions';
+
+/** The named agent (a live shadow's name is its candidate: `withShadows`), or a non-retryable UnknownAgent failure naming it. */
+function agentNamed(agents: AgentRegistry, name: string): AgentDefinition {
+  const def = agents[name];
+  if (!def) throw ApplicationFailure.nonRetryable(`no agent named "${name}" is defined in this worker`, FailureType.UnknownAgent);
+  return def;
+}
 
 /** The run's activities: the agent's policy and payload, the model, the agent's tools. */
 export function createRunActivities(opts: {
@@ -21,7 +28,7 @@ export function createRunActivities(opts: {
   /** The model of agents that name none of their own. */
   model: ModelStep;
   outside: OutsideConfig;
-  /** The supervisor's word on a run about to start (activities/supervisor/supervise.ts). */
+  /** The supervisor's word on a run about to start: a permit from this process's stock, or hold (src/supervisor/links.ts). */
   runVerdict: (taskQueue: string, agent: string) => Promise<RunVerdict>;
 }): RunActivities {
   const { agents, model, outside } = opts;
@@ -36,7 +43,7 @@ export function createRunActivities(opts: {
      * ran): then there is no verdict and no permit, and the run ends `duplicate`.
      */
     async prepareRun({ agent, payloads, withoutVerdict, window, afterReset }) {
-      const def = agentOf(agents, agent);
+      const def = agentNamed(agents, agent);
       let payload: Record<string, unknown>;
       try {
         payload = def.mergePayload(payloads.map((p) => ({ payload: p })));
@@ -68,7 +75,7 @@ export function createRunActivities(opts: {
      * with its Retry-After.
      */
     async modelCall(req) {
-      const def = agentOf(agents, req.agent);
+      const def = agentNamed(agents, req.agent);
       const answerSchema = req.answer === 'agent' ? def.policy.answerSchema : DEFAULT_ANSWER_SCHEMA;
       const step = def.model ?? model;
       const raw = await withHeartbeat((signal) =>
@@ -94,7 +101,7 @@ export function createRunActivities(opts: {
      */
     async toolCall(input) {
       const info = activityInfo();
-      const tool = agentOf(agents, input.agent).tools[input.tool] as ToolDefinition | undefined;
+      const tool = agentNamed(agents, input.agent).tools[input.tool] as ToolDefinition | undefined;
       if (!tool) throw ApplicationFailure.nonRetryable(`agent "${input.agent}" has no tool named "${input.tool}"`, FailureType.UnknownTool);
       const args = parseArgs(input.args ?? {}, tool.input);
       if (!args.ok) throw ApplicationFailure.nonRetryable(`tool "${input.tool}" of agent "${input.agent}": ${args.problem}`, FailureType.InvalidArguments);

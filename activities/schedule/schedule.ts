@@ -5,7 +5,7 @@ import { msNumberToTs, tsToMs } from '@temporalio/common/lib/time';
 import { awaitRun } from '../../src/run/await-run';
 import { Gate, keyEvent } from '../../src/gate/gate';
 import { isoSeconds } from '../../src/core/time';
-import type { TriggerRegistry } from '../../src/trigger/registry';
+import type { TriggerRegistry } from '../../src/gate/trigger-registry';
 import { SupervisorLink } from '../../src/supervisor/link';
 import type { SupervisorPolicy } from '../../src/core/supervisor-types';
 import { ledgerWorkflowId } from '../../src/core/schedule-messages';

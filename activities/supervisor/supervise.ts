@@ -1,7 +1,7 @@
 import { ApplicationFailure, activityInfo, getClient, log } from '@temporalio/activity';
 import { ApplicationFailureCategory } from '@temporalio/common';
 import type { Client, WorkflowExecutionInfo } from '@temporalio/client';
-import { SupervisorLink } from '../../src/supervisor/link';
+import type { SupervisorLinks } from '../../src/supervisor/links';
 import type { Pager } from '../../src/supervisor/pager';
 import type { SupervisorActivities } from '../../src/core/contracts';
 import { holdNudgeSignal } from '../../src/core/supervisor-messages';
@@ -9,7 +9,7 @@ import { killUpdate } from '../../src/core/messages';
 import { WakeAgent, WakeCostUsd, WakeHeld, WakeTerminalReason, WakeTokens } from '../../src/core/search-attributes';
 import { recoverTerminatedCoalescers } from '../coalescer/recover';
 import { stopReaches } from '../../src/core/shadow';
-import type { RunClosure, RunVerdict, SupervisorPolicy } from '../../src/core/supervisor-types';
+import type { RunClosure } from '../../src/core/supervisor-types';
 
 /** Runs handled at once when stopping or nudging many. */
 const FAN_OUT = 16;
@@ -86,34 +86,13 @@ const isHeld = (info: WorkflowExecutionInfo) => {
 };
 
 /**
- * The supervisor's activities and the runs' line to it. Each worker process keeps one
- * {@link SupervisorLink} per task queue (its cached memo and batched leases), made from the worker's
- * own client on first use; the first use also starts the supervisor if needed and brings it this
- * worker's policy.
+ * The supervisor's activities: a held run's re-check (through this process's {@link SupervisorLinks}),
+ * the observer's read of closed runs, the pager, the kill switch's sweep and the nudge of held runs.
  */
-export function createSupervisorActivities(opts: { policy: SupervisorPolicy; pager: Pager }): SupervisorActivities & {
-  /** The first step's verdict for a run of `agent` (activities/run/run.ts calls it in prepareRun). */
-  runVerdict(taskQueue: string, agent: string): Promise<RunVerdict>;
-} {
-  const links = new Map<string, Promise<SupervisorLink>>();
-  const linkFor = (taskQueue: string): Promise<SupervisorLink> => {
-    let link = links.get(taskQueue);
-    if (!link) {
-      const made = new SupervisorLink({ client: getClient(), taskQueue, policy: opts.policy });
-      link = made.ensure(true).then(() => made);
-      link.catch(() => links.delete(taskQueue));
-      links.set(taskQueue, link);
-    }
-    return link;
-  };
-
+export function createSupervisorActivities(opts: { links: SupervisorLinks; pager: Pager }): SupervisorActivities {
   return {
-    async runVerdict(taskQueue, agent) {
-      return (await linkFor(taskQueue)).runVerdict(agent);
-    },
-
     async recheckHold({ agent, hold, heldAtMs, nudged }) {
-      return (await linkFor(activityInfo().taskQueue)).runVerdict(agent, { hold, heldAtMs, ...(nudged ? { nudged } : {}) });
+      return opts.links.runVerdict(activityInfo().taskQueue, agent, { hold, heldAtMs, ...(nudged ? { nudged } : {}) });
     },
 
     /** Closed runs from visibility, with the terminal reason and spend each run recorded on itself. */

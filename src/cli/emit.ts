@@ -5,7 +5,7 @@ import { isRefusal, isSettled, type GateAnswer } from '../core/decision';
 import { GateInputError } from '../gate/errors';
 import { keyEvent, type KeyedEvent } from '../gate/key-event';
 import type { Gate } from '../gate/gate';
-import type { TriggerRegistry } from '../trigger/registry';
+import type { TriggerRegistry } from '../gate/trigger-registry';
 import { EVENT_LIMITS } from '../gate/limits';
 import { app } from './app';
 import type { TerminalReason, RunResult } from '../core/run-types';

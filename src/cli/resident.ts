@@ -11,7 +11,7 @@ import { answerEmit, keyedEmit, type EmitContext, type EmitOptions } from './emi
 import { reportError, type Out } from './output';
 import { isUnreachable } from './unreachable';
 import type { ResidentReply } from './resident-link';
-import type { TriggerRegistry } from '../trigger/registry';
+import type { TriggerRegistry } from '../gate/trigger-registry';
 
 /** A call this process has not answered by now goes back to its caller (who waits 30 s at most: src/cli/resident-link.ts). */
 const CALL_DEADLINE_MS = 20_000;

@@ -5,7 +5,7 @@ import { eventQuery } from '../core/messages';
 import { WakeAgent } from '../core/search-attributes';
 import type { RunResult } from '../core/run-types';
 import { parseEventKey } from '../gate/keys';
-import type { TriggerRegistry } from '../trigger/registry';
+import type { TriggerRegistry } from '../gate/trigger-registry';
 
 /** A restarted run (overlap `cancel`) names its successor; follow at most this many, as the gate does. */
 const MAX_SUPERSEDED_HOPS = 10;

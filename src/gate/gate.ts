@@ -1,6 +1,6 @@
 import type { Client } from '@temporalio/client';
 import type { WakeEventInput } from '../core/event';
-import type { TriggerRegistry } from '../trigger/registry';
+import type { TriggerRegistry } from './trigger-registry';
 import { admitCoalesced } from '../coalescer/path';
 import { isRefusal, type GateAnswer, type WakeAnswer } from '../core/decision';
 import { DeliveryBatcher } from '../run/delivery-batcher';

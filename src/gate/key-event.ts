@@ -1,7 +1,7 @@
 import type { AgentDefinition } from '../agents/types';
 import type { TriggerDefinition } from '../trigger/definition';
 import { WakeEventSchema, type WakeEvent, type WakeEventInput } from '../core/event';
-import type { TriggerRegistry } from '../trigger/registry';
+import type { TriggerRegistry } from './trigger-registry';
 import { agentEventId } from '../core/ids';
 import type { RunInput } from '../core/run-types';
 import { GateInputError } from './errors';

@@ -8,7 +8,7 @@ import { assertOperatorBind, buildOperatorListener } from '../console/listener';
 import type { OperatorAuthSettings } from '../console/operator-auth';
 import { Gate } from '../gate/gate';
 import type { SupervisorLink } from '../supervisor/link';
-import type { TriggerRegistry } from '../trigger/registry';
+import type { TriggerRegistry } from '../gate/trigger-registry';
 import { IngressMetrics } from '../trigger/webhook/metrics';
 import { resolveSecrets } from '../trigger/webhook/secrets';
 import { buildWebhookListener, type IngressSettings, type WebhookListener, type WebhookListenerOptions } from '../trigger/webhook/server';

@@ -15,7 +15,7 @@ import type { Pager } from '../supervisor/pager';
 import { assertSupervisorPolicy, defaultSupervisorPolicy } from '../supervisor/policy';
 import type { TriggerDefinition } from '../trigger/definition';
 import { pingTrigger } from '../trigger/ping';
-import { TriggerRegistry } from '../trigger/registry';
+import { TriggerRegistry } from '../gate/trigger-registry';
 import { scheduleTrigger } from '../trigger/schedule';
 import type { SupervisorPolicy } from '../core/supervisor-types';
 import type { WakeAnswer } from '../core/decision';

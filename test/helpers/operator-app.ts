@@ -7,7 +7,7 @@ import { buildIngress } from '../../src/processes/ingress-listeners';
 import { formToken, registerOperatorAuth, requireFormProof, type OperatorAuthSettings } from '../../src/console/operator-auth';
 import { registerOperatorGuard } from '../../src/console/operator-guard';
 import { registerSupervisorPage } from '../../src/console/supervisor-page';
-import type { TriggerRegistry } from '../../src/trigger/registry';
+import type { TriggerRegistry } from '../../src/gate/trigger-registry';
 import { loadConfig } from '../../src/config/config';
 
 export const ROBIN = 'robin-secret-0123456789';

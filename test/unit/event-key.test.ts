@@ -7,7 +7,7 @@ import { canonicalJson, fingerprint } from '../../src/gate/fingerprint';
 import { GateInputError } from '../../src/gate/errors';
 import { checkOccurredAt, checkPayloadLimits, EVENT_LIMITS, nestsDeeperThan } from '../../src/gate/limits';
 import { defineTrigger } from '../../src/trigger/definition';
-import { TriggerRegistry } from '../../src/trigger/registry';
+import { TriggerRegistry } from '../../src/gate/trigger-registry';
 import { canary } from '../../src/agents/canary';
 import { registryOf } from '../helpers/app';
 

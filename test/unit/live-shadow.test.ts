@@ -4,7 +4,7 @@ import { z } from 'zod';
 import { defineAgent, defineEffect } from '../../src/agents/definition';
 import { inShadowSample, shadowAgentName, shadowedAgent, shadowInput } from '../../src/core/shadow';
 import { capsFor, SHADOW_SCOPE } from '../../src/core/caps';
-import { agentOf } from '../../activities/shared/agents';
+import { withShadows } from '../../src/agents/registry';
 import { defaultSupervisorPolicy } from '../../src/supervisor/policy';
 import { keyEvent } from '../../src/gate/key-event';
 import { registryOf } from '../helpers/app';
@@ -45,16 +45,16 @@ test('defineAgent takes a shadow candidate of the same agent and a sample from 0
 test('a worker resolves the shadow name to the candidate, under that name, with no shadow of its own; other names stay unknown', () => {
   const v2 = agent('reporter', 'v2');
   const v1 = agent('reporter', 'v1', { shadow: { candidate: v2, sample: 1 } });
-  const agents = { reporter: v1 };
-  const shadow = agentOf(agents, shadowAgentName('reporter'));
+  const agents = withShadows({ reporter: v1 });
+  const shadow = agents[shadowAgentName('reporter')]!;
   assert.equal(shadow.policy.name, 'reporter/shadow');
   assert.equal(shadow.policy.systemPrompt, 'v2');
   assert.equal(shadow.policy.shadow, undefined);
   assert.equal(shadow.decide, v2.decide);
-  assert.equal(agentOf(agents, 'reporter/shadow'), shadow, 'made once');
+  assert.equal(agents.reporter, v1, 'the agent itself as it was');
   assert.equal(shadowedAgent('reporter/shadow'), 'reporter');
   assert.equal(shadowedAgent('reporter'), undefined);
-  assert.throws(() => agentOf({ reporter: agent('reporter', 'v1') }, 'reporter/shadow'), /no agent named "reporter\/shadow"/);
+  assert.equal(withShadows({ reporter: agent('reporter', 'v1') })['reporter/shadow'], undefined, 'no shadow, no shadow name');
 });
 
 test('the sample is a stable hash of the run key: the same run always, about the share asked, 0 never and 1 always', () => {

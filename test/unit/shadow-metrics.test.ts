@@ -7,7 +7,7 @@ import { Registry } from 'prom-client';
 import { setTimeout as sleep } from 'node:timers/promises';
 import type { AgentRegistry } from '../../src/agents/registry';
 import type { Gate } from '../../src/gate/gate';
-import type { TriggerRegistry } from '../../src/trigger/registry';
+import type { TriggerRegistry } from '../../src/gate/trigger-registry';
 import { buildIngress } from '../../src/processes/ingress-listeners';
 import { loadConfig } from '../../src/config/config';
 import { HOST } from '../helpers/operator-app';

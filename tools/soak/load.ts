@@ -2,7 +2,7 @@ import { spawn } from 'node:child_process';
 import path from 'node:path';
 import type { Redis } from 'ioredis';
 import { streamKey } from '../../src/trigger/queue/redis-streams';
-import type { TriggerRegistry } from '../../src/trigger/registry';
+import type { TriggerRegistry } from '../../src/gate/trigger-registry';
 import { keyEvent } from '../../src/gate/gate';
 import { coalescerId } from '../../src/core/ids';
 import { NOTES_SOURCE } from './notes-agent';

@@ -22,7 +22,7 @@ import { LoadGenerator, type Delivery } from './load';
 import { NOTES_SOURCE } from './notes-agent';
 import { operatorFindings, operatorTools, printOperatorFindings } from './operators';
 import { keyEvent } from '../../src/gate/gate';
-import type { TriggerRegistry } from '../../src/trigger/registry';
+import type { TriggerRegistry } from '../../src/gate/trigger-registry';
 import { rssMb } from './procs';
 import { startTopology, type Topology } from './topology';
 

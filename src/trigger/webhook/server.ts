@@ -4,7 +4,7 @@ import type { Logger } from 'pino';
 import type { IngressConfig } from '../../config/config';
 import type { Gate } from '../../gate/gate';
 import { GateInputError } from '../../gate/errors';
-import type { TriggerRegistry } from '../registry';
+import type { TriggerRegistry } from '../../gate/trigger-registry';
 import { InFlightCap, retryAfterSeconds, SHED_POLICY, TokenBucket, type ShedReason } from './rate-limit';
 import { answerBody, jsonDepth, refuse, Reply, statusOf } from './answers';
 import { errorBody } from '../../core/error-body';

@@ -1,6 +1,6 @@
 import type { AgentDefinition } from '../agents/types';
 import type { AgentRegistry } from '../agents/registry';
-import type { TriggerDefinition } from './definition';
+import type { TriggerDefinition } from '../trigger/definition';
 
 /**
  * The trigger definitions this deployment accepts, by source, and the agents each source wakes
