@@ -188,3 +188,29 @@ test('the upward-import check: what it refuses and what it lets through', () => 
   assert.equal(at('src/trigger/webhook/a.ts', "import type { OperatorAuthSettings } from '../../console/operator-auth';"), 1);
   assert.equal(at('src/processes/a.ts', "import { buildOperatorListener } from '../console/listener';"), 0);
 });
+
+/** A step's folder, as the walk counts folders: two segments under src/, workflows/ and activities/ (their parts), one elsewhere. */
+function walkFolder(file: string): string {
+  const parts = file.split('/');
+  return ['src', 'workflows', 'activities'].includes(parts[0]!) && parts.length > 1 ? `${parts[0]}/${parts[1]}` : parts[0]!;
+}
+
+/** The walk's steps in order ("N. `path`…" and "→ N. `path`…"), each as the folder of its first path. */
+export function walkSteps(markdown: string): { n: number; folder: string }[] {
+  const section = markdown.slice(markdown.indexOf('### One event, from a webhook'), markdown.indexOf('### Folders'));
+  return [...section.matchAll(/(?:^|→ )(\d+)\. `([^`]+)`/gm)].map((m) => ({ n: Number(m[1]), folder: walkFolder(m[2]!) }));
+}
+
+test("ARCHITECTURE's walk of one webhook event: its steps in order, each a change of folder, as many as it says and fewer than 19", () => {
+  const doc = readFileSync(path.join(ROOT, 'docs', 'ARCHITECTURE.md'), 'utf8');
+  const steps = walkSteps(doc);
+  assert.deepEqual(
+    steps.map((s) => s.n),
+    steps.map((_, i) => i + 1),
+    'numbered 1, 2, 3, … in order',
+  );
+  steps.slice(1).forEach((s, i) => assert.notEqual(s.folder, steps[i]!.folder, `step ${s.n} names a folder only when it changes`));
+  const said = Number(/(\d+) changes of folder/.exec(doc)?.[1]);
+  assert.equal(steps.length - 1, said, 'the count it states');
+  assert.ok(said < 19, `${said} changes: the second floor's walk had 19`);
+});
