@@ -102,6 +102,13 @@ export interface SupervisorState {
   nextCapEpisode: number;
   /** Runs closed up to here (epoch ms) have been counted. */
   observedToMs: number;
+  /**
+   * The last wake, lease or closed run seen (epoch ms), kept across continue-as-new so that a run
+   * continued as new does not count as activity (absent: the run starts active, as a new supervisor does).
+   */
+  lastActivityMs?: number;
+  /** Reads of closed runs in a row, since the last activity, that found none: each doubles the wait before the next. */
+  quietRounds?: number;
   /** The last reset, epoch ms. */
   armedSinceMs?: number;
   /** When closed runs were last read (ISO). */

@@ -664,8 +664,12 @@ describe('reading closed runs', () => {
 
 describe('when the loop comes round', () => {
   test('at the next read of closed runs while the fleet is active, at the next due stop or page either way, else not until a message', () => {
-    // The first read done: the next one is a round later.
-    const read = at(at(fresh(), { kind: 'tick' }, 0).state, { kind: 'observed', toMs: T0 - 1000, read: { closures: [], truncated: false } }, 0).state;
+    // The first read done, and a run had closed: the next one is a round later.
+    const read = at(
+      at(fresh(), { kind: 'tick' }, 0).state,
+      { kind: 'observed', toMs: T0 - 1000, read: { closures: [closure('canary', 'succeeded', -1500)], truncated: false } },
+      0,
+    ).state;
     assert.equal(nextWakeMs(read, T0), T0 + 500);
     const h = at(read, { kind: 'halt', who: 'ops', reason: 'stop', drain: false }, 0);
     const { kind: _kind, ...stop } = acts(h)[0] as Extract<Action, { kind: 'stop' }>;
@@ -674,6 +678,34 @@ describe('when the loop comes round', () => {
     assert.equal(nextWakeMs(failed, T0 + 61_000), T0 + 1000, 'idle: the retry still comes, late as it is');
     const reset = at(failed, { kind: 'reset', who: 'ops', reason: 'fine' }, 61_000).state;
     assert.equal(nextWakeMs(reset, T0 + 61_000), undefined, 'idle, nothing due: wait for a message');
+  });
+
+  test('reads that find no closed run wait twice as long each time, to a minute; a wake or a lease brings back a round', () => {
+    const empty = { closures: [], truncated: false };
+    // An error-rate window of an hour: the fleet stays active through every read below.
+    let m = at(fresh(policy({ errorRate: { ...policy().errorRate, windowMs: 3_600_000 } })), { kind: 'tick' }, 0).state;
+    const waits: number[] = [];
+    let nowMs = 0;
+    for (let i = 0; i < 9; i++) {
+      m = at(m, { kind: 'observed', toMs: T0 + nowMs - 1000, read: empty }, nowMs).state;
+      const due = nextWakeMs(m, T0 + nowMs)! - T0;
+      waits.push(due - nowMs);
+      nowMs = due;
+      const tick = at(m, { kind: 'tick' }, nowMs);
+      assert.equal(acts(tick).filter((a) => a.kind === 'observe').length, 1, `read ${i + 2} is asked for when due`);
+      m = tick.state;
+    }
+    assert.deepEqual(waits, [1000, 2000, 4000, 8000, 16_000, 32_000, 60_000, 60_000, 60_000]);
+    const woken = at(m, { kind: 'wakes', counts: { canary: 1 } }, nowMs + 10).state;
+    assert.equal(nextWakeMs(woken, T0 + nowMs + 10), T0 + nowMs + 500, 'a wake: the next read a round after the last');
+    const leased = at(m, { kind: 'lease', requests: { canary: 1 } }, nowMs + 10).state;
+    assert.equal(nextWakeMs(leased, T0 + nowMs + 10), T0 + nowMs + 500, 'a lease: likewise');
+    const found = at(
+      m,
+      { kind: 'observed', toMs: T0 + nowMs - 1000, read: { closures: [closure('canary', 'succeeded', nowMs - 2000)], truncated: false } },
+      nowMs,
+    ).state;
+    assert.equal(nextWakeMs(found, T0 + nowMs), T0 + nowMs + 500, 'a closed run read: likewise');
   });
 });
 
@@ -686,13 +718,22 @@ describe('continuing as new', () => {
     assert.deepEqual(s.state.pagesDue, [{ dueMs: T0 + 2000, page: inFlight }]);
     const next = continueWith(s.state);
     assert.deepEqual(Object.keys(next).sort(), ['policy', 'state', 'taskQueue']);
-    assert.equal('lastActivityMs' in next.state, false);
+    assert.equal(next.state.lastActivityMs, s.state.lastActivityMs, 'the last activity goes with it');
     const resumed = start(next, T0 + 3000);
-    assert.deepEqual({ ...resumed, lastActivityMs: 0, lastObserveAttemptMs: 0 }, { ...s.state, lastActivityMs: 0, lastObserveAttemptMs: 0 });
+    assert.deepEqual({ ...resumed, lastObserveAttemptMs: 0 }, { ...s.state, lastObserveAttemptMs: 0 });
     assert.equal(tripPages(at(resumed, { kind: 'tick' }, 3000)), 1, 'the next run sends it');
 
     const reset = at(tripped.state, { kind: 'reset', who: 'sam', reason: 'fixed' }, 1000);
     assert.equal(at(reset.state, { kind: 'continuing', inFlight: [inFlight] }, 2000).state.pagesDue, undefined, 'a page for a reset trip is not sent again');
+  });
+
+  test('an idle fleet stays idle across continue-as-new: the next run does not count its own start as activity', () => {
+    const quiet = at(fresh(), { kind: 'tick' }, 0).state;
+    const later = 20 * 60_000;
+    assert.equal(nextWakeMs(quiet, T0 + later), undefined, 'idle after the error-rate window');
+    const resumed = start(continueWith(quiet), T0 + later);
+    assert.equal(nextWakeMs(resumed, T0 + later), undefined, 'the next run is idle too');
+    assert.ok(nextWakeMs(start({ taskQueue: 'q', policy: policy() }, T0 + later), T0 + later)! <= T0 + later, 'a new supervisor reads at once');
   });
 });
 

@@ -1,7 +1,7 @@
 import { MAX_PREFETCH, type LeaseAnswer, type LeaseRequest } from '../../src/core/permit-types';
 import { countedAtOf, forgetExpired, recordBlock } from './blocks';
 import { addTo, nextSlideMs, sumOf } from './sliding-window';
-import { FLEET, capName, capSeries, capSeriesName, capsOf, iso, selfId, type Turn } from './state';
+import { FLEET, capName, capSeries, capSeriesName, capsOf, iso, sawActivity, selfId, type Turn } from './state';
 import { counterRecord } from './status';
 import { shadowedAgent } from '../../src/core/shadow';
 
@@ -20,7 +20,7 @@ import { shadowedAgent } from '../../src/core/shadow';
  */
 export function lease(turn: Turn, req: LeaseRequest): LeaseAnswer {
   const { m, nowMs } = turn;
-  m.lastActivityMs = nowMs;
+  sawActivity(m, nowMs);
   forgetExpired(m, nowMs);
   const grants: Record<string, number> = {};
   const retryAfterMs: Record<string, number> = {};

@@ -50,7 +50,8 @@ export interface Transition<I extends Input = Input> {
 /**
  * The machine at the start of a workflow run: the state it continued with, or a new supervisor's.
  * A new one begins by reading the runs that closed in the last error-rate window: its first round is
- * at once, and it finds out at once whether this server has a visibility API at all.
+ * at once, and it finds out at once whether this server has a visibility API at all. A run continued
+ * as new keeps the last activity it knew: an idle fleet's supervisor stays idle across its runs.
  */
 export function start(input: SupervisorInput, nowMs: number): MachineState {
   const { taskQueue, policy } = input;
@@ -66,12 +67,12 @@ export function start(input: SupervisorInput, nowMs: number): MachineState {
     nextCapEpisode: 1,
     observedToMs: nowMs - policy.errorRate.windowMs,
   };
-  return { ...clone(state), taskQueue, policy, lastActivityMs: nowMs, lastObserveAttemptMs: 0 };
+  return { ...clone(state), taskQueue, policy, lastActivityMs: state.lastActivityMs ?? nowMs, lastObserveAttemptMs: 0 };
 }
 
 /** What continues as new: the policy and the state, without what a new run starts afresh. */
 export function continueWith(m: MachineState): Required<SupervisorInput> {
-  const { taskQueue, policy, lastActivityMs: _activity, lastObserveAttemptMs: _observe, ...state } = clone(m);
+  const { taskQueue, policy, lastObserveAttemptMs: _observe, ...state } = clone(m);
   return { taskQueue, policy, state };
 }
 

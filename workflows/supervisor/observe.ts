@@ -10,6 +10,7 @@ import {
   capsOf,
   iso,
   log,
+  sawActivity,
   seriesOf,
   type MachineState,
   type Turn,
@@ -20,7 +21,7 @@ import { shadowedAgent } from '../../src/core/shadow';
 
 /*
  * Reading the runs that closed (visibility: terminal reason, tokens, cost) every `observeEveryMs`
- * while the fleet is active: an error rate over the threshold trips the breaker, and their spend
+ * while the fleet is active (less often while none close: `observeRoundMs`): an error rate over the threshold trips the breaker, and their spend
  * counts against the caps. Without a visibility API there is nothing to read: the supervisor goes
  * on with wakes, leases and people only.
  */
@@ -51,8 +52,21 @@ export function visibilityAnswered(turn: Turn, what: string, failed: VisibilityF
 export const isActive = (m: MachineState, nowMs: number): boolean =>
   !m.visibilityError?.unavailable && nowMs - m.lastActivityMs < Math.max(m.policy.errorRate.windowMs, STORM_WINDOW_MS);
 
+/** The longest wait between two reads of closed runs while the fleet is active but quiet, ms (or `observeEveryMs`, if longer). */
+export const MAX_QUIET_OBSERVE_MS = 60_000;
+
+/**
+ * How long after the last read the next is due, ms: a round (`observeEveryMs`) while runs close,
+ * doubling with each read in a row that found none, to MAX_QUIET_OBSERVE_MS; a wake or a lease
+ * brings it back to a round. Each read is an activity and a timer in the supervisor's history.
+ */
+export function observeRoundMs(m: MachineState): number {
+  const every = m.policy.observeEveryMs;
+  return Math.min(every * 2 ** Math.min(m.quietRounds ?? 0, 20), Math.max(every, MAX_QUIET_OBSERVE_MS));
+}
+
 /** When the next read of closed runs is due (epoch ms): a round after the last, and after a failed read a whole round too. */
-export const nextObserveMs = (m: MachineState): number => Math.max(m.observedToMs + SETTLE_MS, m.lastObserveAttemptMs) + m.policy.observeEveryMs;
+export const nextObserveMs = (m: MachineState): number => Math.max(m.observedToMs + SETTLE_MS, m.lastObserveAttemptMs) + observeRoundMs(m);
 
 /** Ask for the runs closed since the last read, when its round is due. */
 export function observeIfDue(turn: Turn): void {
@@ -86,7 +100,8 @@ export function observed(turn: Turn, toMs: number, read: RunObservation | undefi
   }
   m.observedToMs = truncated && closures.length ? closures[closures.length - 1]!.closeMs : toMs;
   m.lastObservedAt = iso(nowMs);
-  if (closures.length) m.lastActivityMs = nowMs;
+  if (closures.length) sawActivity(m, nowMs);
+  else m.quietRounds = (m.quietRounds ?? 0) + 1;
   if (breakerWatches(m)) checkErrorRate(turn);
 }
 

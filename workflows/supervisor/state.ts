@@ -52,10 +52,16 @@ export const MAX_PAGE_RESEND_MS = 60 * 60_000;
 export interface MachineState extends SupervisorState {
   taskQueue: string;
   policy: SupervisorPolicy;
-  /** The last wake, lease or closed run seen (epoch ms): the fleet counts as active for a while after it. */
+  /** The last wake, lease or closed run seen (epoch ms): the fleet counts as active for a while after it (`isActive`). */
   lastActivityMs: number;
   /** When closed runs were last asked for (epoch ms): a failed read waits a round before the next. */
   lastObserveAttemptMs: number;
+}
+
+/** A wake, a lease or a closed run: the fleet is active, and closed runs are read every round again. */
+export function sawActivity(m: MachineState, nowMs: number): void {
+  m.lastActivityMs = nowMs;
+  m.quietRounds = 0;
 }
 
 /** A visibility call that failed: the cause's own words, and whether the server has no visibility API at all. */

@@ -1,6 +1,6 @@
 import type { Trip, TripKind } from '../../src/core/supervisor-types';
 import { addTo, sumOf } from './sliding-window';
-import { FLEET, STORM_WINDOW_MS, WAKE_HISTORY_MS, breakerWatches, iso, log, selfId, seriesOf, trim, type Turn } from './state';
+import { FLEET, STORM_WINDOW_MS, WAKE_HISTORY_MS, breakerWatches, iso, log, sawActivity, selfId, seriesOf, trim, type Turn } from './state';
 import { counterRecord } from './status';
 
 /*
@@ -51,7 +51,7 @@ export function trip(turn: Turn, kind: TripKind, reason: string, by?: { who: str
 /** Wakes the gate admitted, per agent: counted over the last minute, and a storm over a threshold trips the breaker. */
 export function countWakes(turn: Turn, counts: Record<string, number>): void {
   const { m, nowMs } = turn;
-  m.lastActivityMs = nowMs;
+  sawActivity(m, nowMs);
   const { storm } = m.policy;
   for (const [agent, n] of Object.entries(counts)) {
     addTo(seriesOf(m, `storm:${FLEET}`, STORM_WINDOW_MS), nowMs, n, nowMs);
