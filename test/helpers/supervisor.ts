@@ -61,17 +61,24 @@ export async function closeGates(): Promise<void> {
   await Promise.all(gates.map((g) => g.close()));
 }
 
-/** A wake worker with this policy and pager (and any other activity deps). */
+type DeploymentActivities = ReturnType<typeof activitiesOf>;
+
+/**
+ * A wake worker with this policy and pager (and any other activity deps); `replace` gives activities
+ * to use in place of the deployment's own (a fault a test puts in one of them), from the real ones.
+ */
 export async function supervisedWorker(
   connection: NativeConnection,
   taskQueue: string,
   deps: Parameters<typeof activitiesOf>[0] & { supervisor: SupervisorPolicy },
+  replace: (real: DeploymentActivities) => Partial<DeploymentActivities> = () => ({}),
 ): Promise<{ worker: Worker; running: Promise<void> }> {
+  const real = activitiesOf(deps);
   const worker = await createWakeWorker({
     connection,
     namespace: 'default',
     taskQueue,
-    activities: activitiesOf(deps),
+    activities: { ...real, ...replace(real) },
     workflowBundle: await workflowBundle(),
     shutdownGraceTime: '1 second',
   });

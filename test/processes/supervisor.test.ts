@@ -5,7 +5,6 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { SupervisorLink, processLeaseStats } from '../../src/supervisor/link';
 import { ApplicationFailure } from '@temporalio/common';
-import { createWakeWorker } from '../../src/runtime/worker';
 import { awaitRun } from '../../src/run/await-run';
 import type { GateAnswer } from '../../src/core/decision';
 import type { Standins } from '../../tools/standins';
@@ -14,7 +13,7 @@ import type { RunResult } from '../../src/core/run-types';
 import { approveSignal, statusQuery } from '../../src/core/messages';
 import { failingCanary, oneCallAgents } from '../helpers/agents';
 import { runCli } from '../helpers/cli';
-import { eventually, useDevEnv, unique, workflowBundle } from '../helpers/env';
+import { eventually, useDevEnv, unique } from '../helpers/env';
 import { standinOutside, startOutside } from '../helpers/outside';
 import { actOnSupervisor } from '../../src/supervisor/actions';
 import { spawnWorker } from '../helpers/worker-process';
@@ -29,7 +28,7 @@ import {
   testPolicy,
   viewOf,
 } from '../helpers/supervisor';
-import { activitiesOf, exampleApp } from '../helpers/app';
+import { exampleApp } from '../helpers/app';
 import { supervisorId } from '../../src/core/ids';
 import { SUPERVISOR_PRIORITY } from '../../src/core/priority';
 
@@ -528,25 +527,20 @@ test('a trip whose pager hangs still stops the live runs at once: the page goes 
 
 /** A worker whose pager refuses the first `refusals` sends (every send, with Infinity), as a pager with a revoked routing key would; it counts the sends. */
 async function refusingPagerWorker(taskQueue: string, policy: ReturnType<typeof testPolicy>, refusals: number) {
-  const real = activitiesOf({ supervisor: policy, pager: pager.adapter, agents: oneCallAgents(), outside: standinOutside(standins) });
   const sends = { count: 0 };
-  const activities = {
-    ...real,
-    sendPage: async (page: Parameters<typeof real.sendPage>[0]) => {
-      sends.count += 1;
-      if (sends.count <= refusals) throw ApplicationFailure.nonRetryable('the pager refused the event: invalid routing key (test)', 'PagerRejected');
-      return real.sendPage(page);
-    },
-  };
-  const worker = await createWakeWorker({
-    connection: env.nativeConnection,
-    namespace: 'default',
+  const w = await supervisedWorker(
+    env.nativeConnection,
     taskQueue,
-    activities,
-    workflowBundle: await workflowBundle(),
-    shutdownGraceTime: '1 second',
-  });
-  return { worker, running: worker.run(), sends };
+    { supervisor: policy, pager: pager.adapter, agents: oneCallAgents(), outside: standinOutside(standins) },
+    (real) => ({
+      sendPage: async (page) => {
+        sends.count += 1;
+        if (sends.count <= refusals) throw ApplicationFailure.nonRetryable('the pager refused the event: invalid routing key (test)', 'PagerRejected');
+        return real.sendPage(page);
+      },
+    }),
+  );
+  return { ...w, sends };
 }
 
 const stormPolicy = () => testPolicy({ storm: { fleetPerMinute: 3, rationale: 'test: a storm is more than 3 wakes a minute' }, pageResendMs: 1000 });
@@ -594,26 +588,20 @@ test('a stop of live runs that fails is made again until it lands: the kill swit
   const taskQueue = unique('sup-stop-retry');
   const policy = testPolicy();
   const agents = oneCallAgents();
-  const real = activitiesOf({ supervisor: policy, pager: pager.adapter, agents, outside: standinOutside(standins) });
   let stops = 0;
-  const activities = {
-    ...real,
-    // The first stop fails for good (as when Temporal's frontend is away past the activity's retries).
-    stopLiveRuns: async (input: Parameters<typeof real.stopLiveRuns>[0]) => {
-      stops += 1;
-      if (stops === 1) throw ApplicationFailure.nonRetryable('the frontend is away (test)');
-      return real.stopLiveRuns(input);
-    },
-  };
-  const worker = await createWakeWorker({
-    connection: env.nativeConnection,
-    namespace: 'default',
+  const w = await supervisedWorker(
+    env.nativeConnection,
     taskQueue,
-    activities,
-    workflowBundle: await workflowBundle(),
-    shutdownGraceTime: '1 second',
-  });
-  const running = worker.run();
+    { supervisor: policy, pager: pager.adapter, agents, outside: standinOutside(standins) },
+    (real) => ({
+      // The first stop fails for good (as when Temporal's frontend is away past the activity's retries).
+      stopLiveRuns: async (input) => {
+        stops += 1;
+        if (stops === 1) throw ApplicationFailure.nonRetryable('the frontend is away (test)');
+        return real.stopLiveRuns(input);
+      },
+    }),
+  );
   try {
     const gate = supervisedGate(env.client, taskQueue, policy, agents);
     const holding = await Promise.all(range(2).map((i) => gate.admit(ping(unique(`retry-hold-${i}`), unique('d'), { holdMs: 60_000 }))));
@@ -634,8 +622,8 @@ test('a stop of live runs that fails is made again until it lands: the kill swit
     const status = await supervisorStatus(env.client, taskQueue);
     assert.equal(status?.visibilityError, undefined, 'the failure is cleared once the stop landed');
   } finally {
-    await worker.shutdown();
-    await running.catch(() => undefined);
+    await w.worker.shutdown();
+    await w.running.catch(() => undefined);
   }
 });
 
