@@ -6,6 +6,7 @@ import type { supervisorWorkflow } from '../../workflows/supervisor/workflow';
 import { PermitLeaser, type Grant, type LeaseStats } from './permit-leaser';
 import { updateWithin } from './retry';
 import { capsApply } from './policy';
+import { WakeTally } from './wake-tally';
 import { untraced } from '../tracing/spans';
 import { SUPERVISOR_PRIORITY } from '../core/priority';
 
@@ -46,8 +47,9 @@ const FLUSH_DEADLINE_MS = 10_000;
  * - reads go to the supervisor's memo through `describe` (answered by the history service, no
  *   worker needed), cached for `cacheMs` and refreshed in the background while in use: the gate
  *   pays a map lookup per event;
- * - the wakes the gate admits are counted here and sent as one signal per `flushMs` (signal-with-
- *   start, so the first one brings the supervisor up);
+ * - the wakes the gate admits are counted here and sent as one signal per `flushMs` while they come
+ *   briskly, else per QUIET_FLUSH_MS (./wake-tally.ts; signal-with-start, so the first one brings
+ *   the supervisor up);
  * - a starting run takes its permit from this process's local stock, with no Temporal call; when
  *   the stock is short, one `lease` update asks for the runs waiting and a block ahead of demand,
  *   at most one in flight per process (./permit-leaser.ts). Unused permits go back.
@@ -65,6 +67,8 @@ export class SupervisorLink {
   private refreshing?: Promise<SupervisorMemo>;
   private counts = new Map<string, number>();
   private flushTimer?: NodeJS.Timeout;
+  private flushDueMs = 0;
+  private readonly tally: WakeTally;
   private flushing: Promise<void> = Promise.resolve();
   private closed = false;
 
@@ -75,6 +79,7 @@ export class SupervisorLink {
     this.workflowId = supervisorId(opts.taskQueue);
     this.cacheMs = opts.cacheMs ?? 500;
     this.flushMs = opts.flushMs ?? 250;
+    this.tally = new WakeTally({ storm: opts.policy.storm, flushMs: this.flushMs });
     this.permits = new PermitLeaser({
       client: this.client,
       workflowId: this.workflowId,
@@ -125,7 +130,14 @@ export class SupervisorLink {
   /** Count one wake the gate admitted for `agent` (sent in the next batch). */
   noteWake(agent: string): void {
     this.counts.set(agent, (this.counts.get(agent) ?? 0) + 1);
-    this.flushTimer ??= setTimeout(() => void this.flush().catch(() => undefined), this.flushMs).unref();
+    const nowMs = Date.now();
+    this.tally.note(agent, nowMs);
+    // Sent after the tally's delay; a timer set for later goes sooner once wakes come briskly.
+    const dueMs = nowMs + this.tally.delayMs(nowMs);
+    if (this.flushTimer && this.flushDueMs <= dueMs) return;
+    clearTimeout(this.flushTimer);
+    this.flushDueMs = dueMs;
+    this.flushTimer = setTimeout(() => void this.flush().catch(() => undefined), dueMs - nowMs).unref();
   }
 
   /** Send the counted wakes now (one signal-with-start). */
