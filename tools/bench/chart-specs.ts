@@ -2,6 +2,7 @@ import { capacityPanels } from './chart-capacity';
 import type { BenchResultsFile } from './results-file';
 import { bar, groupedBars, isNum, latencyPanel, obj, rowBars, type Json, type Spec } from './chart-parts';
 import { coalesce, ingress } from './chart-coalesce';
+import { costPanels } from './chart-cost';
 
 export type { Spec } from './chart-parts';
 type Results = BenchResultsFile<Json>;
@@ -211,6 +212,7 @@ const PANELS: Record<string, { headline: string; panels: (r: Json) => Spec[] }> 
   ingress: { headline: 'signed webhooks and a queue against a raw workflow start', panels: ingress },
   cli: { headline: "the wakegate command's start-up, its emits one at a time and in a burst, and emit --file", panels: cli },
   capacity: { headline: 'what one event costs Temporal, counted from the histories, per path', panels: capacityPanels },
+  cost: { headline: "what a wake costs in Temporal Cloud's billable actions, beside a bare workflow", panels: costPanels },
 };
 
 /** The benchmarks that have a chart. */

@@ -2,6 +2,7 @@ import { existsSync, readFileSync } from 'node:fs';
 import path from 'node:path';
 import type { BenchResultsFile } from '../bench/results';
 import { capacityLines } from './docs-capacity';
+import { costLines } from './docs-cost';
 
 /**
  * The benchmark tables of the docs, made from `tools/bench/results/<name>.json` alone: each section says
@@ -10,7 +11,7 @@ import { capacityLines } from './docs-capacity';
  * rounds anew; a figure the file does not hold is not shown.
  */
 
-export const BENCHES = ['gate', 'run', 'schedules', 'coalesce', 'ingress', 'cli', 'capacity'] as const;
+export const BENCHES = ['gate', 'run', 'schedules', 'coalesce', 'ingress', 'cli', 'capacity', 'cost'] as const;
 export type BenchName = (typeof BENCHES)[number];
 
 type Json = Record<string, unknown>;
@@ -359,7 +360,7 @@ const cli: Renderer = (r) => {
   return lines;
 };
 
-const RENDERERS: Record<BenchName, Renderer> = { gate, run, schedules, coalesce, ingress, cli, capacity: capacityLines };
+const RENDERERS: Record<BenchName, Renderer> = { gate, run, schedules, coalesce, ingress, cli, capacity: capacityLines, cost: costLines };
 
 /** How a results file was made: command, date, machine and its load, parameters, problems found. */
 function provenance(f: BenchResultsFile<Json>): string[] {
