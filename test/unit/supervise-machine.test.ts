@@ -642,11 +642,11 @@ describe('reading closed runs', () => {
     assert.deepEqual(acts(at(read.state, { kind: 'tick' }, 500)), [{ kind: 'observe', fromMs: T0 - 30_000, toMs: T0 - 500, limit: 2000 }]);
   });
 
-  test('a failed read waits a whole round; without a visibility API the supervisor stops reading and waits for messages', () => {
+  test('a failed read waits, twice as long as a round, like a read that found none; without a visibility API the supervisor stops reading and waits for messages', () => {
     const first = at(fresh(), { kind: 'tick' }, 0);
     const failed = at(first.state, { kind: 'observed', toMs: T0 - 1000, failed: { message: 'unreachable', unavailable: false } }, 10);
     assert.equal(failed.state.visibilityError?.message, 'could not read closed runs: unreachable');
-    assert.equal(nextWakeMs(failed.state, T0 + 10), T0 + 500);
+    assert.equal(nextWakeMs(failed.state, T0 + 10), T0 + 1000);
     const blind = at(first.state, { kind: 'observed', toMs: T0 - 1000, failed: { message: 'no visibility API', unavailable: true } }, 10);
     assert.equal(isActive(blind.state, T0 + 10), false);
     assert.equal(nextWakeMs(blind.state, T0 + 10), undefined);
@@ -654,11 +654,12 @@ describe('reading closed runs', () => {
   });
 
   test('idle, it waits for a wake; a wake makes the fleet active for a while', () => {
-    const m = fresh();
-    assert.equal(nextWakeMs(m, T0 + 61_000), undefined, 'a minute with no wake, lease or closed run: idle');
+    const first = at(fresh(), { kind: 'tick' }, 0).state;
+    const m = at(first, { kind: 'observed', toMs: T0 - 60_000, read: { closures: [], truncated: false } }, 0).state;
+    assert.equal(nextWakeMs(m, T0 + 61_000), undefined, 'its first read done, with no wake, lease or closed run: idle');
     const woke = at(m, { kind: 'wakes', counts: { canary: 1 } }, 61_000);
     assert.equal(isActive(woke.state, T0 + 61_000), true);
-    assert.equal(nextWakeMs(woke.state, T0 + 61_000), T0 - 60_000 + 1000 + 500);
+    assert.equal(nextWakeMs(woke.state, T0 + 61_000), T0 + 500, 'a round after the last read: at once');
   });
 });
 
@@ -683,7 +684,8 @@ describe('when the loop comes round', () => {
   test('reads that find no closed run wait twice as long each time, to a minute; a wake or a lease brings back a round', () => {
     const empty = { closures: [], truncated: false };
     // An error-rate window of an hour: the fleet stays active through every read below.
-    let m = at(fresh(policy({ errorRate: { ...policy().errorRate, windowMs: 3_600_000 } })), { kind: 'tick' }, 0).state;
+    const awake = at(fresh(policy({ errorRate: { ...policy().errorRate, windowMs: 3_600_000 } })), { kind: 'wakes', counts: { canary: 1 } }, 0);
+    let m = at(awake.state, { kind: 'tick' }, 0).state;
     const waits: number[] = [];
     let nowMs = 0;
     for (let i = 0; i < 9; i++) {
@@ -728,12 +730,20 @@ describe('continuing as new', () => {
   });
 
   test('an idle fleet stays idle across continue-as-new: the next run does not count its own start as activity', () => {
-    const quiet = at(fresh(), { kind: 'tick' }, 0).state;
+    const first = at(at(fresh(), { kind: 'wakes', counts: { canary: 1 } }, 0).state, { kind: 'tick' }, 0).state;
+    const quiet = at(first, { kind: 'observed', toMs: T0 - 1000, read: { closures: [], truncated: false } }, 0).state;
     const later = 20 * 60_000;
     assert.equal(nextWakeMs(quiet, T0 + later), undefined, 'idle after the error-rate window');
     const resumed = start(continueWith(quiet), T0 + later);
     assert.equal(nextWakeMs(resumed, T0 + later), undefined, 'the next run is idle too');
-    assert.ok(nextWakeMs(start({ taskQueue: 'q', policy: policy() }, T0 + later), T0 + later)! <= T0 + later, 'a new supervisor reads at once');
+    const fresher = start({ taskQueue: 'q', policy: policy() }, T0 + later);
+    assert.ok(nextWakeMs(fresher, T0 + later)! <= T0 + later, 'a new supervisor reads at once');
+    const asked = at(fresher, { kind: 'tick' }, later);
+    assert.equal(acts(asked).filter((a) => a.kind === 'observe').length, 1);
+    const read = at(asked.state, { kind: 'observed', toMs: T0 + later - 1000, read: { closures: [], truncated: false } }, later).state;
+    assert.equal(nextWakeMs(read, T0 + later), undefined, 'its first read found no closed run, and no wake came: idle');
+    const woken = at(read, { kind: 'wakes', counts: { canary: 1 } }, later + 5).state;
+    assert.equal(nextWakeMs(woken, T0 + later + 5), T0 + later + 500, 'a wake: active, a round after the last read');
   });
 });
 

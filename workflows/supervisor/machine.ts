@@ -50,8 +50,9 @@ export interface Transition<I extends Input = Input> {
 /**
  * The machine at the start of a workflow run: the state it continued with, or a new supervisor's.
  * A new one begins by reading the runs that closed in the last error-rate window: its first round is
- * at once, and it finds out at once whether this server has a visibility API at all. A run continued
- * as new keeps the last activity it knew: an idle fleet's supervisor stays idle across its runs.
+ * at once, and it finds out at once whether this server has a visibility API at all; then, with no
+ * wake, lease or closed run, it is idle. A run continued as new keeps the last activity it knew: an
+ * idle fleet's supervisor stays idle across its runs.
  */
 export function start(input: SupervisorInput, nowMs: number): MachineState {
   const { taskQueue, policy } = input;
@@ -67,7 +68,10 @@ export function start(input: SupervisorInput, nowMs: number): MachineState {
     nextCapEpisode: 1,
     observedToMs: nowMs - policy.errorRate.windowMs,
   };
-  return { ...clone(state), taskQueue, policy, lastActivityMs: state.lastActivityMs ?? nowMs, lastObserveAttemptMs: 0 };
+  // A new supervisor is active only until its first read (isActive); a run continued as new from a
+  // state that kept no activity counts from its start.
+  const lastActivityMs = state.lastActivityMs ?? (input.state ? nowMs : 0);
+  return { ...clone(state), taskQueue, policy, lastActivityMs, lastObserveAttemptMs: 0 };
 }
 
 /** What continues as new: the policy and the state, without what a new run starts afresh. */

@@ -48,9 +48,12 @@ export function visibilityAnswered(turn: Turn, what: string, failed: VisibilityF
   m.visibilityError = { at: iso(nowMs), message, ...(failed.unavailable ? { unavailable: true } : {}) };
 }
 
-/** The fleet is active while wakes, leases or closed runs came lately (for runs that close late); idle, the supervisor waits for a wake. */
+/**
+ * The fleet is active while wakes, leases or closed runs came lately (for runs that close late), and
+ * until a new supervisor's first read of closed runs is done; idle, the supervisor waits for a wake.
+ */
 export const isActive = (m: MachineState, nowMs: number): boolean =>
-  !m.visibilityError?.unavailable && nowMs - m.lastActivityMs < Math.max(m.policy.errorRate.windowMs, STORM_WINDOW_MS);
+  !m.visibilityError?.unavailable && (m.lastObservedAt === undefined || nowMs - m.lastActivityMs < Math.max(m.policy.errorRate.windowMs, STORM_WINDOW_MS));
 
 /** The longest wait between two reads of closed runs while the fleet is active but quiet, ms (or `observeEveryMs`, if longer). */
 export const MAX_QUIET_OBSERVE_MS = 60_000;
@@ -81,7 +84,10 @@ export function observeIfDue(turn: Turn): void {
 export function observed(turn: Turn, toMs: number, read: RunObservation | undefined, failed: VisibilityFailure | undefined): void {
   const { m, nowMs } = turn;
   visibilityAnswered(turn, 'read closed runs', failed);
-  if (failed || !read) return;
+  if (failed || !read) {
+    m.quietRounds = (m.quietRounds ?? 0) + 1;
+    return;
+  }
   const { closures, truncated } = read;
   const er = m.policy.errorRate;
   for (const c of closures) {
