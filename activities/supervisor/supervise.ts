@@ -87,7 +87,7 @@ const isHeld = (info: WorkflowExecutionInfo) => {
 
 /**
  * The supervisor's activities and the runs' line to it. Each worker process keeps one
- * {@link SupervisorLink} per task queue (its cached memo and batched leases), made from the worker's
+ * {@link SupervisorLink} per task queue (its cached memo and leases in blocks), made from the worker's
  * own client on first use; the first use also starts the supervisor if needed and brings it this
  * worker's policy.
  */

@@ -6,15 +6,15 @@ import { coalescerId } from '../core/ids';
 import type { RunInput, RunResult } from '../core/run-types';
 import type { WakeAnswer } from '../core/decision';
 import { refusedSteer, steeredElsewhere } from '../run/await-run';
-import type { DeliveryBatcher } from '../run/delivery-batcher';
-import type { OfferBatcher } from './offer-batcher';
+import type { DeliveryQueue } from '../run/delivery-queue';
+import type { OfferQueue } from './offer-queue';
 import { currentTraceparent } from '../tracing/spans';
 
-/** What the coalescing path takes from the gate: the client, the offer batcher, the delivery recorder, how long to wait for a decision. */
+/** What the coalescing path takes from the gate: the client, the offer queue, the delivery queue, how long to wait for a decision. */
 export interface CoalescePathContext {
   client: Client;
-  offers: OfferBatcher;
-  deliveries: DeliveryBatcher;
+  offers: OfferQueue;
+  deliveries: DeliveryQueue;
   /** How long a delivery waits for its coalescer's decision before it is taken by signal and answered `accepted`, ms. */
   decisionWaitMs: number;
 }
@@ -122,13 +122,13 @@ async function redeliveryAnswer(ctx: CoalescePathContext, input: RunInput, base:
 }
 
 /**
- * The coalescing path: the event is offered straight to the coalescer of (agent, wake key), batched
- * with this process's other offers to it (src/coalescer/offer-batcher.ts), and the delivery is answered with
+ * The coalescing path: the event is offered straight to the coalescer of (agent, wake key), sent
+ * with this process's other offers to it (src/coalescer/offer-queue.ts), and the delivery is answered with
  * the coalescer's decision. The coalescer deduplicates by event key (for the agent's dedup horizon):
  * a redelivery is answered with what became of the run that took the event, other inputs under a
  * decided key are a `mismatch`. Not decided within `decisionWaitMs` (no worker polling), the offer is
  * taken durably by signal and the delivery is answered `accepted`. About one start's worth of
- * Temporal work per event, shared by the batch: one update with start.
+ * Temporal work per event, shared by the offers of one send: one update with start.
  */
 export async function admitCoalesced(ctx: CoalescePathContext, input: RunInput, policy: CoalescePolicy): Promise<WakeAnswer> {
   const id = coalescerId(input.agent, input.wakeKey);

@@ -26,7 +26,7 @@ export const approveSignal = defineSignal<[ApprovalDecision]>('approve');
 export const rejectSignal = defineSignal<[ApprovalDecision]>('reject');
 
 /**
- * Offer events to a coalescer (update-with-start from the gate, batched per process: src/coalescer/offer-batcher.ts);
+ * Offer events to a coalescer (update-with-start from the gate, several to an update per process: src/coalescer/offer-queue.ts);
  * answers one decision per offer, in order.
  */
 export const offerUpdate = defineUpdate<OfferAnswer[], [Offer[]]>('offer');
@@ -70,7 +70,7 @@ export const runEndedSignal = defineSignal<[RunEnded]>('runEnded');
  */
 export const coalescerQuery = defineQuery<CoalescerStatus, [{ seenLast?: number }?]>('coalescer');
 
-/** The coalescer records on its live run the events it skipped for it (overlap `skip`), in batches. */
+/** The coalescer records on its live run the events it skipped for it (overlap `skip`), several to a signal. */
 export const skippedSignal = defineSignal<[{ events: AbsorbedEvent[] }]>('skipped');
 
 /**

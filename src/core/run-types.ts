@@ -189,7 +189,7 @@ export interface ScheduledRunInput {
   fingerprint: string;
 }
 
-/** Redeliveries of the same logical event (one or a batch), recorded on the open run for tracing. */
+/** Redeliveries of the same logical event (one or several), recorded on the open run for tracing. */
 export interface DeliveryNotice {
   deliveryIds: string[];
   /** Which event they deliver (a coalesced run took several); the run's own event when absent. */

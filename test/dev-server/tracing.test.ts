@@ -194,7 +194,7 @@ describe('one trace per wake (OpenTelemetry, in-memory exporter, real dev server
       const url = `${ingress.url}/webhooks/campaigns`;
       const firstBody = campaignBody(campaign, { type: 'config.changed' });
       const first = await post(url, firstBody, standardHeaders(firstBody, 'trace-open'));
-      // Sent once the first is decided (each its own offer, no batching of the two into one update).
+      // Sent once the first is decided (each its own offer, the two never sent together in one update).
       const secondBody = campaignBody(campaign, { type: 'report.due' });
       const second = await post(url, secondBody, standardHeaders(secondBody, 'trace-absorbed'));
       assert.equal(first.json.decision, 'started', JSON.stringify(first.json));

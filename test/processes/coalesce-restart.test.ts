@@ -141,8 +141,8 @@ test('a busy coalescer continues as new at 1,000 history events, long before Tem
 test('offers streamed across three continue-as-new turns are all decided by the coalescer, none left waiting', async () => {
   // Updates that reach a coalescer as it continues as new can be held by the server until its next
   // continue-as-new; after the last turn of a stream there is none, and a held offer would wait out
-  // the decision wait and be answered `accepted`. The batcher sends a held update again (offer-batcher.ts;
-  // test/unit/offer-batcher-resend.test.ts forces that branch).
+  // the decision wait and be answered `accepted`. The offer queue sends a held update again (offer-queue.ts;
+  // test/unit/offer-queue-resend.test.ts forces that branch).
   // Whether the server holds one at a given turn is not in the test's hands: the count is in the message,
   // and bench:coalesce reports it for its hot key (`stuckUpdatesResent`).
   const taskQueue = unique('coalesce-stream');

@@ -39,6 +39,11 @@ export const BANNED: Banned[] = [
   },
   { word: 'StepTool', why: 'a tool as a model is given it is a ModelTool', pattern: /\bStepTool\b/ },
   { word: 'WakeDiff', why: 'a shadow report compares runs: RunDiff', pattern: /\bWakeDiff\b/ },
+  {
+    word: 'batch',
+    why: 'a batch is only the events a coalescer gathers for one run: offers and delivery ids queue and go out in sends (OfferQueue, DeliveryQueue), permits are leased in blocks',
+    pattern: /\b(Offer|Delivery)Batcher\b|\b(offer|delivery)-batcher\b|\bbatch(er|ers|ed|ing)\b|\bin batches\b|\bMAX_BATCH\b|\b(lease)?batchMs\b/i,
+  },
 ];
 
 function productFiles(): string[] {
@@ -84,4 +89,11 @@ test('each rule finds what it bans and lets the glossary meaning through', () =>
   assert.equal(hit('Stop admitting (new wakes are held)'), 1);
   assert.equal(hit('the wakes the gate admits'), 0);
   assert.equal(hit('const t: StepTool = x'), 1);
+  assert.equal(hit('const q = new OfferBatcher(client)'), 1);
+  assert.equal(hit("import { DeliveryBatcher } from '../run/delivery-batcher';"), 1);
+  assert.equal(hit('// offers to one coalescer are batched into one update'), 1);
+  assert.equal(hit('// permits are leased in batches'), 1);
+  assert.equal(hit('setTimeout(send, this.opts.batchMs)'), 1);
+  assert.equal(hit('// the event joins the pending batch'), 0, 'the events a coalescer gathers');
+  assert.equal(hit('const next: Batch = machine.open(e, nowMs);'), 0);
 });

@@ -159,7 +159,7 @@ describe('soak accounting: what operators leave behind, from Temporal’s record
 
   test('a last event skipped for a run open at the decision is decided, its record on the run or not; skipped for a closed run it is stuck', () => {
     const offers = [offer('n1', 1_000, { decision: 'started' }), offer('n2', 5_000, { decision: 'skipped', runKey: 'soak-notes#t1@n1' })];
-    // The run closed after the skip, before the coalescer's batched record of it reached the run.
+    // The run closed after the skip, before the coalescer's record of it (a signal sent for several) reached the run.
     assert.deepEqual(stuckKeys([coalescer('t1', offers)], [notesRun('soak-notes#t1@n1', ['n1'], [], { closeMs: 5_200 })]), []);
     // The run had closed (terminated by hand) before the skip: the coalescer skipped for a dead run.
     const keys = stuckKeys([coalescer('t1', offers)], [notesRun('soak-notes#t1@n1', ['n1'], [], { status: 'TERMINATED', closeMs: 4_000 })]);

@@ -100,7 +100,7 @@ describe('tracing in a process', () => {
         carried = currentTraceparent();
         inner?.set({ 'wakegate.decision': 'started' });
       });
-      // The supervisor's batched traffic: no span of it is recorded, in this trace or any other.
+      // The supervisor's shared traffic: no span of it is recorded, in this trace or any other.
       await untraced(() =>
         inSpan('hidden', {}, async () => {
           assert.equal(currentTraceparent(), undefined);
