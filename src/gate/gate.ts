@@ -114,7 +114,7 @@ export class Gate {
       const answer = await this.admitWake(wake);
       span?.set({
         [WakeAttr.decision]: answer.decision,
-        [WakeAttr.runKey]: answer.workflowId,
+        [WakeAttr.runKey]: answer.runKey,
         [WakeAttr.coalescerId]: answer.coalescerId,
       });
       return answer;
@@ -152,9 +152,9 @@ export class Gate {
     // Where the event is held: its run (one-call path, or a coalesced run that has started), or its coalescer.
     const [target, runId] =
       answer.coalescerId === undefined
-        ? [answer.workflowId, answer.runId]
+        ? [answer.runKey, answer.runId]
         : answer.runState === 'running'
-          ? [answer.workflowId, answer.runId]
+          ? [answer.runKey, answer.runId]
           : [answer.coalescerId!, undefined];
     try {
       await this.ctx.deliveries.record(target, runId, input.deliveryId, answer.coalescerId ? input.eventKey : undefined);
@@ -190,7 +190,7 @@ export class Gate {
         decision: 'refused',
         agent: name,
         wakeKey: input.wakeKey,
-        workflowId: input.runKey,
+        runKey: input.runKey,
         message: `${name} is over a rolling cap and its supervisor policy is refuse: nothing was started; send it again later (wakegate supervisor status)`,
       };
     }

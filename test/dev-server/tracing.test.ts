@@ -119,7 +119,7 @@ describe('one trace per wake (OpenTelemetry, in-memory exporter, real dev server
       const answer = await post(`${ingress.url}/webhooks/campaigns`, body, standardHeaders(body, 'trace-msg-1'));
       assert.equal(answer.status, 202, JSON.stringify(answer.json));
       assert.equal(answer.json.decision, 'started');
-      const runKey = answer.json.workflowId!;
+      const runKey = answer.json.runKey!;
       const result = (await env.client.workflow.getHandle(runKey).result()) as RunResult;
       assert.equal(result.terminalReason, 'success', result.summary);
       const run = await runSpan(runKey);
@@ -199,8 +199,8 @@ describe('one trace per wake (OpenTelemetry, in-memory exporter, real dev server
       const second = await post(url, secondBody, standardHeaders(secondBody, 'trace-absorbed'));
       assert.equal(first.json.decision, 'started', JSON.stringify(first.json));
       assert.equal(second.json.decision, 'coalesced', JSON.stringify(second.json));
-      const runKey = first.json.workflowId!;
-      assert.equal(second.json.workflowId, runKey);
+      const runKey = first.json.runKey!;
+      assert.equal(second.json.runKey, runKey);
       const result = await appOf(exampleAgents).awaitRun(env.client, first.json as unknown as WakeAnswer);
       assert.equal(result.terminalReason, 'success', result.summary);
       const run = await runSpan(runKey);
@@ -295,7 +295,7 @@ describe('one trace per wake (OpenTelemetry, in-memory exporter, real dev server
       assert.equal(emit.attributes['wakegate.terminal_reason'], 'success', 'the wait is part of the command, and of its span');
       assert.equal(admit.attributes['wakegate.delivery_id'], 'cli-trace-1');
       // The run, on this process's worker, continues the CLI's trace under its start.
-      const runKey = cli.json.workflowId as string;
+      const runKey = cli.json.runKey as string;
       await env.client.workflow.getHandle(runKey).result();
       const run = await runSpan(runKey);
       assert.equal(trace(run), emit.traceId);

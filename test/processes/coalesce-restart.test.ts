@@ -130,7 +130,7 @@ test('a busy coalescer continues as new at 1,000 history events, long before Tem
     // The first event, decided in the first run, is still known: a redelivery is a duplicate, not a new event.
     const again = await gate.admit(ping(entity, 'e-0', 'd-0-again'));
     assert.equal(again.decision, 'in_progress');
-    assert.equal(again.workflowId, first.workflowId);
+    assert.equal(again.runKey, first.runKey);
     // Its workflow tasks go before runs' in a backlog (src/core/priority.ts), across continue-as-new.
     assert.equal(ended.priority?.priorityKey, GATE_PRIORITY.priorityKey);
     assert.equal((await coalescer.describe()).priority?.priorityKey, GATE_PRIORITY.priorityKey);
@@ -186,7 +186,7 @@ test('a new key’s first event is answered from the start alone, with no worker
   const tookMs = performance.now() - t0;
   assert.equal(a.decision, 'started');
   assert.equal(a.runState, 'pending');
-  assert.match(a.workflowId, new RegExp(`@ping/one/${entity}/.*~[0-9a-f]{8}\\.1$`), 'the run key of the new chain’s first batch');
+  assert.match(a.runKey, new RegExp(`@ping/one/${entity}/.*~[0-9a-f]{8}\\.1$`), 'the run key of the new chain’s first batch');
   assert.ok(tookMs < 5000, `answered in ${Math.round(tookMs)} ms, without a worker`);
   assert.equal(offerStats.starts, startsBefore + 1, 'by a start with the offer, not an update');
   await gate.close();

@@ -89,7 +89,7 @@ describe('crash windows with real worker processes (seed Test 1 and Test 2)', ()
     };
     const a = await worker(taskQueue);
     const first = await gate.admit({ ...event, deliveryId: 'first' });
-    const handle = env.client.workflow.getHandle(first.workflowId);
+    const handle = env.client.workflow.getHandle(first.runKey);
     await arrived.promise; // the commit is on the wire; the model call is behind it
     const model = await activityEvents(handle, 'modelCall');
     assert.equal(model.completed, 1, 'the model call completed before the crash');
@@ -135,7 +135,7 @@ describe('crash windows with real worker processes (seed Test 1 and Test 2)', ()
       occurredAt: '2026-12-02T09:00:00Z',
       payload: { repo, package: 'vite', from: '7.0.0', to: '7.1.0' },
     });
-    const handle = env.client.workflow.getHandle(started.workflowId);
+    const handle = env.client.workflow.getHandle(started.runKey);
     await arrivedAt[0]!.promise;
     // The second worker is polling before the first is paused (attempt 1 goes on heartbeating
     // meanwhile), so no retry waits on its start-up, which a loaded machine can make long.
@@ -175,7 +175,7 @@ describe('crash windows with real worker processes (seed Test 1 and Test 2)', ()
       occurredAt: '2026-12-02T09:00:00Z',
       payload: { dashboards: ['reach'] },
     });
-    const handle = env.client.workflow.getHandle(a.workflowId);
+    const handle = env.client.workflow.getHandle(a.runKey);
     await posted.promise;
     assert.equal(standins.channel.messages.filter((m) => m.text.includes(campaign)).length, 1);
     await w.kill();
@@ -230,7 +230,7 @@ describe('crash windows with real worker processes (seed Test 1 and Test 2)', ()
       occurredAt: '2026-12-02T09:00:00Z',
       payload: { dashboards: ['spend'] },
     });
-    const handle = env.client.workflow.getHandle(a.workflowId);
+    const handle = env.client.workflow.getHandle(a.runKey);
     await eventually(
       () => handle.query(statusQuery).catch(() => undefined),
       (s?: RunStatus) => s?.awaitingApproval !== undefined,

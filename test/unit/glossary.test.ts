@@ -44,6 +44,11 @@ export const BANNED: Banned[] = [
     why: 'a batch is only the events a coalescer gathers for one run: offers and delivery ids queue and go out in sends (OfferQueue, DeliveryQueue), permits are leased in blocks',
     pattern: /\b(Offer|Delivery)Batcher\b|\b(offer|delivery)-batcher\b|\bbatch(er|ers|ed|ing)\b|\bin batches\b|\bMAX_BATCH\b|\b(lease)?batchMs\b/i,
   },
+  {
+    word: 'run key',
+    why: "a gate's answer names the run by its run key (WakeAnswer.runKey); workflowId is a Temporal handle's",
+    pattern: /\b\w*[aA]nswers?(\[\w*\]|\.wakes\[\w*\])?!?\??\.workflowId\b/,
+  },
 ];
 
 function productFiles(): string[] {
@@ -96,4 +101,8 @@ test('each rule finds what it bans and lets the glossary meaning through', () =>
   assert.equal(hit('setTimeout(send, this.opts.batchMs)'), 1);
   assert.equal(hit('// the event joins the pending batch'), 0, 'the events a coalescer gathers');
   assert.equal(hit('const next: Batch = machine.open(e, nowMs);'), 0);
+  assert.equal(hit('return client.workflow.getHandle(answer.workflowId);'), 1);
+  assert.equal(hit('const id = gateAnswer.wakes[0]!.workflowId;'), 1);
+  assert.equal(hit('return client.workflow.getHandle(answer.runKey);'), 0, 'the run key');
+  assert.equal(hit('const id = handle.workflowId;'), 0, "a Temporal handle's workflow ID");
 });

@@ -143,7 +143,7 @@ export function account(input: {
   // Every accepted answer carries a decision for its event (queue messages are answered by the ack alone).
   const answeredWithoutDecision = accepted
     .filter((d) => d.kind !== 'queue' && d.kind !== 'queue-dup')
-    .filter((d) => !d.eventKey || !d.wakes?.length || d.wakes.some((w) => !w.decision || !w.workflowId))
+    .filter((d) => !d.eventKey || !d.wakes?.length || d.wakes.some((w) => !w.decision || !w.runKey))
     .map((d) => d.id);
 
   // One decision per event: every delivery of it that names a run names the same one (`accepted` names
@@ -153,7 +153,7 @@ export function account(input: {
     for (const w of d.wakes ?? []) {
       if (w.decision === 'accepted' || w.decision === 'skipped' || w.decision === 'stale') continue;
       const k = `${w.agent}|${d.eventKey}`;
-      named.set(k, (named.get(k) ?? new Set()).add(w.workflowId));
+      named.set(k, (named.get(k) ?? new Set()).add(w.runKey));
     }
   const answersNamingTwoRuns = [...named.entries()].filter(([, ids]) => ids.size > 1).map(([k, ids]) => `${k}: ${[...ids].join(', ')}`);
 
