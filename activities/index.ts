@@ -5,7 +5,7 @@ import { createScheduleActivities } from './schedule/schedule';
 import { checkEffects, createCommitActivity } from './commit/commit';
 import { chatTokens, offlineModel } from '../src/models/offline';
 import { openaiCompatible } from '../src/models/providers';
-import { aiSdkModel, type ModelStep } from '../src/models/step';
+import { aiSdkModel, type ModelTurn } from '../src/models/turn';
 import type { Activities } from '../src/core/contracts';
 import { createRunActivities } from './run/run';
 import { createSupervisorActivities } from './supervisor/supervise';
@@ -21,11 +21,11 @@ export interface ActivityDeps {
   /** Where the supervisor pages (default: PagerDuty Events API v2 at the configured URL, the local stand-in by default). */
   pager?: Pager;
   /** The model of every agent that names none of its own (default: the configured one, offline unless WAKEGATE_MODEL says otherwise). */
-  model?: ModelStep;
+  model?: ModelTurn;
 }
 
 /** The model agents use when they name none: the offline model, or an OpenAI-compatible endpoint when configured. */
-export function configuredModel(outside: OutsideConfig): ModelStep {
+export function configuredModel(outside: OutsideConfig): ModelTurn {
   return aiSdkModel(
     outside.model.kind === 'openai'
       ? openaiCompatible({ baseURL: outside.model.baseUrl, apiKey: outside.model.apiKey, model: outside.model.name })
@@ -38,7 +38,7 @@ export function createActivities(deps: ActivityDeps): Activities {
   const outside = deps.outside ?? loadConfig().outside;
   const agents = deps.registry.agents;
   checkEffects(agents, outside);
-  // A worker counts tokens: load the tokenizer now rather than inside its first model call.
+  // A worker counts tokens: load the tokenizer now rather than inside its first model turn.
   chatTokens([]);
   const { runVerdict, ...supervisor } = createSupervisorActivities({
     policy: deps.supervisor,

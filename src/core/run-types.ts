@@ -270,8 +270,8 @@ export interface KillRequest {
   halt?: boolean;
 }
 
-/** A person's decision on an irreversible effect waiting for approval. */
-export interface ApprovalDecision {
+/** A person's ruling (approve or reject) on an irreversible effect waiting for approval. */
+export interface ApprovalRuling {
   who: string;
   reason?: string;
   /** The effect key being decided; when given it must match the one waiting. */

@@ -58,7 +58,7 @@ describe('the example agents end to end on the dev server', () => {
     );
   });
 
-  test('dependency bump with nothing newer ends no_op before any model call', async () => {
+  test('dependency bump with nothing newer ends no_op before any model turn', async () => {
     const taskQueue = unique('deps-noop');
     const repo = unique('acme/api');
     await withWorker(

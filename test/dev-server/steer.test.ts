@@ -7,9 +7,9 @@ import {
   defineTool,
   defineTrigger,
   z,
-  type ModelStep,
-  type StepReply,
-  type StepRequest,
+  type ModelTurn,
+  type TurnReply,
+  type TurnRequest,
   type RunStatus,
 } from '../../src/index';
 import type { ChatMessage } from '../../src/core/contracts';
@@ -71,16 +71,16 @@ function orderNotes(opts: {
   turns?: number;
   whileRunning?: 'steer' | 'cancel' | 'buffer_one';
 }) {
-  const asked: StepRequest[] = [];
+  const asked: TurnRequest[] = [];
   const notes: { effectKey: string; line: string }[] = [];
   const usage = { inputTokens: 20, outputTokens: 10 };
-  const model: ModelStep = async (req): Promise<StepReply> => {
+  const model: ModelTurn = async (req): Promise<TurnReply> => {
     asked.push(structuredClone(req));
     if (!req.messages.some((m) => m.role === 'tool')) {
       return { model: 'scripted', text: '', toolCalls: [{ id: `look-${asked.length}`, name: 'look', args: {} }], finishReason: 'tool-calls', usage };
     }
     const summary = `changes: ${changesIn(req.messages).join(', ')}`;
-    return { model: 'scripted', text: JSON.stringify({ decision: 'commit', summary }), toolCalls: [], finishReason: 'stop', usage };
+    return { model: 'scripted', text: JSON.stringify({ conclusion: 'commit', summary }), toolCalls: [], finishReason: 'stop', usage };
   };
   const look = defineTool({
     name: 'look',

@@ -146,10 +146,10 @@ describe('one trace per wake (OpenTelemetry, in-memory exporter, real dev server
       assert.equal(run.attributes['wakegate.terminal_reason'], 'success');
 
       // The model turns of the run, each under the run.
-      const turns = named('RunActivity:modelCall', attr('wakegate.run_key', runKey));
+      const turns = named('RunActivity:modelTurn', attr('wakegate.run_key', runKey));
       assert.ok(turns.length >= 1, 'a model turn');
       for (const t of turns) {
-        assert.deepEqual(pathToRoot(t).slice(0, 3), ['RunActivity:modelCall', 'StartActivity:modelCall', 'RunWorkflow:runWorkflow']);
+        assert.deepEqual(pathToRoot(t).slice(0, 3), ['RunActivity:modelTurn', 'StartActivity:modelTurn', 'RunWorkflow:runWorkflow']);
         assert.equal(trace(t), root);
         assert.equal(t.attributes['wakegate.agent'], 'campaign-reporter');
         assert.ok(Number(t.attributes['gen_ai.usage.input_tokens']) > 0, 'input tokens counted');
@@ -223,7 +223,7 @@ describe('one trace per wake (OpenTelemetry, in-memory exporter, real dev server
         run.links.map((l) => [l.context.traceId, l.context.spanId, l.attributes?.['wakegate.link']]),
         [[trace(absorbedRequest), id(absorbedWake), 'absorbed']],
       );
-      const turn = named('RunActivity:modelCall', attr('wakegate.run_key', runKey));
+      const turn = named('RunActivity:modelTurn', attr('wakegate.run_key', runKey));
       assert.ok(turn.length >= 1 && turn.every((t) => trace(t) === trace(openRequest)));
       const effects = named('RunActivity:commitEffect', attr('wakegate.run_key', runKey));
       assert.equal(effects.length, 2);

@@ -69,7 +69,7 @@ const untilClientGone = async (req: FastifyRequest, reply: FastifyReply) => {
 const effects = (r: RunResult) => (r.output as { committed: EffectOutcome[] }).committed;
 
 describe('crash windows with real worker processes (seed Test 1 and Test 2)', () => {
-  test('Test 1: killed between the model call and the commit, the run resumes without a second model call and commits once', async () => {
+  test('Test 1: killed between the model turn and the commit, the run resumes without a second model turn and commits once', async () => {
     const taskQueue = unique('t1');
     const repo = unique('acme/t1');
     const gate = new Gate({ client: env.client, taskQueue, registry: registryOf(quickAgents()) });
@@ -90,14 +90,14 @@ describe('crash windows with real worker processes (seed Test 1 and Test 2)', ()
     const a = await worker(taskQueue);
     const first = await gate.admit({ ...event, deliveryId: 'first' });
     const handle = env.client.workflow.getHandle(first.runKey);
-    await arrived.promise; // the commit is on the wire; the model call is behind it
-    const model = await activityEvents(handle, 'modelCall');
-    assert.equal(model.completed, 1, 'the model call completed before the crash');
+    await arrived.promise; // the commit is on the wire; the model turn is behind it
+    const model = await activityEvents(handle, 'modelTurn');
+    assert.equal(model.completed, 1, 'the model turn completed before the crash');
     await a.kill();
     await worker(taskQueue);
     const result = (await handle.result()) as RunResult;
     assert.equal(result.terminalReason, 'success', result.summary);
-    assert.deepEqual((await activityEvents(handle, 'modelCall')).startedAttempts, [1], 'the model was called once, never again');
+    assert.deepEqual((await activityEvents(handle, 'modelTurn')).startedAttempts, [1], 'the model was called once, never again');
     const commit = await activityEvents(handle, 'commitEffect');
     assert.equal(commit.completed, 1);
     assert.deepEqual(commit.startedAttempts, [2], 'the commit ran again on the new worker');

@@ -49,6 +49,17 @@ export const BANNED: Banned[] = [
     why: "a gate's answer names the run by its run key (WakeAnswer.runKey); workflowId is a Temporal handle's",
     pattern: /\b\w*[aA]nswers?(\[\w*\]|\.wakes\[\w*\])?!?\??\.workflowId\b/,
   },
+  {
+    word: 'decision',
+    why: "the decision is the gate's answer for a wake: a final answer with its plan is a FinalPlan, a person's approve or reject an ApprovalRuling, the default answer's field is `conclusion`",
+    pattern: /\b(Final|Approval)Decision\b|\bdecision\\?["']?\s*:\s*(z\.enum\(\s*\[\s*)?\\?["']?(commit|no_op)\b|\.decision\s*===?\s*'(commit|no_op)'/,
+  },
+  {
+    word: 'turn',
+    why: 'one request to a model and its reply is a turn (ModelTurn, TurnRequest, TurnReply, activity modelTurn): a step is any activity of a run, a call is a tool call',
+    pattern:
+      /\bModelStep\b|\bStep(Request|Reply)\b|\bmodelCall\b|\bMODEL_CALL_RETRY\b|\bchargedModelCall\b|\bmodel[ -]steps?\b|\bmodel calls?\b(?! (it|them)\b)/i,
+  },
 ];
 
 function productFiles(): string[] {
@@ -105,4 +116,19 @@ test('each rule finds what it bans and lets the glossary meaning through', () =>
   assert.equal(hit('const id = gateAnswer.wakes[0]!.workflowId;'), 1);
   assert.equal(hit('return client.workflow.getHandle(answer.runKey);'), 0, 'the run key');
   assert.equal(hit('const id = handle.workflowId;'), 0, "a Temporal handle's workflow ID");
+  assert.equal(hit('function commit(final: FinalDecision) {}'), 1);
+  assert.equal(hit("approveSignal = defineSignal<[ApprovalDecision]>('approve');"), 1);
+  assert.equal(hit("  decision: z.enum(['commit', 'no_op']),"), 1);
+  assert.equal(hit('text: \'{"decision":"commit","summary":"x"}\''), 1);
+  assert.equal(hit("if (answer.decision === 'no_op') return { noOp: answer.summary };"), 1);
+  assert.equal(hit("  conclusion: z.enum(['commit', 'no_op']),"), 0, "the default answer's field");
+  assert.equal(hit("if (answer.decision === 'started') return;"), 0, "the gate's decision");
+  assert.equal(hit('const turn: ModelStep = aiSdkModel(m);'), 1);
+  assert.equal(hit('const r: StepReply = await model(req);'), 1);
+  assert.equal(hit('reply = await modelCall({ ...req, maxOutputTokens });'), 1);
+  assert.equal(hit('// a cheap check before any model call'), 1);
+  assert.equal(hit('// one model step through the AI SDK'), 1);
+  assert.equal(hit('reply = await modelTurn({ ...req, maxOutputTokens }); // one model turn'), 0, 'the turn');
+  assert.equal(hit('// the name the model calls it by'), 0, 'a model calling a tool');
+  assert.equal(hit('// a step: a model turn or a tool call (policy.steps)'), 0);
 });

@@ -227,23 +227,23 @@ describe('soak accounting: what operators leave behind, from Temporal’s record
     terminalReason: 'success',
     ...(absorbed ? { absorbed } : {}),
     given: texts.join('\n'),
-    modelCalls: texts.length,
+    modelTurns: texts.length,
     ...extra,
   });
 
-  test('every absorbed event named in some model step’s input was seen: none unseen', () => {
+  test('every absorbed event named in some model turn’s input was seen: none unseen', () => {
     const first = JSON.stringify({ event: { key: 'notes/a' }, payload: { notes: [{ noteKey: 'notes/a' }, { noteKey: 'notes/b' }] } });
     const steered = JSON.stringify({ newEvents: [{ key: 'notes/c', payload: { noteKey: 'notes/c' } }] });
     assert.deepEqual(unseenAbsorbed([given('r1', ['notes/a', 'notes/b', 'notes/c'], [first, steered])]), []);
   });
 
-  test('an absorbed event no model step was given is unseen, named with its run and how it ended', () => {
+  test('an absorbed event no model turn was given is unseen, named with its run and how it ended', () => {
     const first = JSON.stringify({ payload: { notes: [{ noteKey: 'notes/a' }] } });
     const unseen = unseenAbsorbed([
       given('r1', ['notes/a', 'notes/b'], [first], { terminalReason: 'budget_exhausted' }),
       given('r2', ['notes/x'], [], { terminalReason: 'escalated' }),
     ]);
-    assert.deepEqual(unseen, ['r1: notes/b (budget_exhausted, 1 model steps)', 'r2: notes/x (escalated, 0 model steps)']);
+    assert.deepEqual(unseen, ['r1: notes/b (budget_exhausted, 1 model turns)', 'r2: notes/x (escalated, 0 model turns)']);
   });
 
   test('a run that ended cancelled (killed before its model ran) is not judged: the kill decided its events', () => {

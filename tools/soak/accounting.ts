@@ -294,7 +294,7 @@ export function stuckKeys(coalescers: readonly CoalescerOffers[], closed: readon
 
 /**
  * Events a closed run lists as absorbed (its result) that its model was never given: none of its
- * model steps' inputs (Temporal's record of what the model was sent) holds the event's key. Only for
+ * model turns' inputs (Temporal's record of what the model was sent) holds the event's key. Only for
  * agents whose prompts carry each event's key (the soak's steer agent: tools/soak/notes-agent.ts); runs
  * with no result (terminated, failed) list nothing and are not judged. Nor is a run that ended
  * `cancelled` (killed by a person, stopped by a halt, superseded): a kill is a person's decision
@@ -306,7 +306,7 @@ export function unseenAbsorbed(runs: readonly RunGiven[]): string[] {
   const unseen: string[] = [];
   for (const r of runs)
     for (const k of r.terminalReason === 'cancelled' ? [] : (r.absorbed ?? []))
-      if (!r.given.includes(JSON.stringify(k))) unseen.push(`${r.workflowId}: ${k} (${r.terminalReason ?? r.status}, ${r.modelCalls} model steps)`);
+      if (!r.given.includes(JSON.stringify(k))) unseen.push(`${r.workflowId}: ${k} (${r.terminalReason ?? r.status}, ${r.modelTurns} model turns)`);
   return unseen;
 }
 
