@@ -6,7 +6,7 @@ import { createScheduleActivities } from './schedule/schedule';
 import { checkEffects, createCommitActivity } from './commit/commit';
 import { chatTokens, offlineModel } from '../src/models/offline';
 import { openaiCompatible } from '../src/models/providers';
-import { aiSdkModel, type ModelStep } from '../src/models/step';
+import { aiSdkModel, type ModelTurn } from '../src/models/turn';
 import type { Activities } from '../src/core/contracts';
 import { createRunActivities } from './run/run';
 import { createSupervisorActivities } from './supervisor/supervise';
@@ -24,11 +24,11 @@ export interface ActivityDeps {
   /** Where the supervisor pages (default: PagerDuty Events API v2 at the configured URL, the local stand-in by default). */
   pager?: Pager;
   /** The model of every agent that names none of its own (default: the configured one, offline unless WAKEGATE_MODEL says otherwise). */
-  model?: ModelStep;
+  model?: ModelTurn;
 }
 
 /** The model agents use when they name none: the offline model, or an OpenAI-compatible endpoint when configured. */
-export function configuredModel(outside: OutsideConfig): ModelStep {
+export function configuredModel(outside: OutsideConfig): ModelTurn {
   return aiSdkModel(
     outside.model.kind === 'openai'
       ? openaiCompatible({ baseURL: outside.model.baseUrl, apiKey: outside.model.apiKey, model: outside.model.name })
@@ -41,7 +41,7 @@ export function createActivities(deps: ActivityDeps): Activities {
   const outside = deps.outside ?? loadConfig().outside;
   checkEffects(deps.registry.agents, outside);
   const agents = withShadows(deps.registry.agents);
-  // A worker counts tokens: load the tokenizer now rather than inside its first model call.
+  // A worker counts tokens: load the tokenizer now rather than inside its first model turn.
   chatTokens([]);
   // One link per task queue for the whole process: a run's first step takes its permit through it
   // (the run's activities), a held run re-checks through it (the supervisor's).

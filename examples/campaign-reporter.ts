@@ -57,7 +57,7 @@ export const campaignReporter = defineAgent({
   },
   systemPrompt:
     'You report on one advertising campaign. Read every dashboard you are given, then answer with JSON ' +
-    '{"decision":"commit"|"no_op","summary":"..."}: no_op when no dashboard changed.',
+    '{"conclusion":"commit"|"no_op","summary":"..."}: no_op when no dashboard changed.',
   model: { maxOutputTokens: 300, inputUsdPerMTok: 2.5, outputUsdPerMTok: 10 },
   budget: { turns: 6, tokens: 40_000, toolCalls: 12, wallClock: '6h', costUsd: 0.5 },
   tools: [
@@ -84,7 +84,7 @@ export const campaignReporter = defineAgent({
   effects: [postSummary, startExport],
   // Code, not the model, picks the effects: a report posts its summary and starts the export.
   decide: (answer, { run }) =>
-    answer.decision === 'no_op'
+    answer.conclusion === 'no_op'
       ? { noOp: answer.summary }
       : {
           summary: answer.summary,

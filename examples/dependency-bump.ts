@@ -24,7 +24,7 @@ export const openPullRequest = defineEffect({
 /**
  * The seed's dependency-bump agent: when a newer version of a dependency is out, open one pull
  * request for the bump, keyed by its branch name (`bump/<package>-<version>`), so a duplicate wake
- * finds the PR already open. Nothing newer → `no_op` before any model call.
+ * finds the PR already open. Nothing newer → `no_op` before any model turn.
  */
 export const dependencyBump = defineAgent({
   name: 'dependency-bump',
@@ -37,7 +37,7 @@ export const dependencyBump = defineAgent({
   coalesce: { debounce: { period: '2s', maxWait: '30s' }, whileRunning: 'buffer_one' },
   payload: Bump.passthrough(),
   systemPrompt:
-    'You bump one dependency. Check it, then answer with JSON {"decision":"commit"|"no_op","summary":"..."} ' +
+    'You bump one dependency. Check it, then answer with JSON {"conclusion":"commit"|"no_op","summary":"..."} ' +
     'where summary is the pull request description.',
   model: { maxOutputTokens: 300, inputUsdPerMTok: 2.5, outputUsdPerMTok: 10 },
   budget: { turns: 4, tokens: 20_000, toolCalls: 6, wallClock: '10m', costUsd: 0.25 },
@@ -59,7 +59,7 @@ export const dependencyBump = defineAgent({
   precheck: 'check_dependency',
   effects: [openPullRequest],
   decide: (answer, { run }) => {
-    if (answer.decision === 'no_op') return { noOp: answer.summary };
+    if (answer.conclusion === 'no_op') return { noOp: answer.summary };
     const p = Bump.parse(run.payload);
     // The branch name is the natural key: the same bump always lands on the same branch.
     return {

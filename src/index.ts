@@ -24,8 +24,8 @@ export type {
 export type { AgentRegistry } from './agents/registry';
 export type { EffectClass } from './core/policy';
 
-// Models: any AI SDK language model, one step per activity
-export { aiSdkModel, type ModelStep, type StepReply, type StepRequest } from './models/step';
+// Models: any AI SDK language model, one turn per activity
+export { aiSdkModel, type ModelTurn, type TurnReply, type TurnRequest } from './models/turn';
 export { offlineModel } from './models/offline';
 export { anthropic, google, openaiCompatible, type ProviderSettings } from './models/providers';
 

@@ -108,7 +108,7 @@ async function main(): Promise<void> {
     payload: {},
     deliveryId: `npm-start-${process.pid}`,
   });
-  const outcome = check.result ?? (await client.workflow.getHandle(check.workflowId, check.runId).result());
+  const outcome = check.result ?? (await client.workflow.getHandle(check.runKey, check.runId).result());
 
   const ui = 'http://localhost:8233';
   process.stderr.write(

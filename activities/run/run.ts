@@ -6,7 +6,7 @@ import { withHeartbeat } from '../shared/heartbeat';
 import type { RunActivities } from '../../src/core/contracts';
 import type { RunVerdict } from '../../src/core/supervisor-types';
 import { FailureType } from '../../src/core/failures';
-import type { ModelStep, StepReply } from '../../src/core/model';
+import type { ModelTurn, TurnReply } from '../../src/core/model';
 import { parseAnswer } from './answer';
 import { parseArgs } from '../../src/core/args';
 import { DefaultAnswer, jsonSchemaOf } from '../../src/agents/definition';
@@ -26,7 +26,7 @@ function agentNamed(agents: AgentRegistry, name: string): AgentDefinition {
 export function createRunActivities(opts: {
   agents: AgentRegistry;
   /** The model of agents that name none of their own. */
-  model: ModelStep;
+  model: ModelTurn;
   outside: OutsideConfig;
   /** The supervisor's word on a run about to start: a permit from this process's stock, or hold (src/supervisor/links.ts). */
   runVerdict: (taskQueue: string, agent: string) => Promise<RunVerdict>;
@@ -68,22 +68,22 @@ export function createRunActivities(opts: {
     },
 
     /**
-     * One model turn: one step of the agent's model (or the worker's default), then every tool call
+     * One model turn: one request to the agent's model (or the worker's default), then every tool call
      * checked against the agent's tools and effects, or the final answer parsed against the agent's
      * schema and passed to its `decide`. Nothing is carried out here. Heartbeats while it waits, so a
      * kill cancels it mid-call. A provider's 4xx is `ProviderRejected` (final), a 429 `RateLimited`
      * with its Retry-After.
      */
-    async modelCall(req) {
+    async modelTurn(req) {
       const def = agentNamed(agents, req.agent);
       const answerSchema = req.answer === 'agent' ? def.policy.answerSchema : DEFAULT_ANSWER_SCHEMA;
-      const step = def.model ?? model;
+      const turn = def.model ?? model;
       const raw = await withHeartbeat((signal) =>
-        step({ messages: req.messages, tools: req.tools, maxOutputTokens: req.maxOutputTokens, answerSchema }, signal),
+        turn({ messages: req.messages, tools: req.tools, maxOutputTokens: req.maxOutputTokens, answerSchema }, signal),
       );
       const { attempt } = activityInfo();
       const reply = readReply(def, req, raw);
-      log.info('model call', {
+      log.info('model turn', {
         agent: req.agent,
         model: reply.model,
         attempt,
@@ -137,7 +137,7 @@ function checkProposal(def: AgentDefinition, p: { effect: string; args: unknown 
 }
 
 /** One tool call checked before anything runs: a tool with valid arguments, an effect proposal, or the error the model is told. */
-function checkCall(def: AgentDefinition, req: ModelRequest, call: StepReply['toolCalls'][number]): CheckedCall {
+function checkCall(def: AgentDefinition, req: ModelRequest, call: TurnReply['toolCalls'][number]): CheckedCall {
   const base = {
     id: call.id,
     name: call.name,
@@ -157,8 +157,8 @@ function checkCall(def: AgentDefinition, req: ModelRequest, call: StepReply['too
   return { ...base, error: `no tool named "${call.name}" is given to the model (tools: ${req.tools.map((t) => t.name).join(', ') || 'none'})` };
 }
 
-/** The step's reply as the run reads it: checked calls, or a parsed answer and the agent's decision, or why the answer cannot be used. */
-export function readReply(def: AgentDefinition, req: ModelRequest, raw: StepReply): ModelReply {
+/** The turn's reply as the run reads it: checked calls, or a parsed answer and the plan the agent made of it, or why the answer cannot be used. */
+export function readReply(def: AgentDefinition, req: ModelRequest, raw: TurnReply): ModelReply {
   const base = { model: raw.model, usage: raw.usage };
   if (raw.toolCalls.length) return { ...base, toolCalls: raw.toolCalls.map((c) => checkCall(def, req, c)) };
   const cut = raw.finishReason === 'length' ? ' (the reply was cut off at its output token limit)' : '';

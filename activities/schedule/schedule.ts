@@ -71,7 +71,7 @@ export function createScheduleActivities({ registry, supervisor }: { registry: T
         deliveryId: input.deliveryId,
       };
       const answer = await gate.admitKeyed(keyEvent(registry, event, { agent: input.agent, nowMs }));
-      const base = { nominal: input.nominal, decision: answer.decision, eventKey: answer.eventKey, workflowId: answer.workflowId };
+      const base = { nominal: input.nominal, decision: answer.decision, eventKey: answer.eventKey, workflowId: answer.runKey };
       if (answer.decision === 'mismatch') {
         throw ApplicationFailure.nonRetryable(answer.message ?? 'mismatch', FailureType.ScheduleWindowMismatch, base);
       }
@@ -118,7 +118,7 @@ export function createScheduleActivities({ registry, supervisor }: { registry: T
  */
 async function followWake(client: Client, answer: GateAnswer, base: WindowRunResult): Promise<WindowRunResult> {
   // The run that took the window: it may have taken other wakes too (coalescing), or still be pending.
-  const handle = client.workflow.getHandle(answer.workflowId);
+  const handle = client.workflow.getHandle(answer.runKey);
   const beat = setInterval(() => heartbeat(answer.decision), 1000);
   const ctx = Context.current();
   const signal = cancellationSignal();
@@ -132,7 +132,7 @@ async function followWake(client: Client, answer: GateAnswer, base: WindowRunRes
     if (details?.cancelRequested || details?.notFound) {
       ctx.log.info('scheduled window cancelled: cancelling its wake', { eventKey: answer.eventKey });
       // Its run, never its coalescer (an offer taken by signal names the coalescer, undecided yet).
-      if (answer.workflowId !== answer.coalescerId) handle.cancel().catch(() => undefined);
+      if (answer.runKey !== answer.coalescerId) handle.cancel().catch(() => undefined);
     }
     if (!details?.cancelRequested) abandon(signal.reason);
   };

@@ -4,7 +4,7 @@ import { aiSdkModel, anthropic, defineAgent, defineEffect, defineTool, http, typ
 /** Severities the agent can answer with; `none` files nothing. */
 export const Severity = z.enum(['none', 'low', 'high']);
 
-/** The triage agent's final answer (its own schema, not the default `{ decision, summary }`). */
+/** The triage agent's final answer (its own schema, not the default `{ conclusion, summary }`). */
 export const TriageAnswer = z.object({
   severity: Severity.describe('none: no ticket; low or high: file one ticket of that severity'),
   title: z.string().trim().min(1).max(200).describe('the ticket title'),

@@ -2,7 +2,7 @@ import { z } from 'zod';
 import type { WakeEvent } from '../core/event';
 import type { AgentDefinition, AnyArgs, Plan, DecideContext, EffectDefinition, ToolDefinition } from './types';
 import type { AgentPolicy } from '../core/policy';
-import type { ModelStep } from '../core/model';
+import type { ModelTurn } from '../core/model';
 import { Duration, Name, parseDefinition } from '../core/parse';
 import { fn, isZod, jsonSchemaOf, ToolName, zodSchema } from './schema-parts';
 
@@ -15,7 +15,7 @@ export { jsonSchemaOf } from './schema-parts';
 
 /** The answer an agent gets when it names no schema of its own. */
 export const DefaultAnswer = z.object({
-  decision: z.enum(['commit', 'no_op']),
+  conclusion: z.enum(['commit', 'no_op']),
   summary: z.string().trim().min(1, 'summary must be a non-empty string'),
 });
 export type DefaultAnswer = z.infer<typeof DefaultAnswer>;
@@ -25,9 +25,9 @@ const summaryOf = (answer: unknown): string => {
   return typeof s === 'string' && s ? s : JSON.stringify(answer);
 };
 
-/** The default decision: `no_op` when the answer says so, else the model's proposals with the answer's summary. */
+/** The default plan: `no_op` when the answer says so, else the model's proposals with the answer's summary. */
 function defaultDecide(answer: unknown): Plan {
-  return (answer as { decision?: unknown } | null)?.decision === 'no_op' ? { noOp: summaryOf(answer) } : { summary: summaryOf(answer) };
+  return (answer as { conclusion?: unknown } | null)?.conclusion === 'no_op' ? { noOp: summaryOf(answer) } : { summary: summaryOf(answer) };
 }
 
 const Budget = z.strictObject({
@@ -67,7 +67,7 @@ const AgentSchema = z
     systemPrompt: z.string().default(''),
     model: z
       .strictObject({
-        use: fn<ModelStep>('model.use').optional(),
+        use: fn<ModelTurn>('model.use').optional(),
         maxOutputTokens: z.number().int().positive(),
         inputUsdPerMTok: z.number().min(0),
         outputUsdPerMTok: z.number().min(0),
@@ -172,28 +172,28 @@ export interface AgentOptions<A = DefaultAnswer> {
   /** Required with a model. The answer's JSON Schema is appended to it. */
   systemPrompt?: string;
   /**
-   * Its model and prices. `use` is one model step (`aiSdkModel(anthropic('claude-…'))` or any AI SDK
+   * Its model and prices. `use` is one model turn (`aiSdkModel(anthropic('claude-…'))` or any AI SDK
    * LanguageModel through `aiSdkModel`). @default use: the worker's default model (offline unless configured)
    * @example { use: aiSdkModel(openai('gpt-4.1-mini')), maxOutputTokens: 400, inputUsdPerMTok: 0.4, outputUsdPerMTok: 1.6 }
    */
-  model?: { use?: ModelStep; maxOutputTokens: number; inputUsdPerMTok: number; outputUsdPerMTok: number };
+  model?: { use?: ModelTurn; maxOutputTokens: number; inputUsdPerMTok: number; outputUsdPerMTok: number };
   /** Limits of one run; every dimension is charged before the step that spends it. @example { turns: 6, tokens: 40_000, toolCalls: 12, wallClock: '10m', costUsd: 0.5 } */
   budget: { turns: number; tokens: number; toolCalls: number; wallClock: string; costUsd: number };
   /** Its read-only tools (made with `defineTool`). @default [] */
   tools?: ToolDefinition<AnyArgs>[];
   /** Tools run in order before anything else, each once (a tool-only agent's whole run). */
   steps?: string[];
-  /** A cheap tool run before any model call: `nothingToDo` ends the run `no_op` with no token spent. */
+  /** A cheap tool run before any model turn: `nothingToDo` ends the run `no_op` with no token spent. */
   precheck?: string;
   /** One subagent (child workflow) per item of the payload array `over`: runs `tool` and one model turn on its `grant` from the run's pool. */
   subagents?: { over: string; tool: string; grant: { turns: number; tokens: number; toolCalls: number; costUsd: number } };
   /** The effects it may commit (made with `defineEffect`). @default [] */
   effects?: EffectDefinition<AnyArgs>[];
-  /** Its final answer's schema. @default DefaultAnswer: `{ decision: 'commit' | 'no_op', summary }` */
+  /** Its final answer's schema. @default DefaultAnswer: `{ conclusion: 'commit' | 'no_op', summary }` */
   answer?: z.ZodType<A>;
   /**
    * Picks effects from the typed answer, in code. With it, effects are not given to the model;
-   * without it, the model proposes effects in its loop and `decision: 'no_op'` (if the answer has it) commits nothing.
+   * without it, the model proposes effects in its loop and `conclusion: 'no_op'` (if the answer has it) commits nothing.
    * @example (a) => a.severity === 'none' ? { noOp: a.summary } : { summary: a.summary, effects: [{ effect: 'file_ticket', args: { title: a.title } }] }
    */
   decide?: (answer: A, ctx: DecideContext) => Plan;

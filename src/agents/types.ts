@@ -1,6 +1,6 @@
 import type { z } from 'zod';
 import type { OutsideConfig } from '../config/config';
-import type { ModelStep } from '../core/model';
+import type { ModelTurn } from '../core/model';
 import type { Proposal, ToolInput, ToolResult } from '../core/contracts';
 import type { WakeEvent } from '../core/event';
 import type { AgentPolicy, EffectClass } from '../core/policy';
@@ -108,11 +108,11 @@ export interface AgentDefinition {
   mergePayload(events: { payload: Record<string, unknown> }[]): Record<string, unknown>;
   tools: Readonly<Record<string, ToolDefinition<AnyArgs>>>;
   effects: Readonly<Record<string, EffectDefinition<AnyArgs>>>;
-  /** The final answer's schema (the default `{ decision, summary }` when the agent names none). */
+  /** The final answer's schema (the default `{ conclusion, summary }` when the agent names none). */
   answer: z.ZodType<unknown>;
   decide(answer: unknown, ctx: DecideContext): Plan;
-  /** The agent's model, one step per call; absent: the worker's default (the offline model unless configured). */
-  model?: ModelStep;
+  /** The agent's model, one turn per activity; absent: the worker's default (the offline model unless configured). */
+  model?: ModelTurn;
   /** Live shadow: the candidate definition a sample of its runs also run, effects recorded only (`policy.shadow`). */
   shadow?: { candidate: AgentDefinition; sample: number };
 }

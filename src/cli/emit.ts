@@ -205,7 +205,7 @@ export async function answerEmit(ctx: EmitContext, keyed: KeyedEvent, opts: Emit
   return inSpan('wakegate emit', { root: true, attributes }, async (span) => {
     const admitted = gate.admitKeyed(keyed);
     const answer = await (ctx.closeGate ? admitted.finally(() => gate.close().catch(() => undefined)) : admitted);
-    span?.set({ [WakeAttr.decision]: answer.decision, [WakeAttr.runKey]: answer.workflowId });
+    span?.set({ [WakeAttr.decision]: answer.decision, [WakeAttr.runKey]: answer.runKey });
     for (const w of answer.wakes) {
       if (w.held)
         out.stderr(`wakegate: ${w.agent}: held by the supervisor (${w.held.reason}); it runs once a person releases it: wakegate supervisor status\n`);

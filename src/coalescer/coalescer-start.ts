@@ -17,7 +17,7 @@ export const OPEN_KEPT = 20_000;
  * and answered then, without waiting for a worker, with the decision the new chain makes for it
  * first (`decideFirst`, src/core/coalesce-batch.ts, whose batch functions the coalescer's machine uses too: the chain is named by the run ID the start
  * returns). With one open, Temporal refuses the start and the offer goes by update, as every offer
- * to a coalescer this process saw open within OPEN_KNOWN_MS does (the batcher's `open`, src/coalescer/last-seen.ts).
+ * to a coalescer this process saw open within OPEN_KNOWN_MS does (the offer queue's `open`, src/coalescer/last-seen.ts).
  */
 export async function startWithOffer(client: Client, taskQueue: string, input: OfferInput): Promise<OfferAnswer | undefined> {
   const { agent, wakeKey, policy, offer } = input;

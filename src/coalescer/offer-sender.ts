@@ -13,7 +13,7 @@ export type OfferOutcome = { kind: 'decided'; answer: OfferAnswer } | { kind: 'a
 /** One offer waiting for its outcome. */
 export interface Waiting {
   input: OfferInput;
-  /** The trace context the offer was made in (tracing on): its batch's update is sent in the first offer's. */
+  /** The trace context the offer was made in (tracing on): its send's update is made in the first offer's. */
   trace: unknown;
   settle: (o: OfferOutcome) => void;
   fail: (err: unknown) => void;
@@ -21,7 +21,7 @@ export interface Waiting {
   timer?: NodeJS.Timeout;
 }
 
-/** The lane slot a send holds (offer-batcher.ts): the update's start of the coalescer, and how to give the slot back. */
+/** The lane slot a send holds (offer-queue.ts): the update's start of the coalescer, and how to give the slot back. */
 export interface Slot {
   start: () => WithStartWorkflowOperation<never>;
   release: () => void;
@@ -37,7 +37,7 @@ const REFUSAL_BACKOFF_MS = 50;
  * behind it; a hot coalescer answers an update in about 15 ms, and 60 ms at p99.
  */
 const STUCK_AFTER_MS = 750;
-/** Sends of one batch past the first, at most: under a load that makes every update slow, resending would only add to it. */
+/** Resends of one send's offers past the first, at most: under a load that makes every update slow, resending would only add to it. */
 const MAX_RESENDS = 2;
 /**
  * An update is sent again only if its coalescer answered this process within this long: it is live,
@@ -70,18 +70,18 @@ function finish(w: Waiting, how: () => void): void {
   how();
 }
 
-/** One send of a batch: `over` is set once it has given its lane slot on (answered, failed, retried or resent). */
+/** One send of a lane's offers: `over` is set once it has given its lane slot on (answered, failed, retried or resent). */
 interface Sending {
   id: string;
   slot: Slot;
-  batch: Waiting[];
+  offers: Waiting[];
   refusals: number;
   resends: number;
   over: boolean;
 }
 
 /**
- * How the batcher's offers reach a coalescer (offer-batcher.ts holds the lanes): a batch as one
+ * How the offer queue's offers reach a coalescer (offer-queue.ts holds the lanes): a send as one
  * `offer` update with start; sent again when held (a live coalescer that has not answered within
  * STUCK_AFTER_MS), again after a back-off when refused, and as a signal when not decided in time.
  */
@@ -112,26 +112,26 @@ export class OfferSender {
   }
 
   /**
-   * Send `batch` in the lane slot the caller holds. Never throws: it runs from timers and immediates,
+   * Send `given` in the lane slot the caller holds. Never throws: it runs from timers and immediates,
    * where an exception would take the process down; a client call that throws fails its offers.
    */
   send(id: string, slot: Slot, given: Waiting[], refusals: number, resends = 0): void {
     // A retry after a back-off, or a resend, can find every offer settled meanwhile (their waits ended
     // and they went by signal): nothing to send, and the slot goes back to the lane.
-    const batch = given.filter((w) => !w.settled);
-    if (!batch.length) {
+    const waiting = given.filter((w) => !w.settled);
+    if (!waiting.length) {
       slot.release();
       return;
     }
-    const offers: Offer[] = batch.map((w) => w.input.offer);
+    const offers: Offer[] = waiting.map((w) => w.input.offer);
     countOffer('updates');
     countOffer('offers', offers.length);
-    const s: Sending = { id, slot, batch, refusals, resends, over: false };
+    const s: Sending = { id, slot, offers: waiting, refusals, resends, over: false };
     const watchdog =
       resends < MAX_RESENDS
         ? setTimeout(() => {
-            const waiting = batch.filter((w) => !w.settled);
-            if (s.over || !waiting.length || !this.answered.within(id, LIVE_WITHIN_MS)) return;
+            const unsettled = waiting.filter((w) => !w.settled);
+            if (s.over || !unsettled.length || !this.answered.within(id, LIVE_WITHIN_MS)) return;
             // Not answered in far longer than a coalescer takes: held by the server (see STUCK_AFTER_MS).
             // The resend takes this send's slot; this one's answer, should it still come, settles nothing twice.
             s.over = true;
@@ -143,7 +143,7 @@ export class OfferSender {
     // In a promise, so that a client call that throws at once takes the failure path below.
     void new Promise<OfferAnswer[]>((resolve) =>
       resolve(
-        inContext(batch[0]!.trace, () =>
+        inContext(waiting[0]!.trace, () =>
           this.client.withDeadline(Date.now() + UPDATE_DEADLINE_MS, () =>
             this.client.workflow.executeUpdateWithStart(offerUpdate, { args: [offers], startWorkflowOperation: slot.start() }),
           ),
@@ -163,7 +163,7 @@ export class OfferSender {
       .catch((err: unknown) => {
         // A defect in the handlers above: fail what still waits rather than reject where nothing catches it.
         clearTimeout(watchdog);
-        batch.forEach((w) => finish(w, () => w.fail(err)));
+        waiting.forEach((w) => finish(w, () => w.fail(err)));
         if (s.over) return;
         s.over = true;
         slot.release();
@@ -172,12 +172,12 @@ export class OfferSender {
 
   /** The coalescer answered: each offer with its decision. */
   private decided(s: Sending, answers: OfferAnswer[]): void {
-    const { batch } = s;
+    const { offers } = s;
     this.answered.note(s.id);
     const list: OfferAnswer[] = Array.isArray(answers) ? answers : [];
-    batch.forEach((w, i) => {
+    offers.forEach((w, i) => {
       const a = list[i];
-      finish(w, () => (a ? w.settle({ kind: 'decided', answer: a }) : w.fail(new Error(`the coalescer answered ${list.length} of ${batch.length} offers`))));
+      finish(w, () => (a ? w.settle({ kind: 'decided', answer: a }) : w.fail(new Error(`the coalescer answered ${list.length} of ${offers.length} offers`))));
     });
     if (s.over) return;
     s.over = true;
@@ -186,15 +186,15 @@ export class OfferSender {
 
   /** The update failed: sent again after a back-off, by signal, or the offers fail. */
   private failed(s: Sending, err: unknown): void {
-    const { id, slot, batch, refusals, resends } = s;
+    const { id, slot, offers, refusals, resends } = s;
     if (s.over) return; // resent: the resend answers for these offers
     s.over = true;
     const refused = isInFlightRefusal(err);
-    if ((refused || isNotTaken(err)) && batch.some((w) => !w.settled) && refusals < 12) {
+    if ((refused || isNotTaken(err)) && offers.some((w) => !w.settled) && refusals < 12) {
       // Refused before the coalescer saw it: send it again after a back-off (settled offers went by signal).
       if (refused) countOffer('inFlightRefusals');
       const backoff = Math.min(2000, REFUSAL_BACKOFF_MS * 2 ** refusals) * (0.5 + Math.random());
-      setTimeout(() => this.send(id, slot, batch, refusals + 1, resends), backoff).unref();
+      setTimeout(() => this.send(id, slot, offers, refusals + 1, resends), backoff).unref();
       return;
     }
     if (isUpdateTimeout(err)) {
@@ -202,13 +202,13 @@ export class OfferSender {
       // taken. Each offer still waiting goes by signal instead, answered `accepted` once the server
       // holds it; the coalescer answers a repeated offer id with its first decision, so a late
       // update and the signal make one decision. Only a signal that fails too fails the offer.
-      batch.forEach((w) => void this.fallBack(w));
+      offers.forEach((w) => void this.fallBack(w));
       slot.release();
       return;
     }
     // The update's fate is unknown (the server restarting, a client defect): an offer still
     // waiting fails, so that its caller answers 503 and the sender retries; its retry is deduplicated.
-    batch.forEach((w) => finish(w, () => w.fail(err)));
+    offers.forEach((w) => finish(w, () => w.fail(err)));
     slot.release();
   }
 }

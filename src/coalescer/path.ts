@@ -6,15 +6,15 @@ import { coalescerId } from '../core/ids';
 import type { RunInput, RunResult } from '../core/run-types';
 import type { WakeAnswer } from '../core/decision';
 import { refusedSteer, steeredElsewhere } from '../run/await-run';
-import type { DeliveryBatcher } from '../run/delivery-batcher';
-import type { OfferBatcher } from './offer-batcher';
+import type { DeliveryQueue } from '../run/delivery-queue';
+import type { OfferQueue } from './offer-queue';
 import { currentTraceparent } from '../tracing/spans';
 
-/** What the coalescing path takes from the gate: the client, the offer batcher, the delivery recorder, how long to wait for a decision. */
+/** What the coalescing path takes from the gate: the client, the offer queue, the delivery queue, how long to wait for a decision. */
 export interface CoalescePathContext {
   client: Client;
-  offers: OfferBatcher;
-  deliveries: DeliveryBatcher;
+  offers: OfferQueue;
+  deliveries: DeliveryQueue;
   /** How long a delivery waits for its coalescer's decision before it is taken by signal and answered `accepted`, ms. */
   decisionWaitMs: number;
 }
@@ -54,7 +54,7 @@ function firstAnswer(input: RunInput, base: WakeAnswer, r: OfferAnswer): WakeAns
   return {
     ...base,
     decision: r.decision,
-    workflowId: r.runKey ?? base.workflowId,
+    runKey: r.runKey ?? base.runKey,
     coalescerId: r.coalescerId,
     ...(r.runState ? { runState: r.runState } : {}),
     ...(r.startsInMs !== undefined ? { startsInMs: r.startsInMs } : {}),
@@ -86,20 +86,20 @@ async function redeliveryAnswer(ctx: CoalescePathContext, input: RunInput, base:
     } catch (err) {
       if (!(err instanceof WorkflowNotFoundError)) throw err;
       // Not started yet: the event waits in its coalescer's pending batch (which took this delivery's id with the offer).
-      return { ...answer, decision: 'in_progress', workflowId: runKey, runState: 'pending' };
+      return { ...answer, decision: 'in_progress', runKey: runKey, runState: 'pending' };
     }
     if (desc.status.name === 'RUNNING') {
       if (input.deliveryId && r.decision !== 'skipped') {
         // Its current run (no run id): a held run may have continued as new since the describe.
         await ctx.deliveries.record(runKey, undefined, input.deliveryId, input.eventKey).catch(() => undefined);
       }
-      return { ...answer, decision: 'in_progress', workflowId: runKey, runId: desc.runId, runState: 'running' };
+      return { ...answer, decision: 'in_progress', runKey: runKey, runId: desc.runId, runState: 'running' };
     }
     if (desc.status.name !== 'COMPLETED') {
       return {
         ...answer,
         decision: 'completed',
-        workflowId: runKey,
+        runKey: runKey,
         runId: desc.runId,
         message: `the run ${runKey} that took this event ended ${desc.status.name.toLowerCase()}; \`wakegate rearm ${runKey}\` lets its events be admitted again`,
       };
@@ -108,7 +108,7 @@ async function redeliveryAnswer(ctx: CoalescePathContext, input: RunInput, base:
     if (refusedSteer(answer, result, input.eventKey)) {
       // Steered into a run that had begun committing: the follow-up run took it, or will.
       const next = await steeredElsewhere(ctx.client, r.coalescerId, input.eventKey);
-      if (next === undefined || next === runKey) return { ...answer, decision: 'in_progress', workflowId: runKey, runState: 'pending' };
+      if (next === undefined || next === runKey) return { ...answer, decision: 'in_progress', runKey: runKey, runState: 'pending' };
       runKey = next;
       continue;
     }
@@ -116,23 +116,23 @@ async function redeliveryAnswer(ctx: CoalescePathContext, input: RunInput, base:
       runKey = result.supersededBy;
       continue;
     }
-    return { ...answer, decision: 'completed', workflowId: runKey, runId: desc.runId, result };
+    return { ...answer, decision: 'completed', runKey: runKey, runId: desc.runId, result };
   }
   throw new Error(`gate: more than ${MAX_SUPERSEDED_HOPS} restarts from ${r.runKey}; answer from the coalescer (\`wakegate coalescer\`)`);
 }
 
 /**
- * The coalescing path: the event is offered straight to the coalescer of (agent, wake key), batched
- * with this process's other offers to it (src/coalescer/offer-batcher.ts), and the delivery is answered with
+ * The coalescing path: the event is offered straight to the coalescer of (agent, wake key), sent
+ * with this process's other offers to it (src/coalescer/offer-queue.ts), and the delivery is answered with
  * the coalescer's decision. The coalescer deduplicates by event key (for the agent's dedup horizon):
  * a redelivery is answered with what became of the run that took the event, other inputs under a
  * decided key are a `mismatch`. Not decided within `decisionWaitMs` (no worker polling), the offer is
  * taken durably by signal and the delivery is answered `accepted`. About one start's worth of
- * Temporal work per event, shared by the batch: one update with start.
+ * Temporal work per event, shared by the offers of one send: one update with start.
  */
 export async function admitCoalesced(ctx: CoalescePathContext, input: RunInput, policy: CoalescePolicy): Promise<WakeAnswer> {
   const id = coalescerId(input.agent, input.wakeKey);
-  const base: WakeAnswer = { decision: 'accepted', agent: input.agent, wakeKey: input.wakeKey, workflowId: id, coalescerId: id };
+  const base: WakeAnswer = { decision: 'accepted', agent: input.agent, wakeKey: input.wakeKey, runKey: id, coalescerId: id };
   const outcome = await ctx.offers.offer(offerInput(input, policy), ctx.decisionWaitMs);
   if (outcome.kind === 'accepted') return { ...base, runState: 'pending' };
   const r = outcome.answer;

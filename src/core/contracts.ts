@@ -44,7 +44,7 @@ export interface ModelTool {
   parameters: Record<string, unknown>;
 }
 
-/** The run a model call serves (what the agent's `decide` reads). */
+/** The run a model turn serves (what the agent's `decide` reads). */
 export interface RunContext {
   runKey: string;
   wakeKey: string;
@@ -53,14 +53,14 @@ export interface RunContext {
   payload: Record<string, unknown>;
 }
 
-/** One model turn's request (the `modelCall` activity's input). */
+/** One model turn's request (the `modelTurn` activity's input). */
 export interface ModelRequest {
   agent: string;
   messages: ChatMessage[];
   tools: ModelTool[];
   /** Hard cap on the reply, so the budget's reservation is an upper bound. */
   maxOutputTokens: number;
-  /** `agent`: the reply is read against the agent's own answer schema and its `decide`; `summary`: a subagent's `{ decision, summary }`. */
+  /** `agent`: the reply is read against the agent's own answer schema and its `decide`; `summary`: a subagent's `{ conclusion, summary }`. */
   answer: 'agent' | 'summary';
   /** The run, for the agent's `decide` (absent for a subagent's summary). */
   run?: RunContext;
@@ -82,8 +82,8 @@ export interface CheckedCall extends ToolCall {
   proposes?: boolean;
 }
 
-/** A valid final answer and what the agent's code decided from it. */
-export interface FinalDecision {
+/** A valid final answer and the plan the agent's code made of it. */
+export interface FinalPlan {
   /** The answer as parsed by the agent's schema (plain JSON). */
   answer: unknown;
   summary: string;
@@ -106,8 +106,8 @@ export interface ModelReply {
   model: string;
   toolCalls: CheckedCall[];
   /** Set when the reply is a valid final answer. */
-  final?: FinalDecision;
-  /** Set when the reply asked for no tool and is not a valid final answer (fail closed: no decision). */
+  final?: FinalPlan;
+  /** Set when the reply asked for no tool and is not a valid final answer (fail closed: nothing acted on). */
   unparsedFinal?: UnparsedFinal;
   usage: { inputTokens: number; outputTokens: number };
 }
@@ -231,7 +231,7 @@ export interface RunActivities {
     slotsReadFor?: string;
   }>;
   /** One model turn, one attempt; heartbeats while it waits. */
-  modelCall(req: ModelRequest): Promise<ModelReply & { attempt: number }>;
+  modelTurn(req: ModelRequest): Promise<ModelReply & { attempt: number }>;
   /** One call of one of the agent's read-only tools; heartbeats with its progress. */
   toolCall(input: ToolInput): Promise<ToolResult & { attempt: number }>;
 }

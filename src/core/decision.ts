@@ -5,11 +5,11 @@ import type { RunResult } from './run-types';
  * - `started`: this delivery started the agent's run for the event (one-call path), or opened a new
  *   batch whose run starts once the debounce allows (coalescing path; `runState: 'pending'`).
  * - `coalesced`: absorbed into a run that has not started yet (debouncing, or the follow-up of a live
- *   run); `workflowId` names it.
+ *   run); `runKey` names it.
  * - `skipped`: a run about the same wake key is live and the agent's policy is `skip`: recorded on
- *   that run (`workflowId`), nothing more runs.
+ *   that run (`runKey`), nothing more runs.
  * - `steered`: a run about the same wake key is live and the agent's policy is `steer`: the event is
- *   sent into that run (`workflowId`, `runState: 'running'`), whose model sees it before its next
+ *   sent into that run (`runKey`, `runState: 'running'`), whose model sees it before its next
  *   turn; had the run begun committing, it waits for the follow-up run instead.
  * - `in_progress`: a delivery of an event already taken; its run is pending or open; the delivery id is recorded.
  * - `completed`: the run that took this event has finished; its stored result is returned, nothing runs.
@@ -30,8 +30,11 @@ export interface WakeAnswer {
   agent: string;
   /** What the wake is about, for this agent. */
   wakeKey: string;
-  /** The run that took (or, for `skipped`, was told of) the event: follow it for the result. */
-  workflowId: string;
+  /**
+   * The run key of the run that took (or, for `skipped`, was told of) the event: follow it for the
+   * result. For `accepted` (no run known yet), its coalescer's ID.
+   */
+  runKey: string;
   runId?: string;
   /** Coalescing path: the coalescer of (agent, wake key), which decided the event and remembers it. */
   coalescerId?: string;

@@ -118,7 +118,7 @@ export const SHADOW_PREFIX = 'shadow/';
 /**
  * The supervisor of the fleet on one task queue: one per fleet, so each deployment (and each test's
  * task queue) has its own breaker. It is off every event's path: the gate reads its memo cached and
- * reports counts in batches; runs lease permits in batches (see src/supervisor/link.ts).
+ * reports counts together per interval; runs lease permits in blocks (see src/supervisor/link.ts).
  */
 export function supervisorId(taskQueue: string): string {
   return `wakegate-supervisor/${taskQueue}`;

@@ -1,6 +1,6 @@
 import { defineQuery, defineSignal, defineUpdate } from '@temporalio/workflow';
 import type { CoalescerState, CoalescerStatus, EventStatus, Offer, OfferAnswer, RunEnded, SteerAnswer, SeenRow } from './coalesce-types';
-import type { AbsorbedEvent, ApprovalDecision, DeliveryNotice, KillRequest, UpdateAck, RunStatus } from './run-types';
+import type { AbsorbedEvent, ApprovalRuling, DeliveryNotice, KillRequest, UpdateAck, RunStatus } from './run-types';
 
 /** Duplicate deliveries of an open run's event: their ids are recorded on the run (fire and forget). */
 export const deliverySignal = defineSignal<[DeliveryNotice]>('delivery');
@@ -20,13 +20,13 @@ export const killUpdate = defineUpdate<UpdateAck, [KillRequest]>('kill');
  * replay in history order; an update accepted there replayed in another order than it ran (a
  * non-determinism the crash tests found with SDK 1.24). The CLI checks the `status` query first.
  */
-export const approveSignal = defineSignal<[ApprovalDecision]>('approve');
+export const approveSignal = defineSignal<[ApprovalRuling]>('approve');
 
 /** A person rejects it: the effect is not made and the run ends `blocked`. */
-export const rejectSignal = defineSignal<[ApprovalDecision]>('reject');
+export const rejectSignal = defineSignal<[ApprovalRuling]>('reject');
 
 /**
- * Offer events to a coalescer (update-with-start from the gate, batched per process: src/coalescer/offer-batcher.ts);
+ * Offer events to a coalescer (update-with-start from the gate, several to an update per process: src/coalescer/offer-queue.ts);
  * answers one decision per offer, in order.
  */
 export const offerUpdate = defineUpdate<OfferAnswer[], [Offer[]]>('offer');
@@ -70,7 +70,7 @@ export const runEndedSignal = defineSignal<[RunEnded]>('runEnded');
  */
 export const coalescerQuery = defineQuery<CoalescerStatus, [{ seenLast?: number }?]>('coalescer');
 
-/** The coalescer records on its live run the events it skipped for it (overlap `skip`), in batches. */
+/** The coalescer records on its live run the events it skipped for it (overlap `skip`), several to a signal. */
 export const skippedSignal = defineSignal<[{ events: AbsorbedEvent[] }]>('skipped');
 
 /**

@@ -1,9 +1,9 @@
 import type { ChatMessage, ModelTool } from './contracts';
 
-/* The model-step contract: what the run asks one model step and what it gets back. Pure types. */
+/* The model-turn contract: what the run asks one model turn and what it gets back. Pure types. */
 
-/** One model step's request. */
-export interface StepRequest {
+/** One model turn's request. */
+export interface TurnRequest {
   messages: ChatMessage[];
   tools: ModelTool[];
   /** Hard cap on the reply, in tokens (sent to the provider as its max output tokens). */
@@ -15,8 +15,8 @@ export interface StepRequest {
   answerSchema?: Record<string, unknown>;
 }
 
-/** One model step's reply, as the provider sent it (nothing validated here). */
-export interface StepReply {
+/** One model turn's reply, as the provider sent it (nothing validated here). */
+export interface TurnReply {
   /** The provider's model id as reported (response.modelId), else the configured one. */
   model: string;
   /** The reply's text: all text parts joined. */
@@ -33,9 +33,9 @@ export interface StepReply {
 }
 
 /**
- * One model step: one request, one reply, no tool execution and no retry. Fails with
+ * One model turn: one request, one reply, no tool execution and no retry. Fails with
  * `ProviderRejected` (non-retryable) on a 4xx other than 408/429, `RateLimited` (retryable, with the
  * provider's Retry-After as the next delay) on a 429, and a retryable error on a 5xx, 408, network
  * failure or timeout. An abort of `signal` propagates as that abort.
  */
-export type ModelStep = (req: StepRequest, signal?: AbortSignal) => Promise<StepReply>;
+export type ModelTurn = (req: TurnRequest, signal?: AbortSignal) => Promise<TurnReply>;

@@ -7,7 +7,7 @@ import type { SupervisorMode } from './supervisor-types';
  * prefetch, and hands back what it did not use (`unusedPermits` signal).
  */
 
-/** Permits asked for by the runs' first steps of one worker process, per agent, in one batch. */
+/** Permits asked for by the runs' first steps of one worker process, per agent, in one block. */
 export interface LeaseRequest {
   /** Runs waiting now, per agent: granted first, and a shortfall holds them (a cap hold, paged). */
   requests: Record<string, number>;
@@ -38,7 +38,7 @@ export interface LeaseAnswer {
   atMs?: number;
 }
 
-/** Prefetched permits a holder did not use, handed back in one batch. */
+/** Prefetched permits a holder did not use, handed back in one block. */
 export interface UnusedPermits {
   holder: string;
   blocks: { agent: string; atMs: number; n: number }[];

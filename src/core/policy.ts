@@ -9,7 +9,7 @@ export type JsonSchema = Record<string, unknown>;
 
 /** A run's limits. Every dimension is charged before the step that spends it. */
 export interface BudgetLimits {
-  /** Model calls. */
+  /** Model turns. */
   turns: number;
   /** Model tokens, input plus output. */
   tokens: number;
@@ -102,7 +102,7 @@ export interface AgentPolicy {
   budget: BudgetLimits;
   tools: ToolPolicy[];
   /**
-   * Optional cheap check before any model call: if the tool answers `nothingToDo`, the run ends
+   * Optional cheap check before any model turn: if the tool answers `nothingToDo`, the run ends
    * `no_op` having spent no tokens.
    */
   precheck?: string;

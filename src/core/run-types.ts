@@ -189,7 +189,7 @@ export interface ScheduledRunInput {
   fingerprint: string;
 }
 
-/** Redeliveries of the same logical event (one or a batch), recorded on the open run for tracing. */
+/** Redeliveries of the same logical event (one or several), recorded on the open run for tracing. */
 export interface DeliveryNotice {
   deliveryIds: string[];
   /** Which event they deliver (a coalesced run took several); the run's own event when absent. */
@@ -270,8 +270,8 @@ export interface KillRequest {
   halt?: boolean;
 }
 
-/** A person's decision on an irreversible effect waiting for approval. */
-export interface ApprovalDecision {
+/** A person's ruling (approve or reject) on an irreversible effect waiting for approval. */
+export interface ApprovalRuling {
   who: string;
   reason?: string;
   /** The effect key being decided; when given it must match the one waiting. */

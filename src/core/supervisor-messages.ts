@@ -2,16 +2,16 @@ import { defineQuery, defineSignal, defineUpdate } from '@temporalio/workflow';
 import type { HaltRequest, PersonAction, ReleaseRecord, ReleaseRequest, SupervisorPolicy, SupervisorStatus, WakeCounts } from './supervisor-types';
 import type { LeaseAnswer, LeaseRequest, UnusedPermits } from './permit-types';
 
-/** Gate processes report the wakes they admitted, in batches (fire and forget; signal-with-start). */
+/** Gate processes report the wakes they admitted, counted together per interval (fire and forget; signal-with-start). */
 export const wakesSignal = defineSignal<[WakeCounts]>('wakes');
 
 /**
  * A worker process asks for permits for the runs starting on it when its local stock is short:
- * one batch for the runs waiting plus a prefetch, at most one in flight per process.
+ * one block for the runs waiting plus a prefetch, at most one in flight per process.
  */
 export const leaseUpdate = defineUpdate<LeaseAnswer, [LeaseRequest]>('lease');
 
-/** A worker process hands back prefetched permits it did not use (fire and forget, batched). */
+/** A worker process hands back prefetched permits it did not use (fire and forget, in one block). */
 export const unusedPermitsSignal = defineSignal<[UnusedPermits]>('unusedPermits');
 
 /** A person resets a tripped or halted breaker; recorded. Rejected when the breaker is armed. */

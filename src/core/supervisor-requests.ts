@@ -19,7 +19,7 @@ export interface ReleaseRequest extends PersonAction {
   agent?: string;
 }
 
-/** Gate processes report the wakes they admitted, per agent, in batches. */
+/** Gate processes report the wakes they admitted, per agent, counted together per interval. */
 export interface WakeCounts {
   counts: Record<string, number>;
 }

@@ -3,13 +3,13 @@ import type { WakeEventInput } from '../core/event';
 import type { TriggerRegistry } from './trigger-registry';
 import { admitCoalesced } from '../coalescer/path';
 import { isRefusal, type GateAnswer, type WakeAnswer } from '../core/decision';
-import { DeliveryBatcher } from '../run/delivery-batcher';
+import { DeliveryQueue } from '../run/delivery-queue';
 import { keyEvent, type KeyedEvent, type PlannedWake } from './key-event';
 import { admitOneCall } from './one-call';
 import { admitReplay, type ReplayAnswer } from './replay';
 import type { RunInput } from '../core/run-types';
 import type { PathContext } from './path-context';
-import { OfferBatcher } from '../coalescer/offer-batcher';
+import { OfferQueue } from '../coalescer/offer-queue';
 import { SupervisorLink } from '../supervisor/link';
 import { defaultSupervisorPolicy } from '../supervisor/policy';
 import { WakeAttr } from '../core/trace-context';
@@ -49,8 +49,8 @@ const FOLLOWER: Partial<Record<WakeAnswer['decision'], WakeAnswer['decision']>> 
  * and, for every agent the event wakes, its wake key; then per agent one of two paths:
  * - an agent without a coalescing policy: one Temporal start of its run for the event
  *   (`agent@eventKey`), the one-call path;
- * - a coalescing agent: an offer straight to the coalescer of (agent, wake key) (batched per
- *   process), answered with its decision.
+ * - a coalescing agent: an offer straight to the coalescer of (agent, wake key) (sent with
+ *   the process's other offers to it), answered with its decision.
  * Dedup goes by the event key on both (Temporal's ID policies; the coalescer's dedup table), coalescing by the
  * wake key. Cheap and deterministic: no model is consulted.
  */
@@ -63,8 +63,8 @@ export class Gate {
     this.ctx = {
       client: opts.client,
       taskQueue: opts.taskQueue,
-      deliveries: new DeliveryBatcher(opts.client),
-      offers: new OfferBatcher(opts.client, opts.taskQueue, { startBacklog: opts.startBacklog }),
+      deliveries: new DeliveryQueue(opts.client),
+      offers: new OfferQueue(opts.client, opts.taskQueue, { startBacklog: opts.startBacklog }),
       decisionWaitMs: opts.decisionWaitMs ?? 10_000,
     };
     this.supervisor = opts.supervisor ?? new SupervisorLink({ client: opts.client, taskQueue: opts.taskQueue, policy: defaultSupervisorPolicy });
@@ -114,7 +114,7 @@ export class Gate {
       const answer = await this.admitWake(wake);
       span?.set({
         [WakeAttr.decision]: answer.decision,
-        [WakeAttr.runKey]: answer.workflowId,
+        [WakeAttr.runKey]: answer.runKey,
         [WakeAttr.coalescerId]: answer.coalescerId,
       });
       return answer;
@@ -124,8 +124,8 @@ export class Gate {
   /**
    * One agent's wake. Concurrent deliveries of one event (same agent, key and fingerprint) in this
    * process share one resolution against Temporal: the first asks, the others wait for its answer
-   * and only record their own delivery id where the event is held (batched by
-   * {@link DeliveryBatcher}). A storm of N duplicates costs one start and a few signals instead of N
+   * and only record their own delivery id where the event is held (several
+   * to a signal, by {@link DeliveryQueue}). A storm of N duplicates costs one start and a few signals instead of N
    * starts, describes and signals; every delivery gets the answer it would have got alone.
    */
   private async admitWake(wake: PlannedWake): Promise<WakeAnswer> {
@@ -152,9 +152,9 @@ export class Gate {
     // Where the event is held: its run (one-call path, or a coalesced run that has started), or its coalescer.
     const [target, runId] =
       answer.coalescerId === undefined
-        ? [answer.workflowId, answer.runId]
+        ? [answer.runKey, answer.runId]
         : answer.runState === 'running'
-          ? [answer.workflowId, answer.runId]
+          ? [answer.runKey, answer.runId]
           : [answer.coalescerId!, undefined];
     try {
       await this.ctx.deliveries.record(target, runId, input.deliveryId, answer.coalescerId ? input.eventKey : undefined);
@@ -179,7 +179,7 @@ export class Gate {
 
   /**
    * The supervisor's part at the gate, off Temporal's path: a cached read of its memo and a count
-   * sent in batches. Halted: the wake is admitted as ever (durable, deduplicated) and its run holds
+   * sent with the others of its interval. Halted: the wake is admitted as ever (durable, deduplicated) and its run holds
    * at its first step; the answer says so. Over a cap with policy `refuse`: refused, nothing started.
    */
   private async resolve({ agent, input }: PlannedWake): Promise<WakeAnswer> {
@@ -190,7 +190,7 @@ export class Gate {
         decision: 'refused',
         agent: name,
         wakeKey: input.wakeKey,
-        workflowId: input.runKey,
+        runKey: input.runKey,
         message: `${name} is over a rolling cap and its supervisor policy is refuse: nothing was started; send it again later (wakegate supervisor status)`,
       };
     }

@@ -33,7 +33,7 @@ export function mismatch(input: RunInput, stored: string, base: WakeAnswer, runI
  */
 export async function admitOneCall(ctx: PathContext, input: RunInput): Promise<WakeAnswer> {
   const { client, taskQueue } = ctx;
-  const base: WakeAnswer = { decision: 'started', agent: input.agent, wakeKey: input.wakeKey, workflowId: input.runKey };
+  const base: WakeAnswer = { decision: 'started', agent: input.agent, wakeKey: input.wakeKey, runKey: input.runKey };
   for (let round = 0; round < MAX_ROUNDS; round++) {
     try {
       const handle = await client.workflow.start<typeof runWorkflow>('runWorkflow', {

@@ -151,9 +151,9 @@ function decide(
   }
   const changed = observations(messages).filter((o) => o.changed !== false);
   const verdict: Verdict = changed.length
-    ? { decision: 'commit', summary: changed.map((o) => o.headline ?? 'changed').join('; '), changed: true }
-    : { decision: 'no_op', summary: 'nothing changed', changed: false };
-  const answer = answerSchema ? fill(answerSchema, verdict) : { decision: verdict.decision, summary: verdict.summary };
+    ? { conclusion: 'commit', summary: changed.map((o) => o.headline ?? 'changed').join('; '), changed: true }
+    : { conclusion: 'no_op', summary: 'nothing changed', changed: false };
+  const answer = answerSchema ? fill(answerSchema, verdict) : { conclusion: verdict.conclusion, summary: verdict.summary };
   return { calls: [], answer: JSON.stringify(answer) };
 }
 
@@ -197,7 +197,7 @@ function observations(messages: ChatMessage[]): Observation[] {
 }
 
 interface Verdict {
-  decision: 'commit' | 'no_op';
+  conclusion: 'commit' | 'no_op';
   summary: string;
   changed: boolean;
 }
@@ -205,7 +205,7 @@ interface Verdict {
 /** A value of `schema` that carries the verdict: see {@link offlineModel}. */
 function fill(schema: JSONSchema7, v: Verdict, key?: string): unknown {
   if (schema.const !== undefined) return schema.const;
-  if (schema.enum?.length) return key === 'decision' && schema.enum.includes(v.decision) ? v.decision : schema.enum[0];
+  if (schema.enum?.length) return key === 'conclusion' && schema.enum.includes(v.conclusion) ? v.conclusion : schema.enum[0];
   const branch = (schema.anyOf ?? schema.oneOf)?.find((s) => typeof s === 'object' && s.type !== 'null');
   if (typeof branch === 'object') return fill(branch, v, key);
   const type = Array.isArray(schema.type) ? schema.type.find((t) => t !== 'null') : schema.type;
@@ -213,7 +213,7 @@ function fill(schema: JSONSchema7, v: Verdict, key?: string): unknown {
     case 'object':
       return Object.fromEntries(Object.entries(schema.properties ?? {}).map(([k, p]) => [k, fill(typeof p === 'object' ? p : {}, v, k)]));
     case 'string':
-      return key === 'decision' ? v.decision : v.summary;
+      return key === 'conclusion' ? v.conclusion : v.summary;
     case 'number':
     case 'integer':
       return 0;

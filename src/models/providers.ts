@@ -14,7 +14,7 @@ const createGoogleGenerativeAI: typeof GoogleSdk.createGoogleGenerativeAI = (o) 
  * Language models for aiSdkModel. Base URLs and keys are always passed explicitly: left out, the SDK
  * would read OPENAI_BASE_URL, ANTHROPIC_BASE_URL, *_API_KEY and the like from the environment, and
  * settings are read in one place only (src/config/). Creating a model makes no request and cannot fail;
- * a bad key or URL fails on the first step (ProviderRejected for a 401/403/404).
+ * a bad key or URL fails on the first turn (ProviderRejected for a 401/403/404).
  */
 
 /** Where a provider is and who calls it. */

@@ -69,7 +69,7 @@ export async function awaitRun(
 ): Promise<RunResult> {
   const eventKey = opts.eventKey ?? (answer as { eventKey?: string }).eventKey;
   if (answer.result && !answer.result.supersededBy) return answer.result;
-  let workflowId = answer.result?.supersededBy ?? answer.workflowId;
+  let workflowId = answer.result?.supersededBy ?? answer.runKey;
   for (let hop = 0; hop <= MAX_SUPERSEDED_HOPS; hop++) {
     let result: RunResult;
     for (let polls = 1; ; polls++) {
@@ -98,5 +98,5 @@ export async function awaitRun(
     if (!result.supersededBy || answer.decision === 'skipped') return result;
     workflowId = result.supersededBy;
   }
-  throw new Error(`more than ${MAX_SUPERSEDED_HOPS} restarts from ${answer.workflowId}`);
+  throw new Error(`more than ${MAX_SUPERSEDED_HOPS} restarts from ${answer.runKey}`);
 }

@@ -4,7 +4,7 @@ import { canary } from '../agents/canary';
 import type { AgentDefinition } from '../agents/types';
 import type { AgentRegistry } from '../agents/registry';
 import type { Activities } from '../../activities';
-import type { ModelStep } from '../core/model';
+import type { ModelTurn } from '../core/model';
 import { loadConfig, type Config, type OutsideConfig } from '../config/config';
 import type { Gate, GateOptions } from '../gate/gate';
 import type { WebhookSource } from '../trigger/webhook/source';
@@ -67,7 +67,7 @@ export interface WakegateOptions {
   /** The fleet supervisor's policy: storm and error-rate breakers, rolling caps, what a trip does to each agent. @default defaultSupervisorPolicy */
   supervisor?: SupervisorPolicy;
   /** The model of agents that name none of their own. @default the configured one (offline unless WAKEGATE_MODEL says otherwise) */
-  model?: ModelStep;
+  model?: ModelTurn;
   /** Configuration. @default loadConfig() (the environment) */
   config?: Config;
   /** Where the supervisor pages. @default PagerDuty Events API v2 at WAKEGATE_PAGER_URL */
@@ -84,7 +84,7 @@ export interface Wakegate {
   readonly schedules: readonly ScheduleDefinition[];
   readonly supervisorPolicy: SupervisorPolicy;
   /** Every activity a worker registers, wired to the agents' code (overrides: tests point providers at stand-ins). */
-  activities(overrides?: { outside?: OutsideConfig; model?: ModelStep; pager?: Pager; supervisor?: SupervisorPolicy }): Activities;
+  activities(overrides?: { outside?: OutsideConfig; model?: ModelTurn; pager?: Pager; supervisor?: SupervisorPolicy }): Activities;
   /** A gate on `taskQueue` (its own supervisor link with this policy unless given one). */
   gate(client: Client, taskQueue: string, opts?: Omit<GateOptions, 'client' | 'taskQueue' | 'registry'>): Gate;
   /** This process's line to the supervisor of `taskQueue`. */

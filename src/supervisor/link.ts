@@ -20,7 +20,7 @@ export interface SupervisorLinkOptions {
   /** How long wake counts gather before they are sent, ms (default 250). */
   flushMs?: number;
   /** How long permit requests gather before one lease asks for them all, ms (default 10). */
-  leaseBatchMs?: number;
+  leaseGatherMs?: number;
   /**
    * How long permits leased ahead of demand are kept for this process's runs before what is unused
    * goes back to the supervisor, ms (default 2000; at most a twentieth of a cap's window).
@@ -35,7 +35,7 @@ export { processLeaseStats } from './permit-leaser';
 const MAX_CAP_RECHECK_MS = 15 * 60_000;
 
 const ARMED: SupervisorMemo = { mode: 'armed', capsFull: [], releases: [] };
-/** How long a background read or a batch of wake counts may take, retries included (bounded, so `close` is). */
+/** How long a background read or a send of wake counts may take, retries included (bounded, so `close` is). */
 const READ_DEADLINE_MS = 5_000;
 /** How long bringing the supervisor this process's policy may take, tries included. */
 const CONFIGURE_DEADLINE_MS = 30_000;
@@ -84,7 +84,7 @@ export class SupervisorLink {
       client: this.client,
       workflowId: this.workflowId,
       policy: this.policy,
-      batchMs: opts.leaseBatchMs ?? 10,
+      gatherMs: opts.leaseGatherMs ?? 10,
       holdMs: opts.leaseTtlMs ?? 2_000,
       ensure: () => this.ensure(false),
     });
@@ -127,7 +127,7 @@ export class SupervisorLink {
     return memo;
   }
 
-  /** Count one wake the gate admitted for `agent` (sent in the next batch). */
+  /** Count one wake the gate admitted for `agent` (sent with the next counts). */
   noteWake(agent: string): void {
     this.counts.set(agent, (this.counts.get(agent) ?? 0) + 1);
     const nowMs = Date.now();
@@ -162,7 +162,7 @@ export class SupervisorLink {
           ),
         );
       } catch {
-        // Temporal did not take the batch: count it again with the next one (none after close).
+        // Temporal did not take the counts: count them again with the next send (none after close).
         if (this.closed) return;
         for (const [a, n] of Object.entries(counts)) this.counts.set(a, (this.counts.get(a) ?? 0) + n);
         this.flushTimer ??= setTimeout(() => void this.flush().catch(() => undefined), this.flushMs * 4).unref();

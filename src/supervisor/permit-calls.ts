@@ -8,7 +8,7 @@ import { untraced } from '../tracing/spans';
 import type { Unused } from './permit-stock';
 import { updateWithin } from './retry';
 
-/** How long one batch of permit requests may take, retries included (under the first step's 10 s timeout). */
+/** How long one block of permit requests may take, retries included (under the first step's 10 s timeout). */
 export const LEASE_DEADLINE_MS = 8_000;
 /** How long a return of unused permits may take; one not delivered leaves them counted (conservative). */
 const RETURN_DEADLINE_MS = 5_000;

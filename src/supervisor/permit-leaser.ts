@@ -42,7 +42,7 @@ export const processLeaseStats = (): Readonly<LeaseStats> => ({ ...processStats 
  * runs waiting are asked for in ONE `lease` update, with a prefetch sized from recent demand; at
  * most one lease is in flight per process (runs arriving meanwhile wait for the next). What is
  * prefetched is counted in the supervisor's windows at once and handed back (`unusedPermits`, one
- * signal per batch) when its hold ends unused, when the supervisor halts, and on close.
+ * signal per block) when its hold ends unused, when the supervisor halts, and on close.
  *
  * Temporal's limits this keeps inside: 10 updates in flight per workflow (one per process, and
  * most runs need none), 2,000 updates per workflow run (the supervisor continues as new before).
@@ -72,7 +72,7 @@ export class PermitLeaser {
       workflowId: string;
       policy: SupervisorPolicy;
       /** How long requests gather before one lease asks for them all, ms. */
-      batchMs: number;
+      gatherMs: number;
       /** How long prefetched permits are kept before what is unused goes back, ms. */
       holdMs: number;
       /** Start the supervisor (a lease found none). */
@@ -156,7 +156,7 @@ export class PermitLeaser {
 
   private schedule(): void {
     if (this.inFlight || this.timer || !this.waiting.size) return;
-    this.timer = setTimeout(() => void this.send(), this.opts.batchMs).unref();
+    this.timer = setTimeout(() => void this.send(), this.opts.gatherMs).unref();
   }
 
   private async send(): Promise<void> {

@@ -11,7 +11,7 @@ function put(out: Attrs, key: string, value: unknown): void {
 }
 
 /**
- * What an activity's input says of the wake, by activity: the model turn (`modelCall`), the tool
+ * What an activity's input says of the wake, by activity: the model turn (`modelTurn`), the tool
  * call (`toolCall`, `wakegate.tool`), the effect (`commitEffect`: its key and class), the offer to
  * the coalescer, the run's first step, a scheduled window.
  */
@@ -20,7 +20,7 @@ export function activityInputAttributes(activityType: string, input: unknown): A
   const out: Attrs = {};
   put(out, WakeAttr.agent, a.agent);
   switch (activityType) {
-    case 'modelCall': {
+    case 'modelTurn': {
       const run = obj(a.run);
       put(out, WakeAttr.runKey, run.runKey);
       put(out, WakeAttr.wakeKey, run.wakeKey);
@@ -61,7 +61,7 @@ export function activityResultAttributes(activityType: string, result: unknown):
   const r = obj(result);
   const out: Attrs = {};
   switch (activityType) {
-    case 'modelCall': {
+    case 'modelTurn': {
       const usage = obj(r.usage);
       put(out, 'gen_ai.response.model', r.model);
       put(out, 'gen_ai.usage.input_tokens', usage.inputTokens);

@@ -88,8 +88,8 @@ export function inContext<T>(ctx: unknown, fn: () => T): T {
 
 /**
  * Run `fn` where nothing is traced: background work of the process that belongs to no wake (the
- * supervisor's reads, counts and permits, batched across wakes), whose spans would otherwise land in
- * whichever wake's trace happened to start the batch.
+ * supervisor's reads, counts and permits, shared across wakes), whose spans would otherwise land in
+ * whichever wake's trace happened to start the call.
  */
 export function untraced<T>(fn: () => T): T {
   const active = slot[ACTIVE];

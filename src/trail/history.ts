@@ -65,7 +65,7 @@ export function runFacts(events: readonly RecordedEvent[]): RunFacts {
         break;
       case 'activity-done': {
         const type = scheduled.get(e.scheduledId)?.activityType;
-        if (type === 'modelCall') facts.modelTurns += 1;
+        if (type === 'modelTurn') facts.modelTurns += 1;
         if (type === 'prepareRun') facts.policy = (e.result as { policy?: AgentPolicy } | undefined)?.policy;
         const commit = commits.get(e.scheduledId);
         if (commit) Object.assign(commit, { outcome: e.result as EffectOutcome, at: e.at });

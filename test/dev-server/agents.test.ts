@@ -51,14 +51,14 @@ describe('the example agents end to end on the dev server', () => {
         const prs = standins.pulls.pulls.filter((p) => p.repo === repo);
         assert.equal(prs.length, 1);
         assert.equal(prs[0]!.branch, 'bump/left-pad-1.1.0');
-        const desc = await env.client.workflow.getHandle(first.workflowId).describe();
+        const desc = await env.client.workflow.getHandle(first.runKey).describe();
         assert.equal(desc.typedSearchAttributes.get(WakeTokens), result.usage!.tokens);
       },
       { activities },
     );
   });
 
-  test('dependency bump with nothing newer ends no_op before any model call', async () => {
+  test('dependency bump with nothing newer ends no_op before any model turn', async () => {
     const taskQueue = unique('deps-noop');
     const repo = unique('acme/api');
     await withWorker(
@@ -96,7 +96,7 @@ describe('the example agents end to end on the dev server', () => {
           occurredAt: '2026-12-02T09:00:00Z',
           payload: { dashboards: ['reach', 'spend', 'quiet-ctr'] },
         });
-        const handle = env.client.workflow.getHandle(a.workflowId);
+        const handle = env.client.workflow.getHandle(a.runKey);
         // The run starts once its coalescer's debounce has passed.
         const waiting = (await eventually(
           () => handle.query(statusQuery).catch(() => undefined),

@@ -26,7 +26,7 @@ describe('wakegate emit, run as a subprocess', () => {
       assert.equal(first.code, 0, first.stderr);
       assert.equal(first.json.decision, 'started');
       assert.equal(first.json.eventKey, `ping/check/${entity}/2026-12-02T13:00:00Z`);
-      assert.equal(first.json.workflowId, `canary@${String(first.json.eventKey)}`);
+      assert.equal(first.json.runKey, `canary@${String(first.json.eventKey)}`);
       assert.equal(first.json.wakeKey, entity);
       assert.equal(typeof first.json.runId, 'string');
       assert.equal(first.json.terminalReason, 'success');
@@ -117,7 +117,7 @@ describe('wakegate emit, run as a subprocess', () => {
         cliEnv,
       );
       assert.equal(report.json.decision, 'coalesced');
-      assert.equal(report.json.workflowId, change.json.workflowId);
+      assert.equal(report.json.runKey, change.json.runKey);
       const old = await runCli(
         [
           'emit',
@@ -143,7 +143,7 @@ describe('wakegate emit, run as a subprocess', () => {
       assert.equal(shown.code, 0, shown.stderr);
       assert.equal(shown.json.running, true);
       const pending = shown.json.pending as { runKey: string; events: { eventKey: string }[] };
-      assert.equal(pending.runKey, change.json.workflowId);
+      assert.equal(pending.runKey, change.json.runKey);
       assert.deepEqual(
         pending.events.map((e) => e.eventKey),
         [change.json.eventKey, report.json.eventKey],
@@ -310,18 +310,18 @@ describe('wakegate kill and rearm by key, run as a subprocess', () => {
         const second = await gate.admit(ping('second'));
         assert.equal(first.decision, 'started');
         assert.equal(second.decision, 'coalesced');
-        assert.equal(second.workflowId, first.workflowId, 'one run for both');
+        assert.equal(second.runKey, first.runKey, 'one run for both');
         assert.notEqual(second.eventKey, first.eventKey);
 
         const early = await runCli(['kill', second.eventKey, '--reason', 'too early'], cliEnv);
         assert.equal(early.code, 3, early.stdout);
-        assert.equal(early.json.workflowId, first.workflowId);
+        assert.equal(early.json.workflowId, first.runKey);
         assert.match(errorOf(early).message, /has not started yet/);
 
         await eventually(
           () =>
             env.client.workflow
-              .getHandle(first.workflowId)
+              .getHandle(first.runKey)
               .describe()
               .catch(() => undefined),
           (d) => d?.status.name === 'RUNNING',
@@ -330,9 +330,9 @@ describe('wakegate kill and rearm by key, run as a subprocess', () => {
         );
         const killed = await runCli(['kill', second.eventKey, '--reason', 'absorbed event', '--who', 'ops'], cliEnv);
         assert.equal(killed.code, 0, killed.stderr);
-        assert.equal(killed.json.workflowId, first.workflowId);
+        assert.equal(killed.json.workflowId, first.runKey);
         assert.equal(killed.json.eventKey, second.eventKey);
-        const result = await resultOf(first.workflowId);
+        const result = await resultOf(first.runKey);
         assert.equal(result.terminalReason, 'cancelled');
         assert.deepEqual(
           result.absorbed!.map((e) => e.eventKey),
@@ -355,7 +355,7 @@ describe('wakegate kill and rearm by key, run as a subprocess', () => {
         const emitted = await runCli(['emit', '--source', 'ping', '--entity', entity, '--type', 'check', '--payload', '{"holdMs":60000}'], fanoutEnv);
         assert.equal(emitted.code, 0, emitted.stderr);
         const eventKey = String(emitted.json.eventKey);
-        const wakes = emitted.json.wakes as { agent: string; workflowId: string; decision: string }[];
+        const wakes = emitted.json.wakes as { agent: string; runKey: string; decision: string }[];
         assert.deepEqual(
           wakes.map((w) => [w.agent, w.decision]),
           [
@@ -370,7 +370,7 @@ describe('wakegate kill and rearm by key, run as a subprocess', () => {
         assert.match(errorOf(ambiguous).message, /woke 2 agents: canary \(canary@.*\), canary-echo \(canary-echo@.*\); name one with --agent/);
         assert.deepEqual(
           (ambiguous.json.runs as { agent: string; workflowId: string }[]).map((r) => [r.agent, r.workflowId]),
-          wakes.map((w) => [w.agent, w.workflowId]),
+          wakes.map((w) => [w.agent, w.runKey]),
         );
 
         // This checkout's own deployment has no canary-echo: its run is found in the visibility store, once indexed.
@@ -385,7 +385,7 @@ describe('wakegate kill and rearm by key, run as a subprocess', () => {
         const main = await runCli(['kill', eventKey, '--reason', 'the canary', '--agent', 'canary', '--who', 'ops'], fanoutEnv);
         assert.equal(main.code, 0, main.stderr);
         assert.equal(main.json.workflowId, `canary@${eventKey}`);
-        const results = await Promise.all(wakes.map((w) => resultOf(w.workflowId)));
+        const results = await Promise.all(wakes.map((w) => resultOf(w.runKey)));
         assert.deepEqual(
           results.map((r) => [r.terminalReason, r.killedBy?.reason]),
           [

@@ -82,9 +82,9 @@ describe('one wake per thing, from every direction', () => {
         const c = await gate.admit(report);
         const retried = await gate.admit({ ...report, deliveryId: 'report-2' });
         assert.deepEqual([a.decision, b.decision, c.decision, retried.decision], ['started', 'coalesced', 'coalesced', 'in_progress']);
-        const run = a.workflowId;
+        const run = a.runKey;
         assert.ok(
-          [b, c, retried].every((x) => x.workflowId === run),
+          [b, c, retried].every((x) => x.runKey === run),
           'every wake names the same run',
         );
         assert.equal(a.wakeKey, campaign);
@@ -117,7 +117,7 @@ describe('one wake per thing, from every direction', () => {
           deliveryId: 'hook-2',
         });
         assert.equal(later.decision, 'skipped');
-        assert.equal(later.workflowId, run);
+        assert.equal(later.runKey, run);
         await env.client.workflow.getHandle(run).signal(approveSignal, { who: 'ana' });
         const result = await awaitRun(env.client, a);
         assert.equal(result.terminalReason, 'success', result.summary);
@@ -149,14 +149,14 @@ describe('one wake per thing, from every direction', () => {
           deliveryId: 'hook-3',
         });
         assert.equal(second.decision, 'started');
-        assert.notEqual(second.workflowId, run);
+        assert.notEqual(second.runKey, run);
         await eventually(
-          () => statusOf(env.client, second.workflowId),
+          () => statusOf(env.client, second.runKey),
           (s?: RunStatus) => s?.awaitingApproval !== undefined,
           30_000,
           'second approval wait',
         );
-        await env.client.workflow.getHandle(second.workflowId).signal(approveSignal, { who: 'ana' });
+        await env.client.workflow.getHandle(second.runKey).signal(approveSignal, { who: 'ana' });
         assert.equal((await awaitRun(env.client, second)).terminalReason, 'success');
         assert.equal(standins.channel.messages.filter((m) => m.text.includes(campaign)).length, 2, 'one post per genuine change');
       },
@@ -183,7 +183,7 @@ describe('one wake per thing, from every direction', () => {
           answers.slice(1).every((a) => a.decision === 'coalesced'),
           JSON.stringify(answers.map((a) => a.decision)),
         );
-        assert.equal(new Set(answers.map((a) => a.workflowId)).size, 1);
+        assert.equal(new Set(answers.map((a) => a.runKey)).size, 1);
         const result = await awaitRun(env.client, answers[0]!);
         assert.equal(result.terminalReason, 'success');
         assert.equal(result.absorbed!.length, 20);
@@ -238,7 +238,7 @@ describe('one wake per thing, from every direction', () => {
       async () => {
         const first = await gate.admit(ping(entity, 'one', { holdMs: 3000 }));
         await eventually(
-          () => statusOf(env.client, first.workflowId),
+          () => statusOf(env.client, first.runKey),
           (s?: RunStatus) => s?.phase === 'hold',
           15_000,
           'the first run holding',
@@ -248,8 +248,8 @@ describe('one wake per thing, from every direction', () => {
         assert.equal(two.decision, 'started');
         assert.equal(two.runState, 'pending');
         assert.equal(three.decision, 'coalesced');
-        assert.equal(three.workflowId, two.workflowId);
-        assert.notEqual(two.workflowId, first.workflowId);
+        assert.equal(three.runKey, two.runKey);
+        assert.notEqual(two.runKey, first.runKey);
         const r1 = await awaitRun(env.client, first);
         const r2 = await awaitRun(env.client, two);
         assert.deepEqual(
@@ -278,16 +278,16 @@ describe('one wake per thing, from every direction', () => {
       async () => {
         const first = await gate.admit(ping(entity, 'old', { holdMs: 60_000 }, { deliveryId: 'old-1' }));
         await eventually(
-          () => statusOf(env.client, first.workflowId),
+          () => statusOf(env.client, first.runKey),
           (s?: RunStatus) => s?.phase === 'hold',
           15_000,
           'the first run holding',
         );
         const newer = await gate.admit(ping(entity, 'new', { holdMs: 0 }));
         assert.equal(newer.decision, 'started');
-        const cancelled = (await env.client.workflow.getHandle(first.workflowId).result()) as RunResult;
+        const cancelled = (await env.client.workflow.getHandle(first.runKey).result()) as RunResult;
         assert.equal(cancelled.terminalReason, 'cancelled');
-        assert.equal(cancelled.supersededBy, newer.workflowId);
+        assert.equal(cancelled.supersededBy, newer.runKey);
         const restarted = await awaitRun(env.client, newer);
         assert.equal(restarted.terminalReason, 'success');
         assert.deepEqual(
@@ -297,7 +297,7 @@ describe('one wake per thing, from every direction', () => {
         // The old event redelivered: answered by the run that finally took it.
         const again = await gate.admit(ping(entity, 'old', { holdMs: 60_000 }, { deliveryId: 'old-2' }));
         assert.equal(again.decision, 'completed');
-        assert.equal(again.workflowId, newer.workflowId);
+        assert.equal(again.runKey, newer.runKey);
         assert.deepEqual(again.result, restarted);
       },
       { activities: activitiesFor(agents) },
@@ -466,14 +466,14 @@ describe('one wake per thing, from every direction', () => {
           payload: { dashboards: ['reach'] },
         });
         assert.equal(change.decision, 'coalesced');
-        assert.equal(change.workflowId, coalescer!.state.pending!.runKey);
+        assert.equal(change.runKey, coalescer!.state.pending!.runKey);
         await eventually(
-          () => statusOf(env.client, change.workflowId),
+          () => statusOf(env.client, change.runKey),
           (s?: RunStatus) => s?.awaitingApproval !== undefined,
           40_000,
           'approval wait',
         );
-        await env.client.workflow.getHandle(change.workflowId).signal(approveSignal, { who: 'ana' });
+        await env.client.workflow.getHandle(change.runKey).signal(approveSignal, { who: 'ana' });
         const result = await awaitRun(env.client, change);
         assert.deepEqual(
           result.absorbed!.map((e) => e.source),
@@ -503,13 +503,13 @@ describe('one wake per thing, from every direction', () => {
         const pending = (await coalescer.query(coalescerQuery)).state.pending!;
         const again = await coalescer.executeUpdate(offerUpdate, { args: [[{ event: pending.events[0]!, offerId: 'another-offer' }]] });
         assert.deepEqual([again[0]!.decision, again[0]!.duplicate], ['started', true]);
-        assert.equal(again[0]!.runKey, first.workflowId);
+        assert.equal(again[0]!.runKey, first.runKey);
         assert.equal((await coalescer.query(coalescerQuery)).state.pending!.events.length, 1, 'the event is in its batch once');
         // The same key with other inputs is refused, not taken.
         const other = await coalescer.executeUpdate(offerUpdate, {
           args: [[{ event: { ...pending.events[0]!, fingerprint: 'other-inputs' }, offerId: 'a-third-offer' }]],
         });
-        assert.deepEqual([other[0]!.decision, other[0]!.runKey], ['mismatch', first.workflowId]);
+        assert.deepEqual([other[0]!.decision, other[0]!.runKey], ['mismatch', first.runKey]);
         assert.equal((await coalescer.query(coalescerQuery)).state.pending!.events[0]!.fingerprint, pending.events[0]!.fingerprint);
         const result = await awaitRun(env.client, first);
         assert.equal(result.absorbed!.length, 1);
@@ -528,8 +528,8 @@ describe('one wake per thing, from every direction', () => {
         const a = await gate.admit(ping(unique('plain'), 'check'));
         assert.equal(a.decision, 'started');
         assert.equal(a.coalescerId, undefined);
-        assert.equal(a.workflowId, `canary@${a.eventKey}`);
-        const desc = await env.client.workflow.getHandle(a.workflowId).describe();
+        assert.equal(a.runKey, `canary@${a.eventKey}`);
+        const desc = await env.client.workflow.getHandle(a.runKey).describe();
         assert.equal(desc.type, 'runWorkflow');
       },
       { activities: activitiesFor(exampleAgents) },
@@ -569,9 +569,9 @@ describe('no wake left behind: what operators and late senders do', () => {
         // The sender retries a day later: past the horizon, a new run under a new ID (never the old run's).
         const again = await gate.admit(ping(entity, 'first', {}, { deliveryId: 'a-day-later' }));
         assert.equal(again.decision, 'started');
-        assert.notEqual(again.workflowId, first.workflowId);
+        assert.notEqual(again.runKey, first.runKey);
         const next = await gate.admit(ping(entity, 'next'));
-        assert.notEqual(next.workflowId, first.workflowId, 'never coalesced into a run that has closed');
+        assert.notEqual(next.runKey, first.runKey, 'never coalesced into a run that has closed');
         const nextRun = await within(awaitRun(env.client, next), 60_000, 'the next event’s run');
         assert.equal(nextRun.terminalReason, 'success');
         assert.ok(
@@ -618,7 +618,7 @@ describe('no wake left behind: what operators and late senders do', () => {
         async () => {
           const live = await gate.admit(ping(entity, 'long', { holdMs: 600_000 }));
           await eventually(
-            () => statusOf(env.client, live.workflowId),
+            () => statusOf(env.client, live.runKey),
             (st?: RunStatus) => st !== undefined,
             20_000,
             'the run is live',
@@ -635,7 +635,7 @@ describe('no wake left behind: what operators and late senders do', () => {
             'the coalescer continued as new',
           );
           // As from the Web UI: a terminated run tells no one.
-          await env.client.workflow.getHandle(live.workflowId).terminate('an operator stops it');
+          await env.client.workflow.getHandle(live.runKey).terminate('an operator stops it');
           const next = await gate.admit(ping(entity, 'after'));
           if (c.next) assert.equal(next.decision, c.next, 'the first event after the termination');
           const nextRun = await within(awaitRun(env.client, next), 60_000, 'the next event’s run');
@@ -695,11 +695,11 @@ describe('no wake left behind: what operators and late senders do', () => {
             r.absorbed!.some((e) => e.eventKey === x.eventKey),
             `the run ${x.eventKey} is answered with took it`,
           );
-          assert.notEqual(r.runKey, a.workflowId, 'not the batch’s first key');
+          assert.notEqual(r.runKey, a.runKey, 'not the batch’s first key');
         }
         // Its dedup table went over too: an event it had run is answered from that run, not run again.
         const again = await gate.admit(ping(entity, 'done', {}, { deliveryId: 'after-the-termination' }));
-        assert.deepEqual([again.decision, again.workflowId], ['completed', done.workflowId]);
+        assert.deepEqual([again.decision, again.runKey], ['completed', done.runKey]);
         assert.deepEqual(again.result, doneRun);
       },
       { activities: activitiesFor(agents) },

@@ -114,7 +114,7 @@ test('a run held for long continues as new and goes on waiting: the same hold an
     };
     const a = await gate.admit({ ...event, deliveryId: 'd1' });
     assert.equal(a.decision, 'held');
-    const handle = env.client.workflow.getHandle(a.workflowId);
+    const handle = env.client.workflow.getHandle(a.runKey);
     const before = await eventually(
       () => handle.query(statusQuery),
       (s) => s.phase === 'held',
@@ -122,11 +122,11 @@ test('a run held for long continues as new and goes on waiting: the same hold an
       'held',
     );
     const firstRunId = (await handle.describe()).runId;
-    assert.equal((await gate.admit({ ...event, deliveryId: 'd2' })).workflowId, a.workflowId);
+    assert.equal((await gate.admit({ ...event, deliveryId: 'd2' })).runKey, a.runKey);
 
     // Each nudge makes the run re-check (about ten history events): a few of them pass the threshold.
     await pokeUntilContinued(handle, firstRunId, () => handle.signal(holdNudgeSignal), 300, 'the held run continuing as new');
-    assert.equal((await env.client.workflow.getHandle(a.workflowId, firstRunId).describe()).status.name, 'CONTINUED_AS_NEW');
+    assert.equal((await env.client.workflow.getHandle(a.runKey, firstRunId).describe()).status.name, 'CONTINUED_AS_NEW');
     const afterCan = await eventually(
       () => handle.query(statusQuery),
       (s) => s.phase === 'held' && (s.held?.continuedAsNew ?? 0) >= 1,

@@ -16,7 +16,7 @@ const env = useDevEnv();
 interface Answer {
   line: number;
   decision?: string;
-  workflowId?: string;
+  runKey?: string;
   runId?: string;
   error?: { code: string; message: string };
 }
@@ -71,11 +71,11 @@ describe('wakegate emit --file', () => {
       );
       assert.match(first.answers[1]!.error!.message, /^line 2: not valid JSON/);
       assert.match(first.answers[3]!.error!.message, /payload\.holdMs/);
-      assert.equal(first.answers[0]!.workflowId, `canary@ping/check/${entity}-1/2026-12-02T14:00:00Z`);
+      assert.equal(first.answers[0]!.runKey, `canary@ping/check/${entity}-1/2026-12-02T14:00:00Z`);
       assert.match(first.stderr, /5 events: 3 admitted, 2 bad \(lines 2, 5\); exit 2/);
 
       const admitted = first.answers.filter((a) => a.decision === 'started');
-      const results = await Promise.all(admitted.map((a) => env.client.workflow.getHandle(a.workflowId!).result() as Promise<RunResult>));
+      const results = await Promise.all(admitted.map((a) => env.client.workflow.getHandle(a.runKey!).result() as Promise<RunResult>));
       assert.deepEqual(
         results.map((r) => r.terminalReason),
         ['success', 'success', 'success'],
@@ -95,8 +95,8 @@ describe('wakegate emit --file', () => {
         ],
       );
       assert.deepEqual(
-        again.answers.filter((a) => a.decision).map((a) => [a.workflowId, a.runId]),
-        admitted.map((a) => [a.workflowId, a.runId]),
+        again.answers.filter((a) => a.decision).map((a) => [a.runKey, a.runId]),
+        admitted.map((a) => [a.runKey, a.runId]),
       );
     });
   });
@@ -133,7 +133,7 @@ describe('wakegate emit through a resident process', () => {
       const second = await runCli([...base, '--delivery-id', 'r-2'], cliEnv);
       assert.equal(second.code, 0, second.stderr);
       assert.ok(['in_progress', 'completed'].includes(String(second.json.decision)), String(second.json.decision));
-      assert.equal(second.json.workflowId, first.json.workflowId);
+      assert.equal(second.json.runKey, first.json.runKey);
       assert.equal(second.json.runId, first.json.runId);
 
       const refused = await askResident(socket, ['emit', '--source', 'nope', '--entity', entity, '--type', 'check']);
@@ -172,6 +172,6 @@ describe('wakegate emit through a resident process', () => {
     // The caller runs it itself, as the same event.
     const again = await runCli(base, cliEnv);
     assert.equal(again.code, 0, again.stderr);
-    assert.equal(again.json.workflowId, first.json.workflowId);
+    assert.equal(again.json.runKey, first.json.runKey);
   });
 });

@@ -18,7 +18,7 @@ test('dedup survives a restart of the dev server: the stored result is still the
   const first = await withWorker(env.nativeConnection, taskQueue, async () => {
     const gate = new Gate({ client: env.client, taskQueue, registry: registryOf() });
     const a = await gate.admit(event('before'));
-    await env.client.workflow.getHandle(a.workflowId).result();
+    await env.client.workflow.getHandle(a.runKey).result();
     await gate.close(); // nothing of it left on the connection the restart closes
     return a;
   });

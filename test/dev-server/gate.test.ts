@@ -38,9 +38,9 @@ describe('the gate on the real dev server', () => {
         JSON.stringify(decisions),
       );
       assert.equal(decisions.filter((d) => d === 'started').length, 1);
-      assert.equal(new Set(answers.map((a) => a.workflowId)).size, 1);
+      assert.equal(new Set(answers.map((a) => a.runKey)).size, 1);
       assert.equal(new Set(answers.map((a) => a.runId)).size, 1);
-      const workflowId = answers[0]!.workflowId;
+      const workflowId = answers[0]!.runKey;
       const result = (await env.client.workflow.getHandle(workflowId).result()) as RunResult;
       assert.equal(result.terminalReason, 'success');
       // Every delivery that was answered while the run was open is recorded on it.
@@ -66,7 +66,7 @@ describe('the gate on the real dev server', () => {
     await withWorker(env.nativeConnection, taskQueue, async () => {
       const first = await gate.admit(ping(entity, {}, 'a'));
       assert.equal(first.decision, 'started');
-      const stored = await env.client.workflow.getHandle(first.workflowId).result();
+      const stored = await env.client.workflow.getHandle(first.runKey).result();
       const again = await gate.admit(ping(entity, {}, 'b'));
       assert.equal(again.decision, 'completed');
       assert.equal(again.runId, first.runId);
@@ -74,7 +74,7 @@ describe('the gate on the real dev server', () => {
       assert.equal(again.result?.terminalReason, 'success');
       assert.equal(
         await eventually(
-          () => executions(first.workflowId),
+          () => executions(first.runKey),
           (n) => n >= 1,
         ),
         1,
@@ -93,7 +93,7 @@ describe('the gate on the real dev server', () => {
       taskQueue,
       async () => {
         const a = await gate.admit(ping(entity, {}, 'first'));
-        await assert.rejects(env.client.workflow.getHandle(a.workflowId).result());
+        await assert.rejects(env.client.workflow.getHandle(a.runKey).result());
         return a;
       },
       { activities: failing },
@@ -103,11 +103,11 @@ describe('the gate on the real dev server', () => {
       const second = await gate.admit(ping(entity, {}, 'second'));
       assert.equal(second.decision, 'started');
       assert.notEqual(second.runId, first.runId);
-      const result = (await env.client.workflow.getHandle(second.workflowId, second.runId).result()) as RunResult;
+      const result = (await env.client.workflow.getHandle(second.runKey, second.runId).result()) as RunResult;
       assert.equal(result.terminalReason, 'success');
       assert.equal(
         await eventually(
-          () => executions(first.workflowId),
+          () => executions(first.runKey),
           (n) => n >= 2,
         ),
         2,
@@ -125,13 +125,13 @@ describe('the gate on the real dev server', () => {
       const whileOpen = await gate.admit(ping(entity, { holdMs: 1000, note: 'changed' }, 'x'));
       assert.equal(whileOpen.decision, 'mismatch');
       assert.match(whileOpen.message ?? '', /different inputs/);
-      const result = (await env.client.workflow.getHandle(first.workflowId).result()) as RunResult;
+      const result = (await env.client.workflow.getHandle(first.runKey).result()) as RunResult;
       assert.deepEqual(result.deliveryIds, [], 'a refused delivery is not recorded on the run');
       const afterDone = await gate.admit(ping(entity, { holdMs: 1000, note: 'changed' }));
       assert.equal(afterDone.decision, 'mismatch');
       assert.equal(afterDone.result, undefined);
       await new Promise((r) => setTimeout(r, 500));
-      assert.equal(await executions(first.workflowId), 1);
+      assert.equal(await executions(first.runKey), 1);
     });
   });
 
@@ -142,7 +142,7 @@ describe('the gate on the real dev server', () => {
     await withWorker(env.nativeConnection, taskQueue, async () => {
       const first = await gate.admit(ping(entity, { holdMs: 1000 }, 'sa-1'));
       await gate.admit(ping(entity, { holdMs: 1000 }, 'sa-2'));
-      await env.client.workflow.getHandle(first.workflowId).result();
+      await env.client.workflow.getHandle(first.runKey).result();
       const query = `WakeEventKey = "${first.eventKey}" AND WakeEntity = "${entity}" AND WakeTerminalReason = "success" AND WakeDeliveryIds = "sa-2"`;
       const found = await eventually(
         async () => {
@@ -154,7 +154,7 @@ describe('the gate on the real dev server', () => {
         15_000,
         'the run to be visible by its search attributes',
       );
-      assert.equal(found[0]!.workflowId, first.workflowId);
+      assert.equal(found[0]!.workflowId, first.runKey);
     });
   });
 
@@ -164,7 +164,7 @@ describe('the gate on the real dev server', () => {
     const entity = unique('cancel');
     await withWorker(env.nativeConnection, taskQueue, async () => {
       const first = await gate.admit(ping(entity, { holdMs: 60_000 }));
-      const handle = env.client.workflow.getHandle(first.workflowId);
+      const handle = env.client.workflow.getHandle(first.runKey);
       await eventually(
         () => handle.query(statusQuery),
         (s) => s.phase === 'hold',

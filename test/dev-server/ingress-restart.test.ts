@@ -76,13 +76,13 @@ test('Temporal stopped: 503 with Retry-After and nothing accepted, the in-flight
     env.nativeConnection,
     taskQueue,
     async () => {
-      const result = (await env.client.workflow.getHandle(retry.json.workflowId!).result()) as RunResult;
+      const result = (await env.client.workflow.getHandle(retry.json.runKey!).result()) as RunResult;
       assert.equal(result.terminalReason, 'no_op', result.summary);
       assert.deepEqual(result.deliveryIds, ['down-1']);
     },
     { activities },
   );
-  const count = () => env.client.workflow.count(`WorkflowId = "${retry.json.workflowId}"`).then((c) => c.count);
+  const count = () => env.client.workflow.count(`WorkflowId = "${retry.json.runKey}"`).then((c) => c.count);
   assert.equal(await eventually(count, (n) => n >= 1), 1);
   await new Promise((r) => setTimeout(r, 1000));
   assert.equal(await count(), 1);

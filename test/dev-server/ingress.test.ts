@@ -40,7 +40,7 @@ describe('the webhook ingress on the real dev server', () => {
           assert.equal(first.json.decision, 'started');
           assert.match(String(first.json.eventKey), new RegExp(`^campaigns/config.changed/${campaign}/2026-12-02T14:05:00Z$`));
           // Temporal has it: the run exists the moment the 202 is in hand.
-          const handle = env.client.workflow.getHandle(first.json.workflowId!);
+          const handle = env.client.workflow.getHandle(first.json.runKey!);
           assert.equal((await handle.describe()).runId, first.json.runId);
 
           // The sender's retry policy: the same message (same webhook-id), re-signed with a new timestamp, 5 more times.
@@ -48,7 +48,7 @@ describe('the webhook ingress on the real dev server', () => {
             const again = await post(url, body, standardHeaders(body, 'msg-1', new Date(Date.now() + i * 1000)));
             assert.equal(again.status, 202, JSON.stringify(again.json));
             assert.ok(again.json.decision === 'in_progress' || again.json.decision === 'completed', String(again.json.decision));
-            assert.equal(again.json.workflowId, first.json.workflowId);
+            assert.equal(again.json.runKey, first.json.runKey);
             assert.equal(again.json.runId, first.json.runId);
           }
 
@@ -64,13 +64,13 @@ describe('the webhook ingress on the real dev server', () => {
           assert.ok(result.deliveryIds.includes('msg-1'));
           assert.equal(
             await eventually(
-              () => executions(first.json.workflowId!),
+              () => executions(first.json.runKey!),
               (n) => n >= 1,
             ),
             1,
           );
           await new Promise((r) => setTimeout(r, 1000)); // visibility is eventually consistent: a second run would show by now
-          assert.equal(await executions(first.json.workflowId!), 1);
+          assert.equal(await executions(first.json.runKey!), 1);
 
           // After the run: the same delivery is answered with the stored result.
           const late = await post(url, body, standardHeaders(body, 'msg-1'));
@@ -84,7 +84,7 @@ describe('the webhook ingress on the real dev server', () => {
           assert.equal(refused.status, 409);
           assert.equal(refused.json.decision, 'mismatch');
           assert.equal(refused.json.error?.code, 'mismatch');
-          assert.equal(await executions(first.json.workflowId!), 1);
+          assert.equal(await executions(first.json.runKey!), 1);
 
           const metrics = await (await fetch(`${ingress.operatorUrl}/metrics`)).text();
           assert.match(metrics, /wakegate_ingress_accepted_total\{source="campaigns",decision="started"\} 1\n/);
@@ -123,7 +123,7 @@ describe('the webhook ingress on the real dev server', () => {
             payload: {},
           });
           assert.equal(report.decision, 'coalesced');
-          assert.equal(report.workflowId, a.json.workflowId);
+          assert.equal(report.runKey, a.json.runKey);
           // An older change delivered late: stale, recorded, 202 (stored; the sender must not retry it).
           const older = campaignBody(campaign, { version: 6, occurredAt: '2026-12-02T14:01:00Z' });
           const b = await post(url, older, standardHeaders(older, 'hook-b'));
@@ -154,7 +154,7 @@ describe('the webhook ingress on the real dev server', () => {
           assert.equal(a.status, 202, JSON.stringify(a.json));
           assert.equal(a.json.decision, 'started');
           assert.equal(a.json.eventKey, `deps/release.published/${repo.replace('/', '%2F')}:react/2026-12-02T00:00:00Z`);
-          const result = (await env.client.workflow.getHandle(a.json.workflowId!).result()) as RunResult;
+          const result = (await env.client.workflow.getHandle(a.json.runKey!).result()) as RunResult;
           assert.equal(result.terminalReason, 'success', result.summary);
           const again = await post(url, body, await githubHeaders(body, 'release', 'gh-2'));
           assert.equal(again.json.decision, 'completed');
@@ -209,7 +209,7 @@ describe('the webhook ingress on the real dev server', () => {
           }
           for (const a of accepted) {
             assert.equal(a.json.decision, 'started');
-            const result = (await env.client.workflow.getHandle(a.json.workflowId!).result()) as RunResult;
+            const result = (await env.client.workflow.getHandle(a.json.runKey!).result()) as RunResult;
             assert.equal(result.terminalReason, 'success', result.summary);
           }
           const metrics = await (await fetch(`${ingress.operatorUrl}/metrics`)).text();

@@ -77,13 +77,13 @@ describe('kill switch, re-arm and the runs listing', () => {
         stall.dashboard = true;
         const a = await gate.admit({ ...event, deliveryId: 'k1' });
         await stalledArrived.promise;
-        const kill = await cli(['kill', a.workflowId, '--reason', 'runaway test', '--who', 'ops']);
+        const kill = await cli(['kill', a.runKey, '--reason', 'runaway test', '--who', 'ops']);
         assert.equal(kill.code, 0, kill.stderr);
         assert.equal(kill.json.accepted, true);
         const killedAtMs = Date.now();
         let readStopped = false;
         void stalledClosed.promise.then(() => (readStopped = true));
-        const result = (await env.client.workflow.getHandle(a.workflowId).result()) as RunResult;
+        const result = (await env.client.workflow.getHandle(a.runKey).result()) as RunResult;
         // The step learns of the cancellation at its next heartbeat (sent every second), so the run
         // ends about a second after the kill; 3 s leaves room for a loaded machine, not for a timeout (10 s).
         const endedInMs = Date.now() - killedAtMs;
@@ -95,7 +95,7 @@ describe('kill switch, re-arm and the runs listing', () => {
         assert.equal(readStopped, true, 'the tool call had stopped before the run said cancelled');
         assert.equal(standins.channel.messages.filter((m) => m.text.includes(campaign)).length, 0, 'nothing committed');
         // Killing a finished run is refused.
-        const again = await cli(['kill', a.workflowId, '--reason', 'twice']);
+        const again = await cli(['kill', a.runKey, '--reason', 'twice']);
         assert.equal(again.code, 3);
 
         const redelivered = await gate.admit({ ...event, deliveryId: 'k2' });
@@ -104,16 +104,16 @@ describe('kill switch, re-arm and the runs listing', () => {
 
         const listed = await eventually(
           () => cli(['runs', '--reason', 'cancelled', '--limit', '50']),
-          (r) => (r.json.runs as { workflowId: string }[]).some((x) => x.workflowId === a.workflowId),
+          (r) => (r.json.runs as { workflowId: string }[]).some((x) => x.workflowId === a.runKey),
           15_000,
           'runs listing',
         );
-        const row = (listed.json.runs as Record<string, unknown>[]).find((x) => x.workflowId === a.workflowId)!;
+        const row = (listed.json.runs as Record<string, unknown>[]).find((x) => x.workflowId === a.runKey)!;
         assert.equal(row.terminalReason, 'cancelled');
         assert.deepEqual(row.deliveryIds, ['k1']);
         assert.equal(row.attempts, 1);
 
-        const rearm = await cli(['rearm', a.workflowId]);
+        const rearm = await cli(['rearm', a.runKey]);
         assert.equal(rearm.code, 0, rearm.stderr);
         assert.deepEqual(rearm.json.eventsRearmed, [a.eventKey], 'its coalescer forgets the event the run took: it may be admitted again');
         const fresh = await eventually(
@@ -125,7 +125,7 @@ describe('kill switch, re-arm and the runs listing', () => {
         const freshRun = await eventually(
           () =>
             env.client.workflow
-              .getHandle(fresh.workflowId)
+              .getHandle(fresh.runKey)
               .describe()
               .catch(() => undefined),
           (d) => d !== undefined,
@@ -133,7 +133,7 @@ describe('kill switch, re-arm and the runs listing', () => {
           'the fresh run',
         );
         assert.notEqual(freshRun!.runId, rearm.json.deletedRunId);
-        await env.client.workflow.getHandle(fresh.workflowId).terminate('test done');
+        await env.client.workflow.getHandle(fresh.runKey).terminate('test done');
       },
       { activities },
     );
@@ -153,7 +153,7 @@ describe('kill switch, re-arm and the runs listing', () => {
           occurredAt: '2026-12-02T10:00:00Z',
           payload: { dashboards: ['reach'] },
         });
-        const handle = env.client.workflow.getHandle(a.workflowId);
+        const handle = env.client.workflow.getHandle(a.runKey);
         await eventually(
           () => handle.query(statusQuery).catch(() => undefined),
           (s?: RunStatus) => s?.awaitingApproval !== undefined,
@@ -161,7 +161,7 @@ describe('kill switch, re-arm and the runs listing', () => {
           'approval wait',
         );
         stall.exportPostDrop = true;
-        const ok = await cli(['approve', a.workflowId, '--who', 'ana']);
+        const ok = await cli(['approve', a.runKey, '--who', 'ana']);
         assert.equal(ok.code, 0, ok.stderr);
         const result = (await handle.result()) as RunResult;
         stall.exportSearchDown = false;
@@ -189,9 +189,9 @@ describe('kill switch, re-arm and the runs listing', () => {
           payload: { dashboards: ['reach'] },
         });
         await postArrived.promise;
-        const kill = await cli(['kill', a.workflowId, '--reason', 'stop the report', '--who', 'ops']);
+        const kill = await cli(['kill', a.runKey, '--reason', 'stop the report', '--who', 'ops']);
         assert.equal(kill.code, 0, kill.stderr);
-        const handle = env.client.workflow.getHandle(a.workflowId);
+        const handle = env.client.workflow.getHandle(a.runKey);
         // Cut off halfway, no one could say whether the post landed: the run waits for it.
         await new Promise((r) => setTimeout(r, 1500));
         assert.equal((await handle.describe()).status.name, 'RUNNING', 'the run waits for its effect in flight');
@@ -233,14 +233,14 @@ describe('kill switch, re-arm and the runs listing', () => {
         const gate = new Gate({ client: env.client, taskQueue, registry: registryOf(quickAgents()) });
         const a = await gate.admit({ source: 'ping', entity: unique('gone'), type: 'check', occurredAt: '2026-12-02T10:00:00Z', payload: { holdMs: 60_000 } });
         await stuck.promise;
-        const kill = await cli(['kill', a.workflowId, '--reason', 'worker is gone', '--who', 'ops']);
+        const kill = await cli(['kill', a.runKey, '--reason', 'worker is gone', '--who', 'ops']);
         assert.equal(kill.code, 0, kill.stderr);
         const t0 = Date.now();
-        const result = (await env.client.workflow.getHandle(a.workflowId).result()) as RunResult;
+        const result = (await env.client.workflow.getHandle(a.runKey).result()) as RunResult;
         assert.equal(result.terminalReason, 'cancelled', result.summary);
         assert.deepEqual(result.killedBy, { who: 'ops', reason: 'worker is gone' });
         assert.ok(Date.now() - t0 < 20_000, "within the tool's heartbeat timeout (10 s) and a little");
-        const events = (await env.client.workflow.getHandle(a.workflowId).fetchHistory()).events ?? [];
+        const events = (await env.client.workflow.getHandle(a.runKey).fetchHistory()).events ?? [];
         assert.ok(
           events.some((e) => e.activityTaskTimedOutEventAttributes),
           'the step ended in its heartbeat timeout, not in a cancellation it never heard of',

@@ -56,7 +56,7 @@ const ping = (entity: string) => ({ source: 'ping', entity, type: 'check', occur
 async function runWithShadow(gate: ReturnType<typeof supervisedGate>, entity: string) {
   const answer = await gate.admit(ping(entity));
   assert.equal((await awaitRun(env.client, answer)).terminalReason, 'success');
-  const shadow = env.client.workflow.getHandle(`shadow/live/${answer.workflowId}`);
+  const shadow = env.client.workflow.getHandle(`shadow/live/${answer.runKey}`);
   await eventually(
     () => shadow.query(statusQuery).catch(() => undefined),
     (s) => s?.phase === 'hold',

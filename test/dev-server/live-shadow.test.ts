@@ -53,14 +53,14 @@ test('sample 1 on a burst: one shadow per real run, the shadow cap refusing past
           gate.admit({ source: 'campaigns', entity: k, type: 'report.due', occurredAt: '2026-12-06T10:00:00Z', payload: { dashboards: ['overview'] } }),
         ),
       );
-      const real = await Promise.all(answers.map(async (a) => (await env.client.workflow.getHandle(a.workflowId).result()) as RunResult));
+      const real = await Promise.all(answers.map(async (a) => (await env.client.workflow.getHandle(a.runKey).result()) as RunResult));
       assert.deepEqual(
         real.map((r) => r.terminalReason),
         keys.map(() => 'success'),
         'every production wake ran and committed, whatever the shadow caps said',
       );
       // One shadow per real run, started as it ended: `shadow/live/<run key>`.
-      const shadows = await Promise.all(answers.map(async (a) => (await env.client.workflow.getHandle(`shadow/live/${a.workflowId}`).result()) as RunResult));
+      const shadows = await Promise.all(answers.map(async (a) => (await env.client.workflow.getHandle(`shadow/live/${a.runKey}`).result()) as RunResult));
       const ran = shadows.filter((s) => s.terminalReason === 'success');
       const refused = shadows.filter((s) => s.terminalReason === 'discarded');
       assert.equal(ran.length + refused.length, WAKES, shadows.map((s) => `${s.terminalReason}: ${s.summary}`).join('; '));

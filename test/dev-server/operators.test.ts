@@ -138,20 +138,20 @@ test('a redelivery after a failure starts the run again under the same effect ke
     notesDown = true;
     const first = await admit(gate, inc, 'd1');
     assert.equal(first.decision, 'started');
-    const one = await latest(first.workflowId!);
+    const one = await latest(first.runKey!);
     assert.ok(one.failed, 'the note was refused after the ticket landed');
     assert.equal(ticketsFor(inc.title).length, 1);
 
     const again = await admit(gate, inc, 'd2');
     assert.equal(again.decision, 'started', 'a failed run runs again on a redelivery');
-    const two = await latest(first.workflowId!, one.runId);
+    const two = await latest(first.runKey!, one.runId);
     assert.ok(two.failed);
     assert.equal(ticketsFor(inc.title).length, 1, 'the restart found the ticket its failed execution filed');
 
     notesDown = false;
     const third = await admit(gate, inc, 'd3');
     assert.equal(third.decision, 'started');
-    const three = await latest(first.workflowId!, two.runId);
+    const three = await latest(first.runKey!, two.runId);
     assert.equal(three.result?.terminalReason, 'success', three.result?.summary);
     assert.deepEqual(committed(three.result!), [
       ['file_ticket', 'reconciled_landed'],
@@ -161,7 +161,7 @@ test('a redelivery after a failure starts the run again under the same effect ke
 
     const fourth = await admit(gate, inc, 'd4');
     assert.equal(fourth.decision, 'completed', 'a run that succeeded is answered from its result');
-    assert.equal(await executions(first.workflowId!), 3);
+    assert.equal(await executions(first.runKey!), 3);
   });
 });
 
@@ -169,12 +169,12 @@ test('a reset from the first workflow task (as the Web UI does) finds the ticket
   await withTicketWorker('reset', async (gate) => {
     const inc = incident('ticket-filer', unique('db'));
     const answer = await admit(gate, inc, 'd1');
-    const done = await latest(answer.workflowId!);
+    const done = await latest(answer.runKey!);
     assert.equal(done.result?.terminalReason, 'success');
     assert.equal(ticketsFor(inc.title).length, 1);
 
-    const reset = await resetToFirstTask(answer.workflowId!, done.runId, 'an operator resets the run to its first workflow task');
-    const again = await latest(answer.workflowId!, done.runId);
+    const reset = await resetToFirstTask(answer.runKey!, done.runId, 'an operator resets the run to its first workflow task');
+    const again = await latest(answer.runKey!, done.runId);
     assert.equal(again.runId, reset.runId);
     assert.equal(again.result?.terminalReason, 'success', again.result?.summary);
     assert.deepEqual(committed(again.result!), [
@@ -191,20 +191,20 @@ test('a reset of an older execution (the Web UI lets a person pick any) finds th
     const inc = incident('ticket-filer', service);
     ticketsDown = true;
     const answer = await admit(gate, inc, 'd1');
-    const failed = await latest(answer.workflowId!);
+    const failed = await latest(answer.runKey!);
     ticketsDown = false;
     assert.match(failed.failed ?? '', /403/, 'the tracker refused the ticket outright');
     // The replay files it under the slot's next key (the refused key may be remembered as refused).
     const replay = await runCli(['replay', 'ticket-filer', '--since', '1h', '--wake-key', service], cliEnv(taskQueue), 90_000);
     assert.equal(replay.code, 0, replay.stderr);
-    const replayed = await latest(answer.workflowId!, failed.runId);
+    const replayed = await latest(answer.runKey!, failed.runId);
     assert.equal(replayed.result?.terminalReason, 'success', replayed.result?.summary);
     assert.equal(ticketsFor(inc.title).length, 1);
     assert.match(ticketsFor(inc.title)[0]!.reference, /#file_ticket@n0\.r1$/);
 
     // An operator resets the first, failed execution: its input knows nothing of the moved key.
-    const reset = await resetToFirstTask(answer.workflowId!, failed.runId, 'an operator resets the first execution');
-    const again = await latest(answer.workflowId!, replayed.runId);
+    const reset = await resetToFirstTask(answer.runKey!, failed.runId, 'an operator resets the first execution');
+    const again = await latest(answer.runKey!, replayed.runId);
     assert.equal(again.runId, reset.runId);
     assert.equal(again.result?.terminalReason, 'success', again.result?.summary ?? again.failed);
     assert.deepEqual(committed(again.result!), [
@@ -215,14 +215,14 @@ test('a reset of an older execution (the Web UI lets a person pick any) finds th
 
     // Reset past its start, to the task that scheduled its effect: the execution replays its start's
     // recorded result (no keys read across the run), so it carries out nothing; a redelivery then runs it.
-    const past = await resetToFirstTask(answer.workflowId!, failed.runId, 'an operator retries the failed step', true);
-    const refused = await latest(answer.workflowId!, again.runId);
+    const past = await resetToFirstTask(answer.runKey!, failed.runId, 'an operator retries the failed step', true);
+    const refused = await latest(answer.runKey!, again.runId);
     assert.equal(refused.runId, past.runId);
     assert.match(refused.failed ?? '', /reset past its first step/, refused.result?.summary);
     assert.equal(ticketsFor(inc.title).length, 1, 'nothing filed under the stale key');
     const redelivered = await admit(gate, inc, 'd2');
     assert.equal(redelivered.decision, 'started');
-    const last = await latest(answer.workflowId!, refused.runId);
+    const last = await latest(answer.runKey!, refused.runId);
     assert.deepEqual(committed(last.result!), [
       ['file_ticket', 'reconciled_landed'],
       ['post_note', 'applied'],
@@ -237,7 +237,7 @@ test('a replay beside a redelivery: one execution at a time, a redelivery answer
     const inc = incident('ticket-filer', service, { holdMs: 3000 });
     notesDown = true;
     const answer = await admit(gate, inc, 'd1');
-    const failed = await latest(answer.workflowId!);
+    const failed = await latest(answer.runKey!);
     assert.ok(failed.failed);
     notesDown = false;
 
@@ -246,12 +246,12 @@ test('a replay beside a redelivery: one execution at a time, a redelivery answer
     const runs = replay.json.runs as { of: string; decision: string; epoch: string }[];
     assert.deepEqual(
       runs.map((r) => [r.of, r.decision, r.epoch]),
-      [[answer.workflowId, 'started', `after:${failed.runId}`]],
+      [[answer.runKey, 'started', `after:${failed.runId}`]],
     );
     // The replay holds 3 s in its precheck: a redelivery now meets it open.
     const beside = await admit(gate, inc, 'd2');
     assert.equal(beside.decision, 'in_progress', 'the replay holds the workflow ID: the redelivery runs nothing beside it');
-    const replayed = await latest(answer.workflowId!, failed.runId);
+    const replayed = await latest(answer.runKey!, failed.runId);
     assert.equal(replayed.result?.terminalReason, 'success', replayed.result?.summary);
     assert.deepEqual(committed(replayed.result!), [
       ['file_ticket', 'reconciled_landed'],
@@ -266,9 +266,9 @@ test('a replay beside a redelivery: one execution at a time, a redelivery answer
     assert.equal(twice.code, 0, twice.stderr);
     assert.deepEqual(twice.json.runs, []);
     assert.match((twice.json.notReplayed as { why: string }[])[0]!.why, /already replayed/);
-    assert.equal(await executions(answer.workflowId!), 2, 'the failed execution and its one replay');
+    assert.equal(await executions(answer.runKey!), 2, 'the failed execution and its one replay');
     assert.equal(ticketsFor(inc.title).length, 1);
-    assert.equal([...notes.keys()].filter((k) => k.startsWith(answer.workflowId!)).length, 1);
+    assert.equal([...notes.keys()].filter((k) => k.startsWith(answer.runKey!)).length, 1);
   });
 });
 
@@ -278,9 +278,9 @@ test('replay with no --reason takes neither a killed run nor a superseded one; -
     const killedService = unique('queue');
     const killedInc = incident('ticket-filer', killedService, { holdMs: 30_000 });
     const killed = await admit(gate, killedInc, 'd1');
-    const kill = await runCli(['kill', killed.workflowId!, '--reason', 'a loop', '--who', 'ana'], cliEnv(taskQueue));
+    const kill = await runCli(['kill', killed.runKey!, '--reason', 'a loop', '--who', 'ana'], cliEnv(taskQueue));
     assert.equal(kill.code, 0, kill.stderr);
-    assert.equal((await latest(killed.workflowId!)).result?.terminalReason, 'cancelled');
+    assert.equal((await latest(killed.runKey!)).result?.terminalReason, 'cancelled');
 
     // A coalesced run superseded by a newer event (whileRunning: cancel); the restart files the ticket.
     const service = unique('cache');
@@ -290,7 +290,7 @@ test('replay with no --reason takes neither a killed run nor a superseded one; -
     await eventually(
       () =>
         env.client.workflow
-          .getHandle(first.workflowId)
+          .getHandle(first.runKey)
           .describe()
           .catch(() => undefined),
       (d) => d?.status.name === 'RUNNING',
@@ -298,7 +298,7 @@ test('replay with no --reason takes neither a killed run nor a superseded one; -
       'the older run',
     );
     await admit(gate, newer, 'd2');
-    const supersededId = first.workflowId;
+    const supersededId = first.runKey;
     const superseded = await latest(supersededId);
     assert.ok(superseded.result?.supersededBy, 'superseded by the restart');
     await eventually(
@@ -320,9 +320,9 @@ test('replay with no --reason takes neither a killed run nor a superseded one; -
     assert.equal(asked.code, 0, asked.stderr);
     assert.deepEqual(
       (asked.json.runs as { of: string; decision: string }[]).map((r) => [r.of, r.decision]),
-      [[killed.workflowId, 'started']],
+      [[killed.runKey, 'started']],
     );
-    await runCli(['kill', killed.workflowId!, '--reason', 'still a loop'], cliEnv(taskQueue));
+    await runCli(['kill', killed.runKey!, '--reason', 'still a loop'], cliEnv(taskQueue));
     assert.equal(ticketsFor(older.title).length + ticketsFor(newer.title).length, 1, 'one ticket for the outage');
   });
 });
@@ -333,7 +333,7 @@ test('a replay of a run that failed under whileRunning: skip runs the events ski
     const opener = incident('ticket-skipper', service, { holdMs: 4000, at: '2026-12-06T09:00:00Z' });
     notesDown = true;
     const a = await admit(gate, opener, 'd1');
-    const runKey = a.workflowId;
+    const runKey = a.runKey;
     await eventually(
       () =>
         env.client.workflow

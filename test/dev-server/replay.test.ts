@@ -67,11 +67,11 @@ test('failed runs replayed once their cause is fixed: each runs once, a landed e
       const admit = (k: string) =>
         gate.admit({ source: 'campaigns', entity: k, type: 'report.due', occurredAt: '2026-12-06T10:00:00Z', payload: { dashboards: ['overview'] } });
       const ok = await admit(`${tag}-ok`);
-      assert.equal((await result(ok.workflowId)).terminalReason, 'success');
+      assert.equal((await result(ok.runKey)).terminalReason, 'success');
       channelDown = true;
       const answers = await Promise.all(failing.map(admit));
-      for (const a of answers) await assert.rejects(env.client.workflow.getHandle(a.workflowId).result(), WorkflowFailedError);
-      return answers.map((a) => a.workflowId);
+      for (const a of answers) await assert.rejects(env.client.workflow.getHandle(a.runKey).result(), WorkflowFailedError);
+      return answers.map((a) => a.runKey);
     },
     { activities: recorded.activities({ outside: standinOutside(standins) }) },
   );

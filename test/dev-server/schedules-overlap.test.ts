@@ -142,11 +142,11 @@ describe('overlap with a run longer than the interval (dev server)', () => {
       const tick = (occurredAt: string, deliveryId: string) => ({ source: 'schedule', entity: def.id, type: 'tick', occurredAt, payload: {}, deliveryId });
       const emitted = await gate.admit(tick('2026-01-01T01:00:00Z', 'cli-1'), { agent: 'canary' });
       assert.equal(emitted.decision, 'completed');
-      assert.equal(emitted.workflowId, first.find((f) => windowOf(f) === '2026-01-01T01:00:00Z')!.workflowId);
+      assert.equal(emitted.runKey, first.find((f) => windowOf(f) === '2026-01-01T01:00:00Z')!.workflowId);
       // And a window emitted first, then fired by the Schedule: the Schedule's run finds it taken.
       const early = await gate.admit(tick('2026-01-01T03:00:00Z', 'cli-2'), { agent: 'canary' });
       assert.equal(early.decision, 'started');
-      await env.client.workflow.getHandle(early.workflowId).result();
+      await env.client.workflow.getHandle(early.runKey).result();
       await handle.backfill({
         start: new Date('2026-01-01T03:00:00Z'),
         end: new Date('2026-01-01T03:00:00Z'),
@@ -162,7 +162,7 @@ describe('overlap with a run longer than the interval (dev server)', () => {
         )
       ).find(isThree)!;
       const late = await env.client.workflow.getHandle(three.workflowId, three.runId).result();
-      assert.equal(three.workflowId, early.workflowId, 'one ID for the window, whoever starts it');
+      assert.equal(three.workflowId, early.runKey, 'one ID for the window, whoever starts it');
       assert.equal(late.terminalReason, 'duplicate', late.summary);
       await handle.delete();
     });

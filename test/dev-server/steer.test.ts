@@ -7,9 +7,9 @@ import {
   defineTool,
   defineTrigger,
   z,
-  type ModelStep,
-  type StepReply,
-  type StepRequest,
+  type ModelTurn,
+  type TurnReply,
+  type TurnRequest,
   type RunStatus,
 } from '../../src/index';
 import type { ChatMessage } from '../../src/core/contracts';
@@ -71,16 +71,16 @@ function orderNotes(opts: {
   turns?: number;
   whileRunning?: 'steer' | 'cancel' | 'buffer_one';
 }) {
-  const asked: StepRequest[] = [];
+  const asked: TurnRequest[] = [];
   const notes: { effectKey: string; line: string }[] = [];
   const usage = { inputTokens: 20, outputTokens: 10 };
-  const model: ModelStep = async (req): Promise<StepReply> => {
+  const model: ModelTurn = async (req): Promise<TurnReply> => {
     asked.push(structuredClone(req));
     if (!req.messages.some((m) => m.role === 'tool')) {
       return { model: 'scripted', text: '', toolCalls: [{ id: `look-${asked.length}`, name: 'look', args: {} }], finishReason: 'tool-calls', usage };
     }
     const summary = `changes: ${changesIn(req.messages).join(', ')}`;
-    return { model: 'scripted', text: JSON.stringify({ decision: 'commit', summary }), toolCalls: [], finishReason: 'stop', usage };
+    return { model: 'scripted', text: JSON.stringify({ conclusion: 'commit', summary }), toolCalls: [], finishReason: 'stop', usage };
   };
   const look = defineTool({
     name: 'look',
@@ -149,9 +149,9 @@ describe('overlap steer: a wake into the live run', () => {
         assert.equal(first.decision, 'started');
         await look.waiting; // the run is live, in its first tool call
         const second = await gate.admit(order(entity, 'address', '2026-12-02T10:00:05Z'));
-        assert.deepEqual([second.decision, second.workflowId, second.runState], ['steered', first.workflowId, 'running']);
+        assert.deepEqual([second.decision, second.runKey, second.runState], ['steered', first.runKey, 'running']);
         await eventually(
-          () => statusOf(first.workflowId),
+          () => statusOf(first.runKey),
           (s?: RunStatus) => s?.steered?.includes(second.eventKey) === true,
           15_000,
           'the run took the steered event',
@@ -193,20 +193,20 @@ describe('overlap steer: a wake into the live run', () => {
           payload: {},
           fingerprint: '',
         });
-        const retried = { coalescerId: first.coalescerId!, runKey: first.workflowId, id: `steer:${second.eventKey}`, events: [event(second.eventKey)] };
+        const retried = { coalescerId: first.coalescerId!, runKey: first.runKey, id: `steer:${second.eventKey}`, events: [event(second.eventKey)] };
         assert.deepEqual(await steerRun(env.client, retried), { accepted: [second.eventKey], refused: [] });
         const tooLate = { ...retried, id: 'steer:too-late', events: [event('too-late')] };
         assert.deepEqual(await steerRun(env.client, tooLate), { accepted: [], refused: ['too-late'] });
         // Redelivered after the run: the stored answer of the run it was steered into.
         const again = await gate.admit({ ...order(entity, 'address', '2026-12-02T10:00:05Z'), deliveryId: 'again' });
-        assert.deepEqual([again.decision, again.original, again.workflowId], ['completed', 'steered', first.workflowId]);
+        assert.deepEqual([again.decision, again.original, again.runKey], ['completed', 'steered', first.runKey]);
         assert.deepEqual(again.result, result);
         // The decision trail (`wakegate explain`) names it steered into that run.
         const trail = await wakeTrail(env.client, app.agents, { agent: 'order-notes', wakeKey: entity });
         const shown = trail.events.find((e) => e.eventKey === second.eventKey)!;
-        assert.deepEqual([shown.decision, shown.runKey, shown.finalRunKey], ['steered', first.workflowId, undefined]);
+        assert.deepEqual([shown.decision, shown.runKey, shown.finalRunKey], ['steered', first.runKey, undefined]);
         assert.match(shown.reason, /^steered into live run .* \(overlap steer\)/);
-        assert.deepEqual(trail.runs.find((r) => r.runKey === first.workflowId)!.steered, [second.eventKey]);
+        assert.deepEqual(trail.runs.find((r) => r.runKey === first.runKey)!.steered, [second.eventKey]);
       },
       { activities: app.activities() },
     );
@@ -225,7 +225,7 @@ describe('overlap steer: a wake into the live run', () => {
         const first = await gate.admit(order(entity, 'quantity', '2026-12-02T11:00:00Z'));
         await commit.waiting; // the run is in its commit stage, applying its note
         const late = await gate.admit(order(entity, 'cancelled', '2026-12-02T11:00:05Z'));
-        assert.deepEqual([late.decision, late.workflowId], ['steered', first.workflowId]);
+        assert.deepEqual([late.decision, late.runKey], ['steered', first.runKey]);
         // The run refuses it: the coalescer holds it in a follow-up batch for after the run.
         const coalescer = env.client.workflow.getHandle(first.coalescerId!);
         const waiting = await eventually(
@@ -236,7 +236,7 @@ describe('overlap steer: a wake into the live run', () => {
         );
         assert.equal(waiting.state.running?.steerClosed, true);
         const followUp = waiting.state.pending!.runKey;
-        assert.notEqual(followUp, first.workflowId);
+        assert.notEqual(followUp, first.runKey);
         commit.release();
         const r1 = await awaitRun(env.client, first);
         assert.equal(r1.terminalReason, 'success', r1.summary);
@@ -260,11 +260,11 @@ describe('overlap steer: a wake into the live run', () => {
         assert.equal((await env.client.workflow.count(`WorkflowType = "runWorkflow" AND WakeKey = "${entity}"`)).count, 2);
         // Redelivered: answered from the follow-up run that took it, not the run that refused it.
         const again = await gate.admit({ ...order(entity, 'cancelled', '2026-12-02T11:00:05Z'), deliveryId: 'again' });
-        assert.deepEqual([again.decision, again.original, again.workflowId], ['completed', 'steered', followUp]);
+        assert.deepEqual([again.decision, again.original, again.runKey], ['completed', 'steered', followUp]);
         assert.deepEqual(again.result, r2);
         const trail = await wakeTrail(env.client, app.agents, { agent: 'order-notes', wakeKey: entity });
         const event = trail.events.find((e) => e.eventKey === late.eventKey)!;
-        assert.deepEqual([event.decision, event.runKey, event.finalRunKey], ['steered', first.workflowId, followUp]);
+        assert.deepEqual([event.decision, event.runKey, event.finalRunKey], ['steered', first.runKey, followUp]);
         assert.match(event.reason, /refused it; follow-up run .* took it/);
       },
       { activities: app.activities() },
@@ -287,7 +287,7 @@ describe('overlap steer: a wake into the live run', () => {
         const second = await gate.admit(order(entity, 'address', '2026-12-02T10:00:05Z'));
         assert.equal(second.decision, 'steered');
         await eventually(
-          () => statusOf(first.workflowId),
+          () => statusOf(first.runKey),
           (s?: RunStatus) => s?.absorbed?.some((e) => e.eventKey === second.eventKey) === true,
           15_000,
           'the run took the steered event',
@@ -302,7 +302,7 @@ describe('overlap steer: a wake into the live run', () => {
         );
         assert.equal(ended.steered, undefined);
         const taken = await awaitRun(env.client, second);
-        assert.notEqual(taken.runKey, first.workflowId, 'the follow-up run');
+        assert.notEqual(taken.runKey, first.runKey, 'the follow-up run');
         assert.ok(taken.absorbed!.some((e) => e.eventKey === second.eventKey));
         assert.ok(
           asked.some((req) => changesIn(req.messages).includes('address')),
@@ -389,7 +389,7 @@ describe('a coalescer terminated by hand while its live run holds a steered even
           const second = await gate.admit(order(entity, 'address', '2026-12-02T10:00:05Z'));
           assert.equal(second.decision, 'steered');
           await eventually(
-            () => statusOf(first.workflowId),
+            () => statusOf(first.runKey),
             (st?: RunStatus) => st?.absorbed?.some((e) => e.eventKey === second.eventKey) === true,
             15_000,
             'the run took the steered event',
@@ -404,14 +404,14 @@ describe('a coalescer terminated by hand while its live run holds a steered even
           assert.equal(ended.terminalReason, 'budget_exhausted');
           if (when === 'before') await recovered(first.coalescerId!, terminated);
           const taken = await within(awaitRun(env.client, second), 90_000, 'the steered event’s run');
-          assert.notEqual(taken.runKey, first.workflowId, 'a follow-up run');
+          assert.notEqual(taken.runKey, first.runKey, 'a follow-up run');
           assert.ok(taken.absorbed!.some((e) => e.eventKey === second.eventKey));
           assert.ok(
             asked.some((req) => changesIn(req.messages).includes('address')),
             'a model was given it',
           );
           const again = await gate.admit({ ...order(entity, 'address', '2026-12-02T10:00:05Z'), deliveryId: 'again' });
-          assert.equal(again.workflowId, taken.runKey, 'a redelivery is answered from the run that took it');
+          assert.equal(again.runKey, taken.runKey, 'a redelivery is answered from the run that took it');
         },
         { activities: app.activities() },
       );
@@ -441,12 +441,12 @@ describe('a coalescer terminated by hand while its live run holds a steered even
         const live: string[] = [];
         for await (const w of env.client.workflow.list({ query: `WorkflowType = "runWorkflow" AND WakeKey = "${entity}" AND ExecutionStatus = "Running"` }))
           live.push(w.workflowId);
-        assert.deepEqual(live, [first.workflowId], 'one run of the key at a time');
+        assert.deepEqual(live, [first.runKey], 'one run of the key at a time');
         look.release();
         const ended = await awaitRun(env.client, first);
         const next = await within(awaitRun(env.client, second), 90_000, 'the waiting batch’s run');
-        assert.notEqual(next.runKey, first.workflowId);
-        const [a, b] = await Promise.all([first.workflowId, next.runKey].map((id) => env.client.workflow.getHandle(id).describe()));
+        assert.notEqual(next.runKey, first.runKey);
+        const [a, b] = await Promise.all([first.runKey, next.runKey].map((id) => env.client.workflow.getHandle(id).describe()));
         assert.ok(b!.startTime.getTime() >= a!.closeTime!.getTime(), `the next run started after the live one ended (${ended.terminalReason})`);
       },
       { activities: app.activities() },

@@ -119,7 +119,7 @@ describe('one trace per wake (OpenTelemetry, in-memory exporter, real dev server
       const answer = await post(`${ingress.url}/webhooks/campaigns`, body, standardHeaders(body, 'trace-msg-1'));
       assert.equal(answer.status, 202, JSON.stringify(answer.json));
       assert.equal(answer.json.decision, 'started');
-      const runKey = answer.json.workflowId!;
+      const runKey = answer.json.runKey!;
       const result = (await env.client.workflow.getHandle(runKey).result()) as RunResult;
       assert.equal(result.terminalReason, 'success', result.summary);
       const run = await runSpan(runKey);
@@ -146,10 +146,10 @@ describe('one trace per wake (OpenTelemetry, in-memory exporter, real dev server
       assert.equal(run.attributes['wakegate.terminal_reason'], 'success');
 
       // The model turns of the run, each under the run.
-      const turns = named('RunActivity:modelCall', attr('wakegate.run_key', runKey));
+      const turns = named('RunActivity:modelTurn', attr('wakegate.run_key', runKey));
       assert.ok(turns.length >= 1, 'a model turn');
       for (const t of turns) {
-        assert.deepEqual(pathToRoot(t).slice(0, 3), ['RunActivity:modelCall', 'StartActivity:modelCall', 'RunWorkflow:runWorkflow']);
+        assert.deepEqual(pathToRoot(t).slice(0, 3), ['RunActivity:modelTurn', 'StartActivity:modelTurn', 'RunWorkflow:runWorkflow']);
         assert.equal(trace(t), root);
         assert.equal(t.attributes['wakegate.agent'], 'campaign-reporter');
         assert.ok(Number(t.attributes['gen_ai.usage.input_tokens']) > 0, 'input tokens counted');
@@ -194,13 +194,13 @@ describe('one trace per wake (OpenTelemetry, in-memory exporter, real dev server
       const url = `${ingress.url}/webhooks/campaigns`;
       const firstBody = campaignBody(campaign, { type: 'config.changed' });
       const first = await post(url, firstBody, standardHeaders(firstBody, 'trace-open'));
-      // Sent once the first is decided (each its own offer, no batching of the two into one update).
+      // Sent once the first is decided (each its own offer, the two never sent together in one update).
       const secondBody = campaignBody(campaign, { type: 'report.due' });
       const second = await post(url, secondBody, standardHeaders(secondBody, 'trace-absorbed'));
       assert.equal(first.json.decision, 'started', JSON.stringify(first.json));
       assert.equal(second.json.decision, 'coalesced', JSON.stringify(second.json));
-      const runKey = first.json.workflowId!;
-      assert.equal(second.json.workflowId, runKey);
+      const runKey = first.json.runKey!;
+      assert.equal(second.json.runKey, runKey);
       const result = await appOf(exampleAgents).awaitRun(env.client, first.json as unknown as WakeAnswer);
       assert.equal(result.terminalReason, 'success', result.summary);
       const run = await runSpan(runKey);
@@ -223,7 +223,7 @@ describe('one trace per wake (OpenTelemetry, in-memory exporter, real dev server
         run.links.map((l) => [l.context.traceId, l.context.spanId, l.attributes?.['wakegate.link']]),
         [[trace(absorbedRequest), id(absorbedWake), 'absorbed']],
       );
-      const turn = named('RunActivity:modelCall', attr('wakegate.run_key', runKey));
+      const turn = named('RunActivity:modelTurn', attr('wakegate.run_key', runKey));
       assert.ok(turn.length >= 1 && turn.every((t) => trace(t) === trace(openRequest)));
       const effects = named('RunActivity:commitEffect', attr('wakegate.run_key', runKey));
       assert.equal(effects.length, 2);
@@ -295,7 +295,7 @@ describe('one trace per wake (OpenTelemetry, in-memory exporter, real dev server
       assert.equal(emit.attributes['wakegate.terminal_reason'], 'success', 'the wait is part of the command, and of its span');
       assert.equal(admit.attributes['wakegate.delivery_id'], 'cli-trace-1');
       // The run, on this process's worker, continues the CLI's trace under its start.
-      const runKey = cli.json.workflowId as string;
+      const runKey = cli.json.runKey as string;
       await env.client.workflow.getHandle(runKey).result();
       const run = await runSpan(runKey);
       assert.equal(trace(run), emit.traceId);

@@ -225,11 +225,11 @@ describe('a project from `wakegate init`, with the installed tarball', () => {
         },
         body,
       });
-      const answer = (await res.json()) as { decision: string; workflowId: string };
+      const answer = (await res.json()) as { decision: string; runKey: string };
       assert.equal(res.status, 202, JSON.stringify(answer));
       assert.equal(answer.decision, 'started');
       connection = await Connection.connect({ address: ready.temporal });
-      const result = (await new Client({ connection }).workflow.getHandle(answer.workflowId).result()) as RunResult;
+      const result = (await new Client({ connection }).workflow.getHandle(answer.runKey).result()) as RunResult;
       assert.equal(result.terminalReason, 'success', result.summary);
       const labels = readFileSync(path.join(dir, '.wakegate', 'labels.jsonl'), 'utf8')
         .trim()

@@ -1,6 +1,6 @@
 import Fastify from 'fastify';
 import { chatTokens, offlineModel } from '../../src/models/offline';
-import { aiSdkModel } from '../../src/models/step';
+import { aiSdkModel } from '../../src/models/turn';
 import type { ChatMessage } from '../../src/core/contracts';
 
 interface WireMessage {

@@ -1,6 +1,6 @@
 import { createWakegate, type Wakegate, type WakegateOptions } from '../../src/runtime/wakegate';
 import type { AgentRegistry } from '../../src/agents/registry';
-import type { ModelStep } from '../../src/models/step';
+import type { ModelTurn } from '../../src/models/turn';
 import type { OutsideConfig } from '../../src/config/config';
 import type { Pager } from '../../src/supervisor/pager';
 import type { SupervisorPolicy } from '../../src/core/supervisor-types';
@@ -21,7 +21,7 @@ export function appOf(agents: AgentRegistry = exampleAgents, over: Partial<Wakeg
 export const registryOf = (agents?: AgentRegistry) => appOf(agents).registry;
 
 /** The activities of the example deployment with `agents`, their providers at `outside` (the stand-ins). */
-export function activitiesOf(deps: { agents?: AgentRegistry; outside?: OutsideConfig; supervisor?: SupervisorPolicy; pager?: Pager; model?: ModelStep } = {}) {
+export function activitiesOf(deps: { agents?: AgentRegistry; outside?: OutsideConfig; supervisor?: SupervisorPolicy; pager?: Pager; model?: ModelTurn } = {}) {
   const { agents, ...rest } = deps;
   return appOf(agents).activities(rest);
 }

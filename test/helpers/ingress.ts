@@ -52,7 +52,7 @@ export async function githubHeaders(body: string, event: string, delivery: strin
 export interface Answer {
   status: number;
   retryAfter: string | null;
-  json: Record<string, unknown> & { decision?: string; workflowId?: string; runId?: string; error?: { code: string; message: string } };
+  json: Record<string, unknown> & { decision?: string; runKey?: string; runId?: string; error?: { code: string; message: string } };
 }
 
 /** POST and read the JSON answer. */

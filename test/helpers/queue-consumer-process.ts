@@ -19,7 +19,7 @@ async function main(): Promise<void> {
   const stalling = {
     async admit(event: unknown) {
       const answer = await gate.admit(event);
-      process.stdout.write(`ACCEPTED ${answer.workflowId}\n`);
+      process.stdout.write(`ACCEPTED ${answer.runKey}\n`);
       await new Promise((r) => setTimeout(r, 600_000));
       return answer;
     },

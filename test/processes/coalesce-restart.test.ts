@@ -130,7 +130,7 @@ test('a busy coalescer continues as new at 1,000 history events, long before Tem
     // The first event, decided in the first run, is still known: a redelivery is a duplicate, not a new event.
     const again = await gate.admit(ping(entity, 'e-0', 'd-0-again'));
     assert.equal(again.decision, 'in_progress');
-    assert.equal(again.workflowId, first.workflowId);
+    assert.equal(again.runKey, first.runKey);
     // Its workflow tasks go before runs' in a backlog (src/core/priority.ts), across continue-as-new.
     assert.equal(ended.priority?.priorityKey, GATE_PRIORITY.priorityKey);
     assert.equal((await coalescer.describe()).priority?.priorityKey, GATE_PRIORITY.priorityKey);
@@ -141,8 +141,8 @@ test('a busy coalescer continues as new at 1,000 history events, long before Tem
 test('offers streamed across three continue-as-new turns are all decided by the coalescer, none left waiting', async () => {
   // Updates that reach a coalescer as it continues as new can be held by the server until its next
   // continue-as-new; after the last turn of a stream there is none, and a held offer would wait out
-  // the decision wait and be answered `accepted`. The batcher sends a held update again (offer-batcher.ts;
-  // test/unit/offer-batcher-resend.test.ts forces that branch).
+  // the decision wait and be answered `accepted`. The offer queue sends a held update again (offer-queue.ts;
+  // test/unit/offer-queue-resend.test.ts forces that branch).
   // Whether the server holds one at a given turn is not in the test's hands: the count is in the message,
   // and bench:coalesce reports it for its hot key (`stuckUpdatesResent`).
   const taskQueue = unique('coalesce-stream');
@@ -186,7 +186,7 @@ test('a new key’s first event is answered from the start alone, with no worker
   const tookMs = performance.now() - t0;
   assert.equal(a.decision, 'started');
   assert.equal(a.runState, 'pending');
-  assert.match(a.workflowId, new RegExp(`@ping/one/${entity}/.*~[0-9a-f]{8}\\.1$`), 'the run key of the new chain’s first batch');
+  assert.match(a.runKey, new RegExp(`@ping/one/${entity}/.*~[0-9a-f]{8}\\.1$`), 'the run key of the new chain’s first batch');
   assert.ok(tookMs < 5000, `answered in ${Math.round(tookMs)} ms, without a worker`);
   assert.equal(offerStats.starts, startsBefore + 1, 'by a start with the offer, not an update');
   await gate.close();

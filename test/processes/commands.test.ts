@@ -79,7 +79,7 @@ describe('every process from its wakegate command, drained on SIGTERM', () => {
     const up = await worker.ready;
     assert.equal(up.taskQueue, taskQueue);
     const answer = await gate().admit(ping(unique('held'), 3000));
-    const handle = env.client.workflow.getHandle(answer.workflowId);
+    const handle = env.client.workflow.getHandle(answer.runKey);
     // The canary's hold is in hand (started on this worker, heartbeating) when the signal comes.
     const inHand = await eventually(
       async () => (await handle.describe()).raw.pendingActivities?.find((a) => a.state === 2 && a.lastHeartbeatTime),
@@ -103,7 +103,7 @@ describe('every process from its wakegate command, drained on SIGTERM', () => {
     );
     worker = start(['worker']);
     await worker.ready;
-    await completedOnce([answer.workflowId]);
+    await completedOnce([answer.runKey]);
   });
 
   test('wakegate ingress: SIGTERM answers the deliveries in flight, exits 0; every 202 has its run, once', async () => {

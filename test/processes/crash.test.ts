@@ -69,7 +69,7 @@ const untilClientGone = async (req: FastifyRequest, reply: FastifyReply) => {
 const effects = (r: RunResult) => (r.output as { committed: EffectOutcome[] }).committed;
 
 describe('crash windows with real worker processes (seed Test 1 and Test 2)', () => {
-  test('Test 1: killed between the model call and the commit, the run resumes without a second model call and commits once', async () => {
+  test('Test 1: killed between the model turn and the commit, the run resumes without a second model turn and commits once', async () => {
     const taskQueue = unique('t1');
     const repo = unique('acme/t1');
     const gate = new Gate({ client: env.client, taskQueue, registry: registryOf(quickAgents()) });
@@ -89,15 +89,15 @@ describe('crash windows with real worker processes (seed Test 1 and Test 2)', ()
     };
     const a = await worker(taskQueue);
     const first = await gate.admit({ ...event, deliveryId: 'first' });
-    const handle = env.client.workflow.getHandle(first.workflowId);
-    await arrived.promise; // the commit is on the wire; the model call is behind it
-    const model = await activityEvents(handle, 'modelCall');
-    assert.equal(model.completed, 1, 'the model call completed before the crash');
+    const handle = env.client.workflow.getHandle(first.runKey);
+    await arrived.promise; // the commit is on the wire; the model turn is behind it
+    const model = await activityEvents(handle, 'modelTurn');
+    assert.equal(model.completed, 1, 'the model turn completed before the crash');
     await a.kill();
     await worker(taskQueue);
     const result = (await handle.result()) as RunResult;
     assert.equal(result.terminalReason, 'success', result.summary);
-    assert.deepEqual((await activityEvents(handle, 'modelCall')).startedAttempts, [1], 'the model was called once, never again');
+    assert.deepEqual((await activityEvents(handle, 'modelTurn')).startedAttempts, [1], 'the model was called once, never again');
     const commit = await activityEvents(handle, 'commitEffect');
     assert.equal(commit.completed, 1);
     assert.deepEqual(commit.startedAttempts, [2], 'the commit ran again on the new worker');
@@ -135,7 +135,7 @@ describe('crash windows with real worker processes (seed Test 1 and Test 2)', ()
       occurredAt: '2026-12-02T09:00:00Z',
       payload: { repo, package: 'vite', from: '7.0.0', to: '7.1.0' },
     });
-    const handle = env.client.workflow.getHandle(started.workflowId);
+    const handle = env.client.workflow.getHandle(started.runKey);
     await arrivedAt[0]!.promise;
     // The second worker is polling before the first is paused (attempt 1 goes on heartbeating
     // meanwhile), so no retry waits on its start-up, which a loaded machine can make long.
@@ -175,7 +175,7 @@ describe('crash windows with real worker processes (seed Test 1 and Test 2)', ()
       occurredAt: '2026-12-02T09:00:00Z',
       payload: { dashboards: ['reach'] },
     });
-    const handle = env.client.workflow.getHandle(a.workflowId);
+    const handle = env.client.workflow.getHandle(a.runKey);
     await posted.promise;
     assert.equal(standins.channel.messages.filter((m) => m.text.includes(campaign)).length, 1);
     await w.kill();
@@ -230,7 +230,7 @@ describe('crash windows with real worker processes (seed Test 1 and Test 2)', ()
       occurredAt: '2026-12-02T09:00:00Z',
       payload: { dashboards: ['spend'] },
     });
-    const handle = env.client.workflow.getHandle(a.workflowId);
+    const handle = env.client.workflow.getHandle(a.runKey);
     await eventually(
       () => handle.query(statusQuery).catch(() => undefined),
       (s?: RunStatus) => s?.awaitingApproval !== undefined,

@@ -70,7 +70,7 @@ async function incident(taskQueue: string, campaign: string, ingress: RunningIng
     publish(redis, { source: 'campaigns', entity: campaign, type: 'report.due', occurredAt: '2026-12-02T14:06:00Z', payload: {} }),
   ]);
   assert.equal(hook.status, 202, JSON.stringify(hook.json));
-  const runKey = hook.json.workflowId!;
+  const runKey = hook.json.runKey!;
   await eventually(
     () =>
       env.client.workflow
@@ -96,7 +96,7 @@ async function incident(taskQueue: string, campaign: string, ingress: RunningIng
     'the export waiting for approval',
   );
   await env.client.workflow.getHandle(runKey).signal(approveSignal, { who: 'ana', reason: 'checked', effectKey: waiting!.awaitingApproval!.effectKey });
-  const result = await awaitRun(env.client, { workflowId: runKey, decision: 'coalesced', agent: 'campaign-reporter', wakeKey: campaign });
+  const result = await awaitRun(env.client, { runKey: runKey, decision: 'coalesced', agent: 'campaign-reporter', wakeKey: campaign });
   assert.equal(result.terminalReason, 'success', result.summary);
   await env.client.schedule.getHandle(def.id).delete();
   return { runKey, queueId };

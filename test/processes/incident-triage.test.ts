@@ -154,7 +154,7 @@ describe('incident triage in process, against the fake Anthropic API', () => {
 });
 
 describe('seed Test 1 and the model proposing effects, in process', () => {
-  test('seed Test 1: the same alert delivered again is answered from the run that took it: one ticket, no second model call', async () => {
+  test('seed Test 1: the same alert delivered again is answered from the run that took it: one ticket, no second model turn', async () => {
     const taskQueue = unique('triage-twice');
     const service = unique('ledger');
     const title = `Ledger errors ${service}`;
@@ -176,7 +176,7 @@ describe('seed Test 1 and the model proposing effects, in process', () => {
     assert.equal(first.decision, 'started');
     assert.equal(result.terminalReason, 'success', result.summary);
     assert.equal(again.decision, 'completed');
-    assert.equal(again.workflowId, first.workflowId);
+    assert.equal(again.runKey, first.runKey);
     assert.deepEqual(again.result, result, 'the stored result, not a second run');
     assert.equal(fake.requests.length - from, 2, 'the model was called for the first delivery only');
     assert.equal(ticketsOf(title).length, 1);
@@ -259,10 +259,10 @@ describe('seed Test 2 with real worker processes: killed after the tracker creat
     const created = holdFirstCreate(title);
     const first = await worker(taskQueue);
     const a = await app.gate(env.client, taskQueue).admit(alert(service));
-    const handle = env.client.workflow.getHandle(a.workflowId);
+    const handle = env.client.workflow.getHandle(a.runKey);
     const ticket = await created;
     assert.equal(ticketsOf(title).length, 1, 'the ticket exists; the worker has not heard');
-    assert.equal((await activityEvents(handle, 'modelCall')).completed, 2, 'both model turns completed before the crash');
+    assert.equal((await activityEvents(handle, 'modelTurn')).completed, 2, 'both model turns completed before the crash');
     await first.kill();
     between();
     await worker(taskQueue);
@@ -271,7 +271,7 @@ describe('seed Test 2 with real worker processes: killed after the tracker creat
     return { result, handle, ticket, title };
   };
 
-  test('the retry finds the ticket by its reference: reconciled_landed, exactly one ticket, no second model call', async () => {
+  test('the retry finds the ticket by its reference: reconciled_landed, exactly one ticket, no second model turn', async () => {
     const { result, handle, ticket, title } = await killedInTheWindow('t2-landed');
     assert.equal(result.terminalReason, 'success', result.summary);
     const [effect] = committed(result);
@@ -280,7 +280,7 @@ describe('seed Test 2 with real worker processes: killed after the tracker creat
     assert.equal(effect!.ref, ticket.id);
     assert.equal(ticket.reference, effect!.effectKey);
     assert.equal(ticketsOf(title).length, 1, 'exactly one ticket');
-    assert.deepEqual((await activityEvents(handle, 'modelCall')).startedAttempts, [1, 1], 'each model turn ran once, never again');
+    assert.deepEqual((await activityEvents(handle, 'modelTurn')).startedAttempts, [1, 1], 'each model turn ran once, never again');
     assert.deepEqual((await activityEvents(handle, 'commitEffect')).startedAttempts, [2]);
   });
 
@@ -369,10 +369,10 @@ describe('the tracker webhook source’s own signature scheme', () => {
         taskQueue,
         async () => {
           const res = await send(signTrackerDelivery(SECRET, delivery));
-          const answer = (await res.json()) as { decision: string; workflowId: string };
+          const answer = (await res.json()) as { decision: string; runKey: string };
           assert.equal(res.status, 202, JSON.stringify(answer));
           assert.equal(answer.decision, 'started');
-          return (await env.client.workflow.getHandle(answer.workflowId).result()) as RunResult;
+          return (await env.client.workflow.getHandle(answer.runKey).result()) as RunResult;
         },
         { activities: app.activities() },
       );

@@ -70,7 +70,7 @@ test('the ingress process SIGKILLed mid-burst: every delivery answered 202 has i
     taskQueue,
     async () => {
       for (const a of accepted) {
-        const handle = env.client.workflow.getHandle(a.json.workflowId!);
+        const handle = env.client.workflow.getHandle(a.json.runKey!);
         assert.equal((await handle.describe()).runId, a.json.runId);
         const result = (await handle.result()) as RunResult;
         assert.equal(result.terminalReason, 'no_op', result.summary);

@@ -52,8 +52,8 @@ test('two processes replay the same runs at the same moment: each run is replaye
           titles.push(title);
           const event = { source: 'tickets', entity: service, type: 'incident.opened', occurredAt: `2026-12-06T09:00:0${i}Z`, payload: { service, title } };
           const answer = (await gate.admit(event, { agent: 'ticket-filer' })).wakes[0]!;
-          await assert.rejects(env.client.workflow.getHandle(answer.workflowId).result(), WorkflowFailedError);
-          runs.push(answer.workflowId);
+          await assert.rejects(env.client.workflow.getHandle(answer.runKey).result(), WorkflowFailedError);
+          runs.push(answer.runKey);
         }
       } finally {
         await gate.close();

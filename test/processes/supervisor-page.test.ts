@@ -156,7 +156,7 @@ test('an operator signs in; the status page shows a trip, and a reset and a rele
     );
     assert.equal(after.status?.releases.at(-1)?.who, 'robin');
     for (const a of held) {
-      const result = (await env.client.workflow.getHandle(a.workflowId).result()) as RunResult;
+      const result = (await env.client.workflow.getHandle(a.runKey).result()) as RunResult;
       assert.equal(result.terminalReason, 'success');
       assert.equal(result.held?.releasedBy?.who, 'robin');
     }

@@ -127,10 +127,10 @@ test('a storm trips the breaker, pages once and holds the rest; the halt survive
     assert.equal(held.length, heldBefore);
     for (const a of later)
       assert.ok(
-        held.some((h) => h.workflowId === a.workflowId),
-        `${a.workflowId} is listed as held`,
+        held.some((h) => h.workflowId === a.runKey),
+        `${a.runKey} is listed as held`,
       );
-    const oneHeld = await env.client.workflow.getHandle(later[0]!.workflowId).query(statusQuery);
+    const oneHeld = await env.client.workflow.getHandle(later[0]!.runKey).query(statusQuery);
     assert.equal(oneHeld.phase, 'held');
     assert.equal(oneHeld.held?.hold, 'halted');
 
@@ -184,7 +184,7 @@ test('a storm trips the breaker, pages once and holds the rest; the halt survive
       30_000,
       'every held wake ran',
     );
-    const allHeld = [...held.map((h) => h.workflowId), afterWorker.workflowId, afterServer.workflowId];
+    const allHeld = [...held.map((h) => h.workflowId), afterWorker.runKey, afterServer.runKey];
     for (const id of allHeld) {
       const result = (await env.client.workflow.getHandle(id).result()) as RunResult;
       assert.equal(result.terminalReason, 'success', id);
@@ -195,7 +195,7 @@ test('a storm trips the breaker, pages once and holds the rest; the halt survive
     // Dedup still applies to a released wake: a redelivery gets its stored result.
     const again = await gate.admit({ ...laterEvents[0]!, deliveryId: 'redelivery' });
     assert.equal(again.decision, 'completed');
-    assert.equal(again.workflowId, later[0]!.workflowId);
+    assert.equal(again.runKey, later[0]!.runKey);
   } finally {
     await w.worker.shutdown();
     await w.running.catch(() => undefined);
@@ -275,9 +275,9 @@ test('a spend cap over a sliding window holds the next wake when the window is s
       'the spend counted',
     );
     // The window holds the spend from the moment the first run closed (not when this test saw it counted).
-    const closedAt = (await env.client.workflow.getHandle(first.workflowId).describe()).closeTime!.getTime();
+    const closedAt = (await env.client.workflow.getHandle(first.runKey).describe()).closeTime!.getTime();
     const second = await gate.admit(bump('right-pad'));
-    const handle = env.client.workflow.getHandle(second.workflowId);
+    const handle = env.client.workflow.getHandle(second.runKey);
     const heldStatus = await eventually(
       () => handle.query(statusQuery),
       (st) => st.phase === 'held',
@@ -331,7 +331,7 @@ test('halt with runs live: they end cancelled with nothing further committed; dr
       payload: { dashboards: ['reach', 'spend'] },
       deliveryId: unique('d'),
     });
-    const reportHandle = env.client.workflow.getHandle(report.workflowId);
+    const reportHandle = env.client.workflow.getHandle(report.runKey);
     await eventually(
       () => reportHandle.query(statusQuery),
       (s) => !!s.awaitingApproval,
@@ -346,7 +346,7 @@ test('halt with runs live: they end cancelled with nothing further committed; dr
     assert.equal(halted.json.mode, 'halted');
     for (const a of [...holding, report]) {
       const r = await awaitRun(env.client, a);
-      assert.equal(r.terminalReason, 'cancelled', a.workflowId);
+      assert.equal(r.terminalReason, 'cancelled', a.runKey);
       assert.equal(r.killedBy?.who, 'sam');
     }
     // The approval that comes too late commits nothing: the run is closed.
@@ -401,7 +401,7 @@ test('halt with runs live: they end cancelled with nothing further committed; dr
     assert.equal(drained.json.live, 0);
     assert.match(drained.stderr, /drained: no live run left/);
     for (const a of finishing) assert.equal((await awaitRun(env.client, a)).terminalReason, 'success');
-    const st = await env.client.workflow.getHandle(during.workflowId).query(statusQuery);
+    const st = await env.client.workflow.getHandle(during.runKey).query(statusQuery);
     assert.equal(st.phase, 'held', 'nothing new started during the drain');
 
     const status = await runCli(['supervisor', 'status'], cliEnv);
@@ -429,7 +429,7 @@ test("a storm during a person's drain turns it into a halt: it pages, and the li
     const gate = supervisedGate(env.client, taskQueue, policy, agents);
     const live = await gate.admit(ping(unique('drain-live'), unique('d'), { holdMs: 60_000 }));
     await eventually(
-      () => env.client.workflow.getHandle(live.workflowId).query(statusQuery),
+      () => env.client.workflow.getHandle(live.runKey).query(statusQuery),
       (s) => s.phase === 'hold',
       20_000,
       'a canary holding',
@@ -494,7 +494,7 @@ test('a trip whose pager hangs still stops the live runs at once: the page goes 
     const holding = await Promise.all(range(2).map((i) => gate.admit(ping(unique(`slow-hold-${i}`), unique('d'), { holdMs: 60_000 }))));
     for (const a of holding)
       await eventually(
-        () => env.client.workflow.getHandle(a.workflowId).query(statusQuery),
+        () => env.client.workflow.getHandle(a.runKey).query(statusQuery),
         (s) => s.phase === 'hold',
         20_000,
         'a canary holding',
@@ -510,7 +510,7 @@ test('a trip whose pager hangs still stops the live runs at once: the page goes 
     const trippedAt = Date.now();
     for (const a of holding) {
       const r = await awaitRun(env.client, a);
-      assert.equal(r.terminalReason, 'cancelled', a.workflowId);
+      assert.equal(r.terminalReason, 'cancelled', a.runKey);
     }
     const stoppedInMs = Date.now() - trippedAt;
     assert.ok(stoppedInMs < 5000, `live runs stopped ${stoppedInMs} ms after the trip, not after the page`);
@@ -607,7 +607,7 @@ test('a stop of live runs that fails is made again until it lands: the kill swit
     const holding = await Promise.all(range(2).map((i) => gate.admit(ping(unique(`retry-hold-${i}`), unique('d'), { holdMs: 60_000 }))));
     for (const a of holding)
       await eventually(
-        () => env.client.workflow.getHandle(a.workflowId).query(statusQuery),
+        () => env.client.workflow.getHandle(a.runKey).query(statusQuery),
         (s) => s.phase === 'hold',
         20_000,
         'a canary holding',
@@ -615,7 +615,7 @@ test('a stop of live runs that fails is made again until it lands: the kill swit
     assert.ok((await actOnSupervisor(env.client, taskQueue, { kind: 'halt', who: 'ops', reason: 'stop everything' })).ok);
     for (const a of holding) {
       const r = await awaitRun(env.client, a);
-      assert.equal(r.terminalReason, 'cancelled', a.workflowId);
+      assert.equal(r.terminalReason, 'cancelled', a.runKey);
       assert.equal(r.killedBy?.who, 'ops');
     }
     assert.ok(stops >= 2, `the stop was made ${stops} times`);
@@ -670,7 +670,7 @@ test("a supervisor that takes no update for longer than a first step's old three
     const gate = supervisedGate(env.client, taskQueue, policy);
     const answer = await gate.admit(ping(unique('outage')));
     assert.equal(answer.decision, 'started');
-    const run = env.client.workflow.getHandle(answer.wakes[0]!.workflowId);
+    const run = env.client.workflow.getHandle(answer.wakes[0]!.runKey);
     // Three tries of the first step (10 s each, 1 s and 2 s apart) are over by 33 s.
     await new Promise((r) => setTimeout(r, 36_000));
     assert.equal((await run.describe()).status.name, 'RUNNING', 'the run is still waiting for its first step');
@@ -792,9 +792,9 @@ test('a release lets held wakes past the halt, not past a cap: one runs, the oth
       Promise.all(
         held.map((a) =>
           env.client.workflow
-            .getHandle(a.workflowId)
+            .getHandle(a.runKey)
             .describe()
-            .then(async (d) => (d.status.name === 'RUNNING' ? (await env.client.workflow.getHandle(a.workflowId).query(statusQuery)).held?.hold : 'closed')),
+            .then(async (d) => (d.status.name === 'RUNNING' ? (await env.client.workflow.getHandle(a.runKey).query(statusQuery)).held?.hold : 'closed')),
         ),
       );
     const settled = await eventually(
@@ -863,7 +863,7 @@ test('held wakes survive a SIGKILLed worker process: the next worker keeps them 
       const r = await awaitRun(env.client, a);
       assert.equal(r.terminalReason, 'success');
       assert.equal(r.held?.releasedBy?.who, 'kim');
-      assert.equal((await env.client.workflow.count(`WorkflowId = '${a.workflowId}'`)).count, 1);
+      assert.equal((await env.client.workflow.count(`WorkflowId = '${a.runKey}'`)).count, 1);
     }
     for (const e of events) assert.equal((await gate.admit({ ...e, deliveryId: 'again' })).decision, 'completed');
   } finally {

@@ -123,7 +123,7 @@ async function main(): Promise<void> {
           const coalescer = env.client.workflow.getHandle(a.coalescerId!);
           await coalescer.result();
           await out('coalescer-two-runs', coalescer);
-          await out('canary-coalesced', env.client.workflow.getHandle(a.workflowId));
+          await out('canary-coalesced', env.client.workflow.getHandle(a.runKey));
         },
         { activities: activitiesOf({ agents, outside: standinOutside(standins) }) },
       );
@@ -248,7 +248,7 @@ async function main(): Promise<void> {
           );
           await actOnSupervisor(env.client, q, { kind: 'reset', who: 'ana', reason: 'recording' });
           await actOnSupervisor(env.client, q, { kind: 'release', who: 'ana', reason: 'recording' });
-          await env.client.workflow.getHandle(released.workflowId).result();
+          await env.client.workflow.getHandle(released.runKey).result();
           await actOnSupervisor(env.client, q, { kind: 'halt', who: 'ana', reason: 'recording' });
           await eventually(
             () => gate.supervisor.memo(0),
@@ -265,12 +265,12 @@ async function main(): Promise<void> {
           );
           await actOnSupervisor(env.client, q, { kind: 'reset', who: 'ana', reason: 'recording' });
           await actOnSupervisor(env.client, q, { kind: 'discard', who: 'ana', reason: 'recording' });
-          await env.client.workflow.getHandle(discarded.workflowId).result();
+          await env.client.workflow.getHandle(discarded.runKey).result();
           await new Promise((r) => setTimeout(r, 2000)); // a few observation rounds
           await gate.close();
           await out('supervisor-trip-reset-release', supervisorHandle(env.client, q));
-          await out('wake-held-released', env.client.workflow.getHandle(released.workflowId));
-          await out('wake-held-discarded', env.client.workflow.getHandle(discarded.workflowId));
+          await out('wake-held-released', env.client.workflow.getHandle(released.runKey));
+          await out('wake-held-discarded', env.client.workflow.getHandle(discarded.runKey));
         },
         { activities: activitiesOf({ outside: standinOutside(standins), supervisor: policy }) },
       );
@@ -303,12 +303,12 @@ async function main(): Promise<void> {
             deliveryId: 'live-d',
           });
           await eventually(
-            () => env.client.workflow.getHandle(live.workflowId).query(statusQuery),
+            () => env.client.workflow.getHandle(live.runKey).query(statusQuery),
             (st: RunStatus) => st.phase === 'hold',
             30_000,
           );
           await actOnSupervisor(env.client, q, { kind: 'halt', who: 'ana', reason: 'recording' });
-          await env.client.workflow.getHandle(live.workflowId).result();
+          await env.client.workflow.getHandle(live.runKey).result();
           await new Promise((r) => setTimeout(r, 5000)); // the sweep
           if (stops < 3) throw new Error(`the stop was made ${stops} times, not failed, retried and swept`);
           await actOnSupervisor(env.client, q, { kind: 'reset', who: 'ana', reason: 'recording' });
@@ -464,7 +464,7 @@ async function main(): Promise<void> {
               payload: {},
               deliveryId: 'held-d',
             });
-            const handle = canEnv.client.workflow.getHandle(a.workflowId);
+            const handle = canEnv.client.workflow.getHandle(a.runKey);
             await eventually(
               () => handle.query(statusQuery),
               (st: RunStatus) => st.phase === 'held',
@@ -481,7 +481,7 @@ async function main(): Promise<void> {
             await actOnSupervisor(canEnv.client, q, { kind: 'release', who: 'ana', reason: 'recording' });
             await handle.result();
             await gate.close();
-            await out('wake-held-continued-as-new', canEnv.client.workflow.getHandle(a.workflowId, firstRunId));
+            await out('wake-held-continued-as-new', canEnv.client.workflow.getHandle(a.runKey, firstRunId));
             await out('wake-held-resumed-released', handle);
             // The supervisor pushed past 60 events by wake counts: a run that continues as new with its memo
             // (patch supervisor-continues-without-waiting-for-pages).

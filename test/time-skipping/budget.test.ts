@@ -58,7 +58,7 @@ describe('budgets: a run stops before it would cross any line', () => {
     assert.ok(r.usage!.turns <= 1, JSON.stringify(r.usage));
   });
 
-  test('tokens: refused before the model call, nothing spent', async () => {
+  test('tokens: refused before the model turn, nothing spent', async () => {
     const { input } = deps();
     const r = await run(input, { tokens: 50 });
     assert.equal(r.terminalReason, 'budget_exhausted');

@@ -67,9 +67,9 @@ test('debounce: each wake pushes the start back by the period; a quiet period st
     assert.equal(b.decision, 'coalesced');
     assert.ok(b.startsInMs! > 9 * MIN, 'the second wake pushed the start back by a full period');
     await env.sleep(8 * MIN); // 13 min after the first wake, 8 after the last: still quiet-waiting
-    assert.equal(await started(a.workflowId), false);
+    assert.equal(await started(a.runKey), false);
     await env.sleep(3 * MIN); // 11 min after the last wake
-    const result = (await client.workflow.getHandle(a.workflowId).result()) as RunResult;
+    const result = (await client.workflow.getHandle(a.runKey).result()) as RunResult;
     assert.deepEqual(
       result.absorbed!.map((e) => e.type),
       ['a', 'b'],
@@ -88,13 +88,13 @@ test('maxWait: wakes that never go quiet still start a run no later than maxWait
     let startedAt: number | undefined;
     for (let i = 1; i <= 10 && startedAt === undefined; i++) {
       await env.sleep(8 * MIN); // a wake every 8 minutes: never 10 quiet minutes
-      if (await started(first.workflowId)) startedAt = await env.currentTimeMs();
+      if (await started(first.runKey)) startedAt = await env.currentTimeMs();
       else await gate.admit(ping(entity, `w${i}`));
     }
     assert.ok(startedAt !== undefined, 'the run started');
     assert.ok(startedAt! - t0 <= 60 * MIN + 8 * MIN, `started ${(startedAt! - t0) / MIN} min after the first wake`);
     assert.ok(startedAt! - t0 >= 56 * MIN, 'not before maxWait (the debounce never went quiet)');
-    const result = (await client.workflow.getHandle(first.workflowId).result()) as RunResult;
+    const result = (await client.workflow.getHandle(first.runKey).result()) as RunResult;
     assert.equal(result.absorbed!.length, 8, 'the wakes of the first hour');
     await quiesce(gate, first.coalescerId!);
   });

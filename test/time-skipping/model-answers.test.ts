@@ -3,10 +3,10 @@ import assert from 'node:assert/strict';
 import type { TestWorkflowEnvironment } from '@temporalio/testing';
 import { Worker } from '@temporalio/worker';
 import { openaiCompatible } from '../../src/models/providers';
-import { aiSdkModel, type ModelStep } from '../../src/models/step';
+import { aiSdkModel, type ModelTurn } from '../../src/models/turn';
 import type { UnparsedFinal } from '../../src/core/contracts';
 import { startStandins, type Standins } from '../../tools/standins';
-import { inputTokenBound, MODEL_CALL_RETRY } from '../../workflows/run/model-turn';
+import { inputTokenBound, MODEL_TURN_RETRY } from '../../workflows/run/model-turn';
 import type { RunResult } from '../../src/core/run-types';
 import { fakeOpenAI, type FakeRequest } from '../fakes/openai';
 import { assertClockFree, startTimeSkippingEnv, unique, withTimeSkippingWorker, workflowBundle } from '../helpers/env';
@@ -17,7 +17,7 @@ import { activitiesOf } from '../helpers/app';
 
 /*
  * The run against an OpenAI-compatible fake provider (real HTTP through the official client) on the
- * time-skipping server: a garbled final answer fails closed, and every attempt of a model call is
+ * time-skipping server: a garbled final answer fails closed, and every attempt of a model turn is
  * charged, including attempts the provider billed and then never answered.
  */
 
@@ -26,7 +26,7 @@ let standins: Standins;
 let worker: Worker;
 let running: Promise<void>;
 let openai: ReturnType<typeof fakeOpenAI>;
-let model: ModelStep;
+let model: ModelTurn;
 const taskQueue = unique('model-answers');
 // The client gives up on a stalled provider after this long (real time); the fake stalls longer.
 const CLIENT_TIMEOUT_MS = 300;
@@ -78,8 +78,8 @@ const output = <T>(r: RunResult) => r.output as T;
 describe('the final answer fails closed', () => {
   const garbled: [string, string][] = [
     ['prose', 'Looks good to me, I would go ahead and open the pull request.'],
-    ['truncated JSON', '{"decision":"commit","summary":"Bump lodash from 4.17.20 to'],
-    ['an unknown decision', '{"decision":"merge_now","summary":"Bump lodash"}'],
+    ['truncated JSON', '{"conclusion":"commit","summary":"Bump lodash from 4.17.20 to'],
+    ['an unknown conclusion', '{"conclusion":"merge_now","summary":"Bump lodash"}'],
   ];
   for (const [what, content] of garbled) {
     test(`${what}, twice: one charged corrective turn, then escalated with the raw replies kept; nothing committed`, async () => {
@@ -107,7 +107,7 @@ describe('the final answer fails closed', () => {
   }
 
   test('a garbled answer followed by a valid one: the corrective turn recovers and the run commits', async () => {
-    openai.script({ content: '{"decision":"commit","summary":"Bump' });
+    openai.script({ content: '{"conclusion":"commit","summary":"Bump' });
     const { result, requests, prs } = await bump();
     assert.equal(result.terminalReason, 'success', result.summary);
     assert.equal(requests.length, 2);
@@ -116,15 +116,15 @@ describe('the final answer fails closed', () => {
   });
 });
 
-describe('every attempt of a model call is charged', () => {
+describe('every attempt of a model turn is charged', () => {
   test('a provider that bills and then times out twice: the budget shows all three attempts', async () => {
     openai.script(STALL, STALL);
     const { result, requests, prs } = await bump();
     assert.equal(result.terminalReason, 'success', result.summary);
     assert.equal(prs.length, 1);
-    assert.equal(requests.length, MODEL_CALL_RETRY.maximumAttempts);
+    assert.equal(requests.length, MODEL_TURN_RETRY.maximumAttempts);
     assert.equal(result.attempts, 3);
-    assert.equal(result.usage!.turns, 3, 'each attempt is a model call');
+    assert.equal(result.usage!.turns, 3, 'each attempt is a model turn');
     // The provider billed every attempt; the budget holds at least that.
     const billed = requests.reduce((n, r) => n + r.billedTokens, 0);
     assert.ok(result.usage!.tokens >= billed, `budget shows ${result.usage!.tokens} tokens, the provider billed ${billed}`);
@@ -143,7 +143,7 @@ describe('every attempt of a model call is charged', () => {
     const { result, requests, prs } = await bump({ tokens: oneAttempt + 10 });
     assert.equal(result.terminalReason, 'budget_exhausted', result.summary);
     assert.deepEqual(output<{ dimension: string; failedModelAttempts: number }>(result), { dimension: 'tokens', failedModelAttempts: 1 });
-    assert.match(result.summary, /retrying a failed model call/);
+    assert.match(result.summary, /retrying a failed model turn/);
     assert.equal(requests.length, 1, 'no second attempt was made');
     assert.equal(result.usage!.turns, 1);
     assert.equal(result.usage!.tokens, worstCase(requests[0]!));

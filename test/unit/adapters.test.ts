@@ -3,7 +3,7 @@ import assert from 'node:assert/strict';
 import Fastify, { type FastifyInstance } from 'fastify';
 import { z } from 'zod';
 import { chatTokens } from '../../src/models/offline';
-import type { StepReply } from '../../src/models/step';
+import type { TurnReply } from '../../src/models/turn';
 import { readReply } from '../../activities/run/run';
 import type { ModelRequest } from '../../src/core/contracts';
 import { loadConfig } from '../../src/config/config';
@@ -24,7 +24,7 @@ after(async () => {
   await Promise.all(apps.map((a) => a.close()));
 });
 
-describe('what the run reads from a model step', () => {
+describe('what the run reads from a model turn', () => {
   const tracker = defineTool({
     name: 'search_errors',
     description: 'recent errors of a service',
@@ -60,7 +60,7 @@ describe('what the run reads from a model step', () => {
     answer: 'agent',
     run: { runKey: 'r', wakeKey: 'w', entity: 'e', eventKey: 'k', payload: {} },
   };
-  const step = (over: Partial<StepReply>): StepReply => ({
+  const step = (over: Partial<TurnReply>): TurnReply => ({
     model: 'm',
     text: '',
     toolCalls: [],
@@ -97,9 +97,9 @@ describe('what the run reads from a model step', () => {
   test("a final answer is read against the agent's schema and fails closed, with the raw text kept", () => {
     const cases: [string, RegExp][] = [
       ['I think we should commit this change.', /not one JSON object/],
-      ['{"decision":"commit","summ', /not one JSON object/],
-      ['{"decision":"maybe","summary":"unsure"}', /decision/],
-      ['{"decision":"commit"}', /summary/],
+      ['{"conclusion":"commit","summ', /not one JSON object/],
+      ['{"conclusion":"maybe","summary":"unsure"}', /conclusion/],
+      ['{"conclusion":"commit"}', /summary/],
       ['', /empty/],
     ];
     for (const [text, problem] of cases) {
@@ -108,9 +108,9 @@ describe('what the run reads from a model step', () => {
       assert.equal(reply.unparsedFinal?.raw, text);
       assert.match(reply.unparsedFinal!.problem, problem, text);
     }
-    // The one shape that is accepted, also inside a single Markdown code fence; no_op by the default decision.
-    const quiet = readReply(agent, req, step({ text: '```json\n{"decision":"no_op","summary":"quiet"}\n```' }));
-    assert.deepEqual(quiet.final, { answer: { decision: 'no_op', summary: 'quiet' }, summary: 'quiet', noOp: 'quiet', effects: [] });
+    // The one shape that is accepted, also inside a single Markdown code fence; no_op by the default plan.
+    const quiet = readReply(agent, req, step({ text: '```json\n{"conclusion":"no_op","summary":"quiet"}\n```' }));
+    assert.deepEqual(quiet.final, { answer: { conclusion: 'no_op', summary: 'quiet' }, summary: 'quiet', noOp: 'quiet', effects: [] });
   });
 
   test("effects the agent's code picks from its answer are checked like the model's: a bad one goes back to the model", () => {
@@ -118,9 +118,9 @@ describe('what the run reads from a model step', () => {
       ...agent,
       decide: (a: unknown) => ({ summary: 's', effects: [{ effect: 'file_ticket', args: { title: (a as { summary: string }).summary } }] }),
     };
-    const good = readReply(coded, req, step({ text: '{"decision":"commit","summary":"API 500s since 14:00"}' }));
+    const good = readReply(coded, req, step({ text: '{"conclusion":"commit","summary":"API 500s since 14:00"}' }));
     assert.deepEqual(good.final?.effects, [{ effect: 'file_ticket', args: { title: 'API 500s since 14:00' } }]);
-    const bad = readReply(coded, req, step({ text: '{"decision":"commit","summary":"x"}' }));
+    const bad = readReply(coded, req, step({ text: '{"conclusion":"commit","summary":"x"}' }));
     assert.equal(bad.final, undefined);
     assert.match(bad.unparsedFinal!.problem, /cannot be carried out: effect "file_ticket": invalid arguments: title/);
   });

@@ -59,11 +59,11 @@ describe('the capacity model', () => {
       },
       cluster,
     );
-    assert.equal(s.hotKey.unbatched.eventsPerSecond, 25);
+    assert.equal(s.hotKey.paced.eventsPerSecond, 25);
     // 2 history events per event: 1,000 events of history (wakegate's bound) come before 90% of 2,000 updates.
-    assert.equal(s.hotKey.unbatched.eventsPerRun, 500);
-    assert.equal(s.hotKey.batched.offersPerUpdate, 10);
-    assert.equal(s.hotKey.batched.eventsPerSecond, 200);
+    assert.equal(s.hotKey.paced.eventsPerRun, 500);
+    assert.equal(s.hotKey.burst.offersPerUpdate, 10);
+    assert.equal(s.hotKey.burst.eventsPerSecond, 200);
     assert.equal(s.supervisor.runsPerSecond, 250);
     assert.equal(s.openKey.historyBytes, 1000);
     assert.deepEqual(openKeys(10, 1e6, 3600), { horizonS: 3600, keys: 36_000, historyGb: 36 });

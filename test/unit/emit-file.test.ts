@@ -9,7 +9,7 @@ import type { GateAnswer } from '../../src/core/decision';
 
 const event = (entity: string) => ({ source: 'ping', entity, type: 't', occurredAt: '2026-12-02T14:05:00Z' });
 const answer = (entity: string, decision: GateAnswer['decision'] = 'started'): GateAnswer =>
-  ({ decision, agent: 'canary', wakeKey: entity, workflowId: `canary@${entity}`, eventKey: entity, fingerprint: 'f', wakes: [] }) as GateAnswer;
+  ({ decision, agent: 'canary', wakeKey: entity, runKey: `canary@${entity}`, eventKey: entity, fingerprint: 'f', wakes: [] }) as GateAnswer;
 
 describe('emit --file: a line to an event', () => {
   test('an object is an event; `agent` is taken out of it; a blank line is no event', () => {

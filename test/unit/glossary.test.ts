@@ -39,6 +39,27 @@ export const BANNED: Banned[] = [
   },
   { word: 'StepTool', why: 'a tool as a model is given it is a ModelTool', pattern: /\bStepTool\b/ },
   { word: 'WakeDiff', why: 'a shadow report compares runs: RunDiff', pattern: /\bWakeDiff\b/ },
+  {
+    word: 'batch',
+    why: 'a batch is only the events a coalescer gathers for one run: offers and delivery ids queue and go out in sends (OfferQueue, DeliveryQueue), permits are leased in blocks',
+    pattern: /\b(Offer|Delivery)Batcher\b|\b(offer|delivery)-batcher\b|\bbatch(er|ers|ed|ing)\b|\bin batches\b|\bMAX_BATCH\b|\b(lease)?batchMs\b/i,
+  },
+  {
+    word: 'run key',
+    why: "a gate's answer names the run by its run key (WakeAnswer.runKey); workflowId is a Temporal handle's",
+    pattern: /\b\w*[aA]nswers?(\[\w*\]|\.wakes\[\w*\])?!?\??\.workflowId\b/,
+  },
+  {
+    word: 'decision',
+    why: "the decision is the gate's answer for a wake: a final answer with its plan is a FinalPlan, a person's approve or reject an ApprovalRuling, the default answer's field is `conclusion`",
+    pattern: /\b(Final|Approval)Decision\b|\bdecision\\?["']?\s*:\s*(z\.enum\(\s*\[\s*)?\\?["']?(commit|no_op)\b|\.decision\s*===?\s*'(commit|no_op)'/,
+  },
+  {
+    word: 'turn',
+    why: 'one request to a model and its reply is a turn (ModelTurn, TurnRequest, TurnReply, activity modelTurn): a step is any activity of a run, a call is a tool call',
+    pattern:
+      /\bModelStep\b|\bStep(Request|Reply)\b|\bmodelCall\b|\bMODEL_CALL_RETRY\b|\bchargedModelCall\b|\bmodel[ -]steps?\b|\bmodel calls?\b(?! (it|them)\b)/i,
+  },
 ];
 
 function productFiles(): string[] {
@@ -84,4 +105,30 @@ test('each rule finds what it bans and lets the glossary meaning through', () =>
   assert.equal(hit('Stop admitting (new wakes are held)'), 1);
   assert.equal(hit('the wakes the gate admits'), 0);
   assert.equal(hit('const t: StepTool = x'), 1);
+  assert.equal(hit('const q = new OfferBatcher(client)'), 1);
+  assert.equal(hit("import { DeliveryBatcher } from '../run/delivery-batcher';"), 1);
+  assert.equal(hit('// offers to one coalescer are batched into one update'), 1);
+  assert.equal(hit('// permits are leased in batches'), 1);
+  assert.equal(hit('setTimeout(send, this.opts.batchMs)'), 1);
+  assert.equal(hit('// the event joins the pending batch'), 0, 'the events a coalescer gathers');
+  assert.equal(hit('const next: Batch = machine.open(e, nowMs);'), 0);
+  assert.equal(hit('return client.workflow.getHandle(answer.workflowId);'), 1);
+  assert.equal(hit('const id = gateAnswer.wakes[0]!.workflowId;'), 1);
+  assert.equal(hit('return client.workflow.getHandle(answer.runKey);'), 0, 'the run key');
+  assert.equal(hit('const id = handle.workflowId;'), 0, "a Temporal handle's workflow ID");
+  assert.equal(hit('function commit(final: FinalDecision) {}'), 1);
+  assert.equal(hit("approveSignal = defineSignal<[ApprovalDecision]>('approve');"), 1);
+  assert.equal(hit("  decision: z.enum(['commit', 'no_op']),"), 1);
+  assert.equal(hit('text: \'{"decision":"commit","summary":"x"}\''), 1);
+  assert.equal(hit("if (answer.decision === 'no_op') return { noOp: answer.summary };"), 1);
+  assert.equal(hit("  conclusion: z.enum(['commit', 'no_op']),"), 0, "the default answer's field");
+  assert.equal(hit("if (answer.decision === 'started') return;"), 0, "the gate's decision");
+  assert.equal(hit('const turn: ModelStep = aiSdkModel(m);'), 1);
+  assert.equal(hit('const r: StepReply = await model(req);'), 1);
+  assert.equal(hit('reply = await modelCall({ ...req, maxOutputTokens });'), 1);
+  assert.equal(hit('// a cheap check before any model call'), 1);
+  assert.equal(hit('// one model step through the AI SDK'), 1);
+  assert.equal(hit('reply = await modelTurn({ ...req, maxOutputTokens }); // one model turn'), 0, 'the turn');
+  assert.equal(hit('// the name the model calls it by'), 0, 'a model calling a tool');
+  assert.equal(hit('// a step: a model turn or a tool call (policy.steps)'), 0);
 });

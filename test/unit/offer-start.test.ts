@@ -1,7 +1,7 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { WorkflowExecutionAlreadyStartedError, type Client } from '@temporalio/client';
-import { OfferBatcher } from '../../src/coalescer/offer-batcher';
+import { OfferQueue } from '../../src/coalescer/offer-queue';
 import { offerStats } from '../../tools/bench/offer-stats';
 import type { CoalescerInput, Offer, OfferAnswer, OfferInput } from '../../src/core/coalesce-types';
 import { chainOf } from '../../src/core/ids';
@@ -76,9 +76,9 @@ const input = (id: string, key = 'k'): OfferInput => ({
 
 test('a new key: one start carries the offer, answered with the decision the new chain makes first, no update', async () => {
   const { client, calls } = fakeClient(['start']);
-  const batcher = new OfferBatcher(client, 'q');
+  const queue = new OfferQueue(client, 'q');
   const a = input('a');
-  const outcome = await batcher.offer(a, 5000);
+  const outcome = await queue.offer(a, 5000);
   assert.equal(calls.starts.length, 1);
   assert.deepEqual(calls.starts[0]!.args[0]!.first, a.offer, 'the offer is in the input');
   assert.equal(calls.starts[0]!.conflict, 'FAIL', 'a start never joins an open coalescer');
@@ -92,8 +92,8 @@ test('a new key: one start carries the offer, answered with the decision the new
 
 test('offers to the key while its start is in flight wait for it, then go together in one update', async () => {
   const { client, calls } = fakeClient(['start'], 50);
-  const batcher = new OfferBatcher(client, 'q');
-  const outcomes = await Promise.all(['a', 'b', 'c'].map((id) => batcher.offer(input(id), 5000)));
+  const queue = new OfferQueue(client, 'q');
+  const outcomes = await Promise.all(['a', 'b', 'c'].map((id) => queue.offer(input(id), 5000)));
   const decisions = outcomes.map((o) => (o.kind === 'decided' ? o.answer.decision : o.kind));
   assert.equal(calls.starts.length, 1, 'one start');
   assert.deepEqual(calls.updates, [['b', 'c']], 'the rest in one update after it');
@@ -102,43 +102,43 @@ test('offers to the key while its start is in flight wait for it, then go togeth
 
 test('a refused start (a coalescer is open) goes by update, and later offers to it try no start', async () => {
   const { client, calls } = fakeClient(['open']);
-  const batcher = new OfferBatcher(client, 'q');
-  const first = await batcher.offer(input('a'), 5000);
+  const queue = new OfferQueue(client, 'q');
+  const first = await queue.offer(input('a'), 5000);
   assert.equal(first.kind === 'decided' && first.answer.runKey, 'run-of-a');
-  await batcher.offer(input('b'), 5000);
+  await queue.offer(input('b'), 5000);
   assert.equal(calls.starts.length, 1, 'no second start for a coalescer seen open');
   assert.deepEqual(calls.updates, [['a'], ['b']]);
   // Another key is new to this process: its first offer tries a start.
-  await batcher.offer(input('c', 'other'), 5000);
+  await queue.offer(input('c', 'other'), 5000);
   assert.equal(calls.starts.length, 2);
 });
 
 test('a start Temporal did not take fails the offer (its caller answers 503), and the next offer tries a start again', async () => {
   const { client, calls } = fakeClient(['down', 'start']);
-  const batcher = new OfferBatcher(client, 'q');
-  await assert.rejects(batcher.offer(input('a'), 5000), /UNAVAILABLE/);
+  const queue = new OfferQueue(client, 'q');
+  await assert.rejects(queue.offer(input('a'), 5000), /UNAVAILABLE/);
   assert.deepEqual(calls.updates, []);
-  const again = await batcher.offer(input('a'), 5000);
+  const again = await queue.offer(input('a'), 5000);
   assert.equal(calls.starts.length, 2);
   assert.equal(again.kind === 'decided' && again.answer.decision, 'started');
 });
 
 test('workers far behind: a new key goes by update, at their pace, once the backlog read says so; under the bound, by start', async () => {
   const { client, calls } = fakeClient(['start', 'start'], 0, 5000);
-  const batcher = new OfferBatcher(client, 'q', { startBacklog: 1000 });
+  const queue = new OfferQueue(client, 'q', { startBacklog: 1000 });
   // The first look is not waited for: this offer takes the start.
-  assert.equal((await batcher.offer(input('a', 'k1'), 5000)).kind, 'decided');
+  assert.equal((await queue.offer(input('a', 'k1'), 5000)).kind, 'decided');
   assert.equal(calls.starts.length, 1);
   assert.equal(calls.described, 1);
   const before = offerStats.startsDeferred;
-  await batcher.offer(input('b', 'k2'), 5000);
+  await queue.offer(input('b', 'k2'), 5000);
   assert.equal(calls.starts.length, 1, 'no start while 5,000 workflow tasks wait');
   assert.deepEqual(calls.updates, [['b']]);
   assert.equal(offerStats.startsDeferred, before + 1);
   assert.equal(calls.described, 1, 'read at most once a second');
 
   const under = fakeClient(['start', 'start'], 0, 10);
-  const quick = new OfferBatcher(under.client, 'q', { startBacklog: 1000 });
+  const quick = new OfferQueue(under.client, 'q', { startBacklog: 1000 });
   await quick.offer(input('a', 'k1'), 5000);
   await new Promise((r) => setImmediate(r));
   await quick.offer(input('b', 'k2'), 5000);
@@ -147,8 +147,8 @@ test('workers far behind: a new key goes by update, at their pace, once the back
 
 test('a refused start: its offer goes first, in one update with those that queued behind it, in the order made', async () => {
   const { client, calls } = fakeClient(['open'], 50);
-  const batcher = new OfferBatcher(client, 'q');
-  const outcomes = await Promise.all(['a', 'b', 'c'].map((id) => batcher.offer(input(id), 5000)));
+  const queue = new OfferQueue(client, 'q');
+  const outcomes = await Promise.all(['a', 'b', 'c'].map((id) => queue.offer(input(id), 5000)));
   assert.equal(calls.starts.length, 1);
   assert.deepEqual(calls.updates, [['a', 'b', 'c']], 'the refused start’s offer ahead of the rest');
   assert.deepEqual(

@@ -126,7 +126,7 @@ test("a stocked permit's hold is timed from when the lease was asked for, not fr
     const n = req.requests.canary!;
     return req.prefetch ? { grants: { canary: n }, mode: 'armed', prefetched: { canary: 10 }, atMs: asked } : { grants: { canary: n }, mode: 'armed' };
   }, []);
-  const leaser = new PermitLeaser({ client, workflowId: 'w', policy: policy(), batchMs: 1, holdMs: HOLD, ensure: async () => {}, now: () => clock });
+  const leaser = new PermitLeaser({ client, workflowId: 'w', policy: policy(), gatherMs: 1, holdMs: HOLD, ensure: async () => {}, now: () => clock });
   try {
     for (let i = 0; i < 12; i++) leaser['stock'].noteDemand('canary', clock);
     const asked = clock;
@@ -158,7 +158,7 @@ test('a block whose answer arrives after the process read a halt is handed back,
     returns,
     () => memo,
   );
-  const link = new SupervisorLink({ client, taskQueue: 'q', policy: policy(), leaseBatchMs: 1, leaseTtlMs: HOLD });
+  const link = new SupervisorLink({ client, taskQueue: 'q', policy: policy(), leaseGatherMs: 1, leaseTtlMs: HOLD });
   const stock = () => link['permits']['stock'] as PermitStock;
   try {
     for (let i = 0; i < 12; i++) stock().noteDemand('canary', Date.now());
@@ -188,7 +188,7 @@ test('a stocked permit carries the mode the process last read; while that is not
     returns,
     () => memo,
   );
-  const link = new SupervisorLink({ client, taskQueue: 'q', policy: policy(), leaseBatchMs: 1, leaseTtlMs: HOLD });
+  const link = new SupervisorLink({ client, taskQueue: 'q', policy: policy(), leaseGatherMs: 1, leaseTtlMs: HOLD });
   const stock = () => link['permits']['stock'] as PermitStock;
   try {
     for (let i = 0; i < 12; i++) stock().noteDemand('canary', Date.now());

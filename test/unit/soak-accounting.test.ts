@@ -13,7 +13,7 @@ import type { FaultRecord } from '../../tools/soak/faults';
 
 const T0 = Date.parse('2026-12-05T03:00:00Z');
 
-function webhook(id: string, eventKey: string, wakes: { decision: string; workflowId: string }[], status = 202, t = T0): Delivery {
+function webhook(id: string, eventKey: string, wakes: { decision: string; runKey: string }[], status = 202, t = T0): Delivery {
   return {
     id,
     kind: 'webhook',
@@ -49,8 +49,8 @@ describe('soak accounting', () => {
   test('a clean day: every accepted event in one run, effects once, invalid input refused', () => {
     const a = judge({
       deliveries: [
-        webhook('w1', 'e1', [{ decision: 'started', workflowId: 'run-1' }]),
-        webhook('w1-replay', 'e1', [{ decision: 'coalesced', workflowId: 'run-1' }]),
+        webhook('w1', 'e1', [{ decision: 'started', runKey: 'run-1' }]),
+        webhook('w1-replay', 'e1', [{ decision: 'coalesced', runKey: 'run-1' }]),
         queued('q1', 'e2'),
         { id: 'bad', kind: 'invalid', what: 'bad signature', attempts: [], status: 401 },
       ],
@@ -65,7 +65,7 @@ describe('soak accounting', () => {
   });
 
   test('an accepted event no run took is lost, named by its key', () => {
-    const a = judge({ deliveries: [webhook('w1', 'e1', [{ decision: 'started', workflowId: 'run-1' }]), queued('q9', 'e9')], closed: [run('run-1', ['e1'])] });
+    const a = judge({ deliveries: [webhook('w1', 'e1', [{ decision: 'started', runKey: 'run-1' }]), queued('q9', 'e9')], closed: [run('run-1', ['e1'])] });
     assert.deepEqual(a.lost, ['e9']);
   });
 
@@ -76,13 +76,13 @@ describe('soak accounting', () => {
   });
 
   test('an event decided stale is decided elsewhere, not lost', () => {
-    const a = judge({ deliveries: [webhook('w1', 'e1', [{ decision: 'stale', workflowId: 'c#1' }])], closed: [] });
+    const a = judge({ deliveries: [webhook('w1', 'e1', [{ decision: 'stale', runKey: 'c#1' }])], closed: [] });
     assert.deepEqual(a.lost, []);
   });
 
   test('an event taken by two runs of one agent, and deliveries told of two runs, are named', () => {
     const a = judge({
-      deliveries: [webhook('w1', 'e1', [{ decision: 'started', workflowId: 'run-1' }]), webhook('w2', 'e1', [{ decision: 'started', workflowId: 'run-2' }])],
+      deliveries: [webhook('w1', 'e1', [{ decision: 'started', runKey: 'run-1' }]), webhook('w2', 'e1', [{ decision: 'started', runKey: 'run-2' }])],
       closed: [run('run-1', ['e1']), run('run-2', ['e1'], { terminalReason: 'failed' })],
     });
     assert.deepEqual(a.doubleAbsorbed, ['campaign-reporter|e1 in run-1, run-2']);
@@ -91,7 +91,7 @@ describe('soak accounting', () => {
 
   test('a keyed effect applied twice, and a reconcile effect not once per successful report', () => {
     const a = judge({
-      deliveries: [webhook('w1', 'e1', [{ decision: 'started', workflowId: 'run-1' }])],
+      deliveries: [webhook('w1', 'e1', [{ decision: 'started', runKey: 'run-1' }])],
       closed: [run('run-1', ['e1'])],
       outside: {
         exports: [
@@ -120,9 +120,9 @@ describe('soak accounting', () => {
 
   test('a 5xx is explained only inside a restart window, and must carry Retry-After', () => {
     const restart: FaultRecord = { kind: 'temporal-restart', target: 'temporal', from: T0, to: T0 + 5_000 };
-    const inWindow = webhook('w1', 'e1', [{ decision: 'started', workflowId: 'run-1' }]);
+    const inWindow = webhook('w1', 'e1', [{ decision: 'started', runKey: 'run-1' }]);
     inWindow.attempts = [{ t: T0 + 2_000, ingress: 'i1', status: 503, retryAfter: '1' }, ...inWindow.attempts];
-    const outside = webhook('w2', 'e2', [{ decision: 'started', workflowId: 'run-2' }]);
+    const outside = webhook('w2', 'e2', [{ decision: 'started', runKey: 'run-2' }]);
     outside.attempts = [{ t: T0 + 120_000, ingress: 'i2', status: 500, retryAfter: null }, ...outside.attempts];
     const a = judge({ deliveries: [inWindow, outside], closed: [run('run-1', ['e1']), run('run-2', ['e2'])], faults: [restart] });
     assert.equal(a.fiveXx, 2);
@@ -159,7 +159,7 @@ describe('soak accounting: what operators leave behind, from Temporal’s record
 
   test('a last event skipped for a run open at the decision is decided, its record on the run or not; skipped for a closed run it is stuck', () => {
     const offers = [offer('n1', 1_000, { decision: 'started' }), offer('n2', 5_000, { decision: 'skipped', runKey: 'soak-notes#t1@n1' })];
-    // The run closed after the skip, before the coalescer's batched record of it reached the run.
+    // The run closed after the skip, before the coalescer's record of it (a signal sent for several) reached the run.
     assert.deepEqual(stuckKeys([coalescer('t1', offers)], [notesRun('soak-notes#t1@n1', ['n1'], [], { closeMs: 5_200 })]), []);
     // The run had closed (terminated by hand) before the skip: the coalescer skipped for a dead run.
     const keys = stuckKeys([coalescer('t1', offers)], [notesRun('soak-notes#t1@n1', ['n1'], [], { status: 'TERMINATED', closeMs: 4_000 })]);
@@ -227,23 +227,23 @@ describe('soak accounting: what operators leave behind, from Temporal’s record
     terminalReason: 'success',
     ...(absorbed ? { absorbed } : {}),
     given: texts.join('\n'),
-    modelCalls: texts.length,
+    modelTurns: texts.length,
     ...extra,
   });
 
-  test('every absorbed event named in some model step’s input was seen: none unseen', () => {
+  test('every absorbed event named in some model turn’s input was seen: none unseen', () => {
     const first = JSON.stringify({ event: { key: 'notes/a' }, payload: { notes: [{ noteKey: 'notes/a' }, { noteKey: 'notes/b' }] } });
     const steered = JSON.stringify({ newEvents: [{ key: 'notes/c', payload: { noteKey: 'notes/c' } }] });
     assert.deepEqual(unseenAbsorbed([given('r1', ['notes/a', 'notes/b', 'notes/c'], [first, steered])]), []);
   });
 
-  test('an absorbed event no model step was given is unseen, named with its run and how it ended', () => {
+  test('an absorbed event no model turn was given is unseen, named with its run and how it ended', () => {
     const first = JSON.stringify({ payload: { notes: [{ noteKey: 'notes/a' }] } });
     const unseen = unseenAbsorbed([
       given('r1', ['notes/a', 'notes/b'], [first], { terminalReason: 'budget_exhausted' }),
       given('r2', ['notes/x'], [], { terminalReason: 'escalated' }),
     ]);
-    assert.deepEqual(unseen, ['r1: notes/b (budget_exhausted, 1 model steps)', 'r2: notes/x (escalated, 0 model steps)']);
+    assert.deepEqual(unseen, ['r1: notes/b (budget_exhausted, 1 model turns)', 'r2: notes/x (escalated, 0 model turns)']);
   });
 
   test('a run that ended cancelled (killed before its model ran) is not judged: the kill decided its events', () => {
@@ -259,7 +259,7 @@ describe('soak accounting: what operators leave behind, from Temporal’s record
   });
 
   test('a run terminated by hand counts for lost, and a follow-up run taking its events again is no duplicate', () => {
-    const deliveries = [webhook('w1', 'e1', [{ decision: 'started', workflowId: 'c#k@e1' }])];
+    const deliveries = [webhook('w1', 'e1', [{ decision: 'started', runKey: 'c#k@e1' }])];
     const terminated = run('c#k@e1', ['e1'], { status: 'TERMINATED', terminalReason: 'terminated' });
     assert.deepEqual(judge({ deliveries, closed: [terminated] }).lost, [], 'taken by the terminated run: not lost');
     assert.deepEqual(judge({ deliveries, closed: [terminated, run('c#k@e1-next', ['e1'])] }).doubleAbsorbed, []);
@@ -268,7 +268,7 @@ describe('soak accounting: what operators leave behind, from Temporal’s record
 
   test('an event redelivered after its coalescer closed may be taken by one more run per redelivery', () => {
     const closed = [run('c#k@e1', ['e1']), run('c#k@e1-again', ['e1'])];
-    const deliveries = [webhook('w1', 'e1', [{ decision: 'started', workflowId: 'c#k@e1' }])];
+    const deliveries = [webhook('w1', 'e1', [{ decision: 'started', runKey: 'c#k@e1' }])];
     assert.equal(judge({ deliveries, closed }).doubleAbsorbed.length, 1, 'without a redelivery: taken twice');
     const redelivered: FaultRecord = { kind: 'redeliver', target: 'c#k', from: T0, to: T0, eventKeys: ['e1'] };
     assert.deepEqual(judge({ deliveries, closed, faults: [redelivered] }).doubleAbsorbed, []);

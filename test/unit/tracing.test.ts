@@ -100,7 +100,7 @@ describe('tracing in a process', () => {
         carried = currentTraceparent();
         inner?.set({ 'wakegate.decision': 'started' });
       });
-      // The supervisor's batched traffic: no span of it is recorded, in this trace or any other.
+      // The supervisor's shared traffic: no span of it is recorded, in this trace or any other.
       await untraced(() =>
         inSpan('hidden', {}, async () => {
           assert.equal(currentTraceparent(), undefined);
@@ -194,7 +194,7 @@ describe('tracing in a process', () => {
     assert.equal(activityInputAttributes('commitEffect', commit)['wakegate.effect_class'], 'provider_key');
     assert.equal(activityInputAttributes('commitEffect', commit)['wakegate.effect_key'], 'r#post@0');
     assert.deepEqual(activityResultAttributes('commitEffect', { outcome: 'applied' }), { 'wakegate.outcome': 'applied' });
-    assert.deepEqual(activityResultAttributes('modelCall', { model: 'offline', usage: { inputTokens: 10, outputTokens: 3 }, toolCalls: [] }), {
+    assert.deepEqual(activityResultAttributes('modelTurn', { model: 'offline', usage: { inputTokens: 10, outputTokens: 3 }, toolCalls: [] }), {
       'gen_ai.response.model': 'offline',
       'gen_ai.usage.input_tokens': 10,
       'gen_ai.usage.output_tokens': 3,

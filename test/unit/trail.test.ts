@@ -182,7 +182,7 @@ describe('the decision trail, assembled from recorded shapes', () => {
       ...POLICY_READ,
       { kind: 'child', at: at(5), workflowId: `${RUN}/sub/spend` },
       { kind: 'child-done', at: at(6), workflowId: `${RUN}/sub/spend`, result: { spent: { turns: 1, toolCalls: 1 } } },
-      { kind: 'activity', id: '9', at: at(6), activityType: 'modelCall' },
+      { kind: 'activity', id: '9', at: at(6), activityType: 'modelTurn' },
       { kind: 'activity-done', scheduledId: '9', at: at(6) },
       commit('11', RUN, 'post_summary', 0, 'provider_key', true, { text: 'hi' }),
       { kind: 'activity-done', scheduledId: '11', at: at(6), result: outcome(RUN, 'post_summary', 0, 'provider_key') },
@@ -449,11 +449,11 @@ describe("a run's effects from its history", () => {
     assert.ok(landed.length === 1 && landed.every((f) => (LANDED_OUTCOMES as readonly string[]).includes(f.outcome)));
   });
 
-  test('turns count answered model calls and subagents; tool calls count every call scheduled; the digest ignores key order', () => {
+  test('turns count answered model turns and subagents; tool calls count every call scheduled; the digest ignores key order', () => {
     const facts = runFacts([
-      { kind: 'activity', id: '1', at: at(1), activityType: 'modelCall' },
+      { kind: 'activity', id: '1', at: at(1), activityType: 'modelTurn' },
       { kind: 'activity-failed', scheduledId: '1', at: at(1), message: 'timed out' },
-      { kind: 'activity', id: '2', at: at(2), activityType: 'modelCall' },
+      { kind: 'activity', id: '2', at: at(2), activityType: 'modelTurn' },
       { kind: 'activity-done', scheduledId: '2', at: at(2) },
       { kind: 'activity', id: '3', at: at(3), activityType: 'toolCall' },
       { kind: 'activity', id: '4', at: at(3), activityType: 'toolCall' },

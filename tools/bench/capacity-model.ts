@@ -87,7 +87,7 @@ function coalescerOf(path: Json, cluster: ClusterAssumption) {
 
 /**
  * The ceilings of one workflow on a hot path: a hot wake key's coalescer, each offer its own update
- * (a key kept hot at a modest rate) and offers batched (a burst: what a key under more load than its
+ * (a key kept hot at a modest rate) and offers sent several to an update (a burst: what a key under more load than its
  * coalescer keeps up with sees); a task queue's supervisor; and what an open wake key holds.
  */
 export function hotSpots(paths: Json, cluster: ClusterAssumption = CLUSTER_ASSUMPTION) {
@@ -96,7 +96,7 @@ export function hotSpots(paths: Json, cluster: ClusterAssumption = CLUSTER_ASSUM
   const runsPerLease = n(burst.runs) / n(supervisor.updates);
   const spread = obj(obj(obj(paths.coalesceSpread).byType).coalescerWorkflow);
   return {
-    hotKey: { unbatched: coalescerOf(obj(paths.coalesceHotKeyPaced), cluster), batched: coalescerOf(obj(paths.coalesceHotKey), cluster) },
+    hotKey: { paced: coalescerOf(obj(paths.coalesceHotKeyPaced), cluster), burst: coalescerOf(obj(paths.coalesceHotKey), cluster) },
     supervisor: {
       runsPerLease: r(runsPerLease, 2),
       /** Runs a second one task queue's supervisor grants if each lease costs it a workflow task. */

@@ -66,7 +66,7 @@ export async function filePhase(o: FilePhaseOptions): Promise<FilePhase> {
     const answers = r.stdout
       .split('\n')
       .filter(Boolean)
-      .map((l) => JSON.parse(l) as { line: number; decision?: string; workflowId?: string; error?: { message: string } });
+      .map((l) => JSON.parse(l) as { line: number; decision?: string; runKey?: string; error?: { message: string } });
     const decisions: Record<string, number> = {};
     for (const a of answers) decisions[a.decision ?? `error`] = (decisions[a.decision ?? 'error'] ?? 0) + 1;
     if (r.code !== 0) problems.push(`emit --file exited ${r.code}: ${r.stderr.trim().slice(0, 300)}`);
@@ -82,7 +82,7 @@ export async function filePhase(o: FilePhaseOptions): Promise<FilePhase> {
         decisions,
         summary: r.stderr.trim().split('\n').at(-1) ?? '',
       },
-      ids: answers.map((a) => a.workflowId ?? ''),
+      ids: answers.map((a) => a.runKey ?? ''),
     };
   };
 

@@ -127,7 +127,7 @@ interface Emits {
   latencies: number[];
   wallMs: number;
   failures: string[];
-  workflowIds: string[];
+  runKeys: string[];
 }
 
 /** BENCH_SINGLE emit processes in a row, each after a `node -e 0` run: the baseline under the same load. */
@@ -143,18 +143,18 @@ async function singles(env: Record<string, string>, tag: string): Promise<Emits 
 
 /** `count` emit processes, `parallel` at a time, each about an entity of its own (`before` runs before each call). */
 async function emits(env: Record<string, string>, tag: string, count: number, parallel: number, before?: () => Promise<void>): Promise<Emits> {
-  const out: Emits = { decisions: {}, latencies: [], wallMs: 0, failures: [], workflowIds: [] };
+  const out: Emits = { decisions: {}, latencies: [], wallMs: 0, failures: [], runKeys: [] };
   const t0 = performance.now();
   await runPool(count, parallel, async (i) => {
     await before?.();
     const run = await node([BIN, 'emit', '--source', 'ping', '--entity', `bench-${tag}-${i}`, '--type', 'bench', '--delivery-id', `bench-${i}`], env);
-    let answer: { decision?: string; workflowId?: string } = {};
+    let answer: { decision?: string; runKey?: string } = {};
     try {
       answer = JSON.parse(run.stdout) as typeof answer;
     } catch {
       // not an answer: counted below
     }
-    if (run.code !== 0 || !answer.decision || !answer.workflowId) {
+    if (run.code !== 0 || !answer.decision || !answer.runKey) {
       const why = run.timedOut ? `no answer within ${TIMEOUT_MS} ms` : `exit ${run.code}`;
       out.failures.push(
         `${tag} emit ${i}: ${why}; stdout ${JSON.stringify(run.stdout.slice(0, 300))}; stderr ${JSON.stringify(run.stderr.trim().slice(0, 300))}`,
@@ -162,7 +162,7 @@ async function emits(env: Record<string, string>, tag: string, count: number, pa
       return;
     }
     out.decisions[answer.decision] = (out.decisions[answer.decision] ?? 0) + 1;
-    out.workflowIds.push(answer.workflowId);
+    out.runKeys.push(answer.runKey);
     out.latencies.push(run.ms);
   });
   out.wallMs = performance.now() - t0;
@@ -208,7 +208,7 @@ async function main(): Promise<void> {
         const single = await singles(env, `${tag}-${name}-single`);
         const burst = await emits(env, `${tag}-${name}-burst`, EMITS, PARALLEL);
         if (name === 'js') inProcess = await singles({ ...env, WAKEGATE_RESIDENT: 'off' }, `${tag}-${name}-in-process`);
-        const ids = [...single.workflowIds, ...burst.workflowIds, ...(name === 'js' ? inProcess!.workflowIds : [])];
+        const ids = [...single.runKeys, ...burst.runKeys, ...(name === 'js' ? inProcess!.runKeys : [])];
         const results = await Promise.all(ids.map((id) => client.workflow.getHandle(id).result() as Promise<RunResult>));
         out[name] = { single, burst, succeeded: results.filter((r) => r.terminalReason === 'success').length };
       }
@@ -315,8 +315,8 @@ async function main(): Promise<void> {
     const problems = (Object.keys(DEPLOYMENTS) as DeploymentName[])
       .flatMap((name) => {
         const m = measured[name];
-        const answered = m.single.workflowIds.length + m.burst.workflowIds.length;
-        const all = answered + (name === 'js' ? measured.inProcess.workflowIds.length : 0);
+        const answered = m.single.runKeys.length + m.burst.runKeys.length;
+        const all = answered + (name === 'js' ? measured.inProcess.runKeys.length : 0);
         return [
           ...m.single.failures,
           ...m.burst.failures,

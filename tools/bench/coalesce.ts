@@ -403,7 +403,7 @@ async function main(): Promise<void> {
           errors: one.errors.length,
           firstError: one.errors[0],
           coalescerExecutions,
-          /** Updates the gate sent again because the server held them past the batcher's STUCK_AFTER_MS (at the coalescer's continue-as-new). */
+          /** Updates the gate sent again because the server held them past the offer sender's STUCK_AFTER_MS (at the coalescer's continue-as-new). */
           stuckUpdatesResent: offerStats.stuckResends - resent0,
           /** The longest time without any answer while offers were outstanding, ms, when it began (s after the first offer), and past a second the coalescer events beside it. */
           longestGap: await withCoalescerEvents(client, coalescerId, one.startedAt, longestGap(one.answeredAtMs)),

@@ -94,7 +94,7 @@ export async function settle(client: Client, taskQueue: string, minRuns: number,
 }
 
 /** The activities the bare workflow can make (tools/bench/bare-workflow.ts): a run's steps. */
-export const STEP_ACTIVITIES = ['prepareRun', 'toolCall', 'modelCall', 'commitEffect'] as const;
+export const STEP_ACTIVITIES = ['prepareRun', 'toolCall', 'modelTurn', 'commitEffect'] as const;
 export type StepName = (typeof STEP_ACTIVITIES)[number];
 
 /**

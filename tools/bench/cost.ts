@@ -25,7 +25,7 @@ import { benchRecorder } from './results';
  *   schedule's ledger) whole, a Schedule's two actions per fire, the entry process's queries;
  * - the supervisor's share: its events written from the first wake until the path settled, over the wakes;
  * - the bare workflow (./bare-workflow.ts): for each run, one bare workflow making the run's own
- *   steps (prepareRun, toolCall, modelCall, commitEffect) with the inputs the run gave them, read
+ *   steps (prepareRun, toolCall, modelTurn, commitEffect) with the inputs the run gave them, read
  *   from its history; a schedule's window beside a bare Temporal Schedule starting it.
  * Meanwhile a worker on a queue of its own gets no wake at all: the actions of every workflow on it
  * over BENCH_IDLE_S (after 10 s of start-up) are the idle fleet's, per hour.
@@ -291,7 +291,7 @@ async function main(): Promise<void> {
     temporal: 'dev server of its own (temporal server start-dev, SQLite), localhost; the workers in the benchmark process',
     wake: "the runs' histories, the coalescers' and any other workflow's on the path's queue, a Schedule's two actions per fire, the entry process's queries",
     supervisorShare: 'its events written from the first wake until the path settled, over the wakes',
-    bare: "tools/bench/bare-workflow.ts making each run's steps (prepareRun, toolCall, modelCall, commitEffect) with the run's inputs; for windows, a bare Temporal Schedule",
+    bare: "tools/bench/bare-workflow.ts making each run's steps (prepareRun, toolCall, modelTurn, commitEffect) with the run's inputs; for windows, a bare Temporal Schedule",
     notCounted: 'activity heartbeats that reach the server, validator-rejected updates, workflow task heartbeats: billable, but in no history',
   });
   Runtime.install({ logger: new DefaultLogger('WARN') });

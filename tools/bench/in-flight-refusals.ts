@@ -13,13 +13,13 @@ export const IN_FLIGHT_LIMIT = 'limit on number of concurrent in-flight updates'
  * the hot updates (offers to a coalescer, permit leases to the supervisor).
  */
 export const COUNTER_EXPORT = 'inFlightUpdateRefusals';
-const COUNTER_MODULES = ['../gate/offer-batcher', '../supervisor/link'];
+const COUNTER_MODULES = ['../gate/offer-queue', '../supervisor/link'];
 
 const mentions = (text: unknown) => typeof text === 'string' && text.includes(IN_FLIGHT_LIMIT);
 
 /**
  * Updates the server refused with its in-flight limit, counted from what a benchmark process can see:
- * - with a process-wide counter exported as `inFlightUpdateRefusals()` from src/coalescer/offer-batcher.ts or
+ * - with a process-wide counter exported as `inFlightUpdateRefusals()` from src/coalescer/offer-queue.ts or
  *   src/supervisor/link.ts (summed over both): that counter alone, since it sees every refusal sent from
  *   this process, the gate's and the worker's;
  * - otherwise, the sum of two disjoint sources: every gRPC answer to the benchmark's own client (the

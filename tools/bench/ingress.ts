@@ -193,7 +193,7 @@ async function main(): Promise<void> {
     await runPool(100, CONCURRENCY, webhookTask(co, signed(`warm-co-${tag}`, 100, PER_KEY)));
 
     const rates: Record<Kind, number[]> = { raw: [], webhook: [], coalescing: [], bare: [] };
-    // Only the coalescing rounds offer to coalescers: the batcher's counts over the rounds are theirs.
+    // Only the coalescing rounds offer to coalescers: the offer queue's counts over the rounds are theirs.
     const offers0 = { ...offerStats };
     const lat: Record<Kind, number[]> = { raw: [], webhook: [], coalescing: [], bare: [] };
     let quiesceSeconds = 0;

@@ -1,6 +1,6 @@
 /**
  * `npm run bench:run`: overhead of the run machinery. On its own dev server, times a `no_op` run and a
- * three-step run (precheck, model call, effect) of the dependency-bump agent from accepted wake to
+ * three-step run (precheck, model turn, effect) of the dependency-bump agent from accepted wake to
  * terminal state, p50/p99 over N runs each (BENCH_RUNS, default 200), beside the same activities as
  * bare calls in a bare workflow, and prints the ratio. Sequential runs: latency, not throughput.
  * The supervisor is on with a benchmark policy: 420 dependency-bump runs are over its default cap of
@@ -97,7 +97,7 @@ async function main(): Promise<void> {
       args: {},
     };
     const run = { runKey: inp.runKey, wakeKey: inp.wakeKey, entity: inp.entity, eventKey: inp.eventKey };
-    // The same activities with the same inputs as the run's: the model step through the AI SDK's
+    // The same activities with the same inputs as the run's: the model turn through the AI SDK's
     // offline provider, read against the agent's answer schema and its decide; the effect by its class.
     const prompt = `${policy.systemPrompt}\n\nWhen you are done, answer with exactly one JSON object matching this JSON Schema: ${JSON.stringify(policy.answerSchema)}`;
     const event = { key: inp.eventKey, type: inp.type, entity: inp.entity, payload: inp.payload };
@@ -107,7 +107,7 @@ async function main(): Promise<void> {
       ...(three
         ? [
             {
-              name: 'modelCall',
+              name: 'modelTurn',
               arg: {
                 agent: 'dependency-bump',
                 messages: [

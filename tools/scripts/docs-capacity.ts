@@ -38,8 +38,8 @@ export function capacityLines(r: Json, other: (name: string) => Json | undefined
   const measuredHot = obj(obj(other('coalesce')).hotKey);
   const spreadRate = models.find((m) => m.path === 'coalesceSpread')?.eventsPerSecond ?? NaN;
   const open = openKeys(spreadRate, spots.openKey.historyBytes);
-  const hu = spots.hotKey.unbatched;
-  const hb = spots.hotKey.batched;
+  const hu = spots.hotKey.paced;
+  const hb = spots.hotKey.burst;
   return [
     '**Per event, counted from the histories** (the path without its supervisor; a run is counted from start to close):',
     '',
@@ -74,7 +74,7 @@ export function capacityLines(r: Json, other: (name: string) => Json | undefined
       );
     }),
     '',
-    "**The supervisor's share, per event** (updates are permit leases, signals the gate's batched wake counts and permits handed back; its timers and activity tasks are its own visibility reads, which grow with time, not events):",
+    "**The supervisor's share, per event** (updates are permit leases, signals the gate's wake counts (one per interval) and permits handed back; its timers and activity tasks are its own visibility reads, which grow with time, not events):",
     '',
     row('path', 'runs', 'updates (leases)', 'signals', 'workflow tasks', 'history events'),
     row('---', '---', '---', '---', '---', '---'),
@@ -96,11 +96,11 @@ export function capacityLines(r: Json, other: (name: string) => Json | undefined
     `**Where one workflow is the bottleneck.** A hot wake key's coalescer. Kept hot at a modest rate, each offer is an update of its own ` +
       `(${num(hu.offersPerUpdate)} offers per update, ${num(hu.coalescerTasksPerEvent)} coalescer workflow tasks per event): near ` +
       `**${num(hu.eventsPerSecond)} events a second** one key's coalescer is busy all the time, however large the cluster. Past that, offers queue behind ` +
-      `each gate process's two updates in flight and go in batches (up to 200 per update; the burst: ${num(hb.offersPerUpdate)} per update, ` +
+      `each gate process's two updates in flight and go several to an update (up to 200; the burst: ${num(hb.offersPerUpdate)} per update, ` +
       `${num(hb.coalescerTasksPerEvent)} tasks per event, about ${num(hb.eventsPerSecond)} a second at the same task rate), so answers slow before anything is refused; ` +
       `what one key then takes is bound by the work one workflow task does and by its history, not by the cluster. ` +
       `On this machine bench:coalesce measured ${num(measuredHot.achievedPerSecond)} a second on one key offered more than it kept up with. ` +
-      `Unbatched, a coalescer run takes about ${num(hu.eventsPerRun)} events before its history reaches ${num(ENTITY_HISTORY_EVENTS)} events and it continues as new ` +
+      `Paced, a coalescer run takes about ${num(hu.eventsPerRun)} events before its history reaches ${num(ENTITY_HISTORY_EVENTS)} events and it continues as new ` +
       `(wakegate's own bound, so that a worker taking it over replays little; Temporal's ${num(WORKFLOW_LIMITS.updatesPerRun)} updates per run come later); ` +
       `its history grows ${num(hu.historyEventsPerEvent)} events and ${num(hu.historyBytesPerEvent)} bytes per event ` +
       `(Temporal's hard limits per run: ${num(WORKFLOW_LIMITS.historyEventsHard)} events, ${num(WORKFLOW_LIMITS.historyBytesHard / 2 ** 20)} MB). ` +

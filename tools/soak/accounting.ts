@@ -143,7 +143,7 @@ export function account(input: {
   // Every accepted answer carries a decision for its event (queue messages are answered by the ack alone).
   const answeredWithoutDecision = accepted
     .filter((d) => d.kind !== 'queue' && d.kind !== 'queue-dup')
-    .filter((d) => !d.eventKey || !d.wakes?.length || d.wakes.some((w) => !w.decision || !w.workflowId))
+    .filter((d) => !d.eventKey || !d.wakes?.length || d.wakes.some((w) => !w.decision || !w.runKey))
     .map((d) => d.id);
 
   // One decision per event: every delivery of it that names a run names the same one (`accepted` names
@@ -153,7 +153,7 @@ export function account(input: {
     for (const w of d.wakes ?? []) {
       if (w.decision === 'accepted' || w.decision === 'skipped' || w.decision === 'stale') continue;
       const k = `${w.agent}|${d.eventKey}`;
-      named.set(k, (named.get(k) ?? new Set()).add(w.workflowId));
+      named.set(k, (named.get(k) ?? new Set()).add(w.runKey));
     }
   const answersNamingTwoRuns = [...named.entries()].filter(([, ids]) => ids.size > 1).map(([k, ids]) => `${k}: ${[...ids].join(', ')}`);
 
@@ -294,7 +294,7 @@ export function stuckKeys(coalescers: readonly CoalescerOffers[], closed: readon
 
 /**
  * Events a closed run lists as absorbed (its result) that its model was never given: none of its
- * model steps' inputs (Temporal's record of what the model was sent) holds the event's key. Only for
+ * model turns' inputs (Temporal's record of what the model was sent) holds the event's key. Only for
  * agents whose prompts carry each event's key (the soak's steer agent: tools/soak/notes-agent.ts); runs
  * with no result (terminated, failed) list nothing and are not judged. Nor is a run that ended
  * `cancelled` (killed by a person, stopped by a halt, superseded): a kill is a person's decision
@@ -306,7 +306,7 @@ export function unseenAbsorbed(runs: readonly RunGiven[]): string[] {
   const unseen: string[] = [];
   for (const r of runs)
     for (const k of r.terminalReason === 'cancelled' ? [] : (r.absorbed ?? []))
-      if (!r.given.includes(JSON.stringify(k))) unseen.push(`${r.workflowId}: ${k} (${r.terminalReason ?? r.status}, ${r.modelCalls} model steps)`);
+      if (!r.given.includes(JSON.stringify(k))) unseen.push(`${r.workflowId}: ${k} (${r.terminalReason ?? r.status}, ${r.modelTurns} model turns)`);
   return unseen;
 }
 

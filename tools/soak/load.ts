@@ -13,7 +13,7 @@ const ROOT = path.resolve(__dirname, '..', '..');
 export interface WakeSeen {
   agent: string;
   decision: string;
-  workflowId: string;
+  runKey: string;
   coalescerId?: string;
 }
 
@@ -304,7 +304,7 @@ function withTimeout<T>(p: Promise<T>, ms: number): Promise<T> {
 
 function wakesOf(json: Record<string, unknown> | undefined): WakeSeen[] | undefined {
   const wakes = json?.wakes as WakeSeen[] | undefined;
-  return wakes?.map((w) => ({ agent: w.agent, decision: w.decision, workflowId: w.workflowId, ...(w.coalescerId ? { coalescerId: w.coalescerId } : {}) }));
+  return wakes?.map((w) => ({ agent: w.agent, decision: w.decision, runKey: w.runKey, ...(w.coalescerId ? { coalescerId: w.coalescerId } : {}) }));
 }
 
 /** Run the `wakegate` command (the compiled CLI) with the soak's settings. */

@@ -1,4 +1,4 @@
-import { defineAgent, defineTool, defineTrigger, z, type ModelStep, type StepReply } from 'wakegate';
+import { defineAgent, defineTool, defineTrigger, z, type ModelTurn, type TurnReply } from 'wakegate';
 import { postSummary } from '../../examples/campaign-reporter';
 
 /**
@@ -12,8 +12,8 @@ import { postSummary } from '../../examples/campaign-reporter';
  *
  * What the model saw is readable from Temporal alone: each note's payload carries its own event key
  * (`noteKey`, computed by the sender), the merged payload lists every note of the batch, and a
- * steered note is given with its key. So an event key appears in the input of some `modelCall`
- * activity of the run (its history's ActivityTaskScheduled input: the messages the model step was
+ * steered note is given with its key. So an event key appears in the input of some `modelTurn`
+ * activity of the run (its history's ActivityTaskScheduled input: the messages the model turn was
  * given) exactly when the model was given that event.
  */
 export const NOTES_SOURCE = 'notes';
@@ -50,7 +50,7 @@ const sleep = (ms: number, signal?: AbortSignal) =>
  * reads the ticket (one tool call), every later one answers `commit`, naming how many notes it has
  * been told of. Usage is reported as a fixed, honest-enough count: the budget under test is turns.
  */
-const notesModel: ModelStep = async (req, signal): Promise<StepReply> => {
+const notesModel: ModelTurn = async (req, signal): Promise<TurnReply> => {
   await sleep(MODEL_MS, signal);
   const usage = { inputTokens: 300, outputTokens: 30 };
   if (!req.messages.some((m) => m.role === 'tool'))
@@ -62,7 +62,7 @@ const notesModel: ModelStep = async (req, signal): Promise<StepReply> => {
       usage,
     };
   const told = req.messages.filter((m) => m.role === 'user').reduce((n, m) => n + (m.content.match(/"noteKey"|"key"/g)?.length ?? 0), 0);
-  return { model: 'soak-notes', text: JSON.stringify({ decision: 'commit', summary: `${told} notes read` }), toolCalls: [], finishReason: 'stop', usage };
+  return { model: 'soak-notes', text: JSON.stringify({ conclusion: 'commit', summary: `${told} notes read` }), toolCalls: [], finishReason: 'stop', usage };
 };
 
 export const notesAgent = defineAgent({

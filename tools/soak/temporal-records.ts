@@ -11,7 +11,7 @@ import type { ModelRequest } from '../../src/core/contracts';
 /*
  * What the soak's operator accounting reads from Temporal's own records (visibility and histories),
  * never from what the soak remembers doing: every event offered to each coalescer, with the answer
- * the coalescer gave where it gave one; and for the steer agent's runs, what each model step was given.
+ * the coalescer gave where it gave one; and for the steer agent's runs, what each model turn was given.
  */
 
 type Payloads = temporal.api.common.v1.IPayloads | null | undefined;
@@ -105,7 +105,7 @@ function offerSeen(o: Offer, atMs: number): OfferSeen {
   };
 }
 
-/** One closed run of an agent, with what its model steps were given (the `modelCall` activities' inputs, as scheduled). */
+/** One closed run of an agent, with what its model turns were given (the `modelTurn` activities' inputs, as scheduled). */
 export interface RunGiven {
   workflowId: string;
   agent: string;
@@ -114,13 +114,13 @@ export interface RunGiven {
   /** The events its result lists as absorbed; absent when it has no result (failed, terminated). */
   absorbed?: string[];
   steered?: string[];
-  /** Every message content its model steps were given, joined. */
+  /** Every message content its model turns were given, joined. */
   given: string;
-  modelCalls: number;
+  modelTurns: number;
 }
 
 /**
- * Closed runs of `agent` with what their model saw. A model step is an activity whose input is the
+ * Closed runs of `agent` with what their model saw. A model turn is an activity whose input is the
  * whole request the model is sent (its messages), so its ActivityTaskScheduled event in the run's
  * history is Temporal's record of what that model was given, not the run's own account of it.
  */
@@ -132,13 +132,13 @@ export async function readRunsGiven(client: Client, taskQueue: string, agent: st
   for (const { workflowId, runId, status } of infos) {
     if (status === 'RUNNING' || status === 'CONTINUED_AS_NEW') continue;
     const history = await client.workflow.getHandle(workflowId, runId).fetchHistory();
-    const run: RunGiven = { workflowId, agent, status, given: '', modelCalls: 0 };
+    const run: RunGiven = { workflowId, agent, status, given: '', modelTurns: 0 };
     const texts: string[] = [];
     for (const e of history.events ?? []) {
       const scheduled = e.activityTaskScheduledEventAttributes;
-      if (scheduled?.activityType?.name === 'modelCall') {
+      if (scheduled?.activityType?.name === 'modelTurn') {
         const req = (await first(client, scheduled.input)) as Partial<ModelRequest> | undefined;
-        run.modelCalls++;
+        run.modelTurns++;
         for (const m of req?.messages ?? []) texts.push(m.content);
       }
       const completed = e.workflowExecutionCompletedEventAttributes;

@@ -46,7 +46,7 @@ const DELIVERED = [() => true, () => false] as const;
 /**
  * The coalescer of one (agent, wake key): an entity workflow (ID `agent#wakeKey`) that turns every
  * wake about one thing, from every trigger, into as few runs as the agent's policy allows. Events
- * reach it straight from the gate by update-with-start (`offer`, batched per gate process), each
+ * reach it straight from the gate by update-with-start (`offer`, several to an update per gate process), each
  * answered with its decision; an offer not answered in time comes again as a signal (durable at once).
  * It deduplicates events by key itself ({@link SeenTable}, for the agent's dedup horizon, across
  * continue-as-new), answers a redelivery with the first decision and refuses other inputs under a

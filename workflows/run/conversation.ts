@@ -2,7 +2,7 @@ import type { AgentPolicy } from '../../src/core/policy';
 import {
   EFFECT_TOOL_MARK,
   type ChatMessage,
-  type FinalDecision,
+  type FinalPlan,
   type ModelTool,
   type Proposal,
   type RunContext,
@@ -11,7 +11,7 @@ import {
 import type { RunInput } from '../../src/core/run-types';
 import type { BudgetPool } from '../../src/core/budget';
 import { commitEffects } from '../commit/commit';
-import { chargedModelCall, correctiveMessages, exhausted, MAX_CORRECTIVE_TURNS, unparseableOutcome, unusableFinal } from './model-turn';
+import { chargedModelTurn, correctiveMessages, exhausted, MAX_CORRECTIVE_TURNS, unparseableOutcome, unusableFinal } from './model-turn';
 import type { RunOutcome, RunState } from '../../src/core/run-state';
 import type { SteerInbox } from './steer';
 import type { ToolCaller } from './tool-calls';
@@ -50,7 +50,7 @@ export async function converse(
   const messages = openingMessages(input, policy, observations);
   const staged: Proposal[] = [];
   const unparsed: UnparsedFinal[] = [];
-  const commit = (final: FinalDecision): Promise<RunOutcome> | RunOutcome => {
+  const commit = (final: FinalPlan): Promise<RunOutcome> | RunOutcome => {
     steer?.close(); // what still waits is the follow-up run's (steer.ts)
     const { answer, summary, noOp, effects } = final;
     if (noOp !== undefined) return { reason: 'no_op', summary: `nothing to do: ${noOp}`, output: { answer, ...(staged.length ? { dropped: staged } : {}) } };
@@ -60,16 +60,16 @@ export async function converse(
     return commitEffects(input, policy, state, pool, { answer, summary, proposals });
   };
   /** A final answer asked again because steered events came during its turn (and how often so far). */
-  let reasked: FinalDecision | undefined;
+  let reasked: FinalPlan | undefined;
   let reasks = 0;
   for (;;) {
     messages.push(...(steer?.drain() ?? []));
-    const turn = await chargedModelCall(state, pool, { model }, { agent: policy.name, messages, tools: given, answer: 'agent', run });
+    const turn = await chargedModelTurn(state, pool, { model }, { agent: policy.name, messages, tools: given, answer: 'agent', run });
     // The budget refused the turn that would have shown the model steered events: the answer it gave
     // before them stands, and they go to the follow-up run (never dropped with the answer's effects).
     if (turn.exhausted && reasked) return commit(reasked);
     if (turn.exhausted) {
-      const retry = turn.failedAttempts ? `retrying a failed model call (${turn.failedAttempts} failed attempt(s) charged)` : 'the next model turn';
+      const retry = turn.failedAttempts ? `retrying a failed model turn (${turn.failedAttempts} failed attempt(s) charged)` : 'the next model turn';
       return exhausted(turn.exhausted, retry, {
         ...(turn.failedAttempts ? { failedModelAttempts: turn.failedAttempts } : {}),
         ...(unparsed.length ? { unparsedReplies: unparsed } : {}),

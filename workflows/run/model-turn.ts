@@ -2,17 +2,17 @@ import { ActivityFailure, ApplicationFailure, isCancellation, sleep } from '@tem
 import type { AgentPolicy, BudgetDimension } from '../../src/core/policy';
 import type { ChatMessage, ModelReply, ModelRequest, ModelTool, UnparsedFinal } from '../../src/core/contracts';
 import { FailureType } from '../../src/core/failures';
-import { modelCall } from './proxies';
+import { modelTurn } from './proxies';
 import { costUsd, left, reserve, settle, utf8Bytes, type BudgetPool } from '../../src/core/budget';
 import type { RunOutcome, RunState } from '../../src/core/run-state';
 
 /**
- * How a model call is retried. The retry loop is here, in the workflow, not in Temporal's activity
- * retry policy (`modelCall` runs at most once per schedule): each attempt takes its own reservation
+ * How a model turn is retried. The retry loop is here, in the workflow, not in Temporal's activity
+ * retry policy (`modelTurn` runs at most once per schedule): each attempt takes its own reservation
  * before it runs, so a provider that bills an attempt that then fails or times out is charged for
  * every attempt, and an attempt the budget cannot fund is never made.
  */
-export const MODEL_CALL_RETRY = {
+export const MODEL_TURN_RETRY = {
   /** Attempts per model turn, the first included. */
   maximumAttempts: 3,
   /** Wait before the second attempt, ms; doubled before each later one. */
@@ -25,7 +25,7 @@ export const MODEL_CALL_RETRY = {
 /** How many corrective turns an unparseable final answer gets before the run escalates. */
 export const MAX_CORRECTIVE_TURNS = 1;
 
-/** The smallest reply cap worth a model call; below it the run ends `budget_exhausted` on tokens. */
+/** The smallest reply cap worth a model turn; below it the run ends `budget_exhausted` on tokens. */
 const MIN_REPLY_TOKENS = 16;
 
 /** Worst-case tokens of a request: bytes bound the input under byte-level BPE; the reply is capped by max tokens. */
@@ -37,7 +37,7 @@ export function inputTokenBound(messages: ChatMessage[], tools: ModelTool[]): nu
 }
 
 /** A model turn's outcome: the reply, or the budget dimension that would have been crossed by the next attempt. */
-export type ModelTurn =
+export type TurnOutcome =
   | { reply: ModelReply & { attempt: number }; exhausted?: undefined }
   | { exhausted: BudgetDimension; /** Attempts of this turn that failed (each charged its worst case) before the budget ran out. */ failedAttempts: number };
 
@@ -45,7 +45,7 @@ function retryable(err: unknown): boolean {
   if (!(err instanceof ActivityFailure)) return true;
   const cause = err.cause;
   if (cause instanceof ApplicationFailure) {
-    return !cause.nonRetryable && !(MODEL_CALL_RETRY.nonRetryableErrorTypes as readonly string[]).includes(cause.type ?? '');
+    return !cause.nonRetryable && !(MODEL_TURN_RETRY.nonRetryableErrorTypes as readonly string[]).includes(cause.type ?? '');
   }
   return true; // timeouts and worker loss: the provider may answer next time
 }
@@ -56,7 +56,7 @@ function retryable(err: unknown): boolean {
  * code), else the backoff.
  */
 function retryDelayMs(err: unknown, attempt: number): number {
-  const backoff = MODEL_CALL_RETRY.initialIntervalMs * MODEL_CALL_RETRY.backoffCoefficient ** (attempt - 1);
+  const backoff = MODEL_TURN_RETRY.initialIntervalMs * MODEL_TURN_RETRY.backoffCoefficient ** (attempt - 1);
   const cause = err instanceof ActivityFailure ? err.cause : undefined;
   const asked =
     cause instanceof ApplicationFailure && cause.type === FailureType.RateLimited
@@ -73,12 +73,12 @@ function retryDelayMs(err: unknown, attempt: number): number {
  * reservation; when the budget cannot fund the next attempt the turn returns the dimension instead.
  * Cancellation and the last attempt's failure propagate.
  */
-export async function chargedModelCall(
+export async function chargedModelTurn(
   state: RunState,
   pool: BudgetPool,
   policy: { model: NonNullable<AgentPolicy['model']> },
   req: Omit<ModelRequest, 'maxOutputTokens'>,
-): Promise<ModelTurn> {
+): Promise<TurnOutcome> {
   const input = inputTokenBound(req.messages, req.tools);
   for (let attempt = 1; ; attempt++) {
     const maxOutputTokens = Math.min(policy.model.maxOutputTokens, left(pool, 'tokens') - input);
@@ -88,10 +88,10 @@ export async function chargedModelCall(
     state.maxAttempt = Math.max(state.maxAttempt, attempt);
     let reply: ModelReply & { attempt: number };
     try {
-      reply = await modelCall({ ...req, maxOutputTokens });
+      reply = await modelTurn({ ...req, maxOutputTokens });
     } catch (err) {
       settle(pool, r.charge, r.charge);
-      if (isCancellation(err) || attempt >= MODEL_CALL_RETRY.maximumAttempts || !retryable(err)) throw err;
+      if (isCancellation(err) || attempt >= MODEL_TURN_RETRY.maximumAttempts || !retryable(err)) throw err;
       await sleep(retryDelayMs(err, attempt));
       continue;
     }

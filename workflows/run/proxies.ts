@@ -20,7 +20,7 @@ export const { prepareRun } = proxyActivities<Activities>({
 
 /**
  * When a run is cancelled (a kill, a halt, its coalescer superseding it, its wall-clock budget), it
- * waits for the step in flight to have stopped before it ends: a model call or a tool call left
+ * waits for the step in flight to have stopped before it ends: a model turn or a tool call left
  * running after the run says `cancelled` would go on spending tokens that no run shows, and on
  * Temporal's test server would hold the clock. Steps heartbeat at least every second (the worker's
  * `maxHeartbeatThrottleInterval`), so the wait is about a second.
@@ -30,18 +30,18 @@ function stepCancellation(): ActivityCancellationType {
 }
 
 /**
- * A model call: one attempt per schedule. The workflow retries it (`MODEL_CALL_RETRY` in
+ * A model turn: one attempt per schedule. The workflow retries it (`MODEL_TURN_RETRY` in
  * model-turn.ts) with a budget reservation per attempt, because a provider may bill an attempt that
  * fails or times out. Heartbeats every second; a 5 s heartbeat timeout notices a dead worker fast
  * and lets a kill reach it.
  */
-export function modelCall(req: Parameters<Activities['modelCall']>[0]): ReturnType<Activities['modelCall']> {
+export function modelTurn(req: Parameters<Activities['modelTurn']>[0]): ReturnType<Activities['modelTurn']> {
   return proxyActivities<Activities>({
     startToCloseTimeout: '2 minutes',
     heartbeatTimeout: '5 seconds',
     cancellationType: stepCancellation(),
     retry: { maximumAttempts: 1 },
-  }).modelCall(req);
+  }).modelTurn(req);
 }
 
 /**

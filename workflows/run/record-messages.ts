@@ -1,6 +1,6 @@
 import { setHandler, type CancellationScope } from '@temporalio/workflow';
 import { approveSignal, deliverySignal, killUpdate, rejectSignal, skippedSignal, statusQuery, steerUpdate, supersedeSignal } from '../../src/core/messages';
-import type { ApprovalDecision } from '../../src/core/run-types';
+import type { ApprovalRuling } from '../../src/core/run-types';
 import { NOT_YET_WORKING } from './hold';
 import type { RunRecord } from './record';
 
@@ -111,7 +111,7 @@ function listenToOperators(record: RunRecord, scope: CancellationScope): void {
   );
   // The first decision wins; one for another effect key than the waiting one is ignored. It may
   // arrive before the wait begins (same workflow task): the commit stage keeps it.
-  const decide = (approved: boolean) => (d: ApprovalDecision) => {
+  const decide = (approved: boolean) => (d: ApprovalRuling) => {
     if (record.done || state.approval.decision || !d?.who) return;
     const pending = state.approval.pending;
     if (pending && d.effectKey && d.effectKey !== pending.effectKey) return;

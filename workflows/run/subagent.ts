@@ -2,7 +2,7 @@ import { workflowInfo } from '@temporalio/workflow';
 import type { AgentPolicy } from '../../src/core/policy';
 import type { ChatMessage } from '../../src/core/contracts';
 import { toolCallWithin } from './proxies';
-import { chargedModelCall } from './model-turn';
+import { chargedModelTurn } from './model-turn';
 import { newPool, reserve, settle, type Spend } from '../../src/core/budget';
 import { newRunState } from '../../src/core/run-state';
 import type { TerminalReason } from '../../src/core/run-types';
@@ -72,10 +72,10 @@ export async function subagentWorkflow(input: SubagentInput): Promise<SubagentRe
   settle(pool, r.charge, r.charge);
   state.maxAttempt = Math.max(state.maxAttempt, read.attempt);
   const messages: ChatMessage[] = [
-    { role: 'system', content: `${input.policy.systemPrompt}\n\nAnswer with exactly one JSON object: {"decision":"commit"|"no_op","summary":"<one line>"}` },
+    { role: 'system', content: `${input.policy.systemPrompt}\n\nAnswer with exactly one JSON object: {"conclusion":"commit"|"no_op","summary":"<one line>"}` },
     { role: 'user', content: JSON.stringify({ task: `summarize ${input.item}`, observations: [JSON.parse(read.content)] }) },
   ];
-  const turn = await chargedModelCall(state, pool, input.policy, { agent: input.agent, messages, tools: [], answer: 'summary' });
+  const turn = await chargedModelTurn(state, pool, input.policy, { agent: input.agent, messages, tools: [], answer: 'summary' });
   if (turn.exhausted) return done('budget_exhausted');
   // Fail closed: an unparseable answer is not passed on as the observation's headline.
   const summary = turn.reply.final?.summary ?? `${input.item}: changed (the model's summary could not be parsed)`;

@@ -41,7 +41,7 @@ export function labelTicket(labelsFile: string) {
 
 /** What the model must answer with; `decide` turns it into effects, in code you can test. */
 const Answer = z.object({
-  decision: z.enum(['commit', 'no_op']),
+  conclusion: z.enum(['commit', 'no_op']),
   label: z.enum(['bug', 'question', 'feature']),
   summary: z.string().min(1),
 });
@@ -62,7 +62,7 @@ export function triage(labelsFile: string) {
     effects: [labelTicket(labelsFile)],
     answer: Answer,
     decide: (answer, { run }) =>
-      answer.decision === 'no_op'
+      answer.conclusion === 'no_op'
         ? { noOp: answer.summary }
         : { summary: answer.summary, effects: [{ effect: 'label_ticket', args: { ticketId: run.wakeKey, label: answer.label } }] },
   });

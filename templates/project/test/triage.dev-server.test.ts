@@ -46,7 +46,7 @@ test('a redelivered ticket notice is answered from the run it started, and label
         assert.equal(result.terminalReason, 'success', result.summary);
         const again = await gate.admit({ ...notice, deliveryId: 'delivery-2' });
         assert.equal(again.decision, 'completed');
-        assert.equal(again.workflowId, first.workflowId);
+        assert.equal(again.runKey, first.runKey);
       } finally {
         await gate.close();
       }

@@ -1,12 +1,12 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { WorkflowExecutionAlreadyStartedError, type Client } from '@temporalio/client';
-import { OfferBatcher, type OfferOutcome } from '../../src/coalescer/offer-batcher';
+import { OfferQueue, type OfferOutcome } from '../../src/coalescer/offer-queue';
 import { offerStats } from '../../tools/bench/offer-stats';
 import type { Offer, OfferAnswer, OfferInput } from '../../src/core/coalesce-types';
 
 /**
- * The batcher's answer to an update the server holds (as it can at a coalescer's continue-as-new),
+ * The queue's answer to an update the server holds (as it can at a coalescer's continue-as-new),
  * proven against a stand-in for the client's two calls: `executeUpdateWithStart` answers, holds
  * (never settles) or answers late as each test says, and `signalWithStart` takes the fallback.
  */
@@ -52,13 +52,13 @@ const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
 test('an update held past 750 ms is sent again with its offers, and they get the coalescer’s answer', async () => {
   const { client, calls } = fakeClient(['answer', 'hold', 'answer']);
-  const batcher = new OfferBatcher(client, 'q');
+  const queue = new OfferQueue(client, 'q');
   const before = offerStats.stuckResends;
   // The coalescer has answered this process (it is live) ...
-  assert.equal(((await batcher.offer(input('a'), 10_000)) as { kind: string }).kind, 'decided');
+  assert.equal(((await queue.offer(input('a'), 10_000)) as { kind: string }).kind, 'decided');
   // ... then an update is held by the server.
   const t0 = Date.now();
-  const held = (await batcher.offer(input('b'), 10_000)) as Extract<OfferOutcome, { kind: 'decided' }>;
+  const held = (await queue.offer(input('b'), 10_000)) as Extract<OfferOutcome, { kind: 'decided' }>;
   const waited = Date.now() - t0;
   assert.equal(held.kind, 'decided');
   assert.equal(held.answer.runKey, 'run-of-b');
@@ -71,15 +71,15 @@ test('an update held past 750 ms is sent again with its offers, and they get the
 
 test('the resend takes the held update’s slot: offers behind it go on, each batch sent once and resent once', async () => {
   const { client, calls, releaseLate } = fakeClient(['answer', { lateMs: 0 }, 'hold', 'answer', 'answer']);
-  const batcher = new OfferBatcher(client, 'q');
-  await batcher.offer(input('a'), 10_000);
+  const queue = new OfferQueue(client, 'q');
+  await queue.offer(input('a'), 10_000);
   // Two updates in flight (the lane's two slots): 'b' answers late, 'c' is held.
-  const b = batcher.offer(input('b'), 10_000);
+  const b = queue.offer(input('b'), 10_000);
   await sleep(0);
-  const c = batcher.offer(input('c'), 10_000);
+  const c = queue.offer(input('c'), 10_000);
   await sleep(0);
   // 'd' waits for a slot; both are held past 750 ms and resent ...
-  const d = batcher.offer(input('d'), 10_000);
+  const d = queue.offer(input('d'), 10_000);
   const answers = await Promise.all([b, c, d]);
   assert.ok(answers.every((o) => o.kind === 'decided'));
   // ... then the late answer to 'b' comes, after its resend answered.
@@ -91,15 +91,15 @@ test('the resend takes the held update’s slot: offers behind it go on, each ba
   assert.equal(sent.filter((id) => id === 'd').length, 1, 'd went once, in a slot a resend had not taken twice');
   // The lane is idle again: one more offer goes at once, in one update.
   const n = calls.updates.length;
-  assert.equal((await batcher.offer(input('e'), 10_000)).kind, 'decided');
+  assert.equal((await queue.offer(input('e'), 10_000)).kind, 'decided');
   assert.equal(calls.updates.length, n + 1);
 });
 
 test('a coalescer that has not answered this process is not resent to: the offer goes by signal after its wait', async () => {
   const { client, calls } = fakeClient(['hold', 'hold', 'hold']);
-  const batcher = new OfferBatcher(client, 'q');
+  const queue = new OfferQueue(client, 'q');
   const before = offerStats.stuckResends;
-  const outcome = await batcher.offer(input('x'), 1_200);
+  const outcome = await queue.offer(input('x'), 1_200);
   assert.equal(outcome.kind, 'accepted');
   assert.equal(calls.signals, 1);
   assert.deepEqual(calls.updates, [['x']], 'no resend to a coalescer not known to be live');
@@ -108,10 +108,10 @@ test('a coalescer that has not answered this process is not resent to: the offer
 
 test('at most two resends of one batch; then the offer waits for its signal', async () => {
   const { client, calls } = fakeClient(['answer', 'hold', 'hold', 'hold', 'hold']);
-  const batcher = new OfferBatcher(client, 'q');
-  await batcher.offer(input('a'), 10_000);
+  const queue = new OfferQueue(client, 'q');
+  await queue.offer(input('a'), 10_000);
   // Its wait leaves room for both resends (at 750 ms each) on a loaded machine.
-  const outcome = await batcher.offer(input('y'), 6_000);
+  const outcome = await queue.offer(input('y'), 6_000);
   assert.equal(outcome.kind, 'accepted');
   assert.deepEqual(calls.updates, [['a'], ['y'], ['y'], ['y']], 'sent once and resent twice');
   assert.equal(calls.signals, 1);
@@ -120,20 +120,20 @@ test('at most two resends of one batch; then the offer waits for its signal', as
 test('a held update’s late answer, after its resend answered, frees no second slot', async () => {
   // k is held throughout (its lane stays open); b is held, resent and answered, then its first send answers late.
   const { client, calls, releaseLate } = fakeClient(['answer', 'hold', { lateMs: 0 }, 'hold', 'answer', 'hold', 'hold', 'hold']);
-  const batcher = new OfferBatcher(client, 'q');
-  await batcher.offer(input('a'), 10_000);
+  const queue = new OfferQueue(client, 'q');
+  await queue.offer(input('a'), 10_000);
   // k waits long enough to stay held through the checks below, even on a loaded machine.
-  const k = batcher.offer(input('k'), 6_000);
+  const k = queue.offer(input('k'), 6_000);
   await sleep(0);
-  const b = await batcher.offer(input('b'), 10_000);
+  const b = await queue.offer(input('b'), 10_000);
   assert.equal(b.kind, 'decided');
   assert.deepEqual(calls.updates, [['a'], ['k'], ['b'], ['k'], ['b']], 'k and b resent; the resend of b answered');
   releaseLate();
   await sleep(20);
   // One slot is k's; the other is free. x takes it, y waits: a late answer that freed a slot too would let y go.
-  const x = batcher.offer(input('x'), 1_000);
+  const x = queue.offer(input('x'), 1_000);
   await sleep(0);
-  const y = batcher.offer(input('y'), 1_000);
+  const y = queue.offer(input('y'), 1_000);
   await sleep(100);
   assert.deepEqual(calls.updates.slice(5), [['x']], `y queued behind k and x: ${JSON.stringify(calls.updates)}`);
   await Promise.all([k, x, y]);

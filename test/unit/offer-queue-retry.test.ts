@@ -1,11 +1,11 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { WorkflowExecutionAlreadyStartedError, WorkflowUpdateRPCTimeoutOrCancelledError, type Client } from '@temporalio/client';
-import { OfferBatcher } from '../../src/coalescer/offer-batcher';
+import { OfferQueue } from '../../src/coalescer/offer-queue';
 import type { Offer, OfferAnswer, OfferInput } from '../../src/core/coalesce-types';
 
 /**
- * The batcher's back-off after a refused update (another process's updates fill the coalescer's
+ * The queue's back-off after a refused update (another process's updates fill the coalescer's
  * in-flight limit), proven against a stand-in for the client's two calls. An offer whose wait ends
  * during the back-off goes by signal and is settled; when that leaves the batch empty, the retry
  * must send nothing and give its lane slot back, not throw inside its timer (which would take the
@@ -72,11 +72,11 @@ async function uncaughtDuring(fn: () => Promise<void>, settleMs: number): Promis
 
 test('a refused batch whose offers all went by signal during the back-off is not sent again, and nothing throws', async () => {
   const { client, calls } = fakeClient(['refuse', 'hold', 'answer']);
-  const batcher = new OfferBatcher(client, 'q');
+  const queue = new OfferQueue(client, 'q');
   let outcome: string | undefined;
   const uncaught = await uncaughtDuring(async () => {
     // Refused at once; the back-off is at least 25 ms; the offer's 5 ms wait ends first and it goes by signal.
-    outcome = (await batcher.offer(input('a'), 5)).kind;
+    outcome = (await queue.offer(input('a'), 5)).kind;
   }, 150);
   assert.deepEqual(uncaught, [], `nothing thrown where nobody catches it: ${uncaught.map(String).join('; ')}`);
   assert.equal(outcome, 'accepted');
@@ -84,9 +84,9 @@ test('a refused batch whose offers all went by signal during the back-off is not
   assert.deepEqual(calls.updates, [['a']], 'the emptied batch was not sent again');
   // The retry gave its slot back: both slots are free, so two offers in two turns go as two updates at once
   // (with a slot kept by the retry, 'c' would wait behind the held 'b').
-  const b = batcher.offer(input('b'), 300);
+  const b = queue.offer(input('b'), 300);
   await sleep(0);
-  const c = batcher.offer(input('c'), 300);
+  const c = queue.offer(input('c'), 300);
   await sleep(20);
   assert.deepEqual(calls.updates.slice(1), [['b'], ['c']], `both slots free: ${JSON.stringify(calls.updates)}`);
   assert.equal((await c).kind, 'decided');
@@ -95,27 +95,27 @@ test('a refused batch whose offers all went by signal during the back-off is not
 
 test('a client call that throws at once fails its offers and frees its slot, from the drain’s callback too', async () => {
   const { client, calls } = fakeClient(['throw', 'answer']);
-  const batcher = new OfferBatcher(client, 'q');
+  const queue = new OfferQueue(client, 'q');
   let failed: unknown;
   const uncaught = await uncaughtDuring(async () => {
-    failed = await batcher.offer(input('x'), 1_000).then(
+    failed = await queue.offer(input('x'), 1_000).then(
       () => undefined,
       (err: unknown) => err,
     );
   }, 50);
   assert.deepEqual(uncaught, [], `nothing thrown where nobody catches it: ${uncaught.map(String).join('; ')}`);
   assert.match(String(failed), /threw before sending/);
-  assert.equal((await batcher.offer(input('y'), 1_000)).kind, 'decided');
+  assert.equal((await queue.offer(input('y'), 1_000)).kind, 'decided');
   assert.deepEqual(calls.updates, [['x'], ['y']]);
 });
 
 test('an update that ran out of time sends its waiting offers by signal instead, answered accepted, and frees its slot', async () => {
   const { client, calls } = fakeClient(['timeout', 'answer']);
-  const batcher = new OfferBatcher(client, 'q');
+  const queue = new OfferQueue(client, 'q');
   // A wait far longer than the update's failure: the offer does not go by signal on its own timer.
-  const outcome = await batcher.offer(input('t'), 60_000);
+  const outcome = await queue.offer(input('t'), 60_000);
   assert.deepEqual(outcome, { kind: 'accepted' });
   assert.equal(calls.signals, 1, 'the same offer, by signal: the coalescer answers a repeated offer id once');
-  assert.equal((await batcher.offer(input('u'), 1_000)).kind, 'decided', 'the slot was freed');
+  assert.equal((await queue.offer(input('u'), 1_000)).kind, 'decided', 'the slot was freed');
   assert.deepEqual(calls.updates, [['t'], ['u']]);
 });

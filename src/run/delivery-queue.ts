@@ -9,12 +9,12 @@ interface Waiter {
 }
 
 /**
- * Records delivery ids on open runs, batching: while one `delivery` signal to a run is in flight,
+ * Records delivery ids on open runs, queued: while one `delivery` signal to a run is in flight,
  * the ids that arrive meanwhile queue up and go in the next signal. Each caller's promise settles
  * when the signal that carried its id was accepted by Temporal, so "recorded" is true when the gate
  * answers. A storm of N duplicates becomes a handful of signals instead of N history events.
  */
-export class DeliveryBatcher {
+export class DeliveryQueue {
   private readonly queues = new Map<string, Waiter[]>();
 
   constructor(private readonly client: Client) {}
@@ -41,18 +41,18 @@ export class DeliveryBatcher {
   private async drain(q: string, workflowId: string, runId: string | undefined): Promise<void> {
     const handle = this.client.workflow.getHandle(workflowId, runId);
     for (;;) {
-      const batch = this.queues.get(q) ?? [];
-      if (batch.length === 0) {
+      const queued = this.queues.get(q) ?? [];
+      if (queued.length === 0) {
         this.queues.delete(q);
         return;
       }
       this.queues.set(q, []);
       try {
-        const eventKey = batch[0]?.eventKey;
-        await handle.signal(deliverySignal, { deliveryIds: batch.map((w) => w.deliveryId), ...(eventKey ? { eventKey } : {}) });
-        for (const w of batch) w.resolve();
+        const eventKey = queued[0]?.eventKey;
+        await handle.signal(deliverySignal, { deliveryIds: queued.map((w) => w.deliveryId), ...(eventKey ? { eventKey } : {}) });
+        for (const w of queued) w.resolve();
       } catch (err) {
-        for (const w of batch) w.reject(err);
+        for (const w of queued) w.reject(err);
       }
     }
   }

@@ -21,39 +21,39 @@ interface Lane {
 }
 
 /** Offers one update carries at most, by count and by JSON characters (an update is one payload in history: Temporal's limit is 2 MB). */
-const MAX_BATCH = 200;
-const MAX_BATCH_CHARS = 256_000;
+const MAX_PER_SEND = 200;
+const MAX_SEND_CHARS = 256_000;
 /**
  * Updates in flight per coalescer from one process. Temporal admits 10 in-flight updates per workflow
  * (`limit.workflowExecutionMaxInFlightUpdates`); two per process lets five gate processes storm one
- * wake key before the server refuses one, and a refused one is retried ({@link OfferBatcher}).
+ * wake key before the server refuses one, and a refused one is retried ({@link OfferQueue}).
  */
 const MAX_IN_FLIGHT = 2;
 
 /**
- * The gate's way to a coalescer: offers to one coalescer are batched into `offer` updates sent with
+ * The gate's way to a coalescer: offers to one coalescer queue and go out in sends, each one `offer` update sent with
  * start (conflict policy USE_EXISTING, so the first offer brings the coalescer up). While updates to
  * a coalescer are in flight (two from this process), offers arriving meanwhile queue and go together
- * in the next update, each answered with its own decision: a hot wake key costs one update per batch.
+ * in the next update, each answered with its own decision: a hot wake key costs one update per send.
  *
  * Temporal's limits, and how this stays inside them under a storm from several processes:
  * - 10 updates in flight per workflow: two per process; a refusal (another process's updates fill
- *   the rest) is not an error, the batch goes again after a jittered back-off, and offers arriving
+ *   the rest) is not an error, the send goes again after a jittered back-off, and offers arriving
  *   meanwhile join it. An update held at a continue-as-new and sent again (STUCK_AFTER_MS) counts
  *   against the limit until that turn's run is gone, at most two of them per process.
  * - 2,000 updates per run: the coalescer continues as new when Temporal suggests it (near that
- *   count or the history size), and batching keeps the count far below the number of events.
- * - Payload size: a batch stops at {@link MAX_BATCH} offers or {@link MAX_BATCH_CHARS} characters.
+ *   count or the history size), and sending offers together keeps the count far below the number of events.
+ * - Payload size: a send stops at {@link MAX_PER_SEND} offers or {@link MAX_SEND_CHARS} characters.
  *
  * An update is not durable until a worker has accepted it. So an offer not decided within its wait
  * (no worker polls, or one is slow) goes again as an `offer` signal-with-start, which is in the
  * coalescer's history as soon as the server answers: the gate can then answer `accepted` and lose
  * nothing. Both may arrive; the coalescer repeats the first answer to a repeated offer id.
  *
- * This holds the lanes (one per coalescer: its queue, its slots, its start); offer-sender.ts sends a
- * batch, and sends it again when held, refused or not decided in time.
+ * This holds the lanes (one per coalescer: its queue, its slots, its start); offer-sender.ts makes a
+ * send, and makes it again when held, refused or not decided in time.
  */
-export class OfferBatcher {
+export class OfferQueue {
   private readonly lanes = new Map<string, Lane>();
   private readonly open = new LastSeen(OPEN_KEPT);
   private readonly backlog: Backlog;
@@ -115,7 +115,7 @@ export class OfferBatcher {
       if (first) lane.queue.unshift(w);
       else lane.queue.push(w);
     });
-    // On the next turn, not now: the offers of one burst (a webhook batch, a queue read, many callers
+    // On the next turn, not now: the offers of one burst (webhook requests, a queue read, many callers
     // at once) made in this turn go together in the coalescer's first update.
     if (!lane.scheduled) {
       lane.scheduled = true;
@@ -149,28 +149,28 @@ export class OfferBatcher {
   }
 
   private take(lane: Lane): Waiting[] {
-    const batch: Waiting[] = [];
+    const taken: Waiting[] = [];
     let chars = 0;
-    while (lane.queue.length && batch.length < MAX_BATCH) {
+    while (lane.queue.length && taken.length < MAX_PER_SEND) {
       const w = lane.queue[0]!;
       if (w.settled) {
         lane.queue.shift();
         continue;
       }
       const size = JSON.stringify(w.input.offer).length;
-      if (batch.length && chars + size > MAX_BATCH_CHARS) break;
+      if (taken.length && chars + size > MAX_SEND_CHARS) break;
       chars += size;
-      batch.push(lane.queue.shift()!);
+      taken.push(lane.queue.shift()!);
     }
-    return batch;
+    return taken;
   }
 
   private drain(id: string, lane: Lane): void {
     while (!lane.starting && lane.inFlight < MAX_IN_FLIGHT && lane.queue.length) {
-      const batch = this.take(lane);
-      if (!batch.length) break;
+      const taken = this.take(lane);
+      if (!taken.length) break;
       lane.inFlight += 1;
-      this.sender.send(id, { start: lane.start, release: () => this.done(id, lane) }, batch, 0);
+      this.sender.send(id, { start: lane.start, release: () => this.done(id, lane) }, taken, 0);
     }
     if (lane.inFlight === 0 && lane.queue.length === 0 && !lane.scheduled && !lane.starting) this.lanes.delete(id);
   }

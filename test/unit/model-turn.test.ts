@@ -5,14 +5,14 @@ import { ApplicationFailure } from '@temporalio/common';
 import { countTokens } from 'gpt-tokenizer';
 import { chatTokens, offlineModel } from '../../src/models/offline';
 import { anthropic, openaiCompatible } from '../../src/models/providers';
-import { aiSdkModel, type ModelStep, type StepRequest, type ModelTool } from '../../src/models/step';
+import { aiSdkModel, type ModelTurn, type TurnRequest, type ModelTool } from '../../src/models/turn';
 import type { ChatMessage } from '../../src/core/contracts';
 import { FailureType } from '../../src/core/failures';
 import { fakeAnthropic } from '../fakes/anthropic';
 import { fakeOpenAI } from '../fakes/openai';
 
 /*
- * One model step through the AI SDK's LanguageModelV3: the OpenAI Chat Completions and Anthropic
+ * One model turn through the AI SDK's LanguageModelV3: the OpenAI Chat Completions and Anthropic
  * Messages wire formats against local fakes (real HTTP), the mapping of provider errors to Temporal
  * failures, and the offline model's reasoning and token counts.
  */
@@ -35,14 +35,14 @@ const opening: ChatMessage[] = [
 ];
 const answerSchema = {
   type: 'object',
-  properties: { decision: { type: 'string', enum: ['commit', 'no_op'] }, summary: { type: 'string' } },
-  required: ['decision', 'summary'],
+  properties: { conclusion: { type: 'string', enum: ['commit', 'no_op'] }, summary: { type: 'string' } },
+  required: ['conclusion', 'summary'],
 };
 
 let openai: ReturnType<typeof fakeOpenAI>;
 let claude: ReturnType<typeof fakeAnthropic>;
-let gpt: ModelStep;
-let sonnet: ModelStep;
+let gpt: ModelTurn;
+let sonnet: ModelTurn;
 
 before(async () => {
   openai = fakeOpenAI();
@@ -83,7 +83,7 @@ describe('OpenAI Chat Completions wire', () => {
   });
 
   test('a final text reply after a tool result: the call and its result go back on the wire; the answer schema is the response format', async () => {
-    openai.script({ reply: { content: '{"decision":"no_op","summary":"already current"}', usage: { prompt_tokens: 200, completion_tokens: 12 } } });
+    openai.script({ reply: { content: '{"conclusion":"no_op","summary":"already current"}', usage: { prompt_tokens: 200, completion_tokens: 12 } } });
     const messages: ChatMessage[] = [
       ...opening,
       { role: 'assistant', content: '', toolCalls: [{ id: 'call_a', name: 'read_release', args: { repo: 'acme/web', package: 'lodash' } }] },
@@ -95,7 +95,7 @@ describe('OpenAI Chat Completions wire', () => {
     assert.equal(sent.body.tools, undefined);
     assert.equal(sent.body.response_format?.type, 'json_schema');
     assert.deepEqual(sent.body.response_format?.json_schema?.schema, answerSchema);
-    assert.equal(reply.text, '{"decision":"no_op","summary":"already current"}');
+    assert.equal(reply.text, '{"conclusion":"no_op","summary":"already current"}');
     assert.deepEqual(reply.toolCalls, []);
     assert.equal(reply.finishReason, 'stop');
     assert.deepEqual(reply.usage, { inputTokens: 200, outputTokens: 12 });
@@ -113,7 +113,7 @@ describe('OpenAI Chat Completions wire', () => {
 
   test('a provider that reports no usage: the local tokenizer counts', async () => {
     openai.script({ reply: { content: 'hello world', usage: null } });
-    const req: StepRequest = { messages: opening, tools: [readRelease], maxOutputTokens: 20 };
+    const req: TurnRequest = { messages: opening, tools: [readRelease], maxOutputTokens: 20 };
     const reply = await gpt(req);
     assert.equal(reply.usage.inputTokens, chatTokens(req.messages, req.tools));
     assert.equal(reply.usage.outputTokens, chatTokens([{ role: 'assistant', content: 'hello world' }]));
@@ -159,7 +159,7 @@ describe('Anthropic Messages wire', () => {
   });
 
   test('a text reply after tool results: tool_use and tool_result blocks on the wire, text and usage back', async () => {
-    claude.script({ reply: { content: '{"decision":"commit","summary":"bump lodash"}', usage: { input_tokens: 400, output_tokens: 9 } } });
+    claude.script({ reply: { content: '{"conclusion":"commit","summary":"bump lodash"}', usage: { input_tokens: 400, output_tokens: 9 } } });
     const messages: ChatMessage[] = [
       ...opening,
       {
@@ -192,7 +192,7 @@ describe('Anthropic Messages wire', () => {
         ['tool_result', 'toolu_2'],
       ],
     );
-    assert.equal(reply.text, '{"decision":"commit","summary":"bump lodash"}');
+    assert.equal(reply.text, '{"conclusion":"commit","summary":"bump lodash"}');
     assert.equal(reply.finishReason, 'stop');
     assert.deepEqual(reply.usage, { inputTokens: 400, outputTokens: 9 });
   });
@@ -210,7 +210,7 @@ async function failureOf(p: Promise<unknown>): Promise<Error> {
 }
 
 describe('provider errors', () => {
-  const req: StepRequest = { messages: opening, tools: [readRelease], maxOutputTokens: 100 };
+  const req: TurnRequest = { messages: opening, tools: [readRelease], maxOutputTokens: 100 };
 
   test('400: ProviderRejected, non-retryable, after exactly one request (no SDK retry)', async () => {
     const before = openai.requests.length;
@@ -353,28 +353,28 @@ describe('offline model', () => {
     const quiet = await step({ messages: afterReads('{"changed":false,"headline":"up to date"}', '{"changed":false}'), tools, maxOutputTokens: 200 });
     assert.deepEqual(quiet.toolCalls, []);
     assert.equal(quiet.finishReason, 'stop');
-    assert.deepEqual(JSON.parse(quiet.text), { decision: 'no_op', summary: 'nothing changed' });
+    assert.deepEqual(JSON.parse(quiet.text), { conclusion: 'no_op', summary: 'nothing changed' });
     const busy = await step({
       messages: afterReads('{"changed":true,"headline":"bump lodash"}', '{"changed":true,"headline":"bump react"}'),
       tools,
       maxOutputTokens: 200,
     });
     assert.deepEqual(busy.toolCalls, []);
-    assert.deepEqual(JSON.parse(busy.text), { decision: 'commit', summary: 'bump lodash; bump react' });
+    assert.deepEqual(JSON.parse(busy.text), { conclusion: 'commit', summary: 'bump lodash; bump react' });
   });
 
   test('observations in the opening message count; JSON that is no observation does not', async () => {
     const messages: ChatMessage[] = [{ role: 'user', content: JSON.stringify({ task: 't', observations: [{ changed: true, headline: 'new release' }] }) }];
-    assert.deepEqual(JSON.parse((await step({ messages, tools: [], maxOutputTokens: 50 })).text), { decision: 'commit', summary: 'new release' });
+    assert.deepEqual(JSON.parse((await step({ messages, tools: [], maxOutputTokens: 50 })).text), { conclusion: 'commit', summary: 'new release' });
     const noise: ChatMessage[] = [{ role: 'user', content: JSON.stringify({ task: 't', items: [1, 2] }) }];
-    assert.deepEqual(JSON.parse((await step({ messages: noise, tools: [], maxOutputTokens: 50 })).text), { decision: 'no_op', summary: 'nothing changed' });
+    assert.deepEqual(JSON.parse((await step({ messages: noise, tools: [], maxOutputTokens: 50 })).text), { conclusion: 'no_op', summary: 'nothing changed' });
   });
 
   test('fills a custom answer schema', async () => {
     const schema = {
       type: 'object',
       properties: {
-        decision: { type: 'string', enum: ['escalate', 'commit', 'no_op'] },
+        conclusion: { type: 'string', enum: ['escalate', 'commit', 'no_op'] },
         summary: { type: 'string' },
         title: { type: 'string' },
         confidence: { type: 'number' },
@@ -392,7 +392,7 @@ describe('offline model', () => {
       answerSchema: schema,
     });
     assert.deepEqual(JSON.parse(reply.text), {
-      decision: 'commit',
+      conclusion: 'commit',
       summary: 'bump lodash',
       title: 'bump lodash',
       confidence: 0,
@@ -402,18 +402,18 @@ describe('offline model', () => {
       level: 'low',
       details: { note: 'bump lodash', ok: true },
     });
-    // A decision enum without commit/no_op: its first value.
+    // A conclusion enum without commit/no_op: its first value.
     const other = await step({
       messages: opening,
       tools: [],
       maxOutputTokens: 200,
-      answerSchema: { type: 'object', properties: { decision: { enum: ['open', 'skip'] } } },
+      answerSchema: { type: 'object', properties: { conclusion: { enum: ['open', 'skip'] } } },
     });
-    assert.deepEqual(JSON.parse(other.text), { decision: 'open' });
+    assert.deepEqual(JSON.parse(other.text), { conclusion: 'open' });
   });
 
   test('usage: counted with the o200k tokenizer, deterministic, output capped at maxOutputTokens', async () => {
-    const req: StepRequest = { messages: opening, tools, maxOutputTokens: 200 };
+    const req: TurnRequest = { messages: opening, tools, maxOutputTokens: 200 };
     const a = await step(req);
     assert.deepEqual(await step(req), a, 'deterministic');
     assert.equal(a.usage.inputTokens, chatTokens(req.messages, req.tools));

@@ -9,19 +9,19 @@ import {
 } from '@ai-sdk/provider';
 import { ApplicationFailure } from '@temporalio/common';
 import type { ChatMessage } from '../core/contracts';
-import type { ModelStep, StepReply, StepRequest } from '../core/model';
+import type { ModelTurn, TurnReply, TurnRequest } from '../core/model';
 import { FailureType } from '../core/failures';
 import { chatTokens } from './offline';
 
-export type { ModelStep, StepReply, StepRequest } from '../core/model';
+export type { ModelTurn, TurnReply, TurnRequest } from '../core/model';
 export type { ModelTool } from '../core/contracts';
 
 /**
- * One model step through any AI SDK LanguageModelV3. Calls `doGenerate` directly: that is exactly one
+ * One model turn through any AI SDK LanguageModelV3. Calls `doGenerate` directly: that is exactly one
  * HTTP request (generateText would add its own retries and tool loop; Temporal's retry policy is the
  * only retry, and the workflow runs the tools).
  */
-export function aiSdkModel(model: LanguageModelV3): ModelStep {
+export function aiSdkModel(model: LanguageModelV3): ModelTurn {
   return async (req, signal) => {
     const options: LanguageModelV3CallOptions = {
       prompt: toPrompt(req.messages),
@@ -90,9 +90,9 @@ function toPrompt(messages: ChatMessage[]): LanguageModelV3Message[] {
   return prompt;
 }
 
-function readReply(result: LanguageModelV3GenerateResult, model: LanguageModelV3, req: StepRequest): StepReply {
+function readReply(result: LanguageModelV3GenerateResult, model: LanguageModelV3, req: TurnRequest): TurnReply {
   let text = '';
-  const toolCalls: StepReply['toolCalls'] = [];
+  const toolCalls: TurnReply['toolCalls'] = [];
   for (const part of result.content) {
     if (part.type === 'text') text += part.text;
     // Provider-executed calls (web search and the like) are the provider's business; we offer none.
@@ -125,7 +125,7 @@ function parseArgs(input: string): { args: unknown; argsError?: string } {
 /** Default delay after a 429 without a usable Retry-After, in ms. */
 const DEFAULT_RATE_LIMIT_DELAY_MS = 1000;
 
-/** What a failed `doGenerate` becomes: see {@link ModelStep}. */
+/** What a failed `doGenerate` becomes: see {@link ModelTurn}. */
 function providerFailure(err: unknown, signal: AbortSignal | undefined): unknown {
   // Our own cancellation (the activity was cancelled) is not the provider's failure; a deadline is.
   // The abort's reason, not err: the SDK wraps an abort that lands mid-body in an APICallError.
