@@ -1,4 +1,5 @@
 import type { OfferDecision, SeenEvent, SeenRow } from '../../src/core/coalesce-types';
+import { hash64 } from '../../src/core/hash';
 import { seenRunToken } from '../../src/core/ids';
 
 /*
@@ -37,21 +38,12 @@ export interface SeenEntry {
 }
 
 /**
- * 64 bits of a string, deterministic in workflow code (no crypto there): two 32-bit multiplicative
- * hashes mixed into each other, the cyrb53 scheme widened. A compact entry stands for its event key
- * by it; two keys of one wake key within one horizon meet with a chance of about n²/2⁶⁵.
+ * A compact entry stands for its event key by 64 bits of it (src/core/hash.ts); two keys of one
+ * wake key within one horizon meet with a chance of about n²/2⁶⁵.
  */
 export function keyHash(key: string): string {
-  let h1 = 0xdeadbeef;
-  let h2 = 0x41c6ce57;
-  for (let i = 0; i < key.length; i++) {
-    const c = key.charCodeAt(i);
-    h1 = Math.imul(h1 ^ c, 2654435761);
-    h2 = Math.imul(h2 ^ c, 1597334677);
-  }
-  h1 = Math.imul(h1 ^ (h1 >>> 16), 2246822507) ^ Math.imul(h2 ^ (h2 >>> 13), 3266489909);
-  h2 = Math.imul(h2 ^ (h2 >>> 16), 2246822507) ^ Math.imul(h1 ^ (h1 >>> 13), 3266489909);
-  return `#${(h2 >>> 0).toString(36).padStart(7, '0')}${(h1 >>> 0).toString(36).padStart(7, '0')}`;
+  const [high, low] = hash64(key);
+  return `#${high.toString(36).padStart(7, '0')}${low.toString(36).padStart(7, '0')}`;
 }
 
 /**
