@@ -1,12 +1,14 @@
 import {
   ActivityFailure,
   ApplicationFailure,
+  CancellationScope,
   allHandlersFinished,
   condition,
   log,
   makeContinueAsNewFunc,
   proxyActivities,
   setHandler,
+  sleep,
   upsertMemo,
   workflowInfo,
 } from '@temporalio/workflow';
@@ -118,6 +120,7 @@ export async function supervisorWorkflow(input: SupervisorInput): Promise<void> 
   };
 
   const perform = (a: Performed) => performAction(a, taskQueue, feed);
+  const due = timerAt();
   /** Pages being sent beside the rest of the work, for the next run to send again if this one continues as new first. */
   const inFlight = new Map<Promise<void>, PageAction>();
 
@@ -128,7 +131,8 @@ export async function supervisorWorkflow(input: SupervisorInput): Promise<void> 
       // or sooner, when a message asks for an action, changes the memo or brings something due sooner.
       const wakeAtMs = nextWakeMs(m, workflowNow()) ?? Infinity;
       const woke = () => queue.length > 0 || memoChanged() || (nextWakeMs(m, workflowNow()) ?? Infinity) < wakeAtMs || timeToContinue();
-      await (wakeAtMs === Infinity ? condition(woke) : condition(woke, Math.max(1, wakeAtMs - workflowNow())));
+      if (wakeAtMs === Infinity) await condition(woke);
+      else await untilWokeOr(woke, due(wakeAtMs));
     }
     feed({ kind: 'tick' });
     while (queue.length) {
@@ -154,6 +158,33 @@ export async function supervisorWorkflow(input: SupervisorInput): Promise<void> 
       return makeContinueAsNewFunc<typeof supervisorWorkflow>({ memo: { supervisor: memoOf(m) } })(continueWith(m));
     }
   }
+}
+
+/**
+ * One timer per due time: when the loop comes round for a message and its due time has not moved, it
+ * waits on the timer it started before instead of starting another (each timer started is an action
+ * Temporal bills, and wake counts and leases come often). A timer that fired is not waited on again.
+ */
+function timerAt(): (atMs: number) => Promise<void> {
+  let current: { atMs: number; fired: boolean; done: Promise<void> } | undefined;
+  return (atMs) => {
+    if (current?.atMs !== atMs || current.fired) {
+      const timer: { atMs: number; fired: boolean; done: Promise<void> } = { atMs, fired: false, done: Promise.resolve() };
+      timer.done = sleep(Math.max(1, atMs - workflowNow())).then(() => {
+        timer.fired = true;
+      });
+      current = timer;
+    }
+    return current.done;
+  };
+}
+
+/** Until `woke` holds or `timer` fires; the wait on `woke` is cancelled when the timer comes first. */
+async function untilWokeOr(woke: () => boolean, timer: Promise<void>): Promise<void> {
+  const scope = new CancellationScope();
+  const waiting = scope.run(() => condition(woke)).catch(() => undefined);
+  await Promise.race([waiting, timer]);
+  scope.cancel();
 }
 
 /**
