@@ -29,7 +29,7 @@ import { benchRecorder } from './results';
  *   from its history; a schedule's window beside a bare Temporal Schedule starting it.
  * Meanwhile a worker on a queue of its own gets no wake at all: the actions of every workflow on it
  * over BENCH_IDLE_S (after 10 s of start-up) are the idle fleet's, per hour.
- * Each figure is set beside issue 49's target with `met`. Knobs: BENCH_WAKES (runs per path, 10),
+ * Each figure is set beside its target with `met`. Knobs: BENCH_WAKES (runs per path, 10),
  * BENCH_EVENTS_PER_KEY (10), BENCH_IDLE_S (300).
  */
 const WAKES = Number(process.env.BENCH_WAKES ?? 10);
