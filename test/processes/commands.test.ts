@@ -132,7 +132,7 @@ describe('every process from its wakegate command, drained on SIGTERM', () => {
       try {
         const res = await fetch(url, { method: 'POST', body, headers });
         first();
-        return { status: res.status, json: (await res.json()) as { workflowId?: string } };
+        return { status: res.status, json: (await res.json()) as { runKey?: string } };
       } catch (err) {
         return err as Error; // refused once the listener closed: the sender retries, nothing was taken
       }
@@ -141,14 +141,14 @@ describe('every process from its wakegate command, drained on SIGTERM', () => {
     const exit = await ingress.stop('SIGTERM');
     const answers = await Promise.all(deliveries);
     assert.deepEqual(exit, { code: 0, signal: null }, ingress.output());
-    const answered = answers.filter((a): a is { status: number; json: { workflowId?: string } } => !(a instanceof Error));
+    const answered = answers.filter((a): a is { status: number; json: { runKey?: string } } => !(a instanceof Error));
     assert.deepEqual(
       answered.filter((a) => a.status !== 202),
       [],
       'an answer other than 202: a delivery the drain cut off',
     );
     assert.ok(answered.length >= 1);
-    await completedOnce(answered.map((a) => a.json.workflowId!));
+    await completedOnce(answered.map((a) => a.json.runKey!));
     console.log(`ingress drain: ${answered.length} of ${answers.length} deliveries answered 202 (each run once), the rest refused a connection`);
   });
 
