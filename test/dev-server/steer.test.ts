@@ -446,8 +446,15 @@ describe('a coalescer terminated by hand while its live run holds a steered even
         const ended = await awaitRun(env.client, first);
         const next = await within(awaitRun(env.client, second), 90_000, 'the waiting batch’s run');
         assert.notEqual(next.runKey, first.runKey);
-        const [a, b] = await Promise.all([first.runKey, next.runKey].map((id) => env.client.workflow.getHandle(id).describe()));
-        assert.ok(b!.startTime.getTime() >= a!.closeTime!.getTime(), `the next run started after the live one ended (${ended.terminalReason})`);
+        // The live run tells its coalescer it has ended (its work and commit done), then closes: the
+        // next run may start in between, never before that word.
+        const told = ((await env.client.workflow.getHandle(first.runKey).fetchHistory()).events ?? []).find(
+          (e) => e.signalExternalWorkflowExecutionInitiatedEventAttributes?.signalName === 'runEnded',
+        );
+        assert.ok(told?.eventTime, 'the live run told its coalescer it ended');
+        const b = await env.client.workflow.getHandle(next.runKey).describe();
+        const toldMs = Number(told.eventTime.seconds) * 1000 + Math.floor((told.eventTime.nanos ?? 0) / 1e6);
+        assert.ok(b.startTime.getTime() >= toldMs, `the next run started after the live one ended (${ended.terminalReason})`);
       },
       { activities: app.activities() },
     );
