@@ -132,6 +132,8 @@ export class SupervisorLink {
     this.counts.set(agent, (this.counts.get(agent) ?? 0) + 1);
     const nowMs = Date.now();
     this.tally.note(agent, nowMs);
+    // Already going within a round: nothing to weigh (the gate's path at a brisk rate).
+    if (this.flushTimer && this.flushDueMs <= nowMs + this.flushMs) return;
     // Sent after the tally's delay; a timer set for later goes sooner once wakes come briskly.
     const dueMs = nowMs + this.tally.delayMs(nowMs);
     if (this.flushTimer && this.flushDueMs <= dueMs) return;

@@ -14,6 +14,7 @@ import {
   type MachineState,
 } from '../../workflows/supervisor/machine';
 import type { PageAction, RunClosure, SupervisorPolicy, WindowCap } from '../../src/core/supervisor-types';
+import { IDLE_OBSERVE_MS } from '../../workflows/supervisor/observe';
 
 /*
  * The supervisor's rules, one by one, on its pure machine: no server, no clock (every step is given
@@ -656,7 +657,8 @@ describe('reading closed runs', () => {
   test('idle, it waits for a wake; a wake makes the fleet active for a while', () => {
     const first = at(fresh(), { kind: 'tick' }, 0).state;
     const m = at(first, { kind: 'observed', toMs: T0 - 60_000, read: { closures: [], truncated: false } }, 0).state;
-    assert.equal(nextWakeMs(m, T0 + 61_000), undefined, 'its first read done, with no wake, lease or closed run: idle');
+    assert.equal(isActive(m, T0 + 61_000), false, 'its first read done, with no wake, lease or closed run: idle');
+    assert.equal(nextWakeMs(m, T0 + 61_000), T0 + IDLE_OBSERVE_MS, 'idle: the next read five minutes after the last');
     const woke = at(m, { kind: 'wakes', counts: { canary: 1 } }, 61_000);
     assert.equal(isActive(woke.state, T0 + 61_000), true);
     assert.equal(nextWakeMs(woke.state, T0 + 61_000), T0 + 500, 'a round after the last read: at once');
@@ -678,7 +680,7 @@ describe('when the loop comes round', () => {
     assert.equal(nextWakeMs(failed, T0), T0 + 500, 'the read comes before the retry (1 s)');
     assert.equal(nextWakeMs(failed, T0 + 61_000), T0 + 1000, 'idle: the retry still comes, late as it is');
     const reset = at(failed, { kind: 'reset', who: 'ops', reason: 'fine' }, 61_000).state;
-    assert.equal(nextWakeMs(reset, T0 + 61_000), undefined, 'idle, nothing due: wait for a message');
+    assert.equal(nextWakeMs(reset, T0 + 61_000), T0 + IDLE_OBSERVE_MS, 'idle, nothing due: the idle read, five minutes after the last');
   });
 
   test('reads that find no closed run wait twice as long each time, to a minute; a wake or a lease brings back a round', () => {
@@ -733,15 +735,17 @@ describe('continuing as new', () => {
     const first = at(at(fresh(), { kind: 'wakes', counts: { canary: 1 } }, 0).state, { kind: 'tick' }, 0).state;
     const quiet = at(first, { kind: 'observed', toMs: T0 - 1000, read: { closures: [], truncated: false } }, 0).state;
     const later = 20 * 60_000;
-    assert.equal(nextWakeMs(quiet, T0 + later), undefined, 'idle after the error-rate window');
+    assert.equal(isActive(quiet, T0 + later), false, 'idle after the error-rate window');
+    assert.equal(nextWakeMs(quiet, T0 + later), T0 + IDLE_OBSERVE_MS, 'its idle read five minutes after the last');
     const resumed = start(continueWith(quiet), T0 + later);
-    assert.equal(nextWakeMs(resumed, T0 + later), undefined, 'the next run is idle too');
+    assert.equal(isActive(resumed, T0 + later), false, 'the next run is idle too');
     const fresher = start({ taskQueue: 'q', policy: policy() }, T0 + later);
     assert.ok(nextWakeMs(fresher, T0 + later)! <= T0 + later, 'a new supervisor reads at once');
     const asked = at(fresher, { kind: 'tick' }, later);
     assert.equal(acts(asked).filter((a) => a.kind === 'observe').length, 1);
     const read = at(asked.state, { kind: 'observed', toMs: T0 + later - 1000, read: { closures: [], truncated: false } }, later).state;
-    assert.equal(nextWakeMs(read, T0 + later), undefined, 'its first read found no closed run, and no wake came: idle');
+    assert.equal(isActive(read, T0 + later), false, 'its first read found no closed run, and no wake came: idle');
+    assert.equal(nextWakeMs(read, T0 + later), T0 + later + IDLE_OBSERVE_MS, 'the next read five minutes on');
     const woken = at(read, { kind: 'wakes', counts: { canary: 1 } }, later + 5).state;
     assert.equal(nextWakeMs(woken, T0 + later + 5), T0 + later + 500, 'a wake: active, a round after the last read');
   });

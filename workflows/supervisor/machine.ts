@@ -2,7 +2,7 @@ import type { LeaseAnswer } from '../../src/core/permit-types';
 import type { ReleaseRecord, SupervisorInput, SupervisorStatus } from '../../src/core/supervisor-types';
 import { forgetExpired, returnUnused } from './blocks';
 import { lease } from './caps';
-import { isActive, nextObserveMs, observeIfDue, observed, pruneSeries, visibilityAnswered } from './observe';
+import { nextObserveMs, observeIfDue, observed, pruneSeries, visibilityAnswered } from './observe';
 import { continuing, dueNow, nextDueMs, paged, stopped } from './pages';
 import { halt, release, reset } from './people';
 import type { Action, Input, MachineState, Turn } from './state';
@@ -135,13 +135,15 @@ function apply(turn: Turn, input: Input): Replies[keyof Replies] | undefined {
 }
 
 /**
- * When the workflow must next come round of itself (epoch ms): the next stop or page due and, while
- * the fleet is active, the next read of closed runs. Undefined: nothing is due; wait for a message.
+ * When the workflow must next come round of itself (epoch ms): the next stop or page due and the next
+ * read of closed runs (`observeRoundMs`: a minute apart at most while the fleet is active, five idle).
+ * Undefined, on a server without visibility with nothing due: wait for a message.
  */
 export function nextWakeMs(m: MachineState, nowMs: number): number | undefined {
   const due = nextDueMs(m);
-  if (!isActive(m, nowMs)) return due;
-  return Math.min(nextObserveMs(m), due ?? Infinity);
+  // Without a visibility API there is nothing to read: only what is due.
+  if (m.visibilityError?.unavailable) return due;
+  return Math.min(nextObserveMs(m, nowMs), due ?? Infinity);
 }
 
 /** The state is plain JSON: a copy is a JSON round trip. */

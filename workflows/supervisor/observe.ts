@@ -59,23 +59,33 @@ export const isActive = (m: MachineState, nowMs: number): boolean =>
 export const MAX_QUIET_OBSERVE_MS = 60_000;
 
 /**
- * How long after the last read the next is due, ms: a round (`observeEveryMs`) while runs close,
- * doubling with each read in a row that found none, to MAX_QUIET_OBSERVE_MS; a wake or a lease
- * brings it back to a round. Each read is an activity and a timer in the supervisor's history.
+ * How long an idle fleet's supervisor waits between reads, ms: a hand-terminated coalescer's pending
+ * events (recovered in the same round) and a run closing long after its lease are found within it,
+ * at two actions a read, 24 an hour.
  */
-export function observeRoundMs(m: MachineState): number {
+export const IDLE_OBSERVE_MS = 5 * 60_000;
+
+/**
+ * How long after the last read the next is due, ms: while the fleet is active, a round
+ * (`observeEveryMs`) while runs close, doubling with each read in a row that found none, to
+ * MAX_QUIET_OBSERVE_MS; a wake or a lease brings it back to a round. Idle, IDLE_OBSERVE_MS. Each read
+ * is an activity and a timer in the supervisor's history.
+ */
+export function observeRoundMs(m: MachineState, nowMs: number): number {
   const every = m.policy.observeEveryMs;
+  if (!isActive(m, nowMs)) return Math.max(every, IDLE_OBSERVE_MS);
   return Math.min(every * 2 ** Math.min(m.quietRounds ?? 0, 20), Math.max(every, MAX_QUIET_OBSERVE_MS));
 }
 
 /** When the next read of closed runs is due (epoch ms): a round after the last, and after a failed read a whole round too. */
-export const nextObserveMs = (m: MachineState): number => Math.max(m.observedToMs + SETTLE_MS, m.lastObserveAttemptMs) + observeRoundMs(m);
+export const nextObserveMs = (m: MachineState, nowMs: number): number =>
+  Math.max(m.observedToMs + SETTLE_MS, m.lastObserveAttemptMs) + observeRoundMs(m, nowMs);
 
 /** Ask for the runs closed since the last read, when its round is due. */
 export function observeIfDue(turn: Turn): void {
   const { m, nowMs } = turn;
   const toMs = nowMs - SETTLE_MS;
-  if (nowMs < nextObserveMs(m) || toMs <= m.observedToMs || m.visibilityError?.unavailable) return;
+  if (nowMs < nextObserveMs(m, nowMs) || toMs <= m.observedToMs || m.visibilityError?.unavailable) return;
   m.lastObserveAttemptMs = nowMs;
   turn.actions.push({ kind: 'observe', fromMs: m.observedToMs, toMs, limit: OBSERVE_LIMIT });
 }
