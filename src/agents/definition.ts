@@ -4,7 +4,9 @@ import type { AgentDefinition, AnyArgs, Plan, DecideContext, EffectDefinition, T
 import type { AgentPolicy } from '../core/policy';
 import type { ModelTurn } from '../core/model';
 import { Duration, Name, parseDefinition } from '../core/parse';
-import { fn, isZod, jsonSchemaOf, ToolName, zodSchema } from './schema-parts';
+import { fn, isZod, jsonSchemaOf, ToolName, VersionName, zodSchema } from './schema-parts';
+import { DEFAULT_VERSION } from '../core/rollout';
+import { versionProblem } from './registry';
 
 export { defineTool, type ToolOptions } from './tool';
 export { defineEffect, type EffectOptions } from './effect';
@@ -57,6 +59,8 @@ const isEffect = (v: unknown) =>
 const AgentSchema = z
   .strictObject({
     name: ToolName,
+    version: VersionName.default(DEFAULT_VERSION),
+    versions: z.array(z.custom<AgentDefinition>(isAgent, 'versions[] must be agent definitions (made with defineAgent)')).default([]),
     description: z.string().min(1),
     triggers: z.array(Name).nonempty(), // trigger names may hold `.`: src/core/parse.ts
     wakeKey: fn<(event: WakeEvent) => string>('wakeKey'),
@@ -122,6 +126,10 @@ const AgentSchema = z
       if (!def.systemPrompt) ctx.addIssue({ code: 'custom', path: ['systemPrompt'], message: 'an agent with a model needs a systemPrompt' });
       if (!def.effects.length) ctx.addIssue({ code: 'custom', path: ['effects'], message: 'an agent with a model commits at least one effect' });
     }
+    def.versions.forEach((other, i) => {
+      const problem = versionProblem(def, other, i);
+      if (problem) ctx.addIssue({ code: 'custom', path: ['versions', i], message: problem });
+    });
     if (def.shadow && def.shadow.candidate.policy.name !== def.name)
       ctx.addIssue({
         code: 'custom',
@@ -210,6 +218,18 @@ export interface AgentOptions<A = DefaultAnswer> {
    * them. Turning it off is deleting this line. @example { candidate: reporterV2, sample: 0.2 }
    */
   shadow?: { candidate: AgentDefinition; sample: number };
+  /**
+   * This definition's version, named in every run it makes (search attribute WakeVersion, the trail,
+   * metrics). Change it when you change the agent's prompt, model, tools, effects or `decide`.
+   * @default 'v1' @example '2026-12-07'
+   */
+  version?: string;
+  /**
+   * Other versions the worker can run (same name, own `version`): `wakegate rollout` gives one a
+   * share of wake keys; a run keeps its version to its end. The gate reads the wake key, payload and
+   * triggers of the exported definition only. Keep a version until its runs have closed. @example [reporterV2]
+   */
+  versions?: AgentDefinition[];
 }
 
 const newest = (events: { payload: Record<string, unknown> }[]) => events[events.length - 1]?.payload ?? {};
@@ -220,7 +240,7 @@ const newest = (events: { payload: Record<string, unknown> }[]) => events[events
  */
 export function defineAgent<A = DefaultAnswer>(def: AgentOptions<A>): AgentDefinition {
   const data = parseDefinition(AgentSchema, def, 'agent', def?.name);
-  const { budget, approval, coalesce, tools, effects, wakeKey, payload, mergePayload, answer, decide, model, shadow, ...rest } = data;
+  const { budget, approval, coalesce, tools, effects, wakeKey, payload, mergePayload, answer, decide, model, shadow, versions, ...rest } = data;
   const { wallClock, ...limits } = budget;
   const answerSchema = (answer ?? DefaultAnswer) as z.ZodType<unknown>;
   const policy: AgentPolicy = {
@@ -269,5 +289,6 @@ export function defineAgent<A = DefaultAnswer>(def: AgentOptions<A>): AgentDefin
     decide: (decide as ((answer: unknown, ctx: DecideContext) => Plan) | undefined) ?? defaultDecide,
     ...(model?.use ? { model: model.use } : {}),
     ...(shadow ? { shadow: { candidate: shadow.candidate, sample: shadow.sample } } : {}),
+    ...(versions.length ? { versions: Object.fromEntries(versions.map((v) => [v.policy.version ?? DEFAULT_VERSION, v])) } : {}),
   };
 }

@@ -11,6 +11,13 @@ export const ToolName = z
   .max(64)
   .regex(/^[a-z][a-z0-9_-]*$/, 'use lower-case letters, digits, "_" or "-", starting with a letter');
 
+/** A version's name: short and plain, as it sits in a search attribute, a span and a CLI argument. */
+export const VersionName = z
+  .string()
+  .min(1)
+  .max(32)
+  .regex(/^[A-Za-z0-9][A-Za-z0-9._-]*$/, 'a version is letters, digits, ".", "_" or "-", starting with a letter or digit');
+
 export const fn = <T>(what: string): z.ZodType<T> => z.custom<T>((v) => typeof v === 'function', `${what} must be a function`);
 // Duck-typed, not `instanceof`: a user's package may bring its own copy of zod 4.
 export const isZod = (v: unknown): boolean => typeof v === 'object' && v !== null && '_zod' in v && typeof (v as z.ZodType).safeParse === 'function';

@@ -115,4 +115,6 @@ export interface AgentDefinition {
   model?: ModelTurn;
   /** Live shadow: the candidate definition a sample of its runs also run, effects recorded only (`policy.shadow`). */
   shadow?: { candidate: AgentDefinition; sample: number };
+  /** The other versions the worker can run, by version name (`defineAgent`'s `versions`). */
+  versions?: Readonly<Record<string, AgentDefinition>>;
 }

@@ -123,3 +123,8 @@ export const SHADOW_PREFIX = 'shadow/';
 export function supervisorId(taskQueue: string): string {
   return `wakegate-supervisor/${taskQueue}`;
 }
+
+/** The rollout of one agent's versions on one task queue (workflows/rollout/): its memo says which version a new wake gets. */
+export function rolloutId(taskQueue: string, agent: string): string {
+  return `wakegate-rollout/${taskQueue}/${agent}`;
+}

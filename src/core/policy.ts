@@ -87,6 +87,12 @@ export interface CoalescePolicy {
 
 export interface AgentPolicy {
   name: string;
+  /**
+   * Which version of the agent this is (`defineAgent`'s `version`, `v1` unless named). A run is
+   * pinned to the version it started on: its policy, and every activity it calls, come from it.
+   * Histories recorded before versions existed carry none: they run the agent's own definition.
+   */
+  version?: string;
   description: string;
   /** Trigger sources that wake this agent. */
   triggers: string[];

@@ -7,6 +7,9 @@ import { hash64 } from './hash';
 import type { PageRequest } from './supervisor-requests';
 import type { SupervisorMode } from './supervisor-types';
 
+/** The version of an agent that names none. */
+export const DEFAULT_VERSION = 'v1';
+
 /** Which of a rollout's two versions a wake gets. */
 export type RolloutVersion = 'current' | 'candidate';
 
@@ -34,6 +37,38 @@ export const shareBuckets = (share: number): number => Math.round(share * RAMP_B
  */
 export function versionFor({ agent, wakeKey, share }: { agent: string; wakeKey: string; share: number }): RolloutVersion {
   return rampBucket(agent, wakeKey) < shareBuckets(share) ? 'candidate' : 'current';
+}
+
+/**
+ * What every worker reads of a rollout (the memo `rollout` of its workflow): enough to give a new
+ * wake its version, and no more. A missing rollout reads as none: every wake on the agent's own version.
+ */
+export interface RolloutView {
+  phase: RolloutPhase;
+  current: string;
+  candidate?: string;
+  share: number;
+  /** Which rollout of the agent (its count of starts). */
+  rollout: number;
+}
+
+/**
+ * The name of the version a new wake of `agent` about `wakeKey` gets under `view`: the current one
+ * while idle or rolled back, the candidate once promoted, and by the key's bucket while ramping.
+ * Undefined with no view: the agent's own definition.
+ */
+export function versionOfView(view: RolloutView | undefined, agent: string, wakeKey: string): string | undefined {
+  if (!view) return undefined;
+  const candidate = view.candidate ?? view.current;
+  switch (view.phase) {
+    case 'idle':
+    case 'rolled_back':
+      return view.current;
+    case 'promoted':
+      return candidate;
+    case 'ramping':
+      return versionFor({ agent, wakeKey, share: view.share }) === 'candidate' ? candidate : view.current;
+  }
 }
 
 /**
