@@ -12,6 +12,7 @@ import { createRunActivities } from './run/run';
 import { createSupervisorActivities } from './supervisor/supervise';
 import { pagerDutyPager, type Pager } from '../src/supervisor/pager';
 import { SupervisorLinks } from '../src/supervisor/links';
+import { RolloutViews } from '../src/run/rollout-views';
 import { withShadows } from '../src/agents/registry';
 import type { SupervisorPolicy } from '../src/core/supervisor-types';
 
@@ -46,6 +47,8 @@ export function createActivities(deps: ActivityDeps): Activities {
   // One link per task queue for the whole process: a run's first step takes its permit through it
   // (the run's activities), a held run re-checks through it (the supervisor's).
   const links = new SupervisorLinks({ client: getClient, policy: deps.supervisor });
+  // The agents' rollouts as this process last read them: a new run of an agent with versions asks which it runs.
+  const rollouts = new RolloutViews(getClient);
   const supervisor = createSupervisorActivities({
     links,
     pager: deps.pager ?? pagerDutyPager({ url: outside.pager.url, routingKey: outside.pager.routingKey, timeoutMs: outside.httpTimeoutMs }),
@@ -53,7 +56,7 @@ export function createActivities(deps: ActivityDeps): Activities {
   return {
     ...createCoalesceActivities(),
     ...createScheduleActivities({ registry: deps.registry, supervisor: deps.supervisor }),
-    ...createRunActivities({ agents, model: deps.model ?? configuredModel(outside), outside, runVerdict: links.runVerdict }),
+    ...createRunActivities({ agents, model: deps.model ?? configuredModel(outside), outside, runVerdict: links.runVerdict, rolloutVersion: (q, agent, key) => rollouts.versionFor(q, agent, key) }),
     ...supervisor,
     ...createCommitActivity(agents, outside),
   };

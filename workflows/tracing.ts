@@ -74,6 +74,8 @@ class WakeAttributes implements WorkflowInboundCallsInterceptor {
     const result = await next(input);
     const reason = (result as { terminalReason?: unknown } | undefined)?.terminalReason;
     if (typeof reason === 'string') span.setAttribute(WakeAttr.terminalReason, reason);
+    const version = (result as { agentVersion?: unknown } | undefined)?.agentVersion;
+    if (typeof version === 'string') span.setAttribute(WakeAttr.agentVersion, version);
     return result;
   }
 }

@@ -1,6 +1,6 @@
 import { activityInfo, log } from '@temporalio/activity';
 import { ApplicationFailure } from '@temporalio/common';
-import type { AgentRegistry } from '../../src/agents/registry';
+import { agentNamed, type AgentRegistry } from '../../src/agents/registry';
 import type { EffectContext, EffectDefinition, EffectReceipt } from '../../src/agents/types';
 import type { OutsideConfig } from '../../src/config/config';
 import type { CommitActivities, EffectOutcome, ShadowEffect } from '../../src/core/contracts';
@@ -67,9 +67,8 @@ const WOULD_DO: Record<EffectDefinition['class'], (key: string) => string> = {
 
 /** The commit activity: carries out one staged effect with the agent's own code, under its class's rule. */
 /** The named agent's effect, or the non-retryable failure that says which of the two is unknown. */
-function effectOf(agents: AgentRegistry, agent: string, name: string): EffectDefinition {
-  const def = agents[agent];
-  if (!def) throw ApplicationFailure.nonRetryable(`no agent named "${agent}" is defined in this worker`, FailureType.UnknownAgent);
+function effectOf(agents: AgentRegistry, agent: string, name: string, version?: string): EffectDefinition {
+  const def = agentNamed(agents, agent, version);
   const effect = def.effects[name] as EffectDefinition | undefined;
   if (!effect) throw ApplicationFailure.nonRetryable(`agent "${agent}" has no effect named "${name}"`, FailureType.UnknownEffect);
   return effect;
@@ -89,7 +88,7 @@ export function createCommitActivity(agents: AgentRegistry, outside: OutsideConf
           `effect "${input.effect.name}" not carried out: this execution was reset past its first step, so its effect keys were not read across the run's other executions (a key another execution moved could be used again). Reset it to its first workflow task, or redeliver or replay its event.`,
           FailureType.ResetPastStart,
         );
-      const effect = effectOf(agents, input.agent, input.effect.name);
+      const effect = effectOf(agents, input.agent, input.effect.name, input.agentVersion);
       const args = parseArgs(input.args, effect.input);
       if (!args.ok) throw ApplicationFailure.nonRetryable(`effect "${effect.name}": ${args.problem}`, FailureType.InvalidArguments);
       const { receipt, outcome } = await withHeartbeat((signal) =>
@@ -111,7 +110,7 @@ export function createCommitActivity(agents: AgentRegistry, outside: OutsideConf
      * no provider.
      */
     async recordEffect(input) {
-      const effect = effectOf(agents, input.agent, input.effect.name);
+      const effect = effectOf(agents, input.agent, input.effect.name, input.agentVersion);
       const args = parseArgs(input.args, effect.input);
       if (!args.ok) throw ApplicationFailure.nonRetryable(`effect "${effect.name}": ${args.problem}`, FailureType.InvalidArguments);
       const rule = WOULD_DO[effect.class](input.effectKey);

@@ -1,6 +1,6 @@
 import { activityInfo, getClient, heartbeat, log } from '@temporalio/activity';
 import { ApplicationFailure } from '@temporalio/common';
-import type { AgentRegistry } from '../../src/agents/registry';
+import { agentNamed, agentVersions, type AgentRegistry } from '../../src/agents/registry';
 import type { OutsideConfig } from '../../src/config/config';
 import { withHeartbeat } from '../shared/heartbeat';
 import type { RunActivities } from '../../src/core/contracts';
@@ -15,11 +15,13 @@ import { windowTaken } from './window-taken';
 import type { CheckedCall, ModelReply, ModelRequest, Proposal } from '../../src/core/contracts';
 import { slotsAfterReset } from '../../src/commit/executions';
 
-/** The named agent (a live shadow's name is its candidate: `withShadows`), or a non-retryable UnknownAgent failure naming it. */
-function agentNamed(agents: AgentRegistry, name: string): AgentDefinition {
-  const def = agents[name];
-  if (!def) throw ApplicationFailure.nonRetryable(`no agent named "${name}" is defined in this worker`, FailureType.UnknownAgent);
-  return def;
+/** The payload a run works on, merged by the agent's own `mergePayload`; one that throws fails the run for good. */
+function mergedPayload(def: AgentDefinition, agent: string, payloads: Record<string, unknown>[]): Record<string, unknown> {
+  try {
+    return def.mergePayload(payloads.map((p) => ({ payload: p })));
+  } catch (err) {
+    throw ApplicationFailure.nonRetryable(`agent "${agent}": mergePayload threw: ${(err as Error).message}`, FailureType.MergeFailed);
+  }
 }
 
 /** The run's activities: the agent's policy and payload, the model, the agent's tools. */
@@ -30,6 +32,8 @@ export function createRunActivities(opts: {
   outside: OutsideConfig;
   /** The supervisor's word on a run about to start: a permit from this process's stock, or hold (src/supervisor/links.ts). */
   runVerdict: (taskQueue: string, agent: string) => Promise<RunVerdict>;
+  /** The version a new run of an agent with other versions gets, from its rollout (src/run/rollout-views.ts); undefined: its own. */
+  rolloutVersion: (taskQueue: string, agent: string, wakeKey: string) => Promise<string | undefined>;
 }): RunActivities {
   const { agents, model, outside } = opts;
   return {
@@ -42,17 +46,15 @@ export function createRunActivities(opts: {
      * whether an earlier run already took the window (a manual trigger or a backfill of a window that
      * ran): then there is no verdict and no permit, and the run ends `duplicate`.
      */
-    async prepareRun({ agent, payloads, withoutVerdict, window, afterReset }) {
-      const def = agentNamed(agents, agent);
-      let payload: Record<string, unknown>;
-      try {
-        payload = def.mergePayload(payloads.map((p) => ({ payload: p })));
-      } catch (err) {
-        throw ApplicationFailure.nonRetryable(`agent "${agent}": mergePayload threw: ${(err as Error).message}`, FailureType.MergeFailed);
-      }
+    async prepareRun({ agent, wakeKey, agentVersion, payloads, withoutVerdict, window, afterReset }) {
+      // The version the run is pinned to from here on: the one it has, or its rollout's word for its wake key.
+      const versioned = agentVersions(agentNamed(agents, agent)).others.length > 0;
+      const def = agentNamed(agents, agent, agentVersion ?? (versioned ? await opts.rolloutVersion(activityInfo().taskQueue, agent, wakeKey) : undefined));
+      const payload = mergedPayload(def, agent, payloads);
       const { workflowExecution } = activityInfo();
       const base = {
-        policy: def.policy,
+        // Under the agent's own name: a version is a version of this agent, whatever it calls itself.
+        policy: { ...def.policy, name: agent },
         payload,
         ...(afterReset && workflowExecution
           ? {
@@ -75,7 +77,7 @@ export function createRunActivities(opts: {
      * with its Retry-After.
      */
     async modelTurn(req) {
-      const def = agentNamed(agents, req.agent);
+      const def = agentNamed(agents, req.agent, req.agentVersion);
       const answerSchema = req.answer === 'agent' ? def.policy.answerSchema : DEFAULT_ANSWER_SCHEMA;
       const turn = def.model ?? model;
       const raw = await withHeartbeat((signal) =>
@@ -101,7 +103,7 @@ export function createRunActivities(opts: {
      */
     async toolCall(input) {
       const info = activityInfo();
-      const tool = agentNamed(agents, input.agent).tools[input.tool] as ToolDefinition | undefined;
+      const tool = agentNamed(agents, input.agent, input.agentVersion).tools[input.tool] as ToolDefinition | undefined;
       if (!tool) throw ApplicationFailure.nonRetryable(`agent "${input.agent}" has no tool named "${input.tool}"`, FailureType.UnknownTool);
       const args = parseArgs(input.args ?? {}, tool.input);
       if (!args.ok) throw ApplicationFailure.nonRetryable(`tool "${input.tool}" of agent "${input.agent}": ${args.problem}`, FailureType.InvalidArguments);

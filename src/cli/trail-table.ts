@@ -32,6 +32,7 @@ function runLines(r: TrailRun): string[] {
   const lines = [
     `  ${safe(r.runKey)}`,
     `    ${clock(r.startedAt)} → ${clock(r.closedAt)}  ${end}${r.summary ? `: ${safe(r.summary)}` : ''}`,
+    ...(r.version ? [`    version ${safe(r.version)}`] : []),
     `    took ${r.absorbed.length + (r.absorbedOverflow ?? 0)} event(s)${r.steered?.length ? ` (${r.steered.length} steered in while live)` : ''}, skipped ${r.skipped.length}; model turns ${r.modelTurns}, tool calls ${r.toolCalls}, subagents ${r.subagents}`,
     ...(budget ? [`    budget used: ${budget}`] : []),
   ];

@@ -44,7 +44,7 @@ function runRow(r: TrailRun): string {
     r.summary ? e(r.summary) : '',
   ].filter(Boolean);
   return `<tr data-run="${e(r.runKey)}"><td><code>${e(r.runKey)}</code></td><td>${e(r.startedAt)}<br>${e(r.closedAt ?? 'open')}</td>
-<td class="decision">${e(r.terminalReason ?? r.phase ?? r.status.toLowerCase())}</td>
+<td class="decision">${e(r.terminalReason ?? r.phase ?? r.status.toLowerCase())}${r.version ? `<br><span class="muted" data-version>version ${e(r.version)}</span>` : ''}</td>
 <td>took ${e(r.absorbed.length + (r.absorbedOverflow ?? 0))}, skipped ${e(r.skipped.length)}<br>turns ${e(r.modelTurns)}, tool calls ${e(r.toolCalls)}, subagents ${e(r.subagents)}<br>${budget ? `budget used: ${e(budget)}` : 'no budget spent'}</td>
 <td>${notes.join('<br>')}${effects}</td></tr>`;
 }

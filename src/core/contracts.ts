@@ -56,6 +56,8 @@ export interface RunContext {
 /** One model turn's request (the `modelTurn` activity's input). */
 export interface ModelRequest {
   agent: string;
+  /** The agent's version the run is pinned to (its policy's `version`); absent: the agent's own definition. */
+  agentVersion?: string;
   messages: ChatMessage[];
   tools: ModelTool[];
   /** Hard cap on the reply, so the budget's reservation is an upper bound. */
@@ -115,6 +117,8 @@ export interface ModelReply {
 /** What one tool call reads: the run's input, its arguments, and for a subagent the item it works on. */
 export interface ToolInput {
   agent: string;
+  /** The agent's version the run is pinned to (its policy's `version`); absent: the agent's own definition. */
+  agentVersion?: string;
   tool: string;
   /** The run's key (its workflow ID); tools that record something key it by this. */
   runKey: string;
@@ -134,6 +138,8 @@ export type { ToolResult };
 /** The `commitEffect` activity's input: one staged effect of one run, under its effect key. */
 export interface CommitInput {
   agent: string;
+  /** The agent's version the run is pinned to (its policy's `version`); absent: the agent's own definition. */
+  agentVersion?: string;
   /** From src/core/ids.ts `effectKey()`: stable across retries and replays. */
   effectKey: string;
   effect: EffectPolicy;
@@ -215,6 +221,10 @@ export interface RunActivities {
   /** The agent's plain-JSON policy and the run's payload merged from every event it absorbed. Unknown agent → non-retryable. */
   prepareRun(input: {
     agent: string;
+    /** What the run is about: with the agent's rollout, which version a new run gets. */
+    wakeKey: string;
+    /** The version the run is pinned to already (a held run that continued as new): no rollout is read. */
+    agentVersion?: string;
     payloads: Record<string, unknown>[];
     /** A held run that continued as new asks the supervisor through its hold (no fresh verdict, no permit). */
     withoutVerdict?: boolean;

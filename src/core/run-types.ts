@@ -106,6 +106,8 @@ export interface RunInput {
   origin: RunOrigin;
   /** An execution again of this logical run (a replay or a restart on a redelivery), started by the gate. */
   replay?: ReplayOf;
+  /** Set only by the run itself: the agent's version its first step pinned it to, kept across continue-as-new. */
+  agentVersion?: string;
   /**
    * Set only by the run itself: a run held by the supervisor whose history grew long while it waited
    * continued as new, and goes on waiting in the same hold with what it had recorded.
@@ -202,6 +204,8 @@ export interface RunResult {
   eventKey: string;
   agent: string;
   wakeKey: string;
+  /** The agent's version the run was pinned to (absent: it ended before its first step said). */
+  agentVersion?: string;
   terminalReason: TerminalReason;
   /** One line a person can read. */
   summary: string;
@@ -251,7 +255,6 @@ export interface RunStatus {
   deliveryIds: string[];
   deliveryCount: number;
   usage?: BudgetUsage;
-  /** The irreversible effect waiting for a person, if any. */
   /** The effect waiting for a person, with the exact arguments it would be carried out with. */
   awaitingApproval?: { effectKey: string; effect: string; summary: string; args: Record<string, unknown> };
   /** Held by the supervisor (phase `held`), or was. */
@@ -264,10 +267,11 @@ export interface KillRequest {
   reason: string;
   /**
    * Sent by the supervisor's halt (or a trip that stops runs): a run that has not begun its work
-   * (loading, or held) is held for a person's release instead of cancelled. A halt starts no work:
-   * a run that had not begun its work is a wake that arrived, and held wakes are kept.
+   * (loading, or held) is a wake that arrived, held for a person's release instead of cancelled.
    */
   halt?: boolean;
+  /** Only a run pinned to this version of its agent (a rollout stopping its candidate's runs); any other refuses the kill. */
+  version?: string;
 }
 
 /** A person's ruling (approve or reject) on an irreversible effect waiting for approval. */

@@ -12,6 +12,7 @@ export const WakeAttr = {
   eventKey: 'wakegate.event_key',
   deliveryId: 'wakegate.delivery_id',
   agent: 'wakegate.agent',
+  agentVersion: 'wakegate.agent_version',
   wakeKey: 'wakegate.wake_key',
   runKey: 'wakegate.run_key',
   decision: 'wakegate.decision',

@@ -19,6 +19,7 @@ export function activityInputAttributes(activityType: string, input: unknown): A
   const a = obj(input);
   const out: Attrs = {};
   put(out, WakeAttr.agent, a.agent);
+  put(out, WakeAttr.agentVersion, a.agentVersion);
   switch (activityType) {
     case 'modelTurn': {
       const run = obj(a.run);
@@ -71,6 +72,10 @@ export function activityResultAttributes(activityType: string, result: unknown):
     }
     case 'commitEffect':
       put(out, WakeAttr.outcome, r.outcome);
+      break;
+    case 'prepareRun':
+      // The version the run is pinned to from this step on.
+      put(out, WakeAttr.agentVersion, obj(r.policy).version);
       break;
     case 'runScheduledWindow':
       put(out, WakeAttr.decision, r.decision);

@@ -30,7 +30,7 @@ export const DECODED_UPDATES: ReadonlySet<string> = new Set(['offer', 'steer']);
 /** What a run's history says it did. */
 export interface RunFacts {
   /** The agent's policy as the run's first step read it. */
-  policy?: Pick<AgentPolicy, 'budget' | 'effects' | 'approval'>;
+  policy?: Pick<AgentPolicy, 'budget' | 'effects' | 'approval' | 'version'>;
   modelTurns: number;
   toolCalls: number;
   subagents: number;

@@ -120,6 +120,7 @@ export function trailRun(rec: RecordedRun): TrailRun {
     subagents: facts.subagents,
     ...(result?.usage ? { usage: result.usage } : live?.usage ? { usage: live.usage } : {}),
     ...(facts.policy?.budget ? { budget: facts.policy.budget } : {}),
+    ...(facts.policy?.version ? { version: facts.policy.version } : input?.agentVersion ? { version: input.agentVersion } : {}),
     ...(held ? { held: { ...held, ...(tripId !== undefined ? { tripId } : {}) } } : {}),
     ...(result?.killedBy ? { killedBy: { who: result.killedBy.who, reason: result.killedBy.reason } } : {}),
     ...(input?.origin.kind === 'batch' && input.origin.supersedes ? { supersedes: input.origin.supersedes } : {}),

@@ -91,6 +91,8 @@ export interface TrailRun {
   usage?: BudgetUsage;
   /** The agent's budget as the run's first step read it. */
   budget?: BudgetLimits;
+  /** The agent's version the run was pinned to (its rollout's word at its first step). */
+  version?: string;
   held?: { hold: 'halted' | 'cap'; reason: string; heldAt: string; tripId?: number; releasedAt?: string; releasedBy?: { who: string; reason: string } };
   killedBy?: { who: string; reason: string };
   supersedes?: string;

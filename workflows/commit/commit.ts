@@ -81,7 +81,7 @@ export async function commitEffects(input: RunInput, policy: AgentPolicy, state:
       // recorded (`committed`), and the cancellation stops the run before the next effect starts.
       const run = effectRun(input);
       const outcome = await CancellationScope.nonCancellable(() =>
-        commitEffectOf(effect)({ agent: policy.name, effectKey: key, effect, args: proposal.args, run, ...replayOf, ...resetOf }),
+        commitEffectOf(effect)({ agent: policy.name, agentVersion: policy.version, effectKey: key, effect, args: proposal.args, run, ...replayOf, ...resetOf }),
       );
       state.effects.push(outcome);
       state.maxAttempt = Math.max(state.maxAttempt, outcome.attempt);

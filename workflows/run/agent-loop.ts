@@ -123,7 +123,7 @@ async function runSubagents(
             tool: sub.tool,
             toolTimeoutMs: policy.tools.find((t) => t.name === sub.tool)?.timeoutMs ?? 120_000,
             grant: r.charge,
-            policy: { model, systemPrompt: policy.systemPrompt },
+            policy: { model, systemPrompt: policy.systemPrompt, ...(policy.version ? { version: policy.version } : {}) },
             ...(recorded && input.origin.kind === 'shadow' ? { recordedTools: RecordedTools.forItem(input.origin.tools ?? [], item) } : {}),
           },
         ],

@@ -106,6 +106,10 @@ function listenToOperators(record: RunRecord, scope: CancellationScope): void {
       validator: (req) => {
         if (record.done) throw new Error('the run has already finished');
         if (!req?.who || !req?.reason) throw new Error('kill needs who and reason');
+        // A rollout stopping its candidate's runs: a run on another version (or on none yet: it will
+        // start on the version the rollout gives now) is passed by, with nothing written.
+        if (req.version !== undefined && req.version !== record.agentVersion)
+          throw new Error(record.agentVersion ? `the run is on version ${record.agentVersion}, not ${req.version}` : `the run has no version yet, so not ${req.version}`);
       },
     },
   );

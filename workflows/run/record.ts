@@ -15,6 +15,8 @@ import {
   WakeOccurredAt,
   WakeSource,
   WakeTerminalReason,
+  WakeVersion,
+  WakeEffects,
   WakeTokens,
 } from '../../src/core/search-attributes';
 import type { RunEnded } from '../../src/core/coalesce-types';
@@ -39,6 +41,8 @@ export class RunRecord {
   skippedOverflow: number;
   deliveryCount: number;
   supersededBy?: string;
+  /** The agent's version the run is pinned to, once its first activity said (WakeVersion at its end; a kill of another version passes it by). */
+  agentVersion?: string;
   killedBy?: KillRequest;
   haltedBeforeWork?: KillRequest;
   readonly held: { record?: HoldRecord; heldAtMs?: number; waitMs?: number } = {};
@@ -123,6 +127,8 @@ export class RunRecord {
         { key: WakeDeliveryIds, value: this.deliveryIds.slice(0, MAX_DELIVERY_IDS_INDEXED) },
         { key: WakeDeliveryCount, value: this.deliveryCount },
         { key: WakeAttempts, value: this.state.maxAttempt },
+        ...(this.agentVersion ? [{ key: WakeVersion, value: this.agentVersion }] : []),
+        { key: WakeEffects, value: this.state.effects.length },
         ...(u
           ? [
               { key: WakeTokens, value: u.tokens },
@@ -171,6 +177,7 @@ export class RunRecord {
       eventKey,
       agent,
       wakeKey,
+      ...(this.agentVersion ? { agentVersion: this.agentVersion } : {}),
       terminalReason: o.reason,
       summary: o.summary,
       deliveryIds: this.deliveryIds,

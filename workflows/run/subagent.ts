@@ -21,7 +21,8 @@ export interface SubagentInput {
   toolTimeoutMs: number;
   /** Its slice of the parent's pool, reserved there before this child started. */
   grant: Spend;
-  policy: { model: NonNullable<AgentPolicy['model']>; systemPrompt: string };
+  /** The parent's model, prompt and the version it is pinned to. */
+  policy: { model: NonNullable<AgentPolicy['model']>; systemPrompt: string; version?: string };
   /** A shadow run's subagent (`--tools recorded`): the recorded subagent's call for this item, answered from instead of made. */
   recordedTools?: RecordedToolCall[];
 }
@@ -61,6 +62,7 @@ export async function subagentWorkflow(input: SubagentInput): Promise<SubagentRe
     ? { ...fromRecord, attempt: 1 }
     : await toolCallWithin(input.toolTimeoutMs)({
         agent: input.agent,
+        agentVersion: input.policy.version,
         tool: input.tool,
         runKey: input.runKey,
         wakeKey: input.wakeKey,
@@ -75,7 +77,7 @@ export async function subagentWorkflow(input: SubagentInput): Promise<SubagentRe
     { role: 'system', content: `${input.policy.systemPrompt}\n\nAnswer with exactly one JSON object: {"conclusion":"commit"|"no_op","summary":"<one line>"}` },
     { role: 'user', content: JSON.stringify({ task: `summarize ${input.item}`, observations: [JSON.parse(read.content)] }) },
   ];
-  const turn = await chargedModelTurn(state, pool, input.policy, { agent: input.agent, messages, tools: [], answer: 'summary' });
+  const turn = await chargedModelTurn(state, pool, input.policy, { agent: input.agent, agentVersion: input.policy.version, messages, tools: [], answer: 'summary' });
   if (turn.exhausted) return done('budget_exhausted');
   // Fail closed: an unparseable answer is not passed on as the observation's headline.
   const summary = turn.reply.final?.summary ?? `${input.item}: changed (the model's summary could not be parsed)`;

@@ -19,6 +19,7 @@ export function toolCaller(input: RunInput, policy: AgentPolicy, state: RunState
     const call = toolCallWithin(policy.tools.find((t) => t.name === name)?.timeoutMs ?? 120_000);
     const res = await call({
       agent: policy.name,
+      agentVersion: policy.version,
       tool: name,
       runKey: input.runKey,
       wakeKey: input.wakeKey,

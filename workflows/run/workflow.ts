@@ -64,6 +64,8 @@ export async function runWorkflow(arg: RunInput | ScheduledRunInput): Promise<Ru
     const isReset = Boolean(info.originalExecutionRunId) && info.runId !== info.originalExecutionRunId;
     const { policy, payload, verdict, taken, resetSlots, slotsReadFor } = await prepareRun({
       agent: input.agent,
+      wakeKey: input.wakeKey,
+      ...(input.agentVersion ? { agentVersion: input.agentVersion } : {}),
       payloads: payloadsOf(input),
       // A `wakegate shadow` session's run takes no permit; a live shadow takes one from the shadow caps (src/core/caps.ts).
       ...(resumed || (origin.kind === 'shadow' && !origin.live) ? { withoutVerdict: true } : {}),
@@ -71,6 +73,7 @@ export async function runWorkflow(arg: RunInput | ScheduledRunInput): Promise<Ru
       // Reset from the Web UI or the CLI: its effects take the keys every other execution gave them.
       ...(isReset ? { afterReset: { ...(input.replay ? { carried: input.replay.effects } : {}) } } : {}),
     });
+    runRecord.agentVersion = policy.version;
     void reported?.send();
     shadowSample = policy.shadow?.sample;
     if (taken && origin.kind === 'window') return takenOutcome(input, origin.window, taken);
@@ -89,6 +92,7 @@ export async function runWorkflow(arg: RunInput | ScheduledRunInput): Promise<Ru
       const info = workflowInfo();
       return makeContinueAsNewFunc<typeof runWorkflow>({ memo: info.memo, typedSearchAttributes: info.typedSearchAttributes })({
         ...input,
+        ...(policy.version ? { agentVersion: policy.version } : {}),
         resumedHold: runRecord.resumedHold(record),
       });
     }
