@@ -23,6 +23,7 @@ export type {
 } from './agents/types';
 export type { AgentRegistry } from './agents/registry';
 export type { EffectClass } from './core/policy';
+export { rampBucket, versionFor, versionOfView, type RolloutView } from './core/rollout';
 
 // Models: any AI SDK language model, one turn per activity
 export { aiSdkModel, type ModelTurn, type TurnReply, type TurnRequest } from './models/turn';
