@@ -45,6 +45,8 @@ SEARCH_ATTRIBUTES=(
   WakeCostUsd=Double
   WakeOccurredAt=Datetime
   WakeHeld=Keyword
+  WakeVersion=Keyword
+  WakeEffects=Double
 )
 
 die() { echo "temporal-dev: $*" >&2; exit 1; }

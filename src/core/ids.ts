@@ -123,3 +123,11 @@ export const SHADOW_PREFIX = 'shadow/';
 export function supervisorId(taskQueue: string): string {
   return `wakegate-supervisor/${taskQueue}`;
 }
+
+/**
+ * The rollout of one agent's candidate version on one task queue (workflows/rollout/): one per agent
+ * and fleet, so each test's task queue has its own. Its memo holds the view a run's first step reads.
+ */
+export function rolloutId(taskQueue: string, agent: string): string {
+  return `wakegate-rollout/${taskQueue}/${agent}`;
+}

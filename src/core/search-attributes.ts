@@ -24,6 +24,10 @@ export const WakeCostUsd = defineSearchAttributeKey('WakeCostUsd', SearchAttribu
 export const WakeOccurredAt = defineSearchAttributeKey('WakeOccurredAt', SearchAttributeType.DATETIME);
 /** Held by the supervisor: `halted` (a person releases it) or `cap` (runs when the window slides); `released` or `discarded` after. */
 export const WakeHeld = defineSearchAttributeKey('WakeHeld', SearchAttributeType.KEYWORD);
+/** The agent version the run was pinned to (set in its final upsert); a run with none ran its agent's current version. */
+export const WakeVersion = defineSearchAttributeKey('WakeVersion', SearchAttributeType.KEYWORD);
+/** Effects the run carried out (set in its final upsert). A Double: the dev server's SQLite allows 3 Ints, all taken. */
+export const WakeEffects = defineSearchAttributeKey('WakeEffects', SearchAttributeType.DOUBLE);
 
 export const ALL_SEARCH_ATTRIBUTES = [
   WakeEventKey,
@@ -41,6 +45,8 @@ export const ALL_SEARCH_ATTRIBUTES = [
   WakeCostUsd,
   WakeOccurredAt,
   WakeHeld,
+  WakeVersion,
+  WakeEffects,
 ] as const;
 
 /** Search attribute values are size-limited; delivery ids past this count are kept in the run's state only. */
