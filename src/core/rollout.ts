@@ -245,3 +245,16 @@ export interface EvidenceReading extends RolloutEvidence {
   /** More runs closed than were read: the figures are of the first ones listed. */
   truncated: boolean;
 }
+
+/** The rollout's activities (activities/rollout/); its pages go through the supervisor's `sendPage`. */
+export interface RolloutActivities {
+  /**
+   * The agent's runs on this task queue closed since `sinceMs`, as figures per version (a run that
+   * names no version ran `current`; runs of any other version are left out), and the supervisor's mode.
+   */
+  rolloutEvidence(input: { taskQueue: string; agent: string; current: string; candidate: string; sinceMs: number }): Promise<EvidenceReading>;
+  /** The supervisor's mode on this task queue (no supervisor: armed). */
+  fleetMode(input: { taskQueue: string }): Promise<SupervisorMode>;
+  /** Ask the agent's running runs to stop if they are on `version` (`kill` with the version); swept twice for runs not yet indexed. */
+  stopVersionRuns(input: { taskQueue: string; agent: string; version: string; who: string; reason: string }): Promise<{ asked: number; stopped: number }>;
+}

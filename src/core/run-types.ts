@@ -268,10 +268,7 @@ export interface KillRequest {
    * a run that had not begun its work is a wake that arrived, and held wakes are kept.
    */
   halt?: boolean;
-  /**
-   * Sent by a rollout's stop: only a run pinned to this agent version is stopped; a run on another
-   * version answers accepted=false and goes on.
-   */
+  /** Sent by a rollout's stop: only a run pinned to this agent version stops; another answers accepted=false. */
   version?: string;
 }
 
