@@ -197,6 +197,9 @@ export const viewOf = (m: Pick<RolloutState, 'phase' | 'current' | 'candidate' |
   rollout: m.rollouts,
 });
 
+/** The view of a rollout that has not started: every wake on `current`. */
+export const newRolloutView = (current: string): RolloutView => ({ phase: 'idle', current, share: 0, rollout: 0 });
+
 /**
  * The version name a new wake of `agent` about `wakeKey` gets under `view`: the current one while
  * idle or rolled back, the candidate once promoted, and by the key's bucket while ramping
