@@ -10,6 +10,7 @@ import { aiSdkModel, type ModelTurn } from '../src/models/turn';
 import type { Activities } from '../src/core/contracts';
 import { createRunActivities } from './run/run';
 import { createSupervisorActivities } from './supervisor/supervise';
+import { createRolloutActivities } from './rollout/rollout';
 import { pagerDutyPager, type Pager } from '../src/supervisor/pager';
 import { SupervisorLinks } from '../src/supervisor/links';
 import { RolloutViews } from '../src/run/rollout-views';
@@ -58,6 +59,7 @@ export function createActivities(deps: ActivityDeps): Activities {
     ...createScheduleActivities({ registry: deps.registry, supervisor: deps.supervisor }),
     ...createRunActivities({ agents, model: deps.model ?? configuredModel(outside), outside, runVerdict: links.runVerdict, rolloutVersion: (q, agent, key) => rollouts.versionFor(q, agent, key) }),
     ...supervisor,
+    ...createRolloutActivities(),
     ...createCommitActivity(agents, outside),
   };
 }

@@ -6,3 +6,4 @@ export { scheduleLedgerWorkflow } from './schedule/ledger';
 export { fixedDelayWorkflow } from './schedule/fixed-delay';
 export { subagentWorkflow } from './run/subagent';
 export { supervisorWorkflow } from './supervisor/workflow';
+export { rolloutWorkflow } from './rollout/workflow';

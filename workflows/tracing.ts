@@ -33,7 +33,7 @@ import {
 } from '@temporalio/interceptors-opentelemetry/lib/workflow';
 import { batchTraceparents, parseTraceparent, WakeAttr, workflowAttributes, type TraceParent } from '../src/core/trace-context';
 
-const UNTRACED = new Set(['supervisorWorkflow']);
+const UNTRACED = new Set(['supervisorWorkflow', 'rolloutWorkflow']);
 const OWN_TRACE = new Set(['coalescerWorkflow', 'scheduleLedgerWorkflow', 'fixedDelayWorkflow']);
 
 const spanContext = (p: TraceParent): otel.SpanContext => ({ ...p, isRemote: true });

@@ -9,6 +9,7 @@ import type { RunsOptions } from './runs';
 import type { ShadowOptions } from './shadow';
 import type { ReplayOptions } from './replay';
 import type { PersonOptions } from './supervisor';
+import { registerRolloutCommands } from './rollout-commands';
 import type { IngressFlags, QueueFlags, WorkerFlags } from './processes';
 import { reportError, UsageError } from './output';
 
@@ -94,6 +95,7 @@ export function registerCommands(program: Command): void {
 
   registerRunControl(program);
   registerSupervisorCommands(program);
+  registerRolloutCommands(program, run);
 }
 
 /** The processes of a deployment, each alone: what `dev` runs together. Each drains on SIGTERM or SIGINT and exits 0. */

@@ -1,5 +1,6 @@
 import type { SteerAnswer, SteerDelivery, RunEnded } from './coalesce-types';
 import type { PageRequest, RunObservation, RunVerdict } from './supervisor-types';
+import type { RolloutActivities } from './rollout';
 import type { AgentPolicy, EffectPolicy } from './policy';
 import type { TickReport, WindowCheck, WindowTaken, WindowRunResult } from './schedule-types';
 import type { ToolResult } from './recorded-tools';
@@ -293,5 +294,7 @@ export interface SupervisorActivities {
   }): Promise<RunVerdict>;
 }
 
+export type { RolloutActivities };
+
 /** Every activity a wakegate worker registers. */
-export type Activities = RunActivities & CommitActivities & CoalesceActivities & ScheduleActivities & SupervisorActivities;
+export type Activities = RunActivities & CommitActivities & CoalesceActivities & ScheduleActivities & SupervisorActivities & RolloutActivities;

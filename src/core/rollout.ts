@@ -209,3 +209,90 @@ export interface RolloutReply {
   phase: RolloutPhase;
   share: number;
 }
+
+/**
+ * What the rollout workflow publishes in its memo (key `rollout`) after every accepted move, for a
+ * run's first step to read (cached): which version a new wake gets. No rollout workflow: no rollout.
+ */
+export interface RolloutView {
+  phase: RolloutPhase;
+  current: string;
+  candidate?: string;
+  share: number;
+  /** Which rollout of the agent (its count of starts). */
+  rollout: number;
+}
+
+/** A rollout's view of its state. */
+export const viewOf = (m: Pick<RolloutState, 'phase' | 'current' | 'candidate' | 'share' | 'rollouts'>): RolloutView => ({
+  phase: m.phase,
+  current: m.current,
+  ...(m.candidate !== undefined ? { candidate: m.candidate } : {}),
+  share: m.share,
+  rollout: m.rollouts,
+});
+
+/** The view of a rollout that has not started: every wake on `current`. */
+export const newRolloutView = (current: string): RolloutView => ({ phase: 'idle', current, share: 0, rollout: 0 });
+
+/**
+ * The version name a new wake of `agent` about `wakeKey` gets under `view`: the current one while
+ * idle or rolled back, the candidate once promoted, and by the key's bucket while ramping
+ * ({@link versionFor}). Agrees with the machine's `versionOf` (workflows/rollout/machine.ts).
+ */
+export function versionOfView(view: RolloutView, agent: string, wakeKey: string): string {
+  const candidate = view.candidate ?? view.current;
+  switch (view.phase) {
+    case 'idle':
+    case 'rolled_back':
+      return view.current;
+    case 'promoted':
+      return candidate;
+    case 'ramping':
+      return versionFor({ agent, wakeKey, share: view.share }) === 'candidate' ? candidate : view.current;
+  }
+}
+
+/** The rollout workflow's input: its agent and fleet, the version every wake runs before any rollout, its evidence cadence, and the state it continues with. */
+export interface RolloutWorkflowInput {
+  taskQueue: string;
+  agent: string;
+  /** The agent's current version when the workflow first starts (the definition the app exports). */
+  current: string;
+  /** How often evidence is taken while ramping, ms (default 30 000). No timer at all while not ramping. */
+  everyMs?: number;
+  /** Continued as new: the state, whole. */
+  state?: RolloutState;
+}
+
+/** Default cadence of evidence while ramping, ms. */
+export const ROLLOUT_EVERY_MS = 30_000;
+
+/** The rollout's status query: its state, its view, and each check's verdict on the latest evidence. */
+export interface RolloutStatus {
+  state: RolloutState;
+  view: RolloutView;
+  everyMs: number;
+  /** Each check judged on the latest evidence (none taken yet: empty). */
+  checks: CheckVerdict[];
+}
+
+/** What the rollout's evidence activity brings: the two versions' figures since `sinceMs`, and the supervisor's mode. */
+export interface EvidenceReading extends RolloutEvidence {
+  fleet: SupervisorMode;
+  /** More runs closed than were read: the figures are of the first ones listed. */
+  truncated: boolean;
+}
+
+/** The rollout's activities (activities/rollout/); its pages go through the supervisor's `sendPage`. */
+export interface RolloutActivities {
+  /**
+   * The agent's runs on this task queue closed since `sinceMs`, as figures per version (a run that
+   * names no version ran `current`; runs of any other version are left out), and the supervisor's mode.
+   */
+  rolloutEvidence(input: { taskQueue: string; agent: string; current: string; candidate: string; sinceMs: number }): Promise<EvidenceReading>;
+  /** The supervisor's mode on this task queue (no supervisor: armed). */
+  fleetMode(input: { taskQueue: string }): Promise<SupervisorMode>;
+  /** Ask the agent's running runs to stop if they are on `version` (`kill` with the version); swept twice for runs not yet indexed. */
+  stopVersionRuns(input: { taskQueue: string; agent: string; version: string; who: string; reason: string }): Promise<{ asked: number; stopped: number }>;
+}

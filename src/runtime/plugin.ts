@@ -61,7 +61,7 @@ function entryFolder(): string {
 /**
  * One workflows entry for a worker that runs its own workflows and wakegate's: a module that
  * re-exports both, written in a folder of this process's own (see {@link entryFolder}). The names of
- * wakegate's workflow types (runWorkflow, coalescerWorkflow, supervisorWorkflow, subagentWorkflow,
+ * wakegate's workflow types (runWorkflow, coalescerWorkflow, supervisorWorkflow, rolloutWorkflow, subagentWorkflow,
  * and the schedule stage's) must not be among yours: two exports of one name are dropped, not merged.
  */
 export function composeWorkflows(own: string | undefined): string {

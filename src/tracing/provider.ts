@@ -36,8 +36,8 @@ const lazy = {
 };
 /* eslint-enable @typescript-eslint/no-require-imports */
 
-/** Workflows whose spans are not recorded: the supervisor is off every wake's path, and its own trace would never end. */
-const UNTRACED_WORKFLOWS = new Set(['supervisorWorkflow']);
+/** Workflows whose spans are not recorded: the supervisor and the rollouts are off every wake's path, and their own traces would never end. */
+const UNTRACED_WORKFLOWS = new Set(['supervisorWorkflow', 'rolloutWorkflow']);
 
 /** A test's hooks into {@link startTracing}. */
 export interface TracingHooks {

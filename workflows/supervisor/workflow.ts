@@ -1,14 +1,12 @@
 import {
   ActivityFailure,
   ApplicationFailure,
-  CancellationScope,
   allHandlersFinished,
   condition,
   log,
   makeContinueAsNewFunc,
   proxyActivities,
   setHandler,
-  sleep,
   upsertMemo,
   workflowInfo,
 } from '@temporalio/workflow';
@@ -39,6 +37,7 @@ import {
   type VisibilityFailure,
 } from './machine';
 import { workflowNow } from '../shared/clock';
+import { timerAt, untilWokeOr } from '../shared/timer';
 
 const { observeRuns, stopLiveRuns, nudgeHeld } = proxyActivities<SupervisorActivities>({
   startToCloseTimeout: '30 seconds',
@@ -158,33 +157,6 @@ export async function supervisorWorkflow(input: SupervisorInput): Promise<void> 
       return makeContinueAsNewFunc<typeof supervisorWorkflow>({ memo: { supervisor: memoOf(m) } })(continueWith(m));
     }
   }
-}
-
-/**
- * One timer per due time: when the loop comes round for a message and its due time has not moved, it
- * waits on the timer it started before instead of starting another (each timer started is an action
- * Temporal bills, and wake counts and leases come often). A timer that fired is not waited on again.
- */
-function timerAt(): (atMs: number) => Promise<void> {
-  let current: { atMs: number; fired: boolean; done: Promise<void> } | undefined;
-  return (atMs) => {
-    if (current?.atMs !== atMs || current.fired) {
-      const timer: { atMs: number; fired: boolean; done: Promise<void> } = { atMs, fired: false, done: Promise.resolve() };
-      timer.done = sleep(Math.max(1, atMs - workflowNow())).then(() => {
-        timer.fired = true;
-      });
-      current = timer;
-    }
-    return current.done;
-  };
-}
-
-/** Until `woke` holds or `timer` fires; the wait on `woke` is cancelled when the timer comes first. */
-async function untilWokeOr(woke: () => boolean, timer: Promise<void>): Promise<void> {
-  const scope = new CancellationScope();
-  const waiting = scope.run(() => condition(woke)).catch(() => undefined);
-  await Promise.race([waiting, timer]);
-  scope.cancel();
 }
 
 /**
