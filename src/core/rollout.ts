@@ -40,38 +40,6 @@ export function versionFor({ agent, wakeKey, share }: { agent: string; wakeKey: 
 }
 
 /**
- * What every worker reads of a rollout (the memo `rollout` of its workflow): enough to give a new
- * wake its version, and no more. A missing rollout reads as none: every wake on the agent's own version.
- */
-export interface RolloutView {
-  phase: RolloutPhase;
-  current: string;
-  candidate?: string;
-  share: number;
-  /** Which rollout of the agent (its count of starts). */
-  rollout: number;
-}
-
-/**
- * The name of the version a new wake of `agent` about `wakeKey` gets under `view`: the current one
- * while idle or rolled back, the candidate once promoted, and by the key's bucket while ramping.
- * Undefined with no view: the agent's own definition.
- */
-export function versionOfView(view: RolloutView | undefined, agent: string, wakeKey: string): string | undefined {
-  if (!view) return undefined;
-  const candidate = view.candidate ?? view.current;
-  switch (view.phase) {
-    case 'idle':
-    case 'rolled_back':
-      return view.current;
-    case 'promoted':
-      return candidate;
-    case 'ramping':
-      return versionFor({ agent, wakeKey, share: view.share }) === 'candidate' ? candidate : view.current;
-  }
-}
-
-/**
  * `idle`: no candidate acting. `ramping`: a share of wake keys runs the candidate. `promoted`: every
  * new wake runs the candidate. `rolled_back`: every new wake runs the current version again.
  */

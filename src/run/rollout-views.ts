@@ -29,7 +29,8 @@ export class RolloutViews {
 
   /** The version a new wake of `agent` about `wakeKey` gets on `taskQueue`, or undefined for the agent's own definition. */
   async versionFor(taskQueue: string, agent: string, wakeKey: string): Promise<string | undefined> {
-    return versionOfView(await this.view(taskQueue, agent), agent, wakeKey);
+    const view = await this.view(taskQueue, agent);
+    return view && versionOfView(view, agent, wakeKey);
   }
 
   /** The rollout's view, read at most once per {@link VIEW_TTL_MS} per rollout (concurrent callers share the read). */
