@@ -2,6 +2,7 @@ import { createHash, randomUUID } from 'node:crypto';
 import type { Client, WorkflowExecutionDescription } from '@temporalio/client';
 import { InternalWorkflowStartOptionsSymbol } from '@temporalio/client/lib/internal';
 import type { ReplayOf, RunInput } from '../core/run-types';
+import { startIndex } from '../core/run-index';
 import type { runWorkflow } from '../../workflows/run/workflow';
 
 /**
@@ -35,6 +36,7 @@ export async function startAgain(
     args: [input],
     workflowIdConflictPolicy: 'FAIL',
     workflowIdReusePolicy: reuse,
+    typedSearchAttributes: startIndex(input),
     memo: { fingerprint: input.fingerprint, replayEpoch: input.replay.epoch, replayBy: mine },
     ...againRequestId(input.runKey, input.replay.epoch),
   });

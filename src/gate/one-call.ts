@@ -5,6 +5,7 @@ import type { WakeAnswer } from '../core/decision';
 import type { PathContext } from './path-context';
 import { carriedFrom } from '../commit/executions';
 import { startAgain } from './again-request';
+import { startIndex } from '../core/run-index';
 
 // Another caller can close the run between our start and our describe; a few rounds settle it.
 const MAX_ROUNDS = 5;
@@ -42,8 +43,9 @@ export async function admitOneCall(ctx: PathContext, input: RunInput): Promise<W
         args: [input],
         workflowIdConflictPolicy: 'FAIL',
         workflowIdReusePolicy: 'REJECT_DUPLICATE',
-        // The start carries no search attributes: each indexed attribute makes the server's start
-        // write heavier, so the run indexes itself in its first workflow task (workflows/run/workflow.ts).
+        // The run's index comes with its start: an upsert in its first workflow task would be one
+        // more billed action per wake (issue 49); the start's write is a little heavier (bench:gate).
+        typedSearchAttributes: startIndex(input),
         memo: { fingerprint: input.fingerprint },
       });
       return { ...base, decision: 'started', runId: handle.firstExecutionRunId };

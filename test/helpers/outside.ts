@@ -3,6 +3,7 @@ import { standinSettings, startStandins, type Standins } from '../../tools/stand
 import type { Client } from '@temporalio/client';
 import { keyEvent } from '../../src/gate/gate';
 import type { RunInput, RunResult } from '../../src/core/run-types';
+import { startIndex } from '../../src/core/run-index';
 import { registryOf, activitiesOf } from './app';
 
 /** The local stand-ins on free ports and the real activities wired to them. */
@@ -29,7 +30,12 @@ export function wakeInput(source: string, entity: string, type: string, payload:
   return keyEvent(registryOf(), { source, entity, type, occurredAt: '2026-12-02T14:05:00Z', payload, deliveryId: `d-${++n}` }).input;
 }
 
-/** Start a wake directly (as the gate does) and return its handle. */
+/** Start a wake directly (as the gate does, its index with it) and return its handle. */
 export function startWake(client: Client, taskQueue: string, input: RunInput) {
-  return client.workflow.start<(i: RunInput) => Promise<RunResult>>('runWorkflow', { workflowId: input.runKey, taskQueue, args: [input] });
+  return client.workflow.start<(i: RunInput) => Promise<RunResult>>('runWorkflow', {
+    workflowId: input.runKey,
+    taskQueue,
+    args: [input],
+    typedSearchAttributes: startIndex(input),
+  });
 }

@@ -92,6 +92,18 @@ describe('budgets: a run stops before it would cross any line', () => {
     assert.equal(standins.exports.jobs.filter((j) => j.campaign === campaign).length, 0);
   });
 
+  test('wall clock, a tool-only agent: its step times out at the deadline, without a timer', async () => {
+    const entity = unique('wc-canary');
+    const input = wakeInput('ping', entity, 'check', { holdMs: 60_000 });
+    const r = await run(input, { wallClockMs: 3_000 });
+    assert.equal(r.terminalReason, 'budget_exhausted');
+    assert.equal(dimension(r), 'wallClockMs');
+    assert.match(r.summary, /hold/);
+    assert.ok(r.usage!.wallClockMs >= 3_000 && r.usage!.wallClockMs < 60_000, JSON.stringify(r.usage));
+    const events = (await env.client.workflow.getHandle(input.runKey).fetchHistory()).events ?? [];
+    assert.equal(events.filter((e) => e.timerStartedEventAttributes).length, 0);
+  });
+
   test('subagents in parallel share one pool: together they never exceed it', async () => {
     const campaign = unique('pool');
     const readsBefore = standins.dashboards.reads();

@@ -23,6 +23,7 @@ import { listen, type LoopFlag } from './handlers';
 import { RunWatch } from './watch';
 import { ENTITY_HISTORY_EVENTS } from '../../src/core/history';
 import { RUN_PRIORITY } from '../../src/core/priority';
+import { startIndex } from '../../src/core/run-index';
 import { workflowNow } from '../shared/clock';
 
 /**
@@ -193,9 +194,12 @@ class WakeTimer {
  */
 async function startBatchRun(self: { agent: string; wakeKey: string }, b: Batch, watch: RunWatch, ended: (end: RunEnded) => void): Promise<boolean> {
   try {
+    const input = runInputOf(self, b);
     const child = await startChild<typeof runWorkflow>('runWorkflow', {
       workflowId: b.runKey,
-      args: [runInputOf(self, b)],
+      args: [input],
+      // Indexed from its start: no upsert in its first workflow task (src/core/run-index.ts).
+      typedSearchAttributes: startIndex(input),
       // The run outlives a continue-as-new (or a close) of its coalescer; it reports its end by signal.
       parentClosePolicy: ParentClosePolicy.ABANDON,
       workflowIdReusePolicy: WorkflowIdReusePolicy.REJECT_DUPLICATE,

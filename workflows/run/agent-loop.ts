@@ -1,4 +1,6 @@
-import { CancellationScope, executeChild, isCancellation, sleep } from '@temporalio/workflow';
+import { TimeoutType } from '@temporalio/common';
+import { ActivityFailure, CancellationScope, executeChild, isCancellation, sleep, TimeoutFailure } from '@temporalio/workflow';
+import { workflowNow } from '../shared/clock';
 import type { AgentPolicy } from '../../src/core/policy';
 import type { RunInput } from '../../src/core/run-types';
 import { RecordedTools } from '../../src/core/recorded-tools';
@@ -12,7 +14,9 @@ import { recordedToolsOf, toolCaller } from './tool-calls';
 
 /**
  * Run `work` under the wall-clock budget: a timer for what is left of it cancels the work (and any
- * activity or child in flight) when it fires, and the run ends `budget_exhausted`.
+ * activity or child in flight) when it fires, and the run ends `budget_exhausted`. For an agent with
+ * a model: its turns retry after workflow sleeps, its subagents are children and an effect may wait
+ * for a person, none of which an activity's timeout bounds (a tool-only agent's steps: {@link runSteps}).
  */
 async function underDeadline(state: RunState, pool: BudgetPool, nowMs: number, work: () => Promise<RunOutcome>): Promise<RunOutcome> {
   const remaining = pool.limits.wallClockMs - (nowMs - state.startedAtMs);
@@ -51,6 +55,8 @@ export async function runAgentLoop(
   nowMs: number,
   steer?: SteerInbox,
 ): Promise<RunOutcome> {
+  const model = policy.model;
+  if (!model) return runSteps(input, policy, state, pool, steer);
   return underDeadline(state, pool, nowMs, async () => {
     const observations: unknown[] = [];
     const recorded = recordedToolsOf(input, state);
@@ -61,12 +67,6 @@ export async function runAgentLoop(
       const res = await tool(step);
       if (!res) return exhausted('toolCalls', `step ${step}`);
       observations.push({ step, ...(JSON.parse(res.content) as object) });
-    }
-    const model = policy.model;
-    if (!model) {
-      steer?.close(); // nothing would read steered events (defineAgent refuses `steer` without a model)
-      // A tool-only agent (the canary): its steps are its whole run.
-      return { reason: 'success', summary: `${policy.name} ran ${(policy.steps ?? []).join(', ')} for ${input.eventKey}`, output: { steps: observations } };
     }
 
     if (policy.precheck) {
@@ -90,6 +90,42 @@ export async function runAgentLoop(
     return converse(input, policy, model, state, pool, { observations, tool, steer });
   });
 }
+
+/**
+ * A tool-only agent (the canary): its steps are its whole run, under its wall-clock budget without a
+ * deadline timer (a timer is a billed action, issue 49). Each step is an activity whose
+ * schedule-to-close timeout is what is left of the budget, so no step, retries included, outlives it:
+ * the server times it out at the deadline (the attempt running learns it at its next heartbeat, within
+ * about a second, and is cancelled; tools only read) and the run ends `budget_exhausted`, as it does
+ * when the budget is spent before a step. Nothing else here could outlive the budget (no model turn,
+ * subagent or approval), which is what the timer of {@link underDeadline} is for.
+ */
+async function runSteps(input: RunInput, policy: AgentPolicy, state: RunState, pool: BudgetPool, steer?: SteerInbox): Promise<RunOutcome> {
+  const deadlineMs = state.startedAtMs + pool.limits.wallClockMs;
+  const left = () => deadlineMs - workflowNow();
+  const tool = toolCaller(input, policy, state, pool, recordedToolsOf(input, state), left);
+  const observations: unknown[] = [];
+  for (const step of policy.steps ?? []) {
+    if (left() <= 0) return exhausted('wallClockMs', observations.length ? `finishing "${state.phase}"` : 'starting');
+    state.phase = step;
+    let res;
+    try {
+      res = await tool(step);
+    } catch (err) {
+      // Timed out at the deadline; or failed after it, its retry refused for want of time.
+      if (err instanceof ActivityFailure && !isCancellation(err) && (scheduleToClose(err) || left() <= 0)) {
+        return exhausted('wallClockMs', `finishing "${step}"`);
+      }
+      throw err;
+    }
+    if (!res) return exhausted('toolCalls', `step ${step}`);
+    observations.push({ step, ...(JSON.parse(res.content) as object) });
+  }
+  steer?.close(); // nothing would read steered events (defineAgent refuses `steer` without a model)
+  return { reason: 'success', summary: `${policy.name} ran ${(policy.steps ?? []).join(', ')} for ${input.eventKey}`, output: { steps: observations } };
+}
+
+const scheduleToClose = (err: ActivityFailure) => err.cause instanceof TimeoutFailure && err.cause.timeoutType === TimeoutType.SCHEDULE_TO_CLOSE;
 
 /**
  * Subagents: one child workflow per item of the payload's `over` list, each granted a slice of this

@@ -47,11 +47,14 @@ export function modelTurn(req: Parameters<Activities['modelTurn']>[0]): ReturnTy
 /**
  * A tool call with the tool's own time limit (from the agent's policy). Tools only read, so a retry
  * is harmless. They heartbeat every second with their progress; a 10 s heartbeat timeout notices a
- * dead worker and carries a kill.
+ * dead worker and carries a kill. `budgetLeftMs`, for a run without a deadline timer (a tool-only
+ * agent's steps): the call with its retries times out (schedule-to-close) when the run's wall-clock
+ * budget ends; a running attempt learns it at its next heartbeat and is cancelled.
  */
-export function toolCallWithin(timeoutMs: number): Activities['toolCall'] {
+export function toolCallWithin(timeoutMs: number, budgetLeftMs?: number): Activities['toolCall'] {
   return proxyActivities<Activities>({
     startToCloseTimeout: timeoutMs,
+    ...(budgetLeftMs !== undefined ? { scheduleToCloseTimeout: budgetLeftMs } : {}),
     heartbeatTimeout: '10 seconds',
     cancellationType: stepCancellation(),
     retry: {

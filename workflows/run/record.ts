@@ -1,19 +1,13 @@
-import { CancellationScope, condition, getExternalWorkflowHandle, log, upsertSearchAttributes } from '@temporalio/workflow';
+import { CancellationScope, condition, getExternalWorkflowHandle, log, upsertSearchAttributes, workflowInfo } from '@temporalio/workflow';
+import { carriesIndex, runIndex } from '../../src/core/run-index';
 import { runEndedSignal } from '../../src/core/messages';
 import {
   MAX_DELIVERY_IDS_INDEXED,
   WakeAbsorbedEventKeys,
-  WakeKey,
-  WakeAgent,
   WakeAttempts,
   WakeCostUsd,
   WakeDeliveryCount,
   WakeDeliveryIds,
-  WakeEntity,
-  WakeEventKey,
-  WakeEventType,
-  WakeOccurredAt,
-  WakeSource,
   WakeTerminalReason,
   WakeVersion,
   WakeEffects,
@@ -85,25 +79,17 @@ export class RunRecord {
   }
 
   /**
-   * The gate's start carries no search attributes (each one makes the start write heavier); the run
-   * indexes itself in its first workflow task, and again after each burst of redeliveries (many
-   * signals in one activation are indexed once; a cancelled run still records them).
+   * The run's index (search attributes). Its starter gives it at the start (src/core/run-index.ts
+   * `startIndex`: the gate, the coalescer, a replay or restart, a folded window, a live shadow), which
+   * costs no action; a run that does not carry it (a window its Schedule started, whose event key is
+   * its nominal time; a start by an older process) indexes itself in its first workflow task. Then
+   * again after each burst of redeliveries (many signals in one activation are indexed once; a
+   * cancelled run still records them).
    */
   index(): void {
-    const { input } = this;
     if (!this.indexed) return;
-    upsertSearchAttributes([
-      { key: WakeEventKey, value: input.eventKey },
-      { key: WakeSource, value: input.source },
-      { key: WakeEntity, value: input.entity },
-      { key: WakeEventType, value: input.type },
-      { key: WakeAgent, value: input.agent },
-      { key: WakeKey, value: input.wakeKey },
-      { key: WakeOccurredAt, value: new Date(input.occurredAt) },
-      ...(this.absorbed.length ? [{ key: WakeAbsorbedEventKeys, value: this.absorbed.slice(0, MAX_DELIVERY_IDS_INDEXED).map((e) => e.eventKey) }] : []),
-      { key: WakeDeliveryIds, value: this.deliveryIds.slice(0, MAX_DELIVERY_IDS_INDEXED) },
-      { key: WakeDeliveryCount, value: this.deliveryCount },
-    ]);
+    const index = runIndex(this.input, this);
+    if (!carriesIndex(workflowInfo().typedSearchAttributes, index)) upsertSearchAttributes(index);
     void CancellationScope.nonCancellable(async () => {
       for (;;) {
         await condition(() => this.indexDirty);

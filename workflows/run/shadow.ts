@@ -3,6 +3,7 @@ import type { RunInput, RunResult } from '../../src/core/run-types';
 import type { RunOutcome } from '../../src/core/run-state';
 import type { RunVerdict } from '../../src/core/supervisor-types';
 import { inShadowSample, LIVE_SESSION, shadowInput, whyNotShadowed } from '../../src/core/shadow';
+import { startIndex } from '../../src/core/run-index';
 
 /** How long a live shadow may stay open at most (its own wall-clock budget ends it before this). */
 const LIVE_SHADOW_TIMEOUT = '1 day';
@@ -34,6 +35,7 @@ export async function startLiveShadow(input: RunInput, result: RunResult, sample
     await startChild('runWorkflow', {
       workflowId: shadow.runKey,
       args: [shadow],
+      typedSearchAttributes: startIndex(shadow),
       parentClosePolicy: ParentClosePolicy.ABANDON,
       workflowIdReusePolicy: WorkflowIdReusePolicy.REJECT_DUPLICATE,
       workflowExecutionTimeout: LIVE_SHADOW_TIMEOUT,

@@ -5,8 +5,18 @@ import { toolCallWithin } from './proxies';
 import { reserve, settle, type BudgetPool } from '../../src/core/budget';
 import type { RunState } from '../../src/core/run-state';
 
-/** A tool call of the run, charged to its pool: undefined when the pool refuses it. */
-export function toolCaller(input: RunInput, policy: AgentPolicy, state: RunState, pool: BudgetPool, recorded: RecordedTools | undefined): ToolCaller {
+/**
+ * A tool call of the run, charged to its pool: undefined when the pool refuses it. With `budgetLeftMs`
+ * (a run without a deadline timer), each call times out when the run's wall-clock budget ends.
+ */
+export function toolCaller(
+  input: RunInput,
+  policy: AgentPolicy,
+  state: RunState,
+  pool: BudgetPool,
+  recorded: RecordedTools | undefined,
+  budgetLeftMs?: () => number,
+): ToolCaller {
   return async (name: string, args: Record<string, unknown> = {}) => {
     const r = reserve(pool, { toolCalls: 1 });
     if (!r.ok) return undefined;
@@ -16,7 +26,7 @@ export function toolCaller(input: RunInput, policy: AgentPolicy, state: RunState
       settle(pool, r.charge, r.charge);
       return { ...answered, attempt: 1 };
     }
-    const call = toolCallWithin(policy.tools.find((t) => t.name === name)?.timeoutMs ?? 120_000);
+    const call = toolCallWithin(policy.tools.find((t) => t.name === name)?.timeoutMs ?? 120_000, budgetLeftMs?.());
     const res = await call({
       agent: policy.name,
       agentVersion: policy.version,

@@ -7,6 +7,7 @@ import { catchUpDecision, nominalOf, runWindowAsChild } from './window';
 import { isoSeconds } from '../../src/core/time';
 import type { ScheduledRunInput, ScheduledWindow, RunInput } from '../../src/core/run-types';
 import type { RunOutcome } from '../../src/core/run-state';
+import { startIndex } from '../../src/core/run-index';
 
 /**
  * A schedule's window that its Temporal Schedule started directly (agents on the one-call path): the
@@ -27,10 +28,9 @@ export function isScheduledRun(arg: RunInput | ScheduledRunInput): arg is Schedu
 }
 
 /** The run's input from the Schedule's fixed one: the window's event (source `schedule`, type `tick`), from its nominal time. */
-export function windowRunInput(arg: ScheduledRunInput): RunInput {
+export function windowRunInput(arg: ScheduledRunInput, workflowId = workflowInfo().workflowId): RunInput {
   const nominal = arg.scheduled.nominal ?? nominalOf().nominal;
   const nominalMs = Date.parse(nominal);
-  const { workflowId } = workflowInfo();
   return {
     runKey: workflowId,
     agent: arg.agent,
@@ -154,7 +154,9 @@ async function foldInto(input: RunInput, w: ScheduledWindow, into: string): Prom
     fingerprint: input.fingerprint,
   };
   const folded = `window ${w.nominal} started late and was folded into the newest due window ${into} (catchUp latest)`;
-  const result = await runWindowAsChild(workflowId, arg, { nominal: into, into, workflowId });
+  // Indexed from its start, as the gate's runs are (a window its Schedule starts cannot be: its event key is its nominal time).
+  const index = startIndex(windowRunInput(arg, workflowId));
+  const result = await runWindowAsChild(workflowId, arg, index, { nominal: into, into, workflowId });
   if (!result) return { reason: 'skipped', summary: `${folded}, whose run ${workflowId} had already started`, output: { into, workflowId } };
   // Cancelled (this run killed or cancelled by its Schedule's overlap policy, which cancels the window it runs): say so.
   const reason = result.terminalReason === 'cancelled' ? 'cancelled' : 'skipped';

@@ -1,4 +1,4 @@
-import { defineSearchAttributeKey, SearchAttributeType, WorkflowExecutionAlreadyStartedError } from '@temporalio/common';
+import { defineSearchAttributeKey, SearchAttributeType, WorkflowExecutionAlreadyStartedError, type SearchAttributePair } from '@temporalio/common';
 import {
   ApplicationFailure,
   ChildWorkflowFailure,
@@ -71,7 +71,7 @@ export async function catchUpDecision(
 /**
  * Run a schedule's window as a child of this run, under the window's run key, and wait for it (the
  * newest due window a late one folds into, workflows/schedule/window-run.ts): the gate's reuse
- * policy (a completed window never runs again, a failed one may), its fingerprint memo, and
+ * policy (a completed window never runs again, a failed one may), its index and fingerprint memo, and
  * parent-close `REQUEST_CANCEL` (cancelling this run cancels the child and waits for it to end
  * `cancelled`; a terminated one asks it to cancel). Undefined when the ID is taken (the window fired
  * twice). A failed child fails this run too (non-retryable `ScheduledWakeFailed`, with `details`),
@@ -80,6 +80,7 @@ export async function catchUpDecision(
 export async function runWindowAsChild(
   workflowId: string,
   arg: ScheduledRunInput,
+  typedSearchAttributes: SearchAttributePair[],
   details: { nominal: string } & Record<string, unknown>,
 ): Promise<RunResult | undefined> {
   let child;
@@ -87,6 +88,7 @@ export async function runWindowAsChild(
     child = await startChild('runWorkflow', {
       workflowId,
       args: [arg],
+      typedSearchAttributes,
       memo: { fingerprint: arg.fingerprint },
       workflowIdReusePolicy: WorkflowIdReusePolicy.ALLOW_DUPLICATE_FAILED_ONLY,
       parentClosePolicy: ParentClosePolicy.REQUEST_CANCEL,
