@@ -73,6 +73,19 @@ const run = (r: Json): Spec[] => {
   return [pair('A no_op run', 'no_op run (wake)', 'no_op steps (bare)'), pair('A three-step run', 'three-step run (wake)', 'three steps (bare)')];
 };
 
+const rollout = (r: Json): Spec[] => {
+  const panel = (key: string, title: string, what: string) =>
+    latencyPanel(
+      [title, what],
+      ((Array.isArray(r[key]) ? r[key] : []) as Json[]).map((s) => ({ name: String(s.name), stats: s })),
+    );
+  return [
+    panel('answer', "The gate's answer", 'event → accepted; the gate reads no rollout'),
+    panel('admission', "The run's admission into work", 'run started → its first step done (with a rollout: the view read, the version pinned)'),
+    panel('wake', 'The whole wake', 'event → terminal, two tool steps'),
+  ];
+};
+
 const schedules = (r: Json): Spec[] => {
   const hops = Object.entries(obj(r.medianHopsMs)).flatMap(([name, ms]) => {
     const series = name.split(/[,:]/)[0]!.trim();
@@ -213,6 +226,7 @@ const PANELS: Record<string, { headline: string; panels: (r: Json) => Spec[] }> 
   cli: { headline: "the wakegate command's start-up, its emits one at a time and in a burst, and emit --file", panels: cli },
   capacity: { headline: 'what one event costs Temporal, counted from the histories, per path', panels: capacityPanels },
   cost: { headline: "what a wake costs in Temporal Cloud's billable actions, beside a bare workflow", panels: costPanels },
+  rollout: { headline: "what a ramp of an agent's versions adds to a wake, side by side with no rollout", panels: rollout },
 };
 
 /** The benchmarks that have a chart. */

@@ -11,7 +11,7 @@ import { costLines } from './docs-cost';
  * rounds anew; a figure the file does not hold is not shown.
  */
 
-export const BENCHES = ['gate', 'run', 'schedules', 'coalesce', 'ingress', 'cli', 'capacity', 'cost'] as const;
+export const BENCHES = ['gate', 'run', 'schedules', 'coalesce', 'ingress', 'cli', 'capacity', 'cost', 'rollout'] as const;
 export type BenchName = (typeof BENCHES)[number];
 
 type Json = Record<string, unknown>;
@@ -71,6 +71,22 @@ const run: Renderer = (r) => {
     ...series.map((s) => row(`\`${s.name}\``, num(s.p50), num(s.p99))),
     '',
     `Ratio run / bare: \`no_op\` p50 **${p(ratio.noOp)}**, p99 ${p(ratio.noOp, 'p99')}; three-step p50 **${p(ratio.threeStep)}**, p99 ${p(ratio.threeStep, 'p99')}.`,
+  ];
+};
+
+const rollout: Renderer = (r) => {
+  const rows = (key: string, label: string) =>
+    ((r[key] as { name: string; p50: number; p99: number }[] | undefined) ?? []).map((s) => row(label, s.name, num(s.p50), num(s.p99)));
+  const added = obj(r.addedP50Ms);
+  return [
+    row('figure', 'series', 'p50 ms', 'p99 ms'),
+    row('---', '---', '---', '---'),
+    ...rows('answer', "the gate's answer (event → accepted)"),
+    ...rows('admission', "the run's admission (started → first step done)"),
+    ...rows('wake', 'the whole wake (event → terminal)'),
+    '',
+    `The ramp adds at p50: **${num(added.answer)} ms** to the gate's answer, **${num(added.admission)} ms** to the run's admission, ` +
+      `${num(added.wake)} ms to the whole wake. Versions the ramp ran: ${counts(r.rampVersions)}.`,
   ];
 };
 
@@ -360,7 +376,7 @@ const cli: Renderer = (r) => {
   return lines;
 };
 
-const RENDERERS: Record<BenchName, Renderer> = { gate, run, schedules, coalesce, ingress, cli, capacity: capacityLines, cost: costLines };
+const RENDERERS: Record<BenchName, Renderer> = { gate, run, schedules, coalesce, ingress, cli, capacity: capacityLines, cost: costLines, rollout };
 
 /** How a results file was made: command, date, machine and its load, parameters, problems found. */
 function provenance(f: BenchResultsFile<Json>): string[] {
