@@ -3,13 +3,12 @@ import assert from 'node:assert/strict';
 import { mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
-import type { Client } from '@temporalio/client';
 import { rolloutId } from '../../src/core/ids';
 import type { EvidenceCheck, RolloutStatus, RolloutView } from '../../src/core/rollout';
-import { WakeAgent, WakeTerminalReason, WakeVersion } from '../../src/core/search-attributes';
 import { actOnRollout, ensureRollout, rolloutStatus, type RolloutTarget } from '../../src/rollout/actions';
 import { eventually, unique, useDevEnv, withWorker } from '../helpers/env';
 import { runCli } from '../helpers/cli';
+import { closedRun } from '../helpers/rollout';
 
 /*
  * The rollout workflow on a real dev server: a promote on too few candidate runs is refused and
@@ -23,22 +22,6 @@ const env = useDevEnv({ dbFilename: path.join(mkdtempSync(path.join(tmpdir(), 'w
 
 const ann = { who: 'ann', reason: 'ship v2' };
 const check: EvidenceCheck = { name: 'errors', metric: 'non_success', margin: 0.5, minRuns: 1, onFail: 'finish' };
-
-/** A closed run of `agent` on `version` that ended `reason`, as visibility lists it. */
-async function closedRun(client: Client, taskQueue: string, agent: string, version: string, reason = 'success'): Promise<void> {
-  const handle = await client.workflow.start('runWorkflow', {
-    workflowId: unique(`stand-in-${version}`),
-    taskQueue,
-    args: [{}],
-    startDelay: '1 hour',
-    typedSearchAttributes: [
-      { key: WakeAgent, value: agent },
-      { key: WakeVersion, value: version },
-      { key: WakeTerminalReason, value: reason },
-    ],
-  });
-  await handle.terminate('a stand-in for a closed run');
-}
 
 const target = (taskQueue: string, agent: string): RolloutTarget => ({ client: env.client, taskQueue, agent, current: 'v1', everyMs: 1000 });
 const status = async (t: RolloutTarget): Promise<RolloutStatus> => (await rolloutStatus(t.client, t.taskQueue, t.agent))!;
