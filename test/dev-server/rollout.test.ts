@@ -9,6 +9,7 @@ import { actOnRollout, ensureRollout, rolloutStatus, type RolloutTarget } from '
 import { eventually, unique, useDevEnv, withWorker } from '../helpers/env';
 import { runCli } from '../helpers/cli';
 import { closedRun } from '../helpers/rollout';
+import { actOnSupervisor } from '../../src/supervisor/actions';
 
 /*
  * The rollout workflow on a real dev server: a promote on too few candidate runs is refused and
@@ -127,6 +128,22 @@ test('a restart of the dev server in the middle of a rollout loses nothing', asy
         [3, 'rollback'],
       ],
     );
+  });
+});
+
+test('a halted fleet holds the rollout: start and step refused, a rollback still taken', async () => {
+  const taskQueue = unique('rollout-held');
+  const t = target(taskQueue, 'triage');
+  await withWorker(env.nativeConnection, taskQueue, async () => {
+    assert.ok((await actOnRollout(t, { kind: 'start', candidate: 'v2', share: 0.2, minRuns: 1, checks: [check], ...ann })).ok);
+    assert.ok((await actOnSupervisor(env.client, taskQueue, { kind: 'halt', who: 'sam', reason: 'test: hold everything' })).ok);
+    const step = await actOnRollout(t, { kind: 'step', share: 0.5, who: 'ann', reason: 'wider' });
+    assert.deepEqual(step, { ok: false, message: 'the fleet is halted: the rollout is held until the supervisor is armed again' });
+    assert.equal((await memoView(t)).share, 0.2);
+    assert.ok((await actOnRollout(t, { kind: 'rollback', who: 'ann', reason: 'while halted' })).ok);
+    const again = await actOnRollout(t, { kind: 'start', candidate: 'v3', share: 0.2, minRuns: 1, checks: [check], ...ann });
+    assert.deepEqual(again, { ok: false, message: 'the fleet is halted: the rollout is held until the supervisor is armed again' });
+    assert.equal((await status(t)).state.fleet, 'halted');
   });
 });
 
