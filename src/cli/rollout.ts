@@ -5,7 +5,7 @@ import { TemporalUnreachableError } from '../config/errors';
 import type { RolloutReply } from '../core/rollout';
 import { actOnRollout, rolloutStatus, type RolloutRequest } from '../rollout/actions';
 import { sideBySide } from '../rollout/figures';
-import { declaredVersions } from '../rollout/versions';
+import { agentVersions } from '../agents/registry';
 import { app } from './app';
 import { ExitCode, printJson, UsageError } from './output';
 import { parseStart, parseStep, personOf, type StartOptions } from './rollout-args';
@@ -22,7 +22,7 @@ export interface RolloutFlags {
 function agentOf(agent: string): { current: string; others: string[] } {
   const def = app().agents[agent];
   if (!def) throw new UsageError(`no agent "${agent}" in this deployment (agents: ${Object.keys(app().agents).join(', ')})`);
-  return declaredVersions(def);
+  return agentVersions(def);
 }
 
 async function withClient(fn: (client: Client, taskQueue: string) => Promise<number>): Promise<number> {

@@ -7,6 +7,7 @@ import { isLoopbackHost, transportOptions, type TransportSettings } from '../con
 import { registerOperatorAuth, type OperatorAuthSettings } from './operator-auth';
 import { registerOperatorGuard } from './operator-guard';
 import { registerShadowMetrics } from './shadow-metrics';
+import { registerRolloutPage } from './rollout-page';
 import { registerShadowPage } from './shadow-page';
 import { registerSupervisorPage } from './supervisor-page';
 import { registerWakePage } from './wake-page';
@@ -20,7 +21,7 @@ export interface OperatorListenerOptions {
   agents: AgentRegistry;
   /** The listener's timeouts on a client (the webhook listener's). */
   transport: TransportSettings;
-  /** Serve the supervisor's status page (`/supervisor`) for the fleet on this task queue. */
+  /** Serve the supervisor's status page (`/supervisor`) and the rollouts' (`/rollouts`) for the fleet on this task queue. */
   supervisorPage?: { taskQueue: string };
   /** The sign-in (no operators: open, for loopback only). */
   auth?: OperatorAuthSettings;
@@ -32,7 +33,7 @@ export interface OperatorListenerOptions {
 }
 
 /**
- * The operator's listener: the `/supervisor` page and its actions, the `/wakes/<agent>/<wakeKey>`
+ * The operator's listener: the `/supervisor` page and its actions, the `/rollouts` pages, the `/wakes/<agent>/<wakeKey>`
  * trail, the live shadows' page, and the routes the deployment adds (`/metrics`, `/status`), all
  * behind the Host allow-list and the sign-in, on an address of its own. Built by the console; the
  * deployment (src/processes/ingress-listeners.ts) puts it beside the webhook listener.
@@ -48,7 +49,10 @@ export function buildOperatorListener(opts: OperatorListenerOptions): FastifyIns
   void operator.register(async (scope) => {
     await registerOperatorGuard(scope, { hostnames: new Set(auth.hostnames ?? []), tls: auth.tls ?? false, logger: opts.logger });
     await registerOperatorAuth(scope, auth, opts.logger);
-    if (opts.supervisorPage) registerSupervisorPage(scope, { client: opts.client, taskQueue: opts.supervisorPage.taskQueue });
+    if (opts.supervisorPage) {
+      registerSupervisorPage(scope, { client: opts.client, taskQueue: opts.supervisorPage.taskQueue });
+      registerRolloutPage(scope, { client: opts.client, taskQueue: opts.supervisorPage.taskQueue, agents: opts.agents });
+    }
     registerWakePage(scope, { client: opts.client, agents: opts.agents });
     registerShadowPage(scope, { client: opts.client, agents: opts.agents });
     opts.routes?.(scope);

@@ -1,6 +1,6 @@
 /**
  * Re-record the committed histories the replay test runs over: `node --import tsx test/replay/record-histories.ts`
- * records them all; name groups to record only those (`wake`, `coalesce`, `schedules`, `direct`, `supervisor`, `cancel`, `stops`, `pages`, `caps`, `drain`, `held-can`).
+ * records them all; name groups to record only those (`wake`, `coalesce`, `schedules`, `direct`, `supervisor`, `cancel`, `stops`, `pages`, `caps`, `drain`, `held-can`, `rollout`).
  * Do this only on purpose (a deliberate, patched change to workflow code); the replay test exists to
  * catch an accidental one.
  */
@@ -27,6 +27,9 @@ import { ApplicationFailure } from '@temporalio/common';
 import { ScheduleOverlapPolicy } from '@temporalio/client';
 import { toScheduleOptions } from '../../schedules/to-temporal';
 import { registryOf, activitiesOf } from '../helpers/app';
+import { rolloutId } from '../../src/core/ids';
+import { actOnRollout, rolloutStatus } from '../../src/rollout/actions';
+import { closedRun } from '../helpers/rollout';
 
 async function main(): Promise<void> {
   const env = await startDevEnv();
@@ -212,6 +215,48 @@ async function main(): Promise<void> {
         },
         { activities },
       );
+    // A rollout: started, stepped, a promote refused (no history), then rolled back by itself when a
+    // failed candidate run fails its check: a page, and a stop of the candidate's runs in flight.
+    if (wanted('rollout')) {
+      const q = unique('record-rollout');
+      await withWorker(
+        env.nativeConnection,
+        q,
+        async () => {
+          const t = { client: env.client, taskQueue: q, agent: 'canary', current: 'v1', everyMs: 1000 };
+          const person = { who: 'ann', reason: 'recording' };
+          const check = { name: 'errors', metric: 'non_success' as const, bound: 0.5, minRuns: 1, onFail: 'stop' as const };
+          const started = await actOnRollout(t, { kind: 'start', candidate: 'v2', share: 0.2, minRuns: 1, checks: [check], ...person });
+          const stepped = await actOnRollout(t, { kind: 'step', share: 0.4, ...person });
+          const refused = await actOnRollout(t, { kind: 'promote', ...person });
+          if (!started.ok || !stepped.ok || refused.ok) throw new Error(`rollout: ${JSON.stringify([started, stepped, refused])}`);
+          await closedRun(env.client, q, 'canary', 'v2', 'failed');
+          await eventually(
+            () => rolloutStatus(env.client, q, 'canary'),
+            (s) => s?.state.phase === 'rolled_back',
+            30_000,
+            'the rollback by itself',
+          );
+          const handle = env.client.workflow.getHandle(rolloutId(q, 'canary'));
+          // The page and the stop (two sweeps, 2 s apart) carried out.
+          await eventually(
+            async () => (await handle.fetchHistory()).events ?? [],
+            (events) => {
+              const scheduled = events.filter((e) => e.activityTaskScheduledEventAttributes);
+              const names = scheduled.map((e) => e.activityTaskScheduledEventAttributes!.activityType?.name);
+              const ended = events.filter((e) => e.activityTaskCompletedEventAttributes || e.activityTaskFailedEventAttributes).length;
+              return names.includes('sendPage') && names.includes('stopVersionRuns') && ended === scheduled.length;
+            },
+            30_000,
+            'the page and the stop done',
+          );
+          await out('rollout-rolled-back-by-itself', handle);
+          await handle.terminate('recorded');
+        },
+        { activities },
+      );
+    }
+
     if (wanted('supervisor')) {
       // A storm trip that pages, a reset and a release (two held wakes run), a halt, and a discard.
       const q = unique('record-supervisor');

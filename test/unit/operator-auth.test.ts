@@ -32,6 +32,8 @@ describe('the operator listener without credentials', () => {
     const page = await app.inject({ method: 'GET', url: '/supervisor' });
     assert.equal(page.statusCode, 303);
     assert.equal(page.headers.location, '/login');
+    // The rollouts' pages are behind the same sign-in (a browser's navigation is sent to /login).
+    for (const url of ['/rollouts', '/rollouts/canary']) assert.equal((await app.inject({ method: 'GET', url })).statusCode, 401, url);
     assert.match((await app.inject({ method: 'GET', url: '/login' })).body, /<form method="post" action="\/login"/);
     assert.equal(touched(), 0);
   });

@@ -46,6 +46,7 @@ describe('replay over committed histories', () => {
       'scheduleLedgerWorkflow',
       'fixedDelayWorkflow',
       'supervisorWorkflow',
+      'rolloutWorkflow',
     ];
     assert.deepEqual(
       expected.filter((t) => !types.has(t)),

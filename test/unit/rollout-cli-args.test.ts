@@ -2,7 +2,6 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { parseCheck, parseStart, parseStep, personOf } from '../../src/cli/rollout-args';
 import { UsageError } from '../../src/cli/output';
-import { declaredVersions } from '../../src/rollout/versions';
 
 /* `wakegate rollout` arguments (src/cli/rollout-args.ts): checked at the edge, with the flag named in each error. */
 
@@ -65,9 +64,4 @@ test('step takes a share from 0 to 1; promote and rollback a person', () => {
   usage(() => parseStep({ share: '1.5', ...person }), /--share/);
   assert.deepEqual(personOf({ who: ' ann ', reason: ' why ' }), { who: 'ann', reason: 'why' });
   usage(() => personOf({ reason: 'why' }), /--who/);
-});
-
-test("an agent's declared versions: version (default v1) and the versions of its other definitions", () => {
-  assert.deepEqual(declaredVersions({}), { current: 'v1', others: [] });
-  assert.deepEqual(declaredVersions({ version: 'v3', versions: [{ version: 'v4' }, { version: 'v3' }, {}] }), { current: 'v3', others: ['v4'] });
 });
