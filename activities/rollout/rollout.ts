@@ -6,6 +6,7 @@ import { killUpdate } from '../../src/core/messages';
 import type { SupervisorMemo, SupervisorMode } from '../../src/core/supervisor-types';
 import { listAll } from '../supervisor/supervise';
 import { closedRunOf, evidenceOf, type ClosedRun } from './evidence';
+import { liveShadowReport } from '../../src/shadow/report';
 
 /** Closed runs read for one piece of evidence at most: the figures are of the first ones listed past it. */
 const EVIDENCE_BOUND = 10_000;
@@ -16,6 +17,20 @@ const SECOND_SWEEP_MS = 2000;
 
 const quote = (s: string) => `'${s.replace(/\\/g, '\\\\').replace(/'/g, "\\'")}'`;
 const runsOf = (taskQueue: string, agent: string) => `WorkflowType = 'runWorkflow' AND TaskQueue = ${quote(taskQueue)} AND WakeAgent = ${quote(agent)}`;
+
+/** Live shadows diffed for one piece of evidence at most (each is two histories read). */
+const SHADOWS_READ = 200;
+
+/**
+ * The share of the agent's live shadows (its `shadow` option) closed since `sinceMs` whose run
+ * differs from the real run it shadows (effects, terminal reason or answer), the newest
+ * {@link SHADOWS_READ} of them; undefined when none closed.
+ */
+async function shadowDiffSince(client: Client, agent: string, sinceMs: number): Promise<number | undefined> {
+  const { wakes } = await liveShadowReport(client, { agent, since: new Date(sinceMs), limit: SHADOWS_READ });
+  if (!wakes.length) return undefined;
+  return wakes.filter((w) => w.effects.length > 0 || w.terminalReason.changed || w.answer.changed).length / wakes.length;
+}
 
 /** The supervisor's mode, from its memo (answered without a worker); no supervisor yet: armed. */
 async function modeOf(client: Client, taskQueue: string): Promise<SupervisorMode> {
@@ -36,12 +51,23 @@ async function modeOf(client: Client, taskQueue: string): Promise<SupervisorMode
  */
 export function createRolloutActivities(): RolloutActivities {
   return {
-    async rolloutEvidence({ taskQueue, agent, current, candidate, sinceMs }) {
+    async rolloutEvidence({ taskQueue, agent, current, candidate, sinceMs, shadowDiff }) {
       const client = getClient();
       const query = `${runsOf(taskQueue, agent)} AND ExecutionStatus != 'Running' AND ExecutionStatus != 'ContinuedAsNew' AND CloseTime >= ${quote(new Date(sinceMs).toISOString())}`;
-      const [found, fleet] = await Promise.all([listAll(client, query, EVIDENCE_BOUND), modeOf(client, taskQueue)]);
+      const [found, fleet, diff] = await Promise.all([
+        listAll(client, query, EVIDENCE_BOUND),
+        modeOf(client, taskQueue),
+        shadowDiff ? shadowDiffSince(client, agent, sinceMs) : undefined,
+      ]);
       const runs = found.map((info) => closedRunOf(info, current)).filter((r): r is ClosedRun => r !== undefined);
-      return { sinceMs, ...evidenceOf(runs, current, candidate), fleet, truncated: found.length >= EVIDENCE_BOUND };
+      const figures = evidenceOf(runs, current, candidate);
+      return {
+        sinceMs,
+        current: figures.current,
+        candidate: { ...figures.candidate, ...(diff !== undefined ? { shadowDiff: diff } : {}) },
+        fleet,
+        truncated: found.length >= EVIDENCE_BOUND,
+      };
     },
 
     async fleetMode({ taskQueue }) {

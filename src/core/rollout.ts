@@ -258,7 +258,15 @@ export interface RolloutActivities {
    * The agent's runs on this task queue closed since `sinceMs`, as figures per version (a run that
    * names no version ran `current`; runs of any other version are left out), and the supervisor's mode.
    */
-  rolloutEvidence(input: { taskQueue: string; agent: string; current: string; candidate: string; sinceMs: number }): Promise<EvidenceReading>;
+  rolloutEvidence(input: {
+    taskQueue: string;
+    agent: string;
+    current: string;
+    candidate: string;
+    sinceMs: number;
+    /** A check reads the live shadows' diff: read them too (two histories each, so only then). */
+    shadowDiff?: boolean;
+  }): Promise<EvidenceReading>;
   /** The supervisor's mode on this task queue (no supervisor: armed). */
   fleetMode(input: { taskQueue: string }): Promise<SupervisorMode>;
   /** Ask the agent's running runs to stop if they are on `version` (`kill` with the version); swept twice for runs not yet indexed. */

@@ -156,10 +156,13 @@ function listen(ctx: { taskQueue: string; agent: string; feed: Feed; state: () =
 /** The two versions' runs closed since the current step began, and the fleet's mode: fed to the machine in that order. */
 async function takeEvidence(m: RolloutState, taskQueue: string, feed: Feed): Promise<void> {
   const { agent, current, candidate, stepMs } = m;
-  const reading = await rolloutEvidence({ taskQueue, agent, current, candidate: candidate!, sinceMs: stepMs! }).catch((err: unknown) => {
-    log.warn('rollout: no evidence this round', { agent, err: causeOf(err) });
-    return undefined;
-  });
+  const shadowDiff = m.checks.some((c) => c.metric === 'shadow_diff');
+  const reading = await rolloutEvidence({ taskQueue, agent, current, candidate: candidate!, sinceMs: stepMs!, ...(shadowDiff ? { shadowDiff } : {}) }).catch(
+    (err: unknown) => {
+      log.warn('rollout: no evidence this round', { agent, err: causeOf(err) });
+      return undefined;
+    },
+  );
   if (!reading) return;
   feed({ kind: 'fleet', mode: reading.fleet });
   const reply = feed({ kind: 'evidence', sinceMs: reading.sinceMs, current: reading.current, candidate: reading.candidate });
