@@ -143,7 +143,14 @@ async function recoverOne(client: Client, taskQueue: string, info: WorkflowExecu
   const { seen, seenOpeners, chain, newestVersion } = status?.state ?? { seen: [] };
   const live = running && before?.status.name === 'RUNNING' ? { live: running } : {};
   if (seen.length || 'live' in live)
-    await signalCoalescer(client, taskQueue, to, adoptSignal, { seen, ...(seenOpeners ? { seenOpeners } : {}), ...(chain ? { chain } : {}), newestVersion, except, ...live });
+    await signalCoalescer(client, taskQueue, to, adoptSignal, {
+      seen,
+      ...(seenOpeners ? { seenOpeners } : {}),
+      ...(chain ? { chain } : {}),
+      newestVersion,
+      except,
+      ...live,
+    });
   for (const a of untaken.adopts) await signalCoalescer(client, taskQueue, to, adoptSignal, { ...a, except: [...(a.except ?? []), ...except] });
   if (offers.length) await offerBySignal(client, taskQueue, to, offers);
   for (const d of untaken.deliveries) await signalCoalescer(client, taskQueue, to, deliverySignal, d);
