@@ -140,10 +140,17 @@ async function recoverOne(client: Client, taskQueue: string, info: WorkflowExecu
   // took (an earlier recovery's), then its pending events, then the delivery ids recorded to it.
   // Its live run, still open, goes with its table: the new chain holds it as live, so the batch
   // offered again starts after it ends, one run of the key at a time.
-  const { seen, seenOpeners, newestVersion } = status?.state ?? { seen: [] };
+  const { seen, seenOpeners, chain, newestVersion } = status?.state ?? { seen: [] };
   const live = running && before?.status.name === 'RUNNING' ? { live: running } : {};
   if (seen.length || 'live' in live)
-    await signalCoalescer(client, taskQueue, to, adoptSignal, { seen, ...(seenOpeners ? { seenOpeners } : {}), newestVersion, except, ...live });
+    await signalCoalescer(client, taskQueue, to, adoptSignal, {
+      seen,
+      ...(seenOpeners ? { seenOpeners } : {}),
+      ...(chain ? { chain } : {}),
+      newestVersion,
+      except,
+      ...live,
+    });
   for (const a of untaken.adopts) await signalCoalescer(client, taskQueue, to, adoptSignal, { ...a, except: [...(a.except ?? []), ...except] });
   if (offers.length) await offerBySignal(client, taskQueue, to, offers);
   for (const d of untaken.deliveries) await signalCoalescer(client, taskQueue, to, deliverySignal, d);

@@ -217,7 +217,7 @@ export type SeenEvent = [eventKey: string, fingerprint: string, atMs: number, de
 
 /**
  * An entry of the dedup table: a {@link SeenEvent}, or, past the newest few hundred, the same in one
- * compact string `#keyHash|fingerprint|atMs(base 36)|decision code|run ref|offer` (workflows/coalescer/seen-codec.ts).
+ * compact string: 35 base64url characters (key hash, fingerprint and offer prefixes, time, decision), then its run reference (workflows/coalescer/seen-codec.ts).
  */
 export type SeenRow = SeenEvent | string;
 

@@ -48,6 +48,8 @@ export const adoptSignal = defineSignal<[Adopt]>('adopt');
 export interface Adopt {
   seen: SeenRow[];
   seenOpeners?: Record<string, string>;
+  /** Its chain, which its compact rows' short run references name (workflows/coalescer/seen-codec.ts `shortRef`). */
+  chain?: string;
   newestVersion?: Record<string, number>;
   /** Events offered again instead: their rows are not adopted. */
   except?: string[];

@@ -15,11 +15,11 @@ const agentArb = fc.string({ minLength: 1, maxLength: 12 });
 const shareArb = fc.double({ min: 0, max: 1, noNaN: true });
 
 test('the hash is pinned: stored compact seen rows and live ramps keep their meaning across releases', () => {
-  // The coalescer's compact rows persist keyHash; a ramp in flight persists which keys are on the candidate.
-  assert.equal(keyHash(''), '#0k4n83c07h0j2b');
-  assert.equal(keyHash('a'), '#0m8735310ae7sx');
-  assert.equal(keyHash('github/push/repo:pkg/2026-12-01'), '#0gi1tym05izdlw');
-  assert.equal(keyHash('ü€😀'), '#0atu8xs196bch4');
+  // The coalescer's compact rows persist keyHash (the same 64 bits, in base64url since issue 49); a ramp in flight persists which keys are on the candidate.
+  assert.equal(keyHash(''), '#EiL3Lga7o2D');
+  assert.equal(keyHash('a'), '#FAcK6eCyXkB');
+  assert.equal(keyHash('github/push/repo:pkg/2026-12-01'), '#Dt43-4T67Wk');
+  assert.equal(keyHash('ü€😀'), '#CcHLcCi0K3o');
   assert.deepEqual(hash64('a'), [parseInt('0m87353', 36), parseInt('10ae7sx', 36)]);
   assert.deepEqual(
     ['repo:a', 'repo:b', 'campaign/42'].map((k) => rampBucket('triage', k)),

@@ -18,6 +18,7 @@ import { coalescerQuery } from '../../src/core/messages';
 import { DEFAULT_WORKFLOW_CACHE } from '../../src/runtime/worker';
 import { START_BACKLOG } from '../../src/coalescer/backlog';
 import { loadConfig } from '../../src/config/config';
+import { coalescerPayloads } from './coalescer-payloads';
 
 /**
  * `npm run bench:coalesce`: the coalescing path on one dev server, with the deployment's worker in
@@ -37,7 +38,9 @@ import { loadConfig } from '../../src/config/config';
  *    ceil(seconds / maxWait) + 1.
  *    Then its dedup table: events held, its stated capacity, events it let go early (0: the whole
  *    stream deduplicated), and redeliveries of its first, middle and last events, each answered
- *    from its first decision.
+ *    from its first decision. And the payloads its coalescer sent, read from the histories of all its
+ *    executions (tools/bench/coalescer-payloads.ts): the largest, by kind, how many were over the SDK's
+ *    512 KiB warning (TMPRL1103), and the parts of its largest continue-as-new input.
  * 4. RSS at the end (`end`), against `warm`; updates the server refused with its in-flight limit
  *    (tools/bench/in-flight-refusals.ts says where they are counted).
  * 5. Many keys, one event each (a nightly import touching every campaign once): BENCH_ONE_EACH_KEYS
@@ -333,6 +336,7 @@ async function main(): Promise<void> {
         redelivered: resentOf.length,
         answeredFromFirstDecision: resent.filter((a) => a.original !== undefined && a.original !== 'mismatch').length,
       };
+      const payloads = coalescerId ? await coalescerPayloads(client, coalescerId) : undefined;
 
       // 4. The end.
       const rssEnd = rssMb(worker.getStatus().numCachedWorkflows);
@@ -409,6 +413,7 @@ async function main(): Promise<void> {
           longestGap: await withCoalescerEvents(client, coalescerId, one.startedAt, longestGap(one.answeredAtMs)),
           timeline,
           dedup,
+          payloads,
         },
         oneEventPerKey: {
           keys: perRoundOnes * ROUNDS,
@@ -482,6 +487,11 @@ async function main(): Promise<void> {
         ...(report.oneEventPerKey.ratio < 0.8 ? [`one event per key at ${report.oneEventPerKey.ratio}x raw starts, under 0.8x`] : []),
         ...(report.oneEventPerKey.answerMs.p99 > 500 ? [`one event per key: answers p99 ${report.oneEventPerKey.answerMs.p99} ms, over 500 ms`] : []),
         ...(rssAfterOneEach > 1.15 * rssWarm ? [`RSS ${rssAfterOneEach} MB after one event per key, over 1.15x the warm ${rssWarm} MB`] : []),
+        ...(payloads && payloads.overWarning > 0
+          ? [
+              `the hot key's coalescer sent ${payloads.overWarning} payloads over ${payloads.warnAtBytes} bytes (largest ${payloads.largestBytes}, ${payloads.largestKind})`,
+            ]
+          : []),
         ...(dedup.forgottenEarly > 0 ? [`the hot key's coalescer let ${dedup.forgottenEarly} events go before its horizon`] : []),
         ...(dedup.answeredFromFirstDecision < dedup.redelivered
           ? [
@@ -507,6 +517,7 @@ async function main(): Promise<void> {
             bound: h.bound,
             p99Ms: h.p99Ms,
             forgottenEarly: h.dedup.forgottenEarly,
+            largestPayloadBytes: h.payloads?.largestBytes,
           },
           oneEventPerKey: {
             ratio: report.oneEventPerKey.ratio,

@@ -213,6 +213,19 @@ const coalesceAgainstRaw: Renderer = (r, other) => {
           ),
         ]
       : []),
+    ...(hot.payloads
+      ? [
+          row(
+            'the payloads its coalescer sent (read from its histories)',
+            `largest **${num(obj(hot.payloads).largestBytes)} bytes** (${String(obj(hot.payloads).largestKind)}); ` +
+              `**${num(obj(hot.payloads).overWarning)} over ${num(obj(hot.payloads).warnAtBytes)}** (the SDK's TMPRL1103 warning; a continue-as-new input counts again as the next execution's start); ` +
+              `its largest continue-as-new input, in JSON characters: ${Object.entries(obj(obj(hot.payloads).largestContinueAsNewChars ?? {}))
+                .slice(0, 5)
+                .map(([k, v]) => `${k} ${num(v)}`)
+                .join(', ')}`,
+          ),
+        ]
+      : []),
     ...(r.oneEventPerKey
       ? [
           row(

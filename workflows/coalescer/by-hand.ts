@@ -61,7 +61,7 @@ export abstract class CoalescerByHand extends CoalescerAnswers {
    */
   adopt(left: Adopt): number {
     for (const [source, v] of Object.entries(left.newestVersion ?? {})) this.state.newestVersion[source] = Math.max(this.state.newestVersion[source] ?? v, v);
-    const adopted = this.seen.adopt(left.seen, left.seenOpeners, left.except);
+    const adopted = this.seen.adopt(left.seen, left.seenOpeners, left.except, left.chain);
     const { live } = left;
     if (live && this.state.pending?.runKey !== live.runKey && this.state.running?.runKey !== live.runKey) {
       const { lookedAtMs: _l, cancelRequested: _c, ...run } = live;

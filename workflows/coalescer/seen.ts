@@ -5,32 +5,37 @@ import {
   charsOf,
   COMPACT_ENTRY_CHARS,
   compactRow,
+  COMPACT_HEAD_CHARS,
   entryOf,
-  FINGERPRINT_CHARS,
+  firstOffer,
+  fullRef,
   fullRow,
   keyHash,
   keyOf,
-  OFFER_ID_CHARS,
   OPENER_OVERHEAD,
   refOf,
+  sameInputs,
+  shortRef,
   type SeenEntry,
 } from './seen-codec';
 
 export { FINGERPRINT_CHARS, keyHash, OFFER_ID_CHARS, type SeenEntry } from './seen-codec';
 
 /**
- * What the table may take in a continue-as-new input, estimated as JSON characters. Temporal refuses
- * a payload over 2 MB (and warns from 512 KB); the coalescer's input carries the pending batch too.
+ * What the table may take in a continue-as-new input, as JSON characters (event keys are ASCII: bytes
+ * too). Under the SDK's 512 KiB payload warning (TMPRL1103) on its own, it holds a 10,000-event stream
+ * of 50-character keys on one wake key (test/unit/seen-table.test.ts). The input carries the pending
+ * batch and the live run's events besides (src/core/coalesce-batch.ts BATCH_BUDGET_CHARS).
  */
-export const SEEN_BUDGET_CHARS = 1_000_000;
+export const SEEN_BUDGET_CHARS = 500_000;
 /** The newest entries keep their event key in full (the trail and `wakegate coalescer` read them); older ones a hash of it. */
 export const KEYS_KEPT = 500;
 
 /**
  * Events a coalescer holds within its dedup horizon before the oldest leave early, for event keys up
  * to 100 characters: the newest KEYS_KEPT in full (counted at 300 characters each), the rest compact
- * (a run's opening key is kept once for all of its compact entries). The
- * figure docs/ARCHITECTURE.md and `wakegate coalescer` state; `test/unit/seen-table.test.ts` holds it.
+ * (a run's opening key is kept once for all of its compact entries). The figure docs/ARCHITECTURE.md
+ * and `wakegate coalescer` state; `test/unit/seen-table.test.ts` holds it.
  */
 export const SEEN_CAPACITY = KEYS_KEPT + Math.floor((SEEN_BUDGET_CHARS - KEYS_KEPT * 300) / COMPACT_ENTRY_CHARS);
 
@@ -39,6 +44,8 @@ export interface SeenHolder {
   seen: SeenRow[];
   /** Compact entries name their run by `chain.n`; this holds each one's opening event key. */
   seenOpeners?: Record<string, string>;
+  /** The coalescer's chain: compact entries write its own runs' references short (seen-codec.ts `shortRef`). */
+  chain?: string;
 }
 
 /**
@@ -65,20 +72,24 @@ export class SeenTable {
   private chars = 0;
   /** Entries at the end of `rows` that keep their key in full. */
   private full = 0;
+  private readonly chain: string;
 
   constructor(
     holder: SeenHolder,
     private readonly horizonMs: number,
     private readonly onFloor: (floorMs: number, dropped: number) => void,
+    /** The bounds: SEEN_BUDGET_CHARS and KEYS_KEPT; smaller ones let a test reach them in a few hundred events. */
+    private readonly limits = { budgetChars: SEEN_BUDGET_CHARS, keysKept: KEYS_KEPT },
   ) {
     this.rows = holder.seen;
     this.openers = holder.seenOpeners ??= {};
+    this.chain = holder.chain ?? '0';
     for (const row of this.rows) {
       this.byKey.set(keyOf(row), row);
       this.chars += charsOf(row);
       if (typeof row === 'string') {
         this.full = 0;
-        if (!refOf(row).startsWith('~')) this.ref(refOf(row), +1);
+        if (!this.refIn(row).startsWith('~')) this.ref(this.refIn(row), +1);
       } else this.full += 1;
     }
     for (const [ref, key] of Object.entries(this.openers)) {
@@ -106,31 +117,24 @@ export class SeenTable {
     this.chars += charsOf(row);
     this.full += 1;
     this.compact();
-    let dropped = 0;
-    let floorMs = 0;
-    while (this.chars > SEEN_BUDGET_CHARS && this.rows.length > 1) {
-      const gone = this.rows.shift()!;
-      this.drop(gone);
-      dropped += 1;
-      floorMs = atOf(gone);
-    }
-    if (dropped) this.onFloor(floorMs, dropped);
+    this.bound();
   }
 
   /**
    * Take in the entries of an earlier chain's table (`openers` its openers' table), oldest first,
    * compact, before this table's own: those of events this table holds are passed over, and the
    * size bound then lets the oldest go as usual. `except`: event keys to leave out (offered again
-   * after, to be decided here). Returns how many were taken.
+   * after, to be decided here); `chain`: the earlier chain's, which its rows' short references name.
+   * Returns how many were taken.
    */
-  adopt(rows: readonly SeenRow[], openers: Record<string, string> = {}, except: readonly string[] = []): number {
+  adopt(rows: readonly SeenRow[], openers: Record<string, string> = {}, except: readonly string[] = [], chain = '0'): number {
     const skip = new Set([...except, ...except.map(keyHash)]);
     const taken: string[] = [];
     for (const row of rows) {
       if (skip.has(keyOf(row))) continue;
       let small: string;
       if (typeof row === 'string') {
-        const ref = refOf(row);
+        const ref = fullRef(refOf(row), chain);
         if (this.byKey.has(keyOf(row))) continue;
         if (ref && !ref.startsWith('~')) {
           const opener = openers[ref];
@@ -141,7 +145,7 @@ export class SeenTable {
           }
           this.ref(ref, +1);
         }
-        small = row;
+        small = row.slice(0, COMPACT_HEAD_CHARS) + shortRef(ref, this.chain);
       } else {
         if (this.rowOf(row[0])) continue;
         small = this.compacted(row);
@@ -151,28 +155,15 @@ export class SeenTable {
       this.chars += charsOf(small);
     }
     this.rows.unshift(...taken);
-    let dropped = 0;
-    let floorMs = 0;
-    while (this.chars > SEEN_BUDGET_CHARS && this.rows.length > 1) {
-      const gone = this.rows.shift()!;
-      if (typeof gone !== 'string') this.full -= 1;
-      this.drop(gone);
-      dropped += 1;
-      floorMs = atOf(gone);
-    }
-    if (dropped) this.onFloor(floorMs, dropped);
+    this.bound();
     return taken.length;
   }
 
   /** Whether `fingerprint` is the one recorded for this entry. */
-  static sameInputs(entry: SeenEntry, fingerprint: string): boolean {
-    return entry.fingerprint === fingerprint.slice(0, FINGERPRINT_CHARS);
-  }
+  static readonly sameInputs = sameInputs;
 
   /** Whether `offerId` is the offer this entry's event was decided for (a retry of it gets the first answer). */
-  static firstOffer(entry: SeenEntry, offerId: string | undefined): boolean {
-    return offerId !== undefined && entry.offer === offerId.slice(0, OFFER_ID_CHARS);
-  }
+  static readonly firstOffer = firstOffer;
 
   /** The event now belongs to another run (a batch that had to take a new run key), decided `as` when given (a skip its run refused). */
   retake(eventKey: string, runToken: string, as?: OfferDecision): void {
@@ -188,6 +179,8 @@ export class SeenTable {
     this.rows[i] = next;
     this.byKey.set(keyOf(next), next);
     this.chars += charsOf(next);
+    // Another run may name a longer opener, or one the openers' table did not hold yet.
+    this.bound();
   }
 
   /** The keys (as stored) of the events the run `runToken` took. */
@@ -197,7 +190,7 @@ export class SeenTable {
     const own = runToken.slice(cut);
     return this.rows.flatMap((r) => {
       const e = this.entryOf(r);
-      return e.runToken === runToken || (typeof r === 'string' && e.key === opener && refOf(r) === own) ? [e.key] : [];
+      return e.runToken === runToken || (typeof r === 'string' && e.key === opener && this.refIn(r) === own) ? [e.key] : [];
     });
   }
 
@@ -236,14 +229,17 @@ export class SeenTable {
 
   /** `eventKey`: the key the entry was looked up by (a compact entry of an event that opened its run names the run by it). */
   private entryOf(row: SeenRow, eventKey?: string): SeenEntry {
-    return entryOf(row, this.openers, eventKey);
+    return entryOf(row, this.openers, this.chain, eventKey);
   }
+
+  /** A compact row's run reference in full (`chain.n`, `~chain.n`, or none). */
+  private readonly refIn = (row: string): string => fullRef(refOf(row), this.chain);
 
   /** The compact form of a full entry: its opener goes to the openers' table. */
   private compacted(row: SeenEvent): string {
     const [key, , , , stored] = row;
     // The event opened its run: its own key (given with every look-up) names the run, nothing to keep.
-    if (stored?.startsWith('~')) return compactRow(row, stored);
+    if (stored?.startsWith('~')) return compactRow(row, shortRef(stored, this.chain));
     const token = seenRunToken(key, stored);
     const cut = token?.lastIndexOf('~') ?? -1;
     const ref = token && cut > 0 ? token.slice(cut + 1) : '';
@@ -252,12 +248,12 @@ export class SeenTable {
       this.chars += ref.length + cut + OPENER_OVERHEAD;
     }
     if (ref) this.ref(ref, +1);
-    return compactRow(row, ref);
+    return compactRow(row, shortRef(ref, this.chain));
   }
 
   /** Entries past the newest KEYS_KEPT become compact. */
   private compact(): void {
-    while (this.full > KEYS_KEPT) {
+    while (this.full > this.limits.keysKept) {
       const i = this.rows.length - this.full;
       const row = this.rows[i] as SeenEvent;
       this.byKey.delete(row[0]);
@@ -268,6 +264,20 @@ export class SeenTable {
       this.chars += charsOf(small);
       this.full -= 1;
     }
+  }
+
+  /** The size bound: past the budget the oldest go early; `onFloor` is told how many and when the newest of them was decided. */
+  private bound(): void {
+    let dropped = 0;
+    let floorMs = 0;
+    while (this.chars > this.limits.budgetChars && this.rows.length > 1) {
+      const gone = this.rows.shift()!;
+      if (typeof gone !== 'string') this.full -= 1;
+      this.drop(gone);
+      dropped += 1;
+      floorMs = Math.max(floorMs, atOf(gone));
+    }
+    if (dropped) this.onFloor(floorMs, dropped);
   }
 
   private ref(ref: string, by: number): void {
@@ -285,6 +295,6 @@ export class SeenTable {
     const key = keyOf(row);
     if (this.byKey.get(key) === row) this.byKey.delete(key);
     this.chars -= charsOf(row);
-    if (typeof row === 'string' && !refOf(row).startsWith('~')) this.ref(refOf(row), -1);
+    if (typeof row === 'string' && !this.refIn(row).startsWith('~')) this.ref(this.refIn(row), -1);
   }
 }
