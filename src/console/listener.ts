@@ -7,6 +7,7 @@ import { isLoopbackHost, transportOptions, type TransportSettings } from '../con
 import { registerOperatorAuth, type OperatorAuthSettings } from './operator-auth';
 import { registerOperatorGuard } from './operator-guard';
 import { registerShadowMetrics } from './shadow-metrics';
+import { registerRolloutMetrics } from './rollout-metrics';
 import { registerRolloutPage } from './rollout-page';
 import { registerShadowPage } from './shadow-page';
 import { registerSupervisorPage } from './supervisor-page';
@@ -45,6 +46,7 @@ export function buildOperatorListener(opts: OperatorListenerOptions): FastifyIns
   const trustProxy = auth.trustProxy?.length ? { trustProxy: [...auth.trustProxy] } : {};
   const operator = Fastify({ logger: false, ...transportOptions(opts.transport), bodyLimit: OPERATOR_BODY_LIMIT_BYTES, ...trustProxy });
   registerShadowMetrics(operator, opts.metricsRegistry, opts.client, opts.agents);
+  registerRolloutMetrics(operator, opts.metricsRegistry, opts.client, opts.agents, opts.supervisorPage?.taskQueue);
   // Every operator path is in one scope behind the Host allow-list and the sign-in: nothing there answers a request that acts as no one.
   void operator.register(async (scope) => {
     await registerOperatorGuard(scope, { hostnames: new Set(auth.hostnames ?? []), tls: auth.tls ?? false, logger: opts.logger });

@@ -2,26 +2,15 @@ import type { Client } from '@temporalio/client';
 import type { FastifyInstance } from 'fastify';
 import { Gauge, type Registry } from 'prom-client';
 import type { AgentRegistry } from '../agents/registry';
-import { liveShadowCounts, type LiveShadowCounts } from '../shadow/report';
+import { liveShadowCounts } from '../shadow/report';
+import { FIGURES_TIMING, keepReading, type FiguresTiming } from './background-figures';
 
-/** How the live shadows' counts behind `/metrics` are kept: read every `refreshMs`, each read given up after `deadlineMs`, stale after `staleAfterMs`. */
-export interface ShadowFiguresTiming {
-  refreshMs: number;
-  deadlineMs: number;
-  staleAfterMs: number;
-}
-
-/** Read every 15 s, each read given at most 5 s, stale once a minute has passed without a good read. */
-export const SHADOW_FIGURES_TIMING: ShadowFiguresTiming = { refreshMs: 15_000, deadlineMs: 5_000, staleAfterMs: 60_000 };
+/** How the live shadows' counts behind `/metrics` are kept (src/console/background-figures.ts). */
+export type ShadowFiguresTiming = FiguresTiming;
+export const SHADOW_FIGURES_TIMING: ShadowFiguresTiming = FIGURES_TIMING;
 
 const OUTCOMES = ['running', 'ran', 'refused', 'failed'] as const;
 const DAY_MS = 24 * 3_600_000;
-
-/** The last figures read for one agent, and when. */
-interface Figures {
-  counts: LiveShadowCounts;
-  atMs: number;
-}
 
 /**
  * The live shadows' counts on the operator's /metrics, read from Temporal's visibility in the
@@ -47,7 +36,7 @@ export function registerShadowMetrics(
     .filter((a) => a.shadow)
     .map((a) => a.policy.name);
   if (!shadowed.length || registry.getSingleMetric('wakegate_shadow_runs')) return;
-  const figures = new Map<string, Figures>();
+  const figures = keepReading(app, client, shadowed, (agent) => liveShadowCounts(client, agent, new Date(Date.now() - DAY_MS)), timing);
   const labels = { labelNames: ['agent'] as const, registers: [registry] };
   new Gauge({
     name: 'wakegate_shadow_runs',
@@ -55,7 +44,7 @@ export function registerShadowMetrics(
     labelNames: ['agent', 'outcome'],
     registers: [registry],
     collect() {
-      for (const [agent, f] of figures) for (const outcome of OUTCOMES) this.set({ agent, outcome }, f.counts[outcome]);
+      for (const [agent, f] of figures) for (const outcome of OUTCOMES) this.set({ agent, outcome }, f.value[outcome]);
     },
   });
   new Gauge({
@@ -76,43 +65,5 @@ export function registerShadowMetrics(
         this.set({ agent }, !f || Date.now() - f.atMs > timing.staleAfterMs ? 1 : 0);
       }
     },
-  });
-
-  // Aborted when the listener closes: a read under way ends then, its answer unused.
-  const closing = new AbortController();
-  const readOne = async (agent: string): Promise<void> => {
-    const giveUp = new AbortController();
-    const timer = setTimeout(() => giveUp.abort(new Error(`no answer within ${timing.deadlineMs} ms`)), timing.deadlineMs);
-    const stop = () => giveUp.abort(new Error('the listener closed'));
-    closing.signal.addEventListener('abort', stop, { once: true });
-    // The abort ends the gRPC calls; this ends the wait even if something under them does not.
-    const givenUp = new Promise<never>((_, reject) => giveUp.signal.addEventListener('abort', () => reject(giveUp.signal.reason as Error), { once: true }));
-    try {
-      const since = new Date(Date.now() - DAY_MS);
-      const read = client.withAbortSignal(giveUp.signal, () =>
-        client.withDeadline(Date.now() + timing.deadlineMs, () => liveShadowCounts(client, agent, since)),
-      );
-      read.catch(() => undefined);
-      figures.set(agent, { counts: await Promise.race([read, givenUp]), atMs: Date.now() });
-    } catch {
-      // The last figures stay, ageing: the stale flag says so.
-    } finally {
-      clearTimeout(timer);
-      closing.signal.removeEventListener('abort', stop);
-    }
-  };
-  let reading: Promise<unknown> | undefined;
-  const refresh = () => {
-    reading ??= Promise.all(shadowed.map(readOne)).finally(() => (reading = undefined));
-  };
-  let interval: NodeJS.Timeout | undefined;
-  app.addHook('onReady', async () => {
-    refresh();
-    interval = setInterval(refresh, timing.refreshMs);
-    interval.unref();
-  });
-  app.addHook('onClose', async () => {
-    clearInterval(interval);
-    closing.abort();
   });
 }

@@ -11,6 +11,9 @@ import type { Standins } from '../../tools/standins';
 import { versionedCanary } from '../fixtures/rollout-agents';
 import { eventually, useDevEnv, unique } from '../helpers/env';
 import { standinOutside, startOutside } from '../helpers/outside';
+import { appOf } from '../helpers/app';
+import { loadConfig } from '../../src/config/config';
+import { startIngress } from '../../src/processes/ingress-listeners';
 import { closeGates, startPager, supervisedGate, supervisedWorker, testPolicy } from '../helpers/supervisor';
 
 /*
@@ -52,6 +55,7 @@ async function rig(everyMs = 1000) {
   const policy = testPolicy();
   const w = await supervisedWorker(env.nativeConnection, taskQueue, { supervisor: policy, pager: pager.adapter, agents, outside: standinOutside(standins) });
   const gate = supervisedGate(env.client, taskQueue, policy, agents);
+  const app = appOf(agents);
   const target: RolloutTarget = { client: env.client, taskQueue, agent: 'canary', current: 'v1', everyMs };
   const act = async (req: RolloutRequest) => {
     const r = await actOnRollout(target, req);
@@ -62,7 +66,7 @@ async function rig(everyMs = 1000) {
     w.worker.shutdown();
     await w.running;
   };
-  return { taskQueue, gate, ran, act, target, stop };
+  return { taskQueue, gate, ran, act, target, stop, app };
 }
 
 /** The version and terminal reason a closed run recorded in its search attributes. */
@@ -108,6 +112,34 @@ test('a 20% ramp runs the candidate on exactly the wake keys in its share, and a
     );
     assert.equal(new Set(burst.map(({ a }) => a.runKey)).size, 20, 'twenty events, twenty runs');
     for (const { k, a } of burst) assert.equal((await awaitRun(env.client, a)).agentVersion, k === inShare ? 'v2' : 'v1', `${k}: ${a.runKey}`);
+
+    // The operator's /metrics names the versions: the share, and the runs closed by version.
+    const v2 = want.filter((v) => v === 'v2').length + 10;
+    const v1 = want.length + 20 - v2;
+    const config = { ...loadConfig({}).ingress, port: 0, host: '127.0.0.1', operatorPort: 0 };
+    const ingress = await startIngress({
+      client: env.client,
+      taskQueue: r.taskQueue,
+      registry: r.app.registry,
+      sources: r.app.webhookSources,
+      config,
+      allowDevSecrets: true,
+    });
+    try {
+      const v2Line = new RegExp(`wakegate_rollout_runs\\{agent="canary",version="v2",outcome="success"\\} ${v2}\\b`);
+      const v1Line = new RegExp(`wakegate_rollout_runs\\{agent="canary",version="v1",outcome="success"\\} ${v1}\\b`);
+      // Read in the background every 15 s: the first read may come before visibility has the newest runs.
+      const metrics = await eventually(
+        async () => (await fetch(`${ingress.operatorUrl}/metrics`)).text(),
+        (m) => v2Line.test(m) && v1Line.test(m),
+        40_000,
+        'the rollout figures, every run counted',
+      );
+      assert.match(metrics, /wakegate_rollout_stale\{agent="canary"\} 0\b/);
+      assert.match(metrics, /wakegate_rollout_share\{agent="canary",current="v1",candidate="v2"\} 0.2\b/);
+    } finally {
+      await ingress.close();
+    }
   } finally {
     await r.stop();
   }
