@@ -57,7 +57,13 @@ export function createActivities(deps: ActivityDeps): Activities {
   return {
     ...createCoalesceActivities(),
     ...createScheduleActivities({ registry: deps.registry, supervisor: deps.supervisor }),
-    ...createRunActivities({ agents, model: deps.model ?? configuredModel(outside), outside, runVerdict: links.runVerdict, rolloutVersion: (q, agent, key) => rollouts.versionFor(q, agent, key) }),
+    ...createRunActivities({
+      agents,
+      model: deps.model ?? configuredModel(outside),
+      outside,
+      runVerdict: links.runVerdict,
+      rolloutVersion: (q, agent, key) => rollouts.versionFor(q, agent, key),
+    }),
     ...supervisor,
     ...createRolloutActivities(),
     ...createCommitActivity(agents, outside),

@@ -101,7 +101,10 @@ describe('the charts of the benchmarks', () => {
 
   test('a results file of no known benchmark is refused by name', async () => {
     const file = { ...read(resultsFiles()[0]!), bench: 'nope' };
-    await assert.rejects(renderChart(file), /no chart for a benchmark named "nope" \(known: gate, run, schedules, coalesce, ingress, cli, capacity, cost, rollout\)/);
+    await assert.rejects(
+      renderChart(file),
+      /no chart for a benchmark named "nope" \(known: gate, run, schedules, coalesce, ingress, cli, capacity, cost, rollout\)/,
+    );
   });
 });
 

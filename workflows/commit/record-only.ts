@@ -26,7 +26,15 @@ export async function recordEffects(input: RunInput, policy: AgentPolicy, state:
     const run = effectRun(input);
     const wouldAwaitApproval = !effect.reversible && policy.approval.irreversible === 'required';
     recorded.push(
-      await recordEffect({ agent: policy.name, agentVersion: policy.version, effectKey: effectKey(input.runKey, effect.name, step), effect, args: proposal.args, run, wouldAwaitApproval }),
+      await recordEffect({
+        agent: policy.name,
+        agentVersion: policy.version,
+        effectKey: effectKey(input.runKey, effect.name, step),
+        effect,
+        args: proposal.args,
+        run,
+        wouldAwaitApproval,
+      }),
     );
     settle(pool, r.charge, r.charge);
   }

@@ -64,7 +64,12 @@ export async function converse(
   let reasks = 0;
   for (;;) {
     messages.push(...(steer?.drain() ?? []));
-    const turn = await chargedModelTurn(state, pool, { model }, { agent: policy.name, agentVersion: policy.version, messages, tools: given, answer: 'agent', run });
+    const turn = await chargedModelTurn(
+      state,
+      pool,
+      { model },
+      { agent: policy.name, agentVersion: policy.version, messages, tools: given, answer: 'agent', run },
+    );
     // The budget refused the turn that would have shown the model steered events: the answer it gave
     // before them stands, and they go to the follow-up run (never dropped with the answer's effects).
     if (turn.exhausted && reasked) return commit(reasked);

@@ -109,7 +109,9 @@ function listenToOperators(record: RunRecord, scope: CancellationScope): void {
         // A rollout stopping its candidate's runs: a run on another version (or on none yet: it will
         // start on the version the rollout gives now) is passed by, with nothing written.
         if (req.version !== undefined && req.version !== record.agentVersion)
-          throw new Error(record.agentVersion ? `the run is on version ${record.agentVersion}, not ${req.version}` : `the run has no version yet, so not ${req.version}`);
+          throw new Error(
+            record.agentVersion ? `the run is on version ${record.agentVersion}, not ${req.version}` : `the run has no version yet, so not ${req.version}`,
+          );
       },
     },
   );

@@ -77,7 +77,13 @@ export async function subagentWorkflow(input: SubagentInput): Promise<SubagentRe
     { role: 'system', content: `${input.policy.systemPrompt}\n\nAnswer with exactly one JSON object: {"conclusion":"commit"|"no_op","summary":"<one line>"}` },
     { role: 'user', content: JSON.stringify({ task: `summarize ${input.item}`, observations: [JSON.parse(read.content)] }) },
   ];
-  const turn = await chargedModelTurn(state, pool, input.policy, { agent: input.agent, agentVersion: input.policy.version, messages, tools: [], answer: 'summary' });
+  const turn = await chargedModelTurn(state, pool, input.policy, {
+    agent: input.agent,
+    agentVersion: input.policy.version,
+    messages,
+    tools: [],
+    answer: 'summary',
+  });
   if (turn.exhausted) return done('budget_exhausted');
   // Fail closed: an unparseable answer is not passed on as the observation's headline.
   const summary = turn.reply.final?.summary ?? `${input.item}: changed (the model's summary could not be parsed)`;
