@@ -23,7 +23,9 @@ export interface SupervisorLinkOptions {
   leaseGatherMs?: number;
   /**
    * How long permits leased ahead of demand are kept for this process's runs before what is unused
-   * goes back to the supervisor, ms (default 2000; at most a twentieth of a cap's window).
+   * goes back to the supervisor, ms (default 30,000; at most a twentieth of a cap's window and
+   * MAX_HOLD_MS). The prefetch is sized from the demand over as long, so a steady stream pays about
+   * one lease and one return per hold, not one per few runs.
    */
   leaseTtlMs?: number;
 }
@@ -48,7 +50,7 @@ const FLUSH_DEADLINE_MS = 10_000;
  *   worker needed), cached for `cacheMs` and refreshed in the background while in use: the gate
  *   pays a map lookup per event;
  * - the wakes the gate admits are counted here and sent as one signal per `flushMs` while they come
- *   briskly, else per QUIET_FLUSH_MS (./wake-tally.ts; signal-with-start, so the first one brings
+ *   briskly, else per QUIET_FLUSH_MS or FAR_FLUSH_MS (./wake-tally.ts; signal-with-start, so the first one brings
  *   the supervisor up);
  * - a starting run takes its permit from this process's local stock, with no Temporal call; when
  *   the stock is short, one `lease` update asks for the runs waiting and a block ahead of demand,
@@ -85,7 +87,7 @@ export class SupervisorLink {
       workflowId: this.workflowId,
       policy: this.policy,
       gatherMs: opts.leaseGatherMs ?? 10,
-      holdMs: opts.leaseTtlMs ?? 2_000,
+      holdMs: opts.leaseTtlMs ?? 30_000,
       ensure: () => this.ensure(false),
     });
   }
