@@ -50,7 +50,7 @@ const FLUSH_DEADLINE_MS = 10_000;
  *   worker needed), cached for `cacheMs` and refreshed in the background while in use: the gate
  *   pays a map lookup per event;
  * - the wakes the gate admits are counted here and sent as one signal per `flushMs` while they come
- *   briskly, else per QUIET_FLUSH_MS or FAR_FLUSH_MS (./wake-tally.ts; signal-with-start, so the first one brings
+ *   briskly, else per QUIET_FLUSH_MS (./wake-tally.ts; signal-with-start, so the first one brings
  *   the supervisor up);
  * - a starting run takes its permit from this process's local stock, with no Temporal call; when
  *   the stock is short, one `lease` update asks for the runs waiting and a block ahead of demand,

@@ -4,21 +4,15 @@ import type { SupervisorPolicy } from '../core/supervisor-types';
 export const BRISK_SHARE = 1 / 20;
 /** Below it, counts wait at most this long before they are sent, ms. */
 export const QUIET_FLUSH_MS = 10_000;
-/** A process admitting less than this share of every storm threshold in a minute is far below them. */
-export const FAR_SHARE = 1 / 100;
-/** Far below the thresholds, counts wait at most this long, ms. */
-export const FAR_FLUSH_MS = 60_000;
 const MINUTE_MS = 60_000;
 
 /**
  * The wakes one process admitted in the last minute, per agent, and how soon its next count must go
  * to the supervisor. The storm breaker needs counts fresh only when a storm may be coming: a process
  * that admits a twentieth of a threshold in a minute sends them every `flushMs` (a quarter second);
- * a quieter one every QUIET_FLUSH_MS, and one below a hundredth of every threshold every FAR_FLUSH_MS,
- * so a fleet waking now and then pays one signal per minute of wakes, not one per wake. A storm
- * spread over more than twenty processes, each below its twentieth, trips up to QUIET_FLUSH_MS
- * later; one spread over more than a hundred, each below its hundredth, up to FAR_FLUSH_MS later.
- * Runs that take a permit tell the supervisor they are starting by their lease anyway.
+ * a quieter one every QUIET_FLUSH_MS, so a fleet waking now and then pays one signal per ten seconds
+ * of wakes, not one per wake. A storm spread over more than twenty processes, each below its
+ * twentieth, trips that much later.
  */
 export class WakeTally {
   /** Wake times (epoch ms) in the last minute, per agent, oldest first. */
@@ -36,17 +30,14 @@ export class WakeTally {
   /** How long counts noted now may wait before they are sent, ms. */
   delayMs(nowMs: number): number {
     let fleet = 0;
-    let busiest = 0;
+    let brisk = false;
     const { fleetPerMinute, agentPerMinute } = this.opts.storm;
     for (const [agent, times] of this.recent) {
       while (times.length && times[0]! <= nowMs - MINUTE_MS) times.shift();
       if (!times.length) this.recent.delete(agent);
       fleet += times.length;
-      if (agentPerMinute !== undefined) busiest = Math.max(busiest, times.length / agentPerMinute);
+      if (agentPerMinute !== undefined && times.length >= agentPerMinute * BRISK_SHARE) brisk = true;
     }
-    // The largest share of a threshold this process admitted in the last minute.
-    const share = Math.max(busiest, fleet / fleetPerMinute);
-    if (share >= BRISK_SHARE) return this.opts.flushMs;
-    return Math.max(this.opts.flushMs, share >= FAR_SHARE ? QUIET_FLUSH_MS : FAR_FLUSH_MS);
+    return brisk || fleet >= fleetPerMinute * BRISK_SHARE ? this.opts.flushMs : Math.max(this.opts.flushMs, QUIET_FLUSH_MS);
   }
 }
