@@ -109,11 +109,6 @@ export interface SupervisorState {
   lastActivityMs?: number;
   /** Reads of closed runs in a row, since the last activity, that found none: each doubles the wait before the next. */
   quietRounds?: number;
-  /**
-   * A read found no closed run, and no run started or closed since the read before it: the fleet is
-   * idle at once (not ACTIVE_AFTER_MS after its last activity) until the next wake, lease or closed run.
-   */
-  settled?: boolean;
   /** The last reset, epoch ms. */
   armedSinceMs?: number;
   /** When closed runs were last read (ISO). */

@@ -684,26 +684,27 @@ describe('when the loop comes round', () => {
     assert.equal(nextWakeMs(reset, T0 + 61_000), T0 + IDLE_OBSERVE_MS, 'idle, nothing due: the idle read, five minutes after the last');
   });
 
-  test('a read that finds nothing moved makes the fleet idle; runs starting bring the wait to STARTING_ROUNDS doublings at most; a read of minRuns closed runs one less', () => {
+  test('reads that find no closed run wait twice as long each time until the fleet is idle; runs starting bring the wait to STARTING_ROUNDS doublings at most; a read of minRuns closed runs one less', () => {
     const empty = { closures: [], truncated: false };
     const awake = at(fresh(), { kind: 'wakes', counts: { canary: 1 } }, 0);
     let m = at(awake.state, { kind: 'tick' }, 0).state;
-    m = at(m, { kind: 'observed', toMs: T0 - 1000, read: empty }, 0).state;
-    // Woken at 0 (STARTING_ROUNDS: 2 s); the read found none: doubled.
-    assert.equal(nextWakeMs(m, T0), T0 + 4000);
-    assert.equal(isActive(m, T0 + 4000), true);
-    // A wake between two reads that find none: still active, the wait back to 2 s, doubled again by the read.
-    const rewoken = at(at(m, { kind: 'wakes', counts: { canary: 1 } }, 1000).state, { kind: 'tick' }, 4000).state;
-    const stillActive = at(rewoken, { kind: 'observed', toMs: T0 + 3000, read: empty }, 4000).state;
-    assert.equal(isActive(stillActive, T0 + 4000), true, 'a run started since the read before');
-    assert.equal(nextWakeMs(stillActive, T0 + 4000), T0 + 8000);
-    // Nothing started or closed since the read before, and none closed: idle at once, whatever ACTIVE_AFTER_MS.
-    const nowMs = 4000;
-    m = at(at(m, { kind: 'tick' }, nowMs).state, { kind: 'observed', toMs: T0 + 3000, read: empty }, nowMs).state;
-    assert.equal(isActive(m, T0 + nowMs), false, 'nothing moved: idle');
-    assert.ok(nowMs < ACTIVE_AFTER_MS);
-    assert.equal(nextWakeMs(m, T0 + nowMs), T0 + nowMs + IDLE_OBSERVE_MS, 'then the idle read');
-    m = { ...m, quietRounds: 6 };
+    const waits: number[] = [];
+    let nowMs = 0;
+    for (;;) {
+      m = at(m, { kind: 'observed', toMs: T0 + nowMs - 1000, read: empty }, nowMs).state;
+      const due = nextWakeMs(m, T0 + nowMs)! - T0;
+      waits.push(due - nowMs);
+      if (!isActive(m, T0 + due)) break;
+      nowMs = due;
+      const tick = at(m, { kind: 'tick' }, nowMs);
+      assert.equal(acts(tick).filter((a) => a.kind === 'observe').length, 1, `read ${waits.length + 1} is asked for when due`);
+      m = tick.state;
+    }
+    // Woken at 0 (STARTING_ROUNDS: 2 s), each quiet read doubles it, until ACTIVE_AFTER_MS after the wake.
+    assert.deepEqual(waits, [4000, 8000, 16_000, 32_000]);
+    assert.equal(nowMs, 28_000);
+    assert.equal(isActive(m, T0 + ACTIVE_AFTER_MS), false, 'idle a minute after the last wake');
+    assert.equal(nextWakeMs(m, T0 + ACTIVE_AFTER_MS), T0 + nowMs + IDLE_OBSERVE_MS, 'then the idle read');
     const woken = at(m, { kind: 'wakes', counts: { canary: 1 } }, 20_000).state;
     assert.equal(nextWakeMs(woken, T0 + 20_000), T0 + nowMs + 500 * 2 ** STARTING_ROUNDS, 'a wake: at most STARTING_ROUNDS doublings after the last read');
     const leased = at(m, { kind: 'lease', requests: { canary: 1 } }, 20_000).state;

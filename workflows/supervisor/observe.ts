@@ -49,13 +49,12 @@ export function visibilityAnswered(turn: Turn, what: string, failed: VisibilityF
 }
 
 /**
- * The fleet is active for ACTIVE_AFTER_MS after wakes, leases or closed runs came, but no longer once
- * a read found nothing moved (`settled`: no run closed, none started or closed since the read before),
- * and until a new supervisor's first read of closed runs is done; idle, the supervisor reads every
- * IDLE_OBSERVE_MS and a wake or a lease makes it active again.
+ * The fleet is active for ACTIVE_AFTER_MS after wakes, leases or closed runs came, and until a new
+ * supervisor's first read of closed runs is done; idle, the supervisor reads every IDLE_OBSERVE_MS
+ * and a wake or a lease makes it active again.
  */
 export const isActive = (m: MachineState, nowMs: number): boolean =>
-  !m.visibilityError?.unavailable && (m.lastObservedAt === undefined || (!m.settled && nowMs - m.lastActivityMs < ACTIVE_AFTER_MS));
+  !m.visibilityError?.unavailable && (m.lastObservedAt === undefined || nowMs - m.lastActivityMs < ACTIVE_AFTER_MS);
 
 /** The longest wait between two reads of closed runs while the fleet is active but quiet, ms (or `observeEveryMs`, if longer). */
 export const MAX_QUIET_OBSERVE_MS = 60_000;
@@ -102,9 +101,6 @@ export function observed(turn: Turn, toMs: number, read: RunObservation | undefi
     return;
   }
   const { closures, truncated } = read;
-  // Nothing moved between the read before this one and this one: nothing is closing; idle until something starts.
-  const before = m.lastObservedAt === undefined ? undefined : Date.parse(m.lastObservedAt);
-  if (!closures.length && before !== undefined && m.lastActivityMs <= before) m.settled = true;
   const er = m.policy.errorRate;
   for (const c of closures) {
     for (const { scope, cap } of capsOf(m.policy, c.agent)) {

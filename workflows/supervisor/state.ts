@@ -76,8 +76,7 @@ export const STARTING_ROUNDS = 2;
  * most STARTING_ROUNDS doublings of a round away (a fleet that was idle starts there).
  */
 export function sawActivity(m: MachineState, nowMs: number): void {
-  const wasActive = !m.settled && nowMs - m.lastActivityMs < ACTIVE_AFTER_MS;
-  delete m.settled;
+  const wasActive = nowMs - m.lastActivityMs < ACTIVE_AFTER_MS;
   m.lastActivityMs = nowMs;
   m.quietRounds = wasActive ? Math.min(m.quietRounds ?? 0, STARTING_ROUNDS) : STARTING_ROUNDS;
 }
@@ -87,7 +86,6 @@ export function sawActivity(m: MachineState, nowMs: number): void {
  * next read comes sooner (one doubling less, down to a round); fewer: at least STARTING_ROUNDS away.
  */
 export function sawClosures(m: MachineState, nowMs: number, closed: number): void {
-  delete m.settled;
   m.lastActivityMs = nowMs;
   const rounds = m.quietRounds ?? 0;
   m.quietRounds = closed >= m.policy.errorRate.minRuns ? Math.max(0, rounds - 1) : Math.max(rounds, STARTING_ROUNDS);
