@@ -46,5 +46,9 @@ export interface UnusedPermits {
 
 /** The most permits one lease grants ahead of demand, per agent. */
 export const MAX_PREFETCH = 64;
-/** The longest a holder may keep prefetched permits, ms (a longer `holdMs` is cut to this). */
-export const MAX_HOLD_MS = 10_000;
+/**
+ * The longest a holder may keep prefetched permits, ms (a longer `holdMs` is cut to this; the link
+ * also keeps it within a twentieth of the shortest cap window). A block is counted at the end of its
+ * hold, so a longer hold over-counts a window by at most the hold, never under-counts it.
+ */
+export const MAX_HOLD_MS = 60_000;

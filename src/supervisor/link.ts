@@ -23,7 +23,9 @@ export interface SupervisorLinkOptions {
   leaseGatherMs?: number;
   /**
    * How long permits leased ahead of demand are kept for this process's runs before what is unused
-   * goes back to the supervisor, ms (default 2000; at most a twentieth of a cap's window).
+   * goes back to the supervisor, ms (default 30,000; at most a twentieth of a cap's window and
+   * MAX_HOLD_MS). The prefetch is sized from the demand over as long, so a steady stream pays about
+   * one lease and one return per hold, not one per few runs.
    */
   leaseTtlMs?: number;
 }
@@ -85,7 +87,7 @@ export class SupervisorLink {
       workflowId: this.workflowId,
       policy: this.policy,
       gatherMs: opts.leaseGatherMs ?? 10,
-      holdMs: opts.leaseTtlMs ?? 2_000,
+      holdMs: opts.leaseTtlMs ?? 30_000,
       ensure: () => this.ensure(false),
     });
   }

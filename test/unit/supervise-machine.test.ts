@@ -15,6 +15,7 @@ import {
 } from '../../workflows/supervisor/machine';
 import type { PageAction, RunClosure, SupervisorPolicy, WindowCap } from '../../src/core/supervisor-types';
 import { IDLE_OBSERVE_MS } from '../../workflows/supervisor/observe';
+import { ACTIVE_AFTER_MS, STARTING_ROUNDS } from '../../workflows/supervisor/state';
 
 /*
  * The supervisor's rules, one by one, on its pure machine: no server, no clock (every step is given
@@ -661,16 +662,16 @@ describe('reading closed runs', () => {
     assert.equal(nextWakeMs(m, T0 + 61_000), T0 + IDLE_OBSERVE_MS, 'idle: the next read five minutes after the last');
     const woke = at(m, { kind: 'wakes', counts: { canary: 1 } }, 61_000);
     assert.equal(isActive(woke.state, T0 + 61_000), true);
-    assert.equal(nextWakeMs(woke.state, T0 + 61_000), T0 + 500, 'a round after the last read: at once');
+    assert.equal(nextWakeMs(woke.state, T0 + 61_000), T0 + 500 * 2 ** STARTING_ROUNDS, 'STARTING_ROUNDS doublings of a round after the last read: at once');
   });
 });
 
 describe('when the loop comes round', () => {
   test('at the next read of closed runs while the fleet is active, at the next due stop or page either way, else not until a message', () => {
-    // The first read done, and a run had closed: the next one is a round later.
+    // The first read done, and as many runs had closed as the breaker judges: the next one is a round later.
     const read = at(
       at(fresh(), { kind: 'tick' }, 0).state,
-      { kind: 'observed', toMs: T0 - 1000, read: { closures: [closure('canary', 'succeeded', -1500)], truncated: false } },
+      { kind: 'observed', toMs: T0 - 1000, read: { closures: [1, 2, 3, 4].map(() => closure('canary', 'succeeded', -1500)), truncated: false } },
       0,
     ).state;
     assert.equal(nextWakeMs(read, T0), T0 + 500);
@@ -683,33 +684,44 @@ describe('when the loop comes round', () => {
     assert.equal(nextWakeMs(reset, T0 + 61_000), T0 + IDLE_OBSERVE_MS, 'idle, nothing due: the idle read, five minutes after the last');
   });
 
-  test('reads that find no closed run wait twice as long each time, to a minute; a wake or a lease brings back a round', () => {
+  test('reads that find no closed run wait twice as long each time until the fleet is idle; runs starting bring the wait to STARTING_ROUNDS doublings at most; a read of minRuns closed runs one less', () => {
     const empty = { closures: [], truncated: false };
-    // An error-rate window of an hour: the fleet stays active through every read below.
-    const awake = at(fresh(policy({ errorRate: { ...policy().errorRate, windowMs: 3_600_000 } })), { kind: 'wakes', counts: { canary: 1 } }, 0);
+    const awake = at(fresh(), { kind: 'wakes', counts: { canary: 1 } }, 0);
     let m = at(awake.state, { kind: 'tick' }, 0).state;
     const waits: number[] = [];
     let nowMs = 0;
-    for (let i = 0; i < 9; i++) {
+    for (;;) {
       m = at(m, { kind: 'observed', toMs: T0 + nowMs - 1000, read: empty }, nowMs).state;
       const due = nextWakeMs(m, T0 + nowMs)! - T0;
       waits.push(due - nowMs);
+      if (!isActive(m, T0 + due)) break;
       nowMs = due;
       const tick = at(m, { kind: 'tick' }, nowMs);
-      assert.equal(acts(tick).filter((a) => a.kind === 'observe').length, 1, `read ${i + 2} is asked for when due`);
+      assert.equal(acts(tick).filter((a) => a.kind === 'observe').length, 1, `read ${waits.length + 1} is asked for when due`);
       m = tick.state;
     }
-    assert.deepEqual(waits, [1000, 2000, 4000, 8000, 16_000, 32_000, 60_000, 60_000, 60_000]);
-    const woken = at(m, { kind: 'wakes', counts: { canary: 1 } }, nowMs + 10).state;
-    assert.equal(nextWakeMs(woken, T0 + nowMs + 10), T0 + nowMs + 500, 'a wake: the next read a round after the last');
-    const leased = at(m, { kind: 'lease', requests: { canary: 1 } }, nowMs + 10).state;
-    assert.equal(nextWakeMs(leased, T0 + nowMs + 10), T0 + nowMs + 500, 'a lease: likewise');
-    const found = at(
+    // Woken at 0 (STARTING_ROUNDS: 2 s), each quiet read doubles it, until ACTIVE_AFTER_MS after the wake.
+    assert.deepEqual(waits, [4000, 8000, 16_000, 32_000]);
+    assert.equal(nowMs, 28_000);
+    assert.equal(isActive(m, T0 + ACTIVE_AFTER_MS), false, 'idle a minute after the last wake');
+    assert.equal(nextWakeMs(m, T0 + ACTIVE_AFTER_MS), T0 + nowMs + IDLE_OBSERVE_MS, 'then the idle read');
+    const woken = at(m, { kind: 'wakes', counts: { canary: 1 } }, 20_000).state;
+    assert.equal(nextWakeMs(woken, T0 + 20_000), T0 + nowMs + 500 * 2 ** STARTING_ROUNDS, 'a wake: at most STARTING_ROUNDS doublings after the last read');
+    const leased = at(m, { kind: 'lease', requests: { canary: 1 } }, 20_000).state;
+    assert.equal(nextWakeMs(leased, T0 + 20_000), T0 + nowMs + 500 * 2 ** STARTING_ROUNDS, 'a lease: likewise');
+    const few = at(
       m,
       { kind: 'observed', toMs: T0 + nowMs - 1000, read: { closures: [closure('canary', 'succeeded', nowMs - 2000)], truncated: false } },
       nowMs,
     ).state;
-    assert.equal(nextWakeMs(found, T0 + nowMs), T0 + nowMs + 500, 'a closed run read: likewise');
+    assert.equal(nextWakeMs(few, T0 + nowMs), T0 + nowMs + 500 * 2 ** 6, 'fewer closed runs than minRuns: the wait stays');
+    const many = (n: number) => Array.from({ length: n }, () => closure('canary', 'succeeded', nowMs - 2000));
+    let brisk = at(woken, { kind: 'observed', toMs: T0 + nowMs - 1000, read: { closures: many(4), truncated: false } }, nowMs).state;
+    assert.equal(nextWakeMs(brisk, T0 + nowMs), T0 + nowMs + 1000, 'minRuns closed runs: a doubling less');
+    brisk = at(brisk, { kind: 'observed', toMs: T0 + nowMs - 1000, read: { closures: many(4), truncated: false } }, nowMs).state;
+    assert.equal(nextWakeMs(brisk, T0 + nowMs), T0 + nowMs + 500, 'and again: a round');
+    const slowing = at(brisk, { kind: 'observed', toMs: T0 + nowMs - 1000, read: { closures: many(1), truncated: false } }, nowMs).state;
+    assert.equal(nextWakeMs(slowing, T0 + nowMs), T0 + nowMs + 500 * 2 ** STARTING_ROUNDS, 'fewer: back to STARTING_ROUNDS doublings');
   });
 });
 
@@ -747,7 +759,11 @@ describe('continuing as new', () => {
     assert.equal(isActive(read, T0 + later), false, 'its first read found no closed run, and no wake came: idle');
     assert.equal(nextWakeMs(read, T0 + later), T0 + later + IDLE_OBSERVE_MS, 'the next read five minutes on');
     const woken = at(read, { kind: 'wakes', counts: { canary: 1 } }, later + 5).state;
-    assert.equal(nextWakeMs(woken, T0 + later + 5), T0 + later + 500, 'a wake: active, a round after the last read');
+    assert.equal(
+      nextWakeMs(woken, T0 + later + 5),
+      T0 + later + 500 * 2 ** STARTING_ROUNDS,
+      'a wake: active, STARTING_ROUNDS doublings of a round after the last read',
+    );
   });
 });
 

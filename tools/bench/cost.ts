@@ -7,6 +7,7 @@ import { exampleOptions } from '../../examples/app';
 import { notesAgent, notesTrigger } from '../soak/notes-agent';
 import { standinSettings, startStandins } from '../standins';
 import { temporal } from '@temporalio/proto';
+import { MAX_QUIET_OBSERVE_MS } from '../../workflows/supervisor/observe';
 import { ACTION_KINDS, ACTIONS_SOURCE, eventTimeMs, type ActionCounts } from './cost-actions';
 import { OCCURRED_AT, PATHS, type PathDef } from './cost-paths';
 import { activitiesOf, actionsOf, executions, outcomeOf, readByType, settle, sumReadings, type Execution, type Reading, type StepName } from './cost-read';
@@ -23,7 +24,8 @@ import { benchRecorder } from './results';
  * webhook listener and Temporal Schedule (./cost-paths.ts). Each path, once it has settled, reads:
  * - the wake: every run's history, the coalescers' and any other workflow's on its queue (a
  *   schedule's ledger) whole, a Schedule's two actions per fire, the entry process's queries;
- * - the supervisor's share: its events written from the first wake until the path settled, over the wakes;
+ * - the supervisor's share: its events written from the first wake until it is idle again (the path's
+ *   worker stays up: its reads of the path's last runs and its quiet reads after are the path's), over the wakes;
  * - the bare workflow (./bare-workflow.ts): for each run, one bare workflow making the run's own
  *   steps (prepareRun, toolCall, modelTurn, commitEffect) with the inputs the run gave them, read
  *   from its history; a schedule's window beside a bare Temporal Schedule starting it.
@@ -36,6 +38,8 @@ const WAKES = Number(process.env.BENCH_WAKES ?? 10);
 const EVENTS_PER_KEY = Number(process.env.BENCH_EVENTS_PER_KEY ?? 10);
 const IDLE_S = Number(process.env.BENCH_IDLE_S ?? 300);
 const IDLE_START_S = 10;
+/** How long after a path settled its supervisor may take to be idle again (BENCH_TAIL_S). */
+const TAIL_S = Number(process.env.BENCH_TAIL_S ?? 1200);
 
 /** Issue 49's targets. */
 const TARGETS = {
@@ -141,35 +145,31 @@ async function measurePath(b: Bench, path: PathDef) {
   const gate = b.app.gate(b.entry, taskQueue, { supervisor: link, decisionWaitMs: 30_000 });
   const worker = await b.app.worker({ connection: b.connection, namespace: b.namespace, taskQueue, workflowBundle: b.workflowBundle });
   const t = { fromMs: 0, toMs: 0 };
-  let driven!: Awaited<ReturnType<PathDef['drive']>>;
-  let execs: Execution[] = [];
-  let queries = 0;
-  await worker.runUntil(async () => {
-    // As `npm start` brings the supervisor up before the first wake; its start-up is not the path's.
-    await link.ensure(true);
-    await sleep(3000);
-    b.rpc.take();
-    t.fromMs = Date.now();
-    driven = await path.drive({
-      tag: b.tag,
-      taskQueue,
-      app: b.app,
-      gate,
-      link,
-      entry: b.entry,
-      observer: b.observer,
-      wakes: WAKES,
-      eventsPerKey: EVENTS_PER_KEY,
-    });
-    await gate.close();
-    await settle(b.observer, taskQueue, driven.minRuns, link.workflowId);
-    t.toMs = Date.now();
-    queries = b.rpc.take().QueryWorkflow ?? 0;
-    execs = await executions(b.observer, `TaskQueue = "${taskQueue}"`);
+  // The worker (and so the supervisor) stays up after the path settled: the supervisor's reads of the
+  // path's last runs and its quiet reads until it is idle again are the path's too (see supervisorTail).
+  const running = worker.run();
+  // As `npm start` brings the supervisor up before the first wake; its start-up is not the path's.
+  await link.ensure(true);
+  await sleep(3000);
+  b.rpc.take();
+  t.fromMs = Date.now();
+  const driven = await path.drive({
+    tag: b.tag,
+    taskQueue,
+    app: b.app,
+    gate,
+    link,
+    entry: b.entry,
+    observer: b.observer,
+    wakes: WAKES,
+    eventsPerKey: EVENTS_PER_KEY,
   });
-  const isSupervisor = (x: Execution) => x.workflowId === link.workflowId;
-  const byType = readByType(execs.filter((x) => !isSupervisor(x)));
-  const supervisor = sumReadings(Object.values(readByType(execs.filter(isSupervisor), t)));
+  await gate.close();
+  await settle(b.observer, taskQueue, driven.minRuns, link.workflowId);
+  t.toMs = Date.now();
+  const queries = b.rpc.take().QueryWorkflow ?? 0;
+  const execs = (await executions(b.observer, `TaskQueue = "${taskQueue}"`)).filter((x) => x.workflowId !== link.workflowId);
+  const byType = readByType(execs);
   const runs = execs.filter((x) => x.type === 'runWorkflow');
   const wakes = runs.length;
   const run = byType.runWorkflow!;
@@ -188,56 +188,91 @@ async function measurePath(b: Bench, path: PathDef) {
     ...driven.problems,
     ...(wakes !== driven.minRuns && !driven.scheduleFires ? [`${path.name}: ${wakes} runs, expected ${driven.minRuns}`] : []),
   ];
-  return {
-    result: {
-      label: path.label,
-      agent: path.agent,
-      events: driven.events,
-      wakes,
-      eventsPerWake: r3(driven.events / wakes),
-      answers: driven.answers,
-      outcomes: mergeCounts(runs.map((x) => ({ [outcomeOf(x.events).reason]: 1 }))),
-      // One run's summary for each way the runs ended but success: what the figures of such a run stand for.
-      outcomeSummaries: Object.fromEntries(
-        runs
-          .map((x) => outcomeOf(x.events))
-          .filter((o) => o.reason !== 'success' && o.summary)
-          .map((o) => [o.reason, o.summary!]),
-      ),
-      seconds: Math.round((t.toMs - t.fromMs) / 100) / 10,
-      historyEventsPerWake: {
-        run: r3(run.events / wakes),
-        coalescer: r3((coalescer?.events ?? 0) / wakes),
-        other: r3(others.events / wakes),
-        supervisor: r3(supervisor.events / wakes),
+  const wakeLine = `${path.name.padEnd(13)} wakes ${wakes}  actions/wake ${r3(perWakeActions)}  bare ${r3(bareActions)}  ratio ${r3(perWakeActions / bareActions)}`;
+  /** Once the supervisor is idle again: the path's figures with its share. */
+  const finish = async () => {
+    const tail = await supervisorTail(b, link.workflowId, t.toMs);
+    worker.shutdown();
+    await running;
+    const supervisor = sumReadings(Object.values(readByType(tail.execs, { fromMs: t.fromMs, toMs: tail.untilMs })));
+    if (!tail.idleAgain) problems.push(`${path.name}: the supervisor was not idle again within ${TAIL_S} s of the path settling; its share is counted to then`);
+    return {
+      result: {
+        label: path.label,
+        agent: path.agent,
+        events: driven.events,
+        wakes,
+        eventsPerWake: r3(driven.events / wakes),
+        answers: driven.answers,
+        outcomes: mergeCounts(runs.map((x) => ({ [outcomeOf(x.events).reason]: 1 }))),
+        // One run's summary for each way the runs ended but success: what the figures of such a run stand for.
+        outcomeSummaries: Object.fromEntries(
+          runs
+            .map((x) => outcomeOf(x.events))
+            .filter((o) => o.reason !== 'success' && o.summary)
+            .map((o) => [o.reason, o.summary!]),
+        ),
+        seconds: Math.round((t.toMs - t.fromMs) / 100) / 10,
+        historyEventsPerWake: {
+          run: r3(run.events / wakes),
+          coalescer: r3((coalescer?.events ?? 0) / wakes),
+          other: r3(others.events / wakes),
+          supervisor: r3(supervisor.events / wakes),
+        },
+        actionsPerWake: {
+          run: r3(actionsOf(run) / wakes),
+          coalescer: r3((coalescer ? actionsOf(coalescer) : 0) / wakes),
+          other: r3(actionsOf(others) / wakes),
+          scheduleStarts: r3(scheduleStarts / wakes),
+          queries: r3(queries / wakes),
+          wake: r3(perWakeActions),
+          supervisor: r3(actionsOf(supervisor) / wakes),
+          withSupervisor: r3(perWakeActions + actionsOf(supervisor) / wakes),
+        },
+        wakeByKind: perWake(sumReadings([run, ...(coalescer ? [coalescer] : []), others]).actions, wakes),
+        supervisorByKind: perWake(supervisor.actions, wakes),
+        workflows: Object.fromEntries(Object.entries(byType).map(([type, r]) => [type, { executions: r.executions, events: r.events, actions: actionsOf(r) }])),
+        bare: {
+          runs: bare.runs,
+          steps: bare.steps,
+          notInBare: bare.notInBare,
+          historyEvents: r3(bare.read.events / bare.runs),
+          actions: r3(bareActions),
+          byKind: perWake(bare.read.actions, bare.runs),
+          ...(bare.scheduleFires ? { scheduleStarts: 2 } : {}),
+        },
+        overBare: r3(perWakeActions / bareActions),
+        ...(driven.events > wakes ? { perEventOverBare: r3(perWakeActions / (driven.events / wakes) / bareActions) } : {}),
+        supervisorSpan: { secondsAfterSettled: r3((tail.untilMs - t.toMs) / 1000), idleAgain: tail.idleAgain },
       },
-      actionsPerWake: {
-        run: r3(actionsOf(run) / wakes),
-        coalescer: r3((coalescer ? actionsOf(coalescer) : 0) / wakes),
-        other: r3(actionsOf(others) / wakes),
-        scheduleStarts: r3(scheduleStarts / wakes),
-        queries: r3(queries / wakes),
-        wake: r3(perWakeActions),
-        supervisor: r3(actionsOf(supervisor) / wakes),
-        withSupervisor: r3(perWakeActions + actionsOf(supervisor) / wakes),
-      },
-      wakeByKind: perWake(sumReadings([run, ...(coalescer ? [coalescer] : []), others]).actions, wakes),
-      supervisorByKind: perWake(supervisor.actions, wakes),
-      workflows: Object.fromEntries(Object.entries(byType).map(([type, r]) => [type, { executions: r.executions, events: r.events, actions: actionsOf(r) }])),
-      bare: {
-        runs: bare.runs,
-        steps: bare.steps,
-        notInBare: bare.notInBare,
-        historyEvents: r3(bare.read.events / bare.runs),
-        actions: r3(bareActions),
-        byKind: perWake(bare.read.actions, bare.runs),
-        ...(bare.scheduleFires ? { scheduleStarts: 2 } : {}),
-      },
-      overBare: r3(perWakeActions / bareActions),
-      ...(driven.events > wakes ? { perEventOverBare: r3(perWakeActions / (driven.events / wakes) / bareActions) } : {}),
-    },
-    problems,
+      problems,
+    };
   };
+  return { wakeLine, finish };
+}
+
+/**
+ * When the supervisor of a path is idle again: the first timer it started after the path settled for
+ * longer than its longest active wait (MAX_QUIET_OBSERVE_MS) is its idle read's. Its share runs from
+ * the first wake to that timer, not counting it: what the path made it do, its reads of the path's last
+ * runs and its quiet reads until idle included (a supervisor stopped at `settle` would never make them).
+ * Waits at most TAIL_S.
+ */
+async function supervisorTail(b: Bench, workflowId: string, settledMs: number): Promise<{ execs: Execution[]; untilMs: number; idleAgain: boolean }> {
+  const deadline = settledMs + TAIL_S * 1000;
+  for (;;) {
+    const execs = await executions(b.observer, `WorkflowId = "${workflowId}"`);
+    const idleTimer = execs
+      .flatMap((x) => x.events)
+      .filter((e) => e.eventType === temporal.api.enums.v1.EventType.EVENT_TYPE_TIMER_STARTED && eventTimeMs(e) > settledMs)
+      .find((e) => {
+        const d = e.timerStartedEventAttributes?.startToFireTimeout;
+        return Number(d?.seconds ?? 0) * 1000 + Math.floor((d?.nanos ?? 0) / 1e6) > MAX_QUIET_OBSERVE_MS;
+      });
+    if (idleTimer) return { execs, untilMs: eventTimeMs(idleTimer) - 1, idleAgain: true };
+    if (Date.now() > deadline) return { execs, untilMs: deadline, idleAgain: false };
+    await sleep(5000);
+  }
 }
 
 /** A worker on a queue of its own and no wake: every workflow's actions there over the idle window, per hour. */
@@ -290,7 +325,8 @@ async function main(): Promise<void> {
     worker: "the deployment's own worker (app.worker), one task queue per path, the supervisor brought up first as npm start does",
     temporal: 'dev server of its own (temporal server start-dev, SQLite), localhost; the workers in the benchmark process',
     wake: "the runs' histories, the coalescers' and any other workflow's on the path's queue, a Schedule's two actions per fire, the entry process's queries",
-    supervisorShare: 'its events written from the first wake until the path settled, over the wakes',
+    supervisorShare:
+      "its events written from the first wake until it is idle again (its first timer longer than its longest active wait, after the path settled; the path's worker up meanwhile), over the wakes",
     bare: "tools/bench/bare-workflow.ts making each run's steps (prepareRun, toolCall, modelTurn, commitEffect) with the run's inputs; for windows, a bare Temporal Schedule",
     notCounted: 'activity heartbeats that reach the server, validator-rejected updates, workflow task heartbeats: billable, but in no history',
   });
@@ -332,15 +368,20 @@ async function main(): Promise<void> {
   const problems: string[] = [];
   try {
     const idle = await idleFleet(b);
-    const paths: Record<string, Awaited<ReturnType<typeof measurePath>>['result']> = {};
+    const paths: Record<string, Awaited<ReturnType<Awaited<ReturnType<typeof measurePath>>['finish']>>['result']> = {};
+    const measured: { name: string; finish: Awaited<ReturnType<typeof measurePath>>['finish'] }[] = [];
     for (const path of PATHS) {
       const m = await measurePath(b, path);
-      paths[path.name] = m.result;
-      problems.push(...m.problems);
-      const a = m.result.actionsPerWake;
-      console.log(
-        `${path.name.padEnd(13)} wakes ${m.result.wakes}  actions/wake ${a.wake} (run ${a.run}, coalescer ${a.coalescer}, other ${a.other + a.scheduleStarts + a.queries})  supervisor ${a.supervisor}  bare ${m.result.bare.actions}  ratio ${m.result.overBare}`,
-      );
+      measured.push({ name: path.name, finish: m.finish });
+      console.log(m.wakeLine);
+    }
+    // The paths' supervisors wind down side by side, each on its own queue with its worker up.
+    console.log('supervisors: waiting until each is idle again');
+    for (const { name, finish } of await Promise.all(measured.map(async (x) => ({ name: x.name, finish: await x.finish() })))) {
+      paths[name] = finish.result;
+      problems.push(...finish.problems);
+      const a = finish.result.actionsPerWake;
+      console.log(`${name.padEnd(13)} supervisor ${a.supervisor} per wake, idle again ${finish.result.supervisorSpan.secondsAfterSettled} s after settling`);
     }
     console.log(`idle: waiting for the end of its ${IDLE_S} s window`);
     const idleResult = await idle.read();

@@ -34,7 +34,8 @@ export function costLines(r: Json): string[] {
   return [
     `Actions as [Temporal Cloud's published list](${String(r.source)}) counts them, read from every history (\`tools/bench/cost-actions.ts\`). ` +
       "A wake's figures are its run's, its coalescer's and (for a window) its schedule's ledger's and the Schedule's own two actions per fire, " +
-      "per run; the supervisor's share is its actions from the first wake until the path settled, over the wakes; the bare workflow makes each run's own steps " +
+      "per run; the supervisor's share is its actions from the first wake until it is idle again after the path settled (its worker up meanwhile), over the wakes; " +
+      "the bare workflow makes each run's own steps " +
       'with the inputs the run gave them.',
     '',
     row(
@@ -55,7 +56,7 @@ export function costLines(r: Json): string[] {
         actions(p),
         `${num(obj(p.bare).historyEvents)}, **${num(obj(p.bare).actions)}**`,
         `**${num(p.overBare)}**${p.perEventOverBare !== undefined ? ` (per event ${num(p.perEventOverBare)})` : ''}`,
-        num(obj(p.actionsPerWake).supervisor),
+        `${num(obj(p.actionsPerWake).supervisor)}${p.supervisorSpan ? ` (idle again ${num(obj(p.supervisorSpan).secondsAfterSettled)} s after)` : ''}`,
       ),
     ),
     '',

@@ -4,13 +4,13 @@ import {
   FLEET,
   OBSERVE_LIMIT,
   SETTLE_MS,
-  STORM_WINDOW_MS,
   breakerWatches,
   capSeries,
   capsOf,
   iso,
   log,
-  sawActivity,
+  ACTIVE_AFTER_MS,
+  sawClosures,
   seriesOf,
   type MachineState,
   type Turn,
@@ -20,8 +20,8 @@ import { checkErrorRate } from './trips';
 import { shadowedAgent } from '../../src/core/shadow';
 
 /*
- * Reading the runs that closed (visibility: terminal reason, tokens, cost) every `observeEveryMs`
- * while the fleet is active (less often while none close: `observeRoundMs`): an error rate over the threshold trips the breaker, and their spend
+ * Reading the runs that closed (visibility: terminal reason, tokens, cost) every `observeEveryMs` or
+ * a few times that while the fleet is active (`observeRoundMs`): an error rate over the threshold trips the breaker, and their spend
  * counts against the caps. Without a visibility API there is nothing to read: the supervisor goes
  * on with wakes, leases and people only.
  */
@@ -49,11 +49,12 @@ export function visibilityAnswered(turn: Turn, what: string, failed: VisibilityF
 }
 
 /**
- * The fleet is active while wakes, leases or closed runs came lately (for runs that close late), and
- * until a new supervisor's first read of closed runs is done; idle, the supervisor waits for a wake.
+ * The fleet is active for ACTIVE_AFTER_MS after wakes, leases or closed runs came, and until a new
+ * supervisor's first read of closed runs is done; idle, the supervisor reads every IDLE_OBSERVE_MS
+ * and a wake or a lease makes it active again.
  */
 export const isActive = (m: MachineState, nowMs: number): boolean =>
-  !m.visibilityError?.unavailable && (m.lastObservedAt === undefined || nowMs - m.lastActivityMs < Math.max(m.policy.errorRate.windowMs, STORM_WINDOW_MS));
+  !m.visibilityError?.unavailable && (m.lastObservedAt === undefined || nowMs - m.lastActivityMs < ACTIVE_AFTER_MS);
 
 /** The longest wait between two reads of closed runs while the fleet is active but quiet, ms (or `observeEveryMs`, if longer). */
 export const MAX_QUIET_OBSERVE_MS = 60_000;
@@ -67,9 +68,10 @@ export const IDLE_OBSERVE_MS = 5 * 60_000;
 
 /**
  * How long after the last read the next is due, ms: while the fleet is active, a round
- * (`observeEveryMs`) while runs close, doubling with each read in a row that found none, to
- * MAX_QUIET_OBSERVE_MS; a wake or a lease brings it back to a round. Idle, IDLE_OBSERVE_MS. Each read
- * is an activity and a timer in the supervisor's history.
+ * (`observeEveryMs`) doubled `quietRounds` times, to MAX_QUIET_OBSERVE_MS: a read that found none
+ * doubles it; runs starting bring it to at most STARTING_ROUNDS doublings; a read that found the
+ * breaker's `minRuns` or more halves it (./state.ts). Idle, IDLE_OBSERVE_MS. Each read is an activity
+ * and a timer in the supervisor's history.
  */
 export function observeRoundMs(m: MachineState, nowMs: number): number {
   const every = m.policy.observeEveryMs;
@@ -116,8 +118,10 @@ export function observed(turn: Turn, toMs: number, read: RunObservation | undefi
   }
   m.observedToMs = truncated && closures.length ? closures[closures.length - 1]!.closeMs : toMs;
   m.lastObservedAt = iso(nowMs);
-  if (closures.length) sawActivity(m, nowMs);
+  if (closures.length) sawClosures(m, nowMs, closures.length);
   else m.quietRounds = (m.quietRounds ?? 0) + 1;
+  // A read cut at its limit reads on a round later.
+  if (truncated && closures.length) m.quietRounds = 0;
   if (breakerWatches(m)) checkErrorRate(turn);
 }
 

@@ -58,10 +58,37 @@ export interface MachineState extends SupervisorState {
   lastObserveAttemptMs: number;
 }
 
-/** A wake, a lease or a closed run: the fleet is active, and closed runs are read every round again. */
+/**
+ * The fleet counts as active this long after the last wake, lease or closed run read (`isActive`),
+ * ms: long enough for the quiet reads that show runs stopped closing; a run closing later is read
+ * at the idle read (within IDLE_OBSERVE_MS) or at once when the next wake comes.
+ */
+export const ACTIVE_AFTER_MS = 60_000;
+/**
+ * While runs start, the next read of closed runs is at most this many doublings of a round away
+ * (20 s with the default round of 5 s): the error-rate breaker sees a failing burst within it. Reads
+ * come a round apart only while each finds at least the breaker's `minRuns` closed runs.
+ */
+export const STARTING_ROUNDS = 2;
+
+/**
+ * Runs starting (a wake counted, a lease): the fleet is active, and the next read of closed runs is at
+ * most STARTING_ROUNDS doublings of a round away (a fleet that was idle starts there).
+ */
 export function sawActivity(m: MachineState, nowMs: number): void {
+  const wasActive = nowMs - m.lastActivityMs < ACTIVE_AFTER_MS;
   m.lastActivityMs = nowMs;
-  m.quietRounds = 0;
+  m.quietRounds = wasActive ? Math.min(m.quietRounds ?? 0, STARTING_ROUNDS) : STARTING_ROUNDS;
+}
+
+/**
+ * A read found `closed` runs: the fleet is active. As many as the breaker's `minRuns` or more: the
+ * next read comes sooner (one doubling less, down to a round); fewer: at least STARTING_ROUNDS away.
+ */
+export function sawClosures(m: MachineState, nowMs: number, closed: number): void {
+  m.lastActivityMs = nowMs;
+  const rounds = m.quietRounds ?? 0;
+  m.quietRounds = closed >= m.policy.errorRate.minRuns ? Math.max(0, rounds - 1) : Math.max(rounds, STARTING_ROUNDS);
 }
 
 /** A visibility call that failed: the cause's own words, and whether the server has no visibility API at all. */
