@@ -10,12 +10,15 @@ import {
   type PromoteRequest,
   type RollbackRequest,
   type StartRequest,
-  type StepRequest,
+  type RolloutStepRequest,
 } from '../core/rollout-messages';
 
 /** What a person can do to a rollout (the CLI and tests): always with a name and a reason. */
 export type RolloutRequest =
-  ({ kind: 'start' } & StartRequest) | ({ kind: 'step' } & StepRequest) | ({ kind: 'promote' } & PromoteRequest) | ({ kind: 'rollback' } & RollbackRequest);
+  | ({ kind: 'start' } & StartRequest)
+  | ({ kind: 'step' } & RolloutStepRequest)
+  | ({ kind: 'promote' } & PromoteRequest)
+  | ({ kind: 'rollback' } & RollbackRequest);
 
 /** Taken, with the rollout's reply; or refused, in the rollout's words. */
 export type RolloutResult = { ok: true; reply: RolloutReply } | { ok: false; message: string };
@@ -66,7 +69,7 @@ export async function actOnRollout(t: RolloutTarget, req: RolloutRequest): Promi
     const reply = await (kind === 'start'
       ? handle.executeUpdate(startRolloutUpdate, { args: [args as StartRequest] })
       : kind === 'step'
-        ? handle.executeUpdate(stepUpdate, { args: [args as StepRequest] })
+        ? handle.executeUpdate(stepUpdate, { args: [args as RolloutStepRequest] })
         : kind === 'promote'
           ? handle.executeUpdate(promoteUpdate, { args: [args as PromoteRequest] })
           : handle.executeUpdate(rollbackUpdate, { args: [args as RollbackRequest] }));
