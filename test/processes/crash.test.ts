@@ -253,10 +253,11 @@ describe('a schedule window the Schedule started itself, with its worker SIGKILL
   test('the run finishes once on another worker, and the window fired again is answered as a duplicate', async () => {
     const taskQueue = unique('crash-sched');
     const first = await worker(taskQueue);
-    // The canary holds 15 s in its tool (heartbeating every second; a retry resumes from the time held):
-    // long enough that the kill lands while it holds even when seeing it takes several seconds on a
-    // loaded machine (8 s was not, beside another test file: the hold had ended before the kill).
-    const def = testSchedule({ overlap: 'buffer_all', catchUp: 'all', spec: { every: '1h' }, payload: { holdMs: 15_000 } });
+    // The canary holds 30 s in its tool (heartbeating every second; a retry resumes from the time held):
+    // long enough that the kill lands while it holds even when seeing it takes many seconds on a
+    // loaded machine (8 s was not, beside another test file, and once neither was 15 s: the hold
+    // had ended before the kill, and the run rightly recorded one attempt).
+    const def = testSchedule({ overlap: 'buffer_all', catchUp: 'all', spec: { every: '1h' }, payload: { holdMs: 30_000 } });
     const handle = await createSchedule(env.client, def, taskQueue);
     const window = { start: new Date('2026-04-01T00:00:00Z'), end: new Date('2026-04-01T00:00:00Z'), overlap: ScheduleOverlapPolicy.BUFFER_ALL };
     await handle.backfill(window);
