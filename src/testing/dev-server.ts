@@ -92,8 +92,23 @@ export class DevServer {
     return `http://127.0.0.1:${this.uiPort}`;
   }
 
-  /** Start (or restart after {@link stop}) the server process and wait until it answers. */
+  /**
+   * Start (or restart after {@link stop}) the server process and wait until it answers. A restart
+   * keeps its port (clients address it), so a bind that fails because something else holds a port
+   * for a moment is tried again, up to three times a second apart; a server that exits otherwise is loud.
+   */
   async up(): Promise<void> {
+    for (let attempt = 1; ; attempt++) {
+      try {
+        return await this.upOnce();
+      } catch (err) {
+        if (attempt >= 3 || !(err instanceof StartupExit) || !/address already in use/.test(err.message)) throw err;
+        await new Promise((r) => setTimeout(r, 1000));
+      }
+    }
+  }
+
+  private async upOnce(): Promise<void> {
     if (this.child) return;
     const cli = temporalCliPath();
     const args = [
