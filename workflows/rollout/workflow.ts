@@ -9,7 +9,7 @@ import {
   upsertMemo,
   workflowInfo,
 } from '@temporalio/workflow';
-import type { RolloutActivities, SupervisorActivities } from '../../src/core/contracts';
+import type { RolloutActivities } from '../../src/core/contracts';
 import { ENTITY_HISTORY_EVENTS } from '../../src/core/history';
 import {
   ROLLOUT_EVERY_MS,
@@ -23,6 +23,7 @@ import {
 } from '../../src/core/rollout';
 import { promoteUpdate, rollbackUpdate, rolloutStatusQuery, startRolloutUpdate, stepUpdate } from '../../src/core/rollout-messages';
 import { workflowNow } from '../shared/clock';
+import { sendPage } from '../shared/pager';
 import { timerAt, untilWokeOr } from '../shared/timer';
 import { judgeAll } from './checks';
 import { newRollout, refusal, transition } from './machine';
@@ -30,11 +31,6 @@ import { newRollout, refusal, transition } from './machine';
 const { rolloutEvidence, fleetMode, stopVersionRuns } = proxyActivities<RolloutActivities>({
   startToCloseTimeout: '1 minute',
   retry: { maximumAttempts: 5, initialInterval: '1 second' },
-});
-/** A page is retried for about ten minutes, as the supervisor's; its dedup key makes the retries one incident. */
-const { sendPage } = proxyActivities<SupervisorActivities>({
-  startToCloseTimeout: '15 seconds',
-  retry: { maximumAttempts: 20, initialInterval: '2 seconds', maximumInterval: '1 minute' },
 });
 
 /** Updates taken in one run before it continues as new (Temporal refuses more than 2,000 in a run's history). */

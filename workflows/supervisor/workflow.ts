@@ -37,16 +37,12 @@ import {
   type VisibilityFailure,
 } from './machine';
 import { workflowNow } from '../shared/clock';
+import { sendPage } from '../shared/pager';
 import { timerAt, untilWokeOr } from '../shared/timer';
 
 const { observeRuns, stopLiveRuns, nudgeHeld } = proxyActivities<SupervisorActivities>({
   startToCloseTimeout: '30 seconds',
   retry: { maximumAttempts: 5, initialInterval: '1 second' },
-});
-/** A page is retried for about ten minutes; its dedup key makes the retries one incident. */
-const { sendPage } = proxyActivities<SupervisorActivities>({
-  startToCloseTimeout: '15 seconds',
-  retry: { maximumAttempts: 20, initialInterval: '2 seconds', maximumInterval: '1 minute' },
 });
 
 /**
