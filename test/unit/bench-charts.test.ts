@@ -103,7 +103,7 @@ describe('the charts of the benchmarks', () => {
     const file = { ...read(resultsFiles()[0]!), bench: 'nope' };
     await assert.rejects(
       renderChart(file),
-      /no chart for a benchmark named "nope" \(known: gate, run, schedules, coalesce, ingress, cli, capacity, cost, rollout\)/,
+      /no chart for a benchmark named "nope" \(known: gate, run, schedules, coalesce, ingress, cli, capacity, cost, memory, rollout\)/,
     );
   });
 });

@@ -1,6 +1,6 @@
 import { capacityPanels } from './chart-capacity';
 import type { BenchResultsFile } from './results-file';
-import { bar, groupedBars, isNum, latencyPanel, obj, rowBars, type Json, type Spec } from './chart-parts';
+import { bar, groupedBars, heading, HEIGHT, isNum, latencyPanel, obj, rowBars, WIDTH, type Json, type Spec } from './chart-parts';
 import { coalesce, ingress } from './chart-coalesce';
 import { costPanels } from './chart-cost';
 
@@ -217,6 +217,30 @@ const cli = (r: Json): Spec[] => {
   ];
 };
 
+const memory = (r: Json): Spec[] => {
+  const procs = Object.entries(obj(r.processes)).map(([name, p]) => ({ name, p: obj(p) }));
+  const values = procs.flatMap(({ name, p }) =>
+    ((Array.isArray(p.samples) ? p.samples : []) as [number, number][]).map(([s, mb]) => ({ process: `${name} (${String(p.role)})`, min: s / 60, mb })),
+  );
+  const verdicts = procs
+    .filter(({ p }) => p.role === 'worker')
+    .map(({ name, p }) => `${name}: ${String(p.slopeMbPerHour)} MB/h once warm (${p.flat ? 'flat' : 'growing'})`);
+  return [
+    {
+      title: heading(['RSS of every process of the topology', ...verdicts]),
+      width: WIDTH,
+      height: HEIGHT * 1.5,
+      data: { values },
+      mark: 'line',
+      encoding: {
+        x: { field: 'min', type: 'quantitative', title: 'minutes into the load' },
+        y: { field: 'mb', type: 'quantitative', title: 'RSS, MB' },
+        color: { field: 'process', type: 'nominal', legend: { orient: 'top', direction: 'vertical', labelLimit: 480 } },
+      },
+    },
+  ];
+};
+
 const PANELS: Record<string, { headline: string; panels: (r: Json) => Spec[] }> = {
   gate: { headline: 'the gate against a raw workflow start', panels: gate },
   run: { headline: 'the run machinery against a bare workflow', panels: run },
@@ -226,6 +250,7 @@ const PANELS: Record<string, { headline: string; panels: (r: Json) => Spec[] }> 
   cli: { headline: "the wakegate command's start-up, its emits one at a time and in a burst, and emit --file", panels: cli },
   capacity: { headline: 'what one event costs Temporal, counted from the histories, per path', panels: capacityPanels },
   cost: { headline: "what a wake costs in Temporal Cloud's billable actions, beside a bare workflow", panels: costPanels },
+  memory: { headline: 'the RSS of each process under steady load, no faults', panels: memory },
   rollout: { headline: "what a ramp of an agent's versions adds to a wake, side by side with no rollout", panels: rollout },
 };
 

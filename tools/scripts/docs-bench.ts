@@ -11,7 +11,7 @@ import { costLines } from './docs-cost';
  * rounds anew; a figure the file does not hold is not shown.
  */
 
-export const BENCHES = ['gate', 'run', 'schedules', 'coalesce', 'ingress', 'cli', 'capacity', 'cost', 'rollout'] as const;
+export const BENCHES = ['gate', 'run', 'schedules', 'coalesce', 'ingress', 'cli', 'capacity', 'cost', 'rollout', 'memory'] as const;
 export type BenchName = (typeof BENCHES)[number];
 
 type Json = Record<string, unknown>;
@@ -389,7 +389,29 @@ const cli: Renderer = (r) => {
   return lines;
 };
 
-const RENDERERS: Record<BenchName, Renderer> = { gate, run, schedules, coalesce, ingress, cli, capacity: capacityLines, cost: costLines, rollout };
+const memory: Renderer = (r) => {
+  const procs = Object.entries(obj(r.processes)).map(([name, v]) => ({ name, p: obj(v) }));
+  const runs = obj(r.runs);
+  return [
+    row('process', 'role', 'RSS warm, MB', 'at the end', 'max', 'growth once warm, MB/h', 'flat'),
+    row('---', '---', '---', '---', '---', '---', '---'),
+    ...procs.map(({ name, p }) =>
+      row(
+        name,
+        String(p.role),
+        num(p.warmMb),
+        num(p.endMb),
+        num(p.maxMb),
+        `**${num(p.slopeMbPerHour)}**`,
+        p.role === 'worker' ? (p.flat ? 'met' : '**missed**') : '–',
+      ),
+    ),
+    '',
+    `Load: ${num(r.deliveries)} deliveries, ${num(r.accepted)} accepted; ${num(runs.closed)} runs closed, ${num(runs.open)} open at the end.`,
+  ];
+};
+
+const RENDERERS: Record<BenchName, Renderer> = { gate, run, schedules, coalesce, ingress, cli, capacity: capacityLines, cost: costLines, rollout, memory };
 
 /** How a results file was made: command, date, machine and its load, parameters, problems found. */
 function provenance(f: BenchResultsFile<Json>): string[] {

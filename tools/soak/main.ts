@@ -9,7 +9,6 @@
  */
 import { writeFileSync } from 'node:fs';
 import path from 'node:path';
-import { approveSignal, statusQuery } from '../../src/core/messages';
 import { streamKey, deadLetterKey } from '../../src/trigger/queue/redis-streams';
 import { loadApp } from '../../src/runtime/load-app';
 import { syncSchedules } from '../../schedules/sync';
@@ -24,6 +23,7 @@ import { operatorFindings, operatorTools, printOperatorFindings } from './operat
 import { keyEvent } from '../../src/gate/gate';
 import type { TriggerRegistry } from '../../src/gate/trigger-registry';
 import { rssMb } from './procs';
+import { approveWaiting } from './approve';
 import { startTopology, type Topology } from './topology';
 
 const num = (name: string, dflt: number) => (process.env[name] ? Number(process.env[name]) : dflt);
@@ -37,20 +37,6 @@ const OPERATOR_EVERY_MS = num('SOAK_OPERATOR_EVERY_S', 8) * 1000;
 const EXTERNAL = Boolean(process.env.TEMPORAL_ADDRESS);
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 const log = (msg: string) => console.error(`soak ${new Date().toISOString().slice(11, 19)} ${msg}`);
-
-/** Approve every irreversible effect a run of the task queue waits on, as the person on call would. */
-async function approveWaiting(top: Topology): Promise<number> {
-  let approved = 0;
-  const client = top.client();
-  for await (const info of client.workflow.list({ query: `WorkflowType = "runWorkflow" AND TaskQueue = "${top.taskQueue}" AND ExecutionStatus = "Running"` })) {
-    const handle = client.workflow.getHandle(info.workflowId, info.runId);
-    const status = await handle.query(statusQuery).catch(() => undefined);
-    if (!status?.awaitingApproval) continue;
-    await handle.signal(approveSignal, { who: 'soak', reason: 'the soak approves every export', effectKey: status.awaitingApproval.effectKey });
-    approved++;
-  }
-  return approved;
-}
 
 /** Messages not acknowledged (pending or unread) in the queue streams, and those dead-lettered. */
 async function queueLeft(top: Topology, sources: string[]): Promise<{ unacked: number; dead: number }> {
