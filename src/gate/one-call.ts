@@ -44,7 +44,7 @@ export async function admitOneCall(ctx: PathContext, input: RunInput): Promise<W
         workflowIdConflictPolicy: 'FAIL',
         workflowIdReusePolicy: 'REJECT_DUPLICATE',
         // The run's index comes with its start: an upsert in its first workflow task would be one
-        // more billed action per wake (issue 49); the start's write is a little heavier (bench:gate).
+        // more billed action per wake; the start's write is a little heavier (bench:gate).
         typedSearchAttributes: startIndex(input),
         memo: { fingerprint: input.fingerprint },
       });

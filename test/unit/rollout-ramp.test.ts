@@ -15,7 +15,7 @@ const agentArb = fc.string({ minLength: 1, maxLength: 12 });
 const shareArb = fc.double({ min: 0, max: 1, noNaN: true });
 
 test('the hash is pinned: stored compact seen rows and live ramps keep their meaning across releases', () => {
-  // The coalescer's compact rows persist keyHash (the same 64 bits, in base64url since issue 49); a ramp in flight persists which keys are on the candidate.
+  // The coalescer's compact rows persist keyHash (the same 64 bits, in base64url); a ramp in flight persists which keys are on the candidate.
   assert.equal(keyHash(''), '#EiL3Lga7o2D');
   assert.equal(keyHash('a'), '#FAcK6eCyXkB');
   assert.equal(keyHash('github/push/repo:pkg/2026-12-01'), '#Dt43-4T67Wk');

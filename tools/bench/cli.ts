@@ -284,7 +284,7 @@ async function main(): Promise<void> {
       },
       emitCommand: 'wakegate emit --source ping --entity <one per call> --type bench, one process per call, beside a running worker',
       targets: TARGETS,
-      // The headline figures of issue 47, each beside its target: the compiled deployment, one emit at a time, over node -e 0; emit --file over raw starts.
+      // The headline figures, each beside its target: the compiled deployment, one emit at a time, over node -e 0; emit --file over raw starts.
       headline: {
         singleOverNode: {
           figure: js.single.overNode,

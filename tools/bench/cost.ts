@@ -41,7 +41,7 @@ const IDLE_START_S = 10;
 /** How long after a path settled its supervisor may take to be idle again (BENCH_TAIL_S). */
 const TAIL_S = Number(process.env.BENCH_TAIL_S ?? 1200);
 
-/** Issue 49's targets. */
+/** The targets each figure is set beside: what a wake may cost against the bare workflow's floor. */
 const TARGETS = {
   oneCallOverBare: 1.5,
   coalescedOneOverBare: 2,

@@ -19,7 +19,7 @@ export class RunWatch {
    * Runs this execution started and follows by `child.result()`: Temporal tells it of their end, by
    * hand or not (a run terminated by hand closes as a child too), so they are not looked at. At
    * 20,000 new keys, each coalescer looking at its run every 2 min while runs queued behind them
-   * outran a 2-core worker and no run finished (bench:coalesce, issue 37).
+   * outran a 2-core worker and no run finished (bench:coalesce).
    */
   private readonly followed = new Set<string>();
 

@@ -93,7 +93,7 @@ export async function runAgentLoop(
 
 /**
  * A tool-only agent (the canary): its steps are its whole run, under its wall-clock budget without a
- * deadline timer (a timer is a billed action, issue 49). Each step is an activity whose
+ * deadline timer (a timer is a billed action). Each step is an activity whose
  * schedule-to-close timeout is what is left of the budget, so no step, retries included, outlives it:
  * the server times it out at the deadline (the attempt running learns it at its next heartbeat, within
  * about a second, and is cancelled; tools only read) and the run ends `budget_exhausted`, as it does
