@@ -63,8 +63,19 @@ export const forgetUpdate = defineUpdate<string[], [{ runKey: string }]>('forget
 /** What the coalescer decided for one event key within its dedup horizon (null: nothing). */
 export const eventQuery = defineQuery<EventStatus | null, [{ eventKey: string }]>('event');
 
-/** A run tells its coalescer it has ended, so the next batch may start. */
+/**
+ * A run tells its coalescer it has ended, so the next batch may start: when asked (`reportEnd`), or
+ * when it failed. The coalescer execution that started it learns it from the child's result instead.
+ */
 export const runEndedSignal = defineSignal<[RunEnded]>('runEnded');
+
+/**
+ * A coalescer asks its live run to report its end by `runEnded` to `coalescerId` (the workflow ID,
+ * so whichever of its executions is current then hears it): sent before the coalescer continues as
+ * new with a live run it started (the next execution is not the run's parent), and by a chain that
+ * adopted a live run (a coalescer terminated by hand). A run whose end is already known sends it at once.
+ */
+export const reportEndSignal = defineSignal<[{ coalescerId: string }]>('reportEnd');
 
 /**
  * The coalescer's policy, pending and running batches, counts and recent runs, with the newest

@@ -10,6 +10,11 @@ export interface RunState {
   commitBegan?: boolean;
   pool?: BudgetPool;
   startedAtMs: number;
+  /**
+   * An agent with a model: when its wall-clock budget ends (set by the agent loop once the run may
+   * work). Its steps are bounded by it (workflows/shared/deadline.ts); no timer waits for it.
+   */
+  deadlineMs?: number;
   /** Highest activity attempt seen (1 = nothing retried). */
   maxAttempt: number;
   effects: EffectOutcome[];

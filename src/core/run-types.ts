@@ -78,6 +78,8 @@ export interface ResumedHold {
   absorbed?: AbsorbedEvent[];
   /** Overlap `steer`: the keys steered into it, and those its model has not seen yet (with their payloads). */
   steered?: { taken: string[]; waiting: (AbsorbedEvent & { payload: Record<string, unknown> })[] };
+  /** A coalesced run its coalescer asked to report its end (`reportEnd`): the coalescer's ID it reports to. */
+  reportEndTo?: string;
 }
 
 /** The run workflow's input: one run of one agent, about one event (the one that opened it), from its origin. */
@@ -225,14 +227,12 @@ export interface RunResult {
   absorbedOverflow?: number;
   skipped?: AbsorbedEvent[];
   skippedOverflow?: number;
-  /**
-   * Overlap `steer`: keys of the absorbed events that its coalescer steered into it while it ran and
-   * its model was given before a later turn. A steered event it took but never gave its model is
-   * not among `absorbed`: the follow-up run took it.
-   */
+  /** Overlap `steer`: keys of the absorbed events its coalescer steered into it while it ran that its model was given (a later turn). */
   steered?: string[];
   /** It began its commit stage (overlap `cancel`: a supersede that came after was refused). */
   commitBegan?: boolean;
+  /** Overlap `steer`: those steered into it its model never saw, in full (not in `absorbed`: the follow-up run's). With `steered` and `commitBegan`: all its `runEnded` says. */
+  unseenEvents?: (AbsorbedEvent & { payload: Record<string, unknown> })[];
   /** Cancelled by its coalescer (overlap `cancel`): the run that restarted on the newest state, with this run's events. */
   supersededBy?: string;
   /** Held by the supervisor before its first step: why, since when, and who let it go (or discarded it). */

@@ -9,7 +9,9 @@ import { standinOutside, startOutside, startWake, wakeInput } from '../helpers/o
 import { withBudget } from '../helpers/agents';
 import type { BudgetLimits } from '../../src/core/policy';
 import type { Standins } from '../../tools/standins';
-import { activitiesOf } from '../helpers/app';
+import { activitiesOf, exampleAgents } from '../helpers/app';
+import type { AgentRegistry } from '../../src/agents/registry';
+import { sleep } from '@temporalio/activity';
 
 /* Budgets, the shared subagent pool and approval timeouts on the time-skipping server (timers jump). */
 
@@ -102,6 +104,42 @@ describe('budgets: a run stops before it would cross any line', () => {
     assert.ok(r.usage!.wallClockMs >= 3_000 && r.usage!.wallClockMs < 60_000, JSON.stringify(r.usage));
     const events = (await env.client.workflow.getHandle(input.runKey).fetchHistory()).events ?? [];
     assert.equal(events.filter((e) => e.timerStartedEventAttributes).length, 0);
+  });
+
+  test('wall clock, an agent with a model: its step times out at the deadline, without a timer', async () => {
+    const { input, repo } = deps();
+    // The dependency-bump agent (the offline model) with a precheck that holds a minute, heartbeating.
+    const def = exampleAgents[input.agent]!;
+    const check = def.tools.check_dependency!;
+    const slow: AgentRegistry = {
+      ...exampleAgents,
+      [input.agent]: {
+        ...def,
+        tools: {
+          ...def.tools,
+          check_dependency: {
+            ...check,
+            run: async (args, ctx) => {
+              for (let held = 0; held < 60_000; held += 1000) {
+                await sleep(1000); // rejects when the activity is cancelled (timed out at the deadline)
+                ctx.progress(held);
+              }
+              return check.run(args, ctx);
+            },
+          },
+        },
+      },
+    };
+    const queue = unique('budget-model-wc');
+    const activities = activitiesOf({ agents: withBudget(input.agent, { wallClockMs: 3_000 }, slow), outside: standinOutside(standins) });
+    const r = await withTimeSkippingWorker(env, queue, async () => (await startWake(env.client, queue, input)).result(), { activities });
+    assert.equal(r.terminalReason, 'budget_exhausted');
+    assert.equal(dimension(r), 'wallClockMs');
+    assert.equal(r.summary, 'stopped before finishing "precheck": the wallClockMs budget would be crossed');
+    assert.ok(r.usage!.wallClockMs >= 3_000 && r.usage!.wallClockMs < 60_000, JSON.stringify(r.usage));
+    assert.equal(standins.pulls.pulls.filter((p) => p.repo === repo).length, 0);
+    const events = (await env.client.workflow.getHandle(input.runKey).fetchHistory()).events ?? [];
+    assert.equal(events.filter((e) => e.timerStartedEventAttributes).length, 0, 'no deadline timer');
   });
 
   test('subagents in parallel share one pool: together they never exceed it', async () => {

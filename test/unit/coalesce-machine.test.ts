@@ -7,6 +7,7 @@ import { SEEN_CAPACITY } from '../../workflows/coalescer/seen';
 import { SKIPPED_PAYLOAD_CHARS } from '../../workflows/coalescer/skips';
 import { closedCoalescersQuery, runEndedOf, toOfferAgain } from '../../activities/coalescer/recover';
 import type { RunResult } from '../../src/core/run-types';
+import { runEndOf } from '../../src/core/run-end';
 
 /*
  * The coalescer's decisions without a server: each rule is driven through the machine the workflow
@@ -634,6 +635,47 @@ describe('the coalescer machine: no wake left behind', () => {
     const c = m.offer(offerOf('c'), T0 + 2100);
     assert.deepEqual([c.decision, c.runState], ['started', 'pending'], 'the next event waits for the follow-up run');
     assert.equal(m.next(T0 + 2100, true).kind, 'continue-as-new', 'nothing holds a continue-as-new');
+  });
+
+  test('a run’s end from its result (child.result(), the watch) and from its signal (asked before a continue-as-new) are one end', () => {
+    for (const asked of [false, true]) {
+      const m = withLiveRun({ whileRunning: 'steer' });
+      m.offer(offerOf('b'), T0 + 2000);
+      m.offer(offerOf('c'), T0 + 2050);
+      const step = m.next(T0 + 2100, false) as Extract<NextAction, { kind: 'steer' }>;
+      m.steerAnswered(runKeyOf('a'), { accepted: ['ev-b', 'ev-c'], refused: [] }, step.events, T0 + 2200);
+      // The run's result: its model was given ev-b; ev-c, taken and never given, in full.
+      const [b, c] = step.events;
+      const result = { terminalReason: 'success', steered: ['ev-b'], unseenEvents: [c], commitBegan: true } as unknown as RunResult;
+      const fromResult = runEndOf(runKeyOf('a'), result);
+      // What the run's signal carries (workflows/run/record.ts `ended`), sent only when asked.
+      const signalled = { runKey: runKeyOf('a'), terminalReason: 'success' as const, seen: ['ev-b'], unseenEvents: [c!], commitBegan: true };
+      assert.deepEqual(fromResult, signalled, 'the result tells all the signal does');
+      assert.equal(b!.eventKey, 'ev-b');
+      // The execution that started it takes it from the child's result; asked (a continue-as-new
+      // between), the signal may come too, before or after: the second changes nothing.
+      const [first, second] = asked ? [signalled, fromResult] : [fromResult, signalled];
+      assert.equal(m.runEnded(first, T0 + 3000), true);
+      assert.equal(m.runEnded(second, T0 + 3001), false, 'its second end takes nothing twice');
+      const next = started(m, T0 + 5000);
+      assert.deepEqual(
+        next.events.map((e) => e.eventKey),
+        ['ev-c'],
+        'only the event its model never saw goes to the follow-up run',
+      );
+    }
+  });
+
+  test('a continue-as-new while the run is live holds nothing; the next execution takes its end by signal', () => {
+    const m = withLiveRun({ whileRunning: 'buffer_one' });
+    m.offer(offerOf('b'), T0 + 2000);
+    assert.equal(m.next(T0 + 2100, true).kind, 'continue-as-new', 'a live run does not hold a continue-as-new');
+    const next = machineOf({ whileRunning: 'buffer_one' }, structuredClone(m.state));
+    assert.equal(next.runEnded({ runKey: runKeyOf('a'), terminalReason: 'success', seen: [] }, T0 + 3000), true);
+    assert.deepEqual(
+      started(next, T0 + 5000).events.map((e) => e.eventKey),
+      ['ev-b'],
+    );
   });
 
   test('cancel: a run that had begun committing is not redone; the restart keeps only the newer events', () => {

@@ -108,6 +108,8 @@ interface Coalescer {
   input: string;
   log: MachineCall[];
   timer?: number;
+  /** Runs this execution asked to report their end by signal (`reportEnd`, before it continued as new). */
+  asked?: Set<string>;
 }
 
 interface SimRun {
@@ -133,6 +135,12 @@ interface SimRun {
   skipped: Set<string>;
   /** Live when its coalescer was terminated by hand: a fresh coalescer cannot know it. */
   orphan?: boolean;
+  /**
+   * Asked to report its end by signal (`reportEnd`): by the execution that started it before that one
+   * continued as new, or by the chain that adopted it. Not asked, it signals only when it failed; the
+   * execution that started it takes its end from the child's result.
+   */
+  asked?: boolean;
 }
 
 interface Accepted {
@@ -240,6 +248,7 @@ export class World {
           this.start(step.batch.runKey, step.batch.events, c);
           break;
         case 'continue-as-new':
+          if (!this.handOver(c)) break; // its run had closed: its end taken from the child's result, look again
           this.continueAsNew(c);
           can = false;
           break;
@@ -257,6 +266,32 @@ export class World {
       }
     }
     this.fail('loop', '3', 'the shell loop never waits');
+  }
+
+  /**
+   * Before continuing as new, the shell asks the live run it started to report its end by signal
+   * (workflows/coalescer/report.ts). Delivered while the run is open (its end, known or not yet, is
+   * then signalled: the run's handler reports an end already known, and a completion the ask raced
+   * is refused and replayed with the ask first); refused once it has closed: the execution takes the
+   * run's end from the child's result it follows (in flight, or already taken) and looks again.
+   */
+  private handOver(c: Coalescer): boolean {
+    const runKey = c.m.state.running?.runKey;
+    const run = runKey ? this.runs.get(runKey) : undefined;
+    if (!runKey || !run || run.startedBy !== c.exec || c.asked?.has(runKey)) return true;
+    if (run.status === 'running' && this.ids.has(runKey)) {
+      run.asked = true;
+      (c.asked ??= new Set()).add(runKey);
+      this.note(`ask ${short(runKey)} to report its end (continue-as-new)`);
+      return true;
+    }
+    this.note(`ask ${short(runKey)} refused: it has closed; its child result is awaited`);
+    const i = this.msgs.findIndex((m) => m.k === 'watch' && m.exec === c.exec && m.body.runKey === runKey);
+    if (i < 0) return true;
+    const msg = this.msgs.splice(i, 1)[0] as Extract<Msg, { k: 'watch' }>;
+    c.log.push({ op: 'ended', body: clone(msg.body), now: this.now });
+    c.m.runEnded(clone(msg.body), this.now);
+    return false;
   }
 
   private continueAsNew(c: Coalescer): void {
@@ -438,8 +473,9 @@ export class World {
     if (!run.firstTurn && how === 'own') this.exemptBatch(run, `its run ended ${reason} before its first turn`);
     const body = this.endOf(run);
     this.note(`run ${short(run.runKey)} ends ${reason} (${how}) ${JSON.stringify({ ...body, runKey: undefined })}`);
-    this.msgs.push({ k: 'ended', body });
-    // The execution that started the run also watches its result (child.result()).
+    // Its signal only when asked (or failed: a failed child's result carries no facts, so it signals first).
+    if (run.asked || reason === 'failed') this.msgs.push({ k: 'ended', body });
+    // The execution that started the run follows its result (child.result()), which says all a signal would.
     this.msgs.push({ k: 'watch', exec: run.startedBy, body });
   }
 
@@ -699,7 +735,11 @@ export class World {
         this.note(`coalescer ${c.chain} terminated by hand`);
         for (const a of this.accepted.values()) if (a.chain === c.chain && !a.views.length) a.exempt ??= 'its coalescer was terminated by hand';
         for (const r of this.keys.values()) if (r.chain === c.chain) r.void = 'its coalescer was terminated by hand';
-        for (const r of this.live()) r.orphan = true;
+        // The new chain's recovery adopts its live runs and asks each to report its end (report.ts).
+        for (const r of this.live()) {
+          r.orphan = true;
+          r.asked = true;
+        }
         this.waiting = []; // their updates fail with the coalescer: the gate's signal goes to the next chain
         this.coal = undefined;
         break;
@@ -1096,4 +1136,73 @@ describe('the coalescer model: counterexamples found on the landed code (and on 
     },
   ];
   for (const c of cases) test(`${c.name} (${c.overlap})`, () => check(c.overlap, c.cmds));
+});
+
+/*
+ * A run reports its end by signal only when asked (workflows/coalescer/report.ts): the coalescer
+ * execution that started it learns it from the child's result, and one about to continue as new with
+ * it live asks it first. These cases play the hand-over while the run is live and while it is ending
+ * (its end in flight: the ask is refused, the child's result taken before going on), for each overlap.
+ */
+describe('the coalescer model: a continue-as-new while its run is live, or ending', () => {
+  const cases: { name: string; cmds: Cmd[] }[] = [
+    {
+      name: 'continued as new while its run is live: the run, asked, reports its end to the next execution',
+      cmds: [
+        { k: 'offer', events: [{ key: 0, fp: 0 }] },
+        { k: 'advance', ms: 100 },
+        { k: 'offer', events: [{ key: 1, fp: 0 }] },
+        { k: 'continueAsNew' },
+        { k: 'turn', run: 0 },
+        { k: 'end', run: 0, reason: 'success' },
+        { k: 'deliver', pick: 0 },
+      ],
+    },
+    {
+      name: 'continued as new twice while its run is live: asked once, its end reaches the newest execution',
+      cmds: [
+        { k: 'offer', events: [{ key: 0, fp: 0 }] },
+        { k: 'advance', ms: 100 },
+        { k: 'continueAsNew' },
+        { k: 'offer', events: [{ key: 1, fp: 0 }] },
+        { k: 'continueAsNew' },
+        { k: 'end', run: 0, reason: 'no_op' },
+      ],
+    },
+    {
+      name: 'continued as new while its run is ending: the ask is refused, the child result taken first',
+      cmds: [
+        { k: 'offer', events: [{ key: 0, fp: 0 }] },
+        { k: 'advance', ms: 100 },
+        { k: 'turn', run: 0 },
+        { k: 'offer', events: [{ key: 1, fp: 0 }] },
+        { k: 'end', run: 0, reason: 'escalated' },
+        { k: 'continueAsNew' },
+        { k: 'deliver', pick: 0 },
+      ],
+    },
+    {
+      name: 'continued as new while its run is ending with a steered event its model never saw',
+      cmds: [
+        { k: 'offer', events: [{ key: 0, fp: 0 }] },
+        { k: 'close' },
+        { k: 'turn', run: 0 },
+        { k: 'offer', events: [{ key: 1, fp: 0 }] },
+        { k: 'deliver', pick: 0 },
+        { k: 'end', run: 0, reason: 'budget_exhausted' },
+        { k: 'continueAsNew' },
+      ],
+    },
+    {
+      name: 'continued as new, then its run terminated by hand: the watch finds it',
+      cmds: [
+        { k: 'offer', events: [{ key: 0, fp: 0 }] },
+        { k: 'advance', ms: 100 },
+        { k: 'continueAsNew' },
+        { k: 'terminateRun', run: 0 },
+        { k: 'offer', events: [{ key: 1, fp: 0 }] },
+      ],
+    },
+  ];
+  for (const c of cases) for (const overlap of OVERLAPS) test(`${c.name} (${overlap})`, () => check(overlap, c.cmds));
 });

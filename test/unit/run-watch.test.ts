@@ -1,7 +1,11 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { RUN_WATCH_IDLE_MS, RUN_WATCH_WAITING_MS, RunWatch } from '../../workflows/coalescer/watch';
+import type { Client } from '@temporalio/client';
 import type { RunEnded } from '../../src/core/coalesce-types';
+import type { RunResult } from '../../src/core/run-types';
+import { runEndOf } from '../../src/core/run-end';
+import { runEnd } from '../../activities/coalescer/watch';
 
 /**
  * The coalescer's watch of its live run (workflows/coalescer/watch.ts). A hot coalescer continues as
@@ -55,7 +59,7 @@ test('soon: a refused signal or steer sends a look at the next turn, in any exec
   assert.deepEqual(looks, ['r1']);
 });
 
-test('a run this execution started and follows is never looked at, until a refused signal asks; the next execution looks as usual', () => {
+test('a run this execution started and follows is never looked at, until a refused signal asks; the next execution looks as usual (unless the run was asked to report its end to it)', () => {
   const looks: string[] = [];
   const watch = watchOf(looks);
   const running = { runKey: 'r1', startedAtMs: 0 };
@@ -69,4 +73,15 @@ test('a run this execution started and follows is never looked at, until a refus
   // After a continue-as-new nothing follows it: looked at on the clock carried in its state.
   const next = watchOf(looks);
   assert.equal(next.due(carried(running), false, 10 * RUN_WATCH_IDLE_MS + 1), 10 * RUN_WATCH_IDLE_MS + RUN_WATCH_IDLE_MS);
+});
+
+test('the watch reports a closed run’s end with the facts its result gives child.result(): seen, unseen steered events in full, commitBegan', async () => {
+  const unseen = { eventKey: 'ev-c', source: 'ping', type: 'c', entity: 'e', occurredAt: '2026-12-02T10:00:00Z', deliveryIds: ['d-c'], payload: { c: 1 } };
+  const result = { runKey: 'r1', terminalReason: 'budget_exhausted', steered: ['ev-b'], unseenEvents: [unseen], commitBegan: true } as unknown as RunResult;
+  const client = {
+    workflow: { getHandle: () => ({ describe: () => Promise.resolve({ status: { name: 'COMPLETED' } }), result: () => Promise.resolve(result) }) },
+  } as unknown as Client;
+  const end = await runEnd(client, 'r1');
+  assert.deepEqual(end, runEndOf('r1', result));
+  assert.deepEqual(end, { runKey: 'r1', terminalReason: 'budget_exhausted', seen: ['ev-b'], unseenEvents: [unseen], commitBegan: true });
 });

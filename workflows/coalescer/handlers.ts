@@ -15,7 +15,14 @@ export interface LoopFlag {
  * adopt, a run's end and a redelivery's delivery ids; the `event` and `coalescer` queries. Each
  * that may change what the machine does next sets `loop.dirty`; a run's end goes through `ended`.
  */
-export function listen(input: CoalescerInput, machine: CoalescerMachine, loop: LoopFlag, ended: (end: RunEnded) => void): void {
+export function listen(
+  input: CoalescerInput,
+  machine: CoalescerMachine,
+  loop: LoopFlag,
+  ended: (end: RunEnded) => void,
+  /** A live run of a chain terminated by hand was adopted: it is asked to report its end here. */
+  adoptedLive: (runKey: string) => void = () => undefined,
+): void {
   const { agent, wakeKey, policy } = input;
   setHandler(
     offerUpdate,
@@ -46,7 +53,12 @@ export function listen(input: CoalescerInput, machine: CoalescerMachine, loop: L
     loop.dirty = true;
   });
   setHandler(forgetUpdate, ({ runKey }) => machine.forgetRun(runKey));
-  setHandler(adoptSignal, (left) => void (Array.isArray(left?.seen) && machine.adopt(left)));
+  setHandler(adoptSignal, (left) => {
+    if (!Array.isArray(left?.seen)) return;
+    machine.adopt(left);
+    const live = left.live?.runKey;
+    if (live && (machine.state.running?.runKey === live || machine.state.foreign?.some((f) => f.runKey === live))) adoptedLive(live);
+  });
   setHandler(eventQuery, ({ eventKey }) => {
     const known = machine.known(eventKey);
     if (!known) return null;

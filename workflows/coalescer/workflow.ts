@@ -14,12 +14,14 @@ import {
 } from '@temporalio/workflow';
 import type { Batch, CoalescerInput, CoalescerState, RunEnded } from '../../src/core/coalesce-types';
 import { skippedSignal, supersedeSignal } from '../../src/core/messages';
+import { runEndOf } from '../../src/core/run-end';
 import type { RunResult } from '../../src/core/run-types';
 import { chainOf } from '../../src/core/ids';
 import type { CoalesceActivities } from '../../src/core/contracts';
 import type { runWorkflow } from '../run/workflow';
 import { CoalescerMachine, initialState, runInputOf, type NextAction } from './machine';
 import { listen, type LoopFlag } from './handlers';
+import { ReportAsks, resetByHand } from './report';
 import { RunWatch } from './watch';
 import { ENTITY_HISTORY_EVENTS } from '../../src/core/history';
 import { RUN_PRIORITY } from '../../src/core/priority';
@@ -57,7 +59,8 @@ const DELIVERED = [() => true, () => false] as const;
  * this workflow feeds it messages and performs what it decides:
  * - Runs are child workflows (ID `agent#wakeKey@<opening event key>~<chain>.<n>`, unique for good:
  *   src/core/ids.ts `batchRunToken`), abandoned on close so the coalescer can continue-as-new under
- *   them; a run tells its coalescer when it ends.
+ *   them. The execution that started a run follows it to its end (`child.result()`); one about to
+ *   continue as new with it live asks it to report its end by signal (ReportAsks).
  * - Bounded history: continues as new when Temporal suggests it (history size, or 90% of the
  *   per-run update limit); closes after `idleCloseMs` with no event and no run, once its newest
  *   decided event is past the dedup horizon.
@@ -74,20 +77,23 @@ export async function coalescerWorkflow(input: CoalescerInput): Promise<Coalesce
   const ended = (end: RunEnded) => {
     if (machine.runEnded(end, workflowNow())) loop.dirty = true;
   };
-  listen(input, machine, loop, ended);
-
   const watch = new RunWatch(runEnd, ended, () => (loop.dirty = true));
+  /** Runs this execution started, each with its end as the child's result gives it (followed till then). */
+  const children = new Map<string, Promise<void>>();
+  const reporting = new ReportAsks(machine, watch, runEnd, ended, loop);
+  listen(input, machine, loop, ended, (runKey) => reporting.adopted(runKey));
 
   const startRun = async (first: Batch) => {
     for (let b: Batch | undefined = first; b; b = machine.rekey(b.runKey)) if (await startOne(b)) return;
   };
-  const startOne = (b: Batch) => startBatchRun({ agent, wakeKey }, b, watch, ended);
+  const startOne = (b: Batch) => startBatchRun({ agent, wakeKey }, b, watch, ended, children);
 
   const timer = new WakeTimer();
 
   // Signals to runs are awaited in the loop, never sent from a handler: Temporal drops a signal whose
   // sender has closed (continued as new) by the time it is delivered.
   for (;;) {
+    if (reporting.owes) await reporting.sendOwed();
     const info = workflowInfo();
     const step = machine.next(workflowNow(), info.continueAsNewSuggested || info.historyLength >= ENTITY_HISTORY_EVENTS);
     switch (step.kind) {
@@ -120,6 +126,9 @@ export async function coalescerWorkflow(input: CoalescerInput): Promise<Coalesce
         // Handlers first; an offer meanwhile (it may owe a skip's record) sends the loop round again.
         loop.dirty = false;
         await condition(() => allHandlersFinished() || loop.dirty);
+        if (!allHandlersFinished() || loop.dirty) break;
+        // The live run this execution started reports its end to the next one (it is not that one's child).
+        if (!(await reporting.beforeHandOver(children))) break;
         if (!allHandlersFinished() || loop.dirty) break;
         if (step.kind === 'continue-as-new') return continueAsNew<typeof coalescerWorkflow>({ agent, wakeKey, policy, state: machine.state });
         if (machine.idle) return machine.state;
@@ -192,7 +201,13 @@ class WakeTimer {
  * Start one batch's run, followed (its end comes to `ended`); false when its ID was taken (then it
  * is started under a new one, never waited for).
  */
-async function startBatchRun(self: { agent: string; wakeKey: string }, b: Batch, watch: RunWatch, ended: (end: RunEnded) => void): Promise<boolean> {
+async function startBatchRun(
+  self: { agent: string; wakeKey: string },
+  b: Batch,
+  watch: RunWatch,
+  ended: (end: RunEnded) => void,
+  children: Map<string, Promise<void>>,
+): Promise<boolean> {
   try {
     const input = runInputOf(self, b);
     const child = await startChild<typeof runWorkflow>('runWorkflow', {
@@ -200,16 +215,22 @@ async function startBatchRun(self: { agent: string; wakeKey: string }, b: Batch,
       args: [input],
       // Indexed from its start: no upsert in its first workflow task (src/core/run-index.ts).
       typedSearchAttributes: startIndex(input),
-      // The run outlives a continue-as-new (or a close) of its coalescer; it reports its end by signal.
+      // The run outlives a continue-as-new (or a close) of its coalescer; it reports its end by signal then (asked to).
       parentClosePolicy: ParentClosePolicy.ABANDON,
       workflowIdReusePolicy: WorkflowIdReusePolicy.REJECT_DUPLICATE,
       priority: RUN_PRIORITY, // not the coalescer's, which a child inherits
     });
-    // Followed while this execution lives: a run terminated by hand sends no end, but closes as a child.
-    watch.follow(b.runKey);
-    void child.result().then(
-      (r: RunResult) => ended({ runKey: b.runKey, terminalReason: r.terminalReason, seen: r.steered ?? [], ...(r.commitBegan ? { commitBegan: true } : {}) }),
-      () => ended({ runKey: b.runKey, terminalReason: 'failed' }),
+    // Followed while this execution lives: its end comes as the child's result, which tells all a
+    // signal would (src/core/run-end.ts); a run terminated by hand sends no end, but closes as a child.
+    // Not in an execution reset by hand: a child's close after the reset point is not in its history
+    // (only signals are reapplied), so the watch looks at its runs instead.
+    if (!resetByHand()) watch.follow(b.runKey);
+    children.set(
+      b.runKey,
+      child.result().then(
+        (r: RunResult) => ended(runEndOf(b.runKey, r)),
+        () => ended({ runKey: b.runKey, terminalReason: 'failed' }), // a failed run signalled its end first (the facts)
+      ),
     );
     return true;
   } catch (err) {

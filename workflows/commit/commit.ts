@@ -7,6 +7,7 @@ import { commitEffectOf } from './proxies';
 import { recordEffects } from './record-only';
 import { budgetStop, effectOf, effectRun, type Staged } from './staged';
 import { reserve, settle, type BudgetPool } from '../../src/core/budget';
+import { DeadlinePassed, timeLeftMs } from '../shared/deadline';
 import type { RunOutcome, RunState } from '../../src/core/run-state';
 
 function failureType(err: unknown): string | undefined {
@@ -37,6 +38,9 @@ export async function commitEffects(input: RunInput, policy: AgentPolicy, state:
     const effect = effectOf(policy, proposal);
     // A cancelled run starts no further effect, nor its approval wait (the scope throws its cancellation here).
     if (CancellationScope.current().consideredCancelled) await CancellationScope.current().cancelRequested;
+    // Nor once the run's wall-clock budget is spent: the run ends `budget_exhausted` (agent-loop.ts), as a
+    // deadline met while the effect before was in flight always ended it (that effect was let finish).
+    const leftMs = timeLeftMs(state.deadlineMs) ?? Infinity;
     const key = runEffectKey(input, proposals, step);
     if (!effect.reversible && policy.approval.irreversible === 'required') {
       state.phase = 'awaiting_approval';
@@ -46,15 +50,19 @@ export async function commitEffects(input: RunInput, policy: AgentPolicy, state:
       state.approval = { ...state.approval, pending: { effectKey: key, effect: effect.name, summary: staged.summary, args: proposal.args } };
       // A timer that is never cancelled, not condition(fn, timeout): in that replay order the decision
       // is already there, and a timer started and cancelled in one activation would leave no
-      // TimerStarted event where the original run recorded one.
+      // TimerStarted event where the original run recorded one. One timer, for the approval's timeout
+      // or the run's deadline, whichever comes first: the run's only timer, while a person is awaited.
+      const deadlineFirst = leftMs <= policy.approval.timeoutMs;
       let timedOut = false;
-      sleep(policy.approval.timeoutMs).then(
+      sleep(deadlineFirst ? leftMs : policy.approval.timeoutMs).then(
         () => (timedOut = true),
-        () => undefined, // cancelled with the run (kill, wall clock)
+        () => undefined, // cancelled with the run (kill)
       );
       await condition(() => state.approval.decision !== undefined || timedOut);
       const decision = state.approval.decision;
       const decided = decision !== undefined;
+      // The deadline came first: the run ends `budget_exhausted`, still `awaiting_approval` (agent-loop.ts).
+      if (!decided && deadlineFirst) throw new DeadlinePassed();
       state.approval.pending = undefined;
       if (!decided || !decision) {
         return {
@@ -76,7 +84,7 @@ export async function commitEffects(input: RunInput, policy: AgentPolicy, state:
     const r = reserve(pool, { toolCalls: 1 });
     if (!r.ok) return budgetStop(effect, preserved());
     try {
-      // An effect in flight when the run is cancelled (kill, halt, supersede, deadline) is let finish
+      // An effect in flight when the run is cancelled (kill, halt, supersede) or meets its deadline is let finish
       // rather than cut off halfway, where no one could say whether it landed: its outcome is
       // recorded (`committed`), and the cancellation stops the run before the next effect starts.
       const run = effectRun(input);

@@ -6,6 +6,7 @@ import { reserve, settle, type BudgetPool } from '../../src/core/budget';
 import type { RunOutcome, RunState } from '../../src/core/run-state';
 import { budgetStop, effectOf, effectRun, type Staged } from './staged';
 import { recordEffect } from './proxies';
+import { timeLeftMs } from '../shared/deadline';
 
 /**
  * A shadow run's commit stage (origin `shadow`): every staged effect in order, under the shadow run's
@@ -21,6 +22,7 @@ export async function recordEffects(input: RunInput, policy: AgentPolicy, state:
   const preserved = () => ({ answer, staged: proposals, committed: [], shadow: recorded });
   for (const [step, proposal] of proposals.entries()) {
     const effect = effectOf(policy, proposal);
+    timeLeftMs(state.deadlineMs); // none recorded once the run's wall-clock budget is spent (it ends `budget_exhausted`)
     const r = reserve(pool, { toolCalls: 1 });
     if (!r.ok) return budgetStop(effect, preserved());
     const run = effectRun(input);

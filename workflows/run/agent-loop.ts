@@ -1,5 +1,6 @@
 import { TimeoutType } from '@temporalio/common';
-import { ActivityFailure, CancellationScope, executeChild, isCancellation, sleep, TimeoutFailure } from '@temporalio/workflow';
+import { ActivityFailure, ChildWorkflowFailure, executeChild, isCancellation, TimeoutFailure } from '@temporalio/workflow';
+import { DeadlinePassed, timeLeftMs } from '../shared/deadline';
 import { workflowNow } from '../shared/clock';
 import type { AgentPolicy } from '../../src/core/policy';
 import type { RunInput } from '../../src/core/run-types';
@@ -13,31 +14,36 @@ import { converse } from './conversation';
 import { recordedToolsOf, toolCaller } from './tool-calls';
 
 /**
- * Run `work` under the wall-clock budget: a timer for what is left of it cancels the work (and any
- * activity or child in flight) when it fires, and the run ends `budget_exhausted`. For an agent with
- * a model: its turns retry after workflow sleeps, its subagents are children and an effect may wait
- * for a person, none of which an activity's timeout bounds (a tool-only agent's steps: {@link runSteps}).
+ * Run `work` (an agent with a model) under the wall-clock budget, without a deadline timer (a timer
+ * is a billed action): every wait of the run is bounded by the deadline itself
+ * (`state.deadlineMs`, workflows/shared/deadline.ts). Its activities (tool calls, model turns) time
+ * out (schedule-to-close) at the deadline, a model turn's retry never sleeps past it, a subagent child
+ * times out at it (execution timeout), and a wait for a person's approval waits at most until it (a
+ * timer then, only while a person is awaited, as the approval's own timeout always was). A step whose
+ * time is gone is not scheduled. An effect in flight is let finish, as a cancelled run lets it
+ * (commit.ts), and no later effect starts. Whichever way the deadline is met, the run ends
+ * `budget_exhausted` on `wallClockMs`, `finishing` the phase it was in; a kill or a supersede (a
+ * cancellation) still ends it `cancelled`.
  */
 async function underDeadline(state: RunState, pool: BudgetPool, nowMs: number, work: () => Promise<RunOutcome>): Promise<RunOutcome> {
-  const remaining = pool.limits.wallClockMs - (nowMs - state.startedAtMs);
-  if (remaining <= 0) return exhausted('wallClockMs', 'starting');
-  let timedOut = false;
-  const scope = new CancellationScope();
-  sleep(remaining).then(
-    () => {
-      timedOut = true;
-      scope.cancel();
-    },
-    () => undefined, // the run itself was cancelled (kill): nothing to do
-  );
+  const deadlineMs = state.startedAtMs + pool.limits.wallClockMs;
+  if (deadlineMs - nowMs <= 0) return exhausted('wallClockMs', 'starting');
+  state.deadlineMs = deadlineMs;
   try {
-    return await scope.run(work);
+    return await work();
   } catch (err) {
-    // The step in flight is waited for; one whose worker is gone ends in a timeout, not a cancellation.
-    if (timedOut && (isCancellation(err) || scope.consideredCancelled)) return exhausted('wallClockMs', `finishing "${state.phase}"`);
+    // The deadline met (a step not scheduled, a wait timed out), or a step failed after it: its
+    // retry refused for want of time, or an error no timer would have let happen before the run ended.
+    if (!isCancellation(err) && (err instanceof DeadlinePassed || timedOut(err) || deadlineMs - workflowNow() <= 0)) {
+      return exhausted('wallClockMs', `finishing "${state.phase}"`);
+    }
     throw err;
   }
 }
+
+/** An activity that timed out at the deadline (schedule-to-close), or a subagent child at it (execution timeout). */
+const timedOut = (err: unknown) =>
+  (err instanceof ActivityFailure && scheduleToClose(err)) || (err instanceof ChildWorkflowFailure && err.cause instanceof TimeoutFailure);
 
 /**
  * The bounded agent loop for an agent with a policy: precheck (cheap `no_op` exit), subagents (child
@@ -60,7 +66,7 @@ export async function runAgentLoop(
   return underDeadline(state, pool, nowMs, async () => {
     const observations: unknown[] = [];
     const recorded = recordedToolsOf(input, state);
-    const tool = toolCaller(input, policy, state, pool, recorded);
+    const tool = toolCaller(input, policy, state, pool, recorded, () => timeLeftMs(state.deadlineMs));
 
     for (const step of policy.steps ?? []) {
       state.phase = step;
@@ -98,7 +104,7 @@ export async function runAgentLoop(
  * the server times it out at the deadline (the attempt running learns it at its next heartbeat, within
  * about a second, and is cancelled; tools only read) and the run ends `budget_exhausted`, as it does
  * when the budget is spent before a step. Nothing else here could outlive the budget (no model turn,
- * subagent or approval), which is what the timer of {@link underDeadline} is for.
+ * subagent or approval; an agent with a model bounds those by the deadline too: {@link underDeadline}).
  */
 async function runSteps(input: RunInput, policy: AgentPolicy, state: RunState, pool: BudgetPool, steer?: SteerInbox): Promise<RunOutcome> {
   const deadlineMs = state.startedAtMs + pool.limits.wallClockMs;
@@ -142,12 +148,15 @@ async function runSubagents(
   recorded: RecordedTools | undefined,
 ): Promise<unknown[] | RunOutcome> {
   const items = Array.isArray(input.payload[sub.over]) ? (input.payload[sub.over] as string[]) : [];
+  // The children end at the run's deadline (their execution timeout): the parent's wall clock covers them.
+  const leftMs = timeLeftMs(state.deadlineMs);
   const grants = items.map((item) => ({ item, r: reserve(pool, sub.grant) }));
   const results = await Promise.all(
     grants.map(async ({ item, r }): Promise<SubagentResult> => {
       if (!r.ok) return { item, terminalReason: 'budget_exhausted', spent: { turns: 0, tokens: 0, toolCalls: 0, costUsd: 0 }, attempts: 1 };
       const res = await executeChild('subagentWorkflow', {
         workflowId: `${input.runKey}/sub/${item}`,
+        ...(leftMs !== undefined ? { workflowExecutionTimeout: leftMs } : {}),
         args: [
           {
             agent: policy.name,

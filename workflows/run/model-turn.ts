@@ -1,4 +1,6 @@
-import { ActivityFailure, ApplicationFailure, isCancellation, sleep } from '@temporalio/workflow';
+import { TimeoutType } from '@temporalio/common';
+import { ActivityFailure, ApplicationFailure, isCancellation, sleep, TimeoutFailure } from '@temporalio/workflow';
+import { DeadlinePassed, timeLeftMs } from '../shared/deadline';
 import type { AgentPolicy, BudgetDimension } from '../../src/core/policy';
 import type { ChatMessage, ModelReply, ModelRequest, ModelTool, UnparsedFinal } from '../../src/core/contracts';
 import { FailureType } from '../../src/core/failures';
@@ -50,6 +52,9 @@ function retryable(err: unknown): boolean {
   return true; // timeouts and worker loss: the provider may answer next time
 }
 
+const isScheduleToClose = (err: unknown) =>
+  err instanceof ActivityFailure && err.cause instanceof TimeoutFailure && err.cause.timeoutType === TimeoutType.SCHEDULE_TO_CLOSE;
+
 /**
  * The wait before the next attempt: the provider's own `Retry-After` when a 429 gave one (carried in
  * the `RateLimited` failure's details, since SDK 1.24 drops `nextRetryDelay` on its way into workflow
@@ -71,7 +76,9 @@ function retryDelayMs(err: unknown, attempt: number): number {
  * settled to the usage the model reports; a failed, timed-out or cancelled one keeps its worst case
  * (the provider may have billed it). A retryable failure is retried after a backoff timer, under a new
  * reservation; when the budget cannot fund the next attempt the turn returns the dimension instead.
- * Cancellation and the last attempt's failure propagate.
+ * Cancellation and the last attempt's failure propagate. A run's turn (`state.deadlineMs` set) is
+ * bounded by its wall-clock deadline: each attempt times out at it, the backoff never sleeps past it,
+ * and once it has passed no attempt is made ({@link DeadlinePassed} propagates).
  */
 export async function chargedModelTurn(
   state: RunState,
@@ -81,6 +88,8 @@ export async function chargedModelTurn(
 ): Promise<TurnOutcome> {
   const input = inputTokenBound(req.messages, req.tools);
   for (let attempt = 1; ; attempt++) {
+    // A run's turn is bounded by its deadline: none is tried once the time is gone (a subagent's has none: its parent's bounds it).
+    const leftMs = timeLeftMs(state.deadlineMs);
     const maxOutputTokens = Math.min(policy.model.maxOutputTokens, left(pool, 'tokens') - input);
     if (maxOutputTokens < MIN_REPLY_TOKENS) return { exhausted: 'tokens', failedAttempts: attempt - 1 };
     const r = reserve(pool, { turns: 1, tokens: input + maxOutputTokens, costUsd: costUsd(input, maxOutputTokens, policy.model) });
@@ -88,11 +97,15 @@ export async function chargedModelTurn(
     state.maxAttempt = Math.max(state.maxAttempt, attempt);
     let reply: ModelReply & { attempt: number };
     try {
-      reply = await modelTurn({ ...req, maxOutputTokens });
+      reply = await modelTurn({ ...req, maxOutputTokens }, leftMs);
     } catch (err) {
       settle(pool, r.charge, r.charge);
       if (isCancellation(err) || attempt >= MODEL_TURN_RETRY.maximumAttempts || !retryable(err)) throw err;
-      await sleep(retryDelayMs(err, attempt));
+      // Timed out at the deadline, or failed with no time left: no retry (the agent loop ends the run on wallClockMs).
+      const afterMs = timeLeftMs(state.deadlineMs);
+      if (isScheduleToClose(err)) throw new DeadlinePassed();
+      // Never past the deadline: a wait that would outlast it ends there, and the next attempt is not made.
+      await sleep(afterMs === undefined ? retryDelayMs(err, attempt) : Math.min(retryDelayMs(err, attempt), afterMs));
       continue;
     }
     const { inputTokens, outputTokens } = reply.usage;

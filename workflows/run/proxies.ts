@@ -19,7 +19,7 @@ export const { prepareRun } = proxyActivities<Activities>({
 });
 
 /**
- * When a run is cancelled (a kill, a halt, its coalescer superseding it, its wall-clock budget), it
+ * When a run is cancelled (a kill, a halt, its coalescer superseding it), it
  * waits for the step in flight to have stopped before it ends: a model turn or a tool call left
  * running after the run says `cancelled` would go on spending tokens that no run shows, and on
  * Temporal's test server would hold the clock. Steps heartbeat at least every second (the worker's
@@ -33,11 +33,13 @@ function stepCancellation(): ActivityCancellationType {
  * A model turn: one attempt per schedule. The workflow retries it (`MODEL_TURN_RETRY` in
  * model-turn.ts) with a budget reservation per attempt, because a provider may bill an attempt that
  * fails or times out. Heartbeats every second; a 5 s heartbeat timeout notices a dead worker fast
- * and lets a kill reach it.
+ * and lets a kill reach it. `budgetLeftMs` (a run's turn, not a subagent's): the attempt times out
+ * (schedule-to-close) when the run's wall-clock budget ends, as a tool call does.
  */
-export function modelTurn(req: Parameters<Activities['modelTurn']>[0]): ReturnType<Activities['modelTurn']> {
+export function modelTurn(req: Parameters<Activities['modelTurn']>[0], budgetLeftMs?: number): ReturnType<Activities['modelTurn']> {
   return proxyActivities<Activities>({
     startToCloseTimeout: '2 minutes',
+    ...(budgetLeftMs !== undefined ? { scheduleToCloseTimeout: budgetLeftMs } : {}),
     heartbeatTimeout: '5 seconds',
     cancellationType: stepCancellation(),
     retry: { maximumAttempts: 1 },
@@ -47,8 +49,8 @@ export function modelTurn(req: Parameters<Activities['modelTurn']>[0]): ReturnTy
 /**
  * A tool call with the tool's own time limit (from the agent's policy). Tools only read, so a retry
  * is harmless. They heartbeat every second with their progress; a 10 s heartbeat timeout notices a
- * dead worker and carries a kill. `budgetLeftMs`, for a run without a deadline timer (a tool-only
- * agent's steps): the call with its retries times out (schedule-to-close) when the run's wall-clock
+ * dead worker and carries a kill. `budgetLeftMs`, what is left of the run's wall-clock budget (a run
+ * has no deadline timer): the call with its retries times out (schedule-to-close) when the run's wall-clock
  * budget ends; a running attempt learns it at its next heartbeat and is cancelled.
  */
 export function toolCallWithin(timeoutMs: number, budgetLeftMs?: number): Activities['toolCall'] {

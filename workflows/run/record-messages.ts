@@ -1,5 +1,15 @@
 import { setHandler, type CancellationScope } from '@temporalio/workflow';
-import { approveSignal, deliverySignal, killUpdate, rejectSignal, skippedSignal, statusQuery, steerUpdate, supersedeSignal } from '../../src/core/messages';
+import {
+  approveSignal,
+  deliverySignal,
+  killUpdate,
+  rejectSignal,
+  reportEndSignal,
+  skippedSignal,
+  statusQuery,
+  steerUpdate,
+  supersedeSignal,
+} from '../../src/core/messages';
 import type { ApprovalRuling } from '../../src/core/run-types';
 import { NOT_YET_WORKING } from './hold';
 import type { RunRecord } from './record';
@@ -75,6 +85,13 @@ function listenToOperators(record: RunRecord, scope: CancellationScope): void {
     if (record.done || state.commitBegan) return;
     record.supersededBy = by;
     scope.cancel();
+  });
+  // Its coalescer is about to continue as new (or a new chain adopted it): report the end to its ID.
+  // Already known (the run is in its last steps), the handler reports it; else the run's end does (record.ts).
+  setHandler(reportEndSignal, async ({ coalescerId }) => {
+    if (!record.batch || !coalescerId) return;
+    record.reportEndTo = coalescerId;
+    await record.reportEnd();
   });
   setHandler(statusQuery, () => ({
     runKey: input.runKey,

@@ -47,6 +47,11 @@ export class RunRecord {
   readonly batch: Batch | undefined;
   /** Overlap `steer`: events sent into the live run, for its model's next turn. */
   readonly steer: SteerInbox;
+  /** A coalesced run asked to report its end (`reportEnd`): the coalescer's ID to report it to. */
+  reportEndTo?: string;
+  /** Its end, once its outcome is known (a coalesced run): what `reportEnd` sends. */
+  private end?: RunEnded;
+  private reported = false;
   /**
    * Whether the run indexes itself (search attributes): not a `wakegate shadow` session's run (no query
    * of runs is about it); a live shadow does, as `<agent>/shadow` (its spend, `wakegate shadow report`).
@@ -71,6 +76,7 @@ export class RunRecord {
     this.skippedOverflow = resumed?.skippedOverflow ?? 0;
     this.deliveryCount = resumed?.deliveryCount ?? Math.max(1, delivered.length);
     this.steer = new SteerInbox(resumed?.steered);
+    this.reportEndTo = resumed?.reportEndTo;
   }
 
   usage(): BudgetUsage | undefined {
@@ -176,6 +182,7 @@ export class RunRecord {
       ...(batch ? { skipped: this.skipped, ...(this.skippedOverflow ? { skippedOverflow: this.skippedOverflow } : {}) } : {}),
       ...(this.steer.given.length ? { steered: this.steer.given } : {}),
       ...(this.state.commitBegan ? { commitBegan: true } : {}),
+      ...(batch && this.steer.droppedEvents.length ? { unseenEvents: this.steer.droppedEvents } : {}),
       ...(this.supersededBy ? { supersededBy: this.supersededBy } : {}),
       ...(this.held.record ? { held: this.held.record } : {}),
       ...(this.state.tools ? { shadowTools: this.state.tools } : {}),
@@ -195,26 +202,53 @@ export class RunRecord {
       skippedOverflow: this.skippedOverflow,
       ...(this.batch ? { absorbed: this.absorbed } : {}),
       ...(this.steer.taken.length ? { steered: this.steer.carried() } : {}),
+      ...(this.reportEndTo ? { reportEndTo: this.reportEndTo } : {}),
     };
   }
 
   /**
-   * A coalesced run tells its coalescer it has ended, so the next batch may start. Awaited before the
-   * run closes: Temporal drops a signal whose sender has closed by the time it is delivered. A
-   * coalescer that is gone has nothing left to start, so a failure to deliver is ignored.
+   * A coalesced run's end is known (its outcome recorded): reported to its coalescer by signal only
+   * when asked (`reportEnd`: its coalescer continued as new, or a new chain adopted it), or when the
+   * run failed (a failed child's result carries no facts: which steered events its model saw, whether
+   * it began committing). The coalescer execution that started it learns the rest from the child's
+   * result, which carries the same facts (src/core/run-end.ts). A run asked after its end is known
+   * reports from the handler ({@link reportEnd}); the run waits for its handlers before it closes.
    */
-  async tellCoalescer(terminalReason: TerminalReason): Promise<void> {
+  async ended(terminalReason: TerminalReason, always = false): Promise<void> {
     const batch = this.batch;
     if (!batch) return;
     this.closeSteer();
-    const ended = {
+    this.end = {
       runKey: this.input.runKey,
       terminalReason,
       seen: this.steer.given,
       ...(this.steer.droppedEvents.length ? { unseenEvents: this.steer.droppedEvents as RunEnded['unseenEvents'] } : {}),
       ...(this.state.commitBegan ? { commitBegan: true } : {}),
     };
-    const signal = () => getExternalWorkflowHandle(batch.coalescerId).signal(runEndedSignal, ended);
+    if (always) this.reportEndTo ??= batch.coalescerId;
+    await this.reportEnd();
+  }
+
+  /**
+   * Report the run's end to the coalescer that asked (once), if it is known and was asked for; else
+   * nothing yet (the run's end reports it). Awaited before the run closes: Temporal drops a signal
+   * whose sender has closed by the time it is delivered. A coalescer that is gone has nothing left to
+   * start, so a failure to deliver is ignored.
+   *
+   * The ask may reach a run that is completing: its completion is then refused by the server (a new
+   * event came during its last workflow task) and the task runs again with the ask. Signals come
+   * first in an activation (the SDK orders a task's signal jobs before the resolutions of its
+   * activities and timers), so the handler runs before the last step resolves, and the end reports
+   * it; an ask that comes after the end is known (the run is in its last steps) is answered by the
+   * handler itself. One that comes after the run closed is refused: its coalescer takes the end from
+   * the child's result.
+   */
+  async reportEnd(): Promise<void> {
+    const to = this.reportEndTo;
+    if (!to || !this.end || this.reported) return;
+    this.reported = true;
+    const end = this.end;
+    const signal = () => getExternalWorkflowHandle(to).signal(runEndedSignal, end);
     await CancellationScope.nonCancellable(signal).catch(() => undefined);
   }
 }

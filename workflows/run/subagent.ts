@@ -40,10 +40,11 @@ export interface SubagentResult {
 
 /**
  * A subagent: reads one item with its tool and summarizes it in one model turn, spending only its
- * grant. A child workflow of the wake, cancelled with it (kill, wall clock).
+ * grant. A child workflow of the wake: cancelled with it (kill), timed out at its deadline (the
+ * parent gives it an execution timeout of what is left of its wall-clock budget).
  */
 export async function subagentWorkflow(input: SubagentInput): Promise<SubagentResult> {
-  // The parent's wall clock covers the child (it cancels the child); the child counts only counters.
+  // The parent's wall clock covers the child (its execution timeout); the child counts only counters.
   const pool = newPool({ ...input.grant, wallClockMs: Number.MAX_SAFE_INTEGER });
   const state = newRunState(workflowInfo().runStartTime.getTime());
   const recorded = input.recordedTools ? new RecordedTools(input.recordedTools) : undefined;

@@ -7,7 +7,8 @@ import type { RunState } from '../../src/core/run-state';
 
 /**
  * A tool call of the run, charged to its pool: undefined when the pool refuses it. With `budgetLeftMs`
- * (a run without a deadline timer), each call times out when the run's wall-clock budget ends.
+ * (what is left of the run's wall-clock budget; it may throw when nothing is: workflows/shared/deadline.ts),
+ * each call times out when the budget ends, and none is scheduled once it has.
  */
 export function toolCaller(
   input: RunInput,
@@ -15,9 +16,10 @@ export function toolCaller(
   state: RunState,
   pool: BudgetPool,
   recorded: RecordedTools | undefined,
-  budgetLeftMs?: () => number,
+  budgetLeftMs?: () => number | undefined,
 ): ToolCaller {
   return async (name: string, args: Record<string, unknown> = {}) => {
+    const leftMs = budgetLeftMs?.();
     const r = reserve(pool, { toolCalls: 1 });
     if (!r.ok) return undefined;
     // A shadow run with the recorded run's tool calls: a matching call is answered from them, charged as a call.
@@ -26,7 +28,7 @@ export function toolCaller(
       settle(pool, r.charge, r.charge);
       return { ...answered, attempt: 1 };
     }
-    const call = toolCallWithin(policy.tools.find((t) => t.name === name)?.timeoutMs ?? 120_000, budgetLeftMs?.());
+    const call = toolCallWithin(policy.tools.find((t) => t.name === name)?.timeoutMs ?? 120_000, leftMs);
     const res = await call({
       agent: policy.name,
       agentVersion: policy.version,

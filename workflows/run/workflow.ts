@@ -25,7 +25,8 @@ import { isScheduledRun, openWindow, windowRunInput, settleReport, takenOutcome,
  * One run of one agent. On the one-call path it is the run for one logical event (workflow ID
  * `agent@eventKey`), so Temporal keeps at most one open run per (agent, event) and the gate answers
  * duplicates from it; a coalesced run (`agent#wakeKey@eventKey`) is started by its coalescer with
- * every event it absorbed, records them, and tells the coalescer when it ends.
+ * every event it absorbed, records them, and ends with a result that tells its coalescer all it needs
+ * (the coalescer follows it as a child); it signals its end only when asked (`reportEnd`), or failed.
  *
  * Records every delivery id it sees, runs the agent named in the input (its steps, and for an agent
  * with a model the bounded agent loop under its budget), and ends with a terminal reason, recorded as search
@@ -104,9 +105,10 @@ export async function runWorkflow(arg: RunInput | ScheduledRunInput): Promise<Ru
 
   try {
     const result = runRecord.finish(await runScope.run(work));
-    await runRecord.tellCoalescer(result.terminalReason);
+    await runRecord.ended(result.terminalReason);
     await startLiveShadow(input, result, shadowSample);
     await settleReport(reported);
+    await condition(allHandlersFinished); // an ask to report its end, answered (record.ts `reportEnd`)
     return result;
   } catch (err) {
     if (err instanceof ContinueAsNew) throw err; // a held run going on in its next run (see holdIfSupervised)
@@ -119,16 +121,18 @@ export async function runWorkflow(arg: RunInput | ScheduledRunInput): Promise<Ru
           summary: cancelledSummary(runRecord),
           output: { phase: state.phase, committed: state.effects },
         });
-        await runRecord.tellCoalescer('cancelled');
+        await runRecord.ended('cancelled');
         await settleReport(reported);
+        await condition(allHandlersFinished);
         return result;
       });
     }
     runRecord.closeSteer();
     runRecord.done = true;
     runRecord.record('failed');
-    await runRecord.tellCoalescer('failed');
+    await runRecord.ended('failed', true);
     await settleReport(reported);
+    await condition(allHandlersFinished);
     if (err instanceof ApplicationFailure) throw err;
     // Name the root cause (an activity's own failure, not "Activity task failed") and keep the chain.
     let root = err as Error;
