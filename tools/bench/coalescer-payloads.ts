@@ -41,8 +41,11 @@ export async function coalescerPayloads(client: Client, coalescerId: string) {
   let overWarning = 0;
   let largestContinueAsNew: Payloads | undefined;
   let executions = 0;
+  /** The longest history of its executions: a continue-as-new held for a batch to start lets one grow longer. */
+  let longestHistory = { events: 0, bytes: 0 };
   for await (const wf of client.workflow.list({ query: `WorkflowId = "${coalescerId}"` })) {
     executions += 1;
+    if (wf.historyLength > longestHistory.events) longestHistory = { events: wf.historyLength, bytes: wf.historySize ?? 0 };
     for (const e of (await client.workflow.getHandle(coalescerId, wf.runId).fetchHistory()).events ?? []) {
       for (const [kind, of] of Object.entries(SENT)) {
         const payloads = of(e);
@@ -61,6 +64,7 @@ export async function coalescerPayloads(client: Client, coalescerId: string) {
   }
   return {
     executions,
+    longestHistory,
     largestBytes: largest.bytes,
     largestKind: largest.kind,
     warnAtBytes: PAYLOAD_WARN_BYTES,

@@ -146,6 +146,23 @@ const oneEachMemory = (one: Json, whose: string): string[] =>
       ]
     : [];
 
+/** The phase's wakes end to end (offered until their runs closed) against the one-call path's, and its figures beside their targets. */
+const oneEachEndToEnd = (one: Json, label: string): string[] => {
+  if (!one.endToEnd) return [];
+  const e2e = obj(one.endToEnd);
+  const targets = Array.isArray(one.targets) ? (one.targets as Json[]) : [];
+  return [
+    row(
+      `${label} wakes end to end (offered until their runs closed), against the canary's one-call path`,
+      `**${num(e2e.coalescePerS)} wakes/s** coalescing against ${num(e2e.oneCallPerS)} one-call (${num(e2e.keysPerRound)} keys a round in each, the same worker; ` +
+        `one-call answered ${num(e2e.oneCallAdmittedPerS)}/s, ${num(e2e.oneCallErrors)} errors); ` +
+        targets
+          .map((t) => `${String(t.figure)}: **${num(t.value)}** (target ${t.atLeast ? '>=' : '<='} ${num(t.target)}: ${t.met ? 'met' : '**missed**'})`)
+          .join('; '),
+    ),
+  ];
+};
+
 /** The same phase at 20,000 keys (tools/bench/results/coalesce-20000-keys.json, `BENCH_ONE_EACH_KEYS=20000`). */
 const oneEachAtScale = (one: Json, rss: Json): string[] => [
   row(
@@ -153,6 +170,7 @@ const oneEachAtScale = (one: Json, rss: Json): string[] => [
     `**${num(one.coalescePerS)} events/s** against ${num(one.rawStartsPerS)} raw starts/s: ratio **${num(one.ratio)}**; answers p50 ${p(obj(one.answerMs))} ms, p99 ${p(obj(one.answerMs), 'p99')} ms; ${num(one.errors)} errors${one.firstError ? ` (first: ${String(one.firstError)})` : ''}; RSS ${num(rss.warm)} MB warm`,
   ),
   ...oneEachMemory(one, 'at 20,000 keys,'),
+  ...oneEachEndToEnd(one, 'at 20,000 keys,'),
 ];
 
 const coalesce: Renderer = (r, other) => {
@@ -222,7 +240,10 @@ const coalesceAgainstRaw: Renderer = (r, other) => {
               `its largest continue-as-new input, in JSON characters: ${Object.entries(obj(obj(hot.payloads).largestContinueAsNewChars ?? {}))
                 .slice(0, 5)
                 .map(([k, v]) => `${k} ${num(v)}`)
-                .join(', ')}`,
+                .join(', ')}` +
+              (obj(hot.payloads).longestHistory
+                ? `; its longest history ${num(obj(obj(hot.payloads).longestHistory).events)} events, ${num(obj(obj(hot.payloads).longestHistory).bytes)} bytes`
+                : ''),
           ),
         ]
       : []),
@@ -238,6 +259,7 @@ const coalesceAgainstRaw: Renderer = (r, other) => {
               `; ${num(obj(r.oneEventPerKey).errors)} errors`,
           ),
           ...oneEachMemory(obj(r.oneEventPerKey), 'its'),
+          ...oneEachEndToEnd(obj(r.oneEventPerKey), 'its'),
         ]
       : []),
     ...(other('coalesce-20000-keys')?.oneEventPerKey
