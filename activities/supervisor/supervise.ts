@@ -1,4 +1,4 @@
-import { ApplicationFailure, activityInfo, getClient, log } from '@temporalio/activity';
+import { ApplicationFailure, Context, activityInfo, getClient, log } from '@temporalio/activity';
 import { ApplicationFailureCategory } from '@temporalio/common';
 import type { Client, WorkflowExecutionInfo } from '@temporalio/client';
 import type { SupervisorLinks } from '../../src/supervisor/links';
@@ -9,7 +9,10 @@ import { killUpdate } from '../../src/core/messages';
 import { WakeAgent, WakeCostUsd, WakeHeld, WakeTerminalReason, WakeTokens } from '../../src/core/search-attributes';
 import { recoverTerminatedCoalescers } from '../coalescer/recover';
 import { stopReaches } from '../../src/core/shadow';
-import type { RunClosure } from '../../src/core/supervisor-types';
+import type { RunClosure, RunObservation, SupervisorMemo } from '../../src/core/supervisor-types';
+import { supervisorId } from '../../src/core/ids';
+import type { WatchRequest } from '../../src/core/supervisor-requests';
+import { watchCut } from '../../src/core/supervisor-watch';
 
 /** Runs handled at once when stopping or nudging many. */
 const FAN_OUT = 16;
@@ -60,6 +63,17 @@ export async function listAll(client: Pick<Client, 'workflow'>, query: string, b
   return out;
 }
 
+/** How many workflows the query counts; `VisibilityUnavailable` (benign) on a server with no visibility API. */
+async function countAll(client: Pick<Client, 'workflow'>, query: string): Promise<number> {
+  try {
+    return (await client.workflow.count(query)).count;
+  } catch (err) {
+    if ((err as { cause?: { code?: number } }).cause?.code === UNIMPLEMENTED || (err as { code?: number }).code === UNIMPLEMENTED)
+      throw visibilityUnavailable();
+    throw err;
+  }
+}
+
 const runsOf = (taskQueue: string) => `WorkflowType = 'runWorkflow' AND TaskQueue = ${quote(taskQueue)}`;
 /**
  * The closed runs the supervisor judges, oldest first: the terminal reason and spend each run recorded
@@ -80,6 +94,96 @@ export function closuresOf(found: Pick<WorkflowExecutionInfo, 'typedSearchAttrib
     .sort((a, b) => a.closeMs - b.closeMs);
 }
 
+/** Runs closed in (fromMs, toMs], at most `limit`; the same read looks for coalescers terminated by hand. */
+async function readClosed(client: Client, taskQueue: string, fromMs: number, toMs: number, limit: number): Promise<RunObservation> {
+  const query = `${runsOf(taskQueue)} AND ExecutionStatus != 'Running' AND ExecutionStatus != 'ContinuedAsNew' AND CloseTime > ${quote(new Date(fromMs).toISOString())} AND CloseTime <= ${quote(new Date(toMs).toISOString())}`;
+  const found = await listAll(client, query, limit * 5);
+  const closures = closuresOf(found, toMs);
+  // The same round looks for coalescers terminated by hand: what they held is offered again
+  // (activities/coalescer/recover.ts). Best effort: a failure is logged, the round goes on.
+  await recoverTerminatedCoalescers(client, taskQueue, fromMs, toMs).catch((err: unknown) =>
+    log.warn('coalescer recovery failed this round', { taskQueue, err: String(err) }),
+  );
+  return { closures: closures.slice(0, limit), truncated: closures.length > limit || found.length >= limit * 5 };
+}
+
+/** Closed runs are read up to this far behind now: a run closed in the last moment may not be listed yet. */
+const SETTLE_MS = 1000;
+
+/**
+ * One watch of a burst (WatchRequest): read the runs that closed every `everyMs`, and count the runs
+ * open on the task queue (held ones too), until
+ * - no run is open, none started or closed for `quietMs`, and no leased block may still start one
+ *   (`quietUntilMs`): the burst is over (`settled`); every run closed by the first count of none
+ *   open, and reads run up to at least that count;
+ * - none started or closed for `activeMs` though some are open (held, awaiting a person): `settled`;
+ * - what was read would change the supervisor's decision (`watchCut`: a failure that could trip the
+ *   error rate, spend that fills a cap), or `limit` closures were read: `cut`;
+ * - `maxMs` passed: `cut` (`bound`), and the supervisor watches on at once.
+ * Every visibility call is free of Temporal Cloud actions; the activity is one, however long. No heartbeat
+ * (each would be an action): a worker lost mid-watch is found by the activity's start-to-close timeout.
+ */
+async function watchRuns(client: Client, taskQueue: string, fromMs: number, limit: number, w: WatchRequest): Promise<RunObservation> {
+  const ctx = Context.current();
+  const startMs = Date.now();
+  const closures: RunClosure[] = [];
+  let toMs = fromMs;
+  let open = -1;
+  let openAtMs = 0;
+  /** The first count of none open since a run was last open: every run had closed by then. */
+  let noneOpenAtMs = Infinity;
+  let changedAtMs = startMs;
+  const answer = (extra: Partial<RunObservation>, truncated = false): RunObservation => ({
+    closures,
+    truncated,
+    toMs,
+    coveredToMs: Math.max(fromMs, openAtMs - SETTLE_MS),
+    ...extra,
+  });
+  for (;;) {
+    const nowMs = Date.now();
+    const readTo = nowMs - SETTLE_MS;
+    // The first read is made whatever its span: a server without visibility says so at once.
+    if (readTo > toMs || open < 0) {
+      const read = await readClosed(client, taskQueue, toMs, Math.max(toMs, readTo), limit - closures.length);
+      closures.push(...read.closures);
+      if (read.closures.length) changedAtMs = nowMs;
+      if (read.truncated && read.closures.length) {
+        toMs = read.closures[read.closures.length - 1]!.closeMs;
+        return answer({ cut: 'limit' }, true);
+      }
+      toMs = Math.max(toMs, readTo);
+    }
+    const cut = watchCut(w, closures);
+    if (cut) return answer({ cut });
+    if (closures.length >= limit) return answer({ cut: 'limit' }, true);
+    // Every run had closed by the first count of none open, and what closed up to it has been read.
+    const quiet = nowMs - changedAtMs;
+    // A block leased since the watch began may start runs until its hold ends: the supervisor's memo says until when.
+    const quietUntilMs = Math.max(w.quietUntilMs, await leasedUntilMs(client, taskQueue));
+    if (open === 0 && toMs >= noneOpenAtMs && quiet >= w.quietMs && nowMs >= quietUntilMs) return answer({ settled: true });
+    if (open > 0 && quiet >= w.activeMs && nowMs >= quietUntilMs) return answer({ settled: true });
+    if (nowMs - startMs >= w.maxMs) return answer({ cut: 'bound' });
+    const counted = await countAll(client, `${runsOf(taskQueue)} AND ExecutionStatus = 'Running'`);
+    if (open >= 0 && counted !== open) changedAtMs = Date.now();
+    open = counted;
+    openAtMs = Date.now();
+    if (counted > 0) noneOpenAtMs = Infinity;
+    else if (noneOpenAtMs === Infinity) noneOpenAtMs = openAtMs;
+    // Cancelled (the worker shutting down): Context.sleep throws, and the activity ends.
+    await ctx.sleep(w.everyMs);
+  }
+}
+
+/** The supervisor's memo's `leasedUntilMs` (a describe: no billable action), 0 when it cannot be read. */
+async function leasedUntilMs(client: Client, taskQueue: string): Promise<number> {
+  const desc = await client.workflow
+    .getHandle(supervisorId(taskQueue))
+    .describe()
+    .catch(() => undefined);
+  return (desc?.memo?.supervisor as SupervisorMemo | undefined)?.leasedUntilMs ?? 0;
+}
+
 const isHeld = (info: WorkflowExecutionInfo) => {
   const h = info.typedSearchAttributes.get(WakeHeld);
   return h === 'halted' || h === 'cap';
@@ -95,17 +199,13 @@ export function createSupervisorActivities(opts: { links: SupervisorLinks; pager
       return opts.links.runVerdict(activityInfo().taskQueue, agent, { hold, heldAtMs, ...(nudged ? { nudged } : {}) });
     },
 
-    /** Closed runs from visibility, with the terminal reason and spend each run recorded on itself. */
-    async observeRuns({ taskQueue, fromMs, toMs, limit }) {
-      const query = `${runsOf(taskQueue)} AND ExecutionStatus != 'Running' AND ExecutionStatus != 'ContinuedAsNew' AND CloseTime > ${quote(new Date(fromMs).toISOString())} AND CloseTime <= ${quote(new Date(toMs).toISOString())}`;
-      const found = await listAll(getClient(), query, limit * 5);
-      const closures = closuresOf(found, toMs);
-      // The same round looks for coalescers terminated by hand: what they held is offered again
-      // (activities/coalescer/recover.ts). Best effort: a failure is logged, the round goes on.
-      await recoverTerminatedCoalescers(getClient(), taskQueue, fromMs, toMs).catch((err: unknown) =>
-        log.warn('coalescer recovery failed this round', { taskQueue, err: String(err) }),
-      );
-      return { closures: closures.slice(0, limit), truncated: closures.length > limit || found.length >= limit * 5 };
+    /**
+     * Closed runs from visibility, with the terminal reason and spend each run recorded on itself: one
+     * read, or (`watch`) reads every `everyMs` in this one activity until the burst is over (watch below).
+     */
+    async observeRuns({ taskQueue, fromMs, toMs, limit, watch }) {
+      if (!watch) return readClosed(getClient(), taskQueue, fromMs, toMs ?? Date.now() - SETTLE_MS, limit);
+      return watchRuns(getClient(), taskQueue, fromMs, limit, watch);
     },
 
     async sendPage(page) {

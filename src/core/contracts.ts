@@ -1,5 +1,5 @@
 import type { SteerAnswer, SteerDelivery, RunEnded } from './coalesce-types';
-import type { PageRequest, RunObservation, RunVerdict } from './supervisor-types';
+import type { PageRequest, RunObservation, RunVerdict, WatchRequest } from './supervisor-types';
 import type { RolloutActivities } from './rollout';
 import type { AgentPolicy, EffectPolicy } from './policy';
 import type { TickReport, WindowCheck, WindowTaken, WindowRunResult } from './schedule-types';
@@ -277,8 +277,8 @@ export interface ScheduleActivities {
 
 /** The supervisor's activities (activities/supervisor/supervise.ts) and a held run's re-check. */
 export interface SupervisorActivities {
-  /** Runs of this task queue that closed in (fromMs, toMs], oldest first, at most `limit`. */
-  observeRuns(input: { taskQueue: string; fromMs: number; toMs: number; limit: number }): Promise<RunObservation>;
+  /** Runs of this task queue closed in (fromMs, toMs], oldest first, at most `limit`; with `watch`, read on in one activity until the burst is over. */
+  observeRuns(input: { taskQueue: string; fromMs: number; toMs?: number; limit: number; watch?: WatchRequest }): Promise<RunObservation>;
   /** Send one page; its dedup key makes a retried send one incident. */
   sendPage(page: PageRequest): Promise<{ dedupKey: string; status: string }>;
   /** Kill the live (not held) runs of this task queue, of the agents named (all when absent). */

@@ -1,3 +1,5 @@
+import { canonicalJson } from './canonical-json';
+import { hash64 } from './hash';
 /**
  * The supervisor's policy (workflows/supervisor/): its breakers, caps and timings. Plain JSON, declared
  * in code (src/supervisor/policy.ts), read by the workflow, the gate, the runs' first step and the status page.
@@ -48,4 +50,10 @@ export interface SupervisorPolicy {
    * doubling, at most an hour) while what it is about still stands, ms. Default 5 min.
    */
   pageResendMs?: number;
+}
+
+/** A policy's fingerprint (its canonical JSON, hashed): the supervisor's memo carries it, so a worker bringing the same policy sends no `configure`. */
+export function policyHash(policy: SupervisorPolicy): string {
+  const [high, low] = hash64(canonicalJson(policy));
+  return `${high.toString(16)}${low.toString(16).padStart(8, '0')}`;
 }

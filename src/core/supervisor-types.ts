@@ -8,7 +8,7 @@ import type { SupervisorPolicy } from './supervisor-policy';
 import type { PageRequest } from './supervisor-requests';
 
 export type { SupervisorPolicy, WindowCap } from './supervisor-policy';
-export type { HaltRequest, PageRequest, PersonAction, ReleaseRequest, RunClosure, RunObservation, WakeCounts } from './supervisor-requests';
+export type { HaltRequest, PageRequest, PersonAction, ReleaseRequest, RunClosure, RunObservation, WakeCounts, WatchRequest } from './supervisor-requests';
 export type { HoldRecord, RunVerdict } from './supervisor-verdicts';
 
 /** `armed`: runs start. `halted`: tripped or halted by a person; every wake is held. `draining`: as halted, but live runs finish. */
@@ -103,12 +103,17 @@ export interface SupervisorState {
   /** Runs closed up to here (epoch ms) have been counted. */
   observedToMs: number;
   /**
-   * The last wake, lease or closed run seen (epoch ms), kept across continue-as-new so that a run
-   * continued as new does not count as activity (absent: the run starts active, as a new supervisor does).
+   * The last wake admitted, lease or person's release (epoch ms): runs may have started then. Kept
+   * across continue-as-new so that a run continued as new does not count as activity (absent: the run
+   * starts active, as a new supervisor does).
    */
   lastActivityMs?: number;
-  /** Reads of closed runs in a row, since the last activity, that found none: each doubles the wait before the next. */
-  quietRounds?: number;
+  /** The last watch of closed runs saw every run open by then (epoch ms): activity after it needs another watch. */
+  watchedToMs?: number;
+  /** The last watch was cut short (a failure, spend, its bound) with the burst not over: the next starts at once. */
+  moreToRead?: boolean;
+  /** Watches in a row that failed: each doubles the wait before the next, to a minute. */
+  failedReads?: number;
   /** The last reset, epoch ms. */
   armedSinceMs?: number;
   /** When closed runs were last read (ISO). */
@@ -200,6 +205,10 @@ export interface SupervisorMemo {
   releases: ReleaseRecord[];
   /** When a person last reset the breaker (epoch ms): a wake held after it on a stale read needs no release. */
   armedSinceMs?: number;
+  /** The policy the supervisor holds, hashed (`policyHash`): a worker bringing the same one sends no `configure`. */
+  policyHash?: string;
+  /** Until when a block it leased may still start runs without a word to it (epoch ms): its watch of closed runs stays until then. */
+  leasedUntilMs?: number;
 }
 
 export interface SupervisorStatus {

@@ -1,11 +1,12 @@
 import { WorkflowNotFoundError, type Client } from '@temporalio/client';
 import { supervisorId } from '../core/ids';
 import { configureUpdate, wakesSignal } from '../core/supervisor-messages';
-import type { RunVerdict, SupervisorMemo, SupervisorPolicy } from '../core/supervisor-types';
+import type { RunVerdict, SupervisorMemo, SupervisorPolicy, WakeCounts } from '../core/supervisor-types';
 import type { supervisorWorkflow } from '../../workflows/supervisor/workflow';
 import { PermitLeaser, type Grant, type LeaseStats } from './permit-leaser';
 import { updateWithin } from './retry';
 import { capsApply } from './policy';
+import { policyHash } from '../core/supervisor-policy';
 import { WakeTally } from './wake-tally';
 import { untraced } from '../tracing/spans';
 import { SUPERVISOR_PRIORITY } from '../core/priority';
@@ -68,6 +69,8 @@ export class SupervisorLink {
   private cached?: { memo: SupervisorMemo; atMs: number };
   private refreshing?: Promise<SupervisorMemo>;
   private counts = new Map<string, number>();
+  /** When the newest wake counted was admitted: sent with the counts (the supervisor watches its run from then). */
+  private lastWakeAtMs = 0;
   private flushTimer?: NodeJS.Timeout;
   private flushDueMs = 0;
   private readonly tally: WakeTally;
@@ -133,6 +136,7 @@ export class SupervisorLink {
   noteWake(agent: string): void {
     this.counts.set(agent, (this.counts.get(agent) ?? 0) + 1);
     const nowMs = Date.now();
+    this.lastWakeAtMs = nowMs;
     this.tally.note(agent, nowMs);
     // Already going within a round: nothing to weigh (the gate's path at a brisk rate).
     if (this.flushTimer && this.flushDueMs <= nowMs + this.flushMs) return;
@@ -150,17 +154,18 @@ export class SupervisorLink {
     this.flushTimer = undefined;
     if (!this.counts.size) return this.flushing;
     const counts = Object.fromEntries(this.counts);
+    const lastAtMs = this.lastWakeAtMs;
     this.counts.clear();
     this.flushing = this.flushing.then(async () => {
       try {
         await untraced(() =>
           this.client.withDeadline(Date.now() + FLUSH_DEADLINE_MS, () =>
-            this.client.workflow.signalWithStart<typeof supervisorWorkflow, [{ counts: Record<string, number> }]>('supervisorWorkflow', {
+            this.client.workflow.signalWithStart<typeof supervisorWorkflow, [WakeCounts]>('supervisorWorkflow', {
               workflowId: this.workflowId,
               taskQueue: this.taskQueue,
               args: [{ taskQueue: this.taskQueue, policy: this.policy }],
               signal: wakesSignal,
-              signalArgs: [{ counts }],
+              signalArgs: [{ counts, lastAtMs }],
               priority: SUPERVISOR_PRIORITY,
             }),
           ),
@@ -189,9 +194,15 @@ export class SupervisorLink {
       priority: SUPERVISOR_PRIORITY,
     });
     if (!configure) return;
+    const handle = this.client.workflow.getHandle(this.workflowId);
+    // The supervisor holds this policy already (its memo says so; a describe is no billable action): no update.
+    const held = await this.client
+      .withDeadline(Date.now() + READ_DEADLINE_MS, () => handle.describe())
+      .then((d) => (d.memo?.supervisor as SupervisorMemo | undefined)?.policyHash)
+      .catch(() => undefined);
+    if (held !== undefined && held === policyHash(this.policy)) return;
     // A supervisor whose workflow task is failing (a worker that held it was killed) or that no
     // worker polls takes no update for a while: try again within a bound, never wait forever.
-    const handle = this.client.workflow.getHandle(this.workflowId);
     const deadlineMs = Date.now() + CONFIGURE_DEADLINE_MS;
     await updateWithin(deadlineMs, () => this.client.withDeadline(deadlineMs, () => handle.executeUpdate(configureUpdate, { args: [this.policy] })));
   }

@@ -9,7 +9,8 @@
  *   runs start that the window no longer counts. What is left at expiry is handed back.
  * - Demand is what the process's runs asked for over the last `demandWindowMs`: the next lease asks
  *   for about that much ahead (the stock then covers about one hold's worth of runs), at most
- *   `maxPrefetch`; the supervisor grants at most a quarter of a cap's remaining room of it.
+ *   `maxPrefetch`; the supervisor grants at most a quarter of a cap's remaining room of it. A stream
+ *   that began less than a window ago is taken at its rate so far (over at least a second) for a whole window.
  */
 export interface StockBlock {
   agent: string;
@@ -27,6 +28,8 @@ export interface Unused {
 
 /** Demand is counted in buckets of this many ms. */
 const DEMAND_BUCKET_MS = 100;
+/** A stream's rate is taken over at least this long, ms (two runs a moment apart are not a thousand a second). */
+const MIN_RATE_SPAN_MS = 1000;
 
 export class PermitStock {
   private readonly blocks: StockBlock[] = [];
@@ -65,8 +68,14 @@ export class PermitStock {
    */
   prefetchFor(agent: string, waiting: number, nowMs: number): number {
     this.pruneDemand(agent, nowMs);
-    const recent = (this.demand.get(agent) ?? []).reduce((sum, [, n]) => sum + n, 0);
-    return Math.max(0, Math.min(this.opts.maxPrefetch, recent - waiting - this.size(agent, nowMs)));
+    const buckets = this.demand.get(agent) ?? [];
+    const recent = buckets.reduce((sum, [, n]) => sum + n, 0);
+    // A stream that began less than a window ago is sized at its rate so far over a whole window, so a
+    // burst is covered by its second lease rather than by leases doubling; a lone run asks for itself alone.
+    const span = buckets.length ? nowMs - buckets[0]![0] : 0;
+    const expected =
+      recent >= 2 && span < this.opts.demandWindowMs ? Math.ceil((recent * this.opts.demandWindowMs) / Math.max(span, MIN_RATE_SPAN_MS)) : recent;
+    return Math.max(0, Math.min(this.opts.maxPrefetch, expected - waiting - this.size(agent, nowMs)));
   }
 
   /** Stock `n` permits of `agent` leased at `leasedAtMs` (supervisor time), usable for `holdMs` from `nowMs`. */

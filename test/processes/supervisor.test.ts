@@ -619,8 +619,13 @@ test('a stop of live runs that fails is made again until it lands: the kill swit
       assert.equal(r.killedBy?.who, 'ops');
     }
     assert.ok(stops >= 2, `the stop was made ${stops} times`);
-    const status = await supervisorStatus(env.client, taskQueue);
-    assert.equal(status?.visibilityError, undefined, 'the failure is cleared once the stop landed');
+    // The stop lands when its activity returns, after its second sweep (2 s after the runs it cancelled).
+    await eventually(
+      () => supervisorStatus(env.client, taskQueue),
+      (s) => s !== undefined && s.visibilityError === undefined,
+      10_000,
+      'the failure cleared once the stop landed',
+    );
   } finally {
     await w.worker.shutdown();
     await w.running.catch(() => undefined);

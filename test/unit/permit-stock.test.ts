@@ -27,18 +27,27 @@ test('a run takes a permit from a live block, oldest first; none from another ag
   assert.equal(s.nextExpiryMs(), undefined);
 });
 
-test('the prefetch follows recent demand, less the runs waiting and the stock, at most maxPrefetch', () => {
+test('the prefetch follows recent demand, less the runs waiting and the stock, at most maxPrefetch; a burst at its rate so far', () => {
   const s = stock();
   s.noteDemand('canary', 0);
   assert.equal(s.prefetchFor('canary', 1, 0), 0, 'a lone run asks for itself only: nothing to hand back later');
-  for (let i = 1; i <= 30; i++) s.noteDemand('canary', i * 10);
-  assert.equal(s.prefetchFor('canary', 5, 300), 26, '31 asked lately, 5 of them waiting');
-  s.add('canary', 6, 300, 300, 2000);
-  assert.equal(s.prefetchFor('canary', 5, 300), 20, 'what is in stock counts');
-  for (let i = 0; i < 200; i++) s.noteDemand('canary', 400);
-  assert.equal(s.prefetchFor('canary', 1, 400), 64, 'at most maxPrefetch');
-  assert.equal(s.prefetchFor('canary', 0, 2500), 0, 'demand older than the window is forgotten');
-  assert.equal(s.prefetchFor('deps', 1, 400), 0, 'demand is per agent');
+  // A stream over the whole window (a run every 100 ms for 2 s): its demand as it is.
+  for (let t = 100; t <= 2000; t += 100) s.noteDemand('canary', t);
+  assert.equal(s.prefetchFor('canary', 5, 2000), 16, '21 asked lately, 5 of them waiting');
+  s.add('canary', 6, 2000, 2000, 2000);
+  assert.equal(s.prefetchFor('canary', 5, 2000), 10, 'what is in stock counts');
+  for (let i = 0; i < 200; i++) s.noteDemand('canary', 2100);
+  assert.equal(s.prefetchFor('canary', 1, 2100), 64, 'at most maxPrefetch');
+  assert.equal(s.prefetchFor('canary', 0, 9000), 0, 'demand older than the window is forgotten');
+  assert.equal(s.prefetchFor('deps', 1, 2100), 0, 'demand is per agent');
+  // A burst that began a moment ago: its rate (over at least a second) for a whole window.
+  const b = stock();
+  for (let i = 0; i <= 30; i++) b.noteDemand('canary', i * 10);
+  assert.equal(b.prefetchFor('canary', 5, 300), 57, '31 in 300 ms: taken as 31 a second, 62 a window, 5 of them waiting');
+  const two = stock();
+  two.noteDemand('canary', 0);
+  two.noteDemand('canary', 1000);
+  assert.equal(two.prefetchFor('canary', 1, 1000), 3, 'two runs a second apart: 4 a window, one waiting');
 });
 
 test('a halt or a close drains every block: what is left goes back, per block', () => {

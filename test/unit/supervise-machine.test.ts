@@ -2,7 +2,6 @@ import { describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import {
   continueWith,
-  isActive,
   memoOf,
   nextWakeMs,
   refusal,
@@ -13,9 +12,9 @@ import {
   type Input,
   type MachineState,
 } from '../../workflows/supervisor/machine';
-import type { PageAction, RunClosure, SupervisorPolicy, WindowCap } from '../../src/core/supervisor-types';
-import { IDLE_OBSERVE_MS } from '../../workflows/supervisor/observe';
-import { ACTIVE_AFTER_MS, STARTING_ROUNDS } from '../../workflows/supervisor/state';
+import type { PageAction, RunClosure, RunObservation, SupervisorPolicy, WindowCap } from '../../src/core/supervisor-types';
+import { IDLE_OBSERVE_MS, MAX_QUIET_OBSERVE_MS } from '../../workflows/supervisor/observe';
+import { ACTIVE_AFTER_MS, MIN_WATCH_QUIET_MS, WATCH_MAX_MS } from '../../workflows/supervisor/state';
 
 /*
  * The supervisor's rules, one by one, on its pure machine: no server, no clock (every step is given
@@ -44,6 +43,12 @@ const capsFor = (agent: string, ...caps: Omit<WindowCap, 'rationale'>[]) => ({
   agents: { [agent]: caps.map((c) => ({ ...c, rationale: 'test' })) },
 });
 
+/** The memo, but the policy's hash (its own test below). */
+const memoWithoutHash = (m: MachineState) => {
+  const { policyHash: _hash, ...memo } = memoOf(m);
+  return memo;
+};
+
 /** A machine as a fresh supervisor starts it at T0. */
 const fresh = (p: SupervisorPolicy = policy()) => start({ taskQueue: 'q', policy: p }, T0);
 
@@ -63,7 +68,12 @@ const closure = (agent: string, reason: string, closeMs: number, spend: Partial<
   ...spend,
 });
 const observed = (m: MachineState, ms: number, closures: RunClosure[], truncated = false) =>
-  at(m, { kind: 'observed', toMs: T0 + ms - 1000, read: { closures, truncated } }, ms);
+  at(m, { kind: 'observed', read: { closures, truncated, toMs: T0 + ms - 1000 } }, ms);
+/** A watch's answer at `ms`: read to a second before, every run open by then seen; `settled` unless told otherwise. */
+const watched = (closures: RunClosure[], ms: number, extra: Partial<RunObservation> = {}): Extract<Input, { kind: 'observed' }> => ({
+  kind: 'observed',
+  read: { closures, truncated: false, toMs: T0 + ms - 1000, coveredToMs: T0 + ms - 1000, settled: true, ...extra },
+});
 
 /** A machine tripped by a storm at T0 (trip #1), and the step that tripped it. */
 function stormed(p: SupervisorPolicy = policy()) {
@@ -96,7 +106,7 @@ describe('the storm breaker', () => {
       s.actions.find((a) => a.kind === 'log'),
       { kind: 'log', level: 'warn', message: 'supervisor tripped', attrs: { supervisorId: SELF, tripId: 1, kind: 'storm', reason } },
     );
-    assert.deepEqual(memoOf(s.state), { mode: 'halted', tripId: 1, tripReason: reason, capsFull: [], releases: [] });
+    assert.deepEqual(memoWithoutHash(s.state), { mode: 'halted', tripId: 1, tripReason: reason, capsFull: [], releases: [] });
 
     // Sticky and paged once: more wakes trip nothing again.
     const more = at(s.state, { kind: 'wakes', counts: { canary: 50 } }, 2000);
@@ -175,7 +185,7 @@ describe('rolling caps', () => {
     // The window was empty when asked: no slide is known yet, and the held run re-checks at its own pace.
     assert.deepEqual(s.reply, { grants: { canary: 2 }, mode: 'armed' });
     assert.deepEqual(s.state.capHolds, { canary: { scope: 'canary', cap: '2 wakes per 6 s', sinceMs: T0 } });
-    assert.deepEqual(memoOf(s.state).capsFull, ['canary']);
+    assert.deepEqual(memoWithoutHash(s.state).capsFull, ['canary']);
     assert.equal(s.state.mode, 'armed', 'a cap holds; it does not trip the breaker');
     const [page] = acts(s) as [Extract<Action, { kind: 'page' }>];
     assert.deepEqual({ ...page, page: undefined }, { kind: 'page', capAgent: 'canary', capKey: 'canary|canary|2 wakes per 6 s', page: undefined });
@@ -236,7 +246,7 @@ describe('rolling caps', () => {
     assert.deepEqual(shadows.reply.grants, { 'deps/shadow': 2 });
     assert.deepEqual(shadows.state.capHolds, {}, 'a shadow over its cap is not held');
     assert.deepEqual(acts(shadows), [], 'nor paged');
-    assert.deepEqual(memoOf(shadows.state).capsFull, []);
+    assert.deepEqual(memoWithoutHash(shadows.state).capsFull, []);
     // The fleet's cap is whole: production takes all three permits.
     assert.deepEqual(at(shadows.state, { kind: 'lease', requests: { deps: 3 } }, 10).reply.grants, { deps: 3 });
     // Failing shadows spend against the shadow cap and trip nothing (the error rate is production's).
@@ -416,7 +426,7 @@ describe("a person's reset, release and discard", () => {
     assert.deepEqual(Object.keys(s.state.series).sort(), ['permits:canary:60000', 'reason:failed', 'wakes:*', 'wakes:canary']);
     assert.equal(s.reply.mode, 'armed');
     assert.deepEqual(s.reply.resets, s.state.resets);
-    assert.deepEqual(memoOf(s.state), { mode: 'armed', capsFull: [], releases: [], armedSinceMs: T0 + 3000 });
+    assert.deepEqual(memoWithoutHash(s.state), { mode: 'armed', capsFull: [], releases: [], armedSinceMs: T0 + 3000 });
     assert.deepEqual(kinds(s), [], 'a reset alone releases nothing');
     // The storm that tripped it no longer counts: ten more wakes in the same minute are under the threshold.
     assert.equal(at(s.state, { kind: 'wakes', counts: { canary: 10 } }, 4000).state.mode, 'armed');
@@ -440,7 +450,7 @@ describe("a person's reset, release and discard", () => {
     const released = at(armed, { kind: 'release', who: 'dana', reason: 'run them', action: 'release', agent: 'canary' }, 3000);
     assert.deepEqual(released.reply, { id: 2, action: 'release', agent: 'canary', who: 'dana', reason: 'run them', at: iso(3000), atMs: T0 + 3000 });
     assert.deepEqual(acts(released), [{ kind: 'nudge', agent: 'canary' }]);
-    assert.deepEqual(memoOf(released.state).releases, [discard.reply, released.reply]);
+    assert.deepEqual(memoWithoutHash(released.state).releases, [discard.reply, released.reply]);
   });
 
   test('the last 20 releases are kept', () => {
@@ -631,97 +641,114 @@ describe('stops of live runs that must land', () => {
   });
 });
 
-describe('reading closed runs', () => {
-  test('a new supervisor reads the last error-rate window at once, then once a round, and reads on from where a truncated read stopped', () => {
+describe('watching closed runs', () => {
+  test('a new supervisor watches at once from the last error-rate window; one watch at a time; a cut-short watch is followed at once, reading on from where it stopped', () => {
     const m = fresh();
     assert.equal(m.observedToMs, T0 - 60_000);
     const first = at(m, { kind: 'tick' }, 0);
-    assert.deepEqual(acts(first), [{ kind: 'observe', fromMs: T0 - 60_000, toMs: T0 - 1000, limit: 2000 }]);
-    assert.deepEqual(acts(at(first.state, { kind: 'tick' }, 400)), [], 'not again within the round');
-    const read = at(first.state, { kind: 'observed', toMs: T0 - 1000, read: { closures: [closure('canary', 'success', -30_000)], truncated: true } }, 100);
-    assert.equal(read.state.observedToMs, T0 - 30_000);
-    assert.equal(read.state.lastObservedAt, iso(100));
-    assert.deepEqual(acts(at(read.state, { kind: 'tick' }, 500)), [{ kind: 'observe', fromMs: T0 - 30_000, toMs: T0 - 500, limit: 2000 }]);
+    const [ask] = acts(first) as [Extract<Action, { kind: 'observe' }>];
+    assert.equal(ask.kind, 'observe');
+    assert.deepEqual({ fromMs: ask.fromMs, limit: ask.limit }, { fromMs: T0 - 60_000, limit: 2000 });
+    assert.deepEqual(
+      { ...ask.watch, trip: undefined, spend: undefined },
+      { everyMs: 500, quietMs: MIN_WATCH_QUIET_MS, activeMs: ACTIVE_AFTER_MS, maxMs: WATCH_MAX_MS, quietUntilMs: 0, trip: undefined, spend: undefined },
+    );
+    assert.deepEqual(ask.watch.spend?.rooms, { 'usd:~shadow:86400000': 5, 'tokens:~shadow:86400000': 2_000_000 }, 'the default shadow caps only');
+    assert.deepEqual(ask.watch.trip, { reasons: ['failed', 'escalated'], runsToTrip: 4 }, 'a failure could trip the error rate once minRuns are read');
+    assert.equal(first.state.observing, true);
+    assert.equal(nextWakeMs(first.state, T0), undefined, 'nothing to come round for while it watches');
+    assert.deepEqual(acts(at(first.state, { kind: 'wakes', counts: { canary: 1 } }, 100)), [], 'never a second watch beside the first');
+    const cut = at(first.state, watched([closure('canary', 'success', -30_000)], 100, { truncated: true, settled: false, cut: 'limit' }), 100);
+    assert.equal(cut.state.observedToMs, T0 - 30_000, 'truncated: on from the last closure read');
+    assert.equal(cut.state.lastObservedAt, iso(100));
+    assert.equal(cut.state.observing, false);
+    const next = acts(at(cut.state, { kind: 'tick' }, 100)) as Extract<Action, { kind: 'observe' }>[];
+    assert.deepEqual(
+      next.map((a) => a.fromMs),
+      [T0 - 30_000],
+      'the next watch at once',
+    );
   });
 
-  test('a failed read waits, twice as long as a round, like a read that found none; without a visibility API the supervisor stops reading and waits for messages', () => {
-    const first = at(fresh(), { kind: 'tick' }, 0);
-    const failed = at(first.state, { kind: 'observed', toMs: T0 - 1000, failed: { message: 'unreachable', unavailable: false } }, 10);
-    assert.equal(failed.state.visibilityError?.message, 'could not read closed runs: unreachable');
-    assert.equal(nextWakeMs(failed.state, T0 + 10), T0 + 1000);
-    const blind = at(first.state, { kind: 'observed', toMs: T0 - 1000, failed: { message: 'no visibility API', unavailable: true } }, 10);
-    assert.equal(isActive(blind.state, T0 + 10), false);
+  test('a settled watch leaves the fleet idle: the next read five minutes on, or at once when a wake, lease or release comes after what it saw', () => {
+    const asked = at(fresh(), { kind: 'tick' }, 0).state;
+    const idle = at(asked, watched([], 20_000), 20_000).state;
+    assert.equal(idle.watchedToMs, T0 + 19_000);
+    assert.equal(nextWakeMs(idle, T0 + 20_000), T0 + 19_000 + 1000 + IDLE_OBSERVE_MS, 'idle: five minutes after the last read');
+    assert.deepEqual(acts(at(idle, { kind: 'tick' }, 60_000)), []);
+    // A wake the gate admitted before what the watch saw changes nothing: its run was seen.
+    const seen = at(idle, { kind: 'wakes', counts: { canary: 1 }, lastAtMs: T0 + 15_000 }, 25_000).state;
+    assert.equal(nextWakeMs(seen, T0 + 25_000), T0 + 20_000 + IDLE_OBSERVE_MS, 'counts sent late of wakes already seen: still idle');
+    for (const [what, input] of [
+      ['a wake', { kind: 'wakes', counts: { canary: 1 } }],
+      ['a lease', { kind: 'lease', requests: { canary: 1 } }],
+      ['a release', { kind: 'release', who: 'sam', reason: 'go', action: 'release' }],
+    ] as const) {
+      const woke = at(idle, input as Input, 25_000);
+      assert.equal(nextWakeMs(woke.state, T0 + 25_000), T0 + 20_000, `${what}: a watch at once`);
+      assert.equal(acts(at(woke.state, { kind: 'tick' }, 25_000)).filter((a) => a.kind === 'observe').length, 1, what);
+    }
+  });
+
+  test("a watch is told what would change a decision now: how many more runs could trip the error rate (none while halted), each spend cap's room; and until when a leased block may start runs", () => {
+    const p = policy({
+      caps: {
+        fleet: [{ windowMs: 60_000, costUsd: 1, wakes: 100, rationale: 'test' }],
+        agents: { canary: [{ windowMs: 60_000, tokens: 500, rationale: 'test' }] },
+      },
+    });
+    let m = at(fresh(p), { kind: 'tick' }, 0).state;
+    m = at(m, watched([closure('canary', 'success', -2000, { costUsd: 0.25, tokens: 100 }), closure('canary', 'success', -1500)], 0), 0).state;
+    const leased = at(m, { kind: 'lease', requests: { canary: 1 }, prefetch: { canary: 5 }, holder: 'w1', holdMs: 30_000 }, 1000);
+    const [ask] = acts(at(leased.state, { kind: 'tick' }, 1000)) as [Extract<Action, { kind: 'observe' }>];
+    assert.deepEqual(ask.watch.trip, { reasons: ['failed', 'escalated'], runsToTrip: 2 }, 'two runs read of minRuns 4');
+    assert.deepEqual(ask.watch.spend?.rooms, {
+      'usd:*:60000': 0.75,
+      'tokens:canary:60000': 400,
+      'usd:~shadow:86400000': 5,
+      'tokens:~shadow:86400000': 2_000_000,
+    });
+    assert.equal(ask.watch.quietUntilMs, T0 + 1000 + 30_000 + 5000, "the block's hold and its return's grace");
+    const halted = at(leased.state, { kind: 'halt', who: 'sam', reason: 'stop', drain: false }, 1000).state;
+    const [haltedAsk] = acts(at(halted, { kind: 'tick' }, 1000)).filter((a) => a.kind === 'observe') as [Extract<Action, { kind: 'observe' }>];
+    assert.equal(haltedAsk.watch.trip, undefined, 'halted: no failure changes a decision');
+  });
+
+  test('a failed watch waits a round, doubling to a minute; without a visibility API the supervisor stops reading and waits for messages', () => {
+    const first = at(at(fresh(), { kind: 'wakes', counts: { canary: 1 } }, 0).state, { kind: 'tick' }, 0);
+    let m = at(first.state, { kind: 'observed', failed: { message: 'unreachable', unavailable: false } }, 10).state;
+    assert.equal(m.visibilityError?.message, 'could not read closed runs: unreachable');
+    assert.equal(nextWakeMs(m, T0 + 10), T0 + 500);
+    const waits: number[] = [];
+    let nowMs = 0;
+    for (let i = 0; i < 9; i++) {
+      const due = nextWakeMs(m, T0 + nowMs)! - T0;
+      waits.push(due - nowMs);
+      nowMs = due;
+      m = at(at(m, { kind: 'tick' }, nowMs).state, { kind: 'observed', failed: { message: 'unreachable', unavailable: false } }, nowMs).state;
+    }
+    assert.deepEqual(waits, [500, 1000, 2000, 4000, 8000, 16_000, 32_000, MAX_QUIET_OBSERVE_MS, MAX_QUIET_OBSERVE_MS]);
+    const back = at(at(m, { kind: 'tick' }, nowMs + 60_000).state, watched([], nowMs + 60_000), nowMs + 60_000).state;
+    assert.equal(back.visibilityError, undefined, 'a watch that answers clears it');
+    assert.equal(back.failedReads, undefined);
+    const blind = at(first.state, { kind: 'observed', failed: { message: 'no visibility API', unavailable: true } }, 10);
     assert.equal(nextWakeMs(blind.state, T0 + 10), undefined);
+    assert.deepEqual(acts(at(blind.state, { kind: 'wakes', counts: { canary: 1 } }, 5000)), []);
     assert.deepEqual(acts(at(blind.state, { kind: 'tick' }, 5000)), []);
-  });
-
-  test('idle, it waits for a wake; a wake makes the fleet active for a while', () => {
-    const first = at(fresh(), { kind: 'tick' }, 0).state;
-    const m = at(first, { kind: 'observed', toMs: T0 - 60_000, read: { closures: [], truncated: false } }, 0).state;
-    assert.equal(isActive(m, T0 + 61_000), false, 'its first read done, with no wake, lease or closed run: idle');
-    assert.equal(nextWakeMs(m, T0 + 61_000), T0 + IDLE_OBSERVE_MS, 'idle: the next read five minutes after the last');
-    const woke = at(m, { kind: 'wakes', counts: { canary: 1 } }, 61_000);
-    assert.equal(isActive(woke.state, T0 + 61_000), true);
-    assert.equal(nextWakeMs(woke.state, T0 + 61_000), T0 + 500 * 2 ** STARTING_ROUNDS, 'STARTING_ROUNDS doublings of a round after the last read: at once');
   });
 });
 
 describe('when the loop comes round', () => {
-  test('at the next read of closed runs while the fleet is active, at the next due stop or page either way, else not until a message', () => {
-    // The first read done, and as many runs had closed as the breaker judges: the next one is a round later.
-    const read = at(
-      at(fresh(), { kind: 'tick' }, 0).state,
-      { kind: 'observed', toMs: T0 - 1000, read: { closures: [1, 2, 3, 4].map(() => closure('canary', 'succeeded', -1500)), truncated: false } },
-      0,
-    ).state;
-    assert.equal(nextWakeMs(read, T0), T0 + 500);
-    const h = at(read, { kind: 'halt', who: 'ops', reason: 'stop', drain: false }, 0);
-    const { kind: _kind, ...stop } = acts(h)[0] as Extract<Action, { kind: 'stop' }>;
+  test('at the next due stop or page whether or not a watch is in flight, at the next watch due, else not until a message', () => {
+    const asked = at(fresh(), { kind: 'tick' }, 0).state;
+    const h = at(asked, { kind: 'halt', who: 'ops', reason: 'stop', drain: false }, 0);
+    const { kind: _kind, ...stop } = acts(h).find((a) => a.kind === 'stop') as Extract<Action, { kind: 'stop' }>;
     const failed = at(h.state, { kind: 'stopped', stop, failed: { message: 'away', unavailable: false } }, 0).state;
-    assert.equal(nextWakeMs(failed, T0), T0 + 500, 'the read comes before the retry (1 s)');
-    assert.equal(nextWakeMs(failed, T0 + 61_000), T0 + 1000, 'idle: the retry still comes, late as it is');
-    const reset = at(failed, { kind: 'reset', who: 'ops', reason: 'fine' }, 61_000).state;
-    assert.equal(nextWakeMs(reset, T0 + 61_000), T0 + IDLE_OBSERVE_MS, 'idle, nothing due: the idle read, five minutes after the last');
-  });
-
-  test('reads that find no closed run wait twice as long each time until the fleet is idle; runs starting bring the wait to STARTING_ROUNDS doublings at most; a read of minRuns closed runs one less', () => {
-    const empty = { closures: [], truncated: false };
-    const awake = at(fresh(), { kind: 'wakes', counts: { canary: 1 } }, 0);
-    let m = at(awake.state, { kind: 'tick' }, 0).state;
-    const waits: number[] = [];
-    let nowMs = 0;
-    for (;;) {
-      m = at(m, { kind: 'observed', toMs: T0 + nowMs - 1000, read: empty }, nowMs).state;
-      const due = nextWakeMs(m, T0 + nowMs)! - T0;
-      waits.push(due - nowMs);
-      if (!isActive(m, T0 + due)) break;
-      nowMs = due;
-      const tick = at(m, { kind: 'tick' }, nowMs);
-      assert.equal(acts(tick).filter((a) => a.kind === 'observe').length, 1, `read ${waits.length + 1} is asked for when due`);
-      m = tick.state;
-    }
-    // Woken at 0 (STARTING_ROUNDS: 2 s), each quiet read doubles it, until ACTIVE_AFTER_MS after the wake.
-    assert.deepEqual(waits, [4000, 8000, 16_000, 32_000]);
-    assert.equal(nowMs, 28_000);
-    assert.equal(isActive(m, T0 + ACTIVE_AFTER_MS), false, 'idle a minute after the last wake');
-    assert.equal(nextWakeMs(m, T0 + ACTIVE_AFTER_MS), T0 + nowMs + IDLE_OBSERVE_MS, 'then the idle read');
-    const woken = at(m, { kind: 'wakes', counts: { canary: 1 } }, 20_000).state;
-    assert.equal(nextWakeMs(woken, T0 + 20_000), T0 + nowMs + 500 * 2 ** STARTING_ROUNDS, 'a wake: at most STARTING_ROUNDS doublings after the last read');
-    const leased = at(m, { kind: 'lease', requests: { canary: 1 } }, 20_000).state;
-    assert.equal(nextWakeMs(leased, T0 + 20_000), T0 + nowMs + 500 * 2 ** STARTING_ROUNDS, 'a lease: likewise');
-    const few = at(
-      m,
-      { kind: 'observed', toMs: T0 + nowMs - 1000, read: { closures: [closure('canary', 'succeeded', nowMs - 2000)], truncated: false } },
-      nowMs,
-    ).state;
-    assert.equal(nextWakeMs(few, T0 + nowMs), T0 + nowMs + 500 * 2 ** 6, 'fewer closed runs than minRuns: the wait stays');
-    const many = (n: number) => Array.from({ length: n }, () => closure('canary', 'succeeded', nowMs - 2000));
-    let brisk = at(woken, { kind: 'observed', toMs: T0 + nowMs - 1000, read: { closures: many(4), truncated: false } }, nowMs).state;
-    assert.equal(nextWakeMs(brisk, T0 + nowMs), T0 + nowMs + 1000, 'minRuns closed runs: a doubling less');
-    brisk = at(brisk, { kind: 'observed', toMs: T0 + nowMs - 1000, read: { closures: many(4), truncated: false } }, nowMs).state;
-    assert.equal(nextWakeMs(brisk, T0 + nowMs), T0 + nowMs + 500, 'and again: a round');
-    const slowing = at(brisk, { kind: 'observed', toMs: T0 + nowMs - 1000, read: { closures: many(1), truncated: false } }, nowMs).state;
-    assert.equal(nextWakeMs(slowing, T0 + nowMs), T0 + nowMs + 500 * 2 ** STARTING_ROUNDS, 'fewer: back to STARTING_ROUNDS doublings');
+    assert.equal(nextWakeMs(failed, T0), T0 + 1000, 'the stop retry (1 s), beside the watch in flight');
+    const read = at(failed, watched([], 2000), 2000).state;
+    assert.equal(nextWakeMs(read, T0 + 2000), T0 + 1000, 'the retry still comes, late as it is');
+    const reset = at(read, { kind: 'reset', who: 'ops', reason: 'fine' }, 2000).state;
+    assert.equal(nextWakeMs(reset, T0 + 2000), T0 + 2000 + IDLE_OBSERVE_MS, 'nothing due and idle: the idle read, five minutes after the last');
   });
 });
 
@@ -743,27 +770,25 @@ describe('continuing as new', () => {
     assert.equal(at(reset.state, { kind: 'continuing', inFlight: [inFlight] }, 2000).state.pagesDue, undefined, 'a page for a reset trip is not sent again');
   });
 
-  test('an idle fleet stays idle across continue-as-new: the next run does not count its own start as activity', () => {
+  test('an idle fleet stays idle across continue-as-new: the next run does not count its own start as activity; a watch in flight is asked again', () => {
     const first = at(at(fresh(), { kind: 'wakes', counts: { canary: 1 } }, 0).state, { kind: 'tick' }, 0).state;
-    const quiet = at(first, { kind: 'observed', toMs: T0 - 1000, read: { closures: [], truncated: false } }, 0).state;
+    const quiet = at(first, watched([], 2000), 2000).state;
     const later = 20 * 60_000;
-    assert.equal(isActive(quiet, T0 + later), false, 'idle after the error-rate window');
-    assert.equal(nextWakeMs(quiet, T0 + later), T0 + IDLE_OBSERVE_MS, 'its idle read five minutes after the last');
+    assert.equal(nextWakeMs(quiet, T0 + later), T0 + 2000 + IDLE_OBSERVE_MS, 'its idle read five minutes after the last');
     const resumed = start(continueWith(quiet), T0 + later);
-    assert.equal(isActive(resumed, T0 + later), false, 'the next run is idle too');
+    assert.equal(nextWakeMs(resumed, T0 + later), T0 + 2000 + IDLE_OBSERVE_MS, 'the next run is idle too');
     const fresher = start({ taskQueue: 'q', policy: policy() }, T0 + later);
     assert.ok(nextWakeMs(fresher, T0 + later)! <= T0 + later, 'a new supervisor reads at once');
     const asked = at(fresher, { kind: 'tick' }, later);
     assert.equal(acts(asked).filter((a) => a.kind === 'observe').length, 1);
-    const read = at(asked.state, { kind: 'observed', toMs: T0 + later - 1000, read: { closures: [], truncated: false } }, later).state;
-    assert.equal(isActive(read, T0 + later), false, 'its first read found no closed run, and no wake came: idle');
-    assert.equal(nextWakeMs(read, T0 + later), T0 + later + IDLE_OBSERVE_MS, 'the next read five minutes on');
-    const woken = at(read, { kind: 'wakes', counts: { canary: 1 } }, later + 5).state;
-    assert.equal(
-      nextWakeMs(woken, T0 + later + 5),
-      T0 + later + 500 * 2 ** STARTING_ROUNDS,
-      'a wake: active, STARTING_ROUNDS doublings of a round after the last read',
-    );
+    const read = at(asked.state, watched([], later), later).state;
+    assert.equal(nextWakeMs(read, T0 + later), T0 + later + IDLE_OBSERVE_MS, 'its first watch settled with no wake: the next read five minutes on');
+    // Continued as new with a watch in flight: its answer is lost, and the next run asks again.
+    const watching = at(at(read, { kind: 'wakes', counts: { canary: 1 } }, later + 5).state, { kind: 'tick' }, later + 5).state;
+    assert.equal(watching.observing, true);
+    const next = start(continueWith(watching), T0 + later + 10);
+    assert.equal(next.observing, false);
+    assert.equal(acts(at(next, { kind: 'tick' }, later + 10)).filter((a) => a.kind === 'observe').length, 1, 'the next run watches at once');
   });
 });
 

@@ -4,7 +4,7 @@ import fc from 'fast-check';
 import { MAX_HOLD_MS } from '../../src/core/permit-types';
 import type { SupervisorMode, SupervisorPolicy } from '../../src/core/supervisor-types';
 import { PermitStock } from '../../src/supervisor/permit-stock';
-import { continueWith, refusal, start, transition, type Input, type MachineState } from '../../workflows/supervisor/machine';
+import { continueWith, nextWakeMs, refusal, start, transition, type Input, type MachineState } from '../../workflows/supervisor/machine';
 
 /*
  * The supervisor machine and the workers' permit stocks, model-based: fast-check generates
@@ -68,12 +68,18 @@ interface Real {
   held: { agent: Agent; atMs: number }[];
   starts: { agent: Agent; atMs: number }[];
   discarded: number;
+  /** Watches of closed runs asked for. */
+  watches: number;
 }
 
 const newStock = () => new PermitStock({ demandWindowMs: HOLD_MS, maxPrefetch: 64 });
 
 function apply<I extends Input>(r: Real, input: I) {
+  const watching = r.m.observing;
   const s = transition(r.m, input, r.now);
+  const watches = s.actions.filter((a) => a.kind === 'observe').length;
+  assert.ok(watches <= 1 && !(watching && watches), 'one watch of closed runs at a time');
+  if (watches) r.watches += 1;
   r.m = s.state;
   return s;
 }
@@ -127,6 +133,14 @@ function invariants(model: Model, r: Real): void {
   const a = r.starts.filter((s) => s.agent === 'a').map((s) => s.atMs);
   assert.ok(busiestSpan(a, AGENT_CAP.windowMs) <= AGENT_CAP.wakes, `the cap of a: ${busiestSpan(a, AGENT_CAP.windowMs)} starts in one window`);
   assert.deepEqual(JSON.parse(JSON.stringify(r.m)), r.m, 'the state is plain JSON');
+  // Runs that may have started after what the last watch saw are never left unwatched: a watch is in
+  // flight, or one is due now (the loop asks for it at its next tick).
+  if (!r.m.observing && !r.m.visibilityError?.unavailable && r.m.lastActivityMs > (r.m.watchedToMs ?? -Infinity)) {
+    assert.ok(
+      (nextWakeMs(r.m) ?? Infinity) <= Math.max(r.now, r.m.observedToMs + 1000),
+      'a wake, lease or release after the last watch brings a watch at once',
+    );
+  }
 }
 
 type Cmd = fc.Command<Model, Real>;
@@ -230,7 +244,8 @@ const closed = (agent: Agent, runs: number, failed: number) =>
       costUsd: 0,
       tokens: 0,
     }));
-    apply(r, { kind: 'observed', toMs: r.now - 1000, read: { closures, truncated: false } });
+    // The watch in flight answers (or, with none, one that came back just now): settled, it saw every run open until a second ago.
+    apply(r, { kind: 'observed', read: { closures, truncated: false, toMs: r.now - 1000, coveredToMs: r.now - 1000, settled: true } });
     for (const c of closures) model.closures.push({ agent, closeMs: c.closeMs, bad: c.reason === 'failed' });
     if (model.mode !== 'halted' && errorRateOver(model, r.now)) model.mode = 'halted';
     if (r.m.mode !== 'armed') holdWaiting(r);
@@ -318,6 +333,7 @@ const setup = () => ({
     held: [],
     starts: [],
     discarded: 0,
+    watches: 0,
   } as Real,
 });
 

@@ -20,7 +20,7 @@ import { benchRecorder } from './results';
  * ./cost-actions.ts), per path, beside a bare workflow with the same activities measured in the same
  * run; and what an idle fleet costs an hour. On a dev server of its own, with the example deployment
  * (its agents, its supervisor policy, the soak's steer agent added) composed by `createWakegate`,
- * the deployment's own worker on one task queue per path, and wakes driven through the real gate,
+ * the deployment's own worker on one task queue per path (its supervisor idle before the first wake), and wakes driven through the real gate,
  * webhook listener and Temporal Schedule (./cost-paths.ts). Each path, once it has settled, reads:
  * - the wake: every run's history, the coalescers' and any other workflow's on its queue (a
  *   schedule's ledger) whole, a Schedule's two actions per fire, the entry process's queries;
@@ -148,9 +148,11 @@ async function measurePath(b: Bench, path: PathDef) {
   // The worker (and so the supervisor) stays up after the path settled: the supervisor's reads of the
   // path's last runs and its quiet reads until it is idle again are the path's too (see supervisorTail).
   const running = worker.run();
-  // As `npm start` brings the supervisor up before the first wake; its start-up is not the path's.
+  // As `npm start` brings the supervisor up before the first wake; its start-up (its first read of
+  // closed runs, a watch of its own) is not the path's: the path starts once it is idle.
   await link.ensure(true);
   await sleep(3000);
+  await supervisorIdle(b, link.workflowId);
   b.rpc.take();
   t.fromMs = Date.now();
   const driven = await path.drive({
@@ -249,6 +251,16 @@ async function measurePath(b: Bench, path: PathDef) {
     };
   };
   return { wakeLine, finish };
+}
+
+/** Until the supervisor has no activity in flight (its start-up watch came back): it is idle. */
+async function supervisorIdle(b: Bench, workflowId: string): Promise<void> {
+  const deadline = Date.now() + 120_000;
+  while ((await b.observer.workflow.getHandle(workflowId).describe()).raw.pendingActivities?.length) {
+    if (Date.now() > deadline) throw new Error(`the supervisor ${workflowId} was not idle within 120 s of its start`);
+    await sleep(500);
+  }
+  await sleep(500);
 }
 
 /**

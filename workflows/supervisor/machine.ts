@@ -11,7 +11,6 @@ import { countWakes } from './trips';
 
 export { refusal } from './people';
 export { memoOf, statusOf } from './status';
-export { isActive } from './observe';
 export type { Action, Input, MachineState, VisibilityFailure } from './state';
 
 /**
@@ -25,8 +24,9 @@ export type { Action, Input, MachineState, VisibilityFailure } from './state';
  *   leases in blocks (`lease`, counted in the windows at once) and hands back unused (`unused`): a
  *   full cap (wakes, USD or tokens in a sliding window, fleet or agent) holds the run until the
  *   window slides, and pages once per episode (at most once per the cap's window);
- * - it reads the runs that closed every `observeEveryMs` (`observe`, then `observed`): an error rate
- *   over the threshold trips the breaker, and their spend counts against the caps.
+ * - it watches the runs that closed, one activity per burst reading every `observeEveryMs` (`observe`,
+ *   then `observed`): an error rate over the threshold trips the breaker, and their spend counts
+ *   against the caps.
  * A trip is sticky: it pages once, stops the live runs of agents whose policy says `cancel`, and
  * holds every wake until a person resets it (`reset`, recorded) and releases or discards the held
  * wakes (`release`). `halt` and `drain` are a person's trips.
@@ -68,15 +68,15 @@ export function start(input: SupervisorInput, nowMs: number): MachineState {
     nextCapEpisode: 1,
     observedToMs: nowMs - policy.errorRate.windowMs,
   };
-  // A new supervisor is active only until its first read (isActive); a run continued as new from a
-  // state that kept no activity counts from its start.
+  // A new supervisor watches once at its start (it has read nothing yet); a run continued as new from
+  // a state that kept no activity counts from its start.
   const lastActivityMs = state.lastActivityMs ?? (input.state ? nowMs : 0);
-  return { ...clone(state), taskQueue, policy, lastActivityMs, lastObserveAttemptMs: 0 };
+  return { ...clone(state), taskQueue, policy, lastActivityMs, lastObserveAttemptMs: 0, observing: false };
 }
 
 /** What continues as new: the policy and the state, without what a new run starts afresh. */
 export function continueWith(m: MachineState): Required<SupervisorInput> {
-  const { taskQueue, policy, lastObserveAttemptMs: _observe, ...state } = clone(m);
+  const { taskQueue, policy, lastObserveAttemptMs: _observe, observing: _watching, ...state } = clone(m);
   return { taskQueue, policy, state };
 }
 
@@ -91,7 +91,7 @@ function apply(turn: Turn, input: Input): Replies[keyof Replies] | undefined {
   const { m, nowMs } = turn;
   switch (input.kind) {
     case 'wakes':
-      countWakes(turn, input.counts);
+      countWakes(turn, input.counts, input.lastAtMs);
       break;
     case 'lease':
       return lease(turn, input);
@@ -125,7 +125,7 @@ function apply(turn: Turn, input: Input): Replies[keyof Replies] | undefined {
       visibilityAnswered(turn, 'nudge held runs', input.failed);
       break;
     case 'observed':
-      observed(turn, input.toMs, input.read, input.failed);
+      observed(turn, input.read, input.failed);
       break;
     case 'continuing':
       continuing(turn, input.inFlight);
@@ -136,14 +136,15 @@ function apply(turn: Turn, input: Input): Replies[keyof Replies] | undefined {
 
 /**
  * When the workflow must next come round of itself (epoch ms): the next stop or page due and the next
- * read of closed runs (`observeRoundMs`: a minute apart at most while the fleet is active, five idle).
- * Undefined, on a server without visibility with nothing due: wait for a message.
+ * watch of closed runs (`nextObserveMs`: none while one is in flight, at once when runs may have
+ * started since the last, five minutes after the last when idle). Undefined with nothing due (a
+ * watch in flight, or a server without visibility): wait for a message or the watch's answer.
  */
-export function nextWakeMs(m: MachineState, nowMs: number): number | undefined {
+export function nextWakeMs(m: MachineState, _nowMs?: number): number | undefined {
   const due = nextDueMs(m);
-  // Without a visibility API there is nothing to read: only what is due.
-  if (m.visibilityError?.unavailable) return due;
-  return Math.min(nextObserveMs(m, nowMs), due ?? Infinity);
+  const observe = nextObserveMs(m);
+  if (observe === undefined) return due;
+  return Math.min(observe, due ?? Infinity);
 }
 
 /** The state is plain JSON: a copy is a JSON round trip. */

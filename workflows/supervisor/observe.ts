@@ -1,29 +1,36 @@
 import type { RunObservation } from '../../src/core/supervisor-types';
-import { addTo, prune } from './sliding-window';
+import { addTo, prune, sumOf } from './sliding-window';
 import {
+  ACTIVE_AFTER_MS,
   FLEET,
+  MAX_FAILED_READ_WAIT_MS,
+  MIN_WATCH_QUIET_MS,
   OBSERVE_LIMIT,
   SETTLE_MS,
+  WATCH_MAX_MS,
+  WATCH_QUIET_ROUNDS,
   breakerWatches,
   capSeries,
+  capSeriesName,
   capsOf,
   iso,
   log,
-  ACTIVE_AFTER_MS,
-  sawClosures,
   seriesOf,
   type MachineState,
   type Turn,
   type VisibilityFailure,
 } from './state';
+import { allCaps } from '../../src/core/caps';
+import type { WatchRequest } from '../../src/core/supervisor-requests';
 import { checkErrorRate } from './trips';
 import { shadowedAgent } from '../../src/core/shadow';
 
 /*
- * Reading the runs that closed (visibility: terminal reason, tokens, cost) every `observeEveryMs` or
- * a few times that while the fleet is active (`observeRoundMs`): an error rate over the threshold trips the breaker, and their spend
- * counts against the caps. Without a visibility API there is nothing to read: the supervisor goes
- * on with wakes, leases and people only.
+ * Reading the runs that closed (visibility: terminal reason, tokens, cost): one watch per burst, an
+ * activity that reads every `observeEveryMs` until the runs it saw open have closed (or what it read
+ * would change a decision), then idle reads every IDLE_OBSERVE_MS. An error rate over the threshold
+ * trips the breaker, and their spend counts against the caps. Without a visibility API there is
+ * nothing to read: the supervisor goes on with wakes, leases and people only.
  */
 
 /**
@@ -49,57 +56,83 @@ export function visibilityAnswered(turn: Turn, what: string, failed: VisibilityF
 }
 
 /**
- * The fleet is active for ACTIVE_AFTER_MS after wakes, leases or closed runs came, and until a new
- * supervisor's first read of closed runs is done; idle, the supervisor reads every IDLE_OBSERVE_MS
- * and a wake or a lease makes it active again.
- */
-export const isActive = (m: MachineState, nowMs: number): boolean =>
-  !m.visibilityError?.unavailable && (m.lastObservedAt === undefined || nowMs - m.lastActivityMs < ACTIVE_AFTER_MS);
-
-/** The longest wait between two reads of closed runs while the fleet is active but quiet, ms (or `observeEveryMs`, if longer). */
-export const MAX_QUIET_OBSERVE_MS = 60_000;
-
-/**
- * How long an idle fleet's supervisor waits between reads, ms: a hand-terminated coalescer's pending
- * events (recovered in the same round) and a run closing long after its lease are found within it,
- * at two actions a read, 24 an hour.
+ * How long an idle fleet's supervisor waits between watches, ms: a hand-terminated coalescer's
+ * pending events (recovered in the same read) and a run closing long after it started are found
+ * within it, at two actions a read (the activity and the timer before it), 24 an hour.
  */
 export const IDLE_OBSERVE_MS = 5 * 60_000;
 
+/** The longest timer the supervisor starts while the fleet is active (a failed watch's backoff, a stop's retry), ms: longer ones are its idle reads'. */
+export const MAX_QUIET_OBSERVE_MS = MAX_FAILED_READ_WAIT_MS;
+
 /**
- * How long after the last read the next is due, ms: while the fleet is active, a round
- * (`observeEveryMs`) doubled `quietRounds` times, to MAX_QUIET_OBSERVE_MS: a read that found none
- * doubles it; runs starting bring it to at most STARTING_ROUNDS doublings; a read that found the
- * breaker's `minRuns` or more halves it (./state.ts). Idle, IDLE_OBSERVE_MS. Each read is an activity
- * and a timer in the supervisor's history.
+ * Whether a watch is due now, and the epoch ms it comes due otherwise: never while one is in flight
+ * or without a visibility API. At once for a new supervisor's first read, after a watch cut short
+ * with the burst not over (`moreToRead`), and when a wake, lease or release came after what the last
+ * watch saw (`watchedToMs`); after failed watches, a round doubled per failure, to a minute; else
+ * (idle) IDLE_OBSERVE_MS after the last read.
  */
-export function observeRoundMs(m: MachineState, nowMs: number): number {
-  const every = m.policy.observeEveryMs;
-  if (!isActive(m, nowMs)) return Math.max(every, IDLE_OBSERVE_MS);
-  return Math.min(every * 2 ** Math.min(m.quietRounds ?? 0, 20), Math.max(every, MAX_QUIET_OBSERVE_MS));
+export function nextObserveMs(m: MachineState): number | undefined {
+  if (m.observing || m.visibilityError?.unavailable) return undefined;
+  const earliest = m.observedToMs + SETTLE_MS;
+  const failed = m.failedReads ?? 0;
+  const wanted = m.lastObservedAt === undefined || m.moreToRead || m.lastActivityMs > (m.watchedToMs ?? -Infinity);
+  if (failed > 0) {
+    const backoff = Math.min(m.policy.observeEveryMs * 2 ** (failed - 1), MAX_FAILED_READ_WAIT_MS);
+    return Math.max(earliest, m.lastObserveAttemptMs + (wanted ? backoff : Math.max(backoff, IDLE_OBSERVE_MS)));
+  }
+  if (wanted) return earliest;
+  return Math.max(earliest, m.lastObserveAttemptMs) + Math.max(m.policy.observeEveryMs, IDLE_OBSERVE_MS);
 }
 
-/** When the next read of closed runs is due (epoch ms): a round after the last, and after a failed read a whole round too. */
-export const nextObserveMs = (m: MachineState, nowMs: number): number =>
-  Math.max(m.observedToMs + SETTLE_MS, m.lastObserveAttemptMs) + observeRoundMs(m, nowMs);
-
-/** Ask for the runs closed since the last read, when its round is due. */
+/** A watch of closed runs from the last read on, when one is due: what would cut it short is what would change a decision now. */
 export function observeIfDue(turn: Turn): void {
   const { m, nowMs } = turn;
-  const toMs = nowMs - SETTLE_MS;
-  if (nowMs < nextObserveMs(m, nowMs) || toMs <= m.observedToMs || m.visibilityError?.unavailable) return;
+  const due = nextObserveMs(m);
+  if (due === undefined || nowMs < due) return;
   m.lastObserveAttemptMs = nowMs;
-  turn.actions.push({ kind: 'observe', fromMs: m.observedToMs, toMs, limit: OBSERVE_LIMIT });
+  m.observing = true;
+  turn.actions.push({ kind: 'observe', fromMs: m.observedToMs, limit: OBSERVE_LIMIT, watch: watchRequest(m, nowMs) });
 }
 
-/** Closed runs read (or not): counted for the error rate and against the caps, and the error rate checked. */
-export function observed(turn: Turn, toMs: number, read: RunObservation | undefined, failed: VisibilityFailure | undefined): void {
+/** What a watch is told: its rounds, and what would change the machine's decision now (the error rate, the spend caps' room). */
+export function watchRequest(m: MachineState, nowMs: number): WatchRequest {
+  const every = m.policy.observeEveryMs;
+  const er = m.policy.errorRate;
+  const quietUntilMs = Math.max(0, ...Object.values(m.blocks ?? {}).flatMap((held) => held.filter((b) => b.n > 0).map((b) => b.untilMs)));
+  const rooms: Record<string, number> = {};
+  for (const { scope, cap } of allCaps(m.policy)) {
+    for (const [what, limit] of [
+      ['usd', cap.costUsd],
+      ['tokens', cap.tokens],
+    ] as const) {
+      if (limit === undefined) continue;
+      const room = limit - sumOf(m.series[capSeriesName(scope, cap, what)], nowMs);
+      // A full cap holds already: more spend changes nothing until it slides.
+      if (room > 0) rooms[capSeriesName(scope, cap, what)] = room;
+    }
+  }
+  return {
+    everyMs: every,
+    quietMs: Math.max(MIN_WATCH_QUIET_MS, WATCH_QUIET_ROUNDS * every),
+    activeMs: Math.max(ACTIVE_AFTER_MS, WATCH_QUIET_ROUNDS * every),
+    maxMs: WATCH_MAX_MS,
+    quietUntilMs,
+    ...(breakerWatches(m) ? { trip: { reasons: er.reasons, runsToTrip: Math.max(0, er.minRuns - sumOf(m.series[`runs:${FLEET}`], nowMs)) } } : {}),
+    ...(Object.keys(rooms).length ? { spend: { caps: m.policy.caps, rooms } } : {}),
+  };
+}
+
+/** A watch came back (or failed): its closed runs counted for the error rate and against the caps, and the error rate checked. */
+export function observed(turn: Turn, read: RunObservation | undefined, failed: VisibilityFailure | undefined): void {
   const { m, nowMs } = turn;
+  m.observing = false;
   visibilityAnswered(turn, 'read closed runs', failed);
   if (failed || !read) {
-    m.quietRounds = (m.quietRounds ?? 0) + 1;
+    m.failedReads = (m.failedReads ?? 0) + 1;
     return;
   }
+  delete m.failedReads;
   const { closures, truncated } = read;
   const er = m.policy.errorRate;
   for (const c of closures) {
@@ -116,12 +149,14 @@ export function observed(turn: Turn, toMs: number, read: RunObservation | undefi
     }
     addTo(seriesOf(m, `reason:${c.reason}`, er.windowMs), c.closeMs, 1, nowMs);
   }
-  m.observedToMs = truncated && closures.length ? closures[closures.length - 1]!.closeMs : toMs;
+  const toMs = read.toMs ?? nowMs - SETTLE_MS;
+  m.observedToMs = Math.max(m.observedToMs, truncated && closures.length ? closures[closures.length - 1]!.closeMs : toMs);
   m.lastObservedAt = iso(nowMs);
-  if (closures.length) sawClosures(m, nowMs, closures.length);
-  else m.quietRounds = (m.quietRounds ?? 0) + 1;
-  // A read cut at its limit reads on a round later.
-  if (truncated && closures.length) m.quietRounds = 0;
+  // What the watch saw open or closed; a one-off read (no `coveredToMs`) saw runs up to what it read.
+  m.watchedToMs = Math.max(m.watchedToMs ?? -Infinity, read.coveredToMs ?? toMs);
+  // Cut short with the burst not over (or cut at its limit): the next watch at once. Settled: idle.
+  if (read.settled === false || (read.settled === undefined && (read.cut !== undefined || truncated))) m.moreToRead = true;
+  else delete m.moreToRead;
   if (breakerWatches(m)) checkErrorRate(turn);
 }
 

@@ -1,5 +1,16 @@
 import type { PageAction, PageOutcome, StopRequest } from '../../src/core/supervisor-types';
-import { MAX_PAGE_RESEND_MS, MAX_STOP_RETRY_MS, PAGE_RESEND_MS, STOP_SWEEP_MS, iso, log, type MachineState, type Turn, type VisibilityFailure } from './state';
+import {
+  MAX_PAGE_RESEND_MS,
+  MAX_STOP_RETRY_MS,
+  PAGE_RESEND_MS,
+  STOP_SWEEP_MS,
+  iso,
+  log,
+  sawActivity,
+  type MachineState,
+  type Turn,
+  type VisibilityFailure,
+} from './state';
 import { visibilityAnswered } from './observe';
 
 /*
@@ -46,6 +57,8 @@ export function stopped(turn: Turn, a: StopRequest, failed?: VisibilityFailure):
   const { m, nowMs } = turn;
   visibilityAnswered(turn, 'stop live runs', failed);
   if (m.visibilityError?.unavailable || m.mode === 'armed') return;
+  // The runs it stopped close now: a watch reads them.
+  if (!failed) sawActivity(m, nowMs);
   const stop: StopRequest = { ...a, tripId: a.tripId ?? m.trip?.id };
   if (stop.tripId === undefined) delete stop.tripId;
   const attempt = stop.attempt ?? 0;

@@ -1,5 +1,5 @@
 import type { HaltRequest, PersonAction, ReleaseRecord, ReleaseRequest } from '../../src/core/supervisor-types';
-import { iso, log, trim, type Input, type MachineState, type Turn } from './state';
+import { iso, log, sawActivity, trim, type Input, type MachineState, type Turn } from './state';
 import { trip } from './trips';
 
 /*
@@ -65,6 +65,8 @@ export function release(turn: Turn, { who, reason, action, agent }: ReleaseReque
   m.releases.push(r);
   trim(m.releases);
   turn.actions.push({ kind: 'nudge', ...(agent ? { agent } : {}) });
+  // The released runs go on now: a watch sees them to their close.
+  sawActivity(m, nowMs);
   log(turn, 'info', 'supervisor release', { ...r });
   return r;
 }

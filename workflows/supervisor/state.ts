@@ -1,4 +1,5 @@
 import { supervisorId } from '../../src/core/ids';
+import type { WatchRequest } from '../../src/core/supervisor-requests';
 import { capsFor, FLEET } from '../../src/core/caps';
 import type { LeaseRequest, UnusedPermits } from '../../src/core/permit-types';
 import type {
@@ -52,43 +53,35 @@ export const MAX_PAGE_RESEND_MS = 60 * 60_000;
 export interface MachineState extends SupervisorState {
   taskQueue: string;
   policy: SupervisorPolicy;
-  /** The last wake, lease or closed run seen (epoch ms): the fleet counts as active for a while after it (`isActive`). */
+  /** The last wake, lease or release seen (epoch ms): runs may have started then (`watchDue`). */
   lastActivityMs: number;
-  /** When closed runs were last asked for (epoch ms): a failed read waits a round before the next. */
+  /** When closed runs were last asked for (epoch ms): a failed watch waits before the next. */
   lastObserveAttemptMs: number;
+  /** A watch of closed runs is in flight (its activity runs beside the other actions). */
+  observing: boolean;
 }
 
 /**
- * The fleet counts as active this long after the last wake, lease or closed run read (`isActive`),
- * ms: long enough for the quiet reads that show runs stopped closing; a run closing later is read
- * at the idle read (within IDLE_OBSERVE_MS) or at once when the next wake comes.
+ * A watch comes back (`settled`) once no run is open and none started or closed for this many
+ * rounds (`observeEveryMs`), and not under MIN_WATCH_QUIET_MS: a coalescer's run starting after its
+ * debounce, or the next of a schedule's windows, is seen within it.
+ */
+export const WATCH_QUIET_ROUNDS = 3;
+export const MIN_WATCH_QUIET_MS = 5_000;
+/**
+ * A watch with runs open (held, awaiting a person, long) comes back once none started or closed for
+ * this long, ms: the fleet is idle then, and a run closing later is read at the idle read (within
+ * IDLE_OBSERVE_MS) or at once when the next wake, lease or release comes.
  */
 export const ACTIVE_AFTER_MS = 60_000;
-/**
- * While runs start, the next read of closed runs is at most this many doublings of a round away
- * (20 s with the default round of 5 s): the error-rate breaker sees a failing burst within it. Reads
- * come a round apart only while each finds at least the breaker's `minRuns` closed runs.
- */
-export const STARTING_ROUNDS = 2;
+/** A watch comes back after this long at most, ms (and the next starts at once): a long stream's closed runs are counted at least this often. */
+export const WATCH_MAX_MS = 120_000;
+/** The longest wait after failed watches before the next, ms. */
+export const MAX_FAILED_READ_WAIT_MS = 60_000;
 
-/**
- * Runs starting (a wake counted, a lease): the fleet is active, and the next read of closed runs is at
- * most STARTING_ROUNDS doublings of a round away (a fleet that was idle starts there).
- */
-export function sawActivity(m: MachineState, nowMs: number): void {
-  const wasActive = nowMs - m.lastActivityMs < ACTIVE_AFTER_MS;
-  m.lastActivityMs = nowMs;
-  m.quietRounds = wasActive ? Math.min(m.quietRounds ?? 0, STARTING_ROUNDS) : STARTING_ROUNDS;
-}
-
-/**
- * A read found `closed` runs: the fleet is active. As many as the breaker's `minRuns` or more: the
- * next read comes sooner (one doubling less, down to a round); fewer: at least STARTING_ROUNDS away.
- */
-export function sawClosures(m: MachineState, nowMs: number, closed: number): void {
-  m.lastActivityMs = nowMs;
-  const rounds = m.quietRounds ?? 0;
-  m.quietRounds = closed >= m.policy.errorRate.minRuns ? Math.max(0, rounds - 1) : Math.max(rounds, STARTING_ROUNDS);
+/** Runs may have started at `atMs` (a wake admitted, a lease, a release): a watch that did not see that far is due (`watchDue`). */
+export function sawActivity(m: MachineState, atMs: number): void {
+  m.lastActivityMs = Math.max(m.lastActivityMs, atMs);
 }
 
 /** A visibility call that failed: the cause's own words, and whether the server has no visibility API at all. */
@@ -102,12 +95,12 @@ export type Action =
   | ({ kind: 'page' } & PageAction)
   | ({ kind: 'stop' } & StopRequest)
   | { kind: 'nudge'; agent?: string }
-  | { kind: 'observe'; fromMs: number; toMs: number; limit: number }
+  | { kind: 'observe'; fromMs: number; limit: number; watch: WatchRequest }
   | { kind: 'log'; level: 'info' | 'warn' | 'error'; message: string; attrs: Record<string, unknown> };
 
 /** What the machine is told: a message from outside, the loop's tick, or how an action it asked for went. */
 export type Input =
-  | { kind: 'wakes'; counts: Record<string, number> }
+  | { kind: 'wakes'; counts: Record<string, number>; lastAtMs?: number }
   | ({ kind: 'lease' } & LeaseRequest)
   /** A holder hands back prefetched permits it did not use. */
   | ({ kind: 'unused' } & UnusedPermits)
@@ -120,7 +113,8 @@ export type Input =
   | { kind: 'paged'; page: PageAction; outcome: { dedupKey: string; status: string } | { error: string } }
   | { kind: 'stopped'; stop: StopRequest; failed?: VisibilityFailure }
   | { kind: 'nudged'; failed?: VisibilityFailure }
-  | { kind: 'observed'; toMs: number; read?: RunObservation; failed?: VisibilityFailure }
+  /** A watch came back (`read`: what it read, how far, and why it came back) or failed. */
+  | { kind: 'observed'; read?: RunObservation; failed?: VisibilityFailure }
   /** The workflow continues as new with these pages still being sent: the next run sends them again. */
   | { kind: 'continuing'; inFlight: PageAction[] };
 

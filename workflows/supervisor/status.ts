@@ -1,6 +1,7 @@
 import type { CounterView, SeriesState, SupervisorMemo, SupervisorStatus } from '../../src/core/supervisor-types';
 import { newSeries, sumOf } from './sliding-window';
 import { allCaps } from '../../src/core/caps';
+import { policyHash } from '../../src/core/supervisor-policy';
 import { FLEET, STORM_WINDOW_MS, WAKE_HISTORY_MS, capSeriesName, selfId, type MachineState } from './state';
 
 /*
@@ -108,4 +109,12 @@ export const memoOf = (m: MachineState): SupervisorMemo => ({
   capsFull: Object.keys(m.capHolds),
   releases: m.releases,
   ...(m.armedSinceMs ? { armedSinceMs: m.armedSinceMs } : {}),
+  policyHash: policyHash(m.policy),
+  ...leasedUntil(m),
 });
+
+/** The end of the last block's hold and return grace, while a block holds permits. */
+function leasedUntil(m: MachineState): { leasedUntilMs?: number } {
+  const ends = Object.values(m.blocks ?? {}).flatMap((held) => held.filter((b) => b.n > 0).map((b) => b.untilMs));
+  return ends.length ? { leasedUntilMs: Math.max(...ends) } : {};
+}

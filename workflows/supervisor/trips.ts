@@ -49,9 +49,10 @@ export function trip(turn: Turn, kind: TripKind, reason: string, by?: { who: str
 }
 
 /** Wakes the gate admitted, per agent: counted over the last minute, and a storm over a threshold trips the breaker. */
-export function countWakes(turn: Turn, counts: Record<string, number>): void {
+export function countWakes(turn: Turn, counts: Record<string, number>, lastAtMs?: number): void {
   const { m, nowMs } = turn;
-  sawActivity(m, nowMs);
+  // Their runs were open from when the newest was admitted (the sender says when; never later than now).
+  sawActivity(m, Math.min(nowMs, lastAtMs ?? nowMs));
   const { storm } = m.policy;
   for (const [agent, n] of Object.entries(counts)) {
     addTo(seriesOf(m, `storm:${FLEET}`, STORM_WINDOW_MS), nowMs, n, nowMs);

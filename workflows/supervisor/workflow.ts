@@ -37,11 +37,20 @@ import {
   type VisibilityFailure,
 } from './machine';
 import { workflowNow } from '../shared/clock';
+import { WATCH_MAX_MS } from './state';
 import { sendPage } from '../shared/pager';
 import { timerAt, untilWokeOr } from '../shared/timer';
 
-const { observeRuns, stopLiveRuns, nudgeHeld } = proxyActivities<SupervisorActivities>({
+const { stopLiveRuns, nudgeHeld } = proxyActivities<SupervisorActivities>({
   startToCloseTimeout: '30 seconds',
+  retry: { maximumAttempts: 5, initialInterval: '1 second' },
+});
+/**
+ * A watch of closed runs reads for up to WATCH_MAX_MS in one activity; no heartbeat (each would be a
+ * billable action): a worker lost mid-watch is found by this timeout and the watch tried again.
+ */
+const { observeRuns } = proxyActivities<SupervisorActivities>({
+  startToCloseTimeout: WATCH_MAX_MS + 60_000,
   retry: { maximumAttempts: 5, initialInterval: '1 second' },
 });
 
@@ -122,8 +131,9 @@ export async function supervisorWorkflow(input: SupervisorInput): Promise<void> 
   for (;;) {
     publish();
     if (!queue.length) {
-      // Until the next due stop or page, or (while the fleet is active) the next read of closed runs;
-      // or sooner, when a message asks for an action, changes the memo or brings something due sooner.
+      // Until the next due stop or page, or the next watch of closed runs (none while one is in
+      // flight: its answer wakes the loop); or sooner, when a message or a watch's answer asks for an
+      // action, changes the memo or brings something due sooner.
       const wakeAtMs = nextWakeMs(m, workflowNow()) ?? Infinity;
       const woke = () => queue.length > 0 || memoChanged() || (nextWakeMs(m, workflowNow()) ?? Infinity) < wakeAtMs || timeToContinue();
       if (wakeAtMs === Infinity) await condition(woke);
@@ -133,13 +143,15 @@ export async function supervisorWorkflow(input: SupervisorInput): Promise<void> 
     while (queue.length) {
       publish();
       const a = queue.shift()!;
-      // A page retries for minutes when the pager is slow or down: it goes on beside the rest, so
-      // stopping live runs (the kill switch), nudges and observation never wait behind it.
+      // A page retries for minutes when the pager is slow or down, and a watch of closed runs reads
+      // for the length of a burst: each goes on beside the rest, so stopping live runs (the kill
+      // switch), nudges and pages never wait behind them. The machine asks for one watch at a time.
       if (a.kind === 'page') {
         const { kind: _kind, ...page } = a;
         const paging: Promise<void> = perform(a).finally(() => inFlight.delete(paging));
         inFlight.set(paging, page);
-      } else await perform(a);
+      } else if (a.kind === 'observe') void perform(a);
+      else await perform(a);
     }
     if (timeToContinue()) {
       // A page in flight may retry for many minutes; waiting for it here would leave a halt that
@@ -161,8 +173,8 @@ export async function supervisorWorkflow(input: SupervisorInput): Promise<void> 
  * against the run's limit, refused by their validator as the machine would refuse them); status.
  */
 function listen(feed: Feed, refuse: (i: Input) => void, counted: <T>(reply: T) => T, status: () => SupervisorStatus): void {
-  setHandler(wakesSignal, ({ counts }) => {
-    feed({ kind: 'wakes', counts });
+  setHandler(wakesSignal, ({ counts, lastAtMs }) => {
+    feed({ kind: 'wakes', counts, ...(typeof lastAtMs === 'number' ? { lastAtMs } : {}) });
   });
   setHandler(unusedPermitsSignal, (u) => {
     feed({ ...u, kind: 'unused' });
@@ -197,11 +209,11 @@ async function performAction(a: Performed, taskQueue: string, feed: Feed): Promi
     const failed = await nudgeHeld({ taskQueue, ...(a.agent ? { agent: a.agent } : {}) }).then(() => undefined, visibilityFailure);
     feed({ kind: 'nudged', ...(failed ? { failed } : {}) });
   } else {
-    const { fromMs, toMs, limit } = a;
-    const answer = await observeRuns({ taskQueue, fromMs, toMs, limit }).then(
+    const { fromMs, limit, watch } = a;
+    const answer = await observeRuns({ taskQueue, fromMs, limit, watch }).then(
       (read) => ({ read }),
       (err: unknown) => ({ failed: visibilityFailure(err) }),
     );
-    feed({ kind: 'observed', toMs, ...answer });
+    feed({ kind: 'observed', ...answer });
   }
 }
