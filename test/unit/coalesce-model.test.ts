@@ -757,8 +757,8 @@ export class World {
         const closed = this.allRuns.filter((r) => r.status !== 'running' && this.ids.has(r.runKey));
         if (!closed.length) return;
         const run = closed[cmd.run % closed.length]!;
-        // A run's own end signal is delivered before it closes (it awaits the signal), and the forget
-        // update comes after it in the coalescer's history: the coalescer has taken the end first.
+        // A run's own end signal (when asked) is delivered before it closes (it awaits the signal), and
+        // the forget update comes after it in the coalescer's history: the coalescer has taken that end first.
         for (
           let i = this.msgs.findIndex((m) => m.k === 'ended' && m.body.runKey === run.runKey);
           i >= 0;
@@ -766,6 +766,12 @@ export class World {
         )
           this.deliver(i);
         const c = this.coal;
+        // Its end may not have reached the coalescer yet (a child result lands a moment after the run
+        // closes): the forget looks at the run first, before the CLI deletes it (handlers.ts).
+        if (c && c.m.state.running?.runKey === run.runKey) {
+          this.note(`forget of ${short(run.runKey)} waits for its end: the watch looks now`);
+          this.watchLive();
+        }
         if (c) {
           c.log.push({ op: 'forget', runKey: run.runKey });
           const forgotten = c.m.forgetRun(run.runKey);
@@ -1118,6 +1124,30 @@ describe('the coalescer model: counterexamples found on the landed code (and on 
         { k: 'offer', events: [{ key: 1, fp: 0 }] },
         { k: 'deliver', pick: 0 },
         { k: 'rearm', run: 0 },
+      ],
+    },
+    {
+      // Found by CI's run of the model once runs reported their end by child result: a run ended
+      // having seen a steered event (k1), and a person re-armed it before its child result reached the
+      // coalescer. The forget found it still live and forgot nothing, the run was deleted, and the watch
+      // read it as failed, seen nothing: k1 went to a follow-up run and was seen twice. A forget of the
+      // live run now has the watch look first, while the run is still there (handlers.ts).
+      name: 'steer: a run re-armed before its end reached its coalescer keeps what its model saw',
+      overlap: 'steer',
+      cmds: [
+        { k: 'offer', events: [{ key: 0, fp: 0 }] },
+        { k: 'advance', ms: 100 },
+        {
+          k: 'offer',
+          events: [
+            { key: 1, fp: 1 },
+            { key: 0, fp: 0 },
+          ],
+        },
+        { k: 'deliver', pick: 0 },
+        { k: 'end', run: 0, reason: 'success' },
+        { k: 'rearm', run: 0 },
+        { k: 'watchLive' },
       ],
     },
     {

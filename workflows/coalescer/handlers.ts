@@ -5,6 +5,9 @@ import type { CoalescerMachine } from './machine';
 import { SEEN_CAPACITY } from './seen';
 import { workflowNow } from '../shared/clock';
 
+/** How long a person's `forget` waits for a closed run's end to reach the coalescer, ms. */
+const FORGET_WAITS_MS = 30_000;
+
 /** What the coalescer's loop (workflow.ts) and its handlers share: `dirty` is set by whatever may change what the machine does next. */
 export interface LoopFlag {
   dirty: boolean;
@@ -22,6 +25,8 @@ export function listen(
   ended: (end: RunEnded) => void,
   /** A live run of a chain terminated by hand was adopted: it is asked to report its end here. */
   adoptedLive: (runKey: string) => void = () => undefined,
+  /** Look at the live run through Temporal at the loop's next turn (watch.ts `soon`). */
+  lookNow: (runKey: string) => void = () => undefined,
 ): void {
   const { agent, wakeKey, policy } = input;
   setHandler(
@@ -52,7 +57,18 @@ export function listen(
     for (const o of offers) if (o?.event?.eventKey && o.event.source) machine.offer(o, workflowNow());
     loop.dirty = true;
   });
-  setHandler(forgetUpdate, ({ runKey }) => machine.forgetRun(runKey));
+  // `wakegate rearm` forgets a closed run's events before it deletes the run. A run's end reaches
+  // this execution by its child result (or a report, or the watch) a moment after the run closed: one
+  // not taken yet is looked at now (the run is not deleted until this update returns), so the events
+  // its model saw are never forgotten as unseen and run again. A live run (not the CLI's case) is
+  // refused as before, after the bounded wait.
+  setHandler(forgetUpdate, async ({ runKey }) => {
+    if (machine.state.running?.runKey === runKey) {
+      lookNow(runKey);
+      await condition(() => machine.state.running?.runKey !== runKey, FORGET_WAITS_MS);
+    }
+    return machine.forgetRun(runKey);
+  });
   setHandler(adoptSignal, (left) => {
     if (!Array.isArray(left?.seen)) return;
     machine.adopt(left);

@@ -81,7 +81,17 @@ export async function coalescerWorkflow(input: CoalescerInput): Promise<Coalesce
   /** Runs this execution started, each with its end as the child's result gives it (followed till then). */
   const children = new Map<string, Promise<void>>();
   const reporting = new ReportAsks(machine, watch, runEnd, ended, loop);
-  listen(input, machine, loop, ended, (runKey) => reporting.adopted(runKey));
+  listen(
+    input,
+    machine,
+    loop,
+    ended,
+    (runKey) => reporting.adopted(runKey),
+    (runKey) => {
+      watch.soon(machine.state.running, runKey);
+      loop.dirty = true;
+    },
+  );
 
   const startRun = async (first: Batch) => {
     for (let b: Batch | undefined = first; b; b = machine.rekey(b.runKey)) if (await startOne(b)) return;
