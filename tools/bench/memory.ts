@@ -1,6 +1,6 @@
 import { loadApp } from '../../src/runtime/load-app';
 import { syncSchedules } from '../../schedules/sync';
-import { approveWaiting } from '../soak/approve';
+import { startApprover } from '../soak/approve';
 import { readRuns } from '../soak/accounting';
 import { LoadGenerator } from '../soak/load';
 import { rssMb, type Role } from '../soak/procs';
@@ -24,7 +24,6 @@ const WORKERS = Number(process.env.BENCH_MEMORY_WORKERS ?? 2);
 const SAMPLE_MS = 10_000;
 const WARM_FRACTION = 1 / 3;
 
-const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 const log = (msg: string) => console.error(`bench:memory ${new Date().toISOString().slice(11, 19)} ${msg}`);
 
 interface ProcessReadings {
@@ -74,13 +73,7 @@ async function main(): Promise<void> {
     const t0 = Date.now();
     const readings = new Map<string, ProcessReadings>();
     const stop = sample(top, t0, readings);
-    let approving = true;
-    const approver = (async () => {
-      while (approving) {
-        await approveWaiting(top).catch(() => 0);
-        await sleep(2000);
-      }
-    })();
+    const approver = startApprover(top);
     const load = new LoadGenerator({
       ingresses: top.ingresses,
       redis: () => top.redis(),
@@ -96,8 +89,7 @@ async function main(): Promise<void> {
     await load.run(t0 + SECONDS * 1000);
     clearInterval(progress);
     stop();
-    approving = false;
-    await approver;
+    await approver.stop();
     const runs = await readRuns(top.client(), top.taskQueue);
 
     const processes = Object.fromEntries(

@@ -23,7 +23,7 @@ import { operatorFindings, operatorTools, printOperatorFindings } from './operat
 import { keyEvent } from '../../src/gate/gate';
 import type { TriggerRegistry } from '../../src/gate/trigger-registry';
 import { rssMb } from './procs';
-import { approveWaiting } from './approve';
+import { startApprover } from './approve';
 import { startTopology, type Topology } from './topology';
 
 const num = (name: string, dflt: number) => (process.env[name] ? Number(process.env[name]) : dflt);
@@ -139,14 +139,7 @@ async function soak(top: Topology): Promise<void> {
   const until = t0 + SECONDS * 1000;
   const rss = new Map<string, [number, number, number][]>();
   const stopRss = sampleRss(top, t0, rss);
-  let approvals = 0;
-  let approving = true;
-  const approver = (async () => {
-    while (approving) {
-      approvals += await approveWaiting(top).catch(() => 0);
-      await sleep(2000);
-    }
-  })();
+  const approver = startApprover(top);
   const load = new LoadGenerator({
     ingresses: top.ingresses,
     redis: () => top.redis(),
@@ -192,8 +185,7 @@ async function soak(top: Topology): Promise<void> {
     if (quiet >= 2) break;
     await sleep(5000);
   }
-  approving = false;
-  await approver;
+  const approvals = await approver.stop();
   stopRss();
   const q = await queueLeft(top, queueSources);
   runs = await readRuns(top.client(), top.taskQueue);
