@@ -25,8 +25,8 @@ export function listen(
   ended: (end: RunEnded) => void,
   /** A live run of a chain terminated by hand was adopted: it is asked to report its end here. */
   adoptedLive: (runKey: string) => void = () => undefined,
-  /** Look at the live run through Temporal at the loop's next turn (watch.ts `soon`). */
-  lookNow: (runKey: string) => void = () => undefined,
+  /** Look at a run through Temporal now (activity `runEnd`), its end fed to the machine if it has one. */
+  lookAt: (runKey: string) => Promise<void> = () => Promise.resolve(),
 ): void {
   const { agent, wakeKey, policy } = input;
   setHandler(
@@ -58,13 +58,15 @@ export function listen(
     loop.dirty = true;
   });
   // `wakegate rearm` forgets a closed run's events before it deletes the run. A run's end reaches
-  // this execution by its child result (or a report, or the watch) a moment after the run closed: one
-  // not taken yet is looked at now (the run is not deleted until this update returns), so the events
-  // its model saw are never forgotten as unseen and run again. A live run (not the CLI's case) is
-  // refused as before, after the bounded wait.
+  // this execution by its child result (or a report, or the watch) a moment after the run closed, and
+  // not at all from a run terminated by hand after a continue-as-new: one not taken yet is looked at
+  // here, by the handler itself (the loop may be waiting for handlers to continue as new), while the
+  // run is still there (it is not deleted until this update returns), so the events its model saw are
+  // never forgotten as unseen and run again. A live run (not the CLI's case) is refused as before,
+  // after the bounded wait.
   setHandler(forgetUpdate, async ({ runKey }) => {
     if (machine.state.running?.runKey === runKey) {
-      lookNow(runKey);
+      await lookAt(runKey);
       await condition(() => machine.state.running?.runKey !== runKey, FORGET_WAITS_MS);
     }
     return machine.forgetRun(runKey);

@@ -87,10 +87,13 @@ export async function coalescerWorkflow(input: CoalescerInput): Promise<Coalesce
     loop,
     ended,
     (runKey) => reporting.adopted(runKey),
-    (runKey) => {
-      watch.soon(machine.state.running, runKey);
-      loop.dirty = true;
-    },
+    (runKey) =>
+      runEnd(runKey).then(
+        (end) => {
+          if (end) ended(end);
+        },
+        () => undefined, // the bounded wait decides
+      ),
   );
 
   const startRun = async (first: Batch) => {
