@@ -40,7 +40,7 @@ function stormCharts(s: SupervisorStatus | undefined): string {
       `<figure data-storm="${e(scope)}"><figcaption>${scope === '*' ? 'the fleet' : e(scope)}</figcaption>${stormChart(scope, minutes, scope === '*' ? storm.fleetPerMinute : storm.agentPerMinute)}</figure>`,
   );
   return `<h2>Wakes per minute</h2>
-<p>Wakes admitted at the gate in each of the last ${e(Object.values(s.wakesPerMinute)[0]?.length ?? 0)} minutes (the current one still filling), against the storm threshold. The breaker counts a sliding minute: it can trip with no minute over the line.</p>
+<p>Wakes that started a run at the gate in each of the last ${e(Object.values(s.wakesPerMinute)[0]?.length ?? 0)} minutes (the current one still filling), against the storm threshold. The breaker counts a sliding minute: it can trip with no minute over the line.</p>
 <div class="charts">${figures.join('')}</div>`;
 }
 

@@ -228,7 +228,7 @@ export interface SupervisorStatus {
   /** When the status was read, epoch ms of workflow time: where the counters' windows end. In the status query's answer only. */
   atMs?: number;
   /**
-   * Wakes admitted at the gate per calendar minute over the last ten, fleet-wide (`*`) and per
+   * Wakes that started a run at the gate (the storm breaker's count) per calendar minute over the last ten, fleet-wide (`*`) and per
    * agent, as [minute start epoch ms, wakes], oldest first, the current minute last (still
    * filling). In the status query's answer only. The storm breaker itself counts a sliding minute.
    */

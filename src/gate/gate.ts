@@ -11,6 +11,7 @@ import type { RunInput } from '../core/run-types';
 import type { PathContext } from './path-context';
 import { OfferQueue } from '../coalescer/offer-queue';
 import { SupervisorLink } from '../supervisor/link';
+import { startsRun } from '../supervisor/wake-tally';
 import { defaultSupervisorPolicy } from '../supervisor/policy';
 import { WakeAttr } from '../core/trace-context';
 import { inSpan } from '../tracing/spans';
@@ -178,9 +179,11 @@ export class Gate {
   }
 
   /**
-   * The supervisor's part at the gate, off Temporal's path: a cached read of its memo and a count
-   * sent with the others of its interval. Halted: the wake is admitted as ever (durable, deduplicated) and its run holds
-   * at its first step; the answer says so. Over a cap with policy `refuse`: refused, nothing started.
+   * The supervisor's part at the gate, off Temporal's path: a cached read of its memo and, for a wake
+   * that starts a run, a count sent with the others of its interval (src/supervisor/wake-tally.ts:
+   * an event that joins a batch or a redelivery is no storm wake). Halted: the wake is admitted as
+   * ever (durable, deduplicated) and its run holds at its first step; the answer says so. Over a cap
+   * with policy `refuse`: refused, nothing started.
    */
   private async resolve({ agent, input }: PlannedWake): Promise<WakeAnswer> {
     const name = agent.policy.name;
@@ -194,9 +197,9 @@ export class Gate {
         message: `${name} is over a rolling cap and its supervisor policy is refuse: nothing was started; send it again later (wakegate supervisor status)`,
       };
     }
-    this.supervisor.noteWake(name);
     const policy = agent.policy.coalesce;
     const answer = await (policy ? admitCoalesced(this.ctx, input, policy) : admitOneCall(this.ctx, input));
+    if (startsRun(answer.decision)) this.supervisor.noteWake(name);
     if (memo.mode === 'armed' || (answer.decision !== 'started' && answer.decision !== 'coalesced')) return answer;
     return {
       ...answer,

@@ -50,7 +50,7 @@ const FLUSH_DEADLINE_MS = 10_000;
  * - reads go to the supervisor's memo through `describe` (answered by the history service, no
  *   worker needed), cached for `cacheMs` and refreshed in the background while in use: the gate
  *   pays a map lookup per event;
- * - the wakes the gate admits are counted here and sent as one signal per `flushMs` while they come
+ * - the wakes the gate admits that start a run are counted here and sent as one signal per `flushMs` while they come
  *   briskly, else per QUIET_FLUSH_MS (./wake-tally.ts; signal-with-start, so the first one brings
  *   the supervisor up);
  * - a starting run takes its permit from this process's local stock, with no Temporal call; when
@@ -132,7 +132,7 @@ export class SupervisorLink {
     return memo;
   }
 
-  /** Count one wake the gate admitted for `agent` (sent with the next counts). */
+  /** Count one wake of `agent` that the gate answered with a run started (`startsRun`; sent with the next counts). */
   noteWake(agent: string): void {
     this.counts.set(agent, (this.counts.get(agent) ?? 0) + 1);
     const nowMs = Date.now();

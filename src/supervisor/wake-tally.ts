@@ -1,3 +1,4 @@
+import type { Decision } from '../core/decision';
 import type { SupervisorPolicy } from '../core/supervisor-types';
 
 /** A process admitting at least this share of a storm threshold in a minute sends its wake counts every `flushMs`. */
@@ -7,8 +8,21 @@ export const QUIET_FLUSH_MS = 10_000;
 const MINUTE_MS = 60_000;
 
 /**
- * The wakes one process admitted in the last minute, per agent, and how soon its next count must go
- * to the supervisor. The storm breaker needs counts fresh only when a storm may be coming: a process
+ * Whether a wake the gate answered counts toward the storm breaker: it started a run (one-call; `held`
+ * when the supervisor is halted), or opened a batch whose run starts (coalescing), or its coalescer
+ * has not decided it yet (`accepted`: it may open one). An event that joins a pending batch
+ * (`coalesced`), a redelivery (`in_progress`, `completed`), and an event a live run was told of
+ * (`skipped`, `steered`) or that nothing took (`stale`, `mismatch`, `refused`) start nothing: a burst
+ * on one wake key is its coalescer's to absorb, and a trip, which holds runs, would hold none of
+ * theirs. The gate counts a wake when its answer is in.
+ */
+export function startsRun(decision: Decision): boolean {
+  return decision === 'started' || decision === 'held' || decision === 'accepted';
+}
+
+/**
+ * The storm wakes (`startsRun`) one process admitted in the last minute, per agent, and how soon its
+ * next count must go to the supervisor. The storm breaker needs counts fresh only when a storm may be coming: a process
  * that admits a twentieth of a threshold in a minute sends them every `flushMs` (a quarter second);
  * a quieter one every QUIET_FLUSH_MS, so a fleet waking now and then pays one signal per ten seconds
  * of wakes, not one per wake. A storm spread over more than twenty processes, each below its

@@ -1,11 +1,13 @@
 import { describe, test } from 'node:test';
 import assert from 'node:assert/strict';
-import { failingCanary } from '../helpers/agents';
+import { coalescing, failingCanary } from '../helpers/agents';
 import { Gate } from '../../src/gate/gate';
 import type { RunResult } from '../../src/core/run-types';
 import { statusQuery } from '../../src/core/messages';
 import { eventually, useDevEnv, unique, withWorker } from '../helpers/env';
 import { registryOf, activitiesOf } from '../helpers/app';
+import { SupervisorLink } from '../../src/supervisor/link';
+import { defaultSupervisorPolicy } from '../../src/supervisor/policy';
 
 const env = useDevEnv();
 
@@ -178,5 +180,52 @@ describe('the gate on the real dev server', () => {
       assert.equal(again.decision, 'completed');
       assert.equal(again.result?.terminalReason, 'cancelled');
     });
+  });
+
+  test('the storm breaker weighs the wakes that start a run: a burst on one wake key counts once, a redelivery not at all', async () => {
+    const taskQueue = unique('gate-storm-wakes');
+    const agents = coalescing('canary', { debouncePeriodMs: 1000, maxWaitMs: 20_000 });
+    // The link's counts as the gate notes them (nothing is sent: the supervisor is not what is under test).
+    const noted: string[] = [];
+    const link = new (class extends SupervisorLink {
+      override noteWake(agent: string): void {
+        noted.push(agent);
+      }
+    })({ client: env.client, taskQueue, policy: defaultSupervisorPolicy });
+    const coalescingGate = new Gate({ client: env.client, taskQueue, registry: registryOf(agents), supervisor: link, decisionWaitMs: 20_000 });
+    const oneCallGate = new Gate({ client: env.client, taskQueue, registry: registryOf(), supervisor: link });
+    const entity = unique('storm-wakes');
+    await withWorker(
+      env.nativeConnection,
+      taskQueue,
+      async () => {
+        // Ten events about one wake key at once: one opens the batch, nine join it.
+        const burst = await Promise.all(Array.from({ length: 10 }, (_, i) => coalescingGate.admit({ ...ping(entity), type: `edit-${i}` })));
+        const decisions = burst.map((a) => a.decision).sort();
+        assert.deepEqual(decisions, [
+          'coalesced',
+          'coalesced',
+          'coalesced',
+          'coalesced',
+          'coalesced',
+          'coalesced',
+          'coalesced',
+          'coalesced',
+          'coalesced',
+          'started',
+        ]);
+        assert.equal(noted.length, 1, 'the burst is one storm wake: its run');
+        const again = await coalescingGate.admit({ ...ping(entity), type: 'edit-0' });
+        assert.equal(again.decision, 'in_progress');
+        assert.equal(noted.length, 1, 'a redelivery is none');
+        // The one-call path: the start counts, its redelivery does not.
+        const plainEntity = unique('storm-wakes-plain');
+        assert.equal((await oneCallGate.admit(ping(plainEntity, { holdMs: 1000 }))).decision, 'started');
+        assert.notEqual((await oneCallGate.admit(ping(plainEntity, { holdMs: 1000 }))).decision, 'started');
+        assert.deepEqual(noted, ['canary', 'canary']);
+      },
+      { activities: activitiesOf({ agents }) },
+    );
+    await link.close();
   });
 });

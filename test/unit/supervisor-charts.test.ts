@@ -72,7 +72,7 @@ test('the page draws the wakes per minute against the storm threshold, fleet and
   assert.match(canary, /data-threshold="5" data-total="10"/);
   assert.deepEqual(all(canary, 'data-wakes').slice(-2), ['3', '7']);
   assert.deepEqual(all(svgWith(html, 'data-scope="deps"'), 'data-wakes').slice(-2), ['0', '2']);
-  assert.match(html, /Wakes admitted at the gate in each of the last 10 minutes/);
+  assert.match(html, /Wakes that started a run at the gate in each of the last 10 minutes/);
 });
 
 test("the page draws each cap's window bucket by bucket, and how full it is; one at its limit in red", () => {

@@ -1,6 +1,7 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { BRISK_SHARE, QUIET_FLUSH_MS, WakeTally } from '../../src/supervisor/wake-tally';
+import { BRISK_SHARE, QUIET_FLUSH_MS, WakeTally, startsRun } from '../../src/supervisor/wake-tally';
+import type { Decision } from '../../src/core/decision';
 
 const storm = { fleetPerMinute: 600, agentPerMinute: 300, rationale: 'test' };
 const T0 = Date.parse('2026-12-07T10:00:00Z');
@@ -31,4 +32,12 @@ test('a tiny threshold makes every wake brisk; a flush period over ten seconds i
   const slow = new WakeTally({ storm, flushMs: 30_000 });
   slow.note('canary', T0);
   assert.equal(slow.delayMs(T0), 30_000);
+});
+
+test('only a wake that starts a run, or may yet, counts toward the storm breaker', () => {
+  const all: Decision[] = ['started', 'coalesced', 'skipped', 'steered', 'in_progress', 'completed', 'stale', 'accepted', 'mismatch', 'held', 'refused'];
+  assert.deepEqual(
+    all.filter((d) => startsRun(d)),
+    ['started', 'accepted', 'held'],
+  );
 });

@@ -19,7 +19,7 @@ export type { Action, Input, MachineState, VisibilityFailure } from './state';
  * and performs those actions; the rules live here, deterministic and testable without a server.
  *
  * It holds the breaker and the fleet's rolling budgets:
- * - the gate reports the wakes it admitted (`wakes`): a storm over `storm.*PerMinute` trips the breaker;
+ * - the gate reports the wakes it admitted that start a run (`wakes`): a storm over `storm.*PerMinute` trips the breaker;
  * - every run's first step takes a permit, from its worker process's local stock, which the process
  *   leases in blocks (`lease`, counted in the windows at once) and hands back unused (`unused`): a
  *   full cap (wakes, USD or tokens in a sliding window, fleet or agent) holds the run until the

@@ -21,7 +21,7 @@ import { newSeries } from './sliding-window';
  * no Temporal import, no clock (every step is given `nowMs`), plain JSON throughout.
  *
  * Series names (`SupervisorState.series`), each a sliding window:
- * - `storm:*` and `storm:<agent>`: wakes admitted at the gate, over a minute;
+ * - `storm:*` and `storm:<agent>`: wakes that started a run at the gate, over a minute;
  * - `wakes:*` and `wakes:<agent>`: the same wakes over the last WAKE_HISTORY_MS, for status (per minute);
  * - `permits:<scope>:<windowMs>`, `usd:<scope>:<windowMs>`, `tokens:<scope>:<windowMs>`: a cap's runs
  *   started, spend and tokens (scope `*` is the fleet);

@@ -55,7 +55,7 @@ export function counters(m: MachineState, nowMs: number, charts = false): Counte
 export const counterRecord = (m: MachineState, nowMs: number): Record<string, number> =>
   Object.fromEntries(counters(m, nowMs).map((c) => [`${c.name} [${c.scope}]`, c.value]));
 
-/** Wakes admitted per calendar minute over the last WAKE_HISTORY_MS, by scope (`*` and each agent), the current minute last. */
+/** Wakes that started a run at the gate per calendar minute over the last WAKE_HISTORY_MS, by scope (`*` and each agent), the current minute last. */
 export function wakesPerMinute(m: MachineState, nowMs: number): Record<string, [number, number][]> {
   const current = nowMs - (nowMs % 60_000);
   // Every minute wholly inside the history's window, and the current one.
