@@ -757,6 +757,66 @@ describe('no wake left behind: what operators and late senders do', () => {
     );
   });
 
+  /**
+   * `wakegate rearm` of a closed run while its coalescer, terminated by hand, waits for the
+   * supervisor's recovery: no chain can take the forget, and the recovery would give the terminated
+   * chain's dedup table, with the run's events, to a new chain. Deleting the run then would leave its
+   * events decided for a run that no longer exists. Refused, nothing deleted; once recovered, the
+   * rearm forgets them and their redelivery runs afresh. No worker runs meanwhile, so no recovery
+   * comes before the refusal.
+   */
+  test('rearm while a coalescer terminated by hand waits for its recovery: refused, nothing deleted; once it runs again, the event runs afresh', async () => {
+    const agents = coalescing('canary', { debouncePeriodMs: 100, maxWaitMs: 500 });
+    const taskQueue = unique('rearm-recovery');
+    const entity = unique('recovered');
+    const event = ping(entity, 'done');
+    const cliEnv = { TEMPORAL_ADDRESS: env.server.address };
+    const done = await withWorker(
+      env.nativeConnection,
+      taskQueue,
+      async () => {
+        const a = await gateFor(taskQueue, agents).admit({ ...event, deliveryId: 'first' });
+        assert.equal((await awaitRun(env.client, a)).terminalReason, 'success');
+        return a;
+      },
+      { activities: activitiesFor(agents) },
+    );
+    const coalescer = env.client.workflow.getHandle(done.coalescerId!);
+    await coalescer.terminate('an operator stops the coalescer');
+    const refused = await runCli(['rearm', done.runKey], cliEnv);
+    assert.equal(refused.code, 3, refused.stdout);
+    assert.match(String((refused.json.error as { message: string }).message), /coalescer .* has not been recovered yet/);
+    assert.equal((await env.client.workflow.getHandle(done.runKey).describe()).status.name, 'COMPLETED', 'nothing deleted');
+    await withWorker(
+      env.nativeConnection,
+      taskQueue,
+      async () => {
+        const gate = gateFor(taskQueue, agents);
+        // A wake on another key has the supervisor watch, and look for terminated coalescers, every few seconds.
+        await gate.admit(ping(unique('nudge'), 'nudge'));
+        await eventually(
+          () => coalescer.describe().then((d) => d.status.name),
+          (s) => s === 'RUNNING',
+          120_000,
+          'the recovery gives the table to a new chain',
+        );
+        const rearm = await runCli(['rearm', done.runKey], cliEnv);
+        assert.equal(rearm.code, 0, rearm.stderr);
+        // An adopted row is compact: it names its event by the key's hash.
+        assert.equal((rearm.json.eventsRearmed as string[]).length, 1, 'the new chain forgets the event it adopted');
+        const fresh = await gate.admit({ ...event, deliveryId: 'after-rearm' });
+        assert.equal(fresh.decision, 'started');
+        assert.notEqual(fresh.runKey, done.runKey);
+        const freshRun = await within(awaitRun(env.client, fresh), 60_000, 'the redelivered event’s run');
+        assert.ok(
+          freshRun.absorbed!.some((e) => e.eventKey === done.eventKey),
+          'its run took the event',
+        );
+      },
+      { activities: activitiesFor(agents) },
+    );
+  });
+
   test('a coalescer terminated by hand with events waiting in its batch: they still run, and their callers get those runs', async () => {
     // A debounce long enough that the second batch still waits when the coalescer is terminated.
     const agents = coalescing('canary', { debouncePeriodMs: 5000, maxWaitMs: 10_000 });
