@@ -83,11 +83,15 @@ async function deleteClosed(client: Client, workflowId: string, runId: string): 
   }
 }
 
+/** How a coalescer closes otherwise than by itself: the supervisor's recovery takes over what it held. */
+const CLOSED_BY_HAND = new Set(['TERMINATED', 'CANCELLED', 'FAILED', 'TIMED_OUT']);
+
 /**
  * Re-arm a closed run: delete it and any earlier closed run of the same ID, so the next delivery of
  * its event (or the next fire of its schedule's window) starts afresh. For a coalesced run, its
  * coalescer first forgets every event the run took, so each of them may be admitted again.
- * Refused while the run is open (kill it first). A person's explicit act: nothing re-arms by itself.
+ * Refused while the run is open (kill it first), or while its coalescer, closed by hand, waits for
+ * its recovery. A person's explicit act: nothing re-arms by itself.
  */
 export async function rearm(key: string): Promise<number> {
   return withClient(async (client) => {
@@ -97,10 +101,18 @@ export async function rearm(key: string): Promise<number> {
     let eventsRearmed: string[] = [];
     if (desc.type === 'runWorkflow' && key.includes('#')) {
       // A coalesced run (`agent#wakeKey@openedBy`; event keys escape `@`): its coalescer holds its events' decisions.
-      // Closed, it is past its dedup horizon: nothing to forget.
+      // Closed by itself, it is past its dedup horizon: nothing to forget.
       const coalescer = key.slice(0, key.indexOf('@'));
-      if ((await describeId(client, coalescer))?.status.name === 'RUNNING')
-        eventsRearmed = await client.workflow.getHandle(coalescer).executeUpdate(forgetUpdate, { args: [{ runKey: key }] });
+      const status = (await describeId(client, coalescer))?.status.name;
+      if (status === 'RUNNING') eventsRearmed = await client.workflow.getHandle(coalescer).executeUpdate(forgetUpdate, { args: [{ runKey: key }] });
+      // Closed by hand: the supervisor's recovery gives its dedup table, this run's events with it, to a
+      // new chain (activities/coalescer/recover.ts). Deleted now, the run would leave them decided for
+      // a run that no longer exists: a redelivery would be answered from it and never run.
+      else if (status && CLOSED_BY_HAND.has(status))
+        return refuse(
+          { workflowId: key, coalescerId: coalescer },
+          `its coalescer ${coalescer} closed ${status.toLowerCase()} and has not been recovered yet (the supervisor does within a round); rearm once \`wakegate coalescer\` shows it running`,
+        );
     }
     await deleteClosed(client, key, desc.runId);
     // Earlier closed runs of the same ID go too: a schedule's window fired again may have left several

@@ -106,6 +106,8 @@ export interface CoalescerState {
   batches?: number;
   /** Live runs of chains terminated by hand, adopted while this chain had a live run of its own: their ends may name steered events (workflows/coalescer/by-hand.ts). */
   foreign?: NonNullable<CoalescerState['running']>[];
+  /** Run tokens of the runs a person re-armed here (`forget`), newest last: left out of a table adopted later (workflows/coalescer/by-hand.ts). */
+  forgottenRuns?: string[];
   /** Newest entity version seen, per source (version spaces of different sources are not comparable). */
   newestVersion: Record<string, number>;
   /** Answers to the most recent offers, so a retried offer that crosses a continue-as-new gets the same answer. */

@@ -9,13 +9,14 @@ import type { AgentRegistry } from '../../src/agents/registry';
 import { standinOutside } from '../helpers/outside';
 import { approveSignal, coalescerQuery, offerUpdate, statusQuery } from '../../src/core/messages';
 import type { RunResult, RunStatus } from '../../src/core/run-types';
-import type { EffectOutcome } from '../../src/core/contracts';
+import type { EffectOutcome, ToolInput } from '../../src/core/contracts';
 import { startStandins, type Standins } from '../../tools/standins';
 import { coalescing, quickAgents, withPolicies } from '../helpers/agents';
 import { eventually, useDevEnv, unique, withWorker } from '../helpers/env';
 import { createSchedule, testSchedule } from '../helpers/schedules';
 import { registryOf, activitiesOf, exampleAgents } from '../helpers/app';
 import { GATE_PRIORITY, RUN_PRIORITY } from '../../src/core/priority';
+import { runCli } from '../helpers/cli';
 
 /*
  * Wake keys and coalescing on the real dev server. The server suggests continue-as-new after 60
@@ -23,6 +24,11 @@ import { GATE_PRIORITY, RUN_PRIORITY } from '../../src/core/priority';
  * offers, exactly as a busy one does after thousands.
  */
 const env = useDevEnv({ dynamicConfig: { 'limit.historyCount.suggestContinueAsNew': 60 } });
+/**
+ * The history length at which the next workflow task is suggested to continue as new: its started
+ * event is the 60th (scheduled, then started, come next).
+ */
+const FORGET_DUE_AT = 58;
 let standins: Standins;
 before(async () => {
   await env.ready();
@@ -654,6 +660,162 @@ describe('no wake left behind: what operators and late senders do', () => {
         { activities: activitiesFor(agents) },
       );
     });
+
+  /**
+   * `wakegate rearm` of a run terminated by hand once its coalescer had continued as new (no child
+   * result, no end signal reaches the execution that holds it for live), with that execution due to
+   * continue as new again when the forget arrives: its loop waits for every handler to finish, the
+   * forget among them, so the forget must look at the run itself. The run's event is forgotten, and
+   * its redelivery is decided afresh: a new run takes it and records it once.
+   */
+  test('rearm of a run terminated by hand after a continue-as-new, its coalescer due to continue as new again: the event is forgotten and runs afresh', async () => {
+    const agents = coalescing('canary', { debouncePeriodMs: 100, maxWaitMs: 500, whileRunning: 'buffer_one' });
+    const taskQueue = unique('rearm-terminated');
+    const gate = gateFor(taskQueue, agents);
+    const entity = unique('rearmed');
+    const real = activitiesFor(agents) as unknown as { toolCall: (i: ToolInput) => Promise<unknown> };
+    /** The run keys whose `record` step ran, once per call. */
+    const recorded: string[] = [];
+    // The first run holds for 10 min (live until terminated); once the run is re-armed, a hold ends at once.
+    let rearmed = false;
+    const activities = {
+      ...real,
+      toolCall: (i: ToolInput) => {
+        if (i.tool === 'record') recorded.push(i.runKey);
+        return real.toolCall(i.tool === 'hold' && rearmed ? { ...i, payload: { ...i.payload, holdMs: 0 } } : i);
+      },
+    };
+    const event = ping(entity, 'long', { holdMs: 600_000 });
+    await withWorker(
+      env.nativeConnection,
+      taskQueue,
+      async () => {
+        const live = await gate.admit({ ...event, deliveryId: 'first' });
+        assert.equal(live.decision, 'started');
+        await eventually(
+          () => statusOf(env.client, live.runKey),
+          (st?: RunStatus) => st?.phase === 'hold',
+          20_000,
+          'the run is live',
+        );
+        const coalescer = env.client.workflow.getHandle(live.coalescerId!);
+        const firstExecution = (await coalescer.describe()).runId;
+        const held = (await coalescer.query(coalescerQuery)).state.running!.events[0]!;
+        // Offers of the live run's event again (one update each: 5 history events, answered from the
+        // live run) grow the coalescer's history: past the server's suggestion it continues as new, its
+        // run still live; then up to where the next workflow task, the forget's, is suggested to
+        // continue as new again.
+        let sent = 0;
+        let now = await coalescer.describe();
+        while (now.runId === firstExecution || now.historyLength < FORGET_DUE_AT) {
+          const [again] = await coalescer.executeUpdate(offerUpdate, { args: [[{ event: held, offerId: `again-${sent++}` }]] });
+          assert.deepEqual([again!.decision, again!.runKey], ['started', live.runKey], 'answered from the live run');
+          assert.ok(sent < 100, 'the coalescer grows its history');
+          now = await coalescer.describe();
+        }
+        assert.equal((await coalescer.query(coalescerQuery)).state.running?.runKey, live.runKey, 'the execution holds the run for live');
+        const forgetting = now.runId;
+        // As from the Web UI: a terminated run tells no one.
+        await env.client.workflow.getHandle(live.runKey).terminate('an operator stops it');
+        const rearm = await runCli(['rearm', live.runKey], { TEMPORAL_ADDRESS: env.server.address });
+        assert.equal(rearm.code, 0, rearm.stderr);
+        assert.deepEqual(rearm.json.eventsRearmed, [live.eventKey], 'the coalescer forgets the event the run took');
+        rearmed = true;
+        // The interleaving was forced: the forget was taken in a workflow task where Temporal suggested
+        // continuing as new, and that execution continued as new once the forget was answered.
+        const history = await env.client.workflow.getHandle(live.coalescerId!, forgetting).fetchHistory();
+        const events = history.events ?? [];
+        const accepted = events.findIndex((e) => e.workflowExecutionUpdateAcceptedEventAttributes?.acceptedRequest?.input?.name === 'forget');
+        assert.ok(accepted > 0, 'the execution due to continue as new took the forget');
+        const startedBefore = events
+          .slice(0, accepted)
+          .reverse()
+          .find((e) => e.workflowTaskStartedEventAttributes);
+        assert.equal(
+          startedBefore?.workflowTaskStartedEventAttributes?.suggestContinueAsNew,
+          true,
+          'the forget came when the coalescer was due to continue as new',
+        );
+        assert.ok(events.at(-1)?.workflowExecutionContinuedAsNewEventAttributes, 'and it continued as new after it');
+        // The redelivery is decided afresh: a new run takes it and records it once.
+        const fresh = await gate.admit({ ...event, deliveryId: 'after-rearm' });
+        assert.equal(fresh.decision, 'started');
+        assert.notEqual(fresh.runKey, live.runKey);
+        const freshRun = await within(awaitRun(env.client, fresh), 60_000, 'the redelivered event’s run');
+        assert.equal(freshRun.terminalReason, 'success');
+        assert.ok(
+          freshRun.absorbed!.some((e) => e.eventKey === live.eventKey),
+          'its run took the event',
+        );
+        assert.deepEqual(
+          recorded.filter((k) => k === fresh.runKey),
+          [fresh.runKey],
+          'recorded once',
+        );
+      },
+      { activities },
+    );
+  });
+
+  /**
+   * `wakegate rearm` of a closed run while its coalescer, terminated by hand, waits for the
+   * supervisor's recovery: no chain can take the forget, and the recovery would give the terminated
+   * chain's dedup table, with the run's events, to a new chain. Deleting the run then would leave its
+   * events decided for a run that no longer exists. Refused, nothing deleted; once recovered, the
+   * rearm forgets them and their redelivery runs afresh. No worker runs meanwhile, so no recovery
+   * comes before the refusal.
+   */
+  test('rearm while a coalescer terminated by hand waits for its recovery: refused, nothing deleted; once it runs again, the event runs afresh', async () => {
+    const agents = coalescing('canary', { debouncePeriodMs: 100, maxWaitMs: 500 });
+    const taskQueue = unique('rearm-recovery');
+    const entity = unique('recovered');
+    const event = ping(entity, 'done');
+    const cliEnv = { TEMPORAL_ADDRESS: env.server.address };
+    const done = await withWorker(
+      env.nativeConnection,
+      taskQueue,
+      async () => {
+        const a = await gateFor(taskQueue, agents).admit({ ...event, deliveryId: 'first' });
+        assert.equal((await awaitRun(env.client, a)).terminalReason, 'success');
+        return a;
+      },
+      { activities: activitiesFor(agents) },
+    );
+    const coalescer = env.client.workflow.getHandle(done.coalescerId!);
+    await coalescer.terminate('an operator stops the coalescer');
+    const refused = await runCli(['rearm', done.runKey], cliEnv);
+    assert.equal(refused.code, 3, refused.stdout);
+    assert.match(String((refused.json.error as { message: string }).message), /coalescer .* has not been recovered yet/);
+    assert.equal((await env.client.workflow.getHandle(done.runKey).describe()).status.name, 'COMPLETED', 'nothing deleted');
+    await withWorker(
+      env.nativeConnection,
+      taskQueue,
+      async () => {
+        const gate = gateFor(taskQueue, agents);
+        // A wake on another key has the supervisor watch, and look for terminated coalescers, every few seconds.
+        await gate.admit(ping(unique('nudge'), 'nudge'));
+        await eventually(
+          () => coalescer.describe().then((d) => d.status.name),
+          (s) => s === 'RUNNING',
+          120_000,
+          'the recovery gives the table to a new chain',
+        );
+        const rearm = await runCli(['rearm', done.runKey], cliEnv);
+        assert.equal(rearm.code, 0, rearm.stderr);
+        // An adopted row is compact: it names its event by the key's hash.
+        assert.equal((rearm.json.eventsRearmed as string[]).length, 1, 'the new chain forgets the event it adopted');
+        const fresh = await gate.admit({ ...event, deliveryId: 'after-rearm' });
+        assert.equal(fresh.decision, 'started');
+        assert.notEqual(fresh.runKey, done.runKey);
+        const freshRun = await within(awaitRun(env.client, fresh), 60_000, 'the redelivered event’s run');
+        assert.ok(
+          freshRun.absorbed!.some((e) => e.eventKey === done.eventKey),
+          'its run took the event',
+        );
+      },
+      { activities: activitiesFor(agents) },
+    );
+  });
 
   test('a coalescer terminated by hand with events waiting in its batch: they still run, and their callers get those runs', async () => {
     // A debounce long enough that the second batch still waits when the coalescer is terminated.

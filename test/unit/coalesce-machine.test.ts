@@ -778,6 +778,28 @@ test('the coalescer machine: a new chain adopts the dedup table a chain terminat
   assert.equal(fresh.adopt(left), 0, 'adopted once (b is decided here now)');
 });
 
+test('a run re-armed in a new chain before the recovery brings the terminated chain’s table: its events are not adopted back', () => {
+  // Chain 1 ran a and b (one run), then was terminated by hand; a new event started chain 2 before
+  // the supervisor's recovery. A person re-arms the closed run: the forget reaches chain 2, which
+  // holds none of its rows yet, and the run is deleted. The recovery then sends chain 1's table.
+  const old = machineOf({}, initialState(T0, 'chain-1'));
+  for (let i = 0; i < 600; i++) old.offer(offerOf(`x${i}`), T0 + i); // rows compact as well as full
+  old.offer(offerOf('a'), T0 + 1000);
+  const ran = started(old, T0 + 5000);
+  old.runEnded({ runKey: ran.runKey, terminalReason: 'success', seen: [] }, T0 + 6000);
+  const fresh = machineOf({}, initialState(T0 + 10_000, 'chain-2'));
+  const mine = fresh.offer(offerOf('c'), T0 + 10_000);
+  assert.deepEqual(fresh.forgetRun(ran.runKey), [], 'chain 2 holds none of its rows yet');
+  const left = structuredClone(old.state);
+  fresh.adopt({ seen: left.seen, ...(left.seenOpeners ? { seenOpeners: left.seenOpeners } : {}), chain: left.chain, newestVersion: left.newestVersion });
+  for (const name of ['a', 'x0', 'x599']) {
+    const again = fresh.offer(offerOf(name, {}, `after-rearm-${name}`), T0 + 11_000);
+    assert.equal(again.duplicate, undefined, `${name} is decided afresh, not answered from the deleted run`);
+    assert.notEqual(again.runKey, ran.runKey);
+  }
+  assert.equal(fresh.offer(offerOf('c', {}, 'resent-c'), T0 + 11_000).runKey, mine.runKey, 'its own stay its own');
+});
+
 describe('a coalescer terminated by hand while skips are open (activities/coalescer/recover.ts)', () => {
   /** A skip-policy machine whose live run `a` has taken `b`'s record, not yet `c`'s (in flight) nor `d`'s (owed). */
   function openSkips(): CoalescerMachine {

@@ -6,6 +6,8 @@ import { CoalescerAnswers } from './answers';
 
 /** Live runs of terminated chains a chain remembers while it has its own (their ends may name steered events). */
 const FOREIGN_RUNS = 10;
+/** Runs re-armed by a person a chain remembers, to leave out of a table adopted later (it comes within a recovery round). */
+const FORGOTTEN_RUNS = 20;
 
 /**
  * What the coalescer machine (machine.ts) does after a person's hand: forget a re-armed run's
@@ -24,6 +26,9 @@ export abstract class CoalescerByHand extends CoalescerAnswers {
     const keys = this.seen.keysOfRun(token);
     for (const key of keys) this.seen.forget(key);
     this.state.recent = this.state.recent.filter((r) => !keys.includes(r.eventKey));
+    // The run may be of a chain terminated by hand whose table a recovery has not brought yet (the run
+    // is deleted once this returns): its rows are left out of that table when it comes (`adopt`).
+    this.state.forgottenRuns = [...(this.state.forgottenRuns ?? []).filter((t) => t !== token), token].slice(-FORGOTTEN_RUNS);
     return keys;
   }
 
@@ -54,14 +59,16 @@ export abstract class CoalescerByHand extends CoalescerAnswers {
 
   /**
    * A chain terminated by hand left its dedup table: taken in before this chain's own (seen.ts
-   * `adopt`). And its live run, when it was still open: held as this chain's live run unless this
+   * `adopt`), but for the rows of runs re-armed here meanwhile (`forgetRun`). And its live run, when it was still open: held as this chain's live run unless this
    * chain started one of its own meanwhile, so the batch waiting here starts after it ends (its end
    * comes by its own signal, or the watch finds it); its steered events its model never saw then go
    * to the follow-up batch as any live run's do.
    */
   adopt(left: Adopt): number {
     for (const [source, v] of Object.entries(left.newestVersion ?? {})) this.state.newestVersion[source] = Math.max(this.state.newestVersion[source] ?? v, v);
-    const adopted = this.seen.adopt(left.seen, left.seenOpeners, left.except, left.chain);
+    let adopted = this.seen.adopt(left.seen, left.seenOpeners, left.except, left.chain);
+    // Rows of a run a person re-armed here before this table came: that run is gone, its events decided afresh.
+    for (const token of this.state.forgottenRuns ?? []) for (const key of this.seen.keysOfRun(token)) adopted -= Number(this.seen.forget(key));
     const { live } = left;
     if (live && this.state.pending?.runKey !== live.runKey && this.state.running?.runKey !== live.runKey) {
       const { lookedAtMs: _l, cancelRequested: _c, ...run } = live;
