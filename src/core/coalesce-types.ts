@@ -71,7 +71,7 @@ export interface Batch {
   lastAtMs: number;
   events: Offer['event'][];
   overflow: number;
-  /** JSON characters of `events` (the coalescer's budget per batch; computed again when absent). */
+  /** JSON bytes (UTF-8) of `events` (the coalescer's budget per batch; computed again when absent). */
   chars?: number;
   supersedes?: string;
 }

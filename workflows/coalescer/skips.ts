@@ -4,7 +4,7 @@ import { jsonBytes } from '../../src/core/bytes';
 import { record } from './batch';
 
 /**
- * JSON characters of payloads the records of skips carry to one run, at most, over all of them: under
+ * JSON bytes (UTF-8) of payloads the records of skips carry to one run, at most, over all of them: under
  * a storm the run's history grows by its skip records, so past this an event goes without its payload
  * (and a replay of the run lists it as not replayable).
  */
