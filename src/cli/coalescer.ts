@@ -21,7 +21,7 @@ export async function showCoalescer(agent: string, wakeKey: string): Promise<num
       return ExitCode.ok;
     }
     const status = await handle.query(coalescerQuery);
-    const { recent, seenOpeners: _openers, ...state } = status.state;
+    const { recent, firstAnswers, seenOpeners: _openers, ...state } = status.state;
     printJson({
       coalescerId: id,
       running: true,
@@ -36,7 +36,8 @@ export async function showCoalescer(agent: string, wakeKey: string): Promise<num
         ...(state.seenFloorMs ? { floor: new Date(state.seenFloorMs).toISOString() } : {}),
       },
       ...state,
-      recentAnswers: recent.length,
+      // Answers kept for retried offers: first decisions' (as a few facts each) and whole ones.
+      recentAnswers: recent.length + (firstAnswers?.length ?? 0),
     });
     return ExitCode.ok;
   } catch (err) {

@@ -1,6 +1,7 @@
 import type { Batch, Offer, OfferAnswer } from './coalesce-types';
 import { batchRunKey, batchRunToken, coalescerId } from './ids';
 import type { CoalescePolicy } from './policy';
+import { jsonBytes } from './bytes';
 
 /*
  * A coalescer's batches, pure: who a coalescer is, how a batch opens and fills, when it is due, how
@@ -26,18 +27,18 @@ export function dueAt(b: Batch, policy: CoalescePolicy): number {
 }
 
 /**
- * JSON characters of events (with their payloads) one batch, and so one run, holds in full; past it
- * they are counted, like past `maxEventsPerRun`, and the newest is always kept. The coalescer's
- * continue-as-new input carries its seen table (SEEN_BUDGET_CHARS), the pending batch and the live
- * run's events: 1 MB + 2 × 300,000 characters stays under the 2 MB Temporal takes in one payload,
- * as does a run's input. Without it, a burst of large payloads (up to 256 KB each) on one wake key
- * would make a batch that neither its run's start nor the coalescer's continue-as-new could carry.
+ * UTF-8 bytes of JSON of the events (with their payloads) one batch, and so one run, holds in full;
+ * past it they are counted, like past `maxEventsPerRun`, and the newest is always kept. It is the
+ * events' share of the coalescer's continue-as-new input (workflows/coalescer/carry.ts
+ * CARRIED_BUDGET_BYTES: the seen table, the pending batch and the answers kept, under the SDK's
+ * 512 KiB payload warning together), so a run's input stays far under it too. At 300,000 a hot
+ * key's pending batch was 239,000 characters of an 843,836-byte input, beside its seen table.
  */
-export const BATCH_BUDGET_CHARS = 300_000;
-export const eventChars = (e: OfferedEvent): number => JSON.stringify(e).length;
-/** The JSON characters of a batch's (or a live run's) events, counted once and kept up to date after. */
+export const BATCH_BUDGET_CHARS = 60_000;
+/** UTF-8 bytes of an event's JSON (what it takes in a payload). */
+export const eventChars = (e: OfferedEvent): number => jsonBytes(e);
+/** The JSON bytes of a batch's (or a live run's) events, counted once and kept up to date after. */
 export const charsOf = (holder: { events: OfferedEvent[]; chars?: number }): number => (holder.chars ??= holder.events.reduce((n, e) => n + eventChars(e), 0));
-
 /**
  * Add the newest event to a batch within `maxEvents` and BATCH_BUDGET_CHARS: when full, the events
  * before it are counted in `overflow` from the last back (the first, the opener, goes last), and the
@@ -55,9 +56,12 @@ export function fitInto(batch: Batch, e: OfferedEvent, maxEvents: number): void 
   batch.chars = chars + size;
 }
 
-/** Whether a batch (or a live run) can take one more event in full, within `maxEvents` and BATCH_BUDGET_CHARS. */
-export const hasRoom = (holder: { events: OfferedEvent[]; chars?: number }, e: OfferedEvent, maxEvents: number): boolean =>
-  holder.events.length < maxEvents && charsOf(holder) + eventChars(e) <= BATCH_BUDGET_CHARS;
+/**
+ * Whether a batch (or a live run) can take one more event in full, within `maxEvents` and
+ * BATCH_BUDGET_CHARS (a live run's events left behind at a continue-as-new count: `left`, and its `chars`).
+ */
+export const hasRoom = (holder: { events: OfferedEvent[]; chars?: number; left?: number }, e: OfferedEvent, maxEvents: number): boolean =>
+  holder.events.length + (holder.left ?? 0) < maxEvents && charsOf(holder) + eventChars(e) <= BATCH_BUDGET_CHARS;
 
 /**
  * The batch event `e` opens: the `n`-th of the coalescer's chain `chain`, its run named after `e`

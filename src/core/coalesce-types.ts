@@ -71,10 +71,18 @@ export interface Batch {
   lastAtMs: number;
   events: Offer['event'][];
   overflow: number;
-  /** JSON characters of `events` (the coalescer's budget per batch; computed again when absent). */
+  /** JSON bytes (UTF-8) of `events` (the coalescer's budget per batch; computed again when absent). */
   chars?: number;
   supersedes?: string;
 }
+
+/**
+ * A first decision's answer, beside its seen entry: the offer's id as the entry keeps it (its first
+ * 8 characters), then `|`, the decision's code (the entry's may have changed since: then the entry
+ * answers), and the answer's `runState` and `startsInMs` when it had them
+ * (workflows/coalescer/answers.ts `firstAnswerOf`). About 17 JSON characters.
+ */
+export type FirstAnswer = string;
 
 /** The coalescer's whole state: plain JSON, carried across continue-as-new. */
 export interface CoalescerState {
@@ -84,8 +92,15 @@ export interface CoalescerState {
     startedAtMs: number;
     events: Offer['event'][];
     overflow: number;
-    /** JSON characters of `events`, as on a batch. */
+    /** JSON bytes of its list of events, as on a batch (those left behind at a continue-as-new included). */
     chars?: number;
+    /**
+     * Its events that stayed with its input at a continue-as-new, where nothing after its start needs
+     * them (workflows/coalescer/carry.ts `leaveBehind`): how many (`events` holds the rest), and under
+     * overlap `cancel` their keys (`leftKeys`: a restart drops them once the run says it committed).
+     */
+    left?: number;
+    leftKeys?: string[];
     cancelRequested?: boolean;
     /** Overlap `steer`: keys of the events steered into it while live (in `events` too, unless it refused them). */
     steered?: string[];
@@ -110,8 +125,17 @@ export interface CoalescerState {
   forgottenRuns?: string[];
   /** Newest entity version seen, per source (version spaces of different sources are not comparable). */
   newestVersion: Record<string, number>;
-  /** Answers to the most recent offers, so a retried offer that crosses a continue-as-new gets the same answer. */
-  recent: { eventKey: string; offerId?: string; answer: OfferAnswer }[];
+  /**
+   * Answers to the most recent offers, so a retried offer that crosses a continue-as-new gets the same
+   * answer: those the seen table cannot give again (a redelivery's, a mismatch's, a stale one's). A
+   * first decision's is in `firstAnswers`.
+   */
+  recent: { eventKey: string; offerId?: string; answer: Omit<OfferAnswer, 'coalescerId'> & { coalescerId?: string } }[];
+  /**
+   * The most recent first decisions' answers, as what they said beyond their seen entry (which holds
+   * the decision, the run and the offer's id): a retry of the offer gets that very answer.
+   */
+  firstAnswers?: FirstAnswer[];
   /**
    * Every event decided within the dedup horizon, oldest first: the coalescer's dedup of events by
    * key (workflows/coalescer/seen.ts). Carried across continue-as-new; bounded by age and by size.

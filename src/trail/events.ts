@@ -47,7 +47,7 @@ class Drafts {
 }
 
 /** Take the coalescer's answer as the event's decision, with the run and version it names. */
-function answer(d: Draft, a: OfferAnswer): void {
+function answer(d: Draft, a: Pick<OfferAnswer, 'decision' | 'runKey' | 'newestVersion'>): void {
   d.decision = a.decision;
   if (a.runKey) d.runKey = a.runKey;
   if (a.newestVersion !== undefined) d.newestVersion = a.newestVersion;

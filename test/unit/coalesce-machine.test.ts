@@ -139,7 +139,7 @@ describe('the coalescer machine', () => {
 
   test('a batch holds at most BATCH_BUDGET_CHARS of events in full: the rest are counted from the last back, the newest kept', () => {
     const m = machineOf({ debouncePeriodMs: 1000, maxWaitMs: 60_000 });
-    const big = { payload: { blob: 'x'.repeat(90_000) } };
+    const big = { payload: { blob: 'x'.repeat(Math.floor(BATCH_BUDGET_CHARS * 0.3)) } };
     for (let i = 0; i < 8; i++) m.offer(offerOf(`e${i}`, big), T0 + i);
     const pending = m.state.pending!;
     const chars = pending.events.reduce((n, e) => n + JSON.stringify(e).length, 0);
@@ -159,7 +159,7 @@ describe('the coalescer machine', () => {
 
   test('steer: an event past the live run’s BATCH_BUDGET_CHARS goes to the follow-up batch', () => {
     const m = withLiveRun({ whileRunning: 'steer' });
-    const big = { payload: { blob: 'x'.repeat(120_000) } };
+    const big = { payload: { blob: 'x'.repeat(Math.floor(BATCH_BUDGET_CHARS * 0.4)) } };
     assert.equal(m.offer(offerOf('b', big), T0 + 2000).decision, 'steered');
     assert.equal(m.offer(offerOf('c', big), T0 + 2001).decision, 'steered');
     assert.equal(m.offer(offerOf('d', big), T0 + 2002).decision, 'started', 'over the budget: a follow-up batch');

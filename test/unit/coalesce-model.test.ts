@@ -5,6 +5,7 @@ import type { CoalescePolicy } from '../../src/core/policy';
 import type { TerminalReason } from '../../src/core/run-types';
 import { decideFirst } from '../../src/core/coalesce-batch';
 import { CoalescerMachine, initialState, type CoalescerIdentity, type NextAction } from '../../workflows/coalescer/machine';
+import { carriedInput } from '../../workflows/coalescer/carry';
 
 /*
  * A model-based test of the coalescer: the machine (workflows/coalescer/machine.ts) driven by a small
@@ -295,7 +296,8 @@ export class World {
   }
 
   private continueAsNew(c: Coalescer): void {
-    const state = JSON.parse(JSON.stringify(c.m.state)) as CoalescerState;
+    // As the shell carries it: the live run's events left behind, the seen table packed, within its bound (carry.ts).
+    const state = JSON.parse(JSON.stringify(carriedInput(this.self, c.m).state)) as CoalescerState;
     this.coal = { m: new CoalescerMachine(this.self, state), exec: ++this.execs, chain: c.chain, input: JSON.stringify(state), log: [] };
   }
 

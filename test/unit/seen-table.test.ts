@@ -3,10 +3,14 @@ import assert from 'node:assert/strict';
 import fc from 'fast-check';
 import type { SeenRow } from '../../src/core/coalesce-types';
 import { KEYS_KEPT, keyHash, SEEN_BUDGET_CHARS, SEEN_CAPACITY, SeenTable } from '../../workflows/coalescer/seen';
+import { packRows } from '../../workflows/coalescer/seen-pack';
 
-/** JSON characters of a table's rows and openers as the coalescer's state holds them (brackets and braces in place of the last commas). */
+/**
+ * JSON characters of a table's rows and openers as the coalescer's continue-as-new input carries them,
+ * packed (brackets and braces in place of the last commas).
+ */
 const tableChars = (h: { seen: SeenRow[]; seenOpeners?: Record<string, string> }) =>
-  JSON.stringify(h.seen).length + JSON.stringify(h.seenOpeners ?? {}).length - 2;
+  JSON.stringify(packRows(h.seen)).length + JSON.stringify(h.seenOpeners ?? {}).length - 2;
 const holder = (seen: SeenRow[] = [], seenOpeners?: Record<string, string>, chain?: string) => ({
   seen,
   ...(seenOpeners ? { seenOpeners } : {}),
@@ -94,7 +98,8 @@ describe("the coalescer's dedup table", () => {
     const h = holder();
     const t = new SeenTable(h, 86_400_000, () => undefined);
     for (let i = 0; i < KEYS_KEPT + 20; i++) t.add(`k/${i}/x/y`, 'f', i, 'coalesced', `k/0/x/y~c.1`);
-    const copy = JSON.parse(JSON.stringify(h)) as typeof h;
+    const copy = JSON.parse(JSON.stringify({ ...h, ...t.packed() })) as typeof h;
+    assert.equal(copy.seen.length, KEYS_KEPT + 1, 'the compact ones packed in one string');
     const again = new SeenTable(copy, 86_400_000, () => undefined);
     assert.equal(again.size, KEYS_KEPT + 20);
     assert.equal(again.get('k/3/x/y')!.runToken, 'k/0/x/y~c.1');
@@ -205,7 +210,8 @@ describe("the coalescer's dedup table against a model (model-based)", () => {
             t.prune(now);
             for (const [key, r] of model) if (r.atMs <= now - HORIZON_MS) model.delete(key);
           } else {
-            h = JSON.parse(JSON.stringify(h)) as typeof h;
+            // As the continue-as-new input carries it: packed.
+            h = JSON.parse(JSON.stringify({ ...h, ...t.packed() })) as typeof h;
             t = new SeenTable(h, HORIZON_MS, onFloor, limits);
           }
           assert.ok(tableChars(h) <= BUDGET, `${tableChars(h)} chars over ${BUDGET}`);

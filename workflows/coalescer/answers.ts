@@ -1,10 +1,41 @@
-import type { Batch, CoalescerState, Offer, OfferAnswer, OfferDecision } from '../../src/core/coalesce-types';
+import type { Batch, CoalescerState, FirstAnswer, Offer, OfferAnswer, OfferDecision } from '../../src/core/coalesce-types';
 import { batchRunKey, coalescerId } from '../../src/core/ids';
 import { pendingBatchAnswer, type CoalescerIdentity, type OfferedEvent } from '../../src/core/coalesce-batch';
-import { SeenTable, type SeenEntry } from './seen';
+import { jsonBytes } from '../../src/core/bytes';
+import { RECENT_ANSWER_BYTES, RECENT_ANSWERS } from '../../src/core/coalesce-carried';
+import { OFFER_ID_CHARS, SeenTable, type SeenEntry } from './seen';
 
-/** Answers kept for retried offers (by offer id) that cross a continue-as-new. */
-const RECENT_ANSWERS = 500;
+/**
+ * Answers kept for retried offers that cross a continue-as-new (src/core/coalesce-carried.ts): at most
+ * RECENT_ANSWERS first decisions' (a few facts each, FIRST_ANSWER_BYTES), and answers kept whole within
+ * RECENT_ANSWERS and RECENT_ANSWER_BYTES: past them the oldest go, and a retry of such an offer is
+ * answered again from the seen table (the same decision and run, where the run stands now).
+ */
+export { FIRST_ANSWER_BYTES, RECENT_ANSWER_BYTES, RECENT_ANSWERS } from '../../src/core/coalesce-carried';
+
+const DECISION_CODES: Partial<Record<OfferDecision, string>> = { started: 's', coalesced: 'c', skipped: 'k', steered: 't' };
+const CODE_DECISIONS = Object.fromEntries(Object.entries(DECISION_CODES).map(([d, c]) => [c, d])) as Record<string, OfferDecision>;
+
+/** A first decision's answer as `firstAnswers` keeps it: `prefix|` then the decision's code, `p`, `r` or `-` (runState), startsInMs in base 36. */
+function firstAnswerOf(prefix: string, answer: OfferAnswer): FirstAnswer {
+  const state = answer.runState === 'pending' ? 'p' : answer.runState === 'running' ? 'r' : '-';
+  const starts = answer.runState && answer.startsInMs !== undefined ? answer.startsInMs.toString(36) : '';
+  return `${prefix}|${DECISION_CODES[answer.decision]}${state}${starts}`;
+}
+
+/** What a kept first answer says: its offer id prefix, decision, and the runState and startsInMs it had. */
+function readFirstAnswer(kept: FirstAnswer): { prefix: string; decision: OfferDecision; runState?: 'pending' | 'running'; startsInMs?: number } {
+  const cut = kept.lastIndexOf('|');
+  const [code, state] = [kept[cut + 1]!, kept[cut + 2]];
+  const starts = kept.slice(cut + 3);
+  const runState = state === 'p' ? 'pending' : state === 'r' ? 'running' : undefined;
+  return {
+    prefix: kept.slice(0, cut),
+    decision: CODE_DECISIONS[code]!,
+    ...(runState ? { runState } : {}),
+    ...(starts ? { startsInMs: parseInt(starts, 36) } : {}),
+  };
+}
 
 /**
  * How the coalescer machine (machine.ts) answers for an event it has decided before: a retry of the
@@ -71,14 +102,36 @@ export abstract class CoalescerAnswers {
     return { decision, duplicate: true, ...base };
   }
 
+  /**
+   * A seen entry's answer for an event the live run took, as `heldAnswer` gives it (`runState`), once
+   * the run's events stayed with its input at a continue-as-new (workflows/coalescer/carry.ts `leaveBehind`).
+   */
+  protected liveAnswer(row: SeenEntry, answer: OfferAnswer): OfferAnswer {
+    const { running } = this.state;
+    const taken = row.decision === 'started' || row.decision === 'coalesced';
+    const left = running?.left !== undefined;
+    return left && taken && answer.runKey !== undefined && answer.runKey === running?.runKey ? { ...answer, runState: 'running' } : answer;
+  }
+
   /** The run token of a run of this coalescer (what follows `@` in its run key). */
   protected tokenOf(runKey: string): string {
     return runKey.slice(batchRunKey(this.self.agent, this.self.wakeKey, '').length);
   }
 
-  /** The answer a retried first offer gets: its decision and run as first decided, with where that run stands now. */
-  protected firstAnswer(row: SeenEntry, nowMs: number): OfferAnswer {
+  /**
+   * The answer a retried first offer gets: its decision and run as first decided, with what its
+   * answer said of the run then (`firstAnswers`), or past those kept, where that run stands now.
+   */
+  protected firstAnswer(row: SeenEntry, offerId: string, nowMs: number): OfferAnswer {
     const { duplicate: _d, ...answer } = this.seenAnswer(row, undefined);
+    const prefix = offerId.slice(0, OFFER_ID_CHARS);
+    const firsts = this.state.firstAnswers ?? [];
+    for (let i = firsts.length - 1; i >= 0; i--) {
+      const kept = readFirstAnswer(firsts[i]!);
+      if (kept.prefix !== prefix || kept.decision !== row.decision) continue;
+      const { runState, startsInMs } = kept;
+      return { ...answer, ...(runState ? { runState } : {}), ...(startsInMs !== undefined ? { startsInMs } : {}) };
+    }
     const { pending, running } = this.state;
     if (pending && pending.runKey === answer.runKey)
       return this.pendingAnswer(pending, answer.decision === 'started' ? 'started' : 'coalesced', nowMs, answer.decision);
@@ -86,12 +139,41 @@ export abstract class CoalescerAnswers {
     return answer;
   }
 
+  /** The answer remembered whole for this very offer (a retry of it), if it is still kept. */
+  protected recentAnswer(offer: Offer): OfferAnswer | undefined {
+    if (!offer.offerId) return undefined;
+    const kept = this.state.recent.find((r) => r.eventKey === offer.event.eventKey && r.offerId === offer.offerId);
+    return kept && { ...kept.answer, coalescerId: this.coalescerId };
+  }
+
+  /**
+   * Keep an answer for a retry of its offer. A first decision's seen entry holds its decision, run and
+   * offer id: only the rest of its answer is kept (`firstAnswers`, at most FIRST_ANSWER_BYTES). Kept in
+   * full, the hot key's 500 newest answers were 150,000 characters of its continue-as-new input. An
+   * answer the entry cannot give again is kept whole (less the coalescer's ID) in `recent`, within
+   * RECENT_ANSWER_BYTES: a redelivery's or a mismatch's (the entry is another offer's), a stale one's
+   * (its newest version).
+   */
   protected remember(offer: Offer, answer: OfferAnswer): OfferAnswer {
     if (!offer.offerId) return answer;
+    if (!answer.duplicate && answer.decision !== 'mismatch' && answer.decision !== 'stale' && this.answersRetry(offer)) {
+      const firsts = (this.state.firstAnswers ??= []);
+      firsts.push(firstAnswerOf(offer.offerId.slice(0, OFFER_ID_CHARS), answer));
+      if (firsts.length > RECENT_ANSWERS) firsts.splice(0, firsts.length - RECENT_ANSWERS);
+      return answer;
+    }
     const { recent } = this.state;
-    recent.push({ eventKey: offer.event.eventKey, offerId: offer.offerId, answer });
-    if (recent.length > RECENT_ANSWERS) recent.splice(0, recent.length - RECENT_ANSWERS);
+    const { coalescerId: _c, ...kept } = answer;
+    recent.push({ eventKey: offer.event.eventKey, offerId: offer.offerId, answer: kept });
+    let bytes = recent.reduce((n, r) => n + jsonBytes(r) + 1, 0);
+    while (recent.length > RECENT_ANSWERS || (bytes > RECENT_ANSWER_BYTES && recent.length > 1)) bytes -= jsonBytes(recent.shift()) + 1;
     return answer;
+  }
+
+  /** Whether the seen table answers a retry of `offer` as its first decision (its entry names this offer, with its inputs). */
+  protected answersRetry(offer: Offer): boolean {
+    const row = this.seen.get(offer.event.eventKey);
+    return row !== undefined && SeenTable.firstOffer(row, offer.offerId) && SeenTable.sameInputs(row, offer.event.fingerprint);
   }
 
   protected pendingAnswer(

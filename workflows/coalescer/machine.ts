@@ -2,7 +2,7 @@ import { charsOf, dueAt, fitInto, hasRoom, openBatch, type CoalescerIdentity, ty
 import type { Batch, CoalescerState, Offer, OfferAnswer, RunEnded } from '../../src/core/coalesce-types';
 import { initialState, record, runInputOf, SKIPPED_SIGNAL_EVERY_MS, type NextAction } from './batch';
 import { SeenTable } from './seen';
-import { SKIPPED_PAYLOAD_CHARS, SkipLedger, skippedRecord } from './skips';
+import { SKIPPED_PAYLOAD_CHARS, SKIPPED_SIGNAL_PAYLOAD_CHARS, SkipLedger, skippedRecord } from './skips';
 import { CoalescerSteering } from './steering';
 
 export { BATCH_BUDGET_CHARS } from '../../src/core/coalesce-batch';
@@ -67,17 +67,17 @@ export class CoalescerMachine extends CoalescerSteering {
    * - otherwise the event joins the pending batch (`coalesced`) or opens one (`started`).
    */
   offer(offer: Offer, nowMs: number): OfferAnswer {
-    const { state } = this;
     const e = offer.event;
-    const retried = offer.offerId ? state.recent.find((r) => r.eventKey === e.eventKey && r.offerId === offer.offerId) : undefined;
-    if (retried) return retried.answer;
+    const retried = this.recentAnswer(offer);
+    if (retried) return retried;
     const decided = this.seen.get(e.eventKey);
     // The very offer decided before (another update, or the fallback signal), past the recent answers:
     // its first decision and run, for as long as the dedup table holds the event.
-    if (decided && SeenTable.firstOffer(decided, offer.offerId) && SeenTable.sameInputs(decided, e.fingerprint)) return this.firstAnswer(decided, nowMs);
+    if (decided && offer.offerId && SeenTable.firstOffer(decided, offer.offerId) && SeenTable.sameInputs(decided, e.fingerprint))
+      return this.firstAnswer(decided, offer.offerId, nowMs);
     const held = this.heldAnswer(e);
     if (held) return this.remember(offer, held);
-    if (decided) return this.remember(offer, this.seenAnswer(decided, e.fingerprint));
+    if (decided) return this.remember(offer, this.liveAnswer(decided, this.seenAnswer(decided, e.fingerprint)));
     const answer = this.decide(offer, nowMs);
     this.seen.add(e.eventKey, e.fingerprint, nowMs, answer.decision, answer.runKey && this.tokenOf(answer.runKey), offer.offerId);
     return this.remember(offer, answer);
@@ -156,7 +156,7 @@ export class CoalescerMachine extends CoalescerSteering {
     const restart = state.pending;
     const finished = commitBegan || (seen !== undefined && terminalReason !== 'cancelled');
     if (restart?.supersedes === runKey && finished) {
-      const done = new Set(running.events.map((e) => e.eventKey));
+      const done = new Set([...running.events.map((e) => e.eventKey), ...(running.leftKeys ?? [])]);
       restart.events = restart.events.filter((e) => !done.has(e.eventKey));
       restart.overflow = Math.max(0, restart.overflow - running.overflow);
       restart.chars = undefined;
@@ -228,7 +228,7 @@ export class CoalescerMachine extends CoalescerSteering {
     const skips = this.skips.next(nowMs, continueAsNewSuggested);
     if (skips && 'events' in skips) {
       const live = state.running?.runKey === skips.runKey ? state.running : undefined;
-      const { events, chars } = skippedRecord(skips.events, SKIPPED_PAYLOAD_CHARS - (live?.skippedChars ?? 0));
+      const { events, chars } = skippedRecord(skips.events, Math.min(SKIPPED_SIGNAL_PAYLOAD_CHARS, SKIPPED_PAYLOAD_CHARS - (live?.skippedChars ?? 0)));
       if (live) live.skippedChars = (live.skippedChars ?? 0) + chars;
       return { kind: 'record-skipped', runKey: skips.runKey, events };
     }

@@ -1,6 +1,7 @@
 import type { OfferDecision, SeenEvent, SeenRow } from '../../src/core/coalesce-types';
 import { hash64 } from '../../src/core/hash';
 import { seenRunToken } from '../../src/core/ids';
+import { jsonBytes } from '../../src/core/bytes';
 
 /*
  * The seen table's rows (seen.ts), as they are written in the coalescer's state: a full entry is a
@@ -22,18 +23,23 @@ export const OFFER_ID_CHARS = 8;
 /** Characters of a compact row before its run reference: 210 bits in base64url. */
 export const COMPACT_HEAD_CHARS = 35;
 /**
- * JSON characters of a compact entry at most, for a run of this chain: quotes, comma, the head and a
- * run reference of up to 6 (`~.n`, n up to four base-36 digits), whatever its event key's length.
- * An entry taken in from another chain (seen.ts `adopt`) names that chain too: 8 more.
+ * JSON bytes a compact entry takes at most, counted for the table's stated capacity (seen.ts
+ * SEEN_CAPACITY), as the continue-as-new input carries it for a run of this chain: its 35-character
+ * head, the marker of its run when the entry before it names another (`!.n!`, n up to four base-36
+ * digits; see {@link packRows}), and its share of its run's opener in the openers' table (a 100-byte
+ * key kept once for ten entries). Entries of one run side by side share one marker and one opener: a
+ * hot key's take 35.
  */
-export const COMPACT_ENTRY_CHARS = 3 + COMPACT_HEAD_CHARS + 6;
-/** JSON characters of one entry of the openers' table besides its two strings. */
+export const COMPACT_ENTRY_CHARS = COMPACT_HEAD_CHARS + 10;
+/** JSON characters of one entry of the openers' table besides its two strings' own characters. */
 export const OPENER_OVERHEAD = 6;
+/** JSON bytes of one entry of the openers' table (`"ref":"key",`). */
+export const openerChars = (ref: string, key: string): number => ref.length + jsonBytes(key) + OPENER_OVERHEAD - 2;
 
 const CODES: Record<OfferDecision, number> = { started: 0, coalesced: 1, skipped: 2, steered: 3, stale: 4, mismatch: 5 };
 const DECISIONS = Object.fromEntries(Object.entries(CODES).map(([d, c]) => [c, d])) as Record<number, OfferDecision>;
-const B64 = 'ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_';
-const B64_AT: Record<string, number> = Object.fromEntries([...B64].map((c, i) => [c, i]));
+export const B64 = 'ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_';
+export const B64_AT: Record<string, number> = Object.fromEntries([...B64].map((c, i) => [c, i]));
 const HEX = /^[0-9a-f]+$/;
 
 /** Writes unsigned fields (up to 32 bits each), most significant bit first, six bits to a base64url character. */
@@ -211,10 +217,13 @@ export function entryOf(row: SeenRow, openers: Record<string, string>, chain: st
   return { key: keyOf(row), fingerprint, atMs, decision, ...(runToken !== undefined ? { runToken } : {}), ...(offer ? { offer } : {}) };
 }
 
-/** JSON characters a row takes in the coalescer's state. */
+/**
+ * JSON bytes a row takes in the continue-as-new input: a full entry as written, with its comma; a
+ * compact one its head alone, packed with its neighbours ({@link packRows}; the markers between runs
+ * are the table's to count, seen.ts `markAt`).
+ */
 export function charsOf(row: SeenRow): number {
-  // Quotes and a comma; a full entry as written (an estimate missed its time's 13 digits by up to 8 characters).
-  return (typeof row === 'string' ? row.length + 2 : JSON.stringify(row).length) + 1;
+  return typeof row === 'string' ? COMPACT_HEAD_CHARS : jsonBytes(row) + 1;
 }
 
 /** A row's key as stored: a compact one's is `#` and a hash. */

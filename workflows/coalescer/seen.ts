@@ -3,7 +3,6 @@ import { seenRunToken } from '../../src/core/ids';
 import {
   atOf,
   charsOf,
-  COMPACT_ENTRY_CHARS,
   compactRow,
   COMPACT_HEAD_CHARS,
   entryOf,
@@ -12,41 +11,16 @@ import {
   fullRow,
   keyHash,
   keyOf,
-  OPENER_OVERHEAD,
+  openerChars,
   refOf,
   sameInputs,
   shortRef,
   type SeenEntry,
 } from './seen-codec';
+import { KEYS_KEPT, Markers, packRows, SEEN_BUDGET_CHARS, unpackRows, type SeenHolder } from './seen-pack';
 
 export { FINGERPRINT_CHARS, keyHash, OFFER_ID_CHARS, type SeenEntry } from './seen-codec';
-
-/**
- * What the table may take in a continue-as-new input, as JSON characters (event keys are ASCII: bytes
- * too). Under the SDK's 512 KiB payload warning (TMPRL1103) on its own, it holds a 10,000-event stream
- * of 50-character keys on one wake key (test/unit/seen-table.test.ts). The input carries the pending
- * batch and the live run's events besides (src/core/coalesce-batch.ts BATCH_BUDGET_CHARS).
- */
-export const SEEN_BUDGET_CHARS = 500_000;
-/** The newest entries keep their event key in full (the trail and `wakegate coalescer` read them); older ones a hash of it. */
-export const KEYS_KEPT = 500;
-
-/**
- * Events a coalescer holds within its dedup horizon before the oldest leave early, for event keys up
- * to 100 characters: the newest KEYS_KEPT in full (counted at 300 characters each), the rest compact
- * (a run's opening key is kept once for all of its compact entries). The figure docs/ARCHITECTURE.md
- * and `wakegate coalescer` state; `test/unit/seen-table.test.ts` holds it.
- */
-export const SEEN_CAPACITY = KEYS_KEPT + Math.floor((SEEN_BUDGET_CHARS - KEYS_KEPT * 300) / COMPACT_ENTRY_CHARS);
-
-/** Where the table keeps its rows and the openers of the runs its compact entries name (the coalescer's state). */
-export interface SeenHolder {
-  seen: SeenRow[];
-  /** Compact entries name their run by `chain.n`; this holds each one's opening event key. */
-  seenOpeners?: Record<string, string>;
-  /** The coalescer's chain: compact entries write its own runs' references short (seen-codec.ts `shortRef`). */
-  chain?: string;
-}
+export { KEYS_KEPT, SEEN_BUDGET_CHARS, SEEN_CAPACITY, type SeenHolder } from './seen-pack';
 
 /**
  * The coalescer's dedup of events by key: each event it decided, with its fingerprint prefix, when,
@@ -57,19 +31,21 @@ export interface SeenHolder {
  * the horizon.
  *
  * Compact past the newest {@link KEYS_KEPT}: an older entry is one string, its key a 64-bit hash and
- * its run a reference into `seenOpeners`, at most COMPACT_ENTRY_CHARS whatever the key's length, so
- * {@link SEEN_CAPACITY} events fit. Bounded twice: by age (entries past the horizon are dropped) and
- * by size ({@link SEEN_BUDGET_CHARS}, so the continue-as-new input stays far under Temporal's payload
- * limit). Past the size bound the oldest entries go early and `floorMs` records the newest of them
- * (counted in `/metrics`, stated by the trail): their redeliveries are decided afresh, under new run IDs.
- * How a row is written and read is seen-codec.ts's.
+ * its run a reference into `seenOpeners`, so SEEN_CAPACITY events fit. Bounded twice: by age (entries
+ * past the horizon are dropped) and by size ({@link SEEN_BUDGET_CHARS}, and at a continue-as-new what
+ * the rest of the input leaves: carry.ts). Past the size bound the oldest entries go early and
+ * `floorMs` records the newest of them (counted in `/metrics`, stated by the trail): their
+ * redeliveries are decided afresh, under new run IDs. How a row is written and read is seen-codec.ts's;
+ * how rows are packed for the input, seen-pack.ts's.
  */
 export class SeenTable {
   readonly rows: SeenRow[];
   private readonly openers: Record<string, string>;
   private readonly byKey = new Map<string, SeenRow>();
   private readonly refs = new Map<string, number>();
+  /** Bytes of the rows (compact ones' heads) and the openers' table; the packed form's markers are `markers`'. */
   private chars = 0;
+  private readonly markers: Markers;
   /** Entries at the end of `rows` that keep their key in full. */
   private full = 0;
   private readonly chain: string;
@@ -81,7 +57,14 @@ export class SeenTable {
     /** The bounds: SEEN_BUDGET_CHARS and KEYS_KEPT; smaller ones let a test reach them in a few hundred events. */
     private readonly limits = { budgetChars: SEEN_BUDGET_CHARS, keysKept: KEYS_KEPT },
   ) {
+    // Packed as the continue-as-new input carries them (seen-codec.ts `packRows`): one row each again.
+    if (holder.seen.some((r) => typeof r === 'string' && r.startsWith('!'))) {
+      const rows = unpackRows(holder.seen);
+      holder.seen.length = 0;
+      for (const r of rows) holder.seen.push(r);
+    }
     this.rows = holder.seen;
+    this.markers = new Markers(this.rows);
     this.openers = holder.seenOpeners ??= {};
     this.chain = holder.chain ?? '0';
     for (const row of this.rows) {
@@ -93,7 +76,7 @@ export class SeenTable {
       } else this.full += 1;
     }
     for (const [ref, key] of Object.entries(this.openers)) {
-      if (this.refs.has(ref)) this.chars += ref.length + key.length + OPENER_OVERHEAD;
+      if (this.refs.has(ref)) this.chars += openerChars(ref, key);
       else delete this.openers[ref];
     }
     this.compact();
@@ -110,7 +93,7 @@ export class SeenTable {
    * the run that took it (what follows `@` in its run key), `offerId` the offer that was decided.
    */
   add(eventKey: string, fingerprint: string, atMs: number, decision: OfferDecision, runToken?: string, offerId?: string): void {
-    this.forget(eventKey);
+    if (this.byKey.has(eventKey) || this.rows.length > this.full) this.forget(eventKey);
     const row = fullRow(eventKey, fingerprint, atMs, decision, runToken, offerId);
     this.rows.push(row);
     this.byKey.set(eventKey, row);
@@ -141,7 +124,7 @@ export class SeenTable {
           if (opener === undefined) continue; // names a run it cannot: useless for an answer
           if (this.openers[ref] === undefined) {
             this.openers[ref] = opener;
-            this.chars += ref.length + opener.length + OPENER_OVERHEAD;
+            this.chars += openerChars(ref, opener);
           }
           this.ref(ref, +1);
         }
@@ -155,6 +138,7 @@ export class SeenTable {
       this.chars += charsOf(small);
     }
     this.rows.unshift(...taken);
+    this.markers.stale = true;
     this.bound();
     return taken.length;
   }
@@ -177,6 +161,7 @@ export class SeenTable {
     if (offer) fresh.push(offer);
     const next = typeof row === 'string' ? this.compacted(fresh) : fresh;
     this.rows[i] = next;
+    this.markers.stale = true;
     this.byKey.set(keyOf(next), next);
     this.chars += charsOf(next);
     // Another run may name a longer opener, or one the openers' table did not hold yet.
@@ -201,16 +186,13 @@ export class SeenTable {
     this.rows.splice(this.rows.indexOf(row), 1);
     if (typeof row !== 'string') this.full -= 1;
     this.drop(row);
+    this.markers.stale = true;
     return true;
   }
 
   /** Drop entries past the horizon at `nowMs`. */
   prune(nowMs: number): void {
-    while (this.rows.length && atOf(this.rows[0]!) <= nowMs - this.horizonMs) {
-      const row = this.rows.shift()!;
-      if (typeof row !== 'string') this.full -= 1;
-      this.drop(row);
-    }
+    while (this.rows.length && atOf(this.rows[0]!) <= nowMs - this.horizonMs) this.shift();
   }
 
   /** When the newest entry passes the horizon (the coalescer may close then), or undefined when empty. */
@@ -245,7 +227,7 @@ export class SeenTable {
     const ref = token && cut > 0 ? token.slice(cut + 1) : '';
     if (ref && this.openers[ref] === undefined) {
       this.openers[ref] = token!.slice(0, cut);
-      this.chars += ref.length + cut + OPENER_OVERHEAD;
+      this.chars += openerChars(ref, this.openers[ref]!);
     }
     if (ref) this.ref(ref, +1);
     return compactRow(row, shortRef(ref, this.chain));
@@ -263,21 +245,38 @@ export class SeenTable {
       this.byKey.set(keyOf(small), small);
       this.chars += charsOf(small);
       this.full -= 1;
+      this.markers.compacted(i);
     }
   }
 
-  /** The size bound: past the budget the oldest go early; `onFloor` is told how many and when the newest of them was decided. */
-  private bound(): void {
+  /** The size bound: past `limitChars` (less at a continue-as-new: carry.ts) the oldest go early; `onFloor` is told how many and when the newest went. */
+  bound(limitChars = this.limits.budgetChars): void {
     let dropped = 0;
     let floorMs = 0;
-    while (this.chars > this.limits.budgetChars && this.rows.length > 1) {
-      const gone = this.rows.shift()!;
-      if (typeof gone !== 'string') this.full -= 1;
-      this.drop(gone);
+    while (this.packedChars > limitChars && this.rows.length > 0) {
+      const gone = this.shift();
       dropped += 1;
       floorMs = Math.max(floorMs, atOf(gone));
     }
     if (dropped) this.onFloor(floorMs, dropped);
+  }
+
+  /** UTF-8 bytes of JSON the table takes in the continue-as-new input: its rows as {@link packed} writes them, its openers. */
+  get packedChars(): number {
+    return this.chars + this.markers.total;
+  }
+
+  /** The rows as the continue-as-new input carries them (seen-pack.ts `packRows`), and the openers' table. */
+  packed(): { seen: SeenRow[]; seenOpeners: Record<string, string> } {
+    return { seen: packRows(this.rows), seenOpeners: this.openers };
+  }
+
+  /** The oldest row goes (its markers' bytes with it). */
+  private shift(): SeenRow {
+    const gone = this.markers.shift(() => this.rows.shift()!);
+    if (typeof gone !== 'string') this.full -= 1;
+    this.drop(gone);
+    return gone;
   }
 
   private ref(ref: string, by: number): void {
@@ -288,7 +287,7 @@ export class SeenTable {
     const key = this.openers[ref];
     if (key === undefined) return;
     delete this.openers[ref];
-    this.chars -= ref.length + key.length + OPENER_OVERHEAD;
+    this.chars -= openerChars(ref, key);
   }
 
   private drop(row: SeenRow): void {

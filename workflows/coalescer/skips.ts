@@ -1,13 +1,16 @@
 import type { AbsorbedEvent } from '../../src/core/run-types';
 import type { OfferedEvent } from '../../src/core/coalesce-batch';
+import { jsonBytes } from '../../src/core/bytes';
 import { record } from './batch';
 
 /**
- * JSON characters of payloads the records of skips carry to one run, at most, over all of them: under
+ * JSON bytes (UTF-8) of payloads the records of skips carry to one run, at most, over all of them: under
  * a storm the run's history grows by its skip records, so past this an event goes without its payload
  * (and a replay of the run lists it as not replayable).
  */
 export const SKIPPED_PAYLOAD_CHARS = 1_000_000;
+/** JSON bytes of payloads one record (one signal) carries at most, under the SDK's 512 KiB payload warning with the records beside them. */
+export const SKIPPED_SIGNAL_PAYLOAD_CHARS = 300_000;
 
 /**
  * The record of skipped events the run takes: each as a run's record keeps an event, with its payload
@@ -18,7 +21,7 @@ export const SKIPPED_PAYLOAD_CHARS = 1_000_000;
 export function skippedRecord(events: readonly OfferedEvent[], budget: number): { events: AbsorbedEvent[]; chars: number } {
   let chars = 0;
   const out = events.map((e) => {
-    const size = JSON.stringify(e.payload ?? {}).length;
+    const size = jsonBytes(e.payload ?? {});
     const keep = chars + size <= budget;
     if (keep) chars += size;
     return keep ? { ...record(e), payload: e.payload } : record(e);

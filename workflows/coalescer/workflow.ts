@@ -20,6 +20,7 @@ import { chainOf } from '../../src/core/ids';
 import type { CoalesceActivities } from '../../src/core/contracts';
 import type { runWorkflow } from '../run/workflow';
 import { CoalescerMachine, initialState, runInputOf, type NextAction } from './machine';
+import { carriedInput } from './carry';
 import { listen, type LoopFlag } from './handlers';
 import { ReportAsks, resetByHand } from './report';
 import { RunWatch } from './watch';
@@ -143,7 +144,8 @@ export async function coalescerWorkflow(input: CoalescerInput): Promise<Coalesce
         // The live run this execution started reports its end to the next one (it is not that one's child).
         if (!(await reporting.beforeHandOver(children))) break;
         if (!allHandlersFinished() || loop.dirty) break;
-        if (step.kind === 'continue-as-new') return continueAsNew<typeof coalescerWorkflow>({ agent, wakeKey, policy, state: machine.state });
+        // At most CARRIED_BUDGET_BYTES, under the SDK's payload warning (carry.ts).
+        if (step.kind === 'continue-as-new') return continueAsNew<typeof coalescerWorkflow>(carriedInput({ agent, wakeKey, policy }, machine));
         if (machine.idle) return machine.state;
         break;
       case 'wait': {
