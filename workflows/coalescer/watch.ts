@@ -20,9 +20,10 @@ export const RUN_WATCH_IDLE_MS = 120_000;
  * hand, adopted while this chain had its own), through Temporal (activity `runEnd`): a run terminated
  * by hand sends no end, nor does one this execution did not start (after a continue-as-new or an
  * adoption) reach it by `child.result()`; a foreign run asked to report its end and then terminated by
- * hand would leave the steered events it held, unseen by its model, to no run. A look is never awaited by the coalescer's loop, so a slow
- * or failing one holds no start, steer or close; its answer comes back through `ended`, and `changed`
- * wakes the loop. A look lost to a continue-as-new is taken again by the next execution.
+ * hand would leave the steered events it held, unseen by its model, to no run. A look is never
+ * awaited by the coalescer's loop, so a slow or failing one holds no start, steer or close; its answer
+ * comes back through `ended`, and `changed` wakes the loop. A look lost to a continue-as-new is taken
+ * again by the next execution.
  */
 export class RunWatch {
   /**
