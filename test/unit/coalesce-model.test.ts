@@ -166,6 +166,8 @@ interface Accepted {
   /** Each model that saw it: the run and its execution. */
   views: { run: SimRun; exec: number }[];
   exempt?: string;
+  /** Lost with its coalescer, then given back by the recovery (the adopted run held it steered). */
+  recovered?: boolean;
 }
 
 interface KeyRecord {
@@ -619,8 +621,10 @@ export class World {
           this.now - this.keys.get(a.key)!.atMs < this.self.policy.dedupHorizonMs &&
           c.m.lookup(a.key)?.runKey === running.runKey &&
           !elsewhere(a.key)
-        )
+        ) {
           delete a.exempt;
+          a.recovered = true;
+        }
       const adopted = open && (c.m.state.running?.runKey === running!.runKey || c.m.state.foreign?.some((f) => f.runKey === running!.runKey));
       if (adopted) {
         run!.adopted = true;
@@ -765,13 +769,18 @@ export class World {
     this.keys.set(d.key, rec);
   }
 
-  /** Whether `runKey` is a run a recovery adopted, holding `key` (in its batch, taken by a steer, or owed it by the chain). */
+  /**
+   * Whether `runKey` is a run a recovery adopted, holding `key` (in its batch, taken by a steer, or
+   * owed it by the chain), or the follow-up batch that took such a run's steered copy of `key`.
+   */
   private heldByAdopted(runKey: string | undefined, key: string): boolean {
-    const x = runKey === undefined ? undefined : this.runs.get(runKey);
-    if (!x?.adopted) return false;
+    if (runKey === undefined) return false;
+    const x = this.runs.get(runKey);
     const st = this.coal?.m.state;
-    const entries = [st?.running, ...(st?.foreign ?? [])].filter((b) => b?.runKey === runKey).flatMap((b) => b!.events);
-    return [...x.batch, ...x.taken, ...entries].some((e) => e.eventKey === key);
+    const entries = [st?.pending, st?.running, ...(st?.foreign ?? [])].filter((b) => b?.runKey === runKey).flatMap((b) => b!.events);
+    if (x?.adopted && [...x.batch, ...x.taken, ...entries].some((e) => e.eventKey === key)) return true;
+    const from = (e: Ev) => e.eventKey === key && e.steeredFrom !== undefined && this.runs.get(e.steeredFrom)?.adopted === true;
+    return [...entries, ...(x?.batch ?? [])].some(from);
   }
 
   /**
@@ -1015,6 +1024,13 @@ export class World {
   private checkSeen(): void {
     for (const a of this.accepted.values()) {
       if (a.exempt) continue;
+      // Given back by a recovery, its key may pass its horizon before the adopted run's end is known:
+      // a delivery decided afresh then, with the same inputs, runs it.
+      const sameInputs = () =>
+        this.deliveries.some(
+          (d) => d.did !== a.did && d.key === a.key && d.fp === this.deliveries.find((x) => x.did === a.did)?.fp && d.accepted?.views.length,
+        );
+      if (!a.views.length && a.recovered && sameInputs()) continue;
       if (!a.views.length)
         this.fail('unseen', '1', `accepted event ${a.key} (${a.did}: ${a.answer.decision} ${a.answer.runKey}) was never seen by a run's model`);
       const runs = new Set(a.views.filter((v) => counts(v)).map((v) => v.run.runKey));
