@@ -936,6 +936,25 @@ describe('a coalescer terminated by hand while its live run held a steered event
     assert.equal(fresh.state.foreign?.length ?? 0, 0, 'forgotten once ended');
   });
 
+  test('a foreign run is forgotten only once its end is taken: the steered event its model saw never runs again', () => {
+    const left = terminatedWithSteer();
+    const fresh = machineOf({ whileRunning: 'steer' }, initialState(T0 + 10_000, 'chain-2'));
+    fresh.offer(offerOf('z'), T0 + 10_000);
+    started(fresh, T0 + 11_000);
+    fresh.adopt({ seen: left.seen, newestVersion: left.newestVersion, live: left.running! });
+    assert.equal(fresh.state.foreign?.[0]?.runKey, runKeyOf('a'), 'held as a foreign run');
+    // A person re-arms a (closed, its end not taken yet): as for the live run, nothing is forgotten yet.
+    assert.deepEqual(fresh.forgetRun(runKeyOf('a')), [], 'refused while its end is not taken');
+    assert.equal(fresh.lookup('ev-b')?.decision, 'steered');
+    // Its end, as the forget's look at it finds it: its model saw b.
+    assert.equal(fresh.runEnded({ runKey: runKeyOf('a'), terminalReason: 'success', seen: ['ev-b'] }, T0 + 12_000), false, 'nothing to run again');
+    assert.equal(fresh.state.pending, undefined);
+    assert.equal(fresh.forgetRun(runKeyOf('a')).length, 2, 'then its events, a and b, are forgotten');
+    // The run is deleted; a late look finds it gone: nothing runs again.
+    assert.equal(fresh.runEnded({ runKey: runKeyOf('a'), terminalReason: 'failed' }, T0 + 13_000), false);
+    assert.equal(fresh.state.pending, undefined, 'b is not run twice');
+  });
+
   test('the run still live: the new chain holds it as its live run, and the recovered batch waits for its end', () => {
     const left = terminatedWithSteer();
     const fresh = machineOf({ whileRunning: 'steer' }, initialState(T0 + 10_000, 'chain-2'));

@@ -6,14 +6,17 @@ import type { TerminalReason } from '../../src/core/run-types';
 import { decideFirst } from '../../src/core/coalesce-batch';
 import { CoalescerMachine, initialState, type CoalescerIdentity, type NextAction } from '../../workflows/coalescer/machine';
 import { carriedInput } from '../../workflows/coalescer/carry';
+import type { Adopt } from '../../src/core/messages';
+import { runEndedOf, toOfferAgain } from '../../activities/coalescer/recover';
+import { keyHash } from '../../workflows/coalescer/seen-codec';
 
 /*
  * A model-based test of the coalescer: the machine (workflows/coalescer/machine.ts) driven by a small
  * simulated world that stands in for its Temporal shell (workflows/coalescer/workflow.ts), its runs
  * (workflows/run: record.ts, steer.ts, agent-loop.ts) and the operator. fast-check generates command
  * lists (offers, redeliveries and retried offers, time, model turns, commits, run ends with each
- * terminal reason, runs terminated or reset by hand, a coalescer terminated by hand, continue-as-new,
- * close, rearm, worker crashes, messages delivered in any order) with a `whileRunning` drawn per list,
+ * terminal reason, runs terminated or reset by hand, a coalescer terminated by hand and its recovery,
+ * continue-as-new, close, rearm, worker crashes, messages delivered in any order) with a `whileRunning` drawn per list,
  * and the world checks DESIGN.md invariant 6 as the issue states it: the safety parts after every
  * command, the liveness parts after a `quiesce` command (one ends every list):
  *  1. every accepted event (first answer started/coalesced/steered) is, once quiescent, seen by
@@ -29,7 +32,11 @@ import { carriedInput } from '../../workflows/coalescer/carry';
  * - The coalescer's execution: a CoalescerMachine, its input state and the log of every call made on
  *   it (its history). Continue-as-new: the state through JSON into a new machine (only when `next()`
  *   says so: owed steps go out first). Close: `next()` says `close` and it is idle; the next offer
- *   starts a new chain (`initialState(now, chain)`). Terminated by hand: its state is gone.
+ *   starts a new chain (`initialState(now, chain)`). Terminated by hand: its state is gone until the
+ *   supervisor's recovery (`recover`, and always before quiesce) gives its dedup table and its live
+ *   run to the coalescer's chain (`adopt`: a foreign run if that chain has a live run of its own),
+ *   which asks that run to report its end (refused once it has closed: a look, not awaited), or tells
+ *   the end of a run that has closed.
  * - A worker crash between a decision and its command: the workflow task fails, nothing it decided
  *   reaches the server, and replay decides again: the machine is rebuilt from its input and log
  *   (checked equal to the live one) and `next()` runs again.
@@ -42,8 +49,10 @@ import { carriedInput } from '../../workflows/coalescer/carry';
  *   the `steer` activity (it applies the update when it runs and brings the answer back to the
  *   execution that scheduled it). Before the change the shell awaits that answer (no other step, no
  *   continue-as-new meanwhile); after it the loop goes on, and the activity may give up
- *   (`dropSteer`: `steerFailed`). After the change the shell also looks at its live run through
- *   Temporal on a timer (`watchLive`, and in `quiesce`): a run closed without telling it is reported.
+ *   (`dropSteer`: `steerFailed`). After the change the shell also looks at its live run and its
+ *   foreign runs through Temporal on a timer (`watchLive`, and in `quiesce`): a run closed without
+ *   telling it is reported. A `rearm`'s forget looks at the run first while the coalescer holds it
+ *   (live or foreign), before the run is deleted.
  *
  * What invariant 1 counts, and what it leaves out by construction:
  * - a model's view counts toward "exactly one" unless its work was discarded: a run that ended
@@ -51,8 +60,10 @@ import { carriedInput } from '../../workflows/coalescer/carry';
  * - a run that fails, is killed or is terminated before its first turn loses its batch (batch events
  *   are the run's once it starts; only steered events go back to the coalescer);
  * - a coalescer terminated by hand loses what it held: the events it had accepted and no model had
- *   seen yet, and its decisions (invariant 2) are out of scope; runs live at that moment are orphans
- *   its successor cannot know of, left out of "one run live" (invariant 4);
+ *   seen yet (but for the steered events its live run held, which the chain that adopts that run
+ *   must run, unless a new chain decided their key afresh before the recovery), and its decisions
+ *   (invariant 2) are out of scope; runs live at that moment are orphans its successor cannot know
+ *   of until the recovery, left out of "one run live" (invariant 4);
  * - events overflowing `maxEventsPerRun` (the policy here never reaches it).
  */
 
@@ -73,6 +84,7 @@ export type Cmd =
   | { k: 'watchLive' }
   | { k: 'dropSteer'; pick: number; applied: boolean }
   | { k: 'terminateCoalescer' }
+  | { k: 'recover'; late: boolean }
   | { k: 'continueAsNew' }
   | { k: 'close' }
   | { k: 'rearm'; run: number }
@@ -99,7 +111,8 @@ type MachineCall =
   | { op: 'steerAnswered'; runKey: string; answer: SteerAnswer; events: Ev[]; now: number }
   | { op: 'steerFailed'; runKey: string }
   | { op: 'skipsRecorded'; runKey: string; delivered: boolean; now: number }
-  | { op: 'forget'; runKey: string };
+  | { op: 'forget'; runKey: string }
+  | { op: 'adopt'; left: Adopt };
 
 interface Coalescer {
   m: CoalescerMachine;
@@ -136,6 +149,8 @@ interface SimRun {
   skipped: Set<string>;
   /** Live when its coalescer was terminated by hand: a fresh coalescer cannot know it. */
   orphan?: boolean;
+  /** Held as live (or foreign) by the chain a recovery gave it to. */
+  adopted?: boolean;
   /**
    * Asked to report its end by signal (`reportEnd`): by the execution that started it before that one
    * continued as new, or by the chain that adopted it. Not asked, it signals only when it failed; the
@@ -152,6 +167,8 @@ interface Accepted {
   /** Each model that saw it: the run and its execution. */
   views: { run: SimRun; exec: number }[];
   exempt?: string;
+  /** Lost with its coalescer, then given back by the recovery (the adopted run held it steered). */
+  recovered?: boolean;
 }
 
 interface KeyRecord {
@@ -164,8 +181,20 @@ interface KeyRecord {
 }
 
 type Msg =
-  { k: 'ended'; body: RunEnded } | { k: 'watch'; exec: number; body: RunEnded } | { k: 'steer'; exec: number; runKey: string; id: string; events: Ev[] };
+  | { k: 'ended'; body: RunEnded }
+  | { k: 'watch'; exec: number; body: RunEnded }
+  | { k: 'steer'; exec: number; runKey: string; id: string; events: Ev[] }
+  /** A look at a run through Temporal (activity `runEnd`) that the execution did not await: what it finds is read when it runs. */
+  | { k: 'look'; exec: number; runKey: string };
 
+/** What a coalescer terminated by hand left for the supervisor's recovery: its last state (a query on the terminated execution). */
+interface Left {
+  chain: string;
+  state: CoalescerState;
+  openSkips: ReturnType<CoalescerMachine['skips']['openSkips']>;
+}
+
+const TERMINATED = 'its coalescer was terminated by hand';
 const clone = <T>(x: T): T => JSON.parse(JSON.stringify(x)) as T;
 const ACCEPTING = new Set(['started', 'coalesced', 'steered']);
 
@@ -184,6 +213,10 @@ export class World {
   readonly runs = new Map<string, SimRun>();
   readonly allRuns: SimRun[] = [];
   msgs: Msg[] = [];
+  /** Coalescers terminated by hand that the supervisor's recovery has not read yet. */
+  left: Left[] = [];
+  /** Live runs a chain adopted and has yet to ask to report their end (report.ts: the loop's first step). */
+  private owedAsks: { exec: number; runKey: string }[] = [];
   /** Offers answered `skipped` whose record has not reached the run yet: their update waits. */
   waiting: { d: { key: string; fp: string; did: string; retry?: boolean }; offer: Offer; chain: string; atMs: number }[] = [];
   /** Every delivery offered: its first answer, and the accepted event it was (or was answered from). */
@@ -225,6 +258,7 @@ export class World {
     for (let i = 0; i < 200; i++) {
       const c = this.coal;
       if (!c) return;
+      this.sendOwedAsks(c);
       c.log.push({ op: 'next', now: this.now, can });
       const step: NextAction = c.m.next(this.now, can);
       if (step.kind !== 'wait')
@@ -310,6 +344,7 @@ export class World {
       else if (call.op === 'steerAnswered') m.steerAnswered(call.runKey, clone(call.answer), clone(call.events), call.now);
       else if (call.op === 'steerFailed') (m as unknown as { steerFailed?: (k: string) => void }).steerFailed?.(call.runKey);
       else if (call.op === 'skipsRecorded') m.skipsRecorded(call.runKey, call.delivered, call.now);
+      else if (call.op === 'adopt') m.adopt(clone(call.left));
       else m.forgetRun(call.runKey);
     }
     return m;
@@ -417,6 +452,11 @@ export class World {
       if (this.coal?.exec !== msg.exec) return; // its watcher continued as new or closed
       this.note(`watch reports ${short(msg.body.runKey)} ${msg.body.terminalReason}`);
       this.runEnded(msg.body);
+    } else if (msg.k === 'look') {
+      if (this.coal?.exec !== msg.exec) return; // not awaited: lost with its execution
+      const end = this.endNow(msg.runKey);
+      this.note(`look at ${short(msg.runKey)} finds ${end ? `it ended ${end.terminalReason}` : 'it open'}`);
+      if (end) this.runEnded(end);
     } else {
       const answer = giveUp === 'before' ? undefined : this.applySteer(msg);
       const c = this.coal;
@@ -519,18 +559,104 @@ export class World {
    * waits): a run closed without telling it, or deleted, is reported to the current execution.
    */
   watchLive(): void {
-    const c = this.coal;
-    const runKey = c?.m.state.running?.runKey;
-    if (!c || !runKey) return;
+    for (const runKey of this.watched()) {
+      const end = this.endNow(runKey);
+      if (!end) continue;
+      this.note(`watch finds ${short(runKey)} ended ${end.terminalReason}`);
+      this.runEnded(end);
+    }
+  }
+
+  /** The runs the shell's watch looks at (workflows/coalescer/watch.ts): its live run and its foreign runs. */
+  private watched(): string[] {
+    const state = this.coal?.m.state;
+    return [state?.running?.runKey, ...(state?.foreign ?? []).map((f) => f.runKey)].filter((k): k is string => k !== undefined);
+  }
+
+  /** What a look at a run through Temporal finds (activities/coalescer/watch.ts `runEnd`): null while it is open. */
+  private endNow(runKey: string): RunEnded | null {
     const run = this.runs.get(runKey);
-    let end: RunEnded | null;
-    if (!run || !this.ids.has(runKey)) end = { runKey, terminalReason: 'failed' };
-    else if (run.status === 'running') end = null;
-    else if (run.status === 'completed') end = this.endOf(run);
-    else end = { runKey, terminalReason: 'failed' };
-    if (!end) return;
-    this.note(`watch of the live run finds ${short(runKey)} ended ${end.terminalReason}`);
-    this.runEnded(end);
+    if (!run || !this.ids.has(runKey)) return { runKey, terminalReason: 'failed' };
+    if (run.status === 'running') return null;
+    if (run.status === 'completed') return this.endOf(run);
+    return { runKey, terminalReason: 'failed' };
+  }
+
+  /**
+   * The supervisor's recovery of each coalescer terminated by hand (activities/coalescer/recover.ts):
+   * its dedup table, but for the events it offers again, to the coalescer's ID (a new chain if none
+   * runs), with its live run if the recovery found it open; then that run's end, if it has closed.
+   * `late`: the recovery found the run open a moment before it closed, so the chain adopts it live
+   * though it has closed by the time it asks it to report its end (the ask is refused).
+   */
+  recover(late: boolean): void {
+    for (const l of this.left.splice(0)) {
+      const c = this.coal ?? this.freshCoalescer();
+      const running = l.state.running;
+      const run = running ? this.runs.get(running.runKey) : undefined;
+      const open = run !== undefined && this.ids.has(run.runKey) && (run.status === 'running' || late);
+      const except = toOfferAgain({ state: l.state, openSkips: l.openSkips }, false, l.chain).map((o) => o.event.eventKey);
+      const { seen, seenOpeners, chain, newestVersion } = l.state;
+      const left: Adopt = {
+        seen,
+        ...(seenOpeners ? { seenOpeners } : {}),
+        ...(chain ? { chain } : {}),
+        newestVersion,
+        except,
+        ...(open ? { live: running } : {}),
+      };
+      this.note(`recovery of ${l.chain}: ${c.chain} adopts its table${open ? ` and its live run ${short(running!.runKey)}` : ''}`);
+      c.log.push({ op: 'adopt', left: clone(left) });
+      c.m.adopt(clone(left));
+      // Its steered events are the new chain's to run now, unless the run's model sees them (or a
+      // new chain decided their key afresh before the recovery, or holds it: at least once, that runs
+      // it). A recovery comes within a round, well within the dedup horizon: one later is not modelled.
+      const { pending, running: own, foreign } = c.m.state;
+      const elsewhere = (key: string) =>
+        [pending, own, ...(foreign ?? [])].some((b) => b && b.runKey !== running?.runKey && b.events.some((e) => e.eventKey === key));
+      for (const a of this.accepted.values())
+        if (
+          a.exempt === TERMINATED &&
+          running?.steered?.includes(a.key) &&
+          running.events.some((e) => e.deliveryIds[0] === a.did) &&
+          this.keys.get(a.key)?.accepted === a &&
+          this.now - this.keys.get(a.key)!.atMs < this.self.policy.dedupHorizonMs &&
+          c.m.lookup(a.key)?.runKey === running.runKey &&
+          !elsewhere(a.key)
+        ) {
+          delete a.exempt;
+          a.recovered = true;
+        }
+      const adopted = open && (c.m.state.running?.runKey === running!.runKey || c.m.state.foreign?.some((f) => f.runKey === running!.runKey));
+      if (adopted) {
+        run!.adopted = true;
+        this.owedAsks.push({ exec: c.exec, runKey: running!.runKey });
+      } else if (running && run && run.status !== 'running') {
+        // Closed: its end is told again, with the steered events its model never saw, by signal-with-start
+        // (a new chain if the one that adopted the table has closed meanwhile).
+        const result = run.status === 'completed' ? { terminalReason: run.reason, steered: [...run.given], commitBegan: run.committing } : undefined;
+        const body = runEndedOf(running, result as Parameters<typeof runEndedOf>[1]);
+        if (!this.coal) this.freshCoalescer();
+        this.note(`recovery tells ${short(running.runKey)} ended ${body.terminalReason}`);
+        this.runEnded(body);
+      }
+      this.pump();
+    }
+  }
+
+  /** The loop's first step (report.ts `sendOwed`): ask each adopted live run to report its end; refused, it has closed: a look, not awaited. */
+  private sendOwedAsks(c: Coalescer): void {
+    for (const ask of this.owedAsks.splice(0)) {
+      if (ask.exec !== c.exec) continue;
+      const run = this.runs.get(ask.runKey);
+      if (run && run.status === 'running' && this.ids.has(ask.runKey)) {
+        run.asked = true;
+        this.note(`ask ${short(ask.runKey)} to report its end (adopted)`);
+      } else {
+        this.note(`ask ${short(ask.runKey)} refused: it has closed; a look at it goes out`);
+        this.msgs.push({ k: 'look', exec: c.exec, runKey: ask.runKey });
+      }
+    }
   }
 
   private exemptBatch(run: SimRun, why: string): void {
@@ -607,6 +733,9 @@ export class World {
     if (r && !r.void && this.now - r.atMs < this.self.policy.dedupHorizonMs) {
       delivery.accepted = r.accepted;
       delivery.rec = r;
+      // A key decided by a new chain between a termination by hand and its recovery is run at least
+      // once (docs/ARCHITECTURE.md): a run the recovery adopts that holds it too answers for it.
+      if (this.heldByAdopted(a.runKey, d.key)) return;
       const first = `${r.answer.decision} ${r.answer.runKey}`;
       if (d.fp !== r.fp) {
         if (a.decision !== 'mismatch')
@@ -640,6 +769,20 @@ export class World {
     }
     delivery.rec = rec;
     this.keys.set(d.key, rec);
+  }
+
+  /**
+   * Whether `runKey` is a run a recovery adopted, holding `key` (in its batch, taken by a steer, or
+   * owed it by the chain), or the follow-up batch that took such a run's steered copy of `key`.
+   */
+  private heldByAdopted(runKey: string | undefined, key: string): boolean {
+    if (runKey === undefined) return false;
+    const x = this.runs.get(runKey);
+    const st = this.coal?.m.state;
+    const entries = [st?.pending, st?.running, ...(st?.foreign ?? [])].filter((b) => b?.runKey === runKey).flatMap((b) => b!.events);
+    if (x?.adopted && [...x.batch, ...x.taken, ...entries].some((e) => e.eventKey === key)) return true;
+    const from = (e: Ev) => e.eventKey === key && e.steeredFrom !== undefined && this.runs.get(e.steeredFrom)?.adopted === true;
+    return [...entries, ...(x?.batch ?? [])].some(from);
   }
 
   /**
@@ -735,17 +878,21 @@ export class World {
         const c = this.coal;
         if (!c) return;
         this.note(`coalescer ${c.chain} terminated by hand`);
-        for (const a of this.accepted.values()) if (a.chain === c.chain && !a.views.length) a.exempt ??= 'its coalescer was terminated by hand';
+        // What it held is lost with it, its own events and those it took from a chain recovered before it.
+        const { pending, running, foreign } = c.m.state;
+        const held = new Set([pending, running, ...(foreign ?? [])].flatMap((b) => (b?.events ?? []).map((e) => e.deliveryIds[0])));
+        for (const a of this.accepted.values()) if ((a.chain === c.chain || held.has(a.did)) && !a.views.length) a.exempt ??= TERMINATED;
         for (const r of this.keys.values()) if (r.chain === c.chain) r.void = 'its coalescer was terminated by hand';
-        // The new chain's recovery adopts its live runs and asks each to report its end (report.ts).
-        for (const r of this.live()) {
-          r.orphan = true;
-          r.asked = true;
-        }
+        // Its live runs are no chain's until the recovery adopts them and asks them to report their end (report.ts).
+        for (const r of this.live()) r.orphan = true;
+        this.left.push({ chain: c.chain, state: clone(c.m.state), openSkips: clone(c.m.skips.openSkips()) });
         this.waiting = []; // their updates fail with the coalescer: the gate's signal goes to the next chain
         this.coal = undefined;
         break;
       }
+      case 'recover':
+        this.recover(cmd.late);
+        break;
       case 'continueAsNew':
         if (this.coal) {
           this.note('continue-as-new suggested');
@@ -770,16 +917,21 @@ export class World {
         const c = this.coal;
         // Its end may not have reached the coalescer yet (a child result lands a moment after the run
         // closes): the forget looks at the run first, before the CLI deletes it (handlers.ts).
-        if (c && c.m.state.running?.runKey === run.runKey) {
-          this.note(`forget of ${short(run.runKey)} waits for its end: the watch looks now`);
-          this.watchLive();
+        if (c && this.forgetLooksAt(c, run.runKey)) {
+          this.note(`forget of ${short(run.runKey)} waits for its end: it looks now`);
+          const end = this.endNow(run.runKey);
+          if (end) this.runEnded(end);
         }
         if (c) {
           c.log.push({ op: 'forget', runKey: run.runKey });
-          const forgotten = c.m.forgetRun(run.runKey);
+          // A row adopted from a chain terminated by hand is compact: it names its event by the key's hash.
+          const named = (k: string) => (k.startsWith('#') ? (this.deliveries.find((d) => keyHash(d.key) === k)?.key ?? k) : k);
+          const forgotten = c.m.forgetRun(run.runKey).map(named);
           // Only the events the run took (or that were skipped on it) are admitted again; any other decided key stays decided.
+          // (A row a recovery adopted may be a skip on it that a later chain's decision, lost with that chain, had replaced.)
           const skippedOn = (k: string) =>
-            (this.keys.get(k)?.answer.decision === 'skipped' && this.keys.get(k)?.answer.runKey === run.runKey) || this.waiting.some((w) => w.d.key === k);
+            this.deliveries.some((d) => d.key === k && d.answer?.decision === 'skipped' && d.answer.runKey === run.runKey) ||
+            this.waiting.some((w) => w.d.key === k);
           const stray = forgotten.filter((k) => !absorbedOf(run).includes(k) && !skippedOn(k));
           if (stray.length)
             this.fail('rearm', '2', `rearm of ${short(run.runKey)} forgot ${stray.join(', ')}, which it never took: decided afresh within the horizon`);
@@ -821,6 +973,11 @@ export class World {
     this.pump(); // a wake-up with no due timer only makes the loop look again
   }
 
+  /** The runs whose end a forget waits for (handlers.ts): its live run and its foreign runs. */
+  private forgetLooksAt(c: Coalescer, runKey: string): boolean {
+    return c.m.state.running?.runKey === runKey || c.m.state.foreign?.some((f) => f.runKey === runKey) === true;
+  }
+
   private checkSafety(): void {
     const live = this.live().filter((r) => !r.orphan);
     if (live.length > 1) this.fail('live2', '4', `${live.length} runs live for one wake key: ${live.map((r) => short(r.runKey)).join(', ')}`);
@@ -829,6 +986,10 @@ export class World {
   /** Every message arrives, every timer fires, every live run ends with success. */
   quiesce(): void {
     for (let round = 0; round < 1000; round++) {
+      if (this.left.length) {
+        this.recover(false); // the supervisor's round comes
+        continue;
+      }
       if (this.msgs.length) {
         this.deliver(0);
         continue;
@@ -842,10 +1003,10 @@ export class World {
         continue;
       }
       const c = this.coal;
-      if (c?.m.state.running) {
-        const before = c.m.state.running.runKey;
+      if (this.watched().length) {
+        const before = JSON.stringify(this.watched());
         this.watchLive(); // its watch timer fires
-        if (this.coal?.m.state.running?.runKey !== before) continue;
+        if (JSON.stringify(this.watched()) !== before) continue;
       }
       if (!c || c.timer === undefined) break;
       this.advanceTo(c.timer);
@@ -865,6 +1026,13 @@ export class World {
   private checkSeen(): void {
     for (const a of this.accepted.values()) {
       if (a.exempt) continue;
+      // Given back by a recovery, its key may pass its horizon before the adopted run's end is known:
+      // a delivery decided afresh then, with the same inputs, runs it.
+      const sameInputs = () =>
+        this.deliveries.some(
+          (d) => d.did !== a.did && d.key === a.key && d.fp === this.deliveries.find((x) => x.did === a.did)?.fp && d.accepted?.views.length,
+        );
+      if (!a.views.length && a.recovered && sameInputs()) continue;
       if (!a.views.length)
         this.fail('unseen', '1', `accepted event ${a.key} (${a.did}: ${a.answer.decision} ${a.answer.runKey}) was never seen by a run's model`);
       const runs = new Set(a.views.filter((v) => counts(v)).map((v) => v.run.runKey));
@@ -956,6 +1124,7 @@ export const cmdArb: fc.Arbitrary<Cmd> = fc.oneof(
   { weight: 1, arbitrary: fc.constant({ k: 'watchLive' as const }) },
   { weight: 1, arbitrary: fc.record({ k: fc.constant('dropSteer' as const), pick, applied: fc.boolean() }) },
   { weight: 1, arbitrary: fc.constant({ k: 'terminateCoalescer' as const }) },
+  { weight: 1, arbitrary: fc.record({ k: fc.constant('recover' as const), late: fc.boolean() }) },
   { weight: 2, arbitrary: fc.constant({ k: 'continueAsNew' as const }) },
   { weight: 1, arbitrary: fc.constant({ k: 'close' as const }) },
   { weight: 1, arbitrary: fc.record({ k: fc.constant('rearm' as const), run: pick }) },
@@ -1168,6 +1337,78 @@ describe('the coalescer model: counterexamples found on the landed code (and on 
     },
   ];
   for (const c of cases) test(`${c.name} (${c.overlap})`, () => check(c.overlap, c.cmds));
+});
+
+/*
+ * A coalescer terminated by hand while its live run F held a steered event, and a new event started a
+ * new chain and its run G before the recovery: the recovery's adoption finds G live, so F is held as
+ * a foreign run (workflows/coalescer/by-hand.ts), asked to report its end. Its end decides its
+ * steered events: those its model never saw run in a follow-up batch, those it saw never again.
+ */
+describe('the coalescer model: a foreign run adopted from a chain terminated by hand', () => {
+  /** F (run 0) takes k1 by a steer; chain c1 is terminated; k2 starts chain c2 and its run G. */
+  const foreignHolds = (seen: boolean): Cmd[] => [
+    { k: 'offer', events: [{ key: 0, fp: 0 }] },
+    { k: 'advance', ms: 100 },
+    { k: 'offer', events: [{ key: 1, fp: 0 }] },
+    { k: 'deliver', pick: 0 },
+    ...(seen ? [{ k: 'turn', run: 0 } as const] : []),
+    { k: 'terminateCoalescer' },
+    { k: 'offer', events: [{ key: 2, fp: 0 }] },
+    { k: 'advance', ms: 100 },
+  ];
+  const cases: { name: string; cmds: Cmd[] }[] = [
+    {
+      // On the code before: asked to report its end, F was terminated by hand and sent nothing; the watch
+      // looked only at the live run, so F's end was never taken and k1 never ran.
+      name: 'a foreign run terminated by hand after its ask: the watch finds it, its unseen steered event runs',
+      cmds: [...foreignHolds(false), { k: 'recover', late: false }, { k: 'terminateRun', run: 0 }],
+    },
+    {
+      name: 'a foreign run that ends unseen, unasked (its ask refused): the look finds it, its unseen steered event runs',
+      cmds: [...foreignHolds(false), { k: 'end', run: 0, reason: 'budget_exhausted' }, { k: 'recover', late: true }],
+    },
+    {
+      // On the code before: F closed before the new chain's ask, and a person re-armed F before the look
+      // that refusal started: the forget forgot F's rows at once, the look then found F deleted, and k1,
+      // which F's model saw, ran again in a follow-up run. The forget now waits for a foreign run's end.
+      name: 'a foreign run re-armed before its end was taken keeps what its model saw',
+      cmds: [...foreignHolds(true), { k: 'end', run: 0, reason: 'success' }, { k: 'recover', late: true }, { k: 'rearm', run: 0 }],
+    },
+    {
+      // Found by this model once it recovered terminated chains: the chain that held F as foreign,
+      // idle otherwise, closed before F's end (asked for) reached it; the end reached no chain and k1,
+      // which F's model never saw, never ran. A chain holding a foreign run is not idle.
+      name: 'a chain holding a foreign run does not close before its end: its unseen steered event runs',
+      cmds: [
+        ...foreignHolds(false),
+        { k: 'recover', late: false },
+        { k: 'end', run: 0, reason: 'failed' },
+        { k: 'end', run: 0, reason: 'success' },
+        { k: 'deliver', pick: 2 },
+        { k: 'close' },
+      ],
+    },
+    {
+      // Found by this model once it recovered terminated chains: the recovery told F's end, with k1
+      // unseen, after k1's row in the new chain had passed its horizon while that chain's live run
+      // (a redelivery decided afresh) still held it. The follow-up left k1 with that run, opened no
+      // batch, and the machine read the batch it had not opened (a workflow task failing for good).
+      name: 'a closed run’s end told by the recovery names an event the live run holds: it stays there',
+      cmds: [
+        { k: 'offer', events: [{ key: 0, fp: 0 }] },
+        { k: 'close' },
+        { k: 'offer', events: [{ key: 1, fp: 0 }] },
+        { k: 'terminateCoalescer' },
+        { k: 'redeliver', pick: 9, retry: false },
+        { k: 'advance', ms: 810 },
+        { k: 'end', run: 0, reason: 'success' },
+        { k: 'advance', ms: 83 },
+        { k: 'advance', ms: 107 },
+      ],
+    },
+  ];
+  for (const c of cases) test(`${c.name} (steer)`, () => check('steer', c.cmds));
 });
 
 /*

@@ -75,6 +75,20 @@ test('a run this execution started and follows is never looked at, until a refus
   assert.equal(next.due(carried(running), false, 10 * RUN_WATCH_IDLE_MS + 1), 10 * RUN_WATCH_IDLE_MS + RUN_WATCH_IDLE_MS);
 });
 
+test('the foreign runs (live runs adopted while this chain had its own) are looked at too: sooner while they hold steered events', () => {
+  const looks: string[] = [];
+  const running = { runKey: 'g', startedAtMs: 0, lookedAtMs: 0 };
+  const holding = { runKey: 'f1', startedAtMs: 0, steered: ['ev-b'] };
+  const bare = { runKey: 'f2', startedAtMs: 0 };
+  const watch = watchOf(looks);
+  watch.follow('g'); // this execution's own run: its end comes by child.result()
+  assert.equal(watch.due(running, false, 1000, [holding, bare]), RUN_WATCH_WAITING_MS);
+  assert.equal(watch.due(running, false, RUN_WATCH_WAITING_MS, [holding, bare]), 2 * RUN_WATCH_WAITING_MS);
+  assert.deepEqual(looks, ['f1'], 'one holding a steered event: every RUN_WATCH_WAITING_MS');
+  assert.equal(watch.due(undefined, false, RUN_WATCH_IDLE_MS, [carried(holding), bare]), RUN_WATCH_IDLE_MS + RUN_WATCH_WAITING_MS, 'with no live run too');
+  assert.deepEqual(looks, ['f1', 'f1', 'f2'], 'one holding none: every RUN_WATCH_IDLE_MS');
+});
+
 test('the watch reports a closed run’s end with the facts its result gives child.result(): seen, unseen steered events in full, commitBegan', async () => {
   const unseen = { eventKey: 'ev-c', source: 'ping', type: 'c', entity: 'e', occurredAt: '2026-12-02T10:00:00Z', deliveryIds: ['d-c'], payload: { c: 1 } };
   const result = { runKey: 'r1', terminalReason: 'budget_exhausted', steered: ['ev-b'], unseenEvents: [unseen], commitBegan: true } as unknown as RunResult;

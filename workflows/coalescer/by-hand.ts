@@ -17,11 +17,12 @@ const FORGOTTEN_RUNS = 20;
 export abstract class CoalescerByHand extends CoalescerAnswers {
   /**
    * Forget the events a closed run took (a person re-armed it), so their next deliveries are decided
-   * afresh. Not the live run's or the pending batch's: returns the event keys forgotten.
+   * afresh. Not the live run's, a foreign run's whose end is not taken yet (it may name steered events
+   * its model saw), or the pending batch's: returns the event keys forgotten.
    */
   forgetRun(runKey: string): string[] {
-    const { pending, running } = this.state;
-    if (pending?.runKey === runKey || running?.runKey === runKey) return [];
+    const { pending, running, foreign } = this.state;
+    if (pending?.runKey === runKey || running?.runKey === runKey || foreign?.some((f) => f.runKey === runKey)) return [];
     const token = this.tokenOf(runKey);
     const keys = this.seen.keysOfRun(token);
     for (const key of keys) this.seen.forget(key);
@@ -98,7 +99,13 @@ export abstract class CoalescerByHand extends CoalescerAnswers {
     });
     if (!orphans.length) return false;
     this.followUp(runKey, orphans, nowMs);
-    for (const e of orphans) this.seen.add(e.eventKey, e.fingerprint, nowMs, 'steered', this.tokenOf(this.state.pending!.runKey));
+    // Its entry names the batch that holds it now: the follow-up, or the live run that held it already
+    // (decided afresh here, or that run of a chain terminated by hand adopted as live).
+    const { pending, running } = this.state;
+    for (const e of orphans) {
+      const holder = [pending, running].find((b) => b?.events.some((x) => x.eventKey === e.eventKey));
+      if (holder) this.seen.add(e.eventKey, e.fingerprint, nowMs, 'steered', this.tokenOf(holder.runKey));
+    }
     return true;
   }
 

@@ -62,12 +62,15 @@ export function listen(
   // not at all from a run terminated by hand after a continue-as-new: one not taken yet is looked at
   // here, by the handler itself (the loop may be waiting for handlers to continue as new), while the
   // run is still there (it is not deleted until this update returns), so the events its model saw are
-  // never forgotten as unseen and run again. A live run (not the CLI's case) is refused as before,
-  // after the bounded wait.
+  // never forgotten as unseen and run again. A foreign run (a live run adopted from a chain terminated
+  // by hand while this chain had its own) is held the same way: its end, not taken yet, may name the
+  // steered events its model saw. A live one (not the CLI's case) is refused as before, after the
+  // bounded wait.
   setHandler(forgetUpdate, async ({ runKey }) => {
-    if (machine.state.running?.runKey === runKey) {
+    const held = () => machine.state.running?.runKey === runKey || machine.state.foreign?.some((f) => f.runKey === runKey) === true;
+    if (held()) {
       await lookAt(runKey);
-      await condition(() => machine.state.running?.runKey !== runKey, FORGET_WAITS_MS);
+      await condition(() => !held(), FORGET_WAITS_MS);
     }
     return machine.forgetRun(runKey);
   });

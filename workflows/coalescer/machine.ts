@@ -47,9 +47,12 @@ export class CoalescerMachine extends CoalescerSteering {
     return { ...rest, unconfirmed: true };
   }
 
-  /** Neither a pending batch nor a live run. */
+  /**
+   * Neither a pending batch nor a live run, nor a foreign run: its end, by its signal or the watch, may
+   * name steered events its model never saw, and would reach no chain once this one closed.
+   */
   get idle(): boolean {
-    return !this.state.pending && !this.state.running;
+    return !this.state.pending && !this.state.running && !this.state.foreign?.length;
   }
 
   /**

@@ -150,7 +150,7 @@ export async function coalescerWorkflow(input: CoalescerInput): Promise<Coalesce
         break;
       case 'wait': {
         loop.dirty = false;
-        const due = watch.due(machine.state.running, machine.state.pending !== undefined, workflowNow());
+        const due = watch.due(machine.state.running, machine.state.pending !== undefined, workflowNow(), machine.state.foreign);
         const fired = timer.at(due === undefined ? step.untilMs : Math.min(due, step.untilMs ?? Infinity));
         await (fired ? Promise.race([condition(() => loop.dirty), fired]) : condition(() => loop.dirty));
         break;
