@@ -322,4 +322,14 @@ describe("the coalescer's continue-as-new input", () => {
     // A steered run's list still counts its events left behind.
     assert.ok(BATCH_BUDGET_CHARS > 0);
   });
+  test('a table adopted from a continue-as-new input (a chain terminated before its first task) keeps its packed rows', () => {
+    const a = machineOf();
+    for (let n = 1; n <= 300; n++) a.offer(offerOf(n), T0 + n);
+    // What activities/coalescer/recover.ts `untakenOf` reads back: the input, its table packed.
+    const { seen, seenOpeners, chain, newestVersion } = (JSON.parse(JSON.stringify(carriedInput(a.self, a))) as { state: CoalescerState }).state;
+    assert.ok(seen.some((r) => typeof r === 'string' && r.startsWith('!')));
+    const b = machineOf({}, initialState(T0 + 10_000, '9f8e7d6c'));
+    assert.equal(b.adopt({ seen, ...(seenOpeners ? { seenOpeners } : {}), ...(chain ? { chain } : {}), newestVersion, except: [] }), 300);
+    for (const n of [1, 150, 300]) assert.equal(b.offer(offerOf(n, { offer: 424_242 + n }), T0 + 20_000).duplicate, true, `event ${n}`);
+  });
 });

@@ -111,6 +111,7 @@ export class SeenTable {
    * Returns how many were taken.
    */
   adopt(rows: readonly SeenRow[], openers: Record<string, string> = {}, except: readonly string[] = [], chain = '0'): number {
+    if (rows.some((r) => typeof r === 'string' && r.startsWith('!'))) rows = unpackRows(rows); // a continue-as-new input's (recover.ts `untakenOf`)
     const skip = new Set([...except, ...except.map(keyHash)]);
     const taken: string[] = [];
     for (const row of rows) {
