@@ -56,12 +56,9 @@ export function fitInto(batch: Batch, e: OfferedEvent, maxEvents: number): void 
   batch.chars = chars + size;
 }
 
-/**
- * Whether a batch (or a live run) can take one more event in full, within `maxEvents` and
- * BATCH_BUDGET_CHARS (a live run's events left behind at a continue-as-new count: `left`, and its `chars`).
- */
-export const hasRoom = (holder: { events: OfferedEvent[]; chars?: number; left?: number }, e: OfferedEvent, maxEvents: number): boolean =>
-  holder.events.length + (holder.left ?? 0) < maxEvents && charsOf(holder) + eventChars(e) <= BATCH_BUDGET_CHARS;
+/** Whether a batch (or a live run) can take one more event in full, within `maxEvents` and BATCH_BUDGET_CHARS. */
+export const hasRoom = (holder: { events: OfferedEvent[]; chars?: number }, e: OfferedEvent, maxEvents: number): boolean =>
+  holder.events.length < maxEvents && charsOf(holder) + eventChars(e) <= BATCH_BUDGET_CHARS;
 
 /**
  * The batch event `e` opens: the `n`-th of the coalescer's chain `chain`, its run named after `e`

@@ -92,15 +92,8 @@ export interface CoalescerState {
     startedAtMs: number;
     events: Offer['event'][];
     overflow: number;
-    /** JSON bytes of its list of events, as on a batch (those left behind at a continue-as-new included). */
+    /** JSON bytes of its list of events, as on a batch. */
     chars?: number;
-    /**
-     * Its events that stayed with its input at a continue-as-new, where nothing after its start needs
-     * them (workflows/coalescer/carry.ts `leaveBehind`): how many (`events` holds the rest), and under
-     * overlap `cancel` their keys (`leftKeys`: a restart drops them once the run says it committed).
-     */
-    left?: number;
-    leftKeys?: string[];
     cancelRequested?: boolean;
     /** Overlap `steer`: keys of the events steered into it while live (in `events` too, unless it refused them). */
     steered?: string[];

@@ -330,7 +330,7 @@ export class World {
   }
 
   private continueAsNew(c: Coalescer): void {
-    // As the shell carries it: the live run's events left behind, the seen table packed, within its bound (carry.ts).
+    // As the shell carries it: the seen table packed, within its bound (carry.ts).
     const state = JSON.parse(JSON.stringify(carriedInput(this.self, c.m).state)) as CoalescerState;
     this.coal = { m: new CoalescerMachine(this.self, state), exec: ++this.execs, chain: c.chain, input: JSON.stringify(state), log: [] };
   }

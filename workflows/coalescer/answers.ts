@@ -102,17 +102,6 @@ export abstract class CoalescerAnswers {
     return { decision, duplicate: true, ...base };
   }
 
-  /**
-   * A seen entry's answer for an event the live run took, as `heldAnswer` gives it (`runState`), once
-   * the run's events stayed with its input at a continue-as-new (workflows/coalescer/carry.ts `leaveBehind`).
-   */
-  protected liveAnswer(row: SeenEntry, answer: OfferAnswer): OfferAnswer {
-    const { running } = this.state;
-    const taken = row.decision === 'started' || row.decision === 'coalesced';
-    const left = running?.left !== undefined;
-    return left && taken && answer.runKey !== undefined && answer.runKey === running?.runKey ? { ...answer, runState: 'running' } : answer;
-  }
-
   /** The run token of a run of this coalescer (what follows `@` in its run key). */
   protected tokenOf(runKey: string): string {
     return runKey.slice(batchRunKey(this.self.agent, this.self.wakeKey, '').length);

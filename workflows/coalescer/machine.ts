@@ -80,7 +80,7 @@ export class CoalescerMachine extends CoalescerSteering {
       return this.firstAnswer(decided, offer.offerId, nowMs);
     const held = this.heldAnswer(e);
     if (held) return this.remember(offer, held);
-    if (decided) return this.remember(offer, this.liveAnswer(decided, this.seenAnswer(decided, e.fingerprint)));
+    if (decided) return this.remember(offer, this.seenAnswer(decided, e.fingerprint));
     const answer = this.decide(offer, nowMs);
     this.seen.add(e.eventKey, e.fingerprint, nowMs, answer.decision, answer.runKey && this.tokenOf(answer.runKey), offer.offerId);
     return this.remember(offer, answer);
@@ -159,7 +159,7 @@ export class CoalescerMachine extends CoalescerSteering {
     const restart = state.pending;
     const finished = commitBegan || (seen !== undefined && terminalReason !== 'cancelled');
     if (restart?.supersedes === runKey && finished) {
-      const done = new Set([...running.events.map((e) => e.eventKey), ...(running.leftKeys ?? [])]);
+      const done = new Set(running.events.map((e) => e.eventKey));
       restart.events = restart.events.filter((e) => !done.has(e.eventKey));
       restart.overflow = Math.max(0, restart.overflow - running.overflow);
       restart.chars = undefined;
