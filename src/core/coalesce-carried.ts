@@ -8,13 +8,17 @@ import { BATCH_BUDGET_CHARS } from './coalesce-batch';
  *
  * | part | share | its own rule |
  * |---|---|---|
- * | the pending batch's events (and a live run's steered ones) | BATCH_BUDGET_CHARS | src/core/coalesce-batch.ts `fitInto`, `hasRoom` |
+ * | the pending batch's events, and the live run's | BATCH_BUDGET_CHARS each | src/core/coalesce-batch.ts `fitInto`, `hasRoom` |
  * | answers kept for retried offers | ANSWERS_SHARE | workflows/coalescer/answers.ts `remember` |
  * | the rest: runs (10), stale records (20), versions, counts, identity | OTHER_SHARE | machine.ts |
  * | the seen table | SEEN_SHARE, what is left | workflows/coalescer/seen.ts (SEEN_BUDGET_CHARS) |
  *
  * The seen table is the one that gives way: at the turn it takes what the rest leaves, at most its
- * share (workflows/coalescer/carry.ts `carriedInput`), so the whole is bounded by construction. Its
+ * share (workflows/coalescer/carry.ts `carriedInput`), so the whole is bounded by construction, but
+ * for one case: the live run and the pending batch each keep their newest event whatever its size, so
+ * two events near the gate's 256 KiB outgrow the bound alone; the table is then given up whole and
+ * the input is those events (far under Temporal's 2 MB; the SDK warns). The live run's events are
+ * never dropped to fit: they answer its redeliveries after the table let their rows go. Its
  * stated capacity (SEEN_CAPACITY) is for its share; an event past the batch budget (the newest is
  * always kept, and the gate takes payloads up to 256 KiB), a steered live run's events beside a
  * follow-up batch, or parts past their share take their room from it: its oldest entries then leave

@@ -40,8 +40,14 @@ const payloadBytes = (input: unknown) => temporal.api.common.v1.Payloads.encode(
 function turned(m: CoalescerMachine): { next: CoalescerMachine; bytes: number } {
   const input = carriedInput(m.self, m);
   const bytes = payloadBytes(input);
-  assert.ok(jsonBytes(input) <= CARRIED_BUDGET_BYTES, `${jsonBytes(input)} bytes of JSON`);
-  assert.ok(bytes <= CARRIED_BUDGET_BYTES + 64 && bytes < PAYLOAD_WARN_BYTES, `${bytes} bytes`);
+  // Past the bound only when the live run's and the pending batch's events alone are (each holds its
+  // newest event whatever its size, up to the gate's 256 KiB): then the seen table is all given up.
+  const events = jsonBytes({ ...input, state: { ...input.state, seen: [], seenOpeners: {} } });
+  if (events > CARRIED_BUDGET_BYTES) assert.equal(input.state?.seen.length, 0, 'over the bound only with the table given up');
+  else {
+    assert.ok(jsonBytes(input) <= CARRIED_BUDGET_BYTES, `${jsonBytes(input)} bytes of JSON`);
+    assert.ok(bytes <= CARRIED_BUDGET_BYTES + 64 && bytes < PAYLOAD_WARN_BYTES, `${bytes} bytes`);
+  }
   return { next: new CoalescerMachine(m.self, JSON.parse(JSON.stringify(input.state)) as CoalescerState), bytes };
 }
 
@@ -141,7 +147,7 @@ describe("the coalescer's continue-as-new input", () => {
     );
   });
 
-  test(`property: whatever the stream (100-character keys, payloads up to the gate's 256 KiB, each overlap policy), the input stays within ${CARRIED_BUDGET_BYTES} bytes, and the seen table answers every event it still holds as before`, () => {
+  test(`property: whatever the stream (100-character keys, payloads up to the gate's 256 KiB, each overlap policy), the input stays within ${CARRIED_BUDGET_BYTES} bytes (past it only with the table given up, when the runs' events alone are), and the seen table answers every event it still holds as before`, () => {
     const step = fc.oneof(
       {
         weight: 6,
