@@ -16,6 +16,7 @@ import type { ChatMessage } from '../../src/core/contracts';
 import { coalescerQuery, statusQuery } from '../../src/core/messages';
 import { awaitRun, movedRun } from '../../src/run/await-run';
 import { wakeTrail } from '../../src/trail/trail';
+import type { Gate } from '../../src/gate/gate';
 import { steerRun } from '../../activities/coalescer/steer';
 import { eventually, useDevEnv, unique, withWorker } from '../helpers/env';
 
@@ -282,16 +283,7 @@ describe('overlap steer: a wake into the live run', () => {
       env.nativeConnection,
       taskQueue,
       async () => {
-        const first = await gate.admit(order(entity, 'quantity', '2026-12-02T10:00:00Z'));
-        await look.waiting;
-        const second = await gate.admit(order(entity, 'address', '2026-12-02T10:00:05Z'));
-        assert.equal(second.decision, 'steered');
-        await eventually(
-          () => statusOf(first.runKey),
-          (s?: RunStatus) => s?.absorbed?.some((e) => e.eventKey === second.eventKey) === true,
-          15_000,
-          'the run took the steered event',
-        );
+        const { first, second } = await steeredIntoLiveRun(gate, entity, look);
         look.release();
         const ended = await awaitRun(env.client, first);
         assert.equal(ended.terminalReason, 'budget_exhausted', ended.summary);
@@ -352,6 +344,21 @@ describe('overlap steer: a wake into the live run', () => {
 });
 
 /** `p`, or a failure naming `what` after `ms`: an event lost for good must fail the test, not hang it. */
+/** Two events on one key: the first's run is held at its look, the second is steered into it and taken. */
+async function steeredIntoLiveRun(gate: Gate, entity: string, look: ReturnType<typeof latch>) {
+  const first = await gate.admit(order(entity, 'quantity', '2026-12-02T10:00:00Z'));
+  await look.waiting;
+  const second = await gate.admit(order(entity, 'address', '2026-12-02T10:00:05Z'));
+  assert.equal(second.decision, 'steered');
+  await eventually(
+    () => statusOf(first.runKey),
+    (st?: RunStatus) => st?.absorbed?.some((e) => e.eventKey === second.eventKey) === true,
+    15_000,
+    'the run took the steered event',
+  );
+  return { first, second };
+}
+
 function within<T>(p: Promise<T>, ms: number, what: string): Promise<T> {
   let timer: NodeJS.Timeout | undefined;
   const late = new Promise<never>((_, reject) => (timer = setTimeout(() => reject(new Error(`${what}: nothing within ${ms} ms`)), ms)));
@@ -384,16 +391,7 @@ describe('a coalescer terminated by hand while its live run holds a steered even
         env.nativeConnection,
         taskQueue,
         async () => {
-          const first = await gate.admit(order(entity, 'quantity', '2026-12-02T10:00:00Z'));
-          await look.waiting;
-          const second = await gate.admit(order(entity, 'address', '2026-12-02T10:00:05Z'));
-          assert.equal(second.decision, 'steered');
-          await eventually(
-            () => statusOf(first.runKey),
-            (st?: RunStatus) => st?.absorbed?.some((e) => e.eventKey === second.eventKey) === true,
-            15_000,
-            'the run took the steered event',
-          );
+          const { first, second } = await steeredIntoLiveRun(gate, entity, look);
           const coalescer = env.client.workflow.getHandle(first.coalescerId!);
           const terminated = (await coalescer.describe()).runId;
           await coalescer.terminate('an operator stops the coalescer');
@@ -436,16 +434,7 @@ describe('a coalescer terminated by hand while its live run holds a steered even
       taskQueue,
       async () => {
         try {
-          const first = await gate.admit(order(entity, 'quantity', '2026-12-02T10:00:00Z'));
-          await look.waiting;
-          const second = await gate.admit(order(entity, 'address', '2026-12-02T10:00:05Z'));
-          assert.equal(second.decision, 'steered');
-          await eventually(
-            () => statusOf(first.runKey),
-            (st?: RunStatus) => st?.absorbed?.some((e) => e.eventKey === second.eventKey) === true,
-            15_000,
-            'the run took the steered event',
-          );
+          const { first, second } = await steeredIntoLiveRun(gate, entity, look);
           const coalescer = env.client.workflow.getHandle(first.coalescerId!);
           await coalescer.terminate('an operator stops the coalescer');
           // Before the recovery: a new chain, and its own run (held at its look, as F is).
