@@ -14,7 +14,7 @@ import { eventually, useDevEnv, unique } from '../helpers/env';
 import { outsideEnv } from '../helpers/outside';
 import { activityEvents, deferred, spawnWorker, type WorkerProcess } from '../helpers/worker-process';
 import { createSchedule, testSchedule, ticksOf } from '../helpers/schedules';
-import { ScheduleOverlapPolicy } from '@temporalio/client';
+import { ScheduleOverlapPolicy, defaultPayloadConverter } from '@temporalio/client';
 import { temporal } from '@temporalio/proto';
 import { registryOf } from '../helpers/app';
 
@@ -268,15 +268,20 @@ describe('a schedule window the Schedule started itself, with its worker SIGKILL
       'the window started',
     );
     const wake = env.client.workflow.getHandle(run!.workflowId, run!.runId);
-    // The hold, not the record step before it: only the hold heartbeats. Seeing the record started
-    // and killing after it completed could leave the hold scheduled but not yet taken, to be run
-    // for the first time by the second worker.
+    // The hold, not the record step before it: both heartbeat (every tool call does, the record's
+    // first beat carrying no progress), but only the hold records progress, the time held. Seeing
+    // the record and killing after it completed could leave the hold scheduled but not yet taken,
+    // to be run for the first time by the second worker (attempt 1).
+    const heldMs = (a: temporal.api.workflow.v1.IPendingActivityInfo) => {
+      const first = a.heartbeatDetails?.payloads?.[0];
+      return first ? defaultPayloadConverter.fromPayload<unknown>(first) : undefined;
+    };
     const holding = (p: temporal.api.workflow.v1.IPendingActivityInfo[]) =>
       p.some(
         (a) =>
           a.activityType?.name === 'toolCall' &&
           a.state === temporal.api.enums.v1.PendingActivityState.PENDING_ACTIVITY_STATE_STARTED &&
-          (a.heartbeatDetails?.payloads?.length ?? 0) > 0,
+          typeof heldMs(a) === 'number',
       );
     await eventually(async () => (await wake.describe()).raw.pendingActivities ?? [], holding, 20_000, 'the canary holding in its tool');
     await first.kill();
