@@ -26,7 +26,7 @@ import { BATCH_BUDGET_CHARS } from './coalesce-batch';
  * room for the largest event the gate takes in the pending batch (or in a live run under `cancel`,
  * no batch waiting) beside a live run's events within BATCH_BUDGET_CHARS, so the whole is bounded
  * for keys up to 100 characters, but for one case: foreign runs, each up to BATCH_BUDGET_CHARS, may
- * take the input past it, to 1,080,000 bytes at most (under Temporal's 2 MiB; the SDK warns). The
+ * take the input past it, to about 1,080,000 bytes (under Temporal's 2 MiB; the SDK warns). The
  * delivery ids redeliveries add to a run's events count on top. The table's stated capacity
  * (SEEN_CAPACITY) is for its share; an event past the batch budget, a steered live run's events
  * beside a follow-up batch, or parts past their share take their room from it: its oldest entries
