@@ -7,6 +7,7 @@ import type { CoalescerInput, CoalescerState, CoalescerStatus, Offer, OfferInput
 import type { RunResult } from '../../src/core/run-types';
 import { adoptSignal, coalescerQuery, deliverySignal, offerSignal, runEndedSignal } from '../../src/core/messages';
 import { offerBySignal, signalCoalescer } from '../../src/coalescer/coalescer-start';
+import { whole } from '../../src/core/coalesce-batch';
 
 type OfferedEvent = Offer['event'];
 type Live = NonNullable<CoalescerState['running']>;
@@ -85,7 +86,8 @@ export function toOfferAgain(status: Pick<CoalescerStatus, 'state' | 'openSkips'
   const { pending, running } = status.state;
   const recovered = (event: OfferedEvent): Offer => ({ event, offerId: `recovered:${runId}:${event.eventKey}` });
   const all: Offer[] = [
-    ...(phantom && running ? running.events.map(recovered) : []),
+    // A live run that crossed a continue-as-new had started (the execution before waited for its start): its events kept by key alone are not a phantom's.
+    ...(phantom && running ? running.events.filter(whole).map(recovered) : []),
     ...(status.openSkips ?? []).map((k) => (k.offerId ? { event: k.event, offerId: k.offerId } : recovered(k.event))),
     ...(pending?.events ?? []).map(recovered),
   ];
@@ -195,7 +197,7 @@ export async function endOf(client: Client, running: Live): Promise<RunEnded | u
 export function runEndedOf(running: Live, result: RunResult | undefined): RunEnded {
   const seen = result ? (result.steered ?? []) : undefined;
   const given = new Set(seen ?? []);
-  const unseenEvents = running.events.filter((e) => running.steered?.includes(e.eventKey) && !given.has(e.eventKey));
+  const unseenEvents = running.events.filter(whole).filter((e) => running.steered?.includes(e.eventKey) && !given.has(e.eventKey));
   return {
     runKey: running.runKey,
     terminalReason: result?.terminalReason ?? 'failed',

@@ -1,4 +1,4 @@
-import type { Batch, Offer, OfferAnswer } from './coalesce-types';
+import type { Batch, KeptEvent, Offer, OfferAnswer } from './coalesce-types';
 import { batchRunKey, batchRunToken, coalescerId } from './ids';
 import type { CoalescePolicy } from './policy';
 import { jsonBytes } from './bytes';
@@ -36,9 +36,12 @@ export function dueAt(b: Batch, policy: CoalescePolicy): number {
  */
 export const BATCH_BUDGET_CHARS = 60_000;
 /** UTF-8 bytes of an event's JSON (what it takes in a payload). */
-export const eventChars = (e: OfferedEvent): number => jsonBytes(e);
+export const eventChars = (e: OfferedEvent | KeptEvent): number => jsonBytes(e);
 /** The JSON bytes of a batch's (or a live run's) events, counted once and kept up to date after. */
-export const charsOf = (holder: { events: OfferedEvent[]; chars?: number }): number => (holder.chars ??= holder.events.reduce((n, e) => n + eventChars(e), 0));
+export const charsOf = (holder: { events: (OfferedEvent | KeptEvent)[]; chars?: number }): number =>
+  (holder.chars ??= holder.events.reduce((n, e) => n + eventChars(e), 0));
+/** Whether a live run's event is whole (with its payload), not kept by its key alone past a continue-as-new. */
+export const whole = (e: OfferedEvent | KeptEvent): e is OfferedEvent => 'payload' in e;
 /**
  * Add the newest event to a batch within `maxEvents` and BATCH_BUDGET_CHARS: when full, the events
  * before it are counted in `overflow` from the last back (the first, the opener, goes last), and the
@@ -57,7 +60,7 @@ export function fitInto(batch: Batch, e: OfferedEvent, maxEvents: number): void 
 }
 
 /** Whether a batch (or a live run) can take one more event in full, within `maxEvents` and BATCH_BUDGET_CHARS. */
-export const hasRoom = (holder: { events: OfferedEvent[]; chars?: number }, e: OfferedEvent, maxEvents: number): boolean =>
+export const hasRoom = (holder: { events: (OfferedEvent | KeptEvent)[]; chars?: number }, e: OfferedEvent, maxEvents: number): boolean =>
   holder.events.length < maxEvents && charsOf(holder) + eventChars(e) <= BATCH_BUDGET_CHARS;
 
 /**

@@ -84,13 +84,21 @@ export interface Batch {
  */
 export type FirstAnswer = string;
 
+/**
+ * A live run's event as the coalescer's state holds it after a continue-as-new where nothing after
+ * the run's start needs the rest (workflows/coalescer/carry.ts `carriedRuns`): its key, its inputs'
+ * fingerprint and its delivery ids, what answers a redelivery of it as the run's and ends the run.
+ */
+export type KeptEvent = Pick<Offer['event'], 'eventKey' | 'fingerprint' | 'deliveryIds'>;
+
 /** The coalescer's whole state: plain JSON, carried across continue-as-new. */
 export interface CoalescerState {
   pending?: Batch;
   running?: {
     runKey: string;
     startedAtMs: number;
-    events: Offer['event'][];
+    /** Whole as the batch held them, or kept without payload past a continue-as-new (src/core/coalesce-batch.ts `whole` tells). */
+    events: (Offer['event'] | KeptEvent)[];
     overflow: number;
     /** JSON bytes of its list of events, as on a batch. */
     chars?: number;

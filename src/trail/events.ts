@@ -78,7 +78,8 @@ export function coalescedEvents(r: Recorded): Draft[] {
       else if (a.newestVersion !== undefined) d.newestVersion = a.newestVersion;
     }
     for (const e of [...(c.state?.staleEvents ?? []), ...(c.state?.pending?.events ?? []), ...(c.state?.running?.events ?? [])]) {
-      if (drafts.byKey.has(e.eventKey)) drafts.get(e.eventKey, e, 'accepted', 'coalescer');
+      // A live run's event kept by its key alone past a continue-as-new has no details to give.
+      if (drafts.byKey.has(e.eventKey)) drafts.get(e.eventKey, 'source' in e ? e : undefined, 'accepted', 'coalescer');
     }
   }
   // A run's lists and the pending batch say where an event went: its decision, when no answer was read.

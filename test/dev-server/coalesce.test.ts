@@ -17,6 +17,7 @@ import { createSchedule, testSchedule } from '../helpers/schedules';
 import { registryOf, activitiesOf, exampleAgents } from '../helpers/app';
 import { GATE_PRIORITY, RUN_PRIORITY } from '../../src/core/priority';
 import { runCli } from '../helpers/cli';
+import { whole } from '../../src/core/coalesce-batch';
 
 /*
  * Wake keys and coalescing on the real dev server. The server suggests continue-as-new after 60
@@ -700,7 +701,8 @@ describe('no wake left behind: what operators and late senders do', () => {
         );
         const coalescer = env.client.workflow.getHandle(live.coalescerId!);
         const firstExecution = (await coalescer.describe()).runId;
-        const held = (await coalescer.query(coalescerQuery)).state.running!.events[0]!;
+        // Whole, as the execution that started the run holds it.
+        const held = (await coalescer.query(coalescerQuery)).state.running!.events.filter(whole)[0]!;
         // Offers of the live run's event again (one update each: 5 history events, answered from the
         // live run) grow the coalescer's history: past the server's suggestion it continues as new, its
         // run still live; then up to where the next workflow task, the forget's, is suggested to

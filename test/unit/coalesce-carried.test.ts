@@ -6,19 +6,24 @@ import { temporal } from '@temporalio/proto';
 import type { CoalescerState, Offer, OfferAnswer } from '../../src/core/coalesce-types';
 import type { CoalescePolicy } from '../../src/core/policy';
 import { jsonBytes } from '../../src/core/bytes';
-import { FIRST_ANSWER_BYTES, RECENT_ANSWER_BYTES, RECENT_ANSWERS } from '../../src/core/coalesce-carried';
+import { FIRST_ANSWER_BYTES, LARGEST_EVENT_BYTES, RECENT_ANSWER_BYTES, RECENT_ANSWERS, SEEN_LEAST_SHARE } from '../../src/core/coalesce-carried';
+import { whole } from '../../src/core/coalesce-batch';
+import { EVENT_LIMITS } from '../../src/gate/limits';
 import { CoalescerMachine, initialState, type NextAction } from '../../workflows/coalescer/machine';
 import { CARRIED_BUDGET_BYTES, carriedInput } from '../../workflows/coalescer/carry';
 
 /*
  * What the coalescer carries across continue-as-new (workflows/coalescer/carry.ts): the whole input
  * within CARRIED_BUDGET_BYTES for any stream, as Temporal encodes it, under the SDK's 512 KiB payload
- * warning; answers to retried offers kept as the facts the seen table does not hold; the live run's
- * events left with its input where nothing needs them. Each turn goes through `carriedInput` and JSON,
- * as the workflow's continue-as-new does.
+ * warning (past it only with foreign runs held, the seen table at its least share, under Temporal's
+ * 2 MiB); answers to retried offers kept as the facts the seen table does not hold; the live run's
+ * events carried by their keys where nothing needs their payloads. Each turn goes through
+ * `carriedInput` and JSON, as the workflow's continue-as-new does.
  */
 const T0 = Date.parse('2026-12-02T10:00:00Z');
 const PAYLOAD_WARN_BYTES = 512 * 1024;
+/** Temporal refuses a payload past this. */
+const BLOB_LIMIT_BYTES = 2 * 1024 * 1024;
 
 const policyOf = (over: Partial<CoalescePolicy> = {}): CoalescePolicy => ({
   debouncePeriodMs: 1000,
@@ -38,16 +43,15 @@ const payloadBytes = (input: unknown) => temporal.api.common.v1.Payloads.encode(
 
 /** Continue as new: the input as the workflow sends it, its bytes checked, and the machine the next execution builds from it. */
 function turned(m: CoalescerMachine): { next: CoalescerMachine; bytes: number } {
+  const table = m.seen.packedChars;
   const input = carriedInput(m.self, m);
   const bytes = payloadBytes(input);
-  // Past the bound only when the live run's and the pending batch's events alone are (each holds its
-  // newest event whatever its size, up to the gate's 256 KiB): then the seen table is all given up.
-  const events = jsonBytes({ ...input, state: { ...input.state, seen: [], seenOpeners: {} } });
-  if (events > CARRIED_BUDGET_BYTES) assert.equal(input.state?.seen.length, 0, 'over the bound only with the table given up');
-  else {
-    assert.ok(jsonBytes(input) <= CARRIED_BUDGET_BYTES, `${jsonBytes(input)} bytes of JSON`);
-    assert.ok(bytes <= CARRIED_BUDGET_BYTES + 64 && bytes < PAYLOAD_WARN_BYTES, `${bytes} bytes`);
-  }
+  assert.ok(bytes < BLOB_LIMIT_BYTES, `${bytes} bytes: over Temporal's 2 MiB`);
+  // Past the bound only with foreign runs held, the table at its least share (src/core/coalesce-carried.ts).
+  if (jsonBytes(input) > CARRIED_BUDGET_BYTES) {
+    assert.ok(input.state?.foreign?.length, `${jsonBytes(input)} bytes of JSON, no foreign run held`);
+    assert.ok(m.seen.packedChars >= Math.min(table, SEEN_LEAST_SHARE), 'the table gave way below its least share');
+  } else assert.ok(bytes <= CARRIED_BUDGET_BYTES + 64 && bytes < PAYLOAD_WARN_BYTES, `${bytes} bytes`);
   return { next: new CoalescerMachine(m.self, JSON.parse(JSON.stringify(input.state)) as CoalescerState), bytes };
 }
 
@@ -147,7 +151,7 @@ describe("the coalescer's continue-as-new input", () => {
     );
   });
 
-  test(`property: whatever the stream (100-character keys, payloads up to the gate's 256 KiB, each overlap policy), the input stays within ${CARRIED_BUDGET_BYTES} bytes (past it only with the table given up, when the runs' events alone are), and the seen table answers every event it still holds as before`, () => {
+  test(`property: whatever the stream (100-character keys, payloads up to the gate's 256 KiB, each overlap policy), the input stays within ${CARRIED_BUDGET_BYTES} bytes (the live run's events carried by their keys), and the seen table answers every event it still holds as before`, () => {
     const step = fc.oneof(
       {
         weight: 6,
@@ -290,6 +294,55 @@ describe("the coalescer's continue-as-new input", () => {
     const again = s2.offer(offerOf(1, { offer: 99 }), T0 + 120_500);
     assert.deepEqual([again.decision, again.duplicate, again.runKey], ['started', true, a.runKey]);
   });
+  test('under steer the live run’s steered events cross whole, the rest by their keys; those its model never saw go whole to the follow-up run', () => {
+    const m = machineOf({ whileRunning: 'steer' });
+    const live = new Set<string>();
+    m.offer(offerOf(1, { padding: 100 }), T0);
+    settle(m, T0 + 1000, live);
+    const runKey = m.state.running!.runKey;
+    assert.equal(m.offer(offerOf(2, { padding: 100 }), T0 + 1100).decision, 'steered');
+    settle(m, T0 + 1100, live);
+    const { next } = turned(m);
+    const [first, steered] = next.state.running!.events;
+    assert.deepEqual(Object.keys(first!).sort(), ['deliveryIds', 'eventKey', 'fingerprint'], 'the opener by its key');
+    assert.ok(steered && whole(steered), 'the steered event whole');
+    next.runEnded({ runKey, terminalReason: 'success', seen: [] }, T0 + 5000);
+    assert.deepEqual(
+      next.state.pending?.events.map((e) => [e.eventKey, e.payload]),
+      [[offerOf(2).event.eventKey, offerOf(2, { padding: 100 }).event.payload]],
+    );
+  });
+
+  test('under cancel the live run’s events cross whole until a restart holds its own copies, then by their keys; a run adopted by its keys is not restarted', () => {
+    const m = machineOf({ whileRunning: 'cancel' });
+    m.offer(offerOf(1, { padding: 100 }), T0);
+    settle(m, T0 + 1000, new Set());
+    const { next } = turned(m);
+    assert.ok(next.state.running!.events.every(whole), 'whole: a restart may take them');
+    next.offer(offerOf(2), T0 + 2000);
+    assert.equal(next.state.pending?.supersedes, next.state.running!.runKey);
+    assert.deepEqual(
+      next.state.pending!.events.map((e) => e.payload),
+      [offerOf(1, { padding: 100 }).event.payload, offerOf(2).event.payload],
+    );
+    const { next: after } = turned(next);
+    assert.ok(!after.state.running!.events.some(whole), 'by their keys: the restart holds its copies');
+    assert.ok(after.state.pending!.events.every(whole));
+    // That chain terminated by hand: the next one adopts its live run as its own, by its keys.
+    const b = machineOf({ whileRunning: 'cancel' }, initialState(T0 + 3000, '9f8e7d6c'));
+    b.adopt({ seen: [], newestVersion: {}, except: [], live: after.state.running! });
+    assert.equal(b.state.running?.runKey, after.state.running!.runKey);
+    assert.equal(b.offer(offerOf(3), T0 + 4000).decision, 'started');
+    assert.equal(b.state.pending?.supersedes, undefined, 'the event waits for its end');
+    assert.ok(b.state.pending!.events.every(whole));
+  });
+
+  test('the largest event the gate takes fits the room the seen table’s least share leaves it (LARGEST_EVENT_BYTES)', () => {
+    const largest = offerOf(0, { padding: EVENT_LIMITS.maxPayloadBytes - jsonBytes({ text: '' }) });
+    assert.equal(jsonBytes(largest.event.payload), EVENT_LIMITS.maxPayloadBytes);
+    assert.ok(jsonBytes(largest.event) <= LARGEST_EVENT_BYTES, `${jsonBytes(largest.event)} bytes`);
+  });
+
   test('a table adopted from a continue-as-new input (a chain terminated before its first task) keeps its packed rows', () => {
     const a = machineOf();
     for (let n = 1; n <= 300; n++) a.offer(offerOf(n), T0 + n);
@@ -299,5 +352,144 @@ describe("the coalescer's continue-as-new input", () => {
     const b = machineOf({}, initialState(T0 + 10_000, '9f8e7d6c'));
     assert.equal(b.adopt({ seen, ...(seenOpeners ? { seenOpeners } : {}), ...(chain ? { chain } : {}), newestVersion, except: [] }), 300);
     for (const n of [1, 150, 300]) assert.equal(b.offer(offerOf(n, { offer: 424_242 + n }), T0 + 20_000).duplicate, true, `event ${n}`);
+  });
+});
+
+/*
+ * The live run's events crossing a continue-as-new again (carry.ts `carriedInput`): cases the change
+ * leaves open. Each states what the guarantee or the docs promise; each fails on the code as it is.
+ */
+describe("the coalescer's continue-as-new input: the live run's events, the cases left open", () => {
+  const BIG = 256 * 1024 - 20;
+  const MIB2 = 2 * 1024 * 1024;
+  /** A chain with its live run holding `events` (offered together, started after the debounce). */
+  function chainWithLive(over: Partial<CoalescePolicy>, chain: string, at: number, events: Offer[]): { m: CoalescerMachine; answers: OfferAnswer[] } {
+    const m = machineOf(over, initialState(at, chain));
+    const answers = events.map((o) => m.offer(o, at));
+    settle(m, at + 1000, new Set());
+    assert.equal(m.state.running?.events.length, events.length, 'its run is live');
+    return { m, answers };
+  }
+  /** What the recovery sends the chain with the key (recover.ts): the terminated chain's table and its open live run. */
+  const leftBy = (m: CoalescerMachine) => {
+    const { seen, seenOpeners, chain, newestVersion, running } = JSON.parse(JSON.stringify(m.state)) as CoalescerState;
+    return { seen, ...(seenOpeners ? { seenOpeners } : {}), ...(chain ? { chain } : {}), newestVersion, except: [], live: running! };
+  };
+
+  test('the table given up whole at the turn: a redelivery of the live run’s own large event, within the horizon, once that run has ended, runs it again', () => {
+    const m = machineOf({ whileRunning: 'buffer_one' });
+    const live = new Set<string>();
+    m.offer(offerOf(1), T0);
+    settle(m, T0 + 1000, live);
+    m.runEnded({ runKey: m.state.running!.runKey, terminalReason: 'success', seen: [] }, T0 + 2000);
+    const b = m.offer(offerOf(2, { padding: BIG }), T0 + 3000);
+    settle(m, T0 + 4000, live);
+    assert.equal(m.state.running?.runKey, b.runKey);
+    m.offer(offerOf(3, { padding: BIG }), T0 + 4500); // the next batch, as docs/ARCHITECTURE.md names the case
+    const { next } = turned(m);
+    assert.ok(next.seen.size > 0, 'the table kept: the live run crosses by its events’ keys');
+    next.runEnded({ runKey: b.runKey!, terminalReason: 'success', seen: [] }, T0 + 10_000);
+    settle(next, T0 + 10_000, live);
+    // 20 s after its decision, the horizon an hour: the sender's retry of the large event.
+    const again = next.offer(offerOf(2, { offer: 99 }), T0 + 20_000);
+    assert.deepEqual([again.decision, again.duplicate, again.runKey], ['started', true, b.runKey], 'event 2 decided afresh: a second run of it');
+  });
+
+  test('a foreign run (a terminated chain’s live run, adopted while this chain had its own): its events cross the turn but do not answer for it once its row is gone', () => {
+    // The change's own case (a dedup horizon shorter than the run), the run adopted as foreign.
+    const policy = { whileRunning: 'buffer_one' as const, dedupHorizonMs: 60_000 };
+    const { m: a, answers } = chainWithLive(policy, '0a1b2c3d', T0, [offerOf(1)]);
+    // Chain A is terminated by hand; a new offer starts chain B, whose run starts before the recovery's round.
+    const { m: b } = chainWithLive(policy, '9f8e7d6c', T0 + 1500, [offerOf(2)]);
+    b.adopt(leftBy(a));
+    assert.equal(b.state.foreign?.[0]?.runKey, answers[0]!.runKey);
+    b.next(T0 + 120_000, false); // both runs still live; the rows pass the horizon
+    const { next } = turned(b);
+    assert.deepEqual(
+      next.state.foreign?.[0]?.events.map((e) => e.eventKey),
+      [offerOf(1).event.eventKey],
+      'its events crossed',
+    );
+    const again = next.offer(offerOf(1, { offer: 99 }), T0 + 120_500);
+    assert.deepEqual([again.decision, again.duplicate, again.runKey], ['started', true, answers[0]!.runKey], 'event 1 decided afresh while its run is live');
+  });
+
+  test('a foreign run’s large event beside the live run’s, no next batch: the bound broken in a case the docs do not name, the table given up whole', () => {
+    const { m: a } = chainWithLive({ whileRunning: 'buffer_one' }, '0a1b2c3d', T0, [offerOf(1, { padding: BIG })]);
+    // Chain B: a run of 300 small events has ended, a run of one large event is live; no next batch.
+    const b = machineOf({ whileRunning: 'buffer_one' }, initialState(T0 + 1500, '9f8e7d6c'));
+    const live = new Set<string>();
+    for (let i = 3; i < 303; i++) b.offer(offerOf(i), T0 + 1500);
+    settle(b, T0 + 2500, live);
+    b.runEnded({ runKey: b.state.running!.runKey, terminalReason: 'success', seen: [] }, T0 + 3000);
+    b.offer(offerOf(2, { padding: BIG }), T0 + 3000);
+    settle(b, T0 + 4000, live);
+    b.adopt(leftBy(a));
+    assert.ok(b.state.foreign?.length === 1 && !b.state.pending && b.seen.size === 302);
+    const input = carriedInput(b.self, b);
+    assert.ok(
+      jsonBytes(input) <= CARRIED_BUDGET_BYTES && input.state!.seen.length > 0,
+      `${jsonBytes(input)} bytes of JSON; the table ${input.state!.seen.length ? 'kept' : 'given up whole'}`,
+    );
+  });
+
+  test('foreign runs each with a large event: the continue-as-new input passes Temporal’s 2 MB blob limit', () => {
+    const { m: b } = chainWithLive({ whileRunning: 'buffer_one' }, '9f8e7d6c', T0, [offerOf(1, { padding: BIG })]);
+    for (let i = 0; i < 8; i++) {
+      const { m: a } = chainWithLive({ whileRunning: 'buffer_one' }, `${hex(0xa0 + i)}`, T0 + 100 * i, [offerOf(100 + i, { padding: BIG })]);
+      b.adopt(leftBy(a));
+    }
+    assert.equal(b.state.foreign?.length, 8);
+    const input = carriedInput(b.self, b);
+    assert.ok(payloadBytes(input) < MIB2, `${payloadBytes(input)} bytes: the server refuses the continue-as-new`);
+  });
+
+  test('redeliveries of the live run’s event, each a delivery of its own: their ids gather on the run’s events, which cross every turn past the batch’s share and past the bound', () => {
+    // skip, as the change's own case; the sender redelivers event 1 while its (long) run is live.
+    let m = machineOf({ whileRunning: 'skip' });
+    for (let i = 2; i < 302; i++) m.offer(offerOf(i), T0); // a table of 300 rows beside it
+    const live = new Set<string>();
+    settle(m, T0 + 1000, live);
+    m.runEnded({ runKey: m.state.running!.runKey, terminalReason: 'success', seen: [] }, T0 + 1500);
+    const first = m.offer(offerOf(1), T0 + 2000);
+    settle(m, T0 + 3000, live);
+    let now = T0 + 3000;
+    for (let d = 0; d < 12_000; d++, now += 250) {
+      const again = m.offer(offerOf(1, { offer: 20_000_000 + d, delivery: `${hex(d)}-5e6f-4a7b-8c9d-${hex(d, 12)}` }), now);
+      assert.equal(again.runKey, first.runKey);
+      if (d % 400 === 399) m = new CoalescerMachine(m.self, JSON.parse(JSON.stringify(carriedInput(m.self, m).state)) as CoalescerState);
+    }
+    const input = carriedInput(m.self, m);
+    assert.ok(
+      jsonBytes(input) <= CARRIED_BUDGET_BYTES && input.state!.seen.length > 0,
+      `${jsonBytes(input)} bytes of JSON (the live run's one event: ${jsonBytes(input.state!.running?.events)}); the table ${input.state!.seen.length ? 'kept' : 'given up whole'}`,
+    );
+  });
+
+  test('a hot key under buffer_one (bench:coalesce’s stream, 50-character keys): 10,000 events held, none let go early, as docs/OPERATIONS.md states', () => {
+    let m = machineOf({ whileRunning: 'buffer_one', debouncePeriodMs: 1000, maxWaitMs: 5000, maxEventsPerRun: 1000 });
+    const hot = (i: number): Offer => ({
+      event: {
+        eventKey: `ping/e-${i}/hot-1a2b3c4d/2026-12-02T10:00:00Z`,
+        source: 'ping',
+        type: `e-${i}`,
+        entity: 'hot-1a2b3c4d',
+        occurredAt: '2026-12-02T10:00:00Z',
+        bucketStart: '2026-12-02T10:00:00Z',
+        deliveryIds: [`d-${i}`],
+        payload: { type: `e-${i}`, entity: 'hot-1a2b3c4d', note: 'x'.repeat(20) },
+        fingerprint: `${hex(i)}${'9'.repeat(56)}`,
+      },
+      offerId: `${hex(i * 7919 + 1)}-1b2c-4d5e-8f90-a1b2c3d4e5f6`,
+    });
+    let now = T0;
+    for (let i = 0; i < 10_000; i++, now += 6) {
+      m.offer(hot(i), now);
+      settle(m, now, new Set());
+      const running = m.state.running;
+      if (running && now - running.startedAtMs >= 3000) m.runEnded({ runKey: running.runKey, terminalReason: 'success', seen: [] }, now);
+      if (i % 400 === 399) m = turned(m).next;
+    }
+    assert.equal(m.state.counts.forgottenEarly ?? 0, 0, 'events let go early at a turn, under the stated capacity');
   });
 });

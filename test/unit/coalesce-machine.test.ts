@@ -696,7 +696,7 @@ describe('the coalescer machine: no wake left behind', () => {
     const m = machineOf();
     m.offer(offerOf('a'), T0);
     const b = started(m, T0 + 1000);
-    const again = m.rekey(b.runKey)!;
+    const again = m.rekey(b)!;
     assert.notEqual(again.runKey, b.runKey);
     assert.equal(m.state.running!.runKey, again.runKey);
     assert.equal(m.offer(offerOf('a', {}, 'resent'), T0 + 1100).runKey, again.runKey);

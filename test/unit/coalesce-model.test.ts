@@ -798,7 +798,8 @@ export class World {
     const st = this.coal?.m.state;
     const entries = [st?.pending, st?.running, ...(st?.foreign ?? [])].filter((b) => b?.runKey === runKey).flatMap((b) => b!.events);
     if (x?.adopted && [...x.batch, ...x.taken, ...entries].some((e) => e.eventKey === key)) return true;
-    const from = (e: Ev) => e.eventKey === key && e.steeredFrom !== undefined && this.runs.get(e.steeredFrom)?.adopted === true;
+    const from = (e: { eventKey: string; steeredFrom?: string }) =>
+      e.eventKey === key && e.steeredFrom !== undefined && this.runs.get(e.steeredFrom)?.adopted === true;
     return [...entries, ...(x?.batch ?? [])].some(from);
   }
 

@@ -70,13 +70,14 @@ export abstract class CoalescerAnswers {
     if (e) e.deliveryIds.push(...deliveryIds.filter((d) => !e.deliveryIds.includes(d)));
   }
 
-  /** The answer for an event already held by the pending batch or the live run, if it is. */
+  /**
+   * The answer for an event already held by the pending batch, the live run or a foreign run (a live
+   * run of a chain terminated by hand, adopted while this chain had its own: live too), if it is.
+   */
   protected heldAnswer(e: OfferedEvent): OfferAnswer | undefined {
-    const { pending, running } = this.state;
-    for (const [batch, runState] of [
-      [pending, 'pending'],
-      [running, 'running'],
-    ] as const) {
+    const { pending, running, foreign } = this.state;
+    const holders = [[pending, 'pending'] as const, ...[running, ...(foreign ?? [])].map((run) => [run, 'running'] as const)];
+    for (const [batch, runState] of holders) {
       const held = batch?.events.find((x) => x.eventKey === e.eventKey);
       if (!batch || !held) continue;
       const taken = { coalescerId: this.coalescerId, runKey: batch.runKey, runState };
@@ -86,7 +87,7 @@ export abstract class CoalescerAnswers {
       // Its first decision (a steered event its run never saw may be held by the follow-up run now).
       const first = this.seen.get(e.eventKey)?.decision;
       if (first) return { decision: first, duplicate: true, ...taken };
-      if (runState === 'running' && running?.steered?.includes(e.eventKey)) return { decision: 'steered', duplicate: true, ...taken };
+      if ('steered' in batch && batch.steered?.includes(e.eventKey)) return { decision: 'steered', duplicate: true, ...taken };
       const opened = 'openedBy' in batch ? batch.openedBy === e.eventKey : batch.events[0]?.eventKey === e.eventKey;
       return { decision: opened ? 'started' : 'coalesced', duplicate: true, ...taken };
     }

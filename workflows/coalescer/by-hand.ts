@@ -1,4 +1,4 @@
-import type { OfferedEvent } from '../../src/core/coalesce-batch';
+import { whole, type OfferedEvent } from '../../src/core/coalesce-batch';
 import type { Batch } from '../../src/core/coalesce-types';
 import type { Adopt } from '../../src/core/messages';
 import { batchRunKey, batchRunToken } from '../../src/core/ids';
@@ -35,10 +35,12 @@ export abstract class CoalescerByHand extends CoalescerAnswers {
 
   /**
    * The live run's ID was taken at its start (only a coalescer reset by hand can meet one): the batch
-   * gets the chain's next number, and its events' entries name it. Returns the batch to start again.
+   * gets the chain's next number, and its events' entries name it. Returns the batch to start again,
+   * with `started`'s events (the live run's are whole only until a continue-as-new).
    */
-  rekey(runKey: string): Batch | undefined {
+  rekey(started: Batch): Batch | undefined {
     const { state } = this;
+    const { runKey } = started;
     const running = state.running;
     if (running?.runKey !== runKey) return undefined;
     const opener = this.tokenOf(runKey).replace(/~[^~]*$/, '');
@@ -53,8 +55,8 @@ export abstract class CoalescerByHand extends CoalescerAnswers {
       openedBy: opener,
       openedAtMs: running.startedAtMs,
       lastAtMs: running.startedAtMs,
-      events: running.events,
-      overflow: running.overflow,
+      events: started.events,
+      overflow: started.overflow,
     };
   }
 
@@ -91,7 +93,8 @@ export abstract class CoalescerByHand extends CoalescerAnswers {
     const foreign = this.state.foreign?.find((f) => f.runKey === runKey);
     if (foreign) this.state.foreign = this.state.foreign!.filter((f) => f !== foreign);
     const given = new Set(seen ?? []);
-    const held = (foreign?.events ?? []).filter((e) => foreign!.steered?.includes(e.eventKey) && !given.has(e.eventKey));
+    // Steered events cross a continue-as-new whole (carry.ts `carriedRuns`).
+    const held = (foreign?.events ?? []).filter(whole).filter((e) => foreign!.steered?.includes(e.eventKey) && !given.has(e.eventKey));
     const events = [...told, ...held.filter((e) => !told.some((t) => t.eventKey === e.eventKey))];
     const orphans = events.filter((e) => {
       const row = this.seen.get(e.eventKey);

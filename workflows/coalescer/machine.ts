@@ -1,4 +1,4 @@
-import { charsOf, dueAt, fitInto, hasRoom, openBatch, type CoalescerIdentity, type OfferedEvent } from '../../src/core/coalesce-batch';
+import { charsOf, dueAt, fitInto, hasRoom, openBatch, whole, type CoalescerIdentity, type OfferedEvent } from '../../src/core/coalesce-batch';
 import type { Batch, CoalescerState, Offer, OfferAnswer, RunEnded } from '../../src/core/coalesce-types';
 import { initialState, record, runInputOf, SKIPPED_SIGNAL_EVERY_MS, type NextAction } from './batch';
 import { SeenTable } from './seen';
@@ -118,11 +118,13 @@ export class CoalescerMachine extends CoalescerSteering {
       state.counts.coalesced += 1;
       return this.pendingAnswer(pending, 'coalesced', nowMs);
     }
-    if (running && whileRunning === 'cancel' && !running.cancelRequested) {
+    // A live run whose events crossed a continue-as-new by their keys alone (one adopted from a chain
+    // terminated by hand) cannot be restarted: the event waits for its end, as with `buffer_one`.
+    if (running && whileRunning === 'cancel' && !running.cancelRequested && running.events.every(whole)) {
       // Restart on the newest state: the new batch takes the live run's events too, and the live run
       // learns who supersedes it before its cancellation arrives (signals and cancel are delivered in order).
       running.cancelRequested = true;
-      state.pending = this.open(e, nowMs, running);
+      state.pending = this.open(e, nowMs, { ...running, events: running.events.filter(whole) });
       this.owedSupersede = { runKey: running.runKey, by: state.pending.runKey };
     } else {
       state.pending = this.open(e, nowMs);
@@ -146,8 +148,9 @@ export class CoalescerMachine extends CoalescerSteering {
     if (running?.runKey !== runKey) return this.orphaned(runKey, unseenEvents ?? [], nowMs, seen);
     // Overlap `steer`: an event steered into the run that its model was never given (it ended first,
     // or committed on an answer given before the event) is the follow-up run's, as a refused one is.
+    // Steered events cross a continue-as-new whole (carry.ts `carriedRuns`): their follow-up run takes them.
     const given = new Set(seen ?? []);
-    const unseen = running.events.filter((e) => running.steered?.includes(e.eventKey) && !given.has(e.eventKey));
+    const unseen = running.events.filter(whole).filter((e) => running.steered?.includes(e.eventKey) && !given.has(e.eventKey));
     if (unseen.length) {
       state.counts.steerRefused = (state.counts.steerRefused ?? 0) + unseen.length;
       this.followUp(runKey, unseen, nowMs);

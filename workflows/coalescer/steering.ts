@@ -50,7 +50,7 @@ export abstract class CoalescerSteering extends CoalescerByHand {
     }
     state.lastActivityMs = nowMs;
     for (const steered of events) {
-      const holds = (b?: { events: OfferedEvent[]; runKey: string }) => b?.runKey !== runKey && b?.events.some((x) => x.eventKey === steered.eventKey);
+      const holds = (b?: { events: { eventKey: string }[]; runKey: string }) => b?.runKey !== runKey && b?.events.some((x) => x.eventKey === steered.eventKey);
       if (holds(state.pending) || holds(state.running)) continue; // refused and unseen: one event, one place
       const e = { ...steered, steeredFrom: steered.steeredFrom ?? runKey }; // the trail names both runs
       if (state.pending) this.addTo(state.pending, e, nowMs);

@@ -98,7 +98,7 @@ export async function coalescerWorkflow(input: CoalescerInput): Promise<Coalesce
   );
 
   const startRun = async (first: Batch) => {
-    for (let b: Batch | undefined = first; b; b = machine.rekey(b.runKey)) if (await startOne(b)) return;
+    for (let b: Batch | undefined = first; b; b = machine.rekey(b)) if (await startOne(b)) return;
   };
   const startOne = (b: Batch) => startBatchRun({ agent, wakeKey }, b, watch, ended, children);
 
@@ -144,7 +144,7 @@ export async function coalescerWorkflow(input: CoalescerInput): Promise<Coalesce
         // The live run this execution started reports its end to the next one (it is not that one's child).
         if (!(await reporting.beforeHandOver(children))) break;
         if (!allHandlersFinished() || loop.dirty) break;
-        // At most CARRIED_BUDGET_BYTES, under the SDK's payload warning (carry.ts).
+        // At most CARRIED_BUDGET_BYTES, under the SDK's payload warning, but with foreign runs held (carry.ts).
         if (step.kind === 'continue-as-new') return continueAsNew<typeof coalescerWorkflow>(carriedInput({ agent, wakeKey, policy }, machine));
         if (machine.idle) return machine.state;
         break;
