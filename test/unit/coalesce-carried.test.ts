@@ -356,10 +356,11 @@ describe("the coalescer's continue-as-new input", () => {
 });
 
 /*
- * The live run's events crossing a continue-as-new again (carry.ts `carriedInput`): cases the change
- * leaves open. Each states what the guarantee or the docs promise; each fails on the code as it is.
+ * Runs' events crossing a continue-as-new (carry.ts `carriedInput`): the cases where carrying them
+ * whole once gave the table up, broke the bound or let a redelivery run twice. Each states what the
+ * guarantee or the docs promise.
  */
-describe("the coalescer's continue-as-new input: the live run's events, the cases left open", () => {
+describe("the coalescer's continue-as-new input: runs' events at the turn", () => {
   const BIG = 256 * 1024 - 20;
   const MIB2 = 2 * 1024 * 1024;
   /** A chain with its live run holding `events` (offered together, started after the debounce). */
@@ -376,7 +377,7 @@ describe("the coalescer's continue-as-new input: the live run's events, the case
     return { seen, ...(seenOpeners ? { seenOpeners } : {}), ...(chain ? { chain } : {}), newestVersion, except: [], live: running! };
   };
 
-  test('the table given up whole at the turn: a redelivery of the live run’s own large event, within the horizon, once that run has ended, runs it again', () => {
+  test('a live run and a next batch each with a large event: the table is kept at the turn, and a redelivery of the run’s event once it has ended is its duplicate', () => {
     const m = machineOf({ whileRunning: 'buffer_one' });
     const live = new Set<string>();
     m.offer(offerOf(1), T0);
@@ -395,7 +396,7 @@ describe("the coalescer's continue-as-new input: the live run's events, the case
     assert.deepEqual([again.decision, again.duplicate, again.runKey], ['started', true, b.runKey], 'event 2 decided afresh: a second run of it');
   });
 
-  test('a foreign run (a terminated chain’s live run, adopted while this chain had its own): its events cross the turn but do not answer for it once its row is gone', () => {
+  test('a foreign run (a terminated chain’s live run, adopted while this chain had its own): its events cross the turn and answer its redeliveries once their rows are gone', () => {
     // The change's own case (a dedup horizon shorter than the run), the run adopted as foreign.
     const policy = { whileRunning: 'buffer_one' as const, dedupHorizonMs: 60_000 };
     const { m: a, answers } = chainWithLive(policy, '0a1b2c3d', T0, [offerOf(1)]);
@@ -414,7 +415,7 @@ describe("the coalescer's continue-as-new input: the live run's events, the case
     assert.deepEqual([again.decision, again.duplicate, again.runKey], ['started', true, answers[0]!.runKey], 'event 1 decided afresh while its run is live');
   });
 
-  test('a foreign run’s large event beside the live run’s, no next batch: the bound broken in a case the docs do not name, the table given up whole', () => {
+  test('a foreign run’s large event beside the live run’s, no next batch: the input stays within the bound, the table kept', () => {
     const { m: a } = chainWithLive({ whileRunning: 'buffer_one' }, '0a1b2c3d', T0, [offerOf(1, { padding: BIG })]);
     // Chain B: a run of 300 small events has ended, a run of one large event is live; no next batch.
     const b = machineOf({ whileRunning: 'buffer_one' }, initialState(T0 + 1500, '9f8e7d6c'));
@@ -433,7 +434,7 @@ describe("the coalescer's continue-as-new input: the live run's events, the case
     );
   });
 
-  test('foreign runs each with a large event: the continue-as-new input passes Temporal’s 2 MB blob limit', () => {
+  test('foreign runs each with a large event: the continue-as-new input stays under Temporal’s 2 MB blob limit', () => {
     const { m: b } = chainWithLive({ whileRunning: 'buffer_one' }, '9f8e7d6c', T0, [offerOf(1, { padding: BIG })]);
     for (let i = 0; i < 8; i++) {
       const { m: a } = chainWithLive({ whileRunning: 'buffer_one' }, `${hex(0xa0 + i)}`, T0 + 100 * i, [offerOf(100 + i, { padding: BIG })]);
