@@ -509,6 +509,24 @@ describe('the coalescer machine: overlap steer', () => {
     );
   });
 
+  test('steer: a retry of a steered offer the run refused says the follow-up batch holds it, pending', () => {
+    const m = withLiveRun({ whileRunning: 'steer', debouncePeriodMs: 1000 });
+    const first = m.offer(offerOf('b'), T0 + 2000);
+    assert.deepEqual([first.decision, first.runKey, first.runState], ['steered', runKeyOf('a'), 'running']);
+    const step = steerStep(m, T0 + 2000);
+    m.steerAnswered(runKeyOf('a'), { accepted: [], refused: ['ev-b'] }, step.events, T0 + 2100);
+    assert.equal(m.state.pending?.runKey, runKeyOf('b', 2));
+    // The same offer again (the gate's fallback signal): its decision, and where the event waits now.
+    const retried = m.offer(offerOf('b'), T0 + 2200);
+    assert.deepEqual(retried, { decision: 'steered', coalescerId: 'canary#order-7', runKey: runKeyOf('b', 2), runState: 'pending', startsInMs: 0 });
+    assert.deepEqual(m.lookup('ev-b') && [m.lookup('ev-b')!.runKey, m.lookup('ev-b')!.runState], [runKeyOf('b', 2), 'pending']);
+    // Once the follow-up runs, the retry names it running.
+    m.runEnded({ runKey: runKeyOf('a'), terminalReason: 'success', seen: [] }, T0 + 3000);
+    started(m, T0 + 4000);
+    const later = m.offer(offerOf('b'), T0 + 4100);
+    assert.deepEqual([later.decision, later.runKey, later.runState], ['steered', runKeyOf('b', 2), 'running']);
+  });
+
   test('steer: an event the run neither took nor refused, or owed to a run that ended, goes to the follow-up batch', () => {
     const m = withLiveRun({ whileRunning: 'steer' });
     m.offer(offerOf('b'), T0 + 2000);

@@ -113,6 +113,10 @@ export abstract class CoalescerAnswers {
    */
   protected firstAnswer(row: SeenEntry, offerId: string, nowMs: number): OfferAnswer {
     const { duplicate: _d, ...answer } = this.seenAnswer(row, undefined);
+    const { pending, running } = this.state;
+    // A steered event its run refused (or never gave its model) waits in the follow-up batch now: the
+    // run its first answer said was running is not the one that holds it.
+    if (row.decision === 'steered' && pending && pending.runKey === answer.runKey) return this.pendingAnswer(pending, 'coalesced', nowMs, 'steered');
     const prefix = offerId.slice(0, OFFER_ID_CHARS);
     const firsts = this.state.firstAnswers ?? [];
     for (let i = firsts.length - 1; i >= 0; i--) {
@@ -121,7 +125,6 @@ export abstract class CoalescerAnswers {
       const { runState, startsInMs } = kept;
       return { ...answer, ...(runState ? { runState } : {}), ...(startsInMs !== undefined ? { startsInMs } : {}) };
     }
-    const { pending, running } = this.state;
     if (pending && pending.runKey === answer.runKey)
       return this.pendingAnswer(pending, answer.decision === 'started' ? 'started' : 'coalesced', nowMs, answer.decision);
     if (running && running.runKey === answer.runKey) return { ...answer, runState: 'running' };
