@@ -2,6 +2,7 @@ import type { Batch, CoalescerState, FirstAnswer, Offer, OfferAnswer, OfferDecis
 import { batchRunKey, coalescerId } from '../../src/core/ids';
 import { pendingBatchAnswer, type CoalescerIdentity, type OfferedEvent } from '../../src/core/coalesce-batch';
 import { jsonBytes } from '../../src/core/bytes';
+import { addDeliveries } from '../../src/core/delivery-ids';
 import { hash64 } from '../../src/core/hash';
 import { RECENT_ANSWER_BYTES, RECENT_ANSWERS } from '../../src/core/coalesce-carried';
 import { OFFER_ID_CHARS, SeenTable, type SeenEntry } from './seen';
@@ -78,10 +79,10 @@ export abstract class CoalescerAnswers {
     return { ...answer, ...(runState ? { runState } : {}), decidedAtMs: row.atMs };
   }
 
-  /** A redelivery of an event still waiting in the pending batch: keep its delivery ids with the event. */
+  /** A redelivery of an event still waiting in the pending batch: its delivery ids go with the event, the first few and the newest, all counted. */
   redelivered(eventKey: string, deliveryIds: string[]): void {
     const e = this.state.pending?.events.find((x) => x.eventKey === eventKey);
-    if (e) e.deliveryIds.push(...deliveryIds.filter((d) => !e.deliveryIds.includes(d)));
+    if (e) addDeliveries(e, deliveryIds);
   }
 
   /** The answer for an event already held by the pending batch or the live run, if it is. */
@@ -95,8 +96,8 @@ export abstract class CoalescerAnswers {
       if (!batch || !held) continue;
       const taken = { coalescerId: this.coalescerId, runKey: batch.runKey, runState };
       if (held.fingerprint !== e.fingerprint) return { decision: 'mismatch', ...taken };
-      // A redelivery: its delivery ids go with the event, into the run's record.
-      for (const id of e.deliveryIds ?? []) if (!held.deliveryIds.includes(id)) held.deliveryIds.push(id);
+      // A redelivery: its delivery ids go with the event, into the run's record (within their bound, counted).
+      addDeliveries(held, e.deliveryIds ?? []);
       // Its first decision (a steered event its run never saw may be held by the follow-up run now).
       const first = this.seen.get(e.eventKey)?.decision;
       if (first) return { decision: first, duplicate: true, ...taken };
