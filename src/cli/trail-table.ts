@@ -1,3 +1,4 @@
+import { deliveriesText } from '../core/delivery-ids';
 import { budgetUsed } from '../trail/format';
 import type { TrailEffect, TrailRun, WakeTrail } from '../trail/types';
 
@@ -56,7 +57,7 @@ export function trailTable(t: WakeTrail): string {
     lines.push(`EVENTS ${t.events.length}${t.eventsNotListed ? ` (and ${t.eventsNotListed} not listed)` : ''}`);
     const rows = [['arrived', 'occurred', 'source', 'type', 'version', 'deliveries', 'decision', 'why']];
     for (const e of t.events) {
-      const deliveries = e.deliveryIds.length ? e.deliveryIds.slice(0, 3).join(',') + (e.deliveryIds.length > 3 ? ',…' : '') : '-';
+      const deliveries = e.deliveryIds.length || e.deliveryCount ? deliveriesText(e, ',', 3) : '-';
       rows.push([clock(e.arrivedAt), clock(e.occurredAt), e.source, e.type, String(e.version ?? '-'), deliveries, e.decision, e.reason].map(safe));
     }
     lines.push(...table(rows), '');

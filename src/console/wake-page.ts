@@ -2,6 +2,7 @@ import type { Client } from '@temporalio/client';
 import escapeHtml from 'escape-html';
 import type { FastifyInstance } from 'fastify';
 import type { AgentRegistry } from '../agents/registry';
+import { deliveriesText } from '../core/delivery-ids';
 import { budgetUsed } from '../trail/format';
 import { TRAIL_DEFAULTS, TrailRequestError, wakeTrail } from '../trail/trail';
 import type { TrailRun, WakeTrail } from '../trail/types';
@@ -67,7 +68,7 @@ export function renderWakePage(t: WakeTrail, since: string = t.window.since): st
       (
         ev,
       ) => `<tr data-event="${e(ev.eventKey)}"><td>${e(ev.arrivedAt ?? '-')}</td><td>${e(ev.occurredAt)}</td><td>${e(ev.source)}</td><td>${e(ev.type)}</td><td>${e(ev.entity)}</td>
-<td>${e(ev.version ?? '-')}</td><td><code>${e(ev.eventKey)}</code></td><td>${ev.deliveryIds.map((d) => e(d)).join('<br>') || '-'}</td>
+<td>${e(ev.version ?? '-')}</td><td><code>${e(ev.eventKey)}</code></td><td>${e(deliveriesText(ev, '\n')).replace(/\n/g, '<br>') || '-'}</td>
 <td class="decision" data-decision="${e(ev.decision)}" style="color:${DECISION_COLOURS[ev.decision]}">${e(ev.decision)}</td><td>${e(ev.reason)}</td></tr>`,
     )
     .join('');

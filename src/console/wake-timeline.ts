@@ -1,6 +1,7 @@
 import escapeHtml from 'escape-html';
 import type { TrailDecision, TrailEffect, TrailEvent, TrailRun, WakeTrail } from '../trail/types';
 import { LANDED_OUTCOMES } from '../core/contracts';
+import { deliveriesText } from '../core/delivery-ids';
 
 /*
  * The trail drawn as one inline SVG, server-side: events as marks (one row each, at their arrival),
@@ -109,7 +110,7 @@ export function timelineSvg(t: WakeTrail): string {
     const cx = ms === undefined ? LABEL : x(ms);
     eventY.set(ev.eventKey, y);
     parts.push(`<g class="event" data-event="${e(ev.eventKey)}" data-decision="${e(ev.decision)}">
-<title>${e(`${ev.source} ${ev.type} · ${ev.entity}\n${ev.eventKey}\noccurred ${ev.occurredAt} · arrived ${ev.arrivedAt ?? 'not recorded'}\ndeliveries ${ev.deliveryIds.join(', ') || 'none'}\n${ev.reason}`)}</title>
+<title>${e(`${ev.source} ${ev.type} · ${ev.entity}\n${ev.eventKey}\noccurred ${ev.occurredAt} · arrived ${ev.arrivedAt ?? 'not recorded'}\ndeliveries ${deliveriesText(ev, ', ') || 'none'}\n${ev.reason}`)}</title>
 <text x="8" y="${y + 4}">${e(short(`${ev.source} ${ev.type}${ev.version !== undefined ? ` v${ev.version}` : ''} · ${ev.entity}`, 48))}</text>
 <circle cx="${cx}" cy="${y}" r="6" fill="${DECISION_COLOURS[ev.decision]}"/>
 <text x="${W - RIGHT + 10}" y="${y + 4}" fill="${DECISION_COLOURS[ev.decision]}" font-weight="600">${e(ev.decision)}</text></g>`);

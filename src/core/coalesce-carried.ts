@@ -39,7 +39,7 @@ export const CARRIED_BUDGET_BYTES = 480_000;
 export const RECENT_ANSWERS = 500;
 /** JSON bytes of the answers kept whole (`recent`) at most. */
 export const RECENT_ANSWER_BYTES = 8_000;
-/** JSON bytes of one first decision's answer kept (`firstAnswers`, at most RECENT_ANSWERS of them), for UUID offer ids. */
+/** JSON bytes of one first decision's answer kept (`firstAnswers`, at most RECENT_ANSWERS of them), whatever its offer id. */
 export const FIRST_ANSWER_BYTES = 24;
 /** The answers' share. */
 export const ANSWERS_SHARE = RECENT_ANSWER_BYTES + RECENT_ANSWERS * FIRST_ANSWER_BYTES;

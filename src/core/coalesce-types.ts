@@ -77,8 +77,9 @@ export interface Batch {
 }
 
 /**
- * A first decision's answer, beside its seen entry: the offer's id as the entry keeps it (its first
- * 8 characters), then `|`, the decision's code (the entry's may have changed since: then the entry
+ * A first decision's answer, beside its seen entry: the offer's slot (a UUID offer id's first 8
+ * characters, as the entry keeps them; for any other id `#` and 8 hex characters of its whole id's
+ * hash), then `|`, the decision's code (the entry's may have changed since: then the entry
  * answers), and the answer's `runState` and `startsInMs` when it had them
  * (workflows/coalescer/answers.ts `firstAnswerOf`). About 17 JSON characters.
  */

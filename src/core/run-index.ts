@@ -1,4 +1,5 @@
 import type { SearchAttributePair, TypedSearchAttributes } from '@temporalio/common';
+import { deliveriesOf, keptDeliveryIds } from './delivery-ids';
 import type { RunInput } from './run-types';
 import {
   MAX_DELIVERY_IDS_INDEXED,
@@ -33,11 +34,15 @@ export interface RunSeen {
 export function seenAtStart(input: RunInput): RunSeen {
   const resumed = input.resumedHold;
   const batch = input.origin.kind === 'batch' ? input.origin : undefined;
-  const delivered = batch ? batch.absorbed.flatMap((e) => e.deliveryIds) : input.deliveryId ? [input.deliveryId] : [];
+  if (resumed) return { deliveryIds: resumed.deliveryIds, absorbed: resumed.absorbed ?? batch?.absorbed ?? [], deliveryCount: resumed.deliveryCount };
+  const events = batch ? batch.absorbed : input.deliveryId ? [{ deliveryIds: [input.deliveryId] }] : [];
   return {
-    deliveryIds: resumed ? resumed.deliveryIds : [...new Set(delivered)],
-    absorbed: resumed?.absorbed ?? batch?.absorbed ?? [],
-    deliveryCount: resumed?.deliveryCount ?? Math.max(1, delivered.length),
+    deliveryIds: keptDeliveryIds(events),
+    absorbed: batch?.absorbed ?? [],
+    deliveryCount: Math.max(
+      1,
+      events.reduce((n, e) => n + deliveriesOf(e), 0),
+    ),
   };
 }
 

@@ -2,6 +2,7 @@
 import type { HoldRecord } from './supervisor-types';
 import type { RecordedToolCall, ToolAnswers } from './recorded-tools';
 import type { EffectSlot } from './effect-slots';
+import type { Delivered } from './delivery-ids';
 
 /**
  * How a run ended. Recorded on the run (search attribute WakeTerminalReason and the result).
@@ -26,16 +27,15 @@ export type TerminalReason = (typeof TERMINAL_REASONS)[number];
 
 /**
  * One event a run took (or, with `skip`, was told about while live): enough to audit which wakes a
- * coalesced run stands for. The payload travels only into the run's input, not into its result.
+ * coalesced run stands for, with the deliveries the gate saw of it (tracing only: the first ids and
+ * the newest, all counted, `Delivered`). The payload travels only into the run's input, not into its result.
  */
-export interface AbsorbedEvent {
+export interface AbsorbedEvent extends Delivered {
   eventKey: string;
   source: string;
   type: string;
   entity: string;
   occurredAt: string;
-  /** Every delivery of this event the gate saw before the run took it (tracing only). */
-  deliveryIds: string[];
   version?: number;
   payload?: Record<string, unknown>;
   /** Overlap `steer`: the run it was steered into first, which did not take it (or whose model never saw it). */
@@ -211,7 +211,7 @@ export interface RunResult {
   terminalReason: TerminalReason;
   /** One line a person can read. */
   summary: string;
-  /** Every delivery id seen while the run was open, first one first. */
+  /** Delivery ids seen while the run was open: the first ones and the newest; `deliveryCount` counts every delivery (src/core/delivery-ids.ts). */
   deliveryIds: string[];
   deliveryCount: number;
   /** Agent-specific output. */

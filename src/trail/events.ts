@@ -11,7 +11,7 @@ import type { TrailDecision, TrailEvent, TrailRun } from './types';
 type Draft = Omit<TrailEvent, 'reason' | 'recordedBy'> & { recordedBy: Set<string>; steerRefused?: boolean };
 
 /** Event details from a record that lists it (a run, the coalescer's batch or stale list). */
-type Details = Pick<AbsorbedEvent, 'eventKey' | 'source' | 'type' | 'entity' | 'occurredAt' | 'deliveryIds' | 'version'>;
+type Details = Pick<AbsorbedEvent, 'eventKey' | 'source' | 'type' | 'entity' | 'occurredAt' | 'deliveryIds' | 'deliveryCount' | 'version'>;
 
 class Drafts {
   readonly byKey = new Map<string, Draft>();
@@ -43,6 +43,9 @@ class Drafts {
   merge(d: Draft, details: Details): void {
     if (details.version !== undefined && d.version === undefined) d.version = details.version;
     for (const id of details.deliveryIds ?? []) if (!d.deliveryIds.includes(id)) d.deliveryIds.push(id);
+    // Each record counts the same deliveries (those it let go too): the largest count stands.
+    const count = Math.max(d.deliveryCount ?? 0, details.deliveryCount ?? 0);
+    if (count > d.deliveryIds.length) d.deliveryCount = count;
   }
 }
 
@@ -129,7 +132,8 @@ export function oneCallEvents(runs: readonly RecordedRun[]): Draft[] {
     d.arrivedAt ??= run.startedAt;
     d.runKey = run.workflowId;
     const delivered = run.result?.deliveryIds ?? run.live?.deliveryIds ?? run.indexed?.deliveryIds ?? (event.deliveryId ? [event.deliveryId] : []);
-    drafts.merge(d, { ...event, deliveryIds: delivered });
+    const count = run.result?.deliveryCount ?? run.live?.deliveryCount;
+    drafts.merge(d, { ...event, deliveryIds: delivered, ...(count !== undefined ? { deliveryCount: count } : {}) });
     if (run.result?.terminalReason === 'duplicate') d.decision = 'completed';
   }
   return [...drafts.byKey.values()];

@@ -1,6 +1,7 @@
 import type { EffectOutcome, Proposal } from '../core/contracts';
 import type { AbsorbedEvent, RunInput, TerminalReason } from '../core/run-types';
 import { isoSeconds } from '../core/time';
+import { deliveriesOf, keptDeliveryIds } from '../core/delivery-ids';
 import { runEffectKey } from '../core/effect-slots';
 import { parseEventKey } from '../gate/keys';
 import type { Batch } from '../core/coalesce-types';
@@ -100,6 +101,7 @@ export function trailRun(rec: RecordedRun): TrailRun {
   const single = input?.origin.kind === 'batch' ? undefined : runEventOf(rec);
   const oneEvent = single ? [single.eventKey] : [];
   const deliveryIds = result?.deliveryIds ?? live?.deliveryIds ?? rec.indexed?.deliveryIds ?? (input?.deliveryId ? [input.deliveryId] : []);
+  const deliveryCount = result?.deliveryCount ?? live?.deliveryCount;
   const overflow = result?.absorbedOverflow ?? (input?.origin.kind === 'batch' ? input.origin.absorbedOverflow : undefined);
   return {
     runKey: rec.workflowId,
@@ -115,6 +117,7 @@ export function trailRun(rec: RecordedRun): TrailRun {
     skipped: skippedOf(rec).map((e) => e.eventKey),
     ...(steeredOf(rec).length ? { steered: steeredOf(rec) } : {}),
     deliveryIds,
+    ...(deliveryCount !== undefined && deliveryCount > deliveryIds.length ? { deliveryCount } : {}),
     modelTurns: facts.modelTurns,
     toolCalls: facts.toolCalls,
     subagents: facts.subagents,
@@ -143,6 +146,8 @@ export function trailRun(rec: RecordedRun): TrailRun {
 /** A batch its coalescer has not started yet: drawn as a pending run, from its opening to when its debounce lets it start. */
 export function pendingRun(batch: Batch, policy: CoalescePolicy | undefined): TrailRun {
   const due = policy ? Math.min(batch.lastAtMs + policy.debouncePeriodMs, batch.openedAtMs + policy.maxWaitMs) : undefined;
+  const deliveryIds = keptDeliveryIds(batch.events);
+  const counted = batch.events.reduce((n, e) => n + deliveriesOf(e), 0);
   return {
     runKey: batch.runKey,
     status: 'PENDING',
@@ -151,7 +156,8 @@ export function pendingRun(batch: Batch, policy: CoalescePolicy | undefined): Tr
     absorbed: batch.events.map((e) => e.eventKey),
     ...(batch.overflow ? { absorbedOverflow: batch.overflow } : {}),
     skipped: [],
-    deliveryIds: [...new Set(batch.events.flatMap((e) => e.deliveryIds))],
+    deliveryIds,
+    ...(counted > deliveryIds.length ? { deliveryCount: counted } : {}),
     modelTurns: 0,
     toolCalls: 0,
     subagents: 0,

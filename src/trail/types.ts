@@ -46,8 +46,10 @@ export interface TrailEvent {
   occurredAt: string;
   /** When it was recorded (its coalescer's decision, or its run's start); null when only a run's list names it. */
   arrivedAt: string | null;
-  /** Every delivery recorded for it (a webhook's id, a queue message, a schedule's tick). */
+  /** Deliveries recorded for it (a webhook's id, a queue message, a schedule's tick): the first ones and the newest. */
   deliveryIds: string[];
+  /** Deliveries counted, when more than `deliveryIds` (the ids between were let go: src/core/delivery-ids.ts). */
+  deliveryCount?: number;
   decision: TrailDecision;
   /** The decision in words: which run, which version, which trip. */
   reason: string;
@@ -83,7 +85,10 @@ export interface TrailRun {
   skipped: string[];
   /** Event keys of `absorbed` steered into it while live (overlap `steer`). */
   steered?: string[];
+  /** The first delivery ids it saw and the newest. */
   deliveryIds: string[];
+  /** Deliveries counted, when more than `deliveryIds`. */
+  deliveryCount?: number;
   /** Model turns answered (its own and its subagents'), and tool calls made (effects not included). */
   modelTurns: number;
   toolCalls: number;

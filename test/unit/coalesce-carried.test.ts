@@ -9,6 +9,7 @@ import { jsonBytes } from '../../src/core/bytes';
 import { FIRST_ANSWER_BYTES, LARGEST_EVENT_BYTES, RECENT_ANSWER_BYTES, RECENT_ANSWERS, SEEN_LEAST_SHARE } from '../../src/core/coalesce-carried';
 import { whole } from '../../src/core/coalesce-batch';
 import { EVENT_LIMITS } from '../../src/gate/limits';
+import { DELIVERY_IDS_KEPT, deliveriesOf } from '../../src/core/delivery-ids';
 import { CoalescerMachine, initialState, type NextAction } from '../../workflows/coalescer/machine';
 import { CARRIED_BUDGET_BYTES, carriedInput } from '../../workflows/coalescer/carry';
 
@@ -343,6 +344,32 @@ describe("the coalescer's continue-as-new input", () => {
     assert.ok(jsonBytes(largest.event) <= LARGEST_EVENT_BYTES, `${jsonBytes(largest.event)} bytes`);
   });
 
+  test('redeliveries of an event waiting in the pending batch, each under a new delivery id, keep a few ids and count the rest: the input does not grow with them', () => {
+    const m = machineOf({ whileRunning: 'buffer_one', debouncePeriodMs: 3_600_000, maxWaitMs: 3_600_000 });
+    m.offer(offerOf(1), T0);
+    const key = offerOf(1).event.eventKey;
+    const redeliver = (from: number, to: number) => {
+      for (let n = from; n < to; n++) {
+        const delivery = `queue:campaigns:${n}-${'0'.repeat(24)}`;
+        // Half by the gate's offer (held by the batch), half by its delivery signal (the delivery queue).
+        if (n % 2) m.offer(offerOf(1, { offer: 1_000_000 + n, delivery }), T0 + n);
+        else m.redelivered(key, [delivery]);
+      }
+    };
+    // Past the first thousand, the answers kept for retries (RECENT_ANSWER_BYTES) are full too: nothing grows after.
+    redeliver(0, 1_000);
+    const before = jsonBytes(carriedInput(m.self, m));
+    redeliver(1_000, 15_000);
+    const input = carriedInput(m.self, m);
+    assert.ok(jsonBytes(input) <= CARRIED_BUDGET_BYTES, `${jsonBytes(input)} bytes of JSON`);
+    // The same up to the digits of the count and of the newest ids.
+    assert.ok(jsonBytes(input) - before <= 2 * DELIVERY_IDS_KEPT, `${jsonBytes(input)} bytes after 15,000 redeliveries, ${before} after 1,000`);
+    const [event] = input.state!.pending!.events;
+    assert.equal(deliveriesOf(event!), 15_001, 'every delivery counted');
+    assert.equal(event!.deliveryIds[0], 'd-1', 'the first delivery kept');
+    assert.equal(event!.deliveryIds.at(-1), `queue:campaigns:14999-${'0'.repeat(24)}`, 'the newest kept');
+    assert.equal(event!.deliveryIds.length, DELIVERY_IDS_KEPT);
+  });
   test('a table adopted from a continue-as-new input (a chain terminated before its first task) keeps its packed rows', () => {
     const a = machineOf();
     for (let n = 1; n <= 300; n++) a.offer(offerOf(n), T0 + n);

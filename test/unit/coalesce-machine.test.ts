@@ -8,6 +8,8 @@ import { SKIPPED_PAYLOAD_CHARS } from '../../workflows/coalescer/skips';
 import { closedCoalescersQuery, runEndedOf, toOfferAgain } from '../../activities/coalescer/recover';
 import type { RunResult } from '../../src/core/run-types';
 import { runEndOf } from '../../src/core/run-end';
+import { jsonBytes } from '../../src/core/bytes';
+import { FIRST_ANSWER_BYTES } from '../../src/core/coalesce-carried';
 
 /*
  * The coalescer's decisions without a server: each rule is driven through the machine the workflow
@@ -509,6 +511,24 @@ describe('the coalescer machine: overlap steer', () => {
     );
   });
 
+  test('steer: a retry of a steered offer the run refused says the follow-up batch holds it, pending', () => {
+    const m = withLiveRun({ whileRunning: 'steer', debouncePeriodMs: 1000 });
+    const first = m.offer(offerOf('b'), T0 + 2000);
+    assert.deepEqual([first.decision, first.runKey, first.runState], ['steered', runKeyOf('a'), 'running']);
+    const step = steerStep(m, T0 + 2000);
+    m.steerAnswered(runKeyOf('a'), { accepted: [], refused: ['ev-b'] }, step.events, T0 + 2100);
+    assert.equal(m.state.pending?.runKey, runKeyOf('b', 2));
+    // The same offer again (the gate's fallback signal): its decision, and where the event waits now.
+    const retried = m.offer(offerOf('b'), T0 + 2200);
+    assert.deepEqual(retried, { decision: 'steered', coalescerId: 'canary#order-7', runKey: runKeyOf('b', 2), runState: 'pending', startsInMs: 0 });
+    assert.deepEqual(m.lookup('ev-b') && [m.lookup('ev-b')!.runKey, m.lookup('ev-b')!.runState], [runKeyOf('b', 2), 'pending']);
+    // Once the follow-up runs, the retry names it running.
+    m.runEnded({ runKey: runKeyOf('a'), terminalReason: 'success', seen: [] }, T0 + 3000);
+    started(m, T0 + 4000);
+    const later = m.offer(offerOf('b'), T0 + 4100);
+    assert.deepEqual([later.decision, later.runKey, later.runState], ['steered', runKeyOf('b', 2), 'running']);
+  });
+
   test('steer: an event the run neither took nor refused, or owed to a run that ended, goes to the follow-up batch', () => {
     const m = withLiveRun({ whileRunning: 'steer' });
     m.offer(offerOf('b'), T0 + 2000);
@@ -776,6 +796,24 @@ test('the coalescer machine: a new chain adopts the dedup table a chain terminat
   assert.equal(fresh.offer(offerOf('c', {}, 'resent-c'), T0 + 11_000).runKey, mine.runKey, 'its own stay its own');
   assert.equal(fresh.offer(offerOf('old', { version: 6 }), T0 + 11_000).decision, 'stale', 'versions carry over');
   assert.equal(fresh.adopt(left), 0, 'adopted once (b is decided here now)');
+});
+
+test('the coalescer machine: each offer the recovery makes again keeps its own first answer for its retry', () => {
+  const old = machineOf({ debouncePeriodMs: 1000, maxWaitMs: 5000 }, initialState(T0, 'chain-1'));
+  for (const name of ['x', 'y']) old.offer(offerOf(name), T0);
+  const fresh = machineOf({ debouncePeriodMs: 1000, maxWaitMs: 5000 }, initialState(T0, 'chain-2'));
+  fresh.offer(offerOf('a'), T0);
+  // As the recovery sends them: each under an offer id of its own, at different times into one batch.
+  const [x, y] = toOfferAgain({ state: structuredClone(old.state), openSkips: [] }, false, 'run-1');
+  assert.notEqual(x!.offerId, y!.offerId);
+  const firstX = fresh.offer(x!, T0 + 100);
+  const firstY = fresh.offer(y!, T0 + 4500);
+  assert.deepEqual([firstX.decision, firstX.startsInMs, firstY.decision, firstY.startsInMs], ['coalesced', 1000, 'coalesced', 500]);
+  // The recovery made again (another worker process): each offer is answered as itself.
+  assert.deepEqual(fresh.offer(structuredClone(x!), T0 + 4600), firstX);
+  assert.deepEqual(fresh.offer(structuredClone(y!), T0 + 4600), firstY);
+  assert.equal(fresh.state.firstAnswers?.length, 3);
+  assert.ok(jsonBytes(fresh.state.firstAnswers) <= 3 * FIRST_ANSWER_BYTES, `${jsonBytes(fresh.state.firstAnswers)} bytes`);
 });
 
 test('a run re-armed in a new chain before the recovery brings the terminated chain’s table: its events are not adopted back', () => {

@@ -2,6 +2,8 @@ import type { Batch, CoalescerState, FirstAnswer, Offer, OfferAnswer, OfferDecis
 import { batchRunKey, coalescerId } from '../../src/core/ids';
 import { pendingBatchAnswer, type CoalescerIdentity, type OfferedEvent } from '../../src/core/coalesce-batch';
 import { jsonBytes } from '../../src/core/bytes';
+import { addDeliveries } from '../../src/core/delivery-ids';
+import { hash64 } from '../../src/core/hash';
 import { RECENT_ANSWER_BYTES, RECENT_ANSWERS } from '../../src/core/coalesce-carried';
 import { OFFER_ID_CHARS, SeenTable, type SeenEntry } from './seen';
 
@@ -16,21 +18,34 @@ export { FIRST_ANSWER_BYTES, RECENT_ANSWER_BYTES, RECENT_ANSWERS } from '../../s
 const DECISION_CODES: Partial<Record<OfferDecision, string>> = { started: 's', coalesced: 'c', skipped: 'k', steered: 't' };
 const CODE_DECISIONS = Object.fromEntries(Object.entries(DECISION_CODES).map(([d, c]) => [c, d])) as Record<string, OfferDecision>;
 
-/** A first decision's answer as `firstAnswers` keeps it: `prefix|` then the decision's code, `p`, `r` or `-` (runState), startsInMs in base 36. */
-function firstAnswerOf(prefix: string, answer: OfferAnswer): FirstAnswer {
-  const state = answer.runState === 'pending' ? 'p' : answer.runState === 'running' ? 'r' : '-';
-  const starts = answer.runState && answer.startsInMs !== undefined ? answer.startsInMs.toString(36) : '';
-  return `${prefix}|${DECISION_CODES[answer.decision]}${state}${starts}`;
+const HEX_PREFIX = new RegExp(`^[0-9a-f]{${OFFER_ID_CHARS}}`);
+
+/**
+ * Which offer a kept first answer is for: a UUID offer id's first OFFER_ID_CHARS characters (as its
+ * seen entry keeps them), or for any other id `#` and 32 bits of the whole id's hash. The recovery's
+ * ids (`recovered:<runId>:<eventKey>`) share their first characters: by those alone, every recovered
+ * offer's retry would be answered from the newest one's.
+ */
+export function firstAnswerSlot(offerId: string): string {
+  if (HEX_PREFIX.test(offerId)) return offerId.slice(0, OFFER_ID_CHARS);
+  return `#${hash64(offerId)[1].toString(16).padStart(8, '0')}`;
 }
 
-/** What a kept first answer says: its offer id prefix, decision, and the runState and startsInMs it had. */
-function readFirstAnswer(kept: FirstAnswer): { prefix: string; decision: OfferDecision; runState?: 'pending' | 'running'; startsInMs?: number } {
+/** A first decision's answer as `firstAnswers` keeps it: its offer's slot, `|`, then the decision's code, `p`, `r` or `-` (runState), startsInMs in base 36. */
+function firstAnswerOf(slot: string, answer: OfferAnswer): FirstAnswer {
+  const state = answer.runState === 'pending' ? 'p' : answer.runState === 'running' ? 'r' : '-';
+  const starts = answer.runState && answer.startsInMs !== undefined ? answer.startsInMs.toString(36) : '';
+  return `${slot}|${DECISION_CODES[answer.decision]}${state}${starts}`;
+}
+
+/** What a kept first answer says: its offer's slot, decision, and the runState and startsInMs it had. */
+function readFirstAnswer(kept: FirstAnswer): { slot: string; decision: OfferDecision; runState?: 'pending' | 'running'; startsInMs?: number } {
   const cut = kept.lastIndexOf('|');
   const [code, state] = [kept[cut + 1]!, kept[cut + 2]];
   const starts = kept.slice(cut + 3);
   const runState = state === 'p' ? 'pending' : state === 'r' ? 'running' : undefined;
   return {
-    prefix: kept.slice(0, cut),
+    slot: kept.slice(0, cut),
     decision: CODE_DECISIONS[code]!,
     ...(runState ? { runState } : {}),
     ...(starts ? { startsInMs: parseInt(starts, 36) } : {}),
@@ -64,10 +79,10 @@ export abstract class CoalescerAnswers {
     return { ...answer, ...(runState ? { runState } : {}), decidedAtMs: row.atMs };
   }
 
-  /** A redelivery of an event still waiting in the pending batch: keep its delivery ids with the event. */
+  /** A redelivery of an event still waiting in the pending batch: its delivery ids go with the event, the first few and the newest, all counted. */
   redelivered(eventKey: string, deliveryIds: string[]): void {
     const e = this.state.pending?.events.find((x) => x.eventKey === eventKey);
-    if (e) e.deliveryIds.push(...deliveryIds.filter((d) => !e.deliveryIds.includes(d)));
+    if (e) addDeliveries(e, deliveryIds);
   }
 
   /**
@@ -82,8 +97,8 @@ export abstract class CoalescerAnswers {
       if (!batch || !held) continue;
       const taken = { coalescerId: this.coalescerId, runKey: batch.runKey, runState };
       if (held.fingerprint !== e.fingerprint) return { decision: 'mismatch', ...taken };
-      // A redelivery: its delivery ids go with the event, into the run's record.
-      for (const id of e.deliveryIds ?? []) if (!held.deliveryIds.includes(id)) held.deliveryIds.push(id);
+      // A redelivery: its delivery ids go with the event, into the run's record (within their bound, counted).
+      addDeliveries(held, e.deliveryIds ?? []);
       // Its first decision (a steered event its run never saw may be held by the follow-up run now).
       const first = this.seen.get(e.eventKey)?.decision;
       if (first) return { decision: first, duplicate: true, ...taken };
@@ -114,15 +129,18 @@ export abstract class CoalescerAnswers {
    */
   protected firstAnswer(row: SeenEntry, offerId: string, nowMs: number): OfferAnswer {
     const { duplicate: _d, ...answer } = this.seenAnswer(row, undefined);
-    const prefix = offerId.slice(0, OFFER_ID_CHARS);
+    const { pending, running } = this.state;
+    // A steered event its run refused (or never gave its model) waits in the follow-up batch now: the
+    // run its first answer said was running is not the one that holds it.
+    if (row.decision === 'steered' && pending && pending.runKey === answer.runKey) return this.pendingAnswer(pending, 'coalesced', nowMs, 'steered');
+    const slot = firstAnswerSlot(offerId);
     const firsts = this.state.firstAnswers ?? [];
     for (let i = firsts.length - 1; i >= 0; i--) {
       const kept = readFirstAnswer(firsts[i]!);
-      if (kept.prefix !== prefix || kept.decision !== row.decision) continue;
+      if (kept.slot !== slot || kept.decision !== row.decision) continue;
       const { runState, startsInMs } = kept;
       return { ...answer, ...(runState ? { runState } : {}), ...(startsInMs !== undefined ? { startsInMs } : {}) };
     }
-    const { pending, running } = this.state;
     if (pending && pending.runKey === answer.runKey)
       return this.pendingAnswer(pending, answer.decision === 'started' ? 'started' : 'coalesced', nowMs, answer.decision);
     if (running && running.runKey === answer.runKey) return { ...answer, runState: 'running' };
@@ -148,7 +166,7 @@ export abstract class CoalescerAnswers {
     if (!offer.offerId) return answer;
     if (!answer.duplicate && answer.decision !== 'mismatch' && answer.decision !== 'stale' && this.answersRetry(offer)) {
       const firsts = (this.state.firstAnswers ??= []);
-      firsts.push(firstAnswerOf(offer.offerId.slice(0, OFFER_ID_CHARS), answer));
+      firsts.push(firstAnswerOf(firstAnswerSlot(offer.offerId), answer));
       if (firsts.length > RECENT_ANSWERS) firsts.splice(0, firsts.length - RECENT_ANSWERS);
       return answer;
     }

@@ -10,6 +10,7 @@ import {
   steerUpdate,
   supersedeSignal,
 } from '../../src/core/messages';
+import { addDeliveries, deliveriesOf, keepDeliveryId, RUN_DELIVERY_IDS_KEPT } from '../../src/core/delivery-ids';
 import type { ApprovalRuling } from '../../src/core/run-types';
 import { NOT_YET_WORKING } from './hold';
 import type { RunRecord } from './record';
@@ -23,22 +24,21 @@ const MAX_SKIPPED_LISTED = 1000;
  * reject). A kill cancels `scope`; a halt before the run's work holds it instead.
  */
 export function listen(record: RunRecord, scope: CancellationScope): void {
-  const seen = new Set(record.deliveryIds);
-  listenToEvents(record, seen);
+  listenToEvents(record);
   listenToOperators(record, scope);
 }
 
-/** Redeliveries, events the coalescer skipped, and events steered into the live run. */
-function listenToEvents(record: RunRecord, seen: Set<string>): void {
+/**
+ * Redeliveries, events the coalescer skipped, and events steered into the live run. Delivery ids are
+ * kept within their bound (src/core/delivery-ids.ts): every delivery counted, the first ids and the newest kept.
+ */
+function listenToEvents(record: RunRecord): void {
   setHandler(deliverySignal, (notice) => {
     const mine = notice.eventKey ? record.absorbed.find((e) => e.eventKey === notice.eventKey) : undefined;
-    if (mine) for (const id of notice.deliveryIds) if (!mine.deliveryIds.includes(id)) mine.deliveryIds.push(id);
+    if (mine) addDeliveries(mine, notice.deliveryIds);
     for (const id of notice.deliveryIds) {
       record.deliveryCount += 1;
-      if (!seen.has(id)) {
-        seen.add(id);
-        record.deliveryIds.push(id);
-      }
+      keepDeliveryId(record.deliveryIds, id, RUN_DELIVERY_IDS_KEPT);
     }
     record.indexDirty = true;
   });
@@ -58,11 +58,8 @@ function listenToEvents(record: RunRecord, seen: Set<string>): void {
       if (!fresh) return { accepted: [], refused: keys };
       for (const { payload: _p, ...e } of fresh) {
         record.absorbed.push({ ...e, deliveryIds: [...e.deliveryIds] });
-        record.deliveryCount += e.deliveryIds.length;
-        for (const id of e.deliveryIds.filter((d) => !seen.has(d))) {
-          seen.add(id);
-          record.deliveryIds.push(id);
-        }
+        record.deliveryCount += deliveriesOf(e);
+        for (const id of e.deliveryIds) keepDeliveryId(record.deliveryIds, id, RUN_DELIVERY_IDS_KEPT);
       }
       record.indexDirty = true;
       return { accepted: keys, refused: [] };

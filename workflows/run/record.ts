@@ -1,5 +1,5 @@
 import { CancellationScope, condition, getExternalWorkflowHandle, log, upsertSearchAttributes, workflowInfo } from '@temporalio/workflow';
-import { carriesIndex, runIndex } from '../../src/core/run-index';
+import { carriesIndex, runIndex, seenAtStart } from '../../src/core/run-index';
 import { runEndedSignal } from '../../src/core/messages';
 import {
   MAX_DELIVERY_IDS_INDEXED,
@@ -65,16 +65,16 @@ export class RunRecord {
     const resumed = input.resumedHold;
     this.batch = input.origin.kind === 'batch' ? input.origin : undefined;
     this.indexed = input.origin.kind !== 'shadow' || input.origin.live === true;
-    // A coalesced run holds every delivery of every event it took (a webhook's, a queue message's, a
-    // tick's), not only the first of the event that opened its batch.
-    const delivered = this.batch ? this.batch.absorbed.flatMap((e) => e.deliveryIds) : input.deliveryId ? [input.deliveryId] : [];
-    this.deliveryIds = resumed ? [...resumed.deliveryIds] : [...new Set(delivered)];
+    // A coalesced run holds the deliveries of every event it took (a webhook's, a queue message's, a
+    // tick's), not only the first of the event that opened its batch: the first ids and the newest, all counted.
+    const seen = seenAtStart(input);
+    this.deliveryIds = [...seen.deliveryIds];
     this.absorbed = resumed?.absorbed
       ? resumed.absorbed.map((e) => ({ ...e, deliveryIds: [...e.deliveryIds] }))
       : (this.batch?.absorbed ?? []).map(({ payload: _payload, ...e }) => ({ ...e, deliveryIds: [...e.deliveryIds] }));
     this.skipped = resumed ? [...resumed.skipped] : [];
     this.skippedOverflow = resumed?.skippedOverflow ?? 0;
-    this.deliveryCount = resumed?.deliveryCount ?? Math.max(1, delivered.length);
+    this.deliveryCount = seen.deliveryCount;
     this.steer = new SteerInbox(resumed?.steered);
     this.reportEndTo = resumed?.reportEndTo;
   }
