@@ -12,6 +12,7 @@ import { EVENT_LIMITS } from '../../src/gate/limits';
 import { DELIVERY_IDS_KEPT, deliveriesOf } from '../../src/core/delivery-ids';
 import { CoalescerMachine, initialState, type NextAction } from '../../workflows/coalescer/machine';
 import { CARRIED_BUDGET_BYTES, carriedInput } from '../../workflows/coalescer/carry';
+import { toOfferAgain } from '../../activities/coalescer/recover';
 
 /*
  * What the coalescer carries across continue-as-new (workflows/coalescer/carry.ts): the whole input
@@ -519,5 +520,72 @@ describe("the coalescer's continue-as-new input: runs' events at the turn", () =
       if (i % 400 === 399) m = turned(m).next;
     }
     assert.equal(m.state.counts.forgottenEarly ?? 0, 0, 'events let go early at a turn, under the stated capacity');
+  });
+});
+
+/*
+ * Runs' events kept by their keys, past the turn, meeting an operator's hand: what a recovery of a
+ * terminated chain (activities/coalescer/recover.ts) sends the chain with the key, and what that
+ * chain does with the events again.
+ */
+describe("the coalescer's continue-as-new input: a run kept by its keys, its chain terminated by hand", () => {
+  /** The recovery's messages, as recoverOne sends them (the run still open): the table with the live run, then the events offered again. */
+  function recovered(left: CoalescerMachine, into: CoalescerMachine, nowMs: number): OfferAnswer[] {
+    const state = JSON.parse(JSON.stringify(left.state)) as CoalescerState;
+    const offers = toOfferAgain({ state, openSkips: [] }, false, 'run-terminated');
+    const { seen, seenOpeners, chain, newestVersion, running } = state;
+    into.adopt({ seen, ...(seenOpeners ? { seenOpeners } : {}), ...(chain ? { chain } : {}), newestVersion, except: offers.map((o) => o.event.eventKey), live: running! });
+    return offers.map((o) => into.offer(o, nowMs));
+  }
+
+  for (const turn of [false, true])
+    test(`under cancel, a run superseded by a restart batch, its chain terminated ${turn ? 'after' : 'before'} a continue-as-new while the run cancels itself: its events run in the next chain`, () => {
+      const a = machineOf({ whileRunning: 'cancel' });
+      const live = new Set<string>();
+      a.offer(offerOf(1, { padding: 100 }), T0);
+      settle(a, T0 + 1000, live);
+      const r1 = a.state.running!.runKey;
+      // Event 2 restarts the run: the restart batch holds event 1's copy, the run is told it is superseded.
+      a.offer(offerOf(2), T0 + 2000);
+      assert.equal(a.state.pending?.supersedes, r1);
+      assert.equal(a.next(T0 + 2000, false).kind, 'supersede');
+      // Temporal suggests a continue-as-new (or not), then a person terminates the chain; the run is still cancelling itself.
+      const left = turn ? turned(a).next : a;
+      const b = machineOf({ whileRunning: 'cancel' }, initialState(T0 + 3000, '9f8e7d6c'));
+      recovered(left, b, T0 + 3500);
+      // The run ends cancelled (it took the supersede before the termination): event 1 ran nowhere.
+      b.runEnded({ runKey: r1, terminalReason: 'cancelled', seen: [] }, T0 + 4000);
+      settle(b, T0 + 60_000, live);
+      const held = [...(b.state.pending?.events ?? []), ...(b.state.running?.runKey !== r1 ? (b.state.running?.events ?? []) : [])];
+      assert.deepEqual(
+        held.filter(whole).map((e) => e.eventKey).sort(),
+        [offerOf(1).event.eventKey, offerOf(2).event.eventKey].sort(),
+        'event 1 was answered as its cancelled run’s and is run by no batch: lost',
+      );
+    });
+
+  test('under cancel, a run superseded by a restart batch, its chain terminated while the run cancels itself and the next chain has a run of its own: its events run in the next chain', () => {
+    const a = machineOf({ whileRunning: 'cancel' });
+    const live = new Set<string>();
+    a.offer(offerOf(1, { padding: 100 }), T0);
+    settle(a, T0 + 1000, live);
+    const r1 = a.state.running!.runKey;
+    a.offer(offerOf(2), T0 + 2000);
+    assert.equal(a.next(T0 + 2000, false).kind, 'supersede');
+    // A person terminates the chain (no continue-as-new: every event whole); a new event starts the next chain, whose run starts first.
+    const b = machineOf({ whileRunning: 'cancel' }, initialState(T0 + 2500, '9f8e7d6c'));
+    b.offer(offerOf(3), T0 + 2500);
+    settle(b, T0 + 3500, live);
+    const rb = b.state.running!.runKey;
+    recovered(a, b, T0 + 4000);
+    assert.equal(b.state.foreign?.[0]?.runKey, r1, 'the terminated chain’s run held as foreign');
+    b.runEnded({ runKey: r1, terminalReason: 'cancelled', seen: [] }, T0 + 4500);
+    b.runEnded({ runKey: rb, terminalReason: 'cancelled', seen: [] }, T0 + 5000);
+    settle(b, T0 + 60_000, live);
+    const held = [...(b.state.pending?.events ?? []), ...(b.state.running?.runKey !== rb ? (b.state.running?.events ?? []) : [])];
+    assert.ok(
+      held.some((e) => e.eventKey === offerOf(1).event.eventKey),
+      `event 1 was answered as the foreign run’s (cancelled) and is run by no batch: lost; held now: ${held.map((e) => e.eventKey.slice(53, 58))}`,
+    );
   });
 });
