@@ -589,3 +589,29 @@ describe("the coalescer's continue-as-new input: a run kept by its keys, its cha
     );
   });
 });
+
+describe("the coalescer's continue-as-new input: the bound with a live run's redelivered events by their keys", () => {
+  test('a live run of small events each redelivered under long delivery ids (the gate takes 200 characters), a next batch with the largest event: no foreign run, and the input stays within the bound', () => {
+    const m = machineOf({ whileRunning: 'buffer_one' });
+    const live = new Set<string>();
+    const n = 150;
+    // Events decided within the horizon before (their runs ended): a table past its least share.
+    for (let i = 10_000; i < 14_000; i++) m.offer(offerOf(i), T0 - 600_000 + i);
+    settle(m, T0 - 500_000, live);
+    m.runEnded({ runKey: m.state.running!.runKey, terminalReason: 'success', seen: [] }, T0 - 400_000);
+    for (let i = 1; i <= n; i++) m.offer(offerOf(i), T0);
+    settle(m, T0 + 1000, live);
+    assert.equal(m.state.running?.events.length, n, 'one run of them all, within the batch budget');
+    // The sender redelivers each event twice while the run is live, each delivery under an id of its own.
+    for (let i = 1; i <= n; i++)
+      for (const d of [1, 2]) m.offer(offerOf(i, { offer: 1_000_000 + 10 * i + d, delivery: `${d}-${i}-`.padEnd(200, 'd') }), T0 + 2000);
+    // The next batch: one event as large as the gate takes.
+    m.offer(offerOf(9999, { padding: 256 * 1024 - 20 }), T0 + 3000);
+    const input = carriedInput(m.self, m);
+    assert.equal(input.state?.foreign, undefined, 'no run adopted from a terminated chain');
+    assert.ok(
+      jsonBytes(input) <= CARRIED_BUDGET_BYTES,
+      `${jsonBytes(input)} bytes of JSON (the live run's events by their keys: ${jsonBytes(input.state!.running!.events)}; the table at ${m.seen.packedChars}): past the bound with no foreign run, as docs/ARCHITECTURE.md and ADR 006 say only foreign runs may`,
+    );
+  });
+});
