@@ -615,3 +615,20 @@ describe("the coalescer's continue-as-new input: the bound with a live run's red
     );
   });
 });
+
+describe("the coalescer's answers to retried offers: first answers kept by their offer's slot", () => {
+  test('two recovered offers whose ids share a 32-bit hash (a pair found among 80,000 recoveries of two events): a retry of each gets its own first answer', () => {
+    // recovered:<runId>:<eventKey> ids of two recoveries whose slots (firstAnswerSlot) are equal.
+    const idOne = `recovered:run-78823:${offerOf(1).event.eventKey}`;
+    const idTwo = `recovered:run-58533:${offerOf(2).event.eventKey}`;
+    const m = machineOf({ whileRunning: 'buffer_one', debouncePeriodMs: 1000, maxWaitMs: 5000 });
+    m.offer(offerOf(0), T0);
+    const one = { ...offerOf(1), offerId: idOne };
+    const two = { ...offerOf(2), offerId: idTwo };
+    const firstOne = m.offer(one, T0 + 100);
+    const firstTwo = m.offer(two, T0 + 4500);
+    assert.deepEqual([firstOne.decision, firstOne.startsInMs, firstTwo.decision, firstTwo.startsInMs], ['coalesced', 1000, 'coalesced', 500]);
+    assert.deepEqual(m.offer(structuredClone(two), T0 + 4600), firstTwo);
+    assert.deepEqual(m.offer(structuredClone(one), T0 + 4600), firstOne, 'the retry of the first offer is answered with the other offer’s first answer');
+  });
+});
