@@ -588,6 +588,27 @@ describe("the coalescer's continue-as-new input: a run kept by its keys, its cha
       `event 1 was answered as the foreign run’s (cancelled) and is run by no batch: lost; held now: ${held.map((e) => e.eventKey.slice(53, 58))}`,
     );
   });
+
+  test('under cancel, a run superseded by a restart batch, its chain terminated while the run cancels itself and the next chain has a batch waiting: its events run in the next chain', () => {
+    const a = machineOf({ whileRunning: 'cancel' });
+    const live = new Set<string>();
+    a.offer(offerOf(1, { padding: 100 }), T0);
+    settle(a, T0 + 1000, live);
+    const r1 = a.state.running!.runKey;
+    a.offer(offerOf(2), T0 + 2000);
+    assert.equal(a.next(T0 + 2000, false).kind, 'supersede');
+    // No continue-as-new: every event whole. A new event starts the next chain, its batch still debouncing at the recovery.
+    const b = machineOf({ whileRunning: 'cancel', debouncePeriodMs: 30_000 }, initialState(T0 + 2500, '9f8e7d6c'));
+    b.offer(offerOf(3), T0 + 2500);
+    recovered(a, b, T0 + 4000);
+    assert.equal(b.state.running?.runKey, r1, 'the terminated chain’s run held as live');
+    b.runEnded({ runKey: r1, terminalReason: 'cancelled', seen: [] }, T0 + 4500);
+    const held = b.state.pending?.events ?? [];
+    assert.ok(
+      held.some((e) => e.eventKey === offerOf(1).event.eventKey),
+      `event 1 was answered as its cancelled run’s and is run by no batch: lost; held now: ${held.map((e) => e.eventKey.slice(53, 58))}`,
+    );
+  });
 });
 
 describe("the coalescer's continue-as-new input: the bound with a live run's redelivered events by their keys", () => {
