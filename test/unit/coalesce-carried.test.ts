@@ -534,7 +534,14 @@ describe("the coalescer's continue-as-new input: a run kept by its keys, its cha
     const state = JSON.parse(JSON.stringify(left.state)) as CoalescerState;
     const offers = toOfferAgain({ state, openSkips: [] }, false, 'run-terminated');
     const { seen, seenOpeners, chain, newestVersion, running } = state;
-    into.adopt({ seen, ...(seenOpeners ? { seenOpeners } : {}), ...(chain ? { chain } : {}), newestVersion, except: offers.map((o) => o.event.eventKey), live: running! });
+    into.adopt({
+      seen,
+      ...(seenOpeners ? { seenOpeners } : {}),
+      ...(chain ? { chain } : {}),
+      newestVersion,
+      except: offers.map((o) => o.event.eventKey),
+      live: running!,
+    });
     return offers.map((o) => into.offer(o, nowMs));
   }
 
@@ -558,7 +565,10 @@ describe("the coalescer's continue-as-new input: a run kept by its keys, its cha
       settle(b, T0 + 60_000, live);
       const held = [...(b.state.pending?.events ?? []), ...(b.state.running?.runKey !== r1 ? (b.state.running?.events ?? []) : [])];
       assert.deepEqual(
-        held.filter(whole).map((e) => e.eventKey).sort(),
+        held
+          .filter(whole)
+          .map((e) => e.eventKey)
+          .sort(),
         [offerOf(1).event.eventKey, offerOf(2).event.eventKey].sort(),
         'event 1 was answered as its cancelled run’s and is run by no batch: lost',
       );
@@ -609,6 +619,39 @@ describe("the coalescer's continue-as-new input: a run kept by its keys, its cha
       `event 1 was answered as its cancelled run’s and is run by no batch: lost; held now: ${held.map((e) => e.eventKey.slice(53, 58))}`,
     );
   });
+
+  for (const own of [false, true])
+    test(`under cancel, a run superseded by a restart batch, its chain terminated while the run had begun committing${own ? ' and the next chain has a run of its own' : ''}: the run's events leave the restart, the later ones run`, () => {
+      const a = machineOf({ whileRunning: 'cancel' });
+      const live = new Set<string>();
+      a.offer(offerOf(1, { padding: 100 }), T0);
+      settle(a, T0 + 1000, live);
+      const r1 = a.state.running!.runKey;
+      a.offer(offerOf(2), T0 + 2000);
+      assert.equal(a.next(T0 + 2000, false).kind, 'supersede');
+      const left = turned(a).next;
+      const b = machineOf({ whileRunning: 'cancel' }, initialState(T0 + 3000, '9f8e7d6c'));
+      if (own) {
+        b.offer(offerOf(3), T0 + 3000);
+        settle(b, T0 + 4000, live);
+      }
+      const rb = b.state.running?.runKey;
+      assert.equal(rb !== undefined, own);
+      recovered(left, b, T0 + 4100);
+      if (own) assert.equal(b.state.foreign?.[0]?.runKey, r1, 'the terminated chain’s run held as foreign');
+      // A redelivery of event 1 meanwhile is answered from the batch that waits for the run's end, not as that run's.
+      const again = b.offer({ ...offerOf(1, { padding: 100 }), offerId: 'redelivered' }, T0 + 4200);
+      assert.equal(again.runKey, b.state.pending?.runKey);
+      assert.equal(b.next(T0 + 60_000, false).kind, 'wait', 'the restart waits for the run’s end');
+      // The run had begun committing: it refused its supersede and ran event 1.
+      b.runEnded({ runKey: r1, terminalReason: 'success', seen: [], commitBegan: true }, T0 + 4500);
+      if (rb) b.runEnded({ runKey: rb, terminalReason: 'success', seen: [] }, T0 + 5000);
+      const step = b.next(T0 + 60_000, false);
+      assert.equal(step.kind, 'start');
+      const started = step.kind === 'start' ? step.batch.events.map((e) => e.eventKey) : [];
+      assert.deepEqual(started, [offerOf(2).event.eventKey], 'event 1 ran once, in its own run; event 2 runs');
+      assert.equal(b.lookup(offerOf(1).event.eventKey)?.runKey, r1, 'event 1 is answered as the run that ran it');
+    });
 });
 
 describe("the coalescer's continue-as-new input: the bound with a live run's redelivered events by their keys", () => {
