@@ -97,8 +97,10 @@ export abstract class CoalescerAnswers {
       if (!batch || !held) continue;
       const taken = { coalescerId: this.coalescerId, runKey: batch.runKey, runState };
       if (held.fingerprint !== e.fingerprint) return { decision: 'mismatch', ...taken };
-      // A redelivery: its delivery ids go with the event, into the run's record (within their bound, counted).
-      addDeliveries(held, e.deliveryIds ?? []);
+      // A redelivery: its delivery ids go with the event while its batch waits, into the run's record
+      // (within their bound, counted). A started run's events are never read for them again: the
+      // coalescer's copy does not grow past the batch budget measured at the start (carry.ts `keptOf`).
+      if (runState === 'pending') addDeliveries(held, e.deliveryIds ?? []);
       // Its first decision (a steered event its run never saw may be held by the follow-up run now).
       const first = this.seen.get(e.eventKey)?.decision;
       if (first) return { decision: first, duplicate: true, ...taken };
