@@ -147,7 +147,8 @@ export interface CoalescerState {
   recent: { eventKey: string; offerId?: string; answer: Omit<OfferAnswer, 'coalescerId'> & { coalescerId?: string } }[];
   /**
    * The most recent first decisions' answers, as what they said beyond their seen entry (which holds
-   * the decision, the run and the offer's id): a retry of the offer gets that very answer.
+   * the decision, the run and the offer's id): a retry of the offer gets that very answer, unless
+   * another offer's first answer shared its slot (then `<slot>|?`: where its run stands now).
    */
   firstAnswers?: FirstAnswer[];
   /**

@@ -10,7 +10,7 @@ import { FIRST_ANSWER_BYTES, LARGEST_EVENT_BYTES, RECENT_ANSWER_BYTES, RECENT_AN
 import { whole } from '../../src/core/coalesce-batch';
 import { EVENT_LIMITS } from '../../src/gate/limits';
 import { DELIVERY_IDS_KEPT, deliveriesOf } from '../../src/core/delivery-ids';
-import { CoalescerMachine, initialState, type NextAction } from '../../workflows/coalescer/machine';
+import { CoalescerMachine, dueAt, initialState, type NextAction } from '../../workflows/coalescer/machine';
 import { CARRIED_BUDGET_BYTES, carriedInput } from '../../workflows/coalescer/carry';
 import { toOfferAgain } from '../../activities/coalescer/recover';
 
@@ -681,7 +681,7 @@ describe("the coalescer's continue-as-new input: the bound with a live run's red
 });
 
 describe("the coalescer's answers to retried offers: first answers kept by their offer's slot", () => {
-  test('two recovered offers whose ids share a 32-bit hash (a pair found among 80,000 recoveries of two events): a retry of each gets its own first answer', () => {
+  test('two recovered offers whose ids share a 32-bit hash (a pair found among 80,000 recoveries of two events): a retry of each gets its own decision and run and where that run stands now, never the other offer’s first answer', () => {
     // recovered:<runId>:<eventKey> ids of two recoveries whose slots (firstAnswerSlot) are equal.
     const idOne = `recovered:run-78823:${offerOf(1).event.eventKey}`;
     const idTwo = `recovered:run-58533:${offerOf(2).event.eventKey}`;
@@ -692,7 +692,9 @@ describe("the coalescer's answers to retried offers: first answers kept by their
     const firstOne = m.offer(one, T0 + 100);
     const firstTwo = m.offer(two, T0 + 4500);
     assert.deepEqual([firstOne.decision, firstOne.startsInMs, firstTwo.decision, firstTwo.startsInMs], ['coalesced', 1000, 'coalesced', 500]);
-    assert.deepEqual(m.offer(structuredClone(two), T0 + 4600), firstTwo);
-    assert.deepEqual(m.offer(structuredClone(one), T0 + 4600), firstOne, 'the retry of the first offer is answered with the other offer’s first answer');
+    // Their slot is ambiguous: each retry reads where its batch stands now.
+    const now = { runState: 'pending', startsInMs: dueAt(m.state.pending!, m.self.policy) - (T0 + 4600) };
+    assert.deepEqual(m.offer(structuredClone(two), T0 + 4600), { ...firstTwo, ...now });
+    assert.deepEqual(m.offer(structuredClone(one), T0 + 4600), { ...firstOne, ...now }, 'the retry of the first offer is answered as itself');
   });
 });
