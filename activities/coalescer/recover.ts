@@ -85,11 +85,18 @@ export async function recoverTerminatedCoalescers(client: Client, taskQueue: str
 export function toOfferAgain(status: Pick<CoalescerStatus, 'state' | 'openSkips'>, phantom: boolean, runId: string): Offer[] {
   const { pending, running } = status.state;
   const recovered = (event: OfferedEvent): Offer => ({ event, offerId: `recovered:${runId}:${event.eventKey}` });
+  // A pending batch that restarts the live run (overlap `cancel`), or holds that run's restart events
+  // offered again to this chain: those events are offered as its restart, so the next chain does not
+  // answer them as the run's, which is cancelling itself (workflows/coalescer/machine.ts `restartHeld`).
+  const restarts = (e: OfferedEvent): Offer =>
+    running && !phantom && (pending?.supersedes === running.runKey || running.restartKeys?.includes(e.eventKey))
+      ? { ...recovered(e), restarts: running.runKey }
+      : recovered(e);
   const all: Offer[] = [
     // A live run that crossed a continue-as-new had started (the execution before waited for its start): its events kept by key alone are not a phantom's.
     ...(phantom && running ? running.events.filter(whole).map(recovered) : []),
     ...(status.openSkips ?? []).map((k) => (k.offerId ? { event: k.event, offerId: k.offerId } : recovered(k.event))),
-    ...(pending?.events ?? []).map(recovered),
+    ...(pending?.events ?? []).map(restarts),
   ];
   const keys = new Set<string>();
   return all.filter((o) => !keys.has(o.event.eventKey) && keys.add(o.event.eventKey));
@@ -214,7 +221,7 @@ export function withOwnIds(offers: Offer[], runId: string): Offer[] {
   const keys = new Set<string>();
   return offers
     .filter((o) => !keys.has(o.event.eventKey) && keys.add(o.event.eventKey))
-    .map((o) => ({ event: o.event, offerId: o.offerId ?? `recovered:${runId}:${o.event.eventKey}` }));
+    .map((o) => ({ event: o.event, offerId: o.offerId ?? `recovered:${runId}:${o.event.eventKey}`, ...(o.restarts ? { restarts: o.restarts } : {}) }));
 }
 
 /**

@@ -1,4 +1,4 @@
-import type { Batch, KeptEvent, Offer, OfferAnswer } from './coalesce-types';
+import type { Batch, KeptEvent, Offer, OfferAnswer, RunEnded } from './coalesce-types';
 import { batchRunKey, batchRunToken, coalescerId } from './ids';
 import type { CoalescePolicy } from './policy';
 import { jsonBytes } from './bytes';
@@ -42,6 +42,14 @@ export const charsOf = (holder: { events: (OfferedEvent | KeptEvent)[]; chars?: 
   (holder.chars ??= holder.events.reduce((n, e) => n + eventChars(e), 0));
 /** Whether a live run's event is whole (with its payload), not kept by its key alone past a continue-as-new. */
 export const whole = (e: OfferedEvent | KeptEvent): e is OfferedEvent => 'payload' in e;
+
+/**
+ * Whether a run superseded by a restart had run its events, by its end: it had begun committing and
+ * refused its supersede, or it ended otherwise than cancelled before the supersede reached it. An end
+ * known only from Temporal (terminated, deleted: no `seen`) says nothing: the restart runs them.
+ */
+export const ranItsEvents = ({ commitBegan, seen, terminalReason }: Pick<RunEnded, 'commitBegan' | 'seen' | 'terminalReason'>): boolean =>
+  Boolean(commitBegan) || (seen !== undefined && terminalReason !== 'cancelled');
 /**
  * Add the newest event to a batch within `maxEvents` and BATCH_BUDGET_CHARS: when full, the events
  * before it are counted in `overflow` from the last back (the first, the opener, goes last), and the

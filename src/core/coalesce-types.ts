@@ -16,6 +16,12 @@ export interface Offer {
    * in another update or by the fallback signal, gets the answer the first one got.
    */
   offerId?: string;
+  /**
+   * Offered again by a recovery (activities/coalescer/recover.ts) as the restart of this run: the live
+   * run of a chain terminated by hand whose restart batch held the event. Decided as an event that
+   * comes after that run's end, though the run holds it (workflows/coalescer/machine.ts `restartHeld`).
+   */
+  restarts?: string;
 }
 
 /**
@@ -104,6 +110,12 @@ export interface CoalescerState {
     /** JSON bytes of its list of events, as on a batch. */
     chars?: number;
     cancelRequested?: boolean;
+    /**
+     * Keys of its events a recovery offered again as its restart (its chain was terminated by hand while
+     * a restart batch superseded it): they wait in the pending batch for its end, and leave it if the
+     * run had run them (workflows/coalescer/machine.ts `restartHeld`).
+     */
+    restartKeys?: string[];
     /** Overlap `steer`: keys of the events steered into it while live (in `events` too, unless it refused them). */
     steered?: string[];
     /** Overlap `steer`: it refused steered events (it had begun committing), so later ones wait for the follow-up run. */
@@ -135,7 +147,8 @@ export interface CoalescerState {
   recent: { eventKey: string; offerId?: string; answer: Omit<OfferAnswer, 'coalescerId'> & { coalescerId?: string } }[];
   /**
    * The most recent first decisions' answers, as what they said beyond their seen entry (which holds
-   * the decision, the run and the offer's id): a retry of the offer gets that very answer.
+   * the decision, the run and the offer's id): a retry of the offer gets that very answer, unless
+   * another offer's first answer shared its slot (then `<slot>|?`: where its run stands now).
    */
   firstAnswers?: FirstAnswer[];
   /**

@@ -15,7 +15,7 @@ export const WakeTerminalReason = defineSearchAttributeKey('WakeTerminalReason',
 export const WakeKey = defineSearchAttributeKey('WakeKey', SearchAttributeType.KEYWORD);
 /** A coalesced run: the event keys it absorbed (the first {@link MAX_DELIVERY_IDS_INDEXED}; all of them in its result). */
 export const WakeAbsorbedEventKeys = defineSearchAttributeKey('WakeAbsorbedEventKeys', SearchAttributeType.KEYWORD_LIST);
-/** The first delivery ids seen (capped at {@link MAX_DELIVERY_IDS_INDEXED}); the full list is in the result. */
+/** The delivery ids the run keeps (at most {@link MAX_DELIVERY_IDS_INDEXED}: the first ones and the newest, as its result lists them); `WakeDeliveryCount` counts them all. */
 export const WakeDeliveryIds = defineSearchAttributeKey('WakeDeliveryIds', SearchAttributeType.KEYWORD_LIST);
 export const WakeDeliveryCount = defineSearchAttributeKey('WakeDeliveryCount', SearchAttributeType.INT);
 export const WakeAttempts = defineSearchAttributeKey('WakeAttempts', SearchAttributeType.INT);

@@ -10,8 +10,9 @@ import { FIRST_ANSWER_BYTES, LARGEST_EVENT_BYTES, RECENT_ANSWER_BYTES, RECENT_AN
 import { whole } from '../../src/core/coalesce-batch';
 import { EVENT_LIMITS } from '../../src/gate/limits';
 import { DELIVERY_IDS_KEPT, deliveriesOf } from '../../src/core/delivery-ids';
-import { CoalescerMachine, initialState, type NextAction } from '../../workflows/coalescer/machine';
+import { CoalescerMachine, dueAt, initialState, type NextAction } from '../../workflows/coalescer/machine';
 import { CARRIED_BUDGET_BYTES, carriedInput } from '../../workflows/coalescer/carry';
+import { toOfferAgain } from '../../activities/coalescer/recover';
 
 /*
  * What the coalescer carries across continue-as-new (workflows/coalescer/carry.ts): the whole input
@@ -519,5 +520,181 @@ describe("the coalescer's continue-as-new input: runs' events at the turn", () =
       if (i % 400 === 399) m = turned(m).next;
     }
     assert.equal(m.state.counts.forgottenEarly ?? 0, 0, 'events let go early at a turn, under the stated capacity');
+  });
+});
+
+/*
+ * Runs' events kept by their keys, past the turn, meeting an operator's hand: what a recovery of a
+ * terminated chain (activities/coalescer/recover.ts) sends the chain with the key, and what that
+ * chain does with the events again.
+ */
+describe("the coalescer's continue-as-new input: a run kept by its keys, its chain terminated by hand", () => {
+  /** The recovery's messages, as recoverOne sends them (the run still open): the table with the live run, then the events offered again. */
+  function recovered(left: CoalescerMachine, into: CoalescerMachine, nowMs: number): OfferAnswer[] {
+    const state = JSON.parse(JSON.stringify(left.state)) as CoalescerState;
+    const offers = toOfferAgain({ state, openSkips: [] }, false, 'run-terminated');
+    const { seen, seenOpeners, chain, newestVersion, running } = state;
+    into.adopt({
+      seen,
+      ...(seenOpeners ? { seenOpeners } : {}),
+      ...(chain ? { chain } : {}),
+      newestVersion,
+      except: offers.map((o) => o.event.eventKey),
+      live: running!,
+    });
+    return offers.map((o) => into.offer(o, nowMs));
+  }
+
+  for (const turn of [false, true])
+    test(`under cancel, a run superseded by a restart batch, its chain terminated ${turn ? 'after' : 'before'} a continue-as-new while the run cancels itself: its events run in the next chain`, () => {
+      const a = machineOf({ whileRunning: 'cancel' });
+      const live = new Set<string>();
+      a.offer(offerOf(1, { padding: 100 }), T0);
+      settle(a, T0 + 1000, live);
+      const r1 = a.state.running!.runKey;
+      // Event 2 restarts the run: the restart batch holds event 1's copy, the run is told it is superseded.
+      a.offer(offerOf(2), T0 + 2000);
+      assert.equal(a.state.pending?.supersedes, r1);
+      assert.equal(a.next(T0 + 2000, false).kind, 'supersede');
+      // Temporal suggests a continue-as-new (or not), then a person terminates the chain; the run is still cancelling itself.
+      const left = turn ? turned(a).next : a;
+      const b = machineOf({ whileRunning: 'cancel' }, initialState(T0 + 3000, '9f8e7d6c'));
+      recovered(left, b, T0 + 3500);
+      // The run ends cancelled (it took the supersede before the termination): event 1 ran nowhere.
+      b.runEnded({ runKey: r1, terminalReason: 'cancelled', seen: [] }, T0 + 4000);
+      settle(b, T0 + 60_000, live);
+      const held = [...(b.state.pending?.events ?? []), ...(b.state.running?.runKey !== r1 ? (b.state.running?.events ?? []) : [])];
+      assert.deepEqual(
+        held
+          .filter(whole)
+          .map((e) => e.eventKey)
+          .sort(),
+        [offerOf(1).event.eventKey, offerOf(2).event.eventKey].sort(),
+        'event 1 was answered as its cancelled run’s and is run by no batch: lost',
+      );
+    });
+
+  test('under cancel, a run superseded by a restart batch, its chain terminated while the run cancels itself and the next chain has a run of its own: its events run in the next chain', () => {
+    const a = machineOf({ whileRunning: 'cancel' });
+    const live = new Set<string>();
+    a.offer(offerOf(1, { padding: 100 }), T0);
+    settle(a, T0 + 1000, live);
+    const r1 = a.state.running!.runKey;
+    a.offer(offerOf(2), T0 + 2000);
+    assert.equal(a.next(T0 + 2000, false).kind, 'supersede');
+    // A person terminates the chain (no continue-as-new: every event whole); a new event starts the next chain, whose run starts first.
+    const b = machineOf({ whileRunning: 'cancel' }, initialState(T0 + 2500, '9f8e7d6c'));
+    b.offer(offerOf(3), T0 + 2500);
+    settle(b, T0 + 3500, live);
+    const rb = b.state.running!.runKey;
+    recovered(a, b, T0 + 4000);
+    assert.equal(b.state.foreign?.[0]?.runKey, r1, 'the terminated chain’s run held as foreign');
+    b.runEnded({ runKey: r1, terminalReason: 'cancelled', seen: [] }, T0 + 4500);
+    b.runEnded({ runKey: rb, terminalReason: 'cancelled', seen: [] }, T0 + 5000);
+    settle(b, T0 + 60_000, live);
+    const held = [...(b.state.pending?.events ?? []), ...(b.state.running?.runKey !== rb ? (b.state.running?.events ?? []) : [])];
+    assert.ok(
+      held.some((e) => e.eventKey === offerOf(1).event.eventKey),
+      `event 1 was answered as the foreign run’s (cancelled) and is run by no batch: lost; held now: ${held.map((e) => e.eventKey.slice(53, 58))}`,
+    );
+  });
+
+  test('under cancel, a run superseded by a restart batch, its chain terminated while the run cancels itself and the next chain has a batch waiting: its events run in the next chain', () => {
+    const a = machineOf({ whileRunning: 'cancel' });
+    const live = new Set<string>();
+    a.offer(offerOf(1, { padding: 100 }), T0);
+    settle(a, T0 + 1000, live);
+    const r1 = a.state.running!.runKey;
+    a.offer(offerOf(2), T0 + 2000);
+    assert.equal(a.next(T0 + 2000, false).kind, 'supersede');
+    // No continue-as-new: every event whole. A new event starts the next chain, its batch still debouncing at the recovery.
+    const b = machineOf({ whileRunning: 'cancel', debouncePeriodMs: 30_000 }, initialState(T0 + 2500, '9f8e7d6c'));
+    b.offer(offerOf(3), T0 + 2500);
+    recovered(a, b, T0 + 4000);
+    assert.equal(b.state.running?.runKey, r1, 'the terminated chain’s run held as live');
+    b.runEnded({ runKey: r1, terminalReason: 'cancelled', seen: [] }, T0 + 4500);
+    const held = b.state.pending?.events ?? [];
+    assert.ok(
+      held.some((e) => e.eventKey === offerOf(1).event.eventKey),
+      `event 1 was answered as its cancelled run’s and is run by no batch: lost; held now: ${held.map((e) => e.eventKey.slice(53, 58))}`,
+    );
+  });
+
+  for (const own of [false, true])
+    test(`under cancel, a run superseded by a restart batch, its chain terminated while the run had begun committing${own ? ' and the next chain has a run of its own' : ''}: the run's events leave the restart, the later ones run`, () => {
+      const a = machineOf({ whileRunning: 'cancel' });
+      const live = new Set<string>();
+      a.offer(offerOf(1, { padding: 100 }), T0);
+      settle(a, T0 + 1000, live);
+      const r1 = a.state.running!.runKey;
+      a.offer(offerOf(2), T0 + 2000);
+      assert.equal(a.next(T0 + 2000, false).kind, 'supersede');
+      const left = turned(a).next;
+      const b = machineOf({ whileRunning: 'cancel' }, initialState(T0 + 3000, '9f8e7d6c'));
+      if (own) {
+        b.offer(offerOf(3), T0 + 3000);
+        settle(b, T0 + 4000, live);
+      }
+      const rb = b.state.running?.runKey;
+      assert.equal(rb !== undefined, own);
+      recovered(left, b, T0 + 4100);
+      if (own) assert.equal(b.state.foreign?.[0]?.runKey, r1, 'the terminated chain’s run held as foreign');
+      // A redelivery of event 1 meanwhile is answered from the batch that waits for the run's end, not as that run's.
+      const again = b.offer({ ...offerOf(1, { padding: 100 }), offerId: 'redelivered' }, T0 + 4200);
+      assert.equal(again.runKey, b.state.pending?.runKey);
+      assert.equal(b.next(T0 + 60_000, false).kind, 'wait', 'the restart waits for the run’s end');
+      // The run had begun committing: it refused its supersede and ran event 1.
+      b.runEnded({ runKey: r1, terminalReason: 'success', seen: [], commitBegan: true }, T0 + 4500);
+      if (rb) b.runEnded({ runKey: rb, terminalReason: 'success', seen: [] }, T0 + 5000);
+      const step = b.next(T0 + 60_000, false);
+      assert.equal(step.kind, 'start');
+      const started = step.kind === 'start' ? step.batch.events.map((e) => e.eventKey) : [];
+      assert.deepEqual(started, [offerOf(2).event.eventKey], 'event 1 ran once, in its own run; event 2 runs');
+      assert.equal(b.lookup(offerOf(1).event.eventKey)?.runKey, r1, 'event 1 is answered as the run that ran it');
+    });
+});
+
+describe("the coalescer's continue-as-new input: the bound with a live run's redelivered events by their keys", () => {
+  test('a live run of small events each redelivered under long delivery ids (the gate takes 200 characters), a next batch with the largest event: no foreign run, and the input stays within the bound', () => {
+    const m = machineOf({ whileRunning: 'buffer_one' });
+    const live = new Set<string>();
+    const n = 150;
+    // Events decided within the horizon before (their runs ended): a table past its least share.
+    for (let i = 10_000; i < 14_000; i++) m.offer(offerOf(i), T0 - 600_000 + i);
+    settle(m, T0 - 500_000, live);
+    m.runEnded({ runKey: m.state.running!.runKey, terminalReason: 'success', seen: [] }, T0 - 400_000);
+    for (let i = 1; i <= n; i++) m.offer(offerOf(i), T0);
+    settle(m, T0 + 1000, live);
+    assert.equal(m.state.running?.events.length, n, 'one run of them all, within the batch budget');
+    // The sender redelivers each event twice while the run is live, each delivery under an id of its own.
+    for (let i = 1; i <= n; i++)
+      for (const d of [1, 2]) m.offer(offerOf(i, { offer: 1_000_000 + 10 * i + d, delivery: `${d}-${i}-`.padEnd(200, 'd') }), T0 + 2000);
+    // The next batch: one event as large as the gate takes.
+    m.offer(offerOf(9999, { padding: 256 * 1024 - 20 }), T0 + 3000);
+    const input = carriedInput(m.self, m);
+    assert.equal(input.state?.foreign, undefined, 'no run adopted from a terminated chain');
+    assert.ok(
+      jsonBytes(input) <= CARRIED_BUDGET_BYTES,
+      `${jsonBytes(input)} bytes of JSON (the live run's events by their keys: ${jsonBytes(input.state!.running!.events)}; the table at ${m.seen.packedChars}): past the bound with no foreign run, as docs/ARCHITECTURE.md and ADR 006 say only foreign runs may`,
+    );
+  });
+});
+
+describe("the coalescer's answers to retried offers: first answers kept by their offer's slot", () => {
+  test('two recovered offers whose ids share a 32-bit hash (a pair found among 80,000 recoveries of two events): a retry of each gets its own decision and run and where that run stands now, never the other offer’s first answer', () => {
+    // recovered:<runId>:<eventKey> ids of two recoveries whose slots (firstAnswerSlot) are equal.
+    const idOne = `recovered:run-78823:${offerOf(1).event.eventKey}`;
+    const idTwo = `recovered:run-58533:${offerOf(2).event.eventKey}`;
+    const m = machineOf({ whileRunning: 'buffer_one', debouncePeriodMs: 1000, maxWaitMs: 5000 });
+    m.offer(offerOf(0), T0);
+    const one = { ...offerOf(1), offerId: idOne };
+    const two = { ...offerOf(2), offerId: idTwo };
+    const firstOne = m.offer(one, T0 + 100);
+    const firstTwo = m.offer(two, T0 + 4500);
+    assert.deepEqual([firstOne.decision, firstOne.startsInMs, firstTwo.decision, firstTwo.startsInMs], ['coalesced', 1000, 'coalesced', 500]);
+    // Their slot is ambiguous: each retry reads where its batch stands now.
+    const now = { runState: 'pending', startsInMs: dueAt(m.state.pending!, m.self.policy) - (T0 + 4600) };
+    assert.deepEqual(m.offer(structuredClone(two), T0 + 4600), { ...firstTwo, ...now });
+    assert.deepEqual(m.offer(structuredClone(one), T0 + 4600), { ...firstOne, ...now }, 'the retry of the first offer is answered as itself');
   });
 });

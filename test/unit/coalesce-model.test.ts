@@ -1153,12 +1153,14 @@ export const cmdArb: fc.Arbitrary<Cmd> = fc.oneof(
 const OVERLAPS: Overlap[] = ['skip', 'buffer_one', 'cancel', 'steer'];
 const ONLY = process.env.COALESCE_MODEL_OVERLAP as Overlap | undefined;
 const NUM_RUNS = Number(process.env.COALESCE_MODEL_RUNS ?? 2500);
+/** A failing run's seed, as fast-check printed it, to run that very list again. */
+const SEED = process.env.COALESCE_MODEL_SEED === undefined ? undefined : Number(process.env.COALESCE_MODEL_SEED);
 
 describe('the coalescer machine in a simulated world (model-based)', () => {
   test('invariant 6 holds over generated command lists, each with its own whileRunning', () => {
     fc.assert(
       fc.property(fc.constantFrom(...(ONLY ? [ONLY] : OVERLAPS)), fc.array(cmdArb, { maxLength: 60, size: 'max' }), (overlap, cmds) => check(overlap, cmds)),
-      { numRuns: NUM_RUNS, includeErrorInReport: true },
+      { numRuns: NUM_RUNS, includeErrorInReport: true, ...(SEED === undefined ? {} : { seed: SEED }) },
     );
   });
 });

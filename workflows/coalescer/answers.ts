@@ -38,15 +38,18 @@ function firstAnswerOf(slot: string, answer: OfferAnswer): FirstAnswer {
   return `${slot}|${DECISION_CODES[answer.decision]}${state}${starts}`;
 }
 
-/** What a kept first answer says: its offer's slot, decision, and the runState and startsInMs it had. */
-function readFirstAnswer(kept: FirstAnswer): { slot: string; decision: OfferDecision; runState?: 'pending' | 'running'; startsInMs?: number } {
+/** Kept for a slot two offers' first answers share: neither can be told apart, a retry of either reads where its run stands now. */
+const AMBIGUOUS = '?';
+
+/** What a kept first answer says: its offer's slot, decision (none for an ambiguous slot), and the runState and startsInMs it had. */
+function readFirstAnswer(kept: FirstAnswer): { slot: string; decision?: OfferDecision; runState?: 'pending' | 'running'; startsInMs?: number } {
   const cut = kept.lastIndexOf('|');
   const [code, state] = [kept[cut + 1]!, kept[cut + 2]];
   const starts = kept.slice(cut + 3);
   const runState = state === 'p' ? 'pending' : state === 'r' ? 'running' : undefined;
   return {
     slot: kept.slice(0, cut),
-    decision: CODE_DECISIONS[code]!,
+    ...(CODE_DECISIONS[code] ? { decision: CODE_DECISIONS[code] } : {}),
     ...(runState ? { runState } : {}),
     ...(starts ? { startsInMs: parseInt(starts, 36) } : {}),
   };
@@ -97,8 +100,10 @@ export abstract class CoalescerAnswers {
       if (!batch || !held) continue;
       const taken = { coalescerId: this.coalescerId, runKey: batch.runKey, runState };
       if (held.fingerprint !== e.fingerprint) return { decision: 'mismatch', ...taken };
-      // A redelivery: its delivery ids go with the event, into the run's record (within their bound, counted).
-      addDeliveries(held, e.deliveryIds ?? []);
+      // A redelivery: its delivery ids go with the event while its batch waits, into the run's record
+      // (within their bound, counted). A started run's events are never read for them again: the
+      // coalescer's copy does not grow past the batch budget measured at the start (carry.ts `keptOf`).
+      if (runState === 'pending') addDeliveries(held, e.deliveryIds ?? []);
       // Its first decision (a steered event its run never saw may be held by the follow-up run now).
       const first = this.seen.get(e.eventKey)?.decision;
       if (first) return { decision: first, duplicate: true, ...taken };
@@ -125,7 +130,8 @@ export abstract class CoalescerAnswers {
 
   /**
    * The answer a retried first offer gets: its decision and run as first decided, with what its
-   * answer said of the run then (`firstAnswers`), or past those kept, where that run stands now.
+   * answer said of the run then (`firstAnswers`), or past those kept (or when another offer's first
+   * answer shared its slot), where that run stands now.
    */
   protected firstAnswer(row: SeenEntry, offerId: string, nowMs: number): OfferAnswer {
     const { duplicate: _d, ...answer } = this.seenAnswer(row, undefined);
@@ -137,7 +143,9 @@ export abstract class CoalescerAnswers {
     const firsts = this.state.firstAnswers ?? [];
     for (let i = firsts.length - 1; i >= 0; i--) {
       const kept = readFirstAnswer(firsts[i]!);
-      if (kept.slot !== slot || kept.decision !== row.decision) continue;
+      if (kept.slot !== slot) continue;
+      if (!kept.decision) break; // two offers' first answers shared this slot: where the run stands now
+      if (kept.decision !== row.decision) continue;
       const { runState, startsInMs } = kept;
       return { ...answer, ...(runState ? { runState } : {}), ...(startsInMs !== undefined ? { startsInMs } : {}) };
     }
@@ -165,8 +173,11 @@ export abstract class CoalescerAnswers {
   protected remember(offer: Offer, answer: OfferAnswer): OfferAnswer {
     if (!offer.offerId) return answer;
     if (!answer.duplicate && answer.decision !== 'mismatch' && answer.decision !== 'stale' && this.answersRetry(offer)) {
-      const firsts = (this.state.firstAnswers ??= []);
-      firsts.push(firstAnswerOf(firstAnswerSlot(offer.offerId), answer));
+      const slot = firstAnswerSlot(offer.offerId);
+      // Another offer's first answer holds this slot (32 bits): neither is kept, the slot is marked ambiguous.
+      const shared = (this.state.firstAnswers ?? []).some((f) => readFirstAnswer(f).slot === slot);
+      const firsts = (this.state.firstAnswers = (this.state.firstAnswers ?? []).filter((f) => !shared || readFirstAnswer(f).slot !== slot));
+      firsts.push(shared ? `${slot}|${AMBIGUOUS}` : firstAnswerOf(slot, answer));
       if (firsts.length > RECENT_ANSWERS) firsts.splice(0, firsts.length - RECENT_ANSWERS);
       return answer;
     }

@@ -1,5 +1,5 @@
 import { whole, type OfferedEvent } from '../../src/core/coalesce-batch';
-import type { Batch } from '../../src/core/coalesce-types';
+import type { Batch, CoalescerState, Offer, OfferAnswer } from '../../src/core/coalesce-types';
 import type { Adopt } from '../../src/core/messages';
 import { batchRunKey, batchRunToken } from '../../src/core/ids';
 import { CoalescerAnswers } from './answers';
@@ -8,6 +8,8 @@ import { CoalescerAnswers } from './answers';
 const FOREIGN_RUNS = 10;
 /** Runs re-armed by a person a chain remembers, to leave out of a table adopted later (it comes within a recovery round). */
 const FORGOTTEN_RUNS = 20;
+
+type Run = NonNullable<CoalescerState['running']>;
 
 /**
  * What the coalescer machine (machine.ts) does after a person's hand: forget a re-armed run's
@@ -74,7 +76,8 @@ export abstract class CoalescerByHand extends CoalescerAnswers {
     for (const token of this.state.forgottenRuns ?? []) for (const key of this.seen.keysOfRun(token)) adopted -= Number(this.seen.forget(key));
     const { live } = left;
     if (live && this.state.pending?.runKey !== live.runKey && this.state.running?.runKey !== live.runKey) {
-      const { lookedAtMs: _l, cancelRequested: _c, ...run } = live;
+      // Its restart events, if a batch there held them, come again as offers that say so (`restartOf`).
+      const { lookedAtMs: _l, cancelRequested: _c, restartKeys: _r, ...run } = live;
       // This chain started a run of its own meanwhile: the adopted one is remembered until it ends.
       if (!this.state.running) this.state.running = run;
       else this.state.foreign = [...(this.state.foreign ?? []), run].slice(-FOREIGN_RUNS);
@@ -87,11 +90,12 @@ export abstract class CoalescerByHand extends CoalescerAnswers {
    * undecided here, or held by a row adopted from that chain as steered into this very run, go to
    * the follow-up batch.
    */
-  protected orphaned(runKey: string, told: OfferedEvent[], nowMs: number, seen?: string[]): boolean {
+  protected orphaned(runKey: string, told: OfferedEvent[], nowMs: number, seen?: string[], ranItsEvents = false): boolean {
     const token = this.tokenOf(runKey);
     // A live run adopted while this chain had its own: the steered events it held that its model was not given.
     const foreign = this.state.foreign?.find((f) => f.runKey === runKey);
     if (foreign) this.state.foreign = this.state.foreign!.filter((f) => f !== foreign);
+    if (foreign && ranItsEvents) this.restartDone(foreign);
     const given = new Set(seen ?? []);
     // Steered events cross a continue-as-new whole (carry.ts `carriedRuns`).
     const held = (foreign?.events ?? []).filter(whole).filter((e) => foreign!.steered?.includes(e.eventKey) && !given.has(e.eventKey));
@@ -112,6 +116,60 @@ export abstract class CoalescerByHand extends CoalescerAnswers {
     return true;
   }
 
+  /**
+   * The live or foreign run whose restart `offer` is (a recovery's, `Offer.restarts`), when that run
+   * holds the event and no batch here does yet: then the event is not answered as that run's.
+   */
+  protected restartOf(offer: Offer): Run | undefined {
+    const { restarts } = offer;
+    const key = offer.event.eventKey;
+    if (!restarts || this.state.pending?.events.some((e) => e.eventKey === key)) return undefined;
+    const run = [this.state.running, ...(this.state.foreign ?? [])].find((r) => r?.runKey === restarts);
+    return run?.events.some((e) => e.eventKey === key) ? run : undefined;
+  }
+
+  /**
+   * A run whose restart events the pending batch holds (`restartHeld`) had run them (its end says it
+   * began committing, or ended otherwise than cancelled): they leave the batch, their entries name the
+   * run, and a batch left empty is gone.
+   */
+  protected restartDone(run: Run): void {
+    const keys = new Set(run.restartKeys ?? []);
+    const { pending } = this.state;
+    if (!keys.size || !pending) return;
+    pending.events = pending.events.filter((e) => !keys.has(e.eventKey));
+    pending.chars = undefined;
+    for (const key of keys) this.seen.retake(key, this.tokenOf(run.runKey));
+    if (!pending.events.length && !pending.overflow) this.state.pending = undefined;
+  }
+
+  /**
+   * An event a recovery offers again as the restart of `run` (the live run of a chain terminated by
+   * hand, whose restart batch held it; this chain's live run or a foreign one): it is answered from
+   * the pending batch it joins or opens, which starts after that run's end, and leaves that batch if
+   * the run had run it (`restartDone`). Not `stale`: it was taken before the newer versions.
+   */
+  protected restartHeld(e: OfferedEvent, run: Run, nowMs: number): OfferAnswer {
+    const { state } = this;
+    state.counts.offered += 1;
+    state.lastActivityMs = nowMs;
+    run.restartKeys = [...(run.restartKeys ?? []), e.eventKey];
+    if (run === state.running) run.cancelRequested = true; // it is being cancelled already: no second restart of it
+    if (state.pending) {
+      this.addTo(state.pending, e, nowMs);
+      state.counts.coalesced += 1;
+      return this.pendingAnswer(state.pending, 'coalesced', nowMs);
+    }
+    state.pending = this.open(e, nowMs);
+    state.counts.started += 1;
+    return this.pendingAnswer(state.pending, 'started', nowMs);
+  }
+
   /** Put events in the follow-up batch of run `runKey` (steering.ts). */
   protected abstract followUp(runKey: string, events: OfferedEvent[], nowMs: number): void;
+  /** Add an event to a batch (machine.ts). */
+  protected abstract addTo(batch: Batch, e: OfferedEvent, nowMs: number): void;
+
+  /** Open a batch with an event (machine.ts). */
+  protected abstract open(e: OfferedEvent, nowMs: number, carried?: { runKey: string; events: OfferedEvent[]; overflow: number }): Batch;
 }

@@ -17,8 +17,16 @@ export { CARRIED_BUDGET_BYTES } from '../../src/core/coalesce-carried';
 
 type Run = NonNullable<CoalescerState['running']>;
 
-/** An event by its key, its inputs' fingerprint and its delivery ids: what a redelivery of it and its run's end read. */
-const keptOf = ({ eventKey, fingerprint, deliveryIds }: OfferedEvent | KeptEvent): KeptEvent => ({ eventKey, fingerprint, deliveryIds });
+/**
+ * An event by its key, its inputs' fingerprint and its first delivery id: what a redelivery of it and
+ * its run's end read. The run took every id at its start and records later deliveries itself; a
+ * redelivery adds none to a started run's copy (answers.ts `heldAnswer`).
+ */
+const keptOf = ({ eventKey, fingerprint, deliveryIds }: OfferedEvent | KeptEvent): KeptEvent => ({
+  eventKey,
+  fingerprint,
+  deliveryIds: deliveryIds.slice(0, 1),
+});
 
 /** A run's events by their keys, but its steered ones (its end may send them to the follow-up run); its list counted as it was. */
 function kept(run: Run): Run {

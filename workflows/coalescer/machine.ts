@@ -1,4 +1,4 @@
-import { charsOf, dueAt, fitInto, hasRoom, openBatch, whole, type CoalescerIdentity, type OfferedEvent } from '../../src/core/coalesce-batch';
+import { charsOf, dueAt, fitInto, hasRoom, openBatch, ranItsEvents, whole, type CoalescerIdentity, type OfferedEvent } from '../../src/core/coalesce-batch';
 import type { Batch, CoalescerState, Offer, OfferAnswer, RunEnded } from '../../src/core/coalesce-types';
 import { initialState, record, runInputOf, SKIPPED_SIGNAL_EVERY_MS, type NextAction } from './batch';
 import { SeenTable } from './seen';
@@ -61,6 +61,8 @@ export class CoalescerMachine extends CoalescerSteering {
    * - a retried offer (same event, same offer id: another update, or the fallback signal) gets its earlier answer again;
    * - an event already in the pending batch or the live run is never taken twice: `started` or
    *   `coalesced` as it was, or `mismatch` if this offer's inputs (fingerprint) differ from the held event's;
+   *   but one a recovery offers again as the restart of the run that holds it waits in the pending batch
+   *   for that run's end (`restartHeld`);
    * - an event the seen table holds (decided within the dedup horizon) gets that decision again, or `mismatch` on other inputs;
    * - a version older than the newest seen from the event's source is `stale`;
    * - with a live run: `skip` records the event on it (`skipped`); `buffer_one` gathers one follow-up
@@ -78,10 +80,11 @@ export class CoalescerMachine extends CoalescerSteering {
     // its first decision and run, for as long as the dedup table holds the event.
     if (decided && offer.offerId && SeenTable.firstOffer(decided, offer.offerId) && SeenTable.sameInputs(decided, e.fingerprint))
       return this.firstAnswer(decided, offer.offerId, nowMs);
-    const held = this.heldAnswer(e);
+    const restarted = this.restartOf(offer);
+    const held = restarted ? undefined : this.heldAnswer(e);
     if (held) return this.remember(offer, held);
-    if (decided) return this.remember(offer, this.seenAnswer(decided, e.fingerprint));
-    const answer = this.decide(offer, nowMs);
+    if (decided && !restarted) return this.remember(offer, this.seenAnswer(decided, e.fingerprint));
+    const answer = restarted ? this.restartHeld(e, restarted, nowMs) : this.decide(offer, nowMs);
     this.seen.add(e.eventKey, e.fingerprint, nowMs, answer.decision, answer.runKey && this.tokenOf(answer.runKey), offer.offerId);
     return this.remember(offer, answer);
   }
@@ -145,7 +148,7 @@ export class CoalescerMachine extends CoalescerSteering {
       summary.terminalReason = terminalReason;
     }
     const running = state.running;
-    if (running?.runKey !== runKey) return this.orphaned(runKey, unseenEvents ?? [], nowMs, seen);
+    if (running?.runKey !== runKey) return this.orphaned(runKey, unseenEvents ?? [], nowMs, seen, ranItsEvents({ commitBegan, seen, terminalReason }));
     // Overlap `steer`: an event steered into the run that its model was never given (it ended first,
     // or committed on an answer given before the event) is the follow-up run's, as a refused one is.
     // Steered events cross a continue-as-new whole (carry.ts `carriedRuns`): their follow-up run takes them.
@@ -160,7 +163,8 @@ export class CoalescerMachine extends CoalescerSteering {
     // the restart batch keeps only the events that came after. An end known only from Temporal
     // (terminated, deleted: no `seen`) keeps them: the restart runs them.
     const restart = state.pending;
-    const finished = commitBegan || (seen !== undefined && terminalReason !== 'cancelled');
+    const finished = ranItsEvents({ commitBegan, seen, terminalReason });
+    if (finished) this.restartDone(running);
     if (restart?.supersedes === runKey && finished) {
       const done = new Set(running.events.map((e) => e.eventKey));
       restart.events = restart.events.filter((e) => !done.has(e.eventKey));
@@ -238,13 +242,15 @@ export class CoalescerMachine extends CoalescerSteering {
       if (live) live.skippedChars = (live.skippedChars ?? 0) + chars;
       return { kind: 'record-skipped', runKey: skips.runKey, events };
     }
-    if (state.pending && !state.running && nowMs >= dueAt(state.pending, policy)) return { kind: 'start', batch: this.start(state.pending, nowMs) };
+    // A foreign run whose restart events the pending batch holds: the batch waits for its end too.
+    const waits = state.running !== undefined || state.foreign?.some((f) => f.restartKeys?.length) === true;
+    if (state.pending && !waits && nowMs >= dueAt(state.pending, policy)) return { kind: 'start', batch: this.start(state.pending, nowMs) };
     if (continueAsNewSuggested && this.skips.settled) return { kind: 'continue-as-new' };
     this.seen.prune(nowMs);
     // Idle, and every event past its dedup horizon: a redelivery now would be decided afresh anyway.
     const closesAt = Math.max(state.lastActivityMs + policy.idleCloseMs, this.seen.expiresAtMs ?? 0);
     if (this.idle && this.skips.settled && nowMs >= closesAt) return { kind: 'close' };
-    const due = [skips?.dueMs, state.pending && !state.running ? dueAt(state.pending, policy) : undefined, this.idle ? closesAt : undefined];
+    const due = [skips?.dueMs, state.pending && !waits ? dueAt(state.pending, policy) : undefined, this.idle ? closesAt : undefined];
     const untilMs = Math.min(...due.map((d) => d ?? Infinity));
     return untilMs === Infinity ? { kind: 'wait' } : { kind: 'wait', untilMs };
   }

@@ -1,4 +1,4 @@
-import type { Batch, CoalescerState, SteerAnswer } from '../../src/core/coalesce-types';
+import type { CoalescerState, SteerAnswer } from '../../src/core/coalesce-types';
 import { charsOf, eventChars, type OfferedEvent } from '../../src/core/coalesce-batch';
 import { CoalescerByHand } from './by-hand';
 
@@ -70,10 +70,4 @@ export abstract class CoalescerSteering extends CoalescerByHand {
     if (this.owedSteer?.runKey === running.runKey) this.owedSteer.events.push(e);
     else this.owedSteer = { runKey: running.runKey, events: [e] };
   }
-
-  /** Add an event to a batch (machine.ts). */
-  protected abstract addTo(batch: Batch, e: OfferedEvent, nowMs: number): void;
-
-  /** Open a batch with an event (machine.ts). */
-  protected abstract open(e: OfferedEvent, nowMs: number, carried?: { runKey: string; events: OfferedEvent[]; overflow: number }): Batch;
 }

@@ -6,6 +6,7 @@ interface Watched {
   startedAtMs: number;
   lookedAtMs?: number;
   steered?: string[];
+  restartKeys?: string[];
 }
 
 /**
@@ -45,10 +46,11 @@ export class RunWatch {
    * when its time has come. The clock is the run's own `lookedAtMs` (from its start until the first
    * look), carried in the coalescer's state: a hot coalescer continues as new every few seconds, and
    * a clock that restarted with each execution would never reach a look. A foreign run is looked at
-   * as often as a live run a batch waits for while it holds steered events (they wait for its end).
+   * as often as a live run a batch waits for while it holds steered events or restart events wait in
+   * the pending batch (they wait for its end).
    */
   due(running: Watched | undefined, waiting: boolean, nowMs: number, foreign: Watched[] = []): number | undefined {
-    const dues = [this.dueOne(running, waiting, nowMs), ...foreign.map((f) => this.dueOne(f, Boolean(f.steered?.length), nowMs))];
+    const dues = [this.dueOne(running, waiting, nowMs), ...foreign.map((f) => this.dueOne(f, Boolean(f.steered?.length || f.restartKeys?.length), nowMs))];
     const next = Math.min(...dues.map((d) => d ?? Infinity));
     return next === Infinity ? undefined : next;
   }
