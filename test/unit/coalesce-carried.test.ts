@@ -88,6 +88,22 @@ function settle(m: CoalescerMachine, now: number, live: Set<string>): void {
   }
 }
 
+/** One event of bench:coalesce's hot key (tools/bench/coalesce.ts): 50-character keys, small payloads. */
+const hotOffer = (i: number, delivery = `d-${i}`, offerId = `${hex(i * 7919 + 1)}-1b2c-4d5e-8f90-a1b2c3d4e5f6`): Offer => ({
+  event: {
+    eventKey: `ping/e-${i}/hot-1a2b3c4d/2026-12-02T10:00:00Z`,
+    source: 'ping',
+    type: `e-${i}`,
+    entity: 'hot-1a2b3c4d',
+    occurredAt: '2026-12-02T10:00:00Z',
+    bucketStart: '2026-12-02T10:00:00Z',
+    deliveryIds: [delivery],
+    payload: { type: `e-${i}`, entity: 'hot-1a2b3c4d', note: 'x'.repeat(20) },
+    fingerprint: `${hex(i)}${'9'.repeat(56)}`,
+  },
+  offerId,
+});
+
 describe("the coalescer's continue-as-new input", () => {
   test('a retried first offer gets its very answer across continue-as-new, kept as a few facts beside its seen entry', () => {
     const m = machineOf();
@@ -221,20 +237,7 @@ describe("the coalescer's continue-as-new input", () => {
   test('a hot wake key as bench:coalesce drives it (10,000 distinct events at 167/s): every input within the bound, the whole stream deduplicated', () => {
     // Its policy and events as in tools/bench/coalesce.ts: 50-character keys, small payloads, a run of a few seconds.
     let m = machineOf({ whileRunning: 'skip', debouncePeriodMs: 1000, maxWaitMs: 5000, maxEventsPerRun: 1000 });
-    const hot = (i: number, delivery = `d-${i}`, offerId = `${hex(i * 7919 + 1)}-1b2c-4d5e-8f90-a1b2c3d4e5f6`): Offer => ({
-      event: {
-        eventKey: `ping/e-${i}/hot-1a2b3c4d/2026-12-02T10:00:00Z`,
-        source: 'ping',
-        type: `e-${i}`,
-        entity: 'hot-1a2b3c4d',
-        occurredAt: '2026-12-02T10:00:00Z',
-        bucketStart: '2026-12-02T10:00:00Z',
-        deliveryIds: [delivery],
-        payload: { type: `e-${i}`, entity: 'hot-1a2b3c4d', note: 'x'.repeat(20) },
-        fingerprint: `${hex(i)}${'9'.repeat(56)}`,
-      },
-      offerId,
-    });
+    const hot = hotOffer;
     const live = new Set<string>();
     const first: OfferAnswer[] = [];
     let largest = 0;
@@ -497,20 +500,7 @@ describe("the coalescer's continue-as-new input: runs' events at the turn", () =
 
   test('a hot key under buffer_one (bench:coalesce’s stream, 50-character keys): 10,000 events held, none let go early, as docs/OPERATIONS.md states', () => {
     let m = machineOf({ whileRunning: 'buffer_one', debouncePeriodMs: 1000, maxWaitMs: 5000, maxEventsPerRun: 1000 });
-    const hot = (i: number): Offer => ({
-      event: {
-        eventKey: `ping/e-${i}/hot-1a2b3c4d/2026-12-02T10:00:00Z`,
-        source: 'ping',
-        type: `e-${i}`,
-        entity: 'hot-1a2b3c4d',
-        occurredAt: '2026-12-02T10:00:00Z',
-        bucketStart: '2026-12-02T10:00:00Z',
-        deliveryIds: [`d-${i}`],
-        payload: { type: `e-${i}`, entity: 'hot-1a2b3c4d', note: 'x'.repeat(20) },
-        fingerprint: `${hex(i)}${'9'.repeat(56)}`,
-      },
-      offerId: `${hex(i * 7919 + 1)}-1b2c-4d5e-8f90-a1b2c3d4e5f6`,
-    });
+    const hot = (i: number) => hotOffer(i);
     let now = T0;
     for (let i = 0; i < 10_000; i++, now += 6) {
       m.offer(hot(i), now);
@@ -545,17 +535,23 @@ describe("the coalescer's continue-as-new input: a run kept by its keys, its cha
     return offers.map((o) => into.offer(o, nowMs));
   }
 
+  /** Chain A under cancel: run R1 of event 1 live, event 2's restart batch opened, R1 told it is superseded. */
+  function superseding(): { a: CoalescerMachine; r1: string; live: Set<string> } {
+    const a = machineOf({ whileRunning: 'cancel' });
+    const live = new Set<string>();
+    a.offer(offerOf(1, { padding: 100 }), T0);
+    settle(a, T0 + 1000, live);
+    const r1 = a.state.running!.runKey;
+    a.offer(offerOf(2), T0 + 2000);
+    assert.equal(a.state.pending?.supersedes, r1);
+    assert.equal(a.next(T0 + 2000, false).kind, 'supersede');
+    return { a, r1, live };
+  }
+
   for (const turn of [false, true])
     test(`under cancel, a run superseded by a restart batch, its chain terminated ${turn ? 'after' : 'before'} a continue-as-new while the run cancels itself: its events run in the next chain`, () => {
-      const a = machineOf({ whileRunning: 'cancel' });
-      const live = new Set<string>();
-      a.offer(offerOf(1, { padding: 100 }), T0);
-      settle(a, T0 + 1000, live);
-      const r1 = a.state.running!.runKey;
       // Event 2 restarts the run: the restart batch holds event 1's copy, the run is told it is superseded.
-      a.offer(offerOf(2), T0 + 2000);
-      assert.equal(a.state.pending?.supersedes, r1);
-      assert.equal(a.next(T0 + 2000, false).kind, 'supersede');
+      const { a, r1, live } = superseding();
       // Temporal suggests a continue-as-new (or not), then a person terminates the chain; the run is still cancelling itself.
       const left = turn ? turned(a).next : a;
       const b = machineOf({ whileRunning: 'cancel' }, initialState(T0 + 3000, '9f8e7d6c'));
@@ -575,13 +571,7 @@ describe("the coalescer's continue-as-new input: a run kept by its keys, its cha
     });
 
   test('under cancel, a run superseded by a restart batch, its chain terminated while the run cancels itself and the next chain has a run of its own: its events run in the next chain', () => {
-    const a = machineOf({ whileRunning: 'cancel' });
-    const live = new Set<string>();
-    a.offer(offerOf(1, { padding: 100 }), T0);
-    settle(a, T0 + 1000, live);
-    const r1 = a.state.running!.runKey;
-    a.offer(offerOf(2), T0 + 2000);
-    assert.equal(a.next(T0 + 2000, false).kind, 'supersede');
+    const { a, r1, live } = superseding();
     // A person terminates the chain (no continue-as-new: every event whole); a new event starts the next chain, whose run starts first.
     const b = machineOf({ whileRunning: 'cancel' }, initialState(T0 + 2500, '9f8e7d6c'));
     b.offer(offerOf(3), T0 + 2500);
@@ -600,13 +590,7 @@ describe("the coalescer's continue-as-new input: a run kept by its keys, its cha
   });
 
   test('under cancel, a run superseded by a restart batch, its chain terminated while the run cancels itself and the next chain has a batch waiting: its events run in the next chain', () => {
-    const a = machineOf({ whileRunning: 'cancel' });
-    const live = new Set<string>();
-    a.offer(offerOf(1, { padding: 100 }), T0);
-    settle(a, T0 + 1000, live);
-    const r1 = a.state.running!.runKey;
-    a.offer(offerOf(2), T0 + 2000);
-    assert.equal(a.next(T0 + 2000, false).kind, 'supersede');
+    const { a, r1 } = superseding();
     // No continue-as-new: every event whole. A new event starts the next chain, its batch still debouncing at the recovery.
     const b = machineOf({ whileRunning: 'cancel', debouncePeriodMs: 30_000 }, initialState(T0 + 2500, '9f8e7d6c'));
     b.offer(offerOf(3), T0 + 2500);
@@ -622,13 +606,7 @@ describe("the coalescer's continue-as-new input: a run kept by its keys, its cha
 
   for (const own of [false, true])
     test(`under cancel, a run superseded by a restart batch, its chain terminated while the run had begun committing${own ? ' and the next chain has a run of its own' : ''}: the run's events leave the restart, the later ones run`, () => {
-      const a = machineOf({ whileRunning: 'cancel' });
-      const live = new Set<string>();
-      a.offer(offerOf(1, { padding: 100 }), T0);
-      settle(a, T0 + 1000, live);
-      const r1 = a.state.running!.runKey;
-      a.offer(offerOf(2), T0 + 2000);
-      assert.equal(a.next(T0 + 2000, false).kind, 'supersede');
+      const { a, r1, live } = superseding();
       const left = turned(a).next;
       const b = machineOf({ whileRunning: 'cancel' }, initialState(T0 + 3000, '9f8e7d6c'));
       if (own) {
