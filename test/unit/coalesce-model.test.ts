@@ -1393,6 +1393,31 @@ describe('the coalescer model: counterexamples found on the landed code (and on 
         { k: 'rearm', run: 0 },
       ],
     },
+    {
+      // Found with COALESCE_MODEL_RUNS=10000 (seed -968044478): after a terminate by hand, a redelivery
+      // of k0 ran in this chain's own run; the recovery then adopted the terminated chain's live run,
+      // which still listed k0, and the next event's restart took k0 from it and ran it again
+      // (invariant 2). An adopted run keeps only the events this chain did not decide itself.
+      name: 'cancel: an event this chain ran before the recovery is not restarted from the adopted run',
+      overlap: 'cancel',
+      cmds: [
+        { k: 'offer', events: [{ key: 0, fp: 0 }] },
+        { k: 'advance', ms: 300 },
+        { k: 'terminateCoalescer' },
+        { k: 'redeliver', pick: 0, retry: false },
+        { k: 'close' },
+        { k: 'end', run: 3, reason: 'success' },
+        { k: 'watchLive' },
+        { k: 'recover', late: false },
+        {
+          k: 'offer',
+          events: [
+            { key: 1, fp: 0 },
+            { key: 0, fp: 0 },
+          ],
+        },
+      ],
+    },
   ];
   for (const c of cases) test(`${c.name} (${c.overlap})`, () => check(c.overlap, c.cmds));
 });

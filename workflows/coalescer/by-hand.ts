@@ -77,7 +77,12 @@ export abstract class CoalescerByHand extends CoalescerAnswers {
     const { live } = left;
     if (live && this.state.pending?.runKey !== live.runKey && this.state.running?.runKey !== live.runKey) {
       // Its restart events, if a batch there held them, come again as offers that say so (`restartOf`).
-      const { lookedAtMs: _l, cancelRequested: _c, restartKeys: _r, ...run } = live;
+      const { lookedAtMs: _l, cancelRequested: _c, restartKeys: _r, ...taken } = live;
+      // Events this chain decided itself before the table came (a redelivery after the terminate, with
+      // its run here) are answered from here, never from the adopted run, nor taken into its restart
+      // under `cancel`: that run holds them still, but they are not its to hand on.
+      const token = this.tokenOf(live.runKey);
+      const run = { ...taken, events: live.events.filter((e) => (this.seen.get(e.eventKey)?.runToken ?? token) === token) };
       // This chain started a run of its own meanwhile: the adopted one is remembered until it ends.
       if (!this.state.running) this.state.running = run;
       else this.state.foreign = [...(this.state.foreign ?? []), run].slice(-FOREIGN_RUNS);
