@@ -88,10 +88,15 @@ export function toOfferAgain(status: Pick<CoalescerStatus, 'state' | 'openSkips'
   // A pending batch that restarts the live run (overlap `cancel`), or holds that run's restart events
   // offered again to this chain: those events are offered as its restart, so the next chain does not
   // answer them as the run's, which is cancelling itself (workflows/coalescer/machine.ts `restartHeld`).
-  const restarts = (e: OfferedEvent): Offer =>
+  // A foreign run's restart events too (they wait for its end the same way).
+  const restartOf = (e: OfferedEvent): string | undefined =>
     running && !phantom && (pending?.supersedes === running.runKey || running.restartKeys?.includes(e.eventKey))
-      ? { ...recovered(e), restarts: running.runKey }
-      : recovered(e);
+      ? running.runKey
+      : status.state.foreign?.find((f) => f.restartKeys?.includes(e.eventKey))?.runKey;
+  const restarts = (e: OfferedEvent): Offer => {
+    const of = restartOf(e);
+    return of ? { ...recovered(e), restarts: of } : recovered(e);
+  };
   const all: Offer[] = [
     // A live run that crossed a continue-as-new had started (the execution before waited for its start): its events kept by key alone are not a phantom's.
     ...(phantom && running ? running.events.filter(whole).map(recovered) : []),
@@ -151,7 +156,18 @@ async function recoverOne(client: Client, taskQueue: string, info: WorkflowExecu
   // offered again starts after it ends, one run of the key at a time.
   const { seen, seenOpeners, chain, newestVersion } = status?.state ?? { seen: [] };
   const live = running && before?.status.name === 'RUNNING' ? { live: running } : {};
-  if (seen.length || 'live' in live)
+  // The foreign runs it held (live runs of chains terminated before it) go the same way: held by the
+  // new chain while open, their ends told again once closed.
+  const foreignRuns = status?.state.foreign ?? [];
+  const foreignOpen: Live[] = [];
+  const foreignEnded: RunEnded[] = [];
+  for (const f of foreignRuns) {
+    const d = await describeRun(client, f.runKey);
+    if (d?.status.name === 'RUNNING') foreignOpen.push(f);
+    else if (d) foreignEnded.push((await endOf(client, f, d))!);
+  }
+  const foreign = foreignOpen.length ? { foreign: foreignOpen } : {};
+  if (seen.length || 'live' in live || 'foreign' in foreign)
     await signalCoalescer(client, taskQueue, to, adoptSignal, {
       seen,
       ...(seenOpeners ? { seenOpeners } : {}),
@@ -159,6 +175,7 @@ async function recoverOne(client: Client, taskQueue: string, info: WorkflowExecu
       newestVersion,
       except,
       ...live,
+      ...foreign,
     });
   for (const a of untaken.adopts) await signalCoalescer(client, taskQueue, to, adoptSignal, { ...a, except: [...(a.except ?? []), ...except] });
   if (offers.length) await offerBySignal(client, taskQueue, to, offers);
@@ -170,6 +187,7 @@ async function recoverOne(client: Client, taskQueue: string, info: WorkflowExecu
     const ended = await endOf(client, running);
     if (ended) await signalCoalescer(client, taskQueue, to, runEndedSignal, ended);
   }
+  for (const ended of foreignEnded) await signalCoalescer(client, taskQueue, to, runEndedSignal, ended);
   if (offers.length)
     log.warn('coalescer recovery: a terminated coalescer’s pending events offered again', {
       coalescerId: info.workflowId,
@@ -193,8 +211,8 @@ async function describeRun(client: Client, runKey: string) {
 }
 
 /** The end of a terminated chain's live run once it has closed (undefined while it runs), with the steered events its model never saw. */
-export async function endOf(client: Client, running: Live): Promise<RunEnded | undefined> {
-  const d = await describeRun(client, running.runKey);
+export async function endOf(client: Client, running: Live, described?: Awaited<ReturnType<typeof describeRun>>): Promise<RunEnded | undefined> {
+  const d = described ?? (await describeRun(client, running.runKey));
   if (!d || d.status.name === 'RUNNING') return undefined;
   const result = d.status.name === 'COMPLETED' ? ((await client.workflow.getHandle(running.runKey, d.runId).result()) as RunResult) : undefined;
   return runEndedOf(running, result);

@@ -55,6 +55,8 @@ export interface Adopt {
   except?: string[];
   /** Its live run, open when the recovery looked: the new chain holds it as its own, so one run of the key is live at a time. */
   live?: NonNullable<CoalescerState['running']>;
+  /** Its foreign runs (live runs of chains terminated before it, which it held), open when the recovery looked: held here as foreign runs. */
+  foreign?: NonNullable<CoalescerState['running']>[];
 }
 
 /** A person re-armed a closed run: its coalescer forgets the events it took (answers their keys), so their next deliveries are decided afresh. */

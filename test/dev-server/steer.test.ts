@@ -421,74 +421,88 @@ describe('a coalescer terminated by hand while its live run holds a steered even
    * and a new event starts a new chain and its run G before the recovery: the recovery gives F to
    * that chain as a foreign run, which asks F to report its end. An operator then terminates F: it
    * sends nothing, so only the chain's watch of its foreign runs can find its end, and the steered
-   * event runs in a follow-up run once G has ended.
+   * event runs in a follow-up run once G has ended. With `chainToo`, the chain holding F as foreign
+   * is terminated by hand in turn before F: its recovery gives F (and G) to the next chain.
    */
-  test('its live run adopted beside the new chain’s own, then terminated by hand: the watch finds it, the new chain runs the event', async () => {
-    const look = latch();
-    const { app, asked } = orderNotes({ look, commit: latch(true) });
-    const taskQueue = unique('steer-foreign');
-    const gate = app.gate(env.client, taskQueue, { decisionWaitMs: 20_000 });
-    const entity = unique('order');
-    await withWorker(
-      env.nativeConnection,
-      taskQueue,
-      async () => {
-        try {
-          const { first, second } = await steeredIntoLiveRun(gate, entity, look);
-          const coalescer = env.client.workflow.getHandle(first.coalescerId!);
-          await coalescer.terminate('an operator stops the coalescer');
-          // Before the recovery: a new chain, and its own run (held at its look, as F is).
-          const third = await gate.admit(order(entity, 'price', '2026-12-02T10:00:10Z'));
-          assert.equal(third.decision, 'started');
-          await eventually(
-            () => statusOf(third.runKey),
-            (st?: RunStatus) => st !== undefined,
-            15_000,
-            'the new chain’s run is live',
-          );
-          // The supervisor's recovery gives F to the new chain, which keeps its own run live.
-          const state = await eventually(
-            () => coalescer.query(coalescerQuery).then((s) => s.state),
-            (st) => st.foreign !== undefined && st.foreign.length > 0,
-            60_000,
-            'the recovery gives the terminated chain’s live run to the new chain',
-          );
-          assert.equal(state.running?.runKey, third.runKey, 'the new chain keeps its own run live');
-          assert.deepEqual(
-            state.foreign?.map((f) => f.runKey),
-            [first.runKey],
-            'and holds the adopted run as foreign',
-          );
-          const reportAsked = async () =>
-            ((await env.client.workflow.getHandle(first.runKey).fetchHistory()).events ?? []).some(
-              (e) => e.workflowExecutionSignaledEventAttributes?.signalName === 'reportEnd',
+  for (const chainToo of [false, true])
+    test(`its live run adopted beside the new chain’s own${chainToo ? ', that chain terminated too' : ''}, then terminated by hand: the watch finds it, the new chain runs the event`, async () => {
+      const look = latch();
+      const { app, asked } = orderNotes({ look, commit: latch(true) });
+      const taskQueue = unique(chainToo ? 'steer-foreign-twice' : 'steer-foreign');
+      const gate = app.gate(env.client, taskQueue, { decisionWaitMs: 20_000 });
+      const entity = unique('order');
+      await withWorker(
+        env.nativeConnection,
+        taskQueue,
+        async () => {
+          try {
+            const { first, second } = await steeredIntoLiveRun(gate, entity, look);
+            const coalescer = env.client.workflow.getHandle(first.coalescerId!);
+            await coalescer.terminate('an operator stops the coalescer');
+            // Before the recovery: a new chain, and its own run (held at its look, as F is).
+            const third = await gate.admit(order(entity, 'price', '2026-12-02T10:00:10Z'));
+            assert.equal(third.decision, 'started');
+            await eventually(
+              () => statusOf(third.runKey),
+              (st?: RunStatus) => st !== undefined,
+              15_000,
+              'the new chain’s run is live',
             );
-          await eventually(reportAsked, (yes) => yes, 15_000, 'the adopted run is asked to report its end');
-          // As from the Web UI: a terminated run tells no one.
-          await env.client.workflow.getHandle(first.runKey).terminate('an operator stops it');
-          look.release();
-          // F's end, found by the watch, moves the event to a follow-up batch (a caller waiting on F
-          // would fail with it: it was terminated); that run starts once G has ended.
-          const moved = await eventually(
-            () => movedRun(env.client, first.coalescerId!, second.eventKey, first.runKey),
-            (k) => k !== undefined,
-            30_000,
-            'the coalescer moves the steered event from the terminated run',
-          );
-          const taken = await within(awaitRun(env.client, { ...second, runKey: moved! }), 40_000, 'the steered event’s run');
-          assert.equal(taken.runKey, moved);
-          assert.ok(taken.absorbed!.some((e) => e.eventKey === second.eventKey));
-          assert.ok(
-            asked.some((req) => changesIn(req.messages).includes('address')),
-            'a model was given it (F never was: terminated while its look waited)',
-          );
-        } finally {
-          look.release(); // a failure must not leave the worker waiting on the held looks
-        }
-      },
-      { activities: app.activities() },
-    );
-  });
+            // The supervisor's recovery gives F to the new chain, which keeps its own run live.
+            const state = await eventually(
+              () => coalescer.query(coalescerQuery).then((s) => s.state),
+              (st) => st.foreign !== undefined && st.foreign.length > 0,
+              60_000,
+              'the recovery gives the terminated chain’s live run to the new chain',
+            );
+            assert.equal(state.running?.runKey, third.runKey, 'the new chain keeps its own run live');
+            assert.deepEqual(
+              state.foreign?.map((f) => f.runKey),
+              [first.runKey],
+              'and holds the adopted run as foreign',
+            );
+            const reportAsked = async () =>
+              ((await env.client.workflow.getHandle(first.runKey).fetchHistory()).events ?? []).some(
+                (e) => e.workflowExecutionSignaledEventAttributes?.signalName === 'reportEnd',
+              );
+            await eventually(reportAsked, (yes) => yes, 15_000, 'the adopted run is asked to report its end');
+            if (chainToo) {
+              const secondChain = (await coalescer.describe()).runId;
+              await coalescer.terminate('an operator stops the new chain too');
+              await recovered(first.coalescerId!, secondChain);
+              const next = await eventually(
+                () => coalescer.query(coalescerQuery).then((s) => s.state),
+                (st) => st.foreign?.some((f) => f.runKey === first.runKey) === true,
+                60_000,
+                'the next chain holds the foreign run of the chain terminated too',
+              );
+              assert.equal(next.running?.runKey, third.runKey, 'and the terminated chain’s own live run as its live run');
+            }
+            // As from the Web UI: a terminated run tells no one.
+            await env.client.workflow.getHandle(first.runKey).terminate('an operator stops it');
+            look.release();
+            // F's end, found by the watch, moves the event to a follow-up batch (a caller waiting on F
+            // would fail with it: it was terminated); that run starts once G has ended.
+            const moved = await eventually(
+              () => movedRun(env.client, first.coalescerId!, second.eventKey, first.runKey),
+              (k) => k !== undefined,
+              30_000,
+              'the coalescer moves the steered event from the terminated run',
+            );
+            const taken = await within(awaitRun(env.client, { ...second, runKey: moved! }), 40_000, 'the steered event’s run');
+            assert.equal(taken.runKey, moved);
+            assert.ok(taken.absorbed!.some((e) => e.eventKey === second.eventKey));
+            assert.ok(
+              asked.some((req) => changesIn(req.messages).includes('address')),
+              'a model was given it (F never was: terminated while its look waited)',
+            );
+          } finally {
+            look.release(); // a failure must not leave the worker waiting on the held looks
+          }
+        },
+        { activities: app.activities() },
+      );
+    });
 
   test('buffer_one: the batch waiting when its coalescer was terminated starts only after the live run ends', async () => {
     const look = latch();

@@ -196,6 +196,7 @@ interface Left {
   openSkips: ReturnType<CoalescerMachine['skips']['openSkips']>;
 }
 
+type Live = NonNullable<CoalescerState['running']>;
 const TERMINATED = 'its coalescer was terminated by hand';
 const clone = <T>(x: T): T => JSON.parse(JSON.stringify(x)) as T;
 const ACCEPTING = new Set(['started', 'coalesced', 'steered']);
@@ -610,52 +611,64 @@ export class World {
     for (const l of this.left.splice(0)) {
       const c = this.coal ?? this.freshCoalescer();
       const running = l.state.running;
-      const run = running ? this.runs.get(running.runKey) : undefined;
-      const open = run !== undefined && this.ids.has(run.runKey) && (run.status === 'running' || late);
+      // Its live run, then the foreign runs it held (live runs of chains terminated before it).
+      const held = [running, ...(l.state.foreign ?? [])].filter((r): r is Live => r !== undefined);
+      const simOf = (r: Live) => this.runs.get(r.runKey);
+      const isOpen = (r: Live) => {
+        const run = simOf(r);
+        return run !== undefined && this.ids.has(run.runKey) && (run.status === 'running' || late);
+      };
       const except = toOfferAgain({ state: l.state, openSkips: l.openSkips }, false, l.chain).map((o) => o.event.eventKey);
       const { seen, seenOpeners, chain, newestVersion } = l.state;
+      const foreignOpen = (l.state.foreign ?? []).filter(isOpen);
       const left: Adopt = {
         seen,
         ...(seenOpeners ? { seenOpeners } : {}),
         ...(chain ? { chain } : {}),
         newestVersion,
         except,
-        ...(open ? { live: running } : {}),
+        ...(running && isOpen(running) ? { live: running } : {}),
+        ...(foreignOpen.length ? { foreign: foreignOpen } : {}),
       };
-      this.note(`recovery of ${l.chain}: ${c.chain} adopts its table${open ? ` and its live run ${short(running!.runKey)}` : ''}`);
+      const opened = held.filter(isOpen).map((r) => short(r.runKey));
+      this.note(`recovery of ${l.chain}: ${c.chain} adopts its table${opened.length ? ` and its open runs ${opened.join(' ')}` : ''}`);
       c.log.push({ op: 'adopt', left: clone(left) });
       c.m.adopt(clone(left));
-      // Its steered events are the new chain's to run now, unless the run's model sees them (or a
+      // Their steered events are the new chain's to run now, unless the run's model sees them (or a
       // new chain decided their key afresh before the recovery, or holds it: at least once, that runs
       // it). A recovery comes within a round, well within the dedup horizon: one later is not modelled.
       const { pending, running: own, foreign } = c.m.state;
-      const elsewhere = (key: string) =>
-        [pending, own, ...(foreign ?? [])].some((b) => b && b.runKey !== running?.runKey && b.events.some((e) => e.eventKey === key));
-      for (const a of this.accepted.values())
-        if (
-          a.exempt === TERMINATED &&
-          running?.steered?.includes(a.key) &&
-          running.events.some((e) => e.deliveryIds[0] === a.did) &&
-          this.keys.get(a.key)?.accepted === a &&
-          this.now - this.keys.get(a.key)!.atMs < this.self.policy.dedupHorizonMs &&
-          c.m.lookup(a.key)?.runKey === running.runKey &&
-          !elsewhere(a.key)
-        ) {
-          delete a.exempt;
-          a.recovered = true;
+      for (const r of held) {
+        const elsewhere = (key: string) =>
+          [pending, own, ...(foreign ?? [])].some((b) => b && b.runKey !== r.runKey && b.events.some((e) => e.eventKey === key));
+        for (const a of this.accepted.values())
+          if (
+            a.exempt === TERMINATED &&
+            r.steered?.includes(a.key) &&
+            r.events.some((e) => e.deliveryIds[0] === a.did) &&
+            this.keys.get(a.key)?.accepted === a &&
+            this.now - this.keys.get(a.key)!.atMs < this.self.policy.dedupHorizonMs &&
+            c.m.lookup(a.key)?.runKey === r.runKey &&
+            !elsewhere(a.key)
+          ) {
+            delete a.exempt;
+            a.recovered = true;
+          }
+      }
+      for (const r of held) {
+        const run = simOf(r);
+        if (isOpen(r) && c.m.holdsRun(r.runKey)) {
+          run!.adopted = true;
+          this.owedAsks.push({ exec: c.exec, runKey: r.runKey });
+        } else if (run && run.status !== 'running') {
+          // Closed: its end is told again, with the steered events its model never saw, by signal-with-start
+          // (a new chain if the one that adopted the table has closed meanwhile).
+          const result = run.status === 'completed' ? { terminalReason: run.reason, steered: [...run.given], commitBegan: run.committing } : undefined;
+          const body = runEndedOf(r, result as Parameters<typeof runEndedOf>[1]);
+          if (!this.coal) this.freshCoalescer();
+          this.note(`recovery tells ${short(r.runKey)} ended ${body.terminalReason}`);
+          this.runEnded(body);
         }
-      const adopted = open && (c.m.state.running?.runKey === running!.runKey || c.m.state.foreign?.some((f) => f.runKey === running!.runKey));
-      if (adopted) {
-        run!.adopted = true;
-        this.owedAsks.push({ exec: c.exec, runKey: running!.runKey });
-      } else if (running && run && run.status !== 'running') {
-        // Closed: its end is told again, with the steered events its model never saw, by signal-with-start
-        // (a new chain if the one that adopted the table has closed meanwhile).
-        const result = run.status === 'completed' ? { terminalReason: run.reason, steered: [...run.given], commitBegan: run.committing } : undefined;
-        const body = runEndedOf(running, result as Parameters<typeof runEndedOf>[1]);
-        if (!this.coal) this.freshCoalescer();
-        this.note(`recovery tells ${short(running.runKey)} ended ${body.terminalReason}`);
-        this.runEnded(body);
       }
       this.pump();
     }
@@ -1441,6 +1454,18 @@ describe('the coalescer model: a foreign run adopted from a chain terminated by 
     { k: 'advance', ms: 100 },
   ];
   const cases: { name: string; cmds: Cmd[] }[] = [
+    {
+      // On the code before: the chain holding F as foreign was terminated by hand in turn; its recovery
+      // passed on its table and its own live run, not F. F, terminated by hand too, sent no end, no
+      // chain looked at it, and k1, which F's model never saw, never ran.
+      name: 'the chain holding a foreign run is terminated too: the next chain holds it, its unseen steered event runs',
+      cmds: [...foreignHolds(false), { k: 'recover', late: false }, { k: 'terminateCoalescer' }, { k: 'recover', late: false }, { k: 'terminateRun', run: 0 }],
+    },
+    {
+      // The same, with F ended before the second recovery: its end is told again to the next chain.
+      name: 'the chain holding a foreign run is terminated too, and the run ends meanwhile: its unseen steered event runs',
+      cmds: [...foreignHolds(false), { k: 'recover', late: false }, { k: 'terminateCoalescer' }, { k: 'terminateRun', run: 0 }, { k: 'recover', late: false }],
+    },
     {
       // On the code before: asked to report its end, F was terminated by hand and sent nothing; the watch
       // looked only at the live run, so F's end was never taken and k1 never ran.

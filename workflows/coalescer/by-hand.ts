@@ -67,27 +67,37 @@ export abstract class CoalescerByHand extends CoalescerAnswers {
    * `adopt`), but for the rows of runs re-armed here meanwhile (`forgetRun`). And its live run, when it was still open: held as this chain's live run unless this
    * chain started one of its own meanwhile, so the batch waiting here starts after it ends (its end
    * comes by its own signal, or the watch finds it); its steered events its model never saw then go
-   * to the follow-up batch as any live run's do.
+   * to the follow-up batch as any live run's do. The foreign runs that chain held go the same way.
    */
   adopt(left: Adopt): number {
     for (const [source, v] of Object.entries(left.newestVersion ?? {})) this.state.newestVersion[source] = Math.max(this.state.newestVersion[source] ?? v, v);
     let adopted = this.seen.adopt(left.seen, left.seenOpeners, left.except, left.chain);
     // Rows of a run a person re-armed here before this table came: that run is gone, its events decided afresh.
     for (const token of this.state.forgottenRuns ?? []) for (const key of this.seen.keysOfRun(token)) adopted -= Number(this.seen.forget(key));
-    const { live } = left;
-    if (live && this.state.pending?.runKey !== live.runKey && this.state.running?.runKey !== live.runKey) {
-      // Its restart events, if a batch there held them, come again as offers that say so (`restartOf`).
-      const { lookedAtMs: _l, cancelRequested: _c, restartKeys: _r, ...taken } = live;
-      // Events this chain decided itself before the table came (a redelivery after the terminate, with
-      // its run here) are answered from here, never from the adopted run, nor taken into its restart
-      // under `cancel`: that run holds them still, but they are not its to hand on.
-      const token = this.tokenOf(live.runKey);
-      const run = { ...taken, events: live.events.filter((e) => (this.seen.get(e.eventKey)?.runToken ?? token) === token) };
-      // This chain started a run of its own meanwhile: the adopted one is remembered until it ends.
-      if (!this.state.running) this.state.running = run;
-      else this.state.foreign = [...(this.state.foreign ?? []), run].slice(-FOREIGN_RUNS);
-    }
+    // Its live run, then the foreign runs it held itself (of chains terminated before it): each still
+    // open, its end would reach no chain.
+    for (const run of [left.live, ...(left.foreign ?? [])]) if (run) this.adoptRun(run);
     return adopted;
+  }
+
+  /** Whether this chain holds `runKey` as its live or a foreign run (after an adoption: it asks that run to report its end). */
+  holdsRun(runKey: string): boolean {
+    return this.state.running?.runKey === runKey || this.state.foreign?.some((f) => f.runKey === runKey) === true;
+  }
+
+  /** A live run of a terminated chain: this chain's live run, or a foreign one when it has its own. */
+  private adoptRun(live: Run): void {
+    if (this.state.pending?.runKey === live.runKey || this.holdsRun(live.runKey)) return;
+    // Its restart events, if a batch there held them, come again as offers that say so (`restartOf`).
+    const { lookedAtMs: _l, cancelRequested: _c, restartKeys: _r, ...taken } = live;
+    // Events this chain decided itself before the table came (a redelivery after the terminate, with
+    // its run here) are answered from here, never from the adopted run, nor taken into its restart
+    // under `cancel`: that run holds them still, but they are not its to hand on.
+    const token = this.tokenOf(live.runKey);
+    const run = { ...taken, events: live.events.filter((e) => (this.seen.get(e.eventKey)?.runToken ?? token) === token) };
+    // This chain started a run of its own meanwhile: the adopted one is remembered until it ends.
+    if (!this.state.running) this.state.running = run;
+    else this.state.foreign = [...(this.state.foreign ?? []), run].slice(-FOREIGN_RUNS);
   }
 
   /**

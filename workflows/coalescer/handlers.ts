@@ -77,8 +77,7 @@ export function listen(
   setHandler(adoptSignal, (left) => {
     if (!Array.isArray(left?.seen)) return;
     machine.adopt(left);
-    const live = left.live?.runKey;
-    if (live && (machine.state.running?.runKey === live || machine.state.foreign?.some((f) => f.runKey === live))) adoptedLive(live);
+    for (const run of [left.live, ...(left.foreign ?? [])]) if (run && machine.holdsRun(run.runKey)) adoptedLive(run.runKey);
   });
   setHandler(eventQuery, ({ eventKey }) => {
     const known = machine.known(eventKey);
