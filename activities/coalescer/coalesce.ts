@@ -1,7 +1,7 @@
 import { getClient } from '@temporalio/activity';
 import type { CoalesceActivities } from '../../src/core/contracts';
 import { steerRun } from './steer';
-import { runEnd } from './watch';
+import { runEnd, runTook } from './watch';
 
 /** Activities of the coalescing path. */
 export function createCoalesceActivities(): CoalesceActivities {
@@ -13,6 +13,10 @@ export function createCoalesceActivities(): CoalesceActivities {
     /** The coalescer's watch of its live run (activities/coalescer/watch.ts). */
     async runEnd(runKey) {
       return runEnd(getClient(), runKey);
+    },
+    /** The events a run under a taken ID took (activities/coalescer/watch.ts). */
+    async runTook(runKey) {
+      return runTook(getClient(), runKey);
     },
   };
 }

@@ -1,6 +1,7 @@
 import { WorkflowNotFoundError, type Client } from '@temporalio/client';
+import { decodeArrayFromPayloads } from '@temporalio/common/lib/internal-non-workflow';
 import type { RunEnded } from '../../src/core/coalesce-types';
-import type { RunResult } from '../../src/core/run-types';
+import type { RunInput, RunResult } from '../../src/core/run-types';
 import { runEndOf } from '../../src/core/run-end';
 
 /**
@@ -27,4 +28,31 @@ export async function runEnd(client: Client, runKey: string): Promise<RunEnded |
     return runEndOf(runKey, r);
   }
   return { runKey, terminalReason: status === 'CANCELLED' ? 'cancelled' : 'failed' };
+}
+
+/**
+ * The event keys a coalesced run took (its input's batch), or null when no run has the ID. Read
+ * from the first event of its current execution's history (a run continued as new, or reset, keeps
+ * its batch). Asked by a coalescer whose start met a run under the same ID: only a coalescer reset by
+ * hand meets one, the run its discarded branch started (workflows/coalescer/by-hand.ts `metTaken`).
+ */
+export async function runTook(client: Client, runKey: string): Promise<string[] | null> {
+  let runId: string;
+  try {
+    runId = (await client.workflow.getHandle(runKey).describe()).runId;
+  } catch (err) {
+    if (err instanceof WorkflowNotFoundError) return null; // deleted by hand meanwhile (rearm)
+    throw err;
+  }
+  const page = await client.workflowService.getWorkflowExecutionHistory({
+    namespace: client.options.namespace,
+    execution: { workflowId: runKey, runId },
+    maximumPageSize: 1,
+  });
+  const payloads = page.history?.events?.[0]?.workflowExecutionStartedEventAttributes?.input?.payloads;
+  if (!payloads?.length) return null;
+  const [input] = (await decodeArrayFromPayloads(client.options.loadedDataConverter, payloads)) as [RunInput | undefined];
+  const origin = input?.origin;
+  if (origin?.kind === 'batch') return origin.absorbed.map((e) => e.eventKey);
+  return input?.eventKey ? [input.eventKey] : [];
 }

@@ -31,10 +31,7 @@ export interface ChatMessage {
   toolCalls?: ToolCall[];
 }
 
-/**
- * How an effect given to the model is told apart from a read-only tool: its description starts
- * with this mark (the run writes it; the offline model reads it and never proposes an effect).
- */
+/** Starts the description of an effect given to the model (the offline model never proposes one). */
 export const EFFECT_TOOL_MARK = '[effect]';
 
 /** A tool or effect as the model is given it. */
@@ -261,6 +258,8 @@ export interface CoalesceActivities {
   steerRun(input: SteerDelivery): Promise<SteerAnswer>;
   /** The end of a coalesced run as Temporal records it, or null while it is open (the coalescer's watch of its live run). */
   runEnd(runKey: string): Promise<RunEnded | null>;
+  /** The event keys a coalesced run took, or null when none has that ID (after a coalescer reset by hand). */
+  runTook(runKey: string): Promise<string[] | null>;
 }
 
 /** The schedule workflows' activities (activities/schedule/schedule.ts). */

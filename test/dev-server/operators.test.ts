@@ -10,6 +10,7 @@ import { eventually, useDevEnv, unique, withWorker } from '../helpers/env';
 import { runCli } from '../helpers/cli';
 import { trackerService } from '../../examples/incident-triage/tracker';
 import ticketApp from '../fixtures/ticket-app';
+import { coalescerQuery } from '../../src/core/messages';
 
 /*
  * Once, whoever presses the button: an agent written against the public entry alone
@@ -184,6 +185,68 @@ test('a reset from the first workflow task (as the Web UI does) finds the ticket
     assert.equal(ticketsFor(inc.title).length, 1, 'the reset run looked before it filed');
   });
 });
+
+/** The batch run an answer named, once it has started (after the debounce) and closed. */
+async function batchRunDone(runKey: string) {
+  await eventually(
+    () =>
+      env.client.workflow
+        .getHandle(runKey)
+        .describe()
+        .catch(() => undefined),
+    (d) => d !== undefined,
+    15_000,
+    'the batch run',
+  );
+  return latest(runKey);
+}
+
+/*
+ * A coalescer reset from the Web UI takes again every offer after the reset point (Temporal reapplies
+ * them: tools/probes/reset-reapply.ts) and decides them afresh. Each batch it then starts meets the
+ * run its discarded branch started under the same ID: the events that run took are its own, and
+ * never run again under a new ID (the effects they led to carry that run's keys).
+ */
+for (const incidents of [1, 2])
+  test(`a coalescer reset from the Web UI after its ${incidents === 1 ? 'run' : 'two runs'} filed their tickets: no event runs again`, async () => {
+    await withTicketWorker(`reset-coalescer-${incidents}`, async (gate, taskQueue) => {
+      const service = unique('search');
+      const incs = Array.from({ length: incidents }, (_, i) => incident('ticket-skipper', service, { at: `2026-12-06T09:0${i}:00Z` }));
+      const answers: WakeAnswer[] = [];
+      for (const inc of incs) {
+        const answer = await admit(gate, inc, 'd1');
+        assert.equal(answer.decision, 'started');
+        const done = await batchRunDone(answer.runKey!);
+        assert.equal(done.result?.terminalReason, 'success', done.result?.summary);
+        assert.equal(ticketsFor(inc.title).length, 1);
+        answers.push(answer);
+      }
+      // The coalescer, idle now, reset to its first workflow task: its later offers are taken again.
+      const coalescerId = answers[0]!.coalescerId!;
+      const before = await env.client.workflow.getHandle(coalescerId).describe();
+      const reset = await resetToFirstTask(coalescerId, before.runId, 'an operator resets the coalescer to its first workflow task');
+      assert.ok(reset.runId);
+      // Past the debounce and the runs a second batch would take: settled once nothing waits or runs.
+      await eventually(
+        () =>
+          env.client.workflow
+            .getHandle(coalescerId, reset.runId!)
+            .query(coalescerQuery)
+            .then((s) => s.state),
+        (st) => st.pending === undefined && st.running === undefined,
+        30_000,
+        'the reset coalescer settles',
+      );
+      await new Promise((r) => setTimeout(r, 2000));
+      const runs: string[] = [];
+      for await (const w of env.client.workflow.list({ query: `WorkflowType = "runWorkflow" AND TaskQueue = "${taskQueue}" AND WakeKey = "${service}"` }))
+        runs.push(w.workflowId);
+      assert.deepEqual(runs.sort(), answers.map((a) => a.runKey).sort(), 'no run beside those the events had');
+      for (const inc of incs) assert.equal(ticketsFor(inc.title).length, 1, 'one ticket for each incident');
+      const again = await admit(gate, incs.at(-1)!, 'd2');
+      assert.equal(again.runKey, answers.at(-1)!.runKey, 'a redelivery is answered from the run that took it');
+    });
+  });
 
 test('a reset of an older execution (the Web UI lets a person pick any) finds the ticket a later one filed under a moved key', async () => {
   await withTicketWorker('reset-older', async (gate, taskQueue) => {

@@ -721,6 +721,42 @@ describe('the coalescer machine: no wake left behind', () => {
     assert.equal(m.state.running!.runKey, again.runKey);
     assert.equal(m.offer(offerOf('a', {}, 'resent'), T0 + 1100).runKey, again.runKey);
   });
+
+  test('a run whose ID was taken by the run a discarded branch started: its events stay that run’s, the others wait for a new run', () => {
+    const m = machineOf();
+    m.offer(offerOf('a'), T0);
+    m.offer(offerOf('b'), T0 + 10);
+    const b = started(m, T0 + 1010);
+    assert.equal(m.metTaken(b, ['ev-a'], T0 + 1010), undefined, 'nothing to start while the run that took a is live');
+    assert.equal(m.state.running!.runKey, b.runKey, 'the run under the taken ID is the live run');
+    assert.deepEqual(
+      m.state.running!.events.map((e) => e.eventKey),
+      ['ev-a'],
+    );
+    assert.deepEqual(
+      m.state.pending!.events.map((e) => e.eventKey),
+      ['ev-b'],
+    );
+    assert.equal(m.offer(offerOf('a', {}, 'resent'), T0 + 1100).runKey, b.runKey, 'a redelivery of a names that run');
+    assert.equal(m.offer(offerOf('b', {}, 'resent'), T0 + 1100).runKey, m.state.pending!.runKey);
+    assert.equal(m.next(T0 + 3000, false).kind, 'wait', 'the next batch waits for that run');
+    m.runEnded({ runKey: b.runKey, terminalReason: 'success', seen: [] }, T0 + 3500);
+    const next = started(m, T0 + 4000);
+    assert.deepEqual(
+      next.events.map((e) => e.eventKey),
+      ['ev-b'],
+    );
+    // A run that took none of the batch's events is passed over, as before; one that took all of them is the batch's run.
+    const all = machineOf();
+    all.offer(offerOf('c'), T0);
+    const c = started(all, T0 + 1000);
+    assert.equal(all.metTaken(c, ['ev-c'], T0 + 1000), undefined);
+    assert.equal(all.state.pending, undefined);
+    const none = machineOf();
+    none.offer(offerOf('d'), T0);
+    const d = started(none, T0 + 1000);
+    assert.notEqual(none.metTaken(d, ['ev-x'], T0 + 1000)?.runKey, d.runKey);
+  });
 });
 
 describe('the coalescer machine: dedup capacity', () => {

@@ -1,4 +1,4 @@
-import { whole, type OfferedEvent } from '../../src/core/coalesce-batch';
+import { charsOf, whole, type OfferedEvent } from '../../src/core/coalesce-batch';
 import type { Batch, CoalescerState, Offer, OfferAnswer } from '../../src/core/coalesce-types';
 import type { Adopt } from '../../src/core/messages';
 import { batchRunKey, batchRunToken } from '../../src/core/ids';
@@ -60,6 +60,37 @@ export abstract class CoalescerByHand extends CoalescerAnswers {
       events: started.events,
       overflow: started.overflow,
     };
+  }
+
+  /**
+   * The live run's ID was taken at its start, by the run a discarded branch of this coalescer started
+   * (a reset by hand rewinds the coalescer, and the offers after the reset point are decided again),
+   * which took the event keys `took` (activity `runTook`; null: it is gone, or could not be read).
+   * The batch's events that run took are its own: it is the live run, holding them, looked at through
+   * Temporal, and never run again under a new ID (their effects keyed by it are done, or being done,
+   * there). The others wait in a batch of the chain's next number for its end. A run that took none of
+   * them is passed over (`rekey`). Returns the batch to start now, if any.
+   */
+  metTaken(started: Batch, took: readonly string[] | null, nowMs: number): Batch | undefined {
+    const running = this.state.running;
+    if (running?.runKey !== started.runKey) return undefined;
+    const theirs = new Set(took ?? []);
+    const mine = running.events.filter((e) => theirs.has(e.eventKey));
+    if (!mine.length) return this.rekey(started);
+    const rest = started.events.filter((e) => !theirs.has(e.eventKey));
+    running.events = mine;
+    running.overflow = 0;
+    running.chars = charsOf({ events: mine });
+    const summary = this.state.runs.find((r) => r.runKey === running.runKey);
+    if (summary) summary.events = mine.length;
+    if (rest.length) {
+      const batch = this.open(rest[0]!, nowMs);
+      for (const e of rest.slice(1)) this.addTo(batch, e, nowMs);
+      batch.overflow = started.overflow;
+      this.state.pending = batch;
+      for (const e of rest) this.seen.retake(e.eventKey, this.tokenOf(batch.runKey));
+    }
+    return undefined;
   }
 
   /**

@@ -39,7 +39,7 @@ const { steerRun } = proxyActivities<CoalesceActivities>({
   retry: { initialInterval: '200 milliseconds', maximumInterval: '5 seconds', maximumAttempts: 5 },
 });
 /** The watch of the live run: a run terminated by hand (or one this execution did not start) sends no end. */
-const { runEnd } = proxyActivities<CoalesceActivities>({
+const { runEnd, runTook } = proxyActivities<CoalesceActivities>({
   startToCloseTimeout: '10 seconds',
   retry: { initialInterval: '1 second', maximumAttempts: 3 },
 });
@@ -98,7 +98,15 @@ export async function coalescerWorkflow(input: CoalescerInput): Promise<Coalesce
   );
 
   const startRun = async (first: Batch) => {
-    for (let b: Batch | undefined = first; b; b = machine.rekey(b)) if (await startOne(b)) return;
+    for (let b: Batch | undefined = first; b;) {
+      if (await startOne(b)) return;
+      // Its ID was taken: only by a run a discarded branch of this coalescer started (a reset by hand).
+      // The events that run took stay its own; not read, it is passed over as before (`rekey`).
+      const took = await runTook(b.runKey).catch(() => null);
+      const runKey = b.runKey;
+      b = machine.metTaken(b, took, workflowNow());
+      if (!b && machine.state.running?.runKey === runKey) watch.soon(machine.state.running, runKey); // it may have ended long ago
+    }
   };
   const startOne = (b: Batch) => startBatchRun({ agent, wakeKey }, b, watch, ended, children);
 
