@@ -54,13 +54,17 @@ const UPDATE_DEADLINE_MS = 60_000;
 const isUpdateTimeout = (err: unknown) => err instanceof WorkflowUpdateRPCTimeoutOrCancelledError || isGrpcDeadlineError(err);
 
 /**
- * The coalescer did not take the update, and sending it again is safe (the coalescer answers a
- * repeated offer id with its first answer): it closed or continued as new between its last workflow
- * task and this update (the next one reaches its new run), or the workflow task that would have
- * taken it failed (as when the coalescer continues as new while updates arrive).
+ * The coalescer did not take the update, or its run that took it is gone, and sending it again is
+ * safe (the coalescer answers a repeated offer id with its first answer): it closed or continued as
+ * new between its last workflow task and this update (the next one reaches its new run), the
+ * workflow task that would have taken it failed (as when the coalescer continues as new while
+ * updates arrive), or a person reset it while the update waited (its new run takes the update again,
+ * reapplied, and answers the offer sent again: tools/probes/reset-reapply.ts).
  */
 const isNotTaken = (err: unknown) =>
-  /already completed|workflow execution.*(completed|closed)|unexpected workflow task failure|workflow task in failed state/i.test(errorChainText(err));
+  /already completed|workflow execution.*(completed|closed)|unexpected workflow task failure|workflow task in failed state|completed before the update completed/i.test(
+    errorChainText(err),
+  );
 
 /** Settle a waiting offer once: its wait's timer is cleared. */
 function finish(w: Waiting, how: () => void): void {

@@ -1,6 +1,7 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { WorkflowExecutionAlreadyStartedError, WorkflowUpdateRPCTimeoutOrCancelledError, type Client } from '@temporalio/client';
+import { WorkflowExecutionAlreadyStartedError, WorkflowUpdateFailedError, WorkflowUpdateRPCTimeoutOrCancelledError, type Client } from '@temporalio/client';
+import { ApplicationFailure } from '@temporalio/common';
 import { OfferQueue } from '../../src/coalescer/offer-queue';
 import type { Offer, OfferAnswer, OfferInput } from '../../src/core/coalesce-types';
 
@@ -11,7 +12,7 @@ import type { Offer, OfferAnswer, OfferInput } from '../../src/core/coalesce-typ
  * must send nothing and give its lane slot back, not throw inside its timer (which would take the
  * gate process down: nothing catches an exception thrown by a timer callback).
  */
-type Reply = 'answer' | 'hold' | 'refuse' | 'throw' | 'timeout';
+type Reply = 'answer' | 'hold' | 'refuse' | 'throw' | 'timeout' | 'reset';
 
 function fakeClient(replies: Reply[]) {
   const calls = { updates: [] as string[][], signals: 0 };
@@ -28,6 +29,12 @@ function fakeClient(replies: Reply[]) {
         if (reply === 'throw') throw new Error('the client threw before sending');
         if (reply === 'timeout') return Promise.reject(new WorkflowUpdateRPCTimeoutOrCancelledError('Timeout expired'));
         if (reply === 'hold') return new Promise(() => undefined);
+        // What a caller waiting on an accepted update gets when its coalescer is reset by hand
+        // (measured on the dev server: tools/probes/reset-reapply.ts); the new run takes the offer again.
+        if (reply === 'reset')
+          return Promise.reject(
+            new WorkflowUpdateFailedError('Workflow Update failed', ApplicationFailure.create({ message: 'Workflow completed before the Update completed' })),
+          );
         return Promise.resolve(ids.map((id) => ({ decision: 'coalesced' as const, coalescerId: 'c', runKey: `run-of-${id}` })));
       },
       signalWithStart: () => {
@@ -118,4 +125,13 @@ test('an update that ran out of time sends its waiting offers by signal instead,
   assert.equal(calls.signals, 1, 'the same offer, by signal: the coalescer answers a repeated offer id once');
   assert.equal((await queue.offer(input('u'), 1_000)).kind, 'decided', 'the slot was freed');
   assert.deepEqual(calls.updates, [['t'], ['u']]);
+});
+
+test('an update whose coalescer was reset by hand while it waited is sent again, and answered', async () => {
+  const { client, calls } = fakeClient(['reset', 'answer']);
+  const queue = new OfferQueue(client, 'q');
+  const outcome = await queue.offer(input('r'), 60_000);
+  assert.equal(outcome.kind, 'decided', 'not failed: its caller would answer 503 for an offer the coalescer holds');
+  assert.deepEqual(calls.updates, [['r'], ['r']], 'the same offer id again: the coalescer answers it with its first decision');
+  assert.equal(calls.signals, 0);
 });
