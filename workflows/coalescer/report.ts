@@ -26,8 +26,9 @@ export function resetByHand(): boolean {
  * - before this execution continues as new (or closes) with a live run it started: the next
  *   execution is not the run's parent. One signal, only then (a hot key). Refused, the run has
  *   closed: its end is taken from the child's result, which is on its way, before going on;
- * - when this chain adopted a live run of a chain terminated by hand (its end would reach no one).
- *   Refused, it has closed since the recovery looked: the watch looks at it now.
+ * - when this chain adopted a live run of a chain terminated by hand (its end would reach no one),
+ *   or a reset by hand left it a run its discarded branch started (by-hand.ts `metTaken`).
+ *   Refused, it has closed since: the watch looks at it now.
  * A run asked while it completes reports it all the same (workflows/run/record.ts `reportEnd`).
  * A coalescer reset by hand, or a run no one asked, is found by the watch (watch.ts), as before.
  */

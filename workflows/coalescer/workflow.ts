@@ -105,7 +105,8 @@ export async function coalescerWorkflow(input: CoalescerInput): Promise<Coalesce
       const took = await runTook(b.runKey).catch(() => null);
       const runKey = b.runKey;
       b = machine.metTaken(b, took, workflowNow());
-      if (!b && machine.state.running?.runKey === runKey) watch.soon(machine.state.running, runKey); // it may have ended long ago
+      // Not this execution's child: asked to report its end here, as an adopted run is (refused, it has closed: looked at now).
+      if (!b && machine.state.running?.runKey === runKey) reporting.adopted(runKey);
     }
   };
   const startOne = (b: Batch) => startBatchRun({ agent, wakeKey }, b, watch, ended, children);
