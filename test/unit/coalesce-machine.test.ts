@@ -757,6 +757,46 @@ describe('the coalescer machine: no wake left behind', () => {
     const d = started(none, T0 + 1000);
     assert.notEqual(none.metTaken(d, ['ev-x'], T0 + 1000)?.runKey, d.runKey);
   });
+
+  for (const whileRunning of ['buffer_one', 'cancel', 'steer'] as const)
+    test(`${whileRunning}: an event offered while the start met the taken ID is neither lost nor run beside that run`, () => {
+      // The offer comes while the start (and then the read of what the run took) is awaited: it is
+      // decided against the batch as the live run, and opens a batch (buffer_one), a restart (cancel)
+      // or is steered into it (steer).
+      const m = machineOf({ whileRunning });
+      m.offer(offerOf('a'), T0);
+      m.offer(offerOf('b'), T0 + 10);
+      const b = started(m, T0 + 1010);
+      const c = m.offer(offerOf('c'), T0 + 1020);
+      assert.equal(m.metTaken(b, ['ev-a'], T0 + 1030), undefined);
+      const holders = (key: string) => [m.state.pending, m.state.running].filter((x) => x?.events.some((e) => e.eventKey === key)).map((x) => x!.runKey);
+      assert.deepEqual(holders('ev-a'), whileRunning === 'cancel' ? [m.state.pending!.runKey, b.runKey] : [b.runKey]);
+      if (whileRunning === 'steer') {
+        // Steered into that run, and owed to it: held there alone, so a run that takes it does not see it run again.
+        assert.deepEqual(holders('ev-c'), [b.runKey]);
+        assert.deepEqual(holders('ev-b'), [m.state.pending!.runKey]);
+        assert.equal(m.lookup('ev-c')?.runKey, b.runKey);
+      } else {
+        // The batch its offer was answered with still holds it, with the events the taken run did not take.
+        assert.equal(m.state.pending?.runKey, c.runKey, 'the batch c was answered with is the pending one');
+        assert.deepEqual(holders('ev-c'), [c.runKey]);
+        assert.deepEqual(holders('ev-b'), [c.runKey]);
+        assert.equal(m.lookup('ev-b')?.runKey, c.runKey);
+        assert.equal(m.offer(offerOf('b', {}, 'resent'), T0 + 1100).runKey, c.runKey, 'a redelivery of b names the batch that holds it');
+      }
+      // The steer goes to the taken run, a restart supersedes it; its end (it ran a, and c if steered) leaves the rest to the next run.
+      const step = m.next(T0 + 1100, false);
+      if (whileRunning !== 'buffer_one') assert.equal((step as { runKey?: string }).runKey, b.runKey, JSON.stringify(step));
+      if (step.kind === 'steer') m.steerAnswered(b.runKey, { accepted: ['ev-c'], refused: [] }, step.events, T0 + 1200);
+      const seen = whileRunning === 'steer' ? ['ev-a', 'ev-c'] : ['ev-a'];
+      m.runEnded({ runKey: b.runKey, terminalReason: 'success', seen, commitBegan: true }, T0 + 1500);
+      assert.deepEqual(
+        started(m, T0 + 9000)
+          .events.map((e) => e.eventKey)
+          .sort(),
+        whileRunning === 'steer' ? ['ev-b'] : ['ev-b', 'ev-c'],
+      );
+    });
 });
 
 describe('the coalescer machine: dedup capacity', () => {

@@ -75,21 +75,32 @@ export abstract class CoalescerByHand extends CoalescerAnswers {
     const running = this.state.running;
     if (running?.runKey !== started.runKey) return undefined;
     const theirs = new Set(took ?? []);
-    const mine = running.events.filter((e) => theirs.has(e.eventKey));
-    if (!mine.length) return this.rekey(started);
-    const rest = started.events.filter((e) => !theirs.has(e.eventKey));
+    if (!running.events.some((e) => theirs.has(e.eventKey))) return this.rekey(started);
+    // Offers decided while the start and this read were awaited saw the batch as the live run: one
+    // steered into it is owed to that run (it takes it, or its refusal or end sends it to the
+    // follow-up batch), so it stays there alone.
+    const steered = new Set(running.steered ?? []);
+    const stays = (e: { eventKey: string }) => theirs.has(e.eventKey) || steered.has(e.eventKey);
+    const mine = running.events.filter(stays);
+    const rest = started.events.filter((e) => !stays(e));
     running.events = mine;
     running.overflow = 0;
     running.chars = charsOf({ events: mine });
     const summary = this.state.runs.find((r) => r.runKey === running.runKey);
     if (summary) summary.events = mine.length;
-    if (rest.length) {
-      const batch = this.open(rest[0]!, nowMs);
-      for (const e of rest.slice(1)) this.addTo(batch, e, nowMs);
-      batch.overflow = started.overflow;
-      this.state.pending = batch;
-      for (const e of rest) this.seen.retake(e.eventKey, this.tokenOf(batch.runKey));
-    }
+    if (!rest.length) return undefined;
+    // One opened a batch (`buffer_one`), or a restart that carries the batch's events (`cancel`): its
+    // answer named it, so the others join it rather than a new one taking its place.
+    const { pending } = this.state;
+    const batch = pending ?? this.open(rest[0]!, nowMs);
+    for (const e of rest) if (!batch.events.some((x) => x.eventKey === e.eventKey)) this.addTo(batch, e, nowMs);
+    if (!pending) batch.overflow = started.overflow;
+    else if (pending.supersedes !== running.runKey) pending.overflow += started.overflow;
+    this.state.pending = batch;
+    const moved = new Set(rest.map((e) => e.eventKey));
+    // A redelivery's answer kept whole named the batch's run: a retry of it is answered afresh.
+    this.state.recent = this.state.recent.filter((r) => !moved.has(r.eventKey));
+    for (const e of rest) this.seen.retake(e.eventKey, this.tokenOf(batch.runKey));
     return undefined;
   }
 
