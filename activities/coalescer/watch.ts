@@ -1,6 +1,7 @@
 import { WorkflowNotFoundError, type Client } from '@temporalio/client';
 import { decodeArrayFromPayloads } from '@temporalio/common/lib/internal-non-workflow';
-import type { RunEnded } from '../../src/core/coalesce-types';
+import type { RunEnded, RunTook } from '../../src/core/coalesce-types';
+import { statusQuery } from '../../src/core/messages';
 import type { RunInput, RunResult } from '../../src/core/run-types';
 import { runEndOf } from '../../src/core/run-end';
 
@@ -31,18 +32,32 @@ export async function runEnd(client: Client, runKey: string): Promise<RunEnded |
 }
 
 /**
- * The event keys a coalesced run took (its input's batch), or null when no run has the ID. Read
- * from the first event of its current execution's history (a run continued as new, or reset, keeps
- * its batch). Asked by a coalescer whose start met a run under the same ID: only a coalescer reset by
- * hand meets one, the run its discarded branch started (workflows/coalescer/by-hand.ts `metTaken`).
+ * The events a coalesced run took, by key: its batch and the events steered into it (`steered`,
+ * those among them), or null when no run has the ID. Asked by a coalescer whose start met a run
+ * under the same ID: only a coalescer reset by hand meets one, the run its discarded branch started
+ * (workflows/coalescer/by-hand.ts `metTaken`). An open run answers its `status` query; a completed
+ * one its result (the steered events its model never saw among them: its end sends those to a
+ * follow-up run); one closed otherwise, or that cannot answer, its input, the first event of its
+ * current execution's history (a run continued as new, or reset, keeps its batch).
  */
-export async function runTook(client: Client, runKey: string): Promise<string[] | null> {
-  let runId: string;
+export async function runTook(client: Client, runKey: string): Promise<RunTook | null> {
+  let described;
   try {
-    runId = (await client.workflow.getHandle(runKey).describe()).runId;
+    described = await client.workflow.getHandle(runKey).describe();
   } catch (err) {
     if (err instanceof WorkflowNotFoundError) return null; // deleted by hand meanwhile (rearm)
     throw err;
+  }
+  const { runId } = described;
+  const handle = client.workflow.getHandle(runKey, runId);
+  const keys = (events: readonly { eventKey: string }[] | undefined) => (events ?? []).map((e) => e.eventKey);
+  if (described.status.name === 'RUNNING') {
+    const status = await handle.query(statusQuery).catch(() => undefined);
+    if (status?.absorbed) return { took: keys(status.absorbed), steered: status.steered ?? [] };
+  } else if (described.status.name === 'COMPLETED') {
+    const r = (await handle.result()) as RunResult;
+    const unseen = keys(r.unseenEvents);
+    if (r.absorbed) return { took: [...keys(r.absorbed), ...unseen], steered: [...(r.steered ?? []), ...unseen] };
   }
   const page = await client.workflowService.getWorkflowExecutionHistory({
     namespace: client.options.namespace,
@@ -50,9 +65,8 @@ export async function runTook(client: Client, runKey: string): Promise<string[] 
     maximumPageSize: 1,
   });
   const payloads = page.history?.events?.[0]?.workflowExecutionStartedEventAttributes?.input?.payloads;
-  if (!payloads?.length) return null;
-  const [input] = (await decodeArrayFromPayloads(client.options.loadedDataConverter, payloads)) as [RunInput | undefined];
+  const [input] = payloads?.length ? ((await decodeArrayFromPayloads(client.options.loadedDataConverter, payloads)) as [RunInput | undefined]) : [];
   const origin = input?.origin;
-  if (origin?.kind === 'batch') return origin.absorbed.map((e) => e.eventKey);
-  return input?.eventKey ? [input.eventKey] : [];
+  if (origin?.kind === 'batch') return { took: keys(origin.absorbed), steered: [] };
+  return { took: input?.eventKey ? [input.eventKey] : [], steered: [] };
 }

@@ -59,7 +59,8 @@ const isUpdateTimeout = (err: unknown) => err instanceof WorkflowUpdateRPCTimeou
  * new between its last workflow task and this update (the next one reaches its new run), the
  * workflow task that would have taken it failed (as when the coalescer continues as new while
  * updates arrive), or a person reset it while the update waited (its new run takes the update again,
- * reapplied, and answers the offer sent again: tools/probes/reset-reapply.ts).
+ * reapplied, and answers a resend from its first decision; measured by the probe in
+ * tools/probes/reset-reapply.ts).
  */
 const isNotTaken = (err: unknown) =>
   /already completed|workflow execution.*(completed|closed)|unexpected workflow task failure|workflow task in failed state|completed before the update completed/i.test(

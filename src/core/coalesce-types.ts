@@ -98,6 +98,12 @@ export type FirstAnswer = string;
  */
 export type KeptEvent = Pick<Offer['event'], 'eventKey' | 'fingerprint' | 'deliveryIds'>;
 
+/** The events a run under a taken ID took, by key (activity `runTook`): `steered`, those steered into it while it ran. */
+export interface RunTook {
+  took: string[];
+  steered: string[];
+}
+
 /** The coalescer's whole state: plain JSON, carried across continue-as-new. */
 export interface CoalescerState {
   pending?: Batch;

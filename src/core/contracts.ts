@@ -1,4 +1,4 @@
-import type { SteerAnswer, SteerDelivery, RunEnded } from './coalesce-types';
+import type { SteerAnswer, SteerDelivery, RunEnded, RunTook } from './coalesce-types';
 import type { PageRequest, RunObservation, RunVerdict, WatchRequest } from './supervisor-types';
 import type { RolloutActivities } from './rollout';
 import type { AgentPolicy, EffectPolicy } from './policy';
@@ -259,7 +259,7 @@ export interface CoalesceActivities {
   /** The end of a coalesced run as Temporal records it, or null while it is open (the coalescer's watch of its live run). */
   runEnd(runKey: string): Promise<RunEnded | null>;
   /** The event keys a coalesced run took, or null when none has that ID (after a coalescer reset by hand). */
-  runTook(runKey: string): Promise<string[] | null>;
+  runTook(runKey: string): Promise<RunTook | null>;
 }
 
 /** The schedule workflows' activities (activities/schedule/schedule.ts). */

@@ -722,12 +722,57 @@ describe('the coalescer machine: no wake left behind', () => {
     assert.equal(m.offer(offerOf('a', {}, 'resent'), T0 + 1100).runKey, again.runKey);
   });
 
+  test('a recovery offers the restart events of a run that had closed: they wait for its end, and run only if it did not run them', () => {
+    for (const end of ['committed', 'cancelled'] as const) {
+      const m = machineOf({ whileRunning: 'cancel' });
+      const closed = runKeyOf('z');
+      // The terminated chain's restart batch held z (its run, superseded, closed before the recovery looked).
+      const answer = m.offer({ ...offerOf('z', {}, 'recovered:z'), restarts: closed }, T0);
+      assert.equal(answer.decision, 'started');
+      assert.equal(m.next(T0 + 3000, false).kind, 'wait', 'the batch waits for the closed run’s end');
+      m.runEnded(
+        end === 'committed'
+          ? { runKey: closed, terminalReason: 'success', seen: [], commitBegan: true }
+          : { runKey: closed, terminalReason: 'cancelled', seen: [] },
+        T0 + 3500,
+      );
+      if (end === 'committed') {
+        assert.equal(m.state.pending, undefined, 'it had run z: z does not run again');
+        assert.equal(m.offer(offerOf('z', {}, 'again'), T0 + 3600).runKey, closed, 'a redelivery names the run that ran it');
+      } else
+        assert.deepEqual(
+          started(m, T0 + 4000).events.map((e) => e.eventKey),
+          ['ev-z'],
+          'cancelled before it ran z: z runs',
+        );
+    }
+  });
+
+  test('a run whose ID was taken holds as steered the events steered into it: its end sends those its model never saw to a follow-up run', () => {
+    for (const saw of [false, true]) {
+      const m = machineOf();
+      m.offer(offerOf('a'), T0);
+      m.offer(offerOf('c'), T0 + 10);
+      const b = started(m, T0 + 1010);
+      assert.equal(m.metTaken(b, { took: ['ev-a', 'ev-c'], steered: ['ev-c'] }, T0 + 1010), undefined, 'it took both: nothing to start');
+      assert.deepEqual(m.state.running!.steered, ['ev-c']);
+      m.runEnded({ runKey: b.runKey, terminalReason: 'success', seen: saw ? ['ev-c'] : [] }, T0 + 1500);
+      if (saw) assert.equal(m.state.pending, undefined, 'its model saw c: nothing runs again');
+      else
+        assert.deepEqual(
+          started(m, T0 + 4000).events.map((e) => e.eventKey),
+          ['ev-c'],
+          'c, which its model never saw, runs in a follow-up run',
+        );
+    }
+  });
+
   test('a run whose ID was taken by the run a discarded branch started: its events stay that run’s, the others wait for a new run', () => {
     const m = machineOf();
     m.offer(offerOf('a'), T0);
     m.offer(offerOf('b'), T0 + 10);
     const b = started(m, T0 + 1010);
-    assert.equal(m.metTaken(b, ['ev-a'], T0 + 1010), undefined, 'nothing to start while the run that took a is live');
+    assert.equal(m.metTaken(b, { took: ['ev-a'], steered: [] }, T0 + 1010), undefined, 'nothing to start while the run that took a is live');
     assert.equal(m.state.running!.runKey, b.runKey, 'the run under the taken ID is the live run');
     assert.deepEqual(
       m.state.running!.events.map((e) => e.eventKey),
@@ -750,12 +795,12 @@ describe('the coalescer machine: no wake left behind', () => {
     const all = machineOf();
     all.offer(offerOf('c'), T0);
     const c = started(all, T0 + 1000);
-    assert.equal(all.metTaken(c, ['ev-c'], T0 + 1000), undefined);
+    assert.equal(all.metTaken(c, { took: ['ev-c'], steered: [] }, T0 + 1000), undefined);
     assert.equal(all.state.pending, undefined);
     const none = machineOf();
     none.offer(offerOf('d'), T0);
     const d = started(none, T0 + 1000);
-    assert.notEqual(none.metTaken(d, ['ev-x'], T0 + 1000)?.runKey, d.runKey);
+    assert.notEqual(none.metTaken(d, { took: ['ev-x'], steered: [] }, T0 + 1000)?.runKey, d.runKey);
   });
 
   for (const whileRunning of ['buffer_one', 'cancel', 'steer'] as const)
@@ -768,7 +813,7 @@ describe('the coalescer machine: no wake left behind', () => {
       m.offer(offerOf('b'), T0 + 10);
       const b = started(m, T0 + 1010);
       const c = m.offer(offerOf('c'), T0 + 1020);
-      assert.equal(m.metTaken(b, ['ev-a'], T0 + 1030), undefined);
+      assert.equal(m.metTaken(b, { took: ['ev-a'], steered: [] }, T0 + 1030), undefined);
       const holders = (key: string) => [m.state.pending, m.state.running].filter((x) => x?.events.some((e) => e.eventKey === key)).map((x) => x!.runKey);
       assert.deepEqual(holders('ev-a'), whileRunning === 'cancel' ? [m.state.pending!.runKey, b.runKey] : [b.runKey]);
       if (whileRunning === 'steer') {

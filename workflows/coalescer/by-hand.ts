@@ -1,5 +1,5 @@
 import { charsOf, whole, type OfferedEvent } from '../../src/core/coalesce-batch';
-import type { Batch, CoalescerState, Offer, OfferAnswer } from '../../src/core/coalesce-types';
+import type { Batch, CoalescerState, Offer, OfferAnswer, RunTook } from '../../src/core/coalesce-types';
 import type { Adopt } from '../../src/core/messages';
 import { batchRunKey, batchRunToken } from '../../src/core/ids';
 import { CoalescerAnswers } from './answers';
@@ -65,17 +65,20 @@ export abstract class CoalescerByHand extends CoalescerAnswers {
   /**
    * The live run's ID was taken at its start, by the run a discarded branch of this coalescer started
    * (a reset by hand rewinds the coalescer, and the offers after the reset point are decided again),
-   * which took the event keys `took` (activity `runTook`; null: it is gone, or could not be read).
+   * which took the events `took` (activity `runTook`; null: it is gone, deleted by hand meanwhile).
    * The batch's events that run took are its own: it is the live run, holding them, looked at through
    * Temporal, and never run again under a new ID (their effects keyed by it are done, or being done,
-   * there). The others wait in a batch of the chain's next number for its end. A run that took none of
-   * them is passed over (`rekey`). Returns the batch to start now, if any.
+   * there); those steered into it are held as steered, so its end sends the ones its model never saw
+   * to a follow-up run. The others wait in a batch of the chain's next number for its end. A run that
+   * took none of them is passed over (`rekey`). Returns the batch to start now, if any.
    */
-  metTaken(started: Batch, took: readonly string[] | null, nowMs: number): Batch | undefined {
+  metTaken(started: Batch, took: RunTook | null, nowMs: number): Batch | undefined {
     const running = this.state.running;
     if (running?.runKey !== started.runKey) return undefined;
-    const theirs = new Set(took ?? []);
+    const theirs = new Set(took?.took ?? []);
     if (!running.events.some((e) => theirs.has(e.eventKey))) return this.rekey(started);
+    const steeredIn = (took?.steered ?? []).filter((k) => running.events.some((e) => e.eventKey === k) && !running.steered?.includes(k));
+    if (steeredIn.length) running.steered = [...(running.steered ?? []), ...steeredIn];
     // Offers decided while the start and this read were awaited saw the batch as the live run: one
     // steered into it is owed to that run (it takes it, or its refusal or end sends it to the
     // follow-up batch), so it stays there alone.
@@ -177,12 +180,20 @@ export abstract class CoalescerByHand extends CoalescerAnswers {
    * The live or foreign run whose restart `offer` is (a recovery's, `Offer.restarts`), when that run
    * holds the event and no batch here does yet: then the event is not answered as that run's.
    */
-  protected restartOf(offer: Offer): Run | undefined {
+  protected restartOf(offer: Offer, nowMs: number): Run | undefined {
     const { restarts } = offer;
     const key = offer.event.eventKey;
     if (!restarts || this.state.pending?.events.some((e) => e.eventKey === key)) return undefined;
     const run = [this.state.running, ...(this.state.foreign ?? [])].find((r) => r?.runKey === restarts);
-    return run?.events.some((e) => e.eventKey === key) ? run : undefined;
+    if (run) return run.events.some((e) => e.eventKey === key) || run.events.length === 0 ? run : undefined;
+    // That run had closed when the recovery looked (it is not adopted): its end, told next, says
+    // whether it ran its events (it began committing, or ended otherwise than cancelled). Until then
+    // it is held as a foreign run with no events of its own, so the batch waits for that end (the
+    // watch looks at it too) and drops the events if it ran them, never running them twice.
+    if (this.seen.get(key)?.runToken === this.tokenOf(restarts)) return undefined;
+    const closed: Run = { runKey: restarts, startedAtMs: nowMs, events: [], overflow: 0 };
+    this.state.foreign = [...(this.state.foreign ?? []), closed].slice(-FOREIGN_RUNS);
+    return closed;
   }
 
   /**

@@ -80,7 +80,7 @@ export class CoalescerMachine extends CoalescerSteering {
     // its first decision and run, for as long as the dedup table holds the event.
     if (decided && offer.offerId && SeenTable.firstOffer(decided, offer.offerId) && SeenTable.sameInputs(decided, e.fingerprint))
       return this.firstAnswer(decided, offer.offerId, nowMs);
-    const restarted = this.restartOf(offer);
+    const restarted = this.restartOf(offer, nowMs);
     const held = restarted ? undefined : this.heldAnswer(e);
     if (held) return this.remember(offer, held);
     if (decided && !restarted) return this.remember(offer, this.seenAnswer(decided, e.fingerprint));

@@ -39,9 +39,15 @@ const { steerRun } = proxyActivities<CoalesceActivities>({
   retry: { initialInterval: '200 milliseconds', maximumInterval: '5 seconds', maximumAttempts: 5 },
 });
 /** The watch of the live run: a run terminated by hand (or one this execution did not start) sends no end. */
-const { runEnd, runTook } = proxyActivities<CoalesceActivities>({
+const { runEnd } = proxyActivities<CoalesceActivities>({
   startToCloseTimeout: '10 seconds',
   retry: { initialInterval: '1 second', maximumAttempts: 3 },
+});
+
+/** What a run under a taken ID took (after a reset by hand): retried until Temporal answers. */
+const { runTook: readTaken } = proxyActivities<CoalesceActivities>({
+  startToCloseTimeout: '30 seconds',
+  retry: { initialInterval: '1 second', maximumInterval: '30 seconds' },
 });
 
 /** A signal's fate, as a boolean: delivered, or refused (the workflow it was sent to has closed). */
@@ -101,8 +107,9 @@ export async function coalescerWorkflow(input: CoalescerInput): Promise<Coalesce
     for (let b: Batch | undefined = first; b;) {
       if (await startOne(b)) return;
       // Its ID was taken: only by a run a discarded branch of this coalescer started (a reset by hand).
-      // The events that run took stay its own; not read, it is passed over as before (`rekey`).
-      const took = await runTook(b.runKey).catch(() => null);
+      // The events that run took stay its own. Read until it answers: passed over unread, its events
+      // would run again under new effect keys.
+      const took = await readTaken(b.runKey);
       const runKey = b.runKey;
       b = machine.metTaken(b, took, workflowNow());
       // Not this execution's child: asked to report its end here, as an adopted run is (refused, it has closed: looked at now).
