@@ -8,6 +8,7 @@ import type { RunResult } from '../../src/core/run-types';
 import { adoptSignal, coalescerQuery, deliverySignal, offerSignal, runEndedSignal } from '../../src/core/messages';
 import { offerBySignal, signalCoalescer } from '../../src/coalescer/coalescer-start';
 import { whole } from '../../src/core/coalesce-batch';
+import { hash64 } from '../../src/core/hash';
 
 type OfferedEvent = Offer['event'];
 type Live = NonNullable<CoalescerState['running']>;
@@ -80,11 +81,11 @@ export async function recoverTerminatedCoalescers(client: Client, taskQueue: str
  * (the answer still waited, so nobody was told; adopted as `skipped`, a later offer would be answered
  * from a row nothing confirms, and the event lost if that run had closed), and the pending batch. An
  * open skip keeps its own offer's id, so the gate's resend of that offer is answered as itself, not as
- * a redelivery; the others are offered under `recovered:<runId>:<eventKey>`.
+ * a redelivery; the others are offered under {@link recoveredOfferId}.
  */
 export function toOfferAgain(status: Pick<CoalescerStatus, 'state' | 'openSkips'>, phantom: boolean, runId: string): Offer[] {
   const { pending, running } = status.state;
-  const recovered = (event: OfferedEvent): Offer => ({ event, offerId: `recovered:${runId}:${event.eventKey}` });
+  const recovered = (event: OfferedEvent): Offer => ({ event, offerId: recoveredOfferId(runId, event.eventKey) });
   // A pending batch that restarts the live run (overlap `cancel`), or holds that run's restart events
   // offered again to this chain: those events are offered as its restart, so the next chain does not
   // answer them as the run's, which is cancelling itself (workflows/coalescer/machine.ts `restartHeld`).
@@ -105,6 +106,20 @@ export function toOfferAgain(status: Pick<CoalescerStatus, 'state' | 'openSkips'
   ];
   const keys = new Set<string>();
   return all.filter((o) => !keys.has(o.event.eventKey) && keys.add(o.event.eventKey));
+}
+
+/**
+ * The id an event offered again by a recovery gets when it has none of its own:
+ * `<8 hex>:recovered:<runId>:<eventKey>`, the hex a hash of the rest. A dedup entry keeps only an
+ * offer id's first 8 characters (seen-codec.ts OFFER_ID_CHARS) to tell one event's offers apart:
+ * led by `recovered:` alone, the offers of one key by two recoveries (two chains terminated in turn,
+ * each holding it) were taken for one offer retried, and the second was answered as the first
+ * without its delivery ids joining the held event. The same recovery made twice still offers each
+ * event under the same id, answered as itself.
+ */
+export function recoveredOfferId(runId: string, eventKey: string): string {
+  const rest = `recovered:${runId}:${eventKey}`;
+  return `${hash64(rest)[1].toString(16).padStart(8, '0')}:${rest}`;
 }
 
 type Adopted = Parameters<typeof adoptSignal extends SignalDefinition<infer A> ? (...a: A) => void : never>[0];
@@ -239,7 +254,7 @@ export function withOwnIds(offers: Offer[], runId: string): Offer[] {
   const keys = new Set<string>();
   return offers
     .filter((o) => !keys.has(o.event.eventKey) && keys.add(o.event.eventKey))
-    .map((o) => ({ event: o.event, offerId: o.offerId ?? `recovered:${runId}:${o.event.eventKey}`, ...(o.restarts ? { restarts: o.restarts } : {}) }));
+    .map((o) => ({ event: o.event, offerId: o.offerId ?? recoveredOfferId(runId, o.event.eventKey), ...(o.restarts ? { restarts: o.restarts } : {}) }));
 }
 
 /**
