@@ -1,18 +1,17 @@
 import { log } from '@temporalio/activity';
 import { WorkflowNotFoundError, type Client, type WorkflowExecutionInfo } from '@temporalio/client';
-import { decodeArrayFromPayloads } from '@temporalio/common/lib/internal-non-workflow';
-import { temporal } from '@temporalio/proto';
-import type { SignalDefinition } from '@temporalio/common';
-import type { CoalescerInput, CoalescerState, CoalescerStatus, Offer, OfferInput, RunEnded } from '../../src/core/coalesce-types';
+import type { CoalescerState, CoalescerStatus, Offer, RunEnded } from '../../src/core/coalesce-types';
 import type { RunResult } from '../../src/core/run-types';
-import { adoptSignal, coalescerQuery, deliverySignal, offerSignal, runEndedSignal } from '../../src/core/messages';
+import { adoptSignal, coalescerQuery, deliverySignal, runEndedSignal } from '../../src/core/messages';
 import { offerBySignal, signalCoalescer } from '../../src/coalescer/coalescer-start';
 import { whole } from '../../src/core/coalesce-batch';
 import { hash64 } from '../../src/core/hash';
+import { untakenOf, type Left } from './recover-history';
 
 type OfferedEvent = Offer['event'];
 type Live = NonNullable<CoalescerState['running']>;
-const { EventType } = temporal.api.enums.v1;
+
+export { untakenFrom, type Left } from './recover-history';
 
 const quote = (s: string) => `'${s.replace(/\\/g, '\\\\').replace(/'/g, "\\'")}'`;
 /** Terminated coalescers looked at in one round, at most (a mass termination is taken over several). */
@@ -120,15 +119,6 @@ export function toOfferAgain(status: Pick<CoalescerStatus, 'state' | 'openSkips'
 export function recoveredOfferId(runId: string, eventKey: string): string {
   const rest = `recovered:${runId}:${eventKey}`;
   return `${hash64(rest)[1].toString(16).padStart(8, '0')}:${rest}`;
-}
-
-type Adopted = Parameters<typeof adoptSignal extends SignalDefinition<infer A> ? (...a: A) => void : never>[0];
-type Delivered = Parameters<typeof deliverySignal extends SignalDefinition<infer A> ? (...a: A) => void : never>[0];
-/** What a terminated coalescer left: its state (none when it never had one) and the messages its history holds untaken. */
-export interface Left {
-  to: Omit<OfferInput, 'offer'>;
-  status?: Pick<CoalescerStatus, 'state' | 'openSkips'>;
-  untaken: { offers: Offer[]; adopts: Adopted[]; deliveries: Delivered[] };
 }
 
 /** The coalescers of a task queue that closed any way but their own in a round's window, and in the look-behind before it. */
@@ -255,41 +245,4 @@ export function withOwnIds(offers: Offer[], runId: string): Offer[] {
   return offers
     .filter((o) => !keys.has(o.event.eventKey) && keys.add(o.event.eventKey))
     .map((o) => ({ event: o.event, offerId: o.offerId ?? recoveredOfferId(runId, o.event.eventKey), ...(o.restarts ? { restarts: o.restarts } : {}) }));
-}
-
-/**
- * A coalescer execution terminated before any worker took a task of it has no state to query: no
- * workflow task completed. It holds nothing but its input and the messages in its history: a new
- * key's coalescer started by the gate with its first offer while the workers were behind (input
- * `first`), or an execution continued as new (input `state`, which holds no open skip: every skip is
- * settled before a continue-as-new), and the offers, tables and delivery ids signalled to it. Those,
- * or undefined when a workflow task did complete (its state is then read by query, tried again).
- */
-async function untakenOf(client: Client, info: WorkflowExecutionInfo): Promise<Left | undefined> {
-  const { events } = await client.workflow.getHandle(info.workflowId, info.runId).fetchHistory();
-  if (!events?.length || events.some((e) => e.eventType === EventType.EVENT_TYPE_WORKFLOW_TASK_COMPLETED)) return undefined;
-  const decode = async (p: temporal.api.common.v1.IPayloads | null | undefined) =>
-    p?.payloads?.length ? decodeArrayFromPayloads(client.options.loadedDataConverter, p.payloads) : [];
-  const [input] = (await decode(events[0]?.workflowExecutionStartedEventAttributes?.input)) as [CoalescerInput | undefined];
-  const signals: { name: string; arg: unknown }[] = [];
-  for (const e of events) {
-    const signal = e.workflowExecutionSignaledEventAttributes;
-    if (signal) signals.push({ name: signal.signalName ?? '', arg: ((await decode(signal.input)) as unknown[])[0] });
-  }
-  return input?.agent ? untakenFrom(input, signals, info.workflowId) : undefined;
-}
-
-/** What an execution no worker took holds, from its input and the signals in its history, in order (pure). */
-export function untakenFrom(input: CoalescerInput, signals: readonly { name: string; arg: unknown }[], coalescerId: string): Left {
-  const untaken: Left['untaken'] = { offers: input.first && !input.state ? [input.first] : [], adopts: [], deliveries: [] };
-  for (const { name, arg } of signals) {
-    if (name === offerSignal.name) untaken.offers.push(...((arg as Offer[] | undefined) ?? []).filter((o) => o?.event?.eventKey));
-    else if (name === adoptSignal.name && Array.isArray((arg as Adopted | undefined)?.seen)) untaken.adopts.push(arg as Adopted);
-    else if (name === deliverySignal.name && (arg as Delivered | undefined)?.eventKey) untaken.deliveries.push(arg as Delivered);
-  }
-  return {
-    to: { agent: input.agent, wakeKey: input.wakeKey, coalescerId, policy: input.policy },
-    ...(input.state ? { status: { state: input.state, openSkips: [] } } : {}),
-    untaken,
-  };
 }
