@@ -97,11 +97,14 @@ export function toOfferAgain(status: Pick<CoalescerStatus, 'state' | 'openSkips'
     const of = restartOf(e);
     return of ? { ...recovered(e), restarts: of } : recovered(e);
   };
+  // A phantom's events and the pending batch's were answered as runs to come (`started`, `coalesced`,
+  // `steered`): offered as accepted, never skipped. An open skip's answer still waited: decided afresh.
+  const accepted = (o: Offer): Offer => ({ ...o, accepted: true });
   const all: Offer[] = [
     // A live run that crossed a continue-as-new had started (the execution before waited for its start): its events kept by key alone are not a phantom's.
-    ...(phantom && running ? running.events.filter(whole).map(recovered) : []),
+    ...(phantom && running ? running.events.filter(whole).map(recovered).map(accepted) : []),
     ...(status.openSkips ?? []).map((k) => (k.offerId ? { event: k.event, offerId: k.offerId } : recovered(k.event))),
-    ...(pending?.events ?? []).map(restarts),
+    ...(pending?.events ?? []).map(restarts).map(accepted),
   ];
   const keys = new Set<string>();
   return all.filter((o) => !keys.has(o.event.eventKey) && keys.add(o.event.eventKey));
@@ -244,5 +247,10 @@ export function withOwnIds(offers: Offer[], runId: string): Offer[] {
   const keys = new Set<string>();
   return offers
     .filter((o) => !keys.has(o.event.eventKey) && keys.add(o.event.eventKey))
-    .map((o) => ({ event: o.event, offerId: o.offerId ?? recoveredOfferId(runId, o.event.eventKey), ...(o.restarts ? { restarts: o.restarts } : {}) }));
+    .map((o) => ({
+      event: o.event,
+      offerId: o.offerId ?? recoveredOfferId(runId, o.event.eventKey),
+      ...(o.restarts ? { restarts: o.restarts } : {}),
+      ...(o.accepted ? { accepted: o.accepted } : {}),
+    }));
 }
