@@ -4,7 +4,7 @@ import type { CoalescerState, CoalescerStatus, Offer, RunEnded } from '../../src
 import type { RunResult } from '../../src/core/run-types';
 import { adoptSignal, coalescerQuery, deliverySignal, runEndedSignal } from '../../src/core/messages';
 import { offerBySignal, signalCoalescer } from '../../src/coalescer/coalescer-start';
-import { whole } from '../../src/core/coalesce-batch';
+import { ranItsEvents, whole } from '../../src/core/coalesce-batch';
 import { hash64 } from '../../src/core/hash';
 import { untakenOf, type Left } from './recover-history';
 
@@ -80,9 +80,10 @@ export async function recoverTerminatedCoalescers(client: Client, taskQueue: str
  * (the answer still waited, so nobody was told; adopted as `skipped`, a later offer would be answered
  * from a row nothing confirms, and the event lost if that run had closed), and the pending batch. An
  * open skip keeps its own offer's id, so the gate's resend of that offer is answered as itself, not as
- * a redelivery; the others are offered under {@link recoveredOfferId}.
+ * a redelivery; the others are offered under {@link recoveredOfferId}. `ran`: the runs closed before
+ * the recovery whose ends say they ran their events (their restart events are not offered again).
  */
-export function toOfferAgain(status: Pick<CoalescerStatus, 'state' | 'openSkips'>, phantom: boolean, runId: string): Offer[] {
+export function toOfferAgain(status: Pick<CoalescerStatus, 'state' | 'openSkips'>, phantom: boolean, runId: string, ran: readonly string[] = []): Offer[] {
   const { pending, running } = status.state;
   const recovered = (event: OfferedEvent): Offer => ({ event, offerId: recoveredOfferId(runId, event.eventKey) });
   // A pending batch that restarts the live run (overlap `cancel`), or holds that run's restart events
@@ -100,11 +101,24 @@ export function toOfferAgain(status: Pick<CoalescerStatus, 'state' | 'openSkips'
   // A phantom's events and the pending batch's were answered as runs to come (`started`, `coalesced`,
   // `steered`): offered as accepted, never skipped. An open skip's answer still waited: decided afresh.
   const accepted = (o: Offer): Offer => ({ ...o, accepted: true });
+  // A run in `ran` closed before the recovery and its end says it ran its events (src/core/coalesce-batch.ts
+  // `ranItsEvents`): those the restart batch took from it are done, as the chain's own `runEnded` and
+  // `restartDone` would have left them out of it (machine.ts, by-hand.ts). Offered as its restart, they
+  // would find no run of it held by the next chain (closed, it is not adopted) and run a second time.
+  const done = (e: OfferedEvent): boolean => {
+    const of = restartOf(e);
+    if (!of || !ran.includes(of)) return false;
+    const run = [running, ...(status.state.foreign ?? [])].find((r) => r?.runKey === of);
+    return run?.restartKeys?.includes(e.eventKey) === true || (pending?.supersedes === of && run?.events.some((x) => x.eventKey === e.eventKey) === true);
+  };
   const all: Offer[] = [
     // A live run that crossed a continue-as-new had started (the execution before waited for its start): its events kept by key alone are not a phantom's.
     ...(phantom && running ? running.events.filter(whole).map(recovered).map(accepted) : []),
     ...(status.openSkips ?? []).map((k) => (k.offerId ? { event: k.event, offerId: k.offerId } : recovered(k.event))),
-    ...(pending?.events ?? []).map(restarts).map(accepted),
+    ...(pending?.events ?? [])
+      .filter((e) => !done(e))
+      .map(restarts)
+      .map(accepted),
   ];
   const keys = new Set<string>();
   return all.filter((o) => !keys.has(o.event.eventKey) && keys.add(o.event.eventKey));
@@ -156,14 +170,6 @@ async function recoverOne(client: Client, taskQueue: string, info: WorkflowExecu
   // task that a termination can cut off before its command reaches the server. Then its events wait too.
   const before = running ? await describeRun(client, running.runKey) : undefined;
   const phantom = running !== undefined && before === undefined;
-  const offers = withOwnIds([...(status ? toOfferAgain(status, phantom, info.runId) : []), ...untaken.offers], info.runId);
-  const except = offers.map((o) => o.event.eventKey);
-  // Its dedup table first (signals are taken in order), then the tables sent to it that it never
-  // took (an earlier recovery's), then its pending events, then the delivery ids recorded to it.
-  // Its live run, still open, goes with its table: the new chain holds it as live, so the batch
-  // offered again starts after it ends, one run of the key at a time.
-  const { seen, seenOpeners, chain, newestVersion } = status?.state ?? { seen: [] };
-  const live = running && before?.status.name === 'RUNNING' ? { live: running } : {};
   // The foreign runs it held (live runs of chains terminated before it) go the same way: held by the
   // new chain while open, their ends told again once closed.
   const foreignRuns = status?.state.foreign ?? [];
@@ -174,6 +180,17 @@ async function recoverOne(client: Client, taskQueue: string, info: WorkflowExecu
     if (d?.status.name === 'RUNNING') foreignOpen.push(f);
     else if (d) foreignEnded.push((await endOf(client, f, d))!);
   }
+  // A run closed already whose end says it ran its events: its restart events are not offered again.
+  const liveEnded = running && before && before.status.name !== 'RUNNING' ? await endOf(client, running, before) : undefined;
+  const ran = [liveEnded, ...foreignEnded].filter((e): e is RunEnded => e !== undefined && ranItsEvents(e)).map((e) => e.runKey);
+  const offers = withOwnIds([...(status ? toOfferAgain(status, phantom, info.runId, ran) : []), ...untaken.offers], info.runId);
+  const except = offers.map((o) => o.event.eventKey);
+  // Its dedup table first (signals are taken in order), then the tables sent to it that it never
+  // took (an earlier recovery's), then its pending events, then the delivery ids recorded to it.
+  // Its live run, still open, goes with its table: the new chain holds it as live, so the batch
+  // offered again starts after it ends, one run of the key at a time.
+  const { seen, seenOpeners, chain, newestVersion } = status?.state ?? { seen: [] };
+  const live = running && before?.status.name === 'RUNNING' ? { live: running } : {};
   const foreign = foreignOpen.length ? { foreign: foreignOpen } : {};
   if (seen.length || 'live' in live || 'foreign' in foreign)
     await signalCoalescer(client, taskQueue, to, adoptSignal, {
