@@ -7,7 +7,7 @@ import { adoptSignal, deliverySignal, offerSignal } from '../../src/core/message
 
 /**
  * What the recovery of a terminated coalescer (recover.ts) reads from the execution's history: the
- * messages no worker took.
+ * messages no worker took, and whether its live run had started.
  */
 
 const { EventType } = temporal.api.enums.v1;
@@ -30,17 +30,51 @@ export interface Left {
  * or undefined when a workflow task did complete (its state is then read by query, tried again).
  */
 export async function untakenOf(client: Client, info: WorkflowExecutionInfo): Promise<Left | undefined> {
+  const { input, signals, taskCompleted } = await historyOf(client, info);
+  if (taskCompleted) return undefined;
+  return input?.agent ? untakenFrom(input, signals, info.workflowId) : undefined;
+}
+
+/** What a coalescer execution's history holds: its input, the signals sent to it in order, the runs it started (children), whether a workflow task of it completed. */
+export interface History {
+  input?: CoalescerInput;
+  signals: { name: string; arg: unknown }[];
+  children: string[];
+  taskCompleted: boolean;
+}
+
+export async function historyOf(client: Client, info: WorkflowExecutionInfo): Promise<History> {
   const { events } = await client.workflow.getHandle(info.workflowId, info.runId).fetchHistory();
-  if (!events?.length || events.some((e) => e.eventType === EventType.EVENT_TYPE_WORKFLOW_TASK_COMPLETED)) return undefined;
   const decode = async (p: temporal.api.common.v1.IPayloads | null | undefined) =>
     p?.payloads?.length ? decodeArrayFromPayloads(client.options.loadedDataConverter, p.payloads) : [];
-  const [input] = (await decode(events[0]?.workflowExecutionStartedEventAttributes?.input)) as [CoalescerInput | undefined];
-  const signals: { name: string; arg: unknown }[] = [];
-  for (const e of events) {
+  const [input] = (await decode(events?.[0]?.workflowExecutionStartedEventAttributes?.input)) as [CoalescerInput | undefined];
+  const signals: History['signals'] = [];
+  const children: string[] = [];
+  for (const e of events ?? []) {
     const signal = e.workflowExecutionSignaledEventAttributes;
     if (signal) signals.push({ name: signal.signalName ?? '', arg: ((await decode(signal.input)) as unknown[])[0] });
+    const child = e.childWorkflowExecutionStartedEventAttributes?.workflowExecution?.workflowId;
+    if (child) children.push(child);
   }
-  return input?.agent ? untakenFrom(input, signals, info.workflowId) : undefined;
+  const taskCompleted = !events?.length || events.some((e) => e.eventType === EventType.EVENT_TYPE_WORKFLOW_TASK_COMPLETED);
+  return { ...(input ? { input } : {}), signals, children, taskCompleted };
+}
+
+/**
+ * Whether a terminated coalescer execution's history shows that `runKey` had started: its start
+ * there (the child's started event), or the run came to it started: carried in its input from the
+ * execution before (which awaited its start), or given to it by a recovery (an `adopt` signal's live
+ * or foreign run). Not found in Temporal, a run that had started was deleted since: a person re-armed
+ * it (`wakegate rearm`, through the chain now running, which forgets its events: `forgottenRuns`),
+ * so its events are decided afresh on their next delivery, never offered again (a phantom's are).
+ */
+export function startedIn(history: Pick<History, 'input' | 'signals' | 'children'>, runKey: string): boolean {
+  const { input, signals, children } = history;
+  const carried = [input?.state?.running, ...(input?.state?.foreign ?? [])];
+  const adopted = signals
+    .filter((s) => s.name === adoptSignal.name)
+    .flatMap((s) => [(s.arg as Adopted | undefined)?.live, ...((s.arg as Adopted | undefined)?.foreign ?? [])]);
+  return children.includes(runKey) || [...carried, ...adopted].some((r) => r?.runKey === runKey);
 }
 
 /** What an execution no worker took holds, from its input and the signals in its history, in order (pure). */

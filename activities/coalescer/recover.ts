@@ -6,12 +6,12 @@ import { adoptSignal, coalescerQuery, deliverySignal, runEndedSignal } from '../
 import { offerBySignal, signalCoalescer } from '../../src/coalescer/coalescer-start';
 import { ranItsEvents, whole } from '../../src/core/coalesce-batch';
 import { hash64 } from '../../src/core/hash';
-import { untakenOf, type Left } from './recover-history';
+import { historyOf, startedIn, untakenOf, type Left } from './recover-history';
 
 type OfferedEvent = Offer['event'];
 type Live = NonNullable<CoalescerState['running']>;
 
-export { untakenFrom, type Left } from './recover-history';
+export { startedIn, untakenFrom, type Left } from './recover-history';
 
 const quote = (s: string) => `'${s.replace(/\\/g, '\\\\').replace(/'/g, "\\'")}'`;
 /** Terminated coalescers looked at in one round, at most (a mass termination is taken over several). */
@@ -168,8 +168,10 @@ async function recoverOne(client: Client, taskQueue: string, info: WorkflowExecu
   const running = status?.state.running;
   // Its live run as its state has it may never have started: the start is decided in the workflow
   // task that a termination can cut off before its command reaches the server. Then its events wait too.
+  // Not found, it may also have started and been deleted since (re-armed by a person through the chain
+  // now running: that chain forgets its events): only the terminated execution's history tells.
   const before = running ? await describeRun(client, running.runKey) : undefined;
-  const phantom = running !== undefined && before === undefined;
+  const phantom = running !== undefined && before === undefined && !startedIn(await historyOf(client, info), running.runKey);
   // The foreign runs it held (live runs of chains terminated before it) go the same way: held by the
   // new chain while open, their ends told again once closed.
   const foreignRuns = status?.state.foreign ?? [];

@@ -1,6 +1,6 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { recoveredOfferId, toOfferAgain, untakenFrom, withOwnIds } from '../../activities/coalescer/recover';
+import { recoveredOfferId, startedIn, toOfferAgain, untakenFrom, withOwnIds } from '../../activities/coalescer/recover';
 import { CoalescerMachine, initialState } from '../../workflows/coalescer/machine';
 import type { CoalescerInput, CoalescerState, Offer } from '../../src/core/coalesce-types';
 import { adoptSignal, deliverySignal, offerSignal } from '../../src/core/messages';
@@ -83,4 +83,15 @@ test('two recoveries offering one key again are two offers: the second is a rede
   assert.deepEqual([first.decision, first.duplicate, second.decision, second.duplicate], ['started', undefined, 'started', true]);
   assert.deepEqual(m.state.pending?.events[0]?.deliveryIds, ['p', 'q']);
   assert.equal(recoveredOfferId('run-1', 'ev-p'), recoveredOfferId('run-1', 'ev-p'), 'a recovery made twice offers each event under the same id');
+});
+
+test('a live run found nowhere in Temporal is a phantom only if the terminated execution’s history never shows it started', () => {
+  const runKey = 'canary#k@ev-a~c1.1';
+  const input: CoalescerInput = { agent: 'canary', wakeKey: 'k', policy };
+  assert.equal(startedIn({ input, signals: [], children: [] }, runKey), false, 'its start cut off by the termination: a phantom');
+  assert.equal(startedIn({ input, signals: [], children: [runKey] }, runKey), true, 'started there, then re-armed (deleted) by a person');
+  const carried = { ...input, state: { running: { runKey } } as unknown as CoalescerState };
+  assert.equal(startedIn({ input: carried, signals: [], children: [] }, runKey), true, 'carried in from the execution before, which awaited its start');
+  const adopted = [{ name: adoptSignal.name, arg: { ...table, live: { runKey } } }];
+  assert.equal(startedIn({ input, signals: adopted, children: [] }, runKey), true, 'given to it live by a recovery');
 });
