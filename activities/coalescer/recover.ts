@@ -1,17 +1,17 @@
 import { log } from '@temporalio/activity';
 import { WorkflowNotFoundError, type Client, type WorkflowExecutionInfo } from '@temporalio/client';
-import { decodeArrayFromPayloads } from '@temporalio/common/lib/internal-non-workflow';
-import { temporal } from '@temporalio/proto';
-import type { SignalDefinition } from '@temporalio/common';
-import type { CoalescerInput, CoalescerState, CoalescerStatus, Offer, OfferInput, RunEnded } from '../../src/core/coalesce-types';
+import type { CoalescerState, CoalescerStatus, Offer, RunEnded } from '../../src/core/coalesce-types';
 import type { RunResult } from '../../src/core/run-types';
-import { adoptSignal, coalescerQuery, deliverySignal, offerSignal, runEndedSignal } from '../../src/core/messages';
+import { adoptSignal, coalescerQuery, deliverySignal, runEndedSignal } from '../../src/core/messages';
 import { offerBySignal, signalCoalescer } from '../../src/coalescer/coalescer-start';
-import { whole } from '../../src/core/coalesce-batch';
+import { ranItsEvents, whole } from '../../src/core/coalesce-batch';
+import { hash64 } from '../../src/core/hash';
+import { historyOf, startedIn, untakenOf, type Left } from './recover-history';
 
 type OfferedEvent = Offer['event'];
 type Live = NonNullable<CoalescerState['running']>;
-const { EventType } = temporal.api.enums.v1;
+
+export { startedIn, untakenFrom, type Left } from './recover-history';
 
 const quote = (s: string) => `'${s.replace(/\\/g, '\\\\').replace(/'/g, "\\'")}'`;
 /** Terminated coalescers looked at in one round, at most (a mass termination is taken over several). */
@@ -80,11 +80,12 @@ export async function recoverTerminatedCoalescers(client: Client, taskQueue: str
  * (the answer still waited, so nobody was told; adopted as `skipped`, a later offer would be answered
  * from a row nothing confirms, and the event lost if that run had closed), and the pending batch. An
  * open skip keeps its own offer's id, so the gate's resend of that offer is answered as itself, not as
- * a redelivery; the others are offered under `recovered:<runId>:<eventKey>`.
+ * a redelivery; the others are offered under {@link recoveredOfferId}. `ran`: the runs closed before
+ * the recovery whose ends say they ran their events (their restart events are not offered again).
  */
-export function toOfferAgain(status: Pick<CoalescerStatus, 'state' | 'openSkips'>, phantom: boolean, runId: string): Offer[] {
+export function toOfferAgain(status: Pick<CoalescerStatus, 'state' | 'openSkips'>, phantom: boolean, runId: string, ran: readonly string[] = []): Offer[] {
   const { pending, running } = status.state;
-  const recovered = (event: OfferedEvent): Offer => ({ event, offerId: `recovered:${runId}:${event.eventKey}` });
+  const recovered = (event: OfferedEvent): Offer => ({ event, offerId: recoveredOfferId(runId, event.eventKey) });
   // A pending batch that restarts the live run (overlap `cancel`), or holds that run's restart events
   // offered again to this chain: those events are offered as its restart, so the next chain does not
   // answer them as the run's, which is cancelling itself (workflows/coalescer/machine.ts `restartHeld`).
@@ -97,23 +98,44 @@ export function toOfferAgain(status: Pick<CoalescerStatus, 'state' | 'openSkips'
     const of = restartOf(e);
     return of ? { ...recovered(e), restarts: of } : recovered(e);
   };
+  // A phantom's events and the pending batch's were answered as runs to come (`started`, `coalesced`,
+  // `steered`): offered as accepted, never skipped. An open skip's answer still waited: decided afresh.
+  const accepted = (o: Offer): Offer => ({ ...o, accepted: true });
+  // A run in `ran` closed before the recovery and its end says it ran its events (src/core/coalesce-batch.ts
+  // `ranItsEvents`): those the restart batch took from it are done, as the chain's own `runEnded` and
+  // `restartDone` would have left them out of it (machine.ts, by-hand.ts). Offered as its restart, they
+  // would find no run of it held by the next chain (closed, it is not adopted) and run a second time.
+  const done = (e: OfferedEvent): boolean => {
+    const of = restartOf(e);
+    if (!of || !ran.includes(of)) return false;
+    const run = [running, ...(status.state.foreign ?? [])].find((r) => r?.runKey === of);
+    return run?.restartKeys?.includes(e.eventKey) === true || (pending?.supersedes === of && run?.events.some((x) => x.eventKey === e.eventKey) === true);
+  };
   const all: Offer[] = [
     // A live run that crossed a continue-as-new had started (the execution before waited for its start): its events kept by key alone are not a phantom's.
-    ...(phantom && running ? running.events.filter(whole).map(recovered) : []),
+    ...(phantom && running ? running.events.filter(whole).map(recovered).map(accepted) : []),
     ...(status.openSkips ?? []).map((k) => (k.offerId ? { event: k.event, offerId: k.offerId } : recovered(k.event))),
-    ...(pending?.events ?? []).map(restarts),
+    ...(pending?.events ?? [])
+      .filter((e) => !done(e))
+      .map(restarts)
+      .map(accepted),
   ];
   const keys = new Set<string>();
   return all.filter((o) => !keys.has(o.event.eventKey) && keys.add(o.event.eventKey));
 }
 
-type Adopted = Parameters<typeof adoptSignal extends SignalDefinition<infer A> ? (...a: A) => void : never>[0];
-type Delivered = Parameters<typeof deliverySignal extends SignalDefinition<infer A> ? (...a: A) => void : never>[0];
-/** What a terminated coalescer left: its state (none when it never had one) and the messages its history holds untaken. */
-export interface Left {
-  to: Omit<OfferInput, 'offer'>;
-  status?: Pick<CoalescerStatus, 'state' | 'openSkips'>;
-  untaken: { offers: Offer[]; adopts: Adopted[]; deliveries: Delivered[] };
+/**
+ * The id an event offered again by a recovery gets when it has none of its own:
+ * `<8 hex>:recovered:<runId>:<eventKey>`, the hex a hash of the rest. A dedup entry keeps only an
+ * offer id's first 8 characters (seen-codec.ts OFFER_ID_CHARS) to tell one event's offers apart:
+ * led by `recovered:` alone, the offers of one key by two recoveries (two chains terminated in turn,
+ * each holding it) were taken for one offer retried, and the second was answered as the first
+ * without its delivery ids joining the held event. The same recovery made twice still offers each
+ * event under the same id, answered as itself.
+ */
+export function recoveredOfferId(runId: string, eventKey: string): string {
+  const rest = `recovered:${runId}:${eventKey}`;
+  return `${hash64(rest)[1].toString(16).padStart(8, '0')}:${rest}`;
 }
 
 /** The coalescers of a task queue that closed any way but their own in a round's window, and in the look-behind before it. */
@@ -146,16 +168,10 @@ async function recoverOne(client: Client, taskQueue: string, info: WorkflowExecu
   const running = status?.state.running;
   // Its live run as its state has it may never have started: the start is decided in the workflow
   // task that a termination can cut off before its command reaches the server. Then its events wait too.
+  // Not found, it may also have started and been deleted since (re-armed by a person through the chain
+  // now running: that chain forgets its events): only the terminated execution's history tells.
   const before = running ? await describeRun(client, running.runKey) : undefined;
-  const phantom = running !== undefined && before === undefined;
-  const offers = withOwnIds([...(status ? toOfferAgain(status, phantom, info.runId) : []), ...untaken.offers], info.runId);
-  const except = offers.map((o) => o.event.eventKey);
-  // Its dedup table first (signals are taken in order), then the tables sent to it that it never
-  // took (an earlier recovery's), then its pending events, then the delivery ids recorded to it.
-  // Its live run, still open, goes with its table: the new chain holds it as live, so the batch
-  // offered again starts after it ends, one run of the key at a time.
-  const { seen, seenOpeners, chain, newestVersion } = status?.state ?? { seen: [] };
-  const live = running && before?.status.name === 'RUNNING' ? { live: running } : {};
+  const phantom = running !== undefined && before === undefined && !startedIn(await historyOf(client, info), running.runKey);
   // The foreign runs it held (live runs of chains terminated before it) go the same way: held by the
   // new chain while open, their ends told again once closed.
   const foreignRuns = status?.state.foreign ?? [];
@@ -166,6 +182,17 @@ async function recoverOne(client: Client, taskQueue: string, info: WorkflowExecu
     if (d?.status.name === 'RUNNING') foreignOpen.push(f);
     else if (d) foreignEnded.push((await endOf(client, f, d))!);
   }
+  // A run closed already whose end says it ran its events: its restart events are not offered again.
+  const liveEnded = running && before && before.status.name !== 'RUNNING' ? await endOf(client, running, before) : undefined;
+  const ran = [liveEnded, ...foreignEnded].filter((e): e is RunEnded => e !== undefined && ranItsEvents(e)).map((e) => e.runKey);
+  const offers = withOwnIds([...(status ? toOfferAgain(status, phantom, info.runId, ran) : []), ...untaken.offers], info.runId);
+  const except = offers.map((o) => o.event.eventKey);
+  // Its dedup table first (signals are taken in order), then the tables sent to it that it never
+  // took (an earlier recovery's), then its pending events, then the delivery ids recorded to it.
+  // Its live run, still open, goes with its table: the new chain holds it as live, so the batch
+  // offered again starts after it ends, one run of the key at a time.
+  const { seen, seenOpeners, chain, newestVersion } = status?.state ?? { seen: [] };
+  const live = running && before?.status.name === 'RUNNING' ? { live: running } : {};
   const foreign = foreignOpen.length ? { foreign: foreignOpen } : {};
   if (seen.length || 'live' in live || 'foreign' in foreign)
     await signalCoalescer(client, taskQueue, to, adoptSignal, {
@@ -239,42 +266,10 @@ export function withOwnIds(offers: Offer[], runId: string): Offer[] {
   const keys = new Set<string>();
   return offers
     .filter((o) => !keys.has(o.event.eventKey) && keys.add(o.event.eventKey))
-    .map((o) => ({ event: o.event, offerId: o.offerId ?? `recovered:${runId}:${o.event.eventKey}`, ...(o.restarts ? { restarts: o.restarts } : {}) }));
-}
-
-/**
- * A coalescer execution terminated before any worker took a task of it has no state to query: no
- * workflow task completed. It holds nothing but its input and the messages in its history: a new
- * key's coalescer started by the gate with its first offer while the workers were behind (input
- * `first`), or an execution continued as new (input `state`, which holds no open skip: every skip is
- * settled before a continue-as-new), and the offers, tables and delivery ids signalled to it. Those,
- * or undefined when a workflow task did complete (its state is then read by query, tried again).
- */
-async function untakenOf(client: Client, info: WorkflowExecutionInfo): Promise<Left | undefined> {
-  const { events } = await client.workflow.getHandle(info.workflowId, info.runId).fetchHistory();
-  if (!events?.length || events.some((e) => e.eventType === EventType.EVENT_TYPE_WORKFLOW_TASK_COMPLETED)) return undefined;
-  const decode = async (p: temporal.api.common.v1.IPayloads | null | undefined) =>
-    p?.payloads?.length ? decodeArrayFromPayloads(client.options.loadedDataConverter, p.payloads) : [];
-  const [input] = (await decode(events[0]?.workflowExecutionStartedEventAttributes?.input)) as [CoalescerInput | undefined];
-  const signals: { name: string; arg: unknown }[] = [];
-  for (const e of events) {
-    const signal = e.workflowExecutionSignaledEventAttributes;
-    if (signal) signals.push({ name: signal.signalName ?? '', arg: ((await decode(signal.input)) as unknown[])[0] });
-  }
-  return input?.agent ? untakenFrom(input, signals, info.workflowId) : undefined;
-}
-
-/** What an execution no worker took holds, from its input and the signals in its history, in order (pure). */
-export function untakenFrom(input: CoalescerInput, signals: readonly { name: string; arg: unknown }[], coalescerId: string): Left {
-  const untaken: Left['untaken'] = { offers: input.first && !input.state ? [input.first] : [], adopts: [], deliveries: [] };
-  for (const { name, arg } of signals) {
-    if (name === offerSignal.name) untaken.offers.push(...((arg as Offer[] | undefined) ?? []).filter((o) => o?.event?.eventKey));
-    else if (name === adoptSignal.name && Array.isArray((arg as Adopted | undefined)?.seen)) untaken.adopts.push(arg as Adopted);
-    else if (name === deliverySignal.name && (arg as Delivered | undefined)?.eventKey) untaken.deliveries.push(arg as Delivered);
-  }
-  return {
-    to: { agent: input.agent, wakeKey: input.wakeKey, coalescerId, policy: input.policy },
-    ...(input.state ? { status: { state: input.state, openSkips: [] } } : {}),
-    untaken,
-  };
+    .map((o) => ({
+      event: o.event,
+      offerId: o.offerId ?? recoveredOfferId(runId, o.event.eventKey),
+      ...(o.restarts ? { restarts: o.restarts } : {}),
+      ...(o.accepted ? { accepted: o.accepted } : {}),
+    }));
 }

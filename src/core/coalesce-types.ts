@@ -22,6 +22,12 @@ export interface Offer {
    * comes after that run's end, though the run holds it (workflows/coalescer/machine.ts `restartHeld`).
    */
   restarts?: string;
+  /**
+   * Offered again by a recovery: an event the chain terminated by hand had accepted (its pending batch,
+   * or the batch of a run whose start the termination cut off), whose caller was told it runs. Never
+   * skipped: with a live run under `skip`, it waits for the next batch, as under `buffer_one`.
+   */
+  accepted?: true;
 }
 
 /**

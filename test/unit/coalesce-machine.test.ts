@@ -722,32 +722,6 @@ describe('the coalescer machine: no wake left behind', () => {
     assert.equal(m.offer(offerOf('a', {}, 'resent'), T0 + 1100).runKey, again.runKey);
   });
 
-  test('a recovery offers the restart events of a run that had closed: they wait for its end, and run only if it did not run them', () => {
-    for (const end of ['committed', 'cancelled'] as const) {
-      const m = machineOf({ whileRunning: 'cancel' });
-      const closed = runKeyOf('z');
-      // The terminated chain's restart batch held z (its run, superseded, closed before the recovery looked).
-      const answer = m.offer({ ...offerOf('z', {}, 'recovered:z'), restarts: closed }, T0);
-      assert.equal(answer.decision, 'started');
-      assert.equal(m.next(T0 + 3000, false).kind, 'wait', 'the batch waits for the closed run’s end');
-      m.runEnded(
-        end === 'committed'
-          ? { runKey: closed, terminalReason: 'success', seen: [], commitBegan: true }
-          : { runKey: closed, terminalReason: 'cancelled', seen: [] },
-        T0 + 3500,
-      );
-      if (end === 'committed') {
-        assert.equal(m.state.pending, undefined, 'it had run z: z does not run again');
-        assert.equal(m.offer(offerOf('z', {}, 'again'), T0 + 3600).runKey, closed, 'a redelivery names the run that ran it');
-      } else
-        assert.deepEqual(
-          started(m, T0 + 4000).events.map((e) => e.eventKey),
-          ['ev-z'],
-          'cancelled before it ran z: z runs',
-        );
-    }
-  });
-
   test('a run whose ID was taken holds as steered the events steered into it: its end sends those its model never saw to a follow-up run', () => {
     for (const saw of [false, true]) {
       const m = machineOf();

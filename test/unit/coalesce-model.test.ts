@@ -3,11 +3,11 @@ import fc from 'fast-check';
 import type { CoalescerState, Offer, OfferAnswer, RunEnded, SteerAnswer } from '../../src/core/coalesce-types';
 import type { CoalescePolicy } from '../../src/core/policy';
 import type { TerminalReason } from '../../src/core/run-types';
-import { decideFirst } from '../../src/core/coalesce-batch';
+import { decideFirst, ranItsEvents } from '../../src/core/coalesce-batch';
 import { CoalescerMachine, initialState, type CoalescerIdentity, type NextAction } from '../../workflows/coalescer/machine';
 import { carriedInput } from '../../workflows/coalescer/carry';
 import type { Adopt } from '../../src/core/messages';
-import { runEndedOf, toOfferAgain } from '../../activities/coalescer/recover';
+import { runEndedOf, toOfferAgain, withOwnIds } from '../../activities/coalescer/recover';
 import { keyHash } from '../../workflows/coalescer/seen-codec';
 
 /*
@@ -35,8 +35,13 @@ import { keyHash } from '../../workflows/coalescer/seen-codec';
  *   starts a new chain (`initialState(now, chain)`). Terminated by hand: its state is gone until the
  *   supervisor's recovery (`recover`, and always before quiesce) gives its dedup table and its live
  *   run to the coalescer's chain (`adopt`: a foreign run if that chain has a live run of its own),
- *   which asks that run to report its end (refused once it has closed: a look, not awaited), or tells
- *   the end of a run that has closed.
+ *   which asks that run to report its end (refused once it has closed: a look, not awaited); then
+ *   offers its waiting events again by signal (recover.ts `toOfferAgain`: its pending batch, as
+ *   accepted, so never skipped; its open skips under their own offer ids; not the restart events of
+ *   a run that closed having run them; the events of a live run that never started, which this shell
+ *   cannot leave: it performs each start in the step that decides it), answered to no caller; then
+ *   tells the end of a run that has closed. A rearm is refused while the coalescer's newest execution
+ *   waits for its recovery (the CLI's), and of a run a chain awaiting its recovery held (a stated limit).
  * - A worker crash between a decision and its command: the workflow task fails, nothing it decided
  *   reaches the server, and replay decides again: the machine is rebuilt from its input and log
  *   (checked equal to the live one) and `next()` runs again.
@@ -61,11 +66,15 @@ import { keyHash } from '../../workflows/coalescer/seen-codec';
  *   (a skip refused is decided again into a batch that may start first: `unanswered`);
  * - a run that fails, is killed or is terminated before its first turn loses its batch (batch events
  *   are the run's once it starts; only steered events go back to the coalescer);
- * - a coalescer terminated by hand loses what it held: the events it had accepted and no model had
- *   seen yet (but for the steered events its live run held, which the chain that adopts that run
- *   must run, unless a new chain decided their key afresh before the recovery), and its decisions
- *   (invariant 2) are out of scope; runs live at that moment are orphans its successor cannot know
- *   of until the recovery, left out of "one run live" (invariant 4);
+ * - a coalescer terminated by hand loses what it held in memory, but the events the recovery offers
+ *   again (its pending batch), which must run as accepted, and the steered events its live run held,
+ *   which the chain that adopts that run must run (unless a new chain decided their key afresh before
+ *   the recovery); other events it had accepted and no model had seen yet are left out, and its
+ *   decisions (invariant 2) are out of scope. Two chains may each decide one key in the window
+ *   between a termination and its recovery (docs/ARCHITECTURE.md: at least once): an event offered
+ *   again that meets the other decision may go unseen (that decision's event is checked), never be
+ *   seen by two runs. Runs live at that moment are orphans its successor cannot know of until the
+ *   recovery, left out of "one run live" (invariant 4);
  * - events overflowing `maxEventsPerRun` (the policy here never reaches it).
  */
 
@@ -171,6 +180,8 @@ interface Accepted {
   exempt?: string;
   /** Lost with its coalescer, then given back by the recovery (the adopted run held it steered). */
   recovered?: boolean;
+  /** Why it may go unseen (still never seen by two runs). */
+  unseen?: string;
 }
 
 interface KeyRecord {
@@ -198,6 +209,7 @@ interface Left {
 
 type Live = NonNullable<CoalescerState['running']>;
 const TERMINATED = 'its coalescer was terminated by hand';
+const DECIDED_ELSEWHERE = 'offered again by a recovery, it was answered from a decision of its key another chain made in a termination window';
 const clone = <T>(x: T): T => JSON.parse(JSON.stringify(x)) as T;
 const ACCEPTING = new Set(['started', 'coalesced', 'steered']);
 
@@ -216,6 +228,8 @@ export class World {
   readonly runs = new Map<string, SimRun>();
   readonly allRuns: SimRun[] = [];
   msgs: Msg[] = [];
+  /** The coalescer's newest execution was terminated by hand (no chain has started since). */
+  private byHand = false;
   /** Coalescers terminated by hand that the supervisor's recovery has not read yet. */
   left: Left[] = [];
   /** Live runs a chain adopted and has yet to ask to report their end (report.ts: the loop's first step). */
@@ -223,7 +237,9 @@ export class World {
   /** Offers answered `skipped` whose record has not reached the run yet: their update waits. */
   waiting: { d: { key: string; fp: string; did: string; retry?: boolean }; offer: Offer; chain: string; atMs: number }[] = [];
   /** Every delivery offered: its first answer, and the accepted event it was (or was answered from). */
-  readonly deliveries: { key: string; fp: string; did: string; answer?: OfferAnswer; accepted?: Accepted; rec?: KeyRecord }[] = [];
+  readonly deliveries: { key: string; fp: string; did: string; chain?: string; answer?: OfferAnswer; accepted?: Accepted; rec?: KeyRecord }[] = [];
+  /** Each chain terminated by hand: how many deliveries had been made by then (those after reached other chains). */
+  private readonly terminatedAt = new Map<string, number>();
   readonly accepted = new Map<string, Accepted>();
   /**
    * What runs did with the event of an offer still waiting for its answer, by delivery id: taken by its
@@ -259,6 +275,7 @@ export class World {
     const chain = `c${++this.chains}`;
     const state = startState(this.now, chain);
     this.coal = { m: new CoalescerMachine(this.self, state), exec: ++this.execs, chain, input: JSON.stringify(state), log: [] };
+    this.byHand = false;
     this.note(`coalescer ${chain} starts (exec ${this.coal.exec})`);
     return this.coal;
   }
@@ -603,7 +620,8 @@ export class World {
   /**
    * The supervisor's recovery of each coalescer terminated by hand (activities/coalescer/recover.ts):
    * its dedup table, but for the events it offers again, to the coalescer's ID (a new chain if none
-   * runs), with its live run if the recovery found it open; then that run's end, if it has closed.
+   * runs), with its live run if the recovery found it open; then those events, offered again by
+   * signal; then that run's end, if it has closed.
    * `late`: the recovery found the run open a moment before it closed, so the chain adopts it live
    * though it has closed by the time it asks it to report its end (the ask is refused).
    */
@@ -618,7 +636,26 @@ export class World {
         const run = simOf(r);
         return run !== undefined && this.ids.has(run.runKey) && (run.status === 'running' || late);
       };
-      const except = toOfferAgain({ state: l.state, openSkips: l.openSkips }, false, l.chain).map((o) => o.event.eventKey);
+      // A phantom: its live run's start never reached Temporal (none in the terminated execution's
+      // history, recover.ts `startedIn`), its events wait too. The shell here performs each start in
+      // the step that decides it (a crash replays the step), so a live run always started: never a phantom.
+      const phantom = running !== undefined && !this.allRuns.some((r) => r.runKey === running.runKey);
+      // What a look finds of a closed run (recover.ts `endOf`): its end, with its result's facts when it
+      // completed; nothing for one not found (deleted: a person re-armed it), nor for a phantom.
+      const endOfHeld = (r: Live): RunEnded | undefined => {
+        const run = simOf(r);
+        if (!run || run.status === 'running' || !this.ids.has(r.runKey) || (r === running && phantom)) return undefined;
+        const result = run.status === 'completed' ? { terminalReason: run.reason, steered: [...run.given], commitBegan: run.committing } : undefined;
+        return runEndedOf(r, result as Parameters<typeof runEndedOf>[1]);
+      };
+      // The runs closed before the recovery whose ends say they ran their events: their restart events are done.
+      const ran = held
+        .filter((r) => !isOpen(r))
+        .map(endOfHeld)
+        .filter((e): e is RunEnded => e !== undefined && ranItsEvents(e))
+        .map((e) => e.runKey);
+      const offers = withOwnIds(toOfferAgain({ state: l.state, openSkips: l.openSkips }, phantom, l.chain, ran), l.chain);
+      const except = offers.map((o) => o.event.eventKey);
       const { seen, seenOpeners, chain, newestVersion } = l.state;
       const foreignOpen = (l.state.foreign ?? []).filter(isOpen);
       const left: Adopt = {
@@ -631,9 +668,11 @@ export class World {
         ...(foreignOpen.length ? { foreign: foreignOpen } : {}),
       };
       const opened = held.filter(isOpen).map((r) => short(r.runKey));
-      this.note(`recovery of ${l.chain}: ${c.chain} adopts its table${opened.length ? ` and its open runs ${opened.join(' ')}` : ''}`);
-      c.log.push({ op: 'adopt', left: clone(left) });
-      c.m.adopt(clone(left));
+      if (seen.length || left.live || left.foreign) {
+        this.note(`recovery of ${l.chain}: ${c.chain} adopts its table${opened.length ? ` and its open runs ${opened.join(' ')}` : ''}`);
+        c.log.push({ op: 'adopt', left: clone(left) });
+        c.m.adopt(clone(left));
+      }
       // Their steered events are the new chain's to run now, unless the run's model sees them (or a
       // new chain decided their key afresh before the recovery, or holds it: at least once, that runs
       // it). A recovery comes within a round, well within the dedup horizon: one later is not modelled.
@@ -660,15 +699,50 @@ export class World {
         if (isOpen(r) && c.m.holdsRun(r.runKey)) {
           run!.adopted = true;
           this.owedAsks.push({ exec: c.exec, runKey: r.runKey });
-        } else if (run && run.status !== 'running') {
-          // Closed: its end is told again, with the steered events its model never saw, by signal-with-start
-          // (a new chain if the one that adopted the table has closed meanwhile).
-          const result = run.status === 'completed' ? { terminalReason: run.reason, steered: [...run.given], commitBegan: run.committing } : undefined;
-          const body = runEndedOf(r, result as Parameters<typeof runEndedOf>[1]);
-          if (!this.coal) this.freshCoalescer();
-          this.note(`recovery tells ${short(r.runKey)} ended ${body.terminalReason}`);
-          this.runEnded(body);
         }
+      }
+      // Then its waiting events, offered again by signal (`offerBySignal`: handlers.ts takes each as an
+      // offer, and no caller hears the answer). They keep their delivery ids, so a model's view of one
+      // counts for the event as first accepted: it must now be seen by exactly one run (invariant 1).
+      // One allowance, as docs/ARCHITECTURE.md states it: between a termination and its recovery a
+      // delivery is decided by the new chain alone, and what it decided stays decided. So two chains
+      // may each have decided one key, neither knowing the other's decision: a delivery of the key
+      // reached a chain other than the event's, after one of the two was terminated (a redelivery in
+      // the window; a chain terminated in turn, recovered in the same round). The re-offer then meets
+      // that other decision: answered from it (`duplicate`: the key runs there, or was skipped there,
+      // and a skip runs only if replayed; `mismatch`: other inputs, and the event's do not run), or
+      // steered into a run that holds the key already (it takes it once). A view of the key there
+      // counts for the delivery that decided it (its event's first), which is checked on its own: the
+      // re-offered event may go unseen, never be seen by two runs. Without such a delivery it must run.
+      const at = (did: string) => this.deliveries.findIndex((d) => d.did === did);
+      const inWindow = (a: Accepted) =>
+        this.deliveries.some((d, i) => {
+          if (d.key !== a.key || d.did === a.did || !d.chain || d.chain === a.chain) return false;
+          const [aEnd, dEnd] = [this.terminatedAt.get(a.chain), this.terminatedAt.get(d.chain)];
+          return (aEnd !== undefined && aEnd <= i) || (dEnd !== undefined && dEnd <= at(a.did));
+        });
+      for (const o of offers) {
+        c.log.push({ op: 'offer', offer: clone(o), now: this.now });
+        const answer = c.m.offer(clone(o), this.now);
+        const did = o.event.deliveryIds[0]!;
+        this.note(
+          `recovery offers ${o.event.eventKey} (${did}) again -> ${answer.decision}${answer.duplicate ? ' dup' : ''} ${answer.runKey ? short(answer.runKey) : ''}`,
+        );
+        const a = this.accepted.get(did);
+        if (a?.exempt !== TERMINATED) continue;
+        delete a.exempt;
+        if (inWindow(a)) a.unseen = DECIDED_ELSEWHERE;
+      }
+      // Then the end of its live run, if it has closed (a phantom has none), and of its foreign runs.
+      for (const r of held) {
+        if (isOpen(r) && c.m.holdsRun(r.runKey)) continue;
+        // Closed: its end is told again, with the steered events its model never saw, by signal-with-start
+        // (a new chain if the one that adopted the table has closed meanwhile).
+        const body = endOfHeld(r);
+        if (!body) continue;
+        if (!this.coal) this.freshCoalescer();
+        this.note(`recovery tells ${short(r.runKey)} ended ${body.terminalReason}`);
+        this.runEnded(body);
       }
       this.pump();
     }
@@ -724,6 +798,8 @@ export class World {
       };
       c.log.push({ op: 'offer', offer: clone(offer), now: this.now });
       const answer = c.m.offer(clone(offer), this.now);
+      const delivery = this.deliveries.find((x) => x.did === d.did);
+      if (delivery && !d.retry) delivery.chain = c.chain;
       if (started && i === 0) {
         const gate = decideFirst(this.self, clone(offer), c.chain, this.now);
         if (JSON.stringify(gate) !== JSON.stringify(answer))
@@ -919,6 +995,8 @@ export class World {
         this.left.push({ chain: c.chain, state: clone(c.m.state), openSkips: clone(c.m.skips.openSkips()) });
         this.waiting = []; // their updates fail with the coalescer: the gate's signal goes to the next chain
         this.coal = undefined;
+        this.byHand = true;
+        this.terminatedAt.set(c.chain, this.deliveries.length);
         break;
       }
       case 'recover':
@@ -935,8 +1013,14 @@ export class World {
         break;
       case 'rearm': {
         const closed = this.allRuns.filter((r) => r.status !== 'running' && this.ids.has(r.runKey));
-        if (!closed.length) return;
+        // The CLI refuses while the coalescer's newest execution closed by hand waits for its recovery
+        // (src/cli/run-control.ts): no chain runs to forget the run's events.
+        if (!closed.length || (!this.coal && this.byHand)) return;
+        // A stated limit, not modelled (docs/OPERATIONS.md, rearm): a run a chain terminated by hand
+        // held, re-armed through the next chain before the recovery; its end then reaches no chain.
+        const awaited = new Set(this.left.flatMap((l) => [l.state.running, ...(l.state.foreign ?? [])]).map((r) => r?.runKey));
         const run = closed[cmd.run % closed.length]!;
+        if (awaited.has(run.runKey)) return;
         // A run's own end signal (when asked) is delivered before it closes (it awaits the signal), and
         // the forget update comes after it in the coalescer's history: the coalescer has taken that end first.
         for (
@@ -960,9 +1044,11 @@ export class World {
           const forgotten = c.m.forgetRun(run.runKey).map(named);
           // Only the events the run took (or that were skipped on it) are admitted again; any other decided key stays decided.
           // (A row a recovery adopted may be a skip on it that a later chain's decision, lost with that chain, had replaced.)
+          // (The run took the record of a skip a recovery offered again by signal, whose answer no caller heard: `skipped`.)
           const skippedOn = (k: string) =>
             this.deliveries.some((d) => d.key === k && d.answer?.decision === 'skipped' && d.answer.runKey === run.runKey) ||
-            this.waiting.some((w) => w.d.key === k);
+            this.waiting.some((w) => w.d.key === k) ||
+            run.skipped.has(k);
           const stray = forgotten.filter((k) => !absorbedOf(run).includes(k) && !skippedOn(k));
           if (stray.length)
             this.fail('rearm', '2', `rearm of ${short(run.runKey)} forgot ${stray.join(', ')}, which it never took: decided afresh within the horizon`);
@@ -1064,6 +1150,7 @@ export class World {
           (d) => d.did !== a.did && d.key === a.key && d.fp === this.deliveries.find((x) => x.did === a.did)?.fp && d.accepted?.views.length,
         );
       if (!a.views.length && a.recovered && sameInputs()) continue;
+      if (!a.views.length && a.unseen) continue;
       if (!a.views.length)
         this.fail('unseen', '1', `accepted event ${a.key} (${a.did}: ${a.answer.decision} ${a.answer.runKey}) was never seen by a run's model`);
       const runs = new Set(a.views.filter((v) => counts(v)).map((v) => v.run.runKey));
@@ -1429,6 +1516,37 @@ describe('the coalescer model: counterexamples found on the landed code (and on 
             { key: 0, fp: 0 },
           ],
         },
+      ],
+    },
+    {
+      // Found once the model's recovery offered the waiting events again: a pending event (answered
+      // `started`) of a chain terminated by hand, offered again while the next chain's run was live,
+      // was skipped on that run, and no model ever saw it (invariant 1). The recovery now offers such
+      // events as accepted (`Offer.accepted`), and the machine never skips one: it waits for the next batch.
+      name: 'skip: an event a terminated chain had accepted is not skipped when the recovery offers it again',
+      overlap: 'skip',
+      cmds: [
+        { k: 'offer', events: [{ key: 0, fp: 0 }] },
+        { k: 'terminateCoalescer' },
+        { k: 'offer', events: [{ key: 1, fp: 0 }] },
+        { k: 'advance', ms: 100 },
+        { k: 'recover', late: false },
+      ],
+    },
+    {
+      // Found the same way: the run k0 ended, having run k0, and k1's restart batch (which carried k0)
+      // was the terminated chain's pending batch. The recovery offered k0 again as that run's restart,
+      // but the run had closed, so the next chain did not hold it and decided k0 as new; the run's end,
+      // told after, could not take k0 back out (invariant 1, seen by two runs). A run closed before the
+      // recovery whose end says it ran its events has its restart events left out of the offers.
+      name: 'cancel: a recovery does not offer again the restart events a closed run had run',
+      overlap: 'cancel',
+      cmds: [
+        { k: 'offer', events: [{ key: 0, fp: 0 }] },
+        { k: 'advance', ms: 100 },
+        { k: 'end', run: 0, reason: 'success' },
+        { k: 'offer', events: [{ key: 1, fp: 0 }] },
+        { k: 'terminateCoalescer' },
       ],
     },
   ];

@@ -1,6 +1,7 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { toOfferAgain, untakenFrom, withOwnIds } from '../../activities/coalescer/recover';
+import { recoveredOfferId, startedIn, toOfferAgain, untakenFrom, withOwnIds } from '../../activities/coalescer/recover';
+import { CoalescerMachine, initialState } from '../../workflows/coalescer/machine';
 import type { CoalescerInput, CoalescerState, Offer } from '../../src/core/coalesce-types';
 import { adoptSignal, deliverySignal, offerSignal } from '../../src/core/messages';
 
@@ -65,9 +66,32 @@ test('an execution continued as new and terminated before its first task: its ca
   assert.deepEqual(
     offers.map((o) => [o.event.eventKey, o.offerId]),
     [
-      ['ev-p', 'recovered:run-2:ev-p'],
-      ['ev-q', 'recovered:run-2:ev-q'],
+      ['ev-p', recoveredOfferId('run-2', 'ev-p')],
+      ['ev-q', recoveredOfferId('run-2', 'ev-q')],
     ],
     'the pending batch, then the offer signalled to it; the chain’s first offer was decided in an earlier execution',
   );
+});
+
+test('two recoveries offering one key again are two offers: the second is a redelivery of the first, its delivery ids joining the held event', () => {
+  // Found by the model-based test: under `recovered:<runId>:…` alone, both ids led with the same 8
+  // characters, all a dedup entry keeps of an offer id, and the second was answered as a retry of the first.
+  const m = new CoalescerMachine({ agent: 'canary', wakeKey: 'k', policy: { ...policy, whileRunning: 'buffer_one' } }, initialState(0, 'c3'));
+  const [one, two] = [offer('p'), { ...offer('p'), event: { ...offer('p').event, deliveryIds: ['q'] } }];
+  const first = m.offer({ ...one, offerId: recoveredOfferId('run-1', one.event.eventKey) }, 0);
+  const second = m.offer({ ...two, offerId: recoveredOfferId('run-2', two.event.eventKey) }, 10);
+  assert.deepEqual([first.decision, first.duplicate, second.decision, second.duplicate], ['started', undefined, 'started', true]);
+  assert.deepEqual(m.state.pending?.events[0]?.deliveryIds, ['p', 'q']);
+  assert.equal(recoveredOfferId('run-1', 'ev-p'), recoveredOfferId('run-1', 'ev-p'), 'a recovery made twice offers each event under the same id');
+});
+
+test('a live run found nowhere in Temporal is a phantom only if the terminated execution’s history never shows it started', () => {
+  const runKey = 'canary#k@ev-a~c1.1';
+  const input: CoalescerInput = { agent: 'canary', wakeKey: 'k', policy };
+  assert.equal(startedIn({ input, signals: [], children: [] }, runKey), false, 'its start cut off by the termination: a phantom');
+  assert.equal(startedIn({ input, signals: [], children: [runKey] }, runKey), true, 'started there, then re-armed (deleted) by a person');
+  const carried = { ...input, state: { running: { runKey } } as unknown as CoalescerState };
+  assert.equal(startedIn({ input: carried, signals: [], children: [] }, runKey), true, 'carried in from the execution before, which awaited its start');
+  const adopted = [{ name: adoptSignal.name, arg: { ...table, live: { runKey } } }];
+  assert.equal(startedIn({ input, signals: adopted, children: [] }, runKey), true, 'given to it live by a recovery');
 });

@@ -21,10 +21,10 @@ const CODE_DECISIONS = Object.fromEntries(Object.entries(DECISION_CODES).map(([d
 const HEX_PREFIX = new RegExp(`^[0-9a-f]{${OFFER_ID_CHARS}}`);
 
 /**
- * Which offer a kept first answer is for: a UUID offer id's first OFFER_ID_CHARS characters (as its
- * seen entry keeps them), or for any other id `#` and 32 bits of the whole id's hash. The recovery's
- * ids (`recovered:<runId>:<eventKey>`) share their first characters: by those alone, every recovered
- * offer's retry would be answered from the newest one's.
+ * Which offer a kept first answer is for: the first OFFER_ID_CHARS characters of an offer id led by
+ * hex (a UUID, a recovery's: activities/coalescer/recover.ts `recoveredOfferId`), as its seen entry
+ * keeps them, or for any other id `#` and 32 bits of the whole id's hash: ids that share their first
+ * characters (as the recovery's once did) would otherwise have every retry answered from the newest one's.
  */
 export function firstAnswerSlot(offerId: string): string {
   if (HEX_PREFIX.test(offerId)) return offerId.slice(0, OFFER_ID_CHARS);

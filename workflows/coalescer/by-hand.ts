@@ -180,20 +180,12 @@ export abstract class CoalescerByHand extends CoalescerAnswers {
    * The live or foreign run whose restart `offer` is (a recovery's, `Offer.restarts`), when that run
    * holds the event and no batch here does yet: then the event is not answered as that run's.
    */
-  protected restartOf(offer: Offer, nowMs: number): Run | undefined {
+  protected restartOf(offer: Offer): Run | undefined {
     const { restarts } = offer;
     const key = offer.event.eventKey;
     if (!restarts || this.state.pending?.events.some((e) => e.eventKey === key)) return undefined;
     const run = [this.state.running, ...(this.state.foreign ?? [])].find((r) => r?.runKey === restarts);
-    if (run) return run.events.some((e) => e.eventKey === key) || run.events.length === 0 ? run : undefined;
-    // That run had closed when the recovery looked (it is not adopted): its end, told next, says
-    // whether it ran its events (it began committing, or ended otherwise than cancelled). Until then
-    // it is held as a foreign run with no events of its own, so the batch waits for that end (the
-    // watch looks at it too) and drops the events if it ran them, never running them twice.
-    if (this.seen.get(key)?.runToken === this.tokenOf(restarts)) return undefined;
-    const closed: Run = { runKey: restarts, startedAtMs: nowMs, events: [], overflow: 0 };
-    this.state.foreign = [...(this.state.foreign ?? []), closed].slice(-FOREIGN_RUNS);
-    return closed;
+    return run?.events.some((e) => e.eventKey === key) ? run : undefined;
   }
 
   /**

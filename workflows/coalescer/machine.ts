@@ -65,7 +65,8 @@ export class CoalescerMachine extends CoalescerSteering {
    *   for that run's end (`restartHeld`);
    * - an event the seen table holds (decided within the dedup horizon) gets that decision again, or `mismatch` on other inputs;
    * - a version older than the newest seen from the event's source is `stale`;
-   * - with a live run: `skip` records the event on it (`skipped`); `buffer_one` gathers one follow-up
+   * - with a live run: `skip` records the event on it (`skipped`), but for one a recovery offers again
+   *   as accepted (`Offer.accepted`), which waits for the next batch; `buffer_one` gathers one follow-up
    *   batch; `cancel` opens a batch that takes the live run's events too and supersedes that run;
    *   `steer` sends it into the live run (`steered`) unless that run has refused a steer, is full, or a
    *   follow-up batch is already open: then it joins the follow-up batch, as `buffer_one`;
@@ -80,7 +81,7 @@ export class CoalescerMachine extends CoalescerSteering {
     // its first decision and run, for as long as the dedup table holds the event.
     if (decided && offer.offerId && SeenTable.firstOffer(decided, offer.offerId) && SeenTable.sameInputs(decided, e.fingerprint))
       return this.firstAnswer(decided, offer.offerId, nowMs);
-    const restarted = this.restartOf(offer, nowMs);
+    const restarted = this.restartOf(offer);
     const held = restarted ? undefined : this.heldAnswer(e);
     if (held) return this.remember(offer, held);
     if (decided && !restarted) return this.remember(offer, this.seenAnswer(decided, e.fingerprint));
@@ -107,7 +108,9 @@ export class CoalescerMachine extends CoalescerSteering {
     }
     const { running, pending } = state;
     const { whileRunning } = this.self.policy;
-    if (running && whileRunning === 'skip') {
+    // An event a chain terminated by hand had accepted, offered again by the recovery: its caller was
+    // told it runs, so it is not skipped on a run of the new chain; it opens or joins the next batch.
+    if (running && whileRunning === 'skip' && !offer.accepted) {
       state.counts.skipped += 1;
       this.skips.add(running.runKey, e, offer.offerId);
       return { decision: 'skipped', coalescerId: this.coalescerId, runKey: running.runKey, runState: 'running' };
