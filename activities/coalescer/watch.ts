@@ -1,9 +1,9 @@
 import { WorkflowNotFoundError, type Client } from '@temporalio/client';
-import { decodeArrayFromPayloads } from '@temporalio/common/lib/internal-non-workflow';
 import type { RunEnded, RunTook } from '../../src/core/coalesce-types';
 import { statusQuery } from '../../src/core/messages';
 import type { RunInput, RunResult } from '../../src/core/run-types';
 import { runEndOf } from '../../src/core/run-end';
+import { first } from '../../src/trail/history-read';
 
 /**
  * The end of a coalesced run as Temporal records it (its current execution: a run reset by hand is
@@ -64,8 +64,7 @@ export async function runTook(client: Client, runKey: string): Promise<RunTook |
     execution: { workflowId: runKey, runId },
     maximumPageSize: 1,
   });
-  const payloads = page.history?.events?.[0]?.workflowExecutionStartedEventAttributes?.input?.payloads;
-  const [input] = payloads?.length ? ((await decodeArrayFromPayloads(client.options.loadedDataConverter, payloads)) as [RunInput | undefined]) : [];
+  const input = (await first(client, page.history?.events?.[0]?.workflowExecutionStartedEventAttributes?.input)) as RunInput | undefined;
   const origin = input?.origin;
   if (origin?.kind === 'batch') return { took: keys(origin.absorbed), steered: [] };
   return { took: input?.eventKey ? [input.eventKey] : [], steered: [] };
