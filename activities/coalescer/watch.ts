@@ -1,9 +1,9 @@
 import { WorkflowNotFoundError, type Client } from '@temporalio/client';
-import type { RunEnded, RunTook } from '../../src/core/coalesce-types';
+import type { RunEnded, RunTook, SteerAnswer } from '../../src/core/coalesce-types';
 import { statusQuery } from '../../src/core/messages';
 import type { RunInput, RunResult } from '../../src/core/run-types';
 import { runEndOf } from '../../src/core/run-end';
-import { first } from '../../src/trail/history-read';
+import { inputAndResult, recordedHistory } from '../../src/trail/history-read';
 
 /**
  * The end of a coalesced run as Temporal records it (its current execution: a run reset by hand is
@@ -37,8 +37,8 @@ export async function runEnd(client: Client, runKey: string): Promise<RunEnded |
  * under the same ID: only a coalescer reset by hand meets one, the run its discarded branch started
  * (workflows/coalescer/by-hand.ts `metTaken`). An open run answers its `status` query; a completed
  * one its result (the steered events its model never saw among them: its end sends those to a
- * follow-up run); one closed otherwise, or that cannot answer, its input, the first event of its
- * current execution's history (a run continued as new, or reset, keeps its batch).
+ * follow-up run); one closed otherwise its current execution's history: its input (a run continued
+ * as new, or reset, keeps its batch) and the events its steer updates accepted, counted as its own.
  */
 export async function runTook(client: Client, runKey: string): Promise<RunTook | null> {
   let described;
@@ -51,21 +51,23 @@ export async function runTook(client: Client, runKey: string): Promise<RunTook |
   const { runId } = described;
   const handle = client.workflow.getHandle(runKey, runId);
   const keys = (events: readonly { eventKey: string }[] | undefined) => (events ?? []).map((e) => e.eventKey);
+  // Not caught: a run that cannot answer yet is read again (the activity is retried), never taken for its input alone.
   if (described.status.name === 'RUNNING') {
-    const status = await handle.query(statusQuery).catch(() => undefined);
-    if (status?.absorbed) return { took: keys(status.absorbed), steered: status.steered ?? [] };
+    const status = await handle.query(statusQuery);
+    if (status.absorbed) return { took: keys(status.absorbed), steered: status.steered ?? [] };
   } else if (described.status.name === 'COMPLETED') {
     const r = (await handle.result()) as RunResult;
     const unseen = keys(r.unseenEvents);
     if (r.absorbed) return { took: [...keys(r.absorbed), ...unseen], steered: [...(r.steered ?? []), ...unseen] };
   }
-  const page = await client.workflowService.getWorkflowExecutionHistory({
-    namespace: client.options.namespace,
-    execution: { workflowId: runKey, runId },
-    maximumPageSize: 1,
-  });
-  const input = (await first(client, page.history?.events?.[0]?.workflowExecutionStartedEventAttributes?.input)) as RunInput | undefined;
+  // Failed, terminated, timed out: its input, and the events its steer updates accepted (its history).
+  // Those are counted as its own, not as steered: its end, known from Temporal alone, cannot say which
+  // its model saw, and one it saw must not run again in a follow-up run.
+  const events = await recordedHistory(client, await handle.fetchHistory());
+  const input = inputAndResult(events).input as RunInput | undefined;
+  const steers = new Set(events.flatMap((e) => (e.kind === 'update' && e.name === 'steer' ? [e.id] : [])));
+  const steered = events.flatMap((e) => (e.kind === 'update-done' && steers.has(e.id) ? ((e.result as SteerAnswer | undefined)?.accepted ?? []) : []));
   const origin = input?.origin;
-  if (origin?.kind === 'batch') return { took: keys(origin.absorbed), steered: [] };
-  return { took: input?.eventKey ? [input.eventKey] : [], steered: [] };
+  const batch = origin?.kind === 'batch' ? keys(origin.absorbed) : input?.eventKey ? [input.eventKey] : [];
+  return { took: [...batch, ...steered.filter((k) => !batch.includes(k))], steered: [] };
 }
